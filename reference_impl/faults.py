@@ -1,0 +1,27 @@
+"""Fault switches of the reference implementation (DESIGN.md, idea 5).
+
+Each fault is one deliberate violation. `breaks` lists exactly the requirements the suite must
+report as failed against it, and nothing else; the project's own tests hold the suite to that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    spec: str
+    description: str
+    breaks: tuple[str, ...]
+    since: str = "0.1"  # first spec version the fault applies to
+
+
+def _collect() -> dict[str, Fault]:
+    from memconform.reference_impl.ump.faults import UMP_FAULTS
+
+    return {f.name: f for f in UMP_FAULTS}
+
+
+FAULTS: dict[str, Fault] = _collect()

@@ -1,0 +1,346 @@
+"""The memconform pytest plugin (entry point `pytest11: memconform`).
+
+Without `--target` it only adds its options: a vendor's own test run is untouched. With one or
+more `--target`s it adds one test item per (target, spec version, binding, check, case), maps
+outcomes by keyword (DESIGN.md, idea 3), and writes the JSON report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memconform.suite.outcomes import LEVELS, CheckResult, Outcome, TargetError
+from memconform.suite.registry import Case, Check, all_checks
+from memconform.suite.runner import run_check
+
+DEFAULT_REPORT = "memconform-report.json"
+DEFAULT_TIMEOUT = 10.0
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("memconform", "memconform: agent-memory protocol conformance")
+    group.addoption("--target", action="append", default=[], metavar="TARGET",
+                    help="implementation to judge (repeatable): reference, reference?fault=NAME, file:PATH; "
+                         "http://…, mcp+stdio:…, mcp+http://…, jsonrpc+…, *.toml, docker:IMAGE are reserved")
+    group.addoption("--spec", action="append", default=[], metavar="SPEC[@VERSION]",
+                    help="only these specs (repeatable), e.g. ump or ump@1.0")
+    group.addoption("--level", default=None, choices=LEVELS, help="judge levels up to this one only")
+    group.addoption("--binding", action="append", default=[], metavar="BINDING",
+                    help="only these bindings (repeatable): file, http, mcp")
+    # pytest 9 owns `--strict` (its global strict mode, ini `strict`); the suite honours it too,
+    # and `--memconform-strict` asks for the suite's part alone.
+    group.addoption("--memconform-strict", action="store_true", default=False,
+                    help="SHOULD violations fail the run (they are warnings otherwise); pytest's own "
+                         "--strict implies this")
+    group.addoption("--report", default=DEFAULT_REPORT, metavar="PATH",
+                    help=f"where to write the JSON report (default {DEFAULT_REPORT}); '-' for none")
+    group.addoption("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                    help=f"per-operation timeout against a target (default {DEFAULT_TIMEOUT:g})")
+    group.addoption("--memconform-only", action="store_true", default=False,
+                    help="collect only the memconform checks, none of the files in the current folder")
+
+
+@dataclass
+class RunState:
+    targets: list[str]
+    specs: dict[str, set[str] | None]
+    level: str | None
+    bindings: set[str]
+    strict: bool
+    report_path: str | None
+    timeout: float
+    drivers: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    report: dict[str, Any] | None = None
+
+    def wants(self, spec: str, version: str, binding: str) -> bool:
+        if self.specs:
+            if spec not in self.specs:
+                return False
+            versions = self.specs[spec]
+            if versions and version not in versions:
+                return False
+        return not self.bindings or binding in self.bindings
+
+
+STATE = pytest.StashKey[RunState]()
+
+
+def _parse_specs(values: list[str]) -> dict[str, set[str] | None]:
+    out: dict[str, set[str] | None] = {}
+    for value in values:
+        for part in value.split(","):
+            name, _, version = part.strip().partition("@")
+            if not name:
+                continue
+            if version:
+                current = out.get(name.lower())
+                out[name.lower()] = (current or set()) | {version}
+            else:
+                out[name.lower()] = None
+    return out
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "memconform_must: checks a MUST requirement")
+    config.addinivalue_line("markers", "memconform_should: checks a SHOULD requirement")
+    config.addinivalue_line("markers", "memconform_may: checks a MAY requirement")
+    if not config.getoption("target"):
+        return
+    report = config.getoption("report")
+    config.stash[STATE] = RunState(
+        targets=list(config.getoption("target")),
+        specs=_parse_specs(config.getoption("spec")),
+        level=config.getoption("level"),
+        bindings={b.lower() for b in config.getoption("binding")},
+        strict=config.getoption("memconform_strict") or _pytest_strict(config),
+        report_path=None if report == "-" else report,
+        timeout=config.getoption("timeout"),
+    )
+    config.pluginmanager.register(ResultCollector(config.stash[STATE]), "memconform-results")
+
+
+def _pytest_strict(config: pytest.Config) -> bool:
+    try:
+        value = config.getini("strict")
+    except ValueError:
+        return False
+    return value is True or str(value).lower() in ("true", "1", "yes")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if STATE in config.stash and config.getoption("memconform_only"):
+        return True
+    return None
+
+
+# -- collection ------------------------------------------------------------------------------
+
+class MemconformCollector(pytest.Collector):
+    def collect(self) -> list[pytest.Item]:
+        state = self.config.stash[STATE]
+        items: list[pytest.Item] = []
+        for text in state.targets:
+            items.extend(self._items_for_target(state, text))
+        return items
+
+    def _items_for_target(self, state: RunState, text: str) -> list[pytest.Item]:
+        from memconform.targets import TargetStringError, open_driver
+
+        forced = tuple(sorted(v for vs in state.specs.values() if vs for v in vs))
+        try:
+            driver = open_driver(text, forced_versions=forced)
+            subjects = driver.subjects()
+        except TargetStringError as exc:
+            raise pytest.UsageError(f"--target {text!r}: {exc}") from None
+        except TargetError as exc:
+            return [TargetErrorItem.from_parent(self, name=f"{text}::connect", reason=str(exc))]
+        state.drivers[text] = driver
+        items: list[pytest.Item] = []
+        for subject in subjects:
+            if not state.wants(subject.spec, subject.version, subject.binding):
+                continue
+            for chk in all_checks(subject.spec):
+                if subject.binding not in chk.bindings or not chk.requirements_for(subject.version):
+                    continue
+                cases = list(chk.cases(subject)) if chk.cases else [None]
+                for case in cases:
+                    if case is not None and not chk.requirements_for(subject.version, case):
+                        continue
+                    level = chk.level(subject.version, case)
+                    if state.level and LEVELS.index(level) > LEVELS.index(state.level):
+                        continue
+                    name = f"{driver.label}::{subject.spec}-{subject.version}::{subject.binding}::{chk.id}"
+                    if case is not None:
+                        name += f"[{case.id}]"
+                    item = CheckItem.from_parent(self, name=name, check=chk, subject=subject, case=case,
+                                                 driver=driver)
+                    item.add_marker(f"memconform_{chk.keyword(subject.version, case).value.lower()}")
+                    items.append(item)
+        return items
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    # tryfirst: our items must exist before -k / -m deselection runs.
+    if STATE not in config.stash:
+        return
+    collector = MemconformCollector.from_parent(session, name="memconform")
+    items.extend(collector.collect())
+
+
+# -- items -----------------------------------------------------------------------------------
+
+def _format_result(item: CheckItem, result: CheckResult) -> str:
+    from memconform.suite import catalogue as catalogues
+
+    cat = catalogues.load(item.check.spec)
+    lines = [f"{item.check.id}: {item.check.title}", f"target {item.subject.target}, "
+             f"{item.subject.title}" + (f", case {item.case.id}" if item.case else "")]
+    if result.reason:
+        lines.append(result.reason)
+    for f in result.findings:
+        req = cat.get(f.requirement)
+        lines.append("")
+        lines.append(f"✗ {req.cite()}: {f.message}")
+        if f.where:
+            lines.append(f"  where: {f.where}")
+        lines.append(f"  the spec asks: {req.summary} — “{req.quote}”")
+        if f.sent is not None:
+            lines.append("  sent:\n" + _indent(f.sent))
+        if f.received is not None:
+            lines.append("  received:\n" + _indent(f.received))
+    return "\n".join(lines)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines()[:60])
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, check: Check, subject, case: Case | None, driver, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.check = check
+        self.subject = subject
+        self.case = case
+        self.driver = driver
+        self.result: CheckResult | None = None
+
+    def _result_json(self, result: CheckResult) -> dict[str, Any]:
+        version = self.subject.version
+        return {
+            "node_id": self.nodeid, "check": self.check.id, "title": self.check.title,
+            "target": self.subject.target, "spec": self.subject.spec, "version": version,
+            "binding": self.subject.binding, "case": self.case.id if self.case else None,
+            "requirements": [r.id for r in self.check.requirements_for(version, self.case)],
+            "level": self.check.level(version, self.case),
+            "keyword": self.check.keyword(version, self.case).value,
+            "outcome": result.outcome.value, "reason": result.reason,
+            "findings": [f.to_json() for f in result.findings],
+            "duration": round(result.duration, 6), "seed": result.seed,
+        }
+
+    def setup(self) -> None:
+        # The check runs here so that a target failure is a pytest *error* (setup) and a
+        # requirement violation is a pytest *failure* (call), as DESIGN.md idea 3 asks.
+        result = run_check(self.check, self.subject.version, self.subject.binding,
+                           lambda: self.driver.client(self.subject), self.case)
+        self.result = result
+        self.user_properties.append(("memconform", self._result_json(result)))
+        if result.outcome is Outcome.ERROR:
+            pytest.fail(_format_result(self, result), pytrace=False)
+        if result.outcome is Outcome.SKIPPED:
+            pytest.skip(f"{self.check.id}: {result.reason}")
+
+    def runtest(self) -> None:
+        assert self.result is not None
+        state = self.config.stash[STATE]
+        if self.result.outcome is Outcome.FAILED or (self.result.outcome is Outcome.WARNING and state.strict):
+            pytest.fail(_format_result(self, self.result), pytrace=False)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+class TargetErrorItem(pytest.Item):
+    """Stands for a target that could not be opened, so the run reports an error and goes on."""
+
+    def __init__(self, *, reason: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.reason = reason
+
+    def setup(self) -> None:
+        target = self.name.rsplit("::", 1)[0]
+        self.user_properties.append(("memconform", {
+            "node_id": self.nodeid, "check": "memconform/connect", "title": "the target can be opened",
+            "target": target, "spec": "ump", "version": "-", "binding": "-", "case": None,
+            "requirements": [], "level": "L0", "keyword": "MUST", "outcome": Outcome.ERROR.value,
+            "reason": self.reason, "findings": [], "duration": 0.0, "seed": None,
+        }))
+        pytest.fail(f"target {target}: {self.reason}", pytrace=False)
+
+    def runtest(self) -> None:  # pragma: no cover - setup always fails
+        raise AssertionError("unreachable")
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+# -- results and the report ------------------------------------------------------------------
+
+class ResultCollector:
+    """Registered only for runs with --target: gathers each item's result, on the xdist
+    controller as well as in a plain run (xdist forwards the reports with user_properties)."""
+
+    def __init__(self, state: RunState):
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key == "memconform":
+                self.state.results[report.nodeid] = value
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    if STATE not in config.stash or hasattr(config, "workerinput"):
+        for driver in config.stash[STATE].drivers.values() if STATE in config.stash else ():
+            driver.close()
+        return
+    state = config.stash[STATE]
+    from memconform.reports.model import build_report, run_info
+
+    targets = []
+    for text in state.targets:
+        driver = state.drivers.get(text) or _describe_only(text)
+        targets.append(driver.describe() if hasattr(driver, "describe") else driver)
+    options = {"targets": state.targets, "specs": sorted(f"{k}@{','.join(sorted(v))}" if v else k
+                                                          for k, v in state.specs.items()),
+               "level": state.level, "bindings": sorted(state.bindings), "strict": state.strict}
+    state.report = build_report(list(state.results.values()), targets, run_info(options))
+    if state.report_path:
+        path = Path(state.report_path)
+        if not path.is_absolute():
+            path = Path(config.invocation_params.dir) / path
+        path.write_text(json.dumps(state.report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        state.report["_written_to"] = str(path)
+    for driver in state.drivers.values():
+        driver.close()
+
+
+def _describe_only(text: str) -> dict[str, Any]:
+    from memconform.targets import open_driver
+
+    try:
+        return open_driver(text).describe()
+    except Exception as exc:  # an unreachable target still appears in the report
+        return {"label": text, "kind": "unknown", "advertised": {}, "error": str(exc)}
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if STATE not in config.stash or config.stash[STATE].report is None:
+        return
+    report = config.stash[STATE].report
+    tr = terminalreporter
+    tr.section("memconform")
+    warnings = [r for r in report["results"] if r["outcome"] == "warning"]
+    for r in warnings[:20]:
+        for f in r["findings"]:
+            tr.write_line(f"SHOULD {f['requirement']}: {f['message']} ({r['target']}, {r['spec'].upper()} "
+                          f"{r['version']} / {r['binding']})")
+    if len(warnings) > 20:
+        tr.write_line(f"… and {len(warnings) - 20} more SHOULD warnings in the report")
+    for row in report["levels"]:
+        tr.write_line(row["summary"], bold=True,
+                      green=row["level"] is not None and not row["must_failed"],
+                      red=bool(row["must_failed"] or row["errors"]))
+    if "_written_to" in report:
+        tr.write_line(f"report: {os.path.relpath(report['_written_to'])}")
+        report.pop("_written_to")

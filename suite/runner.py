@@ -1,0 +1,74 @@
+"""Runs one check on one subject and returns a `CheckResult` value; never raises."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from memconform.suite.outcomes import (
+    OUTCOME_FOR_KEYWORD, CheckResult, Finding, NotApplicable, Outcome, TargetError,
+)
+from memconform.suite.registry import Case, Check
+
+
+@dataclass
+class CheckContext:
+    """What a check function sees: the client for the subject, the case, and a findings list."""
+
+    check: Check
+    version: str
+    binding: str
+    client: Any
+    case: Case | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def payload(self) -> Any:
+        return self.case.payload if self.case else None
+
+    def violation(self, requirement: str, message: str, *, sent: Any = None, received: Any = None,
+                  where: str | None = None) -> None:
+        allowed = self.case.requirements if self.case and self.case.requirements else self.check.requirements
+        if requirement not in allowed:
+            # A check may only report against the requirements it names; anything else is a
+            # bug in the suite, not in the target.
+            raise AssertionError(f"check {self.check.id} reported {requirement}, which it does not name")
+        self.findings.append(Finding.make(requirement, message, sent=sent, received=received, where=where))
+
+    def require(self, condition: bool, requirement: str, message: str, **details: Any) -> bool:
+        if not condition:
+            self.violation(requirement, message, **details)
+        return bool(condition)
+
+
+def outcome_of(check: Check, version: str, case: Case | None, findings: list[Finding]) -> Outcome:
+    if not findings:
+        return Outcome.PASSED
+    keywords = {r.id: r.keyword for r in check.requirements_for(version, case)}
+    strongest = max((keywords[f.requirement] for f in findings if f.requirement in keywords),
+                    key=lambda k: k.strength, default=None)
+    if strongest is None:  # findings only against requirements outside this version
+        return Outcome.PASSED
+    return OUTCOME_FOR_KEYWORD[strongest]
+
+
+def run_check(check: Check, version: str, binding: str, client_factory, case: Case | None) -> CheckResult:
+    started = time.perf_counter()
+    ctx: CheckContext | None = None
+    try:
+        client = client_factory()
+        ctx = CheckContext(check=check, version=version, binding=binding, client=client, case=case)
+        check.func(ctx)
+    except NotApplicable as exc:
+        return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started)
+    except TargetError as exc:
+        return CheckResult(Outcome.ERROR, reason=f"target error: {exc}",
+                           findings=tuple(ctx.findings) if ctx else (),
+                           duration=time.perf_counter() - started)
+    except Exception:  # a bug in the suite itself: an error, never a verdict on the target
+        return CheckResult(Outcome.ERROR, reason="the check itself crashed:\n" + traceback.format_exc(),
+                           duration=time.perf_counter() - started)
+    return CheckResult(outcome_of(check, version, case, ctx.findings), findings=tuple(ctx.findings),
+                       duration=time.perf_counter() - started)

@@ -1,0 +1,3 @@
+"""The shipped UMP checks. Importing this package registers them."""
+
+from memconform.suite.ump.checks import l0  # noqa: F401

@@ -1,0 +1,430 @@
+"""UMP L0: the portable record and its file binding (§2, §4.3, §6, §7 L0).
+
+Against `reference` the reference implementation is seeded with the export corpus and its own
+export is judged; against `file:` the vendor's files are judged as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from memconform.suite.ump import consent, integrity, markdown, record as ump_record
+from memconform.suite.ump.corpus import KINDS
+from memconform.suite.ump.did import is_did
+from memconform.suite.outcomes import NotApplicable, TargetError
+from memconform.suite.registry import Case, check
+from memconform.suite.runner import CheckContext
+from memconform.suite.ump.files import Located
+from memconform.vectors import load as vectors
+
+FILE = ("file",)
+SCHEMA_REQUIREMENTS = ("ump/record-required-fields", "ump/record-version", "ump/record-id-format",
+                       "ump/record-kind", "ump/record-visibility", "ump/record-time",
+                       "ump/record-field-types")
+
+
+def _where(loc: Located) -> str:
+    return f"{loc.source}{' ' + loc.pointer if loc.pointer else ''}"
+
+
+def _records(ctx: CheckContext, formats: tuple[str, ...] = ("json", "ndjson", "md")) -> list[Located]:
+    return [r for r in ctx.client.exported().records if r.format in formats and isinstance(r.record, dict)]
+
+
+def _by_id(located: list[Located]) -> dict[str, list[Located]]:
+    out: dict[str, list[Located]] = defaultdict(list)
+    for loc in located:
+        rid = loc.record.get("id")
+        if isinstance(rid, str):
+            out[rid].append(loc)
+    return out
+
+
+def _expected_export(seeded: dict[str, Any], version: str) -> dict[str, Any]:
+    """What a faithful exporter emits for a record it was given: redacted, in its own version."""
+    rec = consent.apply_redact(seeded)
+    if rec.get("ump") != version:
+        rec = ump_record.normalize(rec, version)
+    return {k: v for k, v in rec.items() if k != "integrity"}
+
+
+def _diff(expected: Any, actual: Any, path: str = "") -> list[str]:
+    """JSON-pointer paths where two values differ (type-strict: 1 and 1.0 and True differ)."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        out = []
+        for key in sorted(set(expected) | set(actual)):
+            p = f"{path}/{key}"
+            if key not in actual:
+                out.append(f"{p} missing")
+            elif key not in expected:
+                out.append(f"{p} added")
+            else:
+                out.extend(_diff(expected[key], actual[key], p))
+        return out
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return [f"{path or '/'} has {len(actual)} items, expected {len(expected)}"]
+        return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in _diff(e, a, f"{path}/{i}")]
+    if type(expected) is not type(actual) or expected != actual:
+        return [f"{path or '/'}: expected {json.dumps(expected, ensure_ascii=False)[:80]}, "
+                f"found {json.dumps(actual, ensure_ascii=False)[:80]}"]
+    return []
+
+
+def _without_integrity(rec: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in rec.items() if k != "integrity"}
+
+
+# -- the file formats ------------------------------------------------------------------------
+
+def _emitted_faithfully(ctx: CheckContext, requirement: str, formats: tuple[str, ...], what: str) -> None:
+    seeded = ctx.client.seeded()
+    if seeded is None:
+        return
+    emitted = _by_id(_records(ctx, formats))
+    for rec in seeded:
+        if not consent.is_exportable(rec):
+            continue
+        expected = _expected_export(rec, ctx.version)
+        found = emitted.get(rec["id"], [])
+        if not found:
+            ctx.violation(requirement, f"record {rec['id']} was given to the implementation but is "
+                          f"missing from its {what} export", sent=rec)
+            continue
+        for loc in found:
+            diffs = _diff(expected, _without_integrity(loc.record))
+            if diffs:
+                ctx.violation(requirement, f"the {what} export changed record {rec['id']}: "
+                              + "; ".join(diffs[:8]), sent=rec, received=loc.record, where=_where(loc))
+
+
+@check("ump/l0/file-json", spec="ump", requirements=("ump/file-json",), bindings=FILE,
+       title=".ump.json / NDJSON exports parse as records and keep what they were given")
+def file_json(ctx: CheckContext) -> None:
+    exported = ctx.client.exported()
+    for problem in exported.problems:
+        if problem.requirement == "ump/file-json":
+            ctx.violation("ump/file-json", problem.message, where=f"{problem.source} {problem.pointer}".strip())
+    for loc in exported.records:
+        if loc.format in ("json", "ndjson") and not isinstance(loc.record, dict):
+            ctx.violation("ump/file-json", "an element of a .ump.json array must be a record object",
+                          received=loc.record, where=_where(loc))
+    if ctx.client.seeded() is not None and not _records(ctx, ("json", "ndjson")):
+        ctx.violation("ump/file-json", "the implementation emitted no readable .ump.json / NDJSON records")
+    _emitted_faithfully(ctx, "ump/file-json", ("json", "ndjson"), ".ump.json/NDJSON")
+
+
+@check("ump/l0/file-md", spec="ump", requirements=("ump/file-md",), bindings=FILE,
+       title=".ump.md files carry the structured fields in front matter and the body as Markdown")
+def file_md(ctx: CheckContext) -> None:
+    exported = ctx.client.exported()
+    for problem in exported.problems:
+        if problem.requirement == "ump/file-md":
+            ctx.violation("ump/file-md", problem.message, where=f"{problem.source} {problem.pointer}".strip())
+    if ctx.client.seeded() is not None:
+        emitted = _by_id(_records(ctx, ("md",)))
+        for rec in ctx.client.seeded():
+            if consent.is_exportable(rec) and rec["id"] not in emitted:
+                ctx.violation("ump/file-md", f"record {rec['id']} has no readable .ump.md projection in "
+                              "the export", sent=rec)
+
+
+@check("ump/l0/md-roundtrip", spec="ump", requirements=("ump/md-roundtrip-lossless",), bindings=FILE,
+       title="a record survives JSON -> Markdown -> JSON with every field intact")
+def md_roundtrip(ctx: CheckContext) -> None:
+    md = _records(ctx, ("md",))
+    compared = 0
+    seeded = ctx.client.seeded()
+    if seeded is not None:
+        # The implementation's own projection, read back, must give the record it was given.
+        by_id = _by_id(md)
+        for rec in seeded:
+            if not consent.is_exportable(rec):
+                continue
+            for loc in by_id.get(rec["id"], []):
+                compared += 1
+                diffs = _diff(_expected_export(rec, ctx.version), _without_integrity(loc.record))
+                if diffs:
+                    ctx.violation("ump/md-roundtrip-lossless",
+                                  f"record {rec['id']} read back from its .ump.md differs: " + "; ".join(diffs[:8]),
+                                  sent=rec, received=loc.record, where=_where(loc))
+        # …and the implementation's own reader must take its Markdown back unchanged.
+        for loc in md:
+            try:
+                text = open(loc.source, encoding="utf-8").read()
+            except OSError as exc:
+                raise TargetError(f"cannot reread {loc.source}: {exc}") from exc
+            outcome = ctx.client.parse(text, "md")
+            if outcome.error:
+                ctx.violation("ump/md-roundtrip-lossless", f"the implementation refused its own .ump.md "
+                              f"({outcome.error}: {outcome.message})", sent=text, where=_where(loc))
+                continue
+            for got in outcome.accepted:
+                diffs = _diff(loc.record, got)
+                if diffs:
+                    ctx.violation("ump/md-roundtrip-lossless", "reading its own .ump.md back changed the "
+                                  "record: " + "; ".join(diffs[:8]), sent=text, received=got, where=_where(loc))
+        return
+    # A plain export: both projections of the same record must agree.
+    json_side = _by_id(_records(ctx, ("json", "ndjson")))
+    for rid, locs in _by_id(md).items():
+        for other in json_side.get(rid, []):
+            compared += 1
+            diffs = _diff(other.record, locs[0].record)
+            if diffs:
+                ctx.violation("ump/md-roundtrip-lossless", f"the .ump.md and .ump.json projections of {rid} "
+                              "differ: " + "; ".join(diffs[:8]), sent=other.record, received=locs[0].record,
+                              where=_where(locs[0]))
+    if not compared:
+        raise NotApplicable("the export holds no record in both .ump.md and .ump.json form, so the round "
+                            "trip cannot be judged from files alone")
+
+
+# -- the record --------------------------------------------------------------------------------
+
+@check("ump/l0/record-schema", spec="ump", requirements=SCHEMA_REQUIREMENTS, bindings=FILE,
+       title="every exported record has the shape §2 defines")
+def record_schema(ctx: CheckContext) -> None:
+    for loc in _records(ctx):
+        for v in ump_record.validate(loc.record):
+            requirement = v.requirement if v.requirement in SCHEMA_REQUIREMENTS else "ump/record-version"
+            ctx.violation(requirement, f"{v.pointer or '/'}: {v.message}", received=loc.record,
+                          where=f"{_where(loc)} {v.pointer}")
+
+
+@check("ump/l0/emit-version", spec="ump", requirements=("ump/emit-advertised-version",), bindings=FILE,
+       title="an implementation emits records in the version it speaks")
+def emit_version(ctx: CheckContext) -> None:
+    for loc in _records(ctx):
+        if loc.record.get("ump") != ctx.version:
+            ctx.violation("ump/emit-advertised-version", f"record says ump {loc.record.get('ump')!r} in a "
+                          f"UMP {ctx.version} export", received=loc.record, where=_where(loc))
+
+
+@check("ump/l0/normalize-0.1", spec="ump", requirements=("ump/normalize-imported-0.1",), bindings=FILE,
+       title="0.1 records taken in are re-emitted as 1.0 with nothing else changed")
+def normalize_legacy(ctx: CheckContext) -> None:
+    seeded = ctx.client.seeded()
+    if seeded is None:
+        raise NotApplicable("needs to know which records were 0.1 when taken in (a seeded target)")
+    legacy = [r for r in seeded if r.get("ump") == "0.1"]
+    emitted = _by_id(_records(ctx))
+    for rec in legacy:
+        for loc in emitted.get(rec["id"], []):
+            if loc.record.get("ump") != ctx.version:
+                ctx.violation("ump/normalize-imported-0.1", f"a 0.1 record came back as ump "
+                              f"{loc.record.get('ump')!r}, not {ctx.version!r}", sent=rec, received=loc.record,
+                              where=_where(loc))
+    outcome = ctx.client.parse(json.dumps(legacy[:1] or [dict(seeded[0], ump="0.1")]), "json")
+    for got in outcome.accepted:
+        if got.get("ump") != ctx.version:
+            ctx.violation("ump/normalize-imported-0.1", f"reading a 0.1 record stored it as ump "
+                          f"{got.get('ump')!r}", sent=outcome.sent, received=got)
+
+
+@check("ump/l0/provenance", spec="ump", requirements=("ump/provenance-required",), bindings=FILE,
+       title="every record carries provenance (L2)")
+def provenance(ctx: CheckContext) -> None:
+    for loc in _records(ctx):
+        if not isinstance(loc.record.get("provenance"), dict):
+            ctx.violation("ump/provenance-required", f"record {loc.record.get('id')} has no provenance",
+                          received=loc.record, where=_where(loc))
+
+
+@check("ump/l0/owner-did", spec="ump", requirements=("ump/owner-did",), bindings=FILE,
+       title="scope.owner is a DID (L2)")
+def owner_did(ctx: CheckContext) -> None:
+    for loc in _records(ctx):
+        owner = loc.record.get("scope", {}).get("owner") if isinstance(loc.record.get("scope"), dict) else None
+        if not (isinstance(owner, str) and is_did(owner)):
+            ctx.violation("ump/owner-did", f"scope.owner {owner!r} is not a DID", received=loc.record,
+                          where=_where(loc))
+
+
+@check("ump/l0/consent-present", spec="ump", requirements=("ump/consent-recommended",), bindings=FILE,
+       title="records carry a consent block (RECOMMENDED)")
+def consent_present(ctx: CheckContext) -> None:
+    for loc in _records(ctx):
+        if "consent" not in loc.record:
+            ctx.violation("ump/consent-recommended", f"record {loc.record.get('id')} has no consent block",
+                          where=_where(loc))
+
+
+@check("ump/l0/lifecycle-hints", spec="ump", requirements=("ump/lifecycle-hints-set",), bindings=FILE,
+       title="producers set lifecycle hints")
+def lifecycle_hints(ctx: CheckContext) -> None:
+    for loc in _records(ctx):
+        if not loc.record.get("lifecycle"):
+            ctx.violation("ump/lifecycle-hints-set", f"record {loc.record.get('id')} carries no lifecycle hints",
+                          where=_where(loc))
+
+
+@check("ump/l0/import-provider", spec="ump", requirements=("ump/import-provider",), bindings=FILE,
+       title="imported records name their provider")
+def import_provider(ctx: CheckContext) -> None:
+    for loc in _records(ctx):
+        prov = loc.record.get("provenance")
+        if isinstance(prov, dict) and prov.get("actor_kind") == "import":
+            source = prov.get("source")
+            if not (isinstance(source, dict) and source.get("provider")):
+                ctx.violation("ump/import-provider", f"record {loc.record.get('id')} has actor_kind import but "
+                              "no provenance.source.provider", received=prov, where=_where(loc))
+
+
+# -- consent on export -----------------------------------------------------------------------
+
+@check("ump/l0/export-redact", spec="ump", requirements=("ump/export-redact",), bindings=FILE,
+       title="consent.redact paths are stripped from exported records")
+def export_redact(ctx: CheckContext) -> None:
+    exported = _records(ctx)
+    for loc in exported:
+        try:
+            present = consent.redacted_paths_present(loc.record)
+        except consent.RedactPathError as exc:
+            ctx.violation("ump/export-redact", f"unreadable consent.redact path: {exc}", received=loc.record,
+                          where=_where(loc))
+            continue
+        if present:
+            ctx.violation("ump/export-redact", f"record {loc.record.get('id')} was exported with values at its "
+                          f"redact paths {present}", received=loc.record, where=_where(loc))
+    seeded = ctx.client.seeded()
+    if seeded is None:
+        return
+    # The exporter may drop the redact list itself, so judge with the list it was given.
+    by_id = _by_id(exported)
+    for rec in seeded:
+        paths = rec.get("consent", {}).get("redact")
+        if not paths or not consent.is_exportable(rec):
+            continue
+        for loc in by_id.get(rec["id"], []):
+            probe = dict(loc.record, consent=dict(loc.record.get("consent") or {}, redact=paths))
+            present = consent.redacted_paths_present(probe)
+            if present:
+                ctx.violation("ump/export-redact", f"record {rec['id']} was exported with values at {present}",
+                              sent=rec, received=loc.record, where=_where(loc))
+
+
+@check("ump/l0/export-exportable", spec="ump", requirements=("ump/export-exportable",), bindings=FILE,
+       title="records marked exportable: false stay out of exports")
+def export_exportable(ctx: CheckContext) -> None:
+    for loc in _records(ctx):
+        if not consent.is_exportable(loc.record):
+            ctx.violation("ump/export-exportable", f"record {loc.record.get('id')} says consent.exportable "
+                          "false but is in the export", received=loc.record, where=_where(loc))
+    seeded = ctx.client.seeded()
+    if seeded is None:
+        return
+    emitted = _by_id(_records(ctx))
+    for rec in seeded:
+        if not consent.is_exportable(rec) and rec["id"] in emitted:
+            ctx.violation("ump/export-exportable", f"record {rec['id']} was given with exportable false and "
+                          "appears in the export", sent=rec, where=_where(emitted[rec["id"]][0]))
+
+
+# -- integrity ---------------------------------------------------------------------------------
+
+@check("ump/l0/integrity", spec="ump",
+       requirements=("ump/integrity-content-hash", "ump/integrity-signature", "ump/integrity-signer-owner"),
+       bindings=FILE, title="integrity blocks in exported records are correct (§2.8, §6.1)")
+def record_integrity(ctx: CheckContext) -> None:
+    for loc in _records(ctx):
+        if "integrity" not in loc.record:
+            continue
+        report = integrity.verify(loc.record)
+        for problem in report.problems:
+            ctx.violation(problem.requirement, problem.message, received=loc.record.get("integrity"),
+                          where=f"{_where(loc)} {problem.pointer}")
+
+
+# -- reading records -------------------------------------------------------------------------
+
+@check("ump/l0/kinds-accept-all", spec="ump", requirements=("ump/kinds-accept-all",), bindings=FILE,
+       title="a reader accepts records of all five kinds")
+def kinds_accept_all(ctx: CheckContext) -> None:
+    from memconform.suite.ump.corpus import export_corpus
+
+    samples = {r["kind"]: r for r in export_corpus(ctx.version) if r.get("ump") == ctx.version}
+    for kind in KINDS:
+        text = json.dumps([samples[kind]], ensure_ascii=False)
+        outcome = ctx.client.parse(text, "json")
+        if outcome.error:
+            ctx.violation("ump/kinds-accept-all", f"a valid {kind} record was refused "
+                          f"({outcome.error}: {outcome.message})", sent=samples[kind])
+
+
+def _vector_cases(version: str) -> list[Case]:
+    return [Case(c.id, c, tuple(c.requirements)) for c in vectors.cases("ump", version)
+            if c.kind in ("record", "markdown")]
+
+
+def _vector_requirements() -> tuple[str, ...]:
+    ids: dict[str, None] = {}
+    for version in ump_record.VERSIONS:
+        for case in _vector_cases(version):
+            ids.update(dict.fromkeys(case.requirements or ()))
+    return tuple(ids)
+
+
+@check("ump/l0/vectors", spec="ump", requirements=_vector_requirements(), bindings=FILE,
+       title="the golden vectors get the verdict they expect", cases=lambda subject: _vector_cases(subject.version))
+def golden_vectors(ctx: CheckContext) -> None:
+    case = ctx.payload
+    fmt = "md" if case.kind == "markdown" else "json"
+    text = case.input if fmt == "md" else json.dumps(case.input, ensure_ascii=False)
+    outcome = ctx.client.parse(text, fmt)
+    expect = case.expect
+    reqs = ctx.case.requirements
+    if expect["verdict"] == "valid":
+        if outcome.error:
+            for r in reqs:
+                ctx.violation(r, f"a valid record was refused with {outcome.error}: {outcome.message}",
+                              sent=text, received={"error": {"code": outcome.error, "message": outcome.message}})
+            return
+        wanted = expect.get("record", case.input if fmt == "json" else None)
+        for got in outcome.accepted[:1]:
+            if isinstance(wanted, dict):
+                diffs = _diff(_normalized(wanted, ctx.version), got)
+                if diffs:
+                    for r in reqs:
+                        ctx.violation(r, "the record was accepted but stored changed: " + "; ".join(diffs[:8]),
+                                      sent=text, received=got)
+    elif expect["verdict"] == "invalid":
+        code = expect.get("error", "invalid_record")
+        if not outcome.error:
+            for r in reqs:
+                ctx.violation(r, f"an invalid record was accepted; the spec asks for a refusal with {code}"
+                              + (f" (the problem is at {expect['pointer']})" if expect.get("pointer") else ""),
+                              sent=text, received={"accepted": [r.get("id") for r in outcome.accepted]})
+        elif outcome.error != code:
+            for r in reqs:
+                ctx.violation(r, f"refused with {outcome.error}, but the spec's code for this is {code}",
+                              sent=text, received={"error": {"code": outcome.error, "message": outcome.message}})
+        if outcome.error and outcome.stored_after:
+            ctx.violation(reqs[-1], f"the record was refused but the store now holds {list(outcome.stored_after)}",
+                          sent=text)
+        _batch_with_invalid(ctx, case, text, fmt, code)
+
+
+def _normalized(rec: dict[str, Any], version: str) -> dict[str, Any]:
+    if rec.get("ump") in ump_record.VERSIONS and rec.get("ump") != version:
+        return ump_record.normalize(rec, version)
+    return rec
+
+
+def _batch_with_invalid(ctx: CheckContext, case: Any, text: str, fmt: str, code: str) -> None:
+    """A JSON array holding a valid record and then the invalid one must be refused whole."""
+    if fmt != "json" or "ump/reject-invalid-record" not in ctx.case.requirements:
+        return
+    from memconform.suite.ump.corpus import export_corpus
+
+    good = next(r for r in export_corpus(ctx.version) if r.get("ump") == ctx.version and "integrity" not in r)
+    batch = json.dumps([good, case.input], ensure_ascii=False)
+    outcome = ctx.client.parse(batch, "json")
+    if outcome.error is None:
+        return  # already reported above as an accepted invalid record
+    if outcome.stored_after:
+        ctx.violation("ump/reject-invalid-record", "a batch with one invalid record was refused, but the store "
+                      f"kept {list(outcome.stored_after)}: a rejected batch must leave the store as it was",
+                      sent=batch, received={"error": outcome.error, "stored_after": list(outcome.stored_after)})

@@ -1,0 +1,86 @@
+"""The `--target` language (DESIGN.md, "Target strings"), parsed into small frozen values."""
+
+from __future__ import annotations
+
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ReferenceTarget:
+    fault: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"reference?fault={self.fault}" if self.fault else "reference"
+
+
+@dataclass(frozen=True)
+class FileTarget:
+    path: Path
+
+    @property
+    def label(self) -> str:
+        return f"file:{self.path}"
+
+
+@dataclass(frozen=True)
+class UnsupportedTarget:
+    """A target kind the language knows but this version of memconform cannot drive yet."""
+
+    text: str
+    kind: str
+
+    @property
+    def label(self) -> str:
+        return self.text
+
+
+TargetString = ReferenceTarget | FileTarget | UnsupportedTarget
+
+_LATER_KINDS = {
+    "http://": "http", "https://": "http", "mcp+stdio:": "mcp+stdio", "mcp+http://": "mcp+http",
+    "jsonrpc+stdio:": "jsonrpc+stdio", "jsonrpc+http://": "jsonrpc+http", "docker:": "docker",
+}
+
+
+class TargetStringError(ValueError):
+    pass
+
+
+def parse_target(text: str) -> TargetString:
+    """Parse one `--target` value. Raises TargetStringError with a hint for anything unknown."""
+    text = text.strip()
+    if not text:
+        raise TargetStringError("empty --target")
+    if text == "reference" or text.startswith("reference?"):
+        query = urllib.parse.parse_qs(text.partition("?")[2], keep_blank_values=True)
+        unknown = set(query) - {"fault"}
+        if unknown:
+            raise TargetStringError(f"unknown reference option(s) {sorted(unknown)} in {text!r}; "
+                                    "only ?fault=NAME is understood")
+        faults = query.get("fault", [])
+        if len(faults) > 1:
+            raise TargetStringError("a reference target takes one fault at a time")
+        fault = faults[0] if faults else None
+        if fault is not None:
+            from memconform.reference_impl.faults import FAULTS
+
+            if fault not in FAULTS:
+                raise TargetStringError(f"unknown fault {fault!r}; known faults: {', '.join(sorted(FAULTS))}")
+        return ReferenceTarget(fault=fault)
+    if text.startswith("file:"):
+        path = text[len("file:"):]
+        if not path:
+            raise TargetStringError("file: needs a path, e.g. file:export.ump.json")
+        return FileTarget(Path(path))
+    for prefix, kind in _LATER_KINDS.items():
+        if text.startswith(prefix):
+            return UnsupportedTarget(text, kind)
+    if text.endswith(".toml"):
+        return UnsupportedTarget(text, "descriptor")
+    raise TargetStringError(
+        f"cannot read target {text!r}: expected reference, reference?fault=NAME, file:PATH, "
+        "http://HOST:PORT, mcp+stdio:COMMAND, mcp+http://HOST:PORT/mcp, jsonrpc+stdio:COMMAND, "
+        "jsonrpc+http://HOST:PORT/PATH, a descriptor path ending in .toml, or docker:IMAGE")
