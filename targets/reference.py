@@ -8,6 +8,7 @@ from typing import Any
 
 from memconform.reference_impl.faults import FAULTS
 from memconform.reference_impl.ump.engine import UmpEngine, UmpError
+from memconform.suite.outcomes import TargetError
 from memconform.suite.ump import files
 from memconform.suite.ump.client import FileFormat, ParseOutcome
 from memconform.suite.ump.corpus import export_corpus
@@ -31,7 +32,10 @@ class ReferenceUmpFileClient:
         self._seeded = export_corpus(version)
         self._tmp = tempfile.TemporaryDirectory(prefix="memconform-ref-")
         engine = self._engine()
-        engine.import_records(self._seeded)
+        try:
+            engine.import_records(self._seeded)
+        except UmpError as exc:
+            raise TargetError(f"the reference implementation refused the export corpus: {exc}") from exc
         root = Path(self._tmp.name)
         (root / "export.ump.json").write_text(engine.export_json(), encoding="utf-8")
         (root / "export.ump.ndjson").write_text(engine.export_ndjson(), encoding="utf-8")

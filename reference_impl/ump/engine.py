@@ -89,8 +89,6 @@ class UmpEngine:
             known_major = isinstance(declared, str) and declared.split(".")[0] in {"0", "1"}
             violations = [v for v in violations
                           if not (known_major and v.requirement == "ump/reject-unknown-major")]
-        if self.fault == "refuses-working-kind" and isinstance(rec, dict) and rec.get("kind") == "working":
-            raise UmpError("invalid_record", "kind 'working' is not accepted by this store")
         if violations:
             first = violations[0]
             raise UmpError("invalid_record", f"{first.pointer or '/'}: {first.message} [{first.requirement}]")
@@ -125,7 +123,22 @@ class UmpEngine:
         return [rec["id"] for rec in admitted]
 
     def import_text(self, text: str, fmt: str, source: str = "<input>") -> list[str]:
-        return self.import_records(self.read_text(text, fmt, source))
+        records = self.read_text(text, fmt, source)
+        for rec in records:
+            self._reader_faults(rec)
+        return self.import_records(records)
+
+    def _reader_faults(self, rec: Any) -> None:
+        """Faults of the file reader alone (the store itself still takes these records)."""
+        if not isinstance(rec, dict):
+            return
+        if self.fault == "refuses-working-kind" and rec.get("kind") == "working":
+            raise UmpError("invalid_record", "kind 'working' is not accepted by this reader")
+        if self.fault == "refuses-unknown-relation-type":
+            reserved = {"about", "contradicts", "depends_on", "derived_from", "duplicate_of"}
+            for rel in rec.get("relations") or ():
+                if isinstance(rel, dict) and rel.get("type") not in reserved:
+                    raise UmpError("invalid_record", f"relation type {rel.get('type')!r} is not supported")
 
     @staticmethod
     def read_text(text: str, fmt: str, source: str = "<input>") -> list[Any]:

@@ -45,6 +45,8 @@ UMP_FAULTS = (
           ("ump/reject-invalid-record",)),
     Fault("refuses-working-kind", "ump", "import refuses records of kind `working`",
           ("ump/kinds-accept-all",)),
+    Fault("refuses-unknown-relation-type", "ump", "import refuses relation types outside the reserved set",
+          ("ump/relations-open-vocabulary",)),
     Fault("export-drops-provenance", "ump", "export leaves out `provenance`",
           ("ump/provenance-required",)),
     Fault("export-opaque-owner", "ump", "export writes the owner as an opaque account name, not a DID",

@@ -46,7 +46,7 @@ def export_corpus(version: str) -> tuple[dict[str, Any], ...]:
                      relations=[{"type": t, "target": target} for t, target in (
                          ("about", "entity:deploy"), ("contradicts", out[0]["id"]),
                          ("depends_on", out[1]["id"]), ("derived_from", out[2]["id"]),
-                         ("duplicate_of", out[3]["id"]), ("x-vendor-link", "entity:custom"))],
+                         ("duplicate_of", out[3]["id"]))],
                      supersedes=[out[4]["id"]], superseded_by=[]))
     out.append(_base(version, "semantic", "The API token for the staging host is stored in the vault.", 11,
                      body={"text": "The API token for the staging host is stored in the vault.",

@@ -1,0 +1,236 @@
+"""The `memconform` command.
+
+Exit codes: 0 all good; 1 a verdict against the input (a signature that does not verify, a
+manifest that does not match, failed checks); 2 input that could not be read (a malformed
+file or record, a bad option) — always with the file, the JSON pointer and the requirement.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+MALFORMED = 2
+VERDICT = 1
+
+
+def main() -> None:
+    cli(prog_name="memconform")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memconform")
+def cli() -> None:
+    """Conformance suite and interop harness for agent-memory protocols (UMP, UPP, OMF)."""
+
+
+# -- run -------------------------------------------------------------------------------------
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
+def run(pytest_args: tuple[str, ...]) -> None:
+    """Run the suite: `memconform run --target=reference [pytest options]`.
+
+    Takes the same options as `pytest --target=…` (--target, --spec, --level, --binding,
+    --strict, --memconform-strict, --report, --timeout, -n with pytest-xdist, …), collects only the
+    shipped checks, and defaults to `--target=reference` when no target is given.
+    """
+    import pytest
+
+    args = list(pytest_args)
+    if not any(a == "--target" or a.startswith("--target=") for a in args):
+        click.echo("memconform: no --target given; judging the built-in reference implementation", err=True)
+        args.append("--target=reference")
+    sys.exit(int(pytest.main(["--memconform-only", "-p", "no:cacheprovider", *args])))
+
+
+# -- vectors ---------------------------------------------------------------------------------
+
+@cli.group()
+def vectors() -> None:
+    """The signed golden vectors shipped with the suite."""
+
+
+@vectors.command("verify")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="a vectors folder to check instead of the installed one")
+def vectors_verify(root: Path | None) -> None:
+    """Check every vector file against the signed MANIFEST.json."""
+    from memconform.vectors import manifest
+
+    report = manifest.verify(root)
+    if report.ok:
+        click.echo(f"vectors OK: {report.checked} files match the manifest signed by {report.signer}")
+        return
+    for file, problem in report.problems:
+        click.echo(f"{file}: {problem}", err=True)
+    sys.exit(VERDICT)
+
+
+@vectors.command("sign")
+@click.option("--key", "key_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="the release seed (hex); default $MEMCONFORM_VECTORS_KEY or ../shared/keys")
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None)
+def vectors_sign(key_path: Path | None, root: Path | None) -> None:
+    """Rewrite MANIFEST.json's hashes and sign it with the release key."""
+    from memconform.vectors import manifest
+
+    try:
+        seed = manifest.load_seed(key_path)
+        manifest.sign(seed, root)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo("MANIFEST.json signed")
+
+
+# -- record ----------------------------------------------------------------------------------
+
+def _load_or_exit(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    from memconform.suite.ump import files
+
+    loaded = files.load(path)
+    for p in loaded.problems:
+        click.echo(f"{p.source}{' ' + p.pointer if p.pointer else ''}: {p.message} [{p.requirement}]", err=True)
+    out = []
+    for loc in loaded.records:
+        where = f"{loc.source}{' ' + loc.pointer if loc.pointer else ''}"
+        if not isinstance(loc.record, dict):
+            click.echo(f"{where}: a record must be a JSON object [ump/record-field-types]", err=True)
+            continue
+        out.append((where, loc.record))
+    if loaded.problems or len(out) != len(loaded.records):
+        sys.exit(MALFORMED)
+    if not out:
+        click.echo(f"{path}: no UMP records found", err=True)
+        sys.exit(MALFORMED)
+    return out
+
+
+def _schema_problems(where: str, rec: dict[str, Any]) -> list[str]:
+    from memconform.suite.ump import record as ump_record
+
+    return [f"{where} {v.pointer or '/'}: {v.message} [{v.requirement}]" for v in ump_record.validate(rec)]
+
+
+@cli.group()
+def record() -> None:
+    """Debug your own UMP records: hash, sign, verify, convert."""
+
+
+@record.command("hash")
+@click.argument("file", type=click.Path(path_type=Path))
+def record_hash(file: Path) -> None:
+    """Print each record's content_hash and content-addressed id."""
+    from memconform.suite.ump import ids, integrity
+
+    for where, rec in _load_or_exit(file):
+        click.echo(f"{where}\n  content_hash: {integrity.content_hash(rec)}\n"
+                   f"  content-addressed id: {ids.content_addressed_id(rec)}")
+
+
+@record.command("verify")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--require-integrity", is_flag=True, help="a record without integrity fails (L3)")
+def record_verify(file: Path, require_integrity: bool) -> None:
+    """Validate each record against its version's schema and verify its integrity block."""
+    from memconform.suite.ump import integrity
+
+    malformed, bad = False, False
+    for where, rec in _load_or_exit(file):
+        problems = _schema_problems(where, rec)
+        for p in problems:
+            click.echo(p, err=True)
+        malformed |= bool(problems)
+        report = integrity.verify(rec)
+        if not report.present:
+            if require_integrity:
+                click.echo(f"{where}: no integrity block [ump/integrity-required]", err=True)
+                bad = True
+            elif not problems:
+                click.echo(f"{where}: valid, unsigned")
+            continue
+        for p in report.problems:
+            click.echo(f"{where} {p.pointer}: {p.message} [{p.requirement}]", err=True)
+        bad |= not report.ok
+        if report.ok and not problems:
+            click.echo(f"{where}: valid, signature verifies (signer {rec['integrity']['signer']}, owner)")
+    sys.exit(MALFORMED if malformed else VERDICT if bad else 0)
+
+
+@record.command("sign")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--key", "key_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="file holding the owner's 32-byte Ed25519 seed in hex")
+@click.option("--test-key", type=click.Choice(["owner-a", "owner-b", "mallory"]),
+              help="sign with one of the suite's public test keys")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def record_sign(file: Path, key_path: Path | None, test_key: str | None, output: Path | None) -> None:
+    """Sign each record (replacing any integrity block) and print them as a JSON array."""
+    from nacl.signing import SigningKey
+
+    from memconform.suite.ump import files, integrity
+    from memconform.suite.ump.testkeys import test_signing_key
+
+    if bool(key_path) == bool(test_key):
+        raise click.UsageError("give exactly one of --key or --test-key")
+    if test_key:
+        key = test_signing_key(test_key)
+    else:
+        try:
+            key = SigningKey(bytes.fromhex(key_path.read_text().strip()))
+        except (OSError, ValueError) as exc:
+            click.echo(f"{key_path}: not a 32-byte hex Ed25519 seed ({exc})", err=True)
+            sys.exit(MALFORMED)
+    signed = []
+    for where, rec in _load_or_exit(file):
+        problems = _schema_problems(where, rec)
+        if problems:
+            click.echo("\n".join(problems), err=True)
+            sys.exit(MALFORMED)
+        signed.append(integrity.sign(rec, key))
+    _emit(files.dump_json(signed), output)
+
+
+@record.command("to-md")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="a folder to write one .ump.md per record into (default: print)")
+@click.option("--front-matter", type=click.Choice(["yaml", "json"]), default="yaml")
+def record_to_md(file: Path, output: Path | None, front_matter: str) -> None:
+    """Project records to the Markdown form (§6.3)."""
+    from memconform.suite.ump import files, markdown
+
+    records = [rec for _, rec in _load_or_exit(file)]
+    if output is not None:
+        output.mkdir(parents=True, exist_ok=True)
+        for path in files.write_md_folder(records, output):
+            click.echo(str(path))
+        return
+    click.echo("\n".join(markdown.to_markdown(r, front_matter=front_matter) for r in records), nl=False)
+
+
+@record.command("to-json")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--ndjson", is_flag=True, help="one record per line instead of an array")
+def record_to_json(file: Path, output: Path | None, ndjson: bool) -> None:
+    """Read records (.ump.md, .ump.json, NDJSON or a folder) and print them as .ump.json."""
+    from memconform.suite.ump import files
+
+    records = [rec for _, rec in _load_or_exit(file)]
+    _emit(files.dump_ndjson(records) if ndjson else files.dump_json(records), output)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text if text.endswith("\n") else text + "\n", nl=False)
+    else:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,72 @@
+"""Idea 1: every MUST at a level the suite claims has a check; every check names known ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from memconform.reference_impl.faults import FAULTS
+from memconform.suite import catalogue
+from memconform.suite.outcomes import Keyword
+from memconform.suite.registry import all_checks
+from memconform.vectors import load as vectors
+
+
+@pytest.mark.parametrize("spec", catalogue.SPECS)
+def test_every_claimed_must_has_a_check(spec):
+    cat = catalogue.load(spec)
+    checked = {rid for chk in all_checks(spec) for rid in chk.requirements}
+    missing = [r.id for r in cat.requirements
+               if r.level in cat.claimed_levels and r.keyword is Keyword.MUST and r.testable
+               and r.id not in checked]
+    assert not missing, f"MUST requirements at claimed levels {cat.claimed_levels} without a check: {missing}"
+
+
+@pytest.mark.parametrize("spec", catalogue.SPECS)
+def test_checks_name_only_known_requirements(spec):
+    cat = catalogue.load(spec)
+    unknown = {(chk.id, rid) for chk in all_checks(spec) for rid in chk.requirements if rid not in cat.by_id}
+    assert not unknown
+
+
+def test_vectors_name_only_known_requirements():
+    cat = catalogue.load("ump")
+    unknown = {(case.id, rid) for v in cat.versions for case in vectors.cases("ump", v)
+               for rid in case.requirements if rid not in cat.by_id}
+    assert not unknown
+
+
+def test_faults_name_only_known_requirements():
+    unknown = {(f.name, rid) for f in FAULTS.values() for rid in f.breaks
+               if rid not in catalogue.load(f.spec).by_id}
+    assert not unknown
+
+
+def test_every_must_check_has_a_fault():
+    """Idea 5: a MUST check that no fault can fail is a defect."""
+    broken = {rid for f in FAULTS.values() for rid in f.breaks}
+    for spec in catalogue.SPECS:
+        cat = catalogue.load(spec)
+        checked = {rid for chk in all_checks(spec) for rid in chk.requirements}
+        musts = {rid for rid in checked if cat.get(rid).keyword is Keyword.MUST}
+        assert not musts - broken, f"MUST requirements with a check but no fault: {sorted(musts - broken)}"
+
+
+def test_catalogue_entries_are_complete():
+    cat = catalogue.load("ump")
+    assert set(cat.versions) == {"0.1", "1.0"}
+    for r in cat.requirements:
+        assert r.summary.strip() and r.quote.strip(), r.id
+        assert r.id.startswith("ump/"), r.id
+    # Requirements only 1.0 has (§8 versioning) must not leak into 0.1.
+    assert not cat.get("ump/reject-unknown-major").applies_to("0.1")
+    assert cat.get("ump/md-roundtrip-lossless").applies_to("0.1")
+
+
+def test_catalogue_parser_refuses_bad_entries():
+    with pytest.raises(catalogue.CatalogueError, match="duplicate"):
+        catalogue.parse_catalogue({"versions": ["1.0"], "requirement": [
+            dict(id="x/a", section="1", level="L0", keyword="MUST", since="1.0", summary="s", quote="q"),
+            dict(id="x/a", section="1", level="L0", keyword="MUST", since="1.0", summary="s", quote="q")]}, "x")
+    with pytest.raises(catalogue.CatalogueError, match="keyword"):
+        catalogue.parse_catalogue({"versions": ["1.0"], "requirement": [
+            dict(id="x/a", section="1", level="L0", keyword="MUSTN'T", since="1.0", summary="s", quote="q")]}, "x")

@@ -1,0 +1,158 @@
+"""The plugin as a vendor meets it: options, collection, outcomes, messages and the report."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+
+import jsonschema
+import pytest
+
+from memconform.suite.ump import consent, files
+from memconform.suite.ump.corpus import export_corpus
+
+from .helpers import run_suite
+
+SCHEMA = json.loads(resources.files("memconform.reports").joinpath("report.schema.json").read_text())
+
+
+def _validate_report(report):
+    validator = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(report), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+
+
+def _good_export(path, version="1.0"):
+    records = consent.export_view([r for r in export_corpus(version) if r["ump"] == version])
+    path.write_text(files.dump_json(records), encoding="utf-8")
+    return records
+
+
+def test_without_target_the_vendors_run_is_untouched(pytester):
+    pytester.makepyfile(test_vendor="def test_own():\n    assert 1 + 1 == 2\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "memconform" not in result.stdout.str()
+    assert not (pytester.path / "memconform-report.json").exists()
+
+
+def test_help_lists_the_options(pytester):
+    result = pytester.runpytest_inprocess("--help")
+    out = result.stdout.str()
+    for option in ("--target", "--spec", "--level", "--binding", "--memconform-strict", "--report", "--timeout"):
+        assert option in out
+
+
+def test_reference_run_prints_one_line_per_spec_version_binding(pytester):
+    result, report = run_suite(pytester, "--target=reference")
+    _validate_report(report)
+    out = result.stdout.str()
+    for version in ("0.1", "1.0"):
+        assert re.search(rf"UMP {re.escape(version)} / L0 / file: conformant — \d+ MUST passed, \d+ SHOULD warnings?",
+                         out), out[-3000:]
+    assert {(r["version"], r["binding"]) for r in report["levels"]} == {("0.1", "file"), ("1.0", "file")}
+    covered = [c for c in report["coverage"] if c["claimed"] and c["keyword"] == "MUST"]
+    assert covered and all(c["with_checks"] == c["testable"] for c in covered)
+
+
+def test_file_target_judges_a_vendor_export(pytester):
+    _good_export(pytester.path / "export.ump.json")
+    result, report = run_suite(pytester, "--target=file:export.ump.json")
+    _validate_report(report)
+    assert report["totals"].get("failed", 0) == 0, [r["findings"] for r in report["results"] if r["outcome"] == "failed"]
+    (row,) = report["levels"]
+    assert row["version"] == "1.0"
+    # Parsing cannot be judged from files: L0 is incomplete, and says why.
+    assert row["level"] is None and "ump/kinds-accept-all" in row["blocked_at"]["not_assessed"]
+    assert "incomplete" in row["summary"]
+    skipped = [r for r in report["results"] if r["outcome"] == "skipped"]
+    assert skipped and all(r["reason"] for r in skipped)
+
+
+def test_file_target_failure_names_file_pointer_requirement_and_section(pytester):
+    records = _good_export(pytester.path / "export.ump.json")
+    records[2]["kind"] = "dream"
+    records[3]["scope"]["visibility"] = "everyone"
+    (pytester.path / "bad.ump.json").write_text(json.dumps(records), encoding="utf-8")
+    result, report = run_suite(pytester, "--target=file:bad.ump.json", "--spec=ump")
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "ump/record-kind (§2.1, MUST, L0)" in out
+    assert "bad.ump.json /2 /kind" in out
+    assert "ump/record-visibility (§2.2, MUST, L0)" in out and "bad.ump.json /3 /scope/visibility" in out
+    assert "the spec asks:" in out and "received:" in out
+    assert "Traceback" not in out
+    (row,) = report["levels"]
+    assert "not conformant" in row["summary"]
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2", "", "\x00\x01"])
+def test_malformed_file_is_a_failed_check_not_a_crash(pytester, content):
+    (pytester.path / "broken.ump.json").write_text(content, encoding="utf-8")
+    result, report = run_suite(pytester, "--target=file:broken.ump.json")
+    out = result.stdout.str()
+    assert "Traceback" not in out
+    assert result.ret == 1
+    failed = {f["requirement"] for r in report["results"] if r["outcome"] == "failed" for f in r["findings"]}
+    assert "ump/file-json" in failed
+    assert "broken.ump.json" in out
+
+
+def test_missing_file_is_an_error_and_the_run_completes(pytester):
+    result, report = run_suite(pytester, "--target=file:nowhere.ump.json", "--target=reference")
+    assert report["totals"].get("error") == 1
+    assert report["totals"].get("passed", 0) > 0  # the other target still ran
+    (err,) = [r for r in report["results"] if r["outcome"] == "error"]
+    assert "does not exist" in err["reason"]
+    result.assert_outcomes(errors=1, passed=report["totals"]["passed"],
+                           skipped=report["totals"].get("skipped", 0))
+
+
+def test_bad_target_string_is_a_usage_error(pytester):
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--target=gopher://x")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "cannot read target" in result.stderr.str()
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--target=reference?fault=nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "known faults" in result.stderr.str()
+
+
+def test_spec_and_level_filters(pytester):
+    _, report = run_suite(pytester, "--target=reference", "--spec=ump@1.0", "--level=L0")
+    assert {r["version"] for r in report["results"]} == {"1.0"}
+    assert {r["level"] for r in report["results"]} == {"L0"}
+
+
+def test_should_warnings_fail_only_under_strict(pytester):
+    records = _good_export(pytester.path / "export.ump.json")
+    for r in records:
+        r.pop("consent", None)
+    (pytester.path / "noconsent.ump.json").write_text(json.dumps(records), encoding="utf-8")
+    result, report = run_suite(pytester, "--target=file:noconsent.ump.json")
+    assert report["totals"].get("warning", 0) >= 1 and report["totals"].get("failed", 0) == 0
+    assert result.ret == 0
+    assert "SHOULD ump/consent-recommended" in result.stdout.str()
+    result, _ = run_suite(pytester, "--target=file:noconsent.ump.json", "--memconform-strict")
+    assert result.ret == 1
+
+
+def _stable(report):
+    report = dict(report)
+    report.pop("generated_at")
+    for r in report["results"]:
+        r["duration"] = 0
+    return report
+
+
+def test_xdist_gives_the_same_report(pytester):
+    pytest.importorskip("xdist")
+    _, serial = run_suite(pytester, "--target=reference")
+    report_path = pytester.path / "parallel.json"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--target=reference",
+                                           "--report", str(report_path))
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    parallel = json.loads(report_path.read_text())
+    assert _stable(parallel)["results"] == _stable(serial)["results"]
+    assert parallel["levels"] == serial["levels"]
+    assert parallel["requirements"] == serial["requirements"]
