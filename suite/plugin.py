@@ -172,7 +172,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     # tryfirst: our items must exist before -k / -m deselection runs.
     if STATE not in config.stash:
         return
-    collector = MemconformCollector.from_parent(session, name="memconform")
+    collector = MemconformCollector.from_parent(session, name="memconform", nodeid="memconform")
     items.extend(collector.collect())
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import blake3
 from nacl.signing import SigningKey
 
-from memconform.suite.ump import consent, files, integrity, markdown, record as ump_record
+from memconform.suite.ump import consent, files, ids, integrity, markdown, record as ump_record
 from memconform.suite.ump.canonical import canonical_bytes, without_integrity
 from memconform.suite.ump.did import did_key_from_public_key
 from memconform.suite.ump.testkeys import TEST_KEY_NAMES, test_signing_key
@@ -93,11 +93,14 @@ class UmpEngine:
             first = violations[0]
             raise UmpError("invalid_record", f"{first.pointer or '/'}: {first.message} [{first.requirement}]")
         rec = dict(rec)
+        if not isinstance(rec.get("id"), str) or not rec["id"]:
+            rec["id"] = ids.random_id()  # only reachable under a fault: a valid record has an id
         if "integrity" in rec and self.fault != "accepts-bad-signatures":
             report = integrity.verify(rec)
             if not report.ok:
                 raise UmpError("signature_invalid", "; ".join(p.message for p in report.problems))
-        if rec.get("ump") != self.version and self.fault != "keeps-0.1-on-import":
+        if (rec.get("ump") in ump_record.VERSIONS and rec.get("ump") != self.version
+                and self.fault != "keeps-0.1-on-import"):
             rec = ump_record.normalize(rec, self.version)
             rec.pop("integrity", None)  # the old signature covered the old version label
             key = self.keyring.for_owner(rec.get("scope", {}).get("owner"))
@@ -198,9 +201,10 @@ class UmpEngine:
 
     # -- export (file binding, §4.3) -------------------------------------------------------
 
-    def export_records(self) -> list[dict[str, Any]]:
+    def export_records(self, fmt: str = "json") -> list[dict[str, Any]]:
         out = []
-        for rec in self.records():
+        for stored in self.records():
+            rec = stored
             if not consent.is_exportable(rec) and self.fault != "exports-unexportable":
                 continue
             if self.fault != "export-ignores-redact":
@@ -211,30 +215,29 @@ class UmpEngine:
                 rec = {k: v for k, v in rec.items() if k != "provenance"}
             if self.fault == "export-opaque-owner":
                 rec = dict(rec, scope=dict(rec["scope"], owner="account-42"))
+            if self.fault == "json-export-drops-structured" and fmt in ("json", "ndjson"):
+                rec = _drop_structured(rec)
             key = self.keyring.for_owner(rec.get("scope", {}).get("owner"))
             if key is not None:  # sign on write with the owner's key
                 rec = self._sign(without_integrity(rec), key)
+            elif without_integrity(rec) != without_integrity(stored):
+                rec = without_integrity(rec)  # a signature over other bytes would be a lie
             out.append(rec)
         return out
 
     def export_json(self) -> str:
-        records = self.export_records()
-        if self.fault == "json-export-drops-structured":
-            records = [_drop_structured(r) for r in records]
-        if self.fault == "json-export-not-array":
-            return json.dumps({r["id"]: r for r in records}, ensure_ascii=False, indent=2)
-        return files.dump_json(records)
+        text = files.dump_json(self.export_records("json"))
+        if self.fault == "json-export-trailing-comma":
+            text = text.rstrip().removesuffix("]").rstrip() + ",\n]\n"
+        return text
 
     def export_ndjson(self) -> str:
-        records = self.export_records()
-        if self.fault == "json-export-drops-structured":
-            records = [_drop_structured(r) for r in records]
-        return files.dump_ndjson(records)
+        return files.dump_ndjson(self.export_records("ndjson"))
 
     def export_md(self) -> dict[str, str]:
         """One `.ump.md` document per record, keyed by a safe file name."""
         out = {}
-        for rec in self.export_records():
+        for rec in self.export_records("md"):
             if self.fault == "md-drops-relations":
                 rec = {k: v for k, v in rec.items() if k != "relations"}
             text = markdown.to_markdown(rec)

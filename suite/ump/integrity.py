@@ -1,0 +1,251 @@
+"""Record integrity (UMP §2.8, §6.1): BLAKE3 content hash + Ed25519 signature by the owner's did:key.
+
+Exactly the public reference implementation's reading (checked against the signed example
+``responsibility-confirmed.ump.json``):
+
+* ``content_hash`` = ``"blake3:"`` + lowercase, unpadded RFC 4648 base32 of BLAKE3-256 over the JCS
+  (RFC 8785) bytes of the record without its ``integrity`` member;
+* ``signature`` = ``"ed25519:"`` + standard base64 *with* padding of the Ed25519 signature over
+  BLAKE3-256(UTF-8 bytes of the ``content_hash`` string) — the hash of the hash string, not the raw
+  canonical bytes;
+* ``signer`` = the signer's ``did:key`` (see :mod:`.did`); §2.8 wants the operator's key, so a verifier
+  also checks ``signer == scope.owner``.
+
+:func:`verify` never raises: malformed integrity blocks become :class:`IntegrityProblem` entries.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import blake3
+from nacl.exceptions import BadSignatureError
+from nacl.signing import SigningKey, VerifyKey
+
+from .canonical import CanonicalizationError, canonical_bytes, without_integrity
+from .did import DidError, did_key_from_public_key, public_key_from_did_key
+
+__all__ = [
+    "content_hash",
+    "sign",
+    "verify",
+    "IntegrityReport",
+    "IntegrityProblem",
+    "REQ_CONTENT_HASH",
+    "REQ_SIGNATURE",
+    "REQ_SIGNER_OWNER",
+]
+
+REQ_CONTENT_HASH = "ump/integrity-content-hash"
+REQ_SIGNATURE = "ump/integrity-signature"
+REQ_SIGNER_OWNER = "ump/integrity-signer-owner"
+_CODE = "signature_invalid"
+
+
+def _b32(digest: bytes) -> str:
+    return base64.b32encode(digest).decode("ascii").rstrip("=").lower()
+
+
+def _blake3(data: bytes) -> bytes:
+    return blake3.blake3(data).digest()
+
+
+def content_hash(record: Mapping[str, Any]) -> str:
+    """``blake3:<base32>`` of the canonical record minus ``integrity``. Raises CanonicalizationError."""
+    return "blake3:" + _b32(_blake3(canonical_bytes(without_integrity(record))))
+
+
+def _hash_digest_for_signing(hash_string: str) -> bytes:
+    return _blake3(hash_string.encode("utf-8"))
+
+
+def sign(record: Mapping[str, Any], signing_key: SigningKey | bytes) -> dict:
+    """A new record (deep copy) carrying ``integrity = {content_hash, signature, signer}``."""
+    if not isinstance(signing_key, SigningKey):
+        signing_key = SigningKey(bytes(signing_key))
+    new = copy.deepcopy(dict(record))
+    ch = content_hash(new)
+    sig = signing_key.sign(_hash_digest_for_signing(ch)).signature
+    new["integrity"] = {
+        "content_hash": ch,
+        "signature": "ed25519:" + base64.b64encode(sig).decode("ascii"),
+        "signer": did_key_from_public_key(bytes(signing_key.verify_key)),
+    }
+    return new
+
+
+@dataclass(frozen=True)
+class IntegrityProblem:
+    requirement: str
+    code: str
+    pointer: str
+    message: str
+
+
+@dataclass(frozen=True)
+class IntegrityReport:
+    """What :func:`verify` found.
+
+    ``present`` — the record has an ``integrity`` member. The three checks are ``None`` when not
+    performed (no integrity block, or the signer is not a string for ``signer_is_owner``), ``True`` when
+    they pass and ``False`` when they fail. ``expected_hash`` is the recomputed content hash (``None`` when
+    the record has no canonical form). ``ok`` is true only when integrity is present and every check
+    passed.
+    """
+
+    present: bool
+    hash_ok: bool | None
+    signature_ok: bool | None
+    signer_is_owner: bool | None
+    expected_hash: str | None
+    problems: tuple[IntegrityProblem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.present
+            and self.hash_ok is True
+            and self.signature_ok is True
+            and self.signer_is_owner is True
+            and not self.problems
+        )
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def verify(record: Any) -> IntegrityReport:
+    """Check the content hash, the Ed25519 signature and that the signer is ``scope.owner``."""
+    if not isinstance(record, Mapping) or "integrity" not in record:
+        expected = None
+        if isinstance(record, Mapping):
+            try:
+                expected = content_hash(record)
+            except (CanonicalizationError, TypeError, ValueError):
+                expected = None
+        return IntegrityReport(False, None, None, None, expected, ())
+
+    problems: list[IntegrityProblem] = []
+
+    def problem(req: str, pointer: str, message: str) -> None:
+        problems.append(IntegrityProblem(req, _CODE, pointer, message))
+
+    try:
+        expected: str | None = content_hash(record)
+    except (CanonicalizationError, TypeError, ValueError) as exc:
+        expected = None
+        problem(REQ_CONTENT_HASH, getattr(exc, "pointer", ""),
+                f"the record has no RFC 8785 canonical form, so no content hash can be computed: {exc}")
+
+    integ = record["integrity"]
+    if not isinstance(integ, Mapping):
+        msg = (f"expected integrity to be an object {{content_hash, signature, signer}}, "
+               f"found {type(integ).__name__} {_show(integ)}")
+        problem(REQ_CONTENT_HASH, "/integrity", msg)
+        problem(REQ_SIGNATURE, "/integrity", msg)
+        return IntegrityReport(True, False, False, None, expected, tuple(problems))
+
+    # -- content hash ------------------------------------------------------------------------------
+    ch = integ.get("content_hash")
+    hash_ok: bool
+    if not isinstance(ch, str):
+        hash_ok = False
+        problem(REQ_CONTENT_HASH, "/integrity/content_hash",
+                f"expected a string 'blake3:<base32>'{f' equal to {expected!r}' if expected else ''}, "
+                f"found {'nothing' if 'content_hash' not in integ else _show(ch)}")
+    elif not ch.startswith("blake3:"):
+        hash_ok = False
+        problem(REQ_CONTENT_HASH, "/integrity/content_hash",
+                f"expected prefix 'blake3:'{f' (the record hashes to {expected!r})' if expected else ''}, "
+                f"found {_show(ch)}")
+    elif expected is None:
+        hash_ok = False
+    elif ch != expected:
+        hash_ok = False
+        problem(REQ_CONTENT_HASH, "/integrity/content_hash",
+                f"content_hash is {ch!r} but the record (minus integrity, JCS, BLAKE3) hashes to {expected!r}")
+    else:
+        hash_ok = True
+
+    # -- signature -----------------------------------------------------------------------------------
+    signer = integ.get("signer")
+    sig = integ.get("signature")
+    signature_ok = True
+    public_key: bytes | None = None
+    if not isinstance(signer, str):
+        signature_ok = False
+        problem(REQ_SIGNATURE, "/integrity/signer",
+                f"expected the signer's did:key string, found "
+                f"{'nothing' if 'signer' not in integ else _show(signer)}")
+    else:
+        try:
+            public_key = public_key_from_did_key(signer)
+        except DidError as exc:
+            signature_ok = False
+            problem(REQ_SIGNATURE, "/integrity/signer",
+                    f"expected an Ed25519 did:key to verify with, found {_show(signer)}: {exc}")
+    sig_bytes: bytes | None = None
+    if not isinstance(sig, str):
+        signature_ok = False
+        problem(REQ_SIGNATURE, "/integrity/signature",
+                f"expected a string 'ed25519:<base64>', found "
+                f"{'nothing' if 'signature' not in integ else _show(sig)}")
+    elif not sig.startswith("ed25519:"):
+        signature_ok = False
+        problem(REQ_SIGNATURE, "/integrity/signature", f"expected prefix 'ed25519:', found {_show(sig)}")
+    else:
+        try:
+            sig_bytes = base64.b64decode(sig[len("ed25519:"):], validate=True)
+        except (binascii.Error, ValueError) as exc:
+            signature_ok = False
+            problem(REQ_SIGNATURE, "/integrity/signature",
+                    f"expected standard base64 (with padding) after 'ed25519:', found {_show(sig)}: {exc}")
+        else:
+            if len(sig_bytes) != 64:
+                signature_ok = False
+                problem(REQ_SIGNATURE, "/integrity/signature",
+                        f"expected a 64-byte Ed25519 signature, found {len(sig_bytes)} bytes")
+                sig_bytes = None
+    if not isinstance(ch, str):
+        if signature_ok:
+            problem(REQ_SIGNATURE, "/integrity/signature",
+                    "the signature covers BLAKE3 of the content_hash string, and there is no content_hash string")
+        signature_ok = False
+    if signature_ok and public_key is not None and sig_bytes is not None and isinstance(ch, str):
+        try:
+            VerifyKey(public_key).verify(_hash_digest_for_signing(ch), sig_bytes)
+        except (BadSignatureError, ValueError, TypeError):
+            signature_ok = False
+            problem(REQ_SIGNATURE, "/integrity/signature",
+                    f"expected an Ed25519 signature by {signer} over BLAKE3({ch!r}); the signature found "
+                    f"does not verify with that key")
+        except Exception as exc:  # pragma: no cover - libsodium refusing a malformed key
+            signature_ok = False
+            problem(REQ_SIGNATURE, "/integrity/signature", f"signature could not be checked: {exc}")
+
+    # -- signer is the owner ------------------------------------------------------------------------------
+    signer_is_owner: bool | None
+    scope = record.get("scope")
+    owner = scope.get("owner") if isinstance(scope, Mapping) else None
+    if not isinstance(signer, str):
+        signer_is_owner = None
+    elif not isinstance(owner, str):
+        signer_is_owner = False
+        problem(REQ_SIGNER_OWNER, "/scope/owner",
+                f"expected scope.owner to be the signer's DID {signer!r}, found "
+                f"{'no scope.owner' if owner is None else _show(owner)}")
+    elif owner != signer:
+        signer_is_owner = False
+        problem(REQ_SIGNER_OWNER, "/integrity/signer",
+                f"expected the owner's key to sign (scope.owner = {owner!r}); the signer is {signer!r}")
+    else:
+        signer_is_owner = True
+
+    return IntegrityReport(True, hash_ok, signature_ok, signer_is_owner, expected, tuple(problems))
