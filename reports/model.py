@@ -17,6 +17,8 @@ from memconform.suite import catalogue as catalogues
 from memconform.suite.outcomes import LEVELS, Keyword, Outcome
 
 REPORT_FORMAT = "memconform-report/1"
+#: The check id of the stand-in result for a target that could not be opened at all.
+CONNECT_CHECK = "memconform/connect"
 
 # How item outcomes combine into a requirement outcome: the worst wins.
 _SEVERITY = {
@@ -109,6 +111,14 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
 
     levels, requirements = [], []
     for (target, spec, version, binding), group in sorted(groups.items()):
+        if group[0]["check"] == CONNECT_CHECK:  # the target never opened: no level to compute
+            levels.append({
+                "target": target, "spec": spec, "version": version, "binding": binding, "level": None,
+                "blocked_at": None, "must_passed": 0, "must_failed": 0, "errors": len(group),
+                "should_warnings": 0, "may_info": 0, "advertised": None, "overclaimed": False,
+                "summary": f"{target}: error — {group[0]['reason']}",
+            })
+            continue
         cat = catalogues.load(spec)
         outcomes = requirement_outcomes(group)
         computed = compute_level(spec, version, outcomes, cat.claimed_levels)

@@ -25,7 +25,10 @@ What the public reference implementation (TypeScript, ``edihasaj/universal-memor
 Our reader accepts both JSON front matter (what the reference writes; parsed with :mod:`json` so numbers
 like ``1e+21`` stay numbers) and YAML front matter (what the spec shows), LF or CRLF files and a BOM. It
 is exact where the reference trims: exactly one blank line after the closing ``---`` is skipped and
-exactly one trailing newline is removed, so any text round-trips. YAML is read with a SafeLoader that
+exactly one trailing newline is removed, so any text round-trips. The opening ``---`` line decides the
+file's line ending: in a CRLF file the delimiters, the blank line and the final newline are CRLF and the
+body keeps its inner CRLFs (the vector ``ump/common/markdown/crlf-line-endings``); in an LF file a ``\r``
+in the body is body text. YAML is read with a SafeLoader that
 keeps timestamps and ``=`` as strings and reads YAML 1.2 exponent floats (``1e-3``) as numbers; the writer
 quotes every string a reader could take for something else (both directions use the same resolvers).
 """
@@ -111,8 +114,8 @@ def _represent_str(dumper: yaml.SafeDumper, value: str):
 
 _Dumper.add_representer(str, _represent_str)
 
-_DELIMITER = re.compile(r"^---[ \t]*$", re.M)
-_OPENING = re.compile(r"---[ \t]*(?:\n|\Z)")
+_DELIMITER = re.compile(r"^---[ \t]*\r?$", re.M)
+_OPENING = re.compile(r"---[ \t]*(?:\r?\n|\Z)")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -243,22 +246,24 @@ def from_markdown(text: str, source: str = "<string>") -> dict:
         raise ProjectionError("expected text", source=source)
     if text.startswith("\ufeff"):
         text = text[1:]
-    if text.startswith("---\r\n"):
-        text = text.replace("\r\n", "\n")
     opening = _OPENING.match(text)
     if opening is None:
         raise ProjectionError("missing front matter: a .ump.md file starts with a line '---'", source=source, line=1)
+    # The opening line decides the file's line ending; a CRLF file keeps the CRLFs inside its body.
+    newline = "\r\n" if opening.group(0).endswith("\r\n") else "\n"
     closing = _DELIMITER.search(text, opening.end()) if opening.group(0).endswith("\n") else None
     if closing is None:
         raise ProjectionError("unterminated front matter: the '---' on line 1 has no closing '---' line",
                               source=source, line=1)
     fm = text[opening.end():closing.start()]
     rest = text[closing.end():]
-    if rest.startswith("\n"):
-        rest = rest[1:]  # the newline ending the closing '---' line
-    if rest.startswith("\n"):
-        rest = rest[1:]  # the one blank line between front matter and body
-    body_text = rest[:-1] if rest.endswith("\n") else rest
+    for ending in ("\r\n", "\n"):  # the line ending of the closing '---' line
+        if rest.startswith(ending):
+            rest = rest[len(ending):]
+            break
+    if rest.startswith(newline):
+        rest = rest[len(newline):]  # the one blank line between front matter and body
+    body_text = rest[: -len(newline)] if rest.endswith(newline) else rest
 
     try:
         meta = _parse_front_matter(fm, source)
