@@ -1,6 +1,7 @@
 """The ``*.ump.md`` Markdown projection (UMP §6.3).
 
-Layout written here (byte-compatible with the public reference implementation's ``toMarkdown``)::
+Layout written here (with ``front_matter="json"`` byte-compatible with the public reference
+implementation's ``toMarkdown``, up to how Python and JavaScript spell some floats, e.g. 1e-07/1e-7)::
 
     ---
     <front matter: the record without body.text>
@@ -27,9 +28,8 @@ like ``1e+21`` stay numbers) and YAML front matter (what the spec shows), LF or 
 is exact where the reference trims: exactly one blank line after the closing ``---`` is skipped and
 exactly one trailing newline is removed, so any text round-trips. The opening ``---`` line decides the
 file's line ending: in a CRLF file the delimiters, the blank line and the final newline are CRLF and the
-body keeps its inner CRLFs (the vector ``ump/common/markdown/crlf-line-endings``); in an LF file a ``\r``
-in the body is body text. YAML is read with a SafeLoader that
-keeps timestamps and ``=`` as strings and reads YAML 1.2 exponent floats (``1e-3``) as numbers; the writer
+body keeps its inner CRLFs (the vector ``ump/common/markdown/crlf-line-endings``); in an LF file a
+``\\r`` in the body is body text. YAML is read with a SafeLoader that keeps timestamps and ``=`` as strings and reads YAML 1.2 exponent floats (``1e-3``) as numbers; the writer
 quotes every string a reader could take for something else (both directions use the same resolvers).
 """
 
@@ -92,7 +92,6 @@ class _Loader(yaml.SafeLoader):
 
 _Loader.yaml_implicit_resolvers = _resolvers_without(yaml.SafeLoader.yaml_implicit_resolvers, _DROP_ON_READ)
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_1_2, _FLOAT_FIRST)
-_Loader.add_constructor("tag:yaml.org,2002:map", _Loader.construct_yaml_map)
 
 
 class _Dumper(yaml.SafeDumper):
