@@ -193,12 +193,14 @@ def md_roundtrip(ctx: CheckContext) -> None:
             except OSError as exc:
                 raise TargetError(f"cannot reread {loc.source}: {exc}") from exc
             outcome = ctx.client.parse(text, "md")
+            if outcome.error == "signature_invalid":
+                continue  # a broken integrity block is the integrity check's to report
             if outcome.error:
                 ctx.violation("ump/md-roundtrip-lossless", f"the implementation refused its own .ump.md "
                               f"({outcome.error}: {outcome.message})", sent=text, where=_where(loc))
                 continue
             for got in outcome.accepted:
-                diffs = _diff(loc.record, got)
+                diffs = _diff(_without_integrity(loc.record), _without_integrity(got), ignore=_LABEL)
                 if diffs:
                     ctx.violation("ump/md-roundtrip-lossless", "reading its own .ump.md back changed the "
                                   "record: " + "; ".join(diffs[:8]), sent=text, received=got, where=_where(loc))
