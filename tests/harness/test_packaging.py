@@ -1,0 +1,42 @@
+"""Installed, everything lives under `memconform`: a vendor's environment never gains top-level
+`suite`, `targets`, `reports`, `vectors` or `reference_impl` modules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FOLDERS = {"suite": "memconform.suite", "targets": "memconform.targets", "reports": "memconform.reports",
+           "vectors": "memconform.vectors", "reference_impl": "memconform.reference_impl"}
+
+
+def test_only_the_memconform_name_is_importable(tmp_path):
+    code = ("import importlib.util, json; "
+            f"print(json.dumps({{n: importlib.util.find_spec(n) is not None for n in {sorted(FOLDERS)!r}}})); "
+            "import memconform.suite.plugin, memconform.targets, memconform.reports.model, "
+            "memconform.vectors.load, memconform.reference_impl.ump.engine")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == '{"reference_impl": false, "reports": false, "suite": false, ' \
+                                 '"targets": false, "vectors": false}'
+
+
+def test_every_package_folder_is_listed_in_pyproject():
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    assert config["package-dir"] == FOLDERS
+    found = set()
+    for folder, name in FOLDERS.items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(REPO / folder)
+            found.add(".".join([name, *rel.parts]) if rel.parts else name)
+    assert found == listed
+
+
+def test_pytest11_entry_point_names_the_plugin():
+    from importlib.metadata import entry_points
+
+    (ep,) = [e for e in entry_points(group="pytest11") if e.name == "memconform"]
+    assert ep.value == "memconform.suite.plugin"
