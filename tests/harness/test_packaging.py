@@ -26,7 +26,7 @@ def test_only_the_memconform_name_is_importable(tmp_path):
 def test_every_package_folder_is_listed_in_pyproject():
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     listed = set(config["packages"])
-    assert config["package-dir"] == FOLDERS
+    assert config["package-dir"] == {name: folder for folder, name in FOLDERS.items()}
     found = set()
     for folder, name in FOLDERS.items():
         for init in (REPO / folder).rglob("__init__.py"):
