@@ -156,3 +156,23 @@ def test_xdist_gives_the_same_report(pytester):
     assert _stable(parallel)["results"] == _stable(serial)["results"]
     assert parallel["levels"] == serial["levels"]
     assert parallel["requirements"] == serial["requirements"]
+
+
+@pytest.mark.parametrize("shape", ["ndjson", "md-folder", "single-object"])
+def test_file_target_reads_every_export_shape(pytester, shape):
+    records = consent.export_view([r for r in export_corpus("1.0") if r["ump"] == "1.0"])
+    if shape == "ndjson":
+        (pytester.path / "export.ump.ndjson").write_text(files.dump_ndjson(records), encoding="utf-8")
+        target = "file:export.ump.ndjson"
+    elif shape == "md-folder":
+        files.write_md_folder(records, pytester.path / "memories")
+        target = "file:memories"
+    else:
+        (pytester.path / "one.ump.json").write_text(json.dumps(records[0]), encoding="utf-8")
+        target = "file:one.ump.json"
+    result, report = run_suite(pytester, f"--target={target}")
+    assert report["totals"].get("failed", 0) == 0, [r["findings"] for r in report["results"] if r["outcome"] == "failed"]
+    assert report["totals"].get("error", 0) == 0
+    judged = [r for r in report["results"] if r["check"] == "ump/l0/record-schema"]
+    assert judged and judged[0]["outcome"] == "passed"
+    assert result.ret == 0

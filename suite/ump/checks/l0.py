@@ -302,13 +302,16 @@ def lifecycle_hints(ctx: CheckContext) -> None:
 @check("ump/l0/import-provider", spec="ump", requirements=("ump/import-provider",), bindings=FILE,
        title="imported records name their provider")
 def import_provider(ctx: CheckContext) -> None:
-    for loc in _records(ctx):
-        prov = loc.record.get("provenance")
-        if isinstance(prov, dict) and prov.get("actor_kind") == "import":
-            source = prov.get("source")
-            if not (isinstance(source, dict) and source.get("provider")):
-                ctx.violation("ump/import-provider", f"record {loc.record.get('id')} has actor_kind import but "
-                              "no provenance.source.provider", received=prov, where=_where(loc))
+    imported = [loc for loc in _records(ctx) if isinstance(loc.record.get("provenance"), dict)
+                and loc.record["provenance"].get("actor_kind") == "import"]
+    if not imported:
+        raise NotApplicable("no exported record has provenance.actor_kind import")
+    for loc in imported:
+        prov = loc.record["provenance"]
+        source = prov.get("source")
+        if not (isinstance(source, dict) and source.get("provider")):
+            ctx.violation("ump/import-provider", f"record {loc.record.get('id')} has actor_kind import but "
+                          "no provenance.source.provider", received=prov, where=_where(loc))
 
 
 # -- consent on export -----------------------------------------------------------------------
@@ -317,6 +320,11 @@ def import_provider(ctx: CheckContext) -> None:
        title="consent.redact paths are stripped from exported records")
 def export_redact(ctx: CheckContext) -> None:
     exported = _records(ctx)
+    seeded = ctx.client.seeded()
+    declaring = [loc for loc in exported if (loc.record.get("consent") or {}).get("redact")]
+    if not declaring and not (seeded and any((r.get("consent") or {}).get("redact") for r in seeded)):
+        raise NotApplicable("no exported record declares consent.redact paths, so redaction cannot be judged "
+                            "from these files")
     for loc in exported:
         try:
             present = consent.redacted_paths_present(loc.record)
@@ -327,7 +335,6 @@ def export_redact(ctx: CheckContext) -> None:
         if present:
             ctx.violation("ump/export-redact", f"record {loc.record.get('id')} was exported with values at its "
                           f"redact paths {present}", received=loc.record, where=_where(loc))
-    seeded = ctx.client.seeded()
     if seeded is None:
         return
     # The exporter may drop the redact list itself, so judge with the list it was given.
@@ -369,10 +376,11 @@ def export_exportable(ctx: CheckContext) -> None:
 def record_integrity(ctx: CheckContext) -> None:
     # A lossy Markdown projection also breaks its copied integrity block; that loss is the
     # md-roundtrip check's to report, so Markdown is judged here only when it is all there is.
-    judged = _records(ctx, ("json", "ndjson")) or _records(ctx, ("md",))
+    judged = [loc for loc in (_records(ctx, ("json", "ndjson")) or _records(ctx, ("md",)))
+              if "integrity" in loc.record]
+    if not judged:
+        raise NotApplicable("no exported record carries an integrity block")
     for loc in judged:
-        if "integrity" not in loc.record:
-            continue
         report = integrity.verify(loc.record)
         for problem in report.problems:
             ctx.violation(problem.requirement, problem.message, received=loc.record.get("integrity"),
@@ -520,6 +528,8 @@ def relations_open(ctx: CheckContext) -> None:
 @check("ump/l0/relation-targets", spec="ump", requirements=("ump/relation-target-form",), bindings=FILE,
        title="relation targets are record ids or entity nodes")
 def relation_targets(ctx: CheckContext) -> None:
+    if not any(loc.record.get("relations") for loc in _records(ctx)):
+        raise NotApplicable("no exported record carries relations")
     for loc in _records(ctx):
         for i, rel in enumerate(loc.record.get("relations") or ()):
             target = rel.get("target") if isinstance(rel, dict) else None
