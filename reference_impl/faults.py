@@ -17,6 +17,11 @@ class Fault:
     breaks: tuple[str, ...]
     since: str = "0.1"  # first spec version the fault applies to
 
+    def applies_to(self, spec: str, version: str) -> bool:
+        from memconform.suite.catalogue import version_key
+
+        return spec == self.spec and version_key(version) >= version_key(self.since)
+
 
 def _collect() -> dict[str, Fault]:
     from memconform.reference_impl.ump.faults import UMP_FAULTS

@@ -13,7 +13,7 @@ from memconform.suite.outcomes import LEVELS, Keyword
 SPECS = ("ump",)
 
 
-def _version_key(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
@@ -33,10 +33,10 @@ class Requirement:
     testable: bool = True
 
     def applies_to(self, version: str) -> bool:
-        v = _version_key(version)
-        if v < _version_key(self.since):
+        v = version_key(version)
+        if v < version_key(self.since):
             return False
-        return self.until is None or v <= _version_key(self.until)
+        return self.until is None or v <= version_key(self.until)
 
     def cite(self) -> str:
         return f"{self.id} (§{self.section}, {self.keyword.value}, {self.level})"

@@ -290,11 +290,13 @@ class ResultCollector:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    if STATE not in config.stash or hasattr(config, "workerinput"):
-        for driver in config.stash[STATE].drivers.values() if STATE in config.stash else ():
-            driver.close()
+    if STATE not in config.stash:
         return
     state = config.stash[STATE]
+    for driver in state.drivers.values():
+        driver.close()
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller writes the report
+        return
     from memconform.reports.model import build_report, run_info
 
     targets = []
@@ -311,8 +313,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             path = Path(config.invocation_params.dir) / path
         path.write_text(json.dumps(state.report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         state.report["_written_to"] = str(path)
-    for driver in state.drivers.values():
-        driver.close()
 
 
 def _describe_only(text: str) -> dict[str, Any]:

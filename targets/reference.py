@@ -17,18 +17,13 @@ from memconform.targets.target_string import ReferenceTarget
 
 
 
-def _vkey(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
-
 class ReferenceUmpFileClient:
     """The reference implementation's file binding: seeded with the export corpus, then exported
     as .ump.json, NDJSON and a folder of .ump.md into a private temporary folder."""
 
     def __init__(self, version: str, fault: str | None):
         self.version = version
-        applies = fault is not None and FAULTS[fault].spec == "ump" and _vkey(version) >= _vkey(FAULTS[fault].since)
-        self.fault = fault if applies else None
+        self.fault = fault if fault is not None and FAULTS[fault].applies_to("ump", version) else None
         self._seeded = export_corpus(version)
         self._tmp = tempfile.TemporaryDirectory(prefix="memconform-ref-")
         engine = self._engine()

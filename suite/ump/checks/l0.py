@@ -344,8 +344,7 @@ def export_redact(ctx: CheckContext) -> None:
         if not paths or not consent.is_exportable(rec):
             continue
         for loc in by_id.get(rec["id"], []):
-            probe = dict(loc.record, consent=dict(loc.record.get("consent") or {}, redact=paths))
-            present = consent.redacted_paths_present(probe)
+            present = consent.redacted_paths_present(loc.record, paths)
             if present:
                 ctx.violation("ump/export-redact", f"record {rec['id']} was exported with values at {present}",
                               sent=rec, received=loc.record, where=_where(loc))
@@ -482,9 +481,7 @@ def _batch_with_invalid(ctx: CheckContext, case: Any, text: str, fmt: str, code:
     """A JSON array holding a valid record and then the invalid one must be refused whole."""
     if fmt != "json" or "ump/reject-invalid-record" not in ctx.case.requirements:
         return
-    from memconform.suite.ump.corpus import export_corpus
-
-    good = next(r for r in export_corpus(ctx.version) if r.get("ump") == ctx.version and "integrity" not in r)
+    good = _plain_record(ctx.version)
     batch = json.dumps([good, case.input], ensure_ascii=False)
     outcome = ctx.client.parse(batch, "json")
     if outcome.error is None:
@@ -497,12 +494,17 @@ def _batch_with_invalid(ctx: CheckContext, case: Any, text: str, fmt: str, code:
 
 # -- relations and optional members --------------------------------------------------------
 
-def _sample(ctx: CheckContext, **changes: Any) -> dict[str, Any]:
-    from memconform.suite.ump import ids
+def _plain_record(version: str) -> dict[str, Any]:
+    """A valid, unsigned corpus record of this version, to build probes from."""
     from memconform.suite.ump.corpus import export_corpus
 
-    base = next(r for r in export_corpus(ctx.version) if r.get("ump") == ctx.version and "integrity" not in r)
-    rec = dict(base, **changes)
+    return next(r for r in export_corpus(version) if r.get("ump") == version and "integrity" not in r)
+
+
+def _sample(ctx: CheckContext, **changes: Any) -> dict[str, Any]:
+    from memconform.suite.ump import ids
+
+    rec = dict(_plain_record(ctx.version), **changes)
     rec["id"] = ids.content_addressed_id(dict(rec, id=""))
     return rec
 
