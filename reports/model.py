@@ -49,13 +49,14 @@ def requirement_outcomes(results: Iterable[dict[str, Any]]) -> dict[str, dict[st
 
 
 def compute_level(spec: str, version: str, outcomes: dict[str, dict[str, Any]],
-                  claimed_levels: tuple[str, ...]) -> dict[str, Any]:
-    """The highest level whose testable MUSTs all passed, counting up from L0."""
+                  claimed_levels: tuple[str, ...], binding: str | None = None) -> dict[str, Any]:
+    """The highest level whose testable MUSTs all passed, counting up from L0. On a binding,
+    only the MUSTs that can be judged there count (the file formats are not an HTTP server's)."""
     cat = catalogues.load(spec)
     reached = None
     blocked: dict[str, Any] | None = None
     for level in LEVELS:
-        musts = [r for r in cat.for_version(version)
+        musts = [r for r in cat.for_version(version, binding)
                  if r.level == level and r.keyword is Keyword.MUST and r.testable]
         failed = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]
         errored = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") in (Outcome.ERROR, Outcome.STALE)]
@@ -121,7 +122,7 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             continue
         cat = catalogues.load(spec)
         outcomes = requirement_outcomes(group)
-        computed = compute_level(spec, version, outcomes, cat.claimed_levels)
+        computed = compute_level(spec, version, outcomes, cat.claimed_levels, binding)
         by_kw: Counter[tuple[str, str]] = Counter()
         for rid, entry in outcomes.items():
             req = cat.get(rid)

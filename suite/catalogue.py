@@ -31,6 +31,12 @@ class Requirement:
     note: str | None = None
     derived: bool = False
     testable: bool = True
+    #: The bindings a requirement can be judged on; None means every binding. A level on a
+    #: binding is computed from the MUSTs that bind there ("UMP 1.0 / L3 / http").
+    bindings: tuple[str, ...] | None = None
+
+    def applies_to_binding(self, binding: str) -> bool:
+        return self.bindings is None or binding in self.bindings
 
     def applies_to(self, version: str) -> bool:
         v = version_key(version)
@@ -60,8 +66,9 @@ class Catalogue:
         except KeyError:
             raise KeyError(f"{requirement_id!r} is not in the {self.spec} catalogue") from None
 
-    def for_version(self, version: str) -> tuple[Requirement, ...]:
-        return tuple(r for r in self.requirements if r.applies_to(version))
+    def for_version(self, version: str, binding: str | None = None) -> tuple[Requirement, ...]:
+        return tuple(r for r in self.requirements if r.applies_to(version)
+                     and (binding is None or r.applies_to_binding(binding)))
 
 
 class CatalogueError(ValueError):
@@ -91,6 +98,7 @@ def parse_catalogue(data: dict, spec: str) -> Catalogue:
             keyword=keyword, since=str(raw["since"]), until=raw.get("until"),
             summary=raw["summary"], quote=raw["quote"], note=raw.get("note"),
             derived=bool(raw.get("derived", False)), testable=bool(raw.get("testable", True)),
+            bindings=tuple(raw["bindings"]) if "bindings" in raw else None,
         ))
     return Catalogue(
         spec=spec, title=data.get("title", spec.upper()),

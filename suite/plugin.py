@@ -26,8 +26,9 @@ DEFAULT_TIMEOUT = 10.0
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("memconform", "memconform: agent-memory protocol conformance")
     group.addoption("--target", action="append", default=[], metavar="TARGET",
-                    help="implementation to judge (repeatable): reference, reference?fault=NAME, file:PATH; "
-                         "http://…, mcp+stdio:…, mcp+http://…, jsonrpc+…, *.toml, docker:IMAGE are reserved")
+                    help="implementation to judge (repeatable): reference, reference?fault=NAME, file:PATH, "
+                         "http://HOST:PORT, 'mcp+stdio:COMMAND ARGS', mcp+http://HOST:PORT/mcp; "
+                         "jsonrpc+…, *.toml, docker:IMAGE are reserved")
     group.addoption("--spec", action="append", default=[], metavar="SPEC[@VERSION]",
                     help="only these specs (repeatable), e.g. ump or ump@1.0")
     group.addoption("--level", default=None, choices=LEVELS, help="judge levels up to this one only")
@@ -42,6 +43,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"where to write the JSON report (default {DEFAULT_REPORT}); '-' for none")
     group.addoption("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                     help=f"per-operation timeout against a target (default {DEFAULT_TIMEOUT:g})")
+    group.addoption("--mcp-protocol", default="2025-11-25", choices=("2025-11-25", "latest"),
+                    help="MCP handshake for mcp+… targets: ClientSession.initialize() (2025-11-25, "
+                         "the default) or the SDK's newest protocol version")
     group.addoption("--memconform-only", action="store_true", default=False,
                     help="collect only the memconform checks, none of the files in the current folder")
 
@@ -55,6 +59,7 @@ class RunState:
     strict: bool
     report_path: str | None
     timeout: float
+    mcp_protocol: str = "2025-11-25"
     drivers: dict[str, Any] = field(default_factory=dict)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     report: dict[str, Any] | None = None
@@ -102,6 +107,7 @@ def pytest_configure(config: pytest.Config) -> None:
         strict=config.getoption("memconform_strict") or _pytest_strict(config),
         report_path=None if report == "-" else report,
         timeout=config.getoption("timeout"),
+        mcp_protocol=config.getoption("mcp_protocol"),
     )
     config.pluginmanager.register(ResultCollector(config.stash[STATE]), "memconform-results")
 
@@ -135,7 +141,8 @@ class MemconformCollector(pytest.Collector):
 
         forced = tuple(sorted(v for vs in state.specs.values() if vs for v in vs))
         try:
-            driver = open_driver(text, forced_versions=forced)
+            driver = open_driver(text, forced_versions=forced, timeout=state.timeout,
+                                 mcp_protocol=state.mcp_protocol)
             subjects = driver.subjects()
         except TargetStringError as exc:
             raise pytest.UsageError(f"--target {text!r}: {exc}") from None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from memconform.targets.target_string import (
-    FileTarget, ReferenceTarget, TargetStringError, UnsupportedTarget, parse_target,
+    FileTarget, HttpTarget, McpTarget, ReferenceTarget, TargetStringError, UnsupportedTarget, parse_target,
 )
 
 
-def open_driver(text: str, forced_versions: tuple[str, ...] = ()):
+def open_driver(text: str, forced_versions: tuple[str, ...] = (), timeout: float = 10.0,
+                mcp_protocol: str = "2025-11-25"):
     """Parse a target string and return its driver. Raises TargetStringError for bad strings and
     TargetError when the target cannot be reached."""
     from memconform.suite.outcomes import TargetError
@@ -16,14 +17,23 @@ def open_driver(text: str, forced_versions: tuple[str, ...] = ()):
     if isinstance(target, ReferenceTarget):
         from memconform.targets.reference import ReferenceDriver
 
-        return ReferenceDriver(target)
+        return ReferenceDriver(target, timeout=timeout, mcp_protocol=mcp_protocol)
     if isinstance(target, FileTarget):
         from memconform.targets.file import FileDriver
 
         return FileDriver(target, forced_versions)
+    if isinstance(target, HttpTarget):
+        from memconform.targets.http import HttpDriver
+
+        return HttpDriver(target.base_url, forced_versions, timeout=timeout)
+    if isinstance(target, McpTarget):
+        from memconform.targets.mcp import McpDriver
+
+        return McpDriver(target.text, forced_versions, timeout=timeout, protocol=mcp_protocol)
     assert isinstance(target, UnsupportedTarget)
     raise TargetError(f"{target.kind} targets are not supported by this version of memconform yet "
-                      f"({target.text}); supported now: reference, reference?fault=NAME, file:PATH")
+                      f"({target.text}); supported now: reference, reference?fault=NAME, file:PATH, "
+                      "http://HOST:PORT, mcp+stdio:COMMAND, mcp+http://HOST:PORT/mcp")
 
 
 __all__ = ["open_driver", "parse_target", "TargetStringError"]

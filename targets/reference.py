@@ -62,22 +62,81 @@ class ReferenceUmpFileClient:
         self._tmp.cleanup()
 
 
+LIVE_BINDINGS = ("http", "mcp")
+
+
+def _fault_shows_on(fault: str | None, binding: str) -> str | None:
+    """The fault to give the piece serving `binding`, or None: a file-format fault never reaches
+    the live server and a server fault never reaches the file exporter."""
+    if fault is None:
+        return None
+    bindings = FAULTS[fault].bindings
+    if bindings is None:
+        return fault if binding in LIVE_BINDINGS else None
+    return fault if binding in bindings else None
+
+
 class ReferenceDriver:
-    def __init__(self, target: ReferenceTarget):
+    """The reference implementation in-process: its file binding directly, and its HTTP and MCP
+    (streamable HTTP) bindings through a real server on 127.0.0.1, started on first use."""
+
+    def __init__(self, target: ReferenceTarget, timeout: float = 10.0, mcp_protocol: str = "2025-11-25"):
         self.target = target
         self.label = target.label
+        self.timeout = timeout
+        self.mcp_protocol = mcp_protocol
         self._clients: dict[tuple[str, str, str], Any] = {}
+        self._server = None
+        self._live: dict[str, Any] = {}
 
     def subjects(self) -> list[Subject]:
-        return [Subject(self.label, "ump", v, "file") for v in ("0.1", "1.0")]
+        return [Subject(self.label, "ump", v, b) for b in ("file", *LIVE_BINDINGS) for v in ("0.1", "1.0")]
 
     def advertised_level(self, subject: Subject) -> str | None:
-        return None  # a file binding has no capabilities document to advertise a level in
+        if subject.binding == "file":
+            return None  # a file binding has no capabilities document to advertise a level in
+        inner = self._live_driver(subject.binding)
+        return inner.advertised_level(self._inner_subject(inner, subject))
+
+    def _start(self) -> None:
+        if self._server is not None:
+            return
+        from memconform.reference_impl.ump.serve import start_in_thread
+        from memconform.reference_impl.ump.service import UmpService
+
+        fault = _fault_shows_on(self.target.fault, "http") or _fault_shows_on(self.target.fault, "mcp")
+        try:
+            self._server = start_in_thread(UmpService(fault=fault))
+        except Exception as exc:  # noqa: BLE001 - any failure to start is the target's error
+            raise TargetError(f"the reference server did not start: {exc}") from exc
+
+    def _live_driver(self, binding: str) -> Any:
+        if binding not in self._live:
+            self._start()
+            if binding == "http":
+                from memconform.targets.http import HttpDriver
+
+                self._live[binding] = HttpDriver(self._server.base_url, timeout=self.timeout)
+            else:
+                from memconform.targets.mcp import McpDriver
+
+                url = "mcp+" + self._server.base_url + "/mcp"
+                self._live[binding] = McpDriver(url, timeout=self.timeout, protocol=self.mcp_protocol)
+        return self._live[binding]
+
+    @staticmethod
+    def _inner_subject(inner: Any, subject: Subject) -> Subject:
+        return Subject(inner.label, subject.spec, subject.version, subject.binding)
 
     def client(self, subject: Subject) -> Any:
         key = (subject.spec, subject.version, subject.binding)
         if key not in self._clients:
-            self._clients[key] = ReferenceUmpFileClient(subject.version, self.target.fault)
+            if subject.binding == "file":
+                self._clients[key] = ReferenceUmpFileClient(subject.version,
+                                                            _fault_shows_on(self.target.fault, "file"))
+            else:
+                inner = self._live_driver(subject.binding)
+                self._clients[key] = inner.client(self._inner_subject(inner, subject))
         return self._clients[key]
 
     def describe(self) -> dict[str, Any]:
@@ -85,8 +144,13 @@ class ReferenceDriver:
                 "advertised": {}}
 
     def close(self) -> None:
-        for c in self._clients.values():
-            c.close()
+        for key, c in self._clients.items():
+            if key[2] == "file":
+                c.close()
         self._clients.clear()
-
-
+        for inner in self._live.values():
+            inner.close()
+        self._live.clear()
+        if self._server is not None:
+            self._server.stop()
+            self._server = None

@@ -26,6 +26,29 @@ class FileTarget:
 
 
 @dataclass(frozen=True)
+class HttpTarget:
+    """`http://host:port`: the UMP HTTP binding (§4.2), discovered through /ump/capabilities."""
+
+    base_url: str
+
+    @property
+    def label(self) -> str:
+        return self.base_url
+
+
+@dataclass(frozen=True)
+class McpTarget:
+    """`mcp+stdio:COMMAND ARGS` or `mcp+http://host:port/mcp`: the UMP MCP profile (§4.1)."""
+
+    text: str
+    transport: str  # "stdio" | "http"
+
+    @property
+    def label(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class UnsupportedTarget:
     """A target kind the language knows but this version of memconform cannot drive yet."""
 
@@ -37,10 +60,9 @@ class UnsupportedTarget:
         return self.text
 
 
-TargetString = ReferenceTarget | FileTarget | UnsupportedTarget
+TargetString = ReferenceTarget | FileTarget | HttpTarget | McpTarget | UnsupportedTarget
 
 _LATER_KINDS = {
-    "http://": "http", "https://": "http", "mcp+stdio:": "mcp+stdio", "mcp+http://": "mcp+http",
     "jsonrpc+stdio:": "jsonrpc+stdio", "jsonrpc+http://": "jsonrpc+http", "docker:": "docker",
 }
 
@@ -75,6 +97,21 @@ def parse_target(text: str) -> TargetString:
         if not path:
             raise TargetStringError("file: needs a path, e.g. file:export.ump.json")
         return FileTarget(Path(path))
+    if text.startswith(("http://", "https://")):
+        parsed = urllib.parse.urlsplit(text)
+        if not parsed.hostname:
+            raise TargetStringError(f"{text!r} has no host, e.g. http://127.0.0.1:8700")
+        if parsed.query or parsed.fragment:
+            raise TargetStringError(f"{text!r}: an HTTP target is a base URL without query or fragment")
+        return HttpTarget(text.rstrip("/"))
+    if text.startswith("mcp+stdio:"):
+        if not text[len("mcp+stdio:"):].strip():
+            raise TargetStringError('mcp+stdio: needs a command, e.g. "mcp+stdio:memconform serve --stdio"')
+        return McpTarget(text, "stdio")
+    if text.startswith(("mcp+http://", "mcp+https://")):
+        if not urllib.parse.urlsplit(text[len("mcp+"):]).hostname:
+            raise TargetStringError(f"{text!r} has no host, e.g. mcp+http://127.0.0.1:8700/mcp")
+        return McpTarget(text, "http")
     for prefix, kind in _LATER_KINDS.items():
         if text.startswith(prefix):
             return UnsupportedTarget(text, kind)

@@ -36,3 +36,131 @@ class UmpFileClient(Protocol):
 
     def parse(self, text: str, fmt: FileFormat) -> ParseOutcome:
         """Ask the implementation to read a document; raises NotApplicable when it cannot be asked."""
+
+
+# -- live bindings (L1-L3): one protocol over HTTP and MCP ------------------------------------
+
+Operation = Literal["capabilities", "recall", "remember", "get", "revise", "forget", "feedback",
+                    "subscribe", "rehydrate"]
+
+
+@dataclass(frozen=True)
+class Auth:
+    """Who a request is made as.
+
+    `owner`: the driver mints a fresh, valid capability token signed by that deterministic test
+    key (`memconform.suite.ump.testkeys`), all verbs, scope {owner: its DID}, 15 minutes.
+    `bearer`: send exactly this token. `anonymous`: send none.
+    """
+
+    kind: Literal["owner", "bearer", "anonymous"] = "owner"
+    owner: str | None = "owner-a"
+    token: str | None = None
+
+    @classmethod
+    def as_owner(cls, name: str = "owner-a") -> "Auth":
+        return cls("owner", name, None)
+
+    @classmethod
+    def bearer(cls, token: str) -> "Auth":
+        return cls("bearer", None, token)
+
+    @classmethod
+    def anonymous(cls) -> "Auth":
+        return cls("anonymous", None, None)
+
+
+DEFAULT_AUTH = Auth.as_owner("owner-a")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One operation as it happened on the wire: what was sent and what came back.
+
+    Drivers never raise for an answer they do not like; they raise `TargetError` only when no
+    answer came (refused connection, timeout, crashed process)."""
+
+    operation: str
+    binding: str
+    sent: Any                        # the §3 request object as sent (JSON-able)
+    status: int | None = None        # HTTP status; None over MCP
+    body: Any = None                 # the parsed response object (JSON / MCP structured content)
+    error_code: str | None = None    # the §3.7 code when the answer is an error
+    error_message: str | None = None
+    raw: str | None = None           # the undecoded answer when it was not JSON
+    wire: tuple[str, ...] = ()       # binding-level remarks (e.g. "isError without a code")
+    auth: str | None = None          # how the request was authorised, for messages
+
+    @property
+    def ok(self) -> bool:
+        return self.error_code is None and isinstance(self.body, dict) and "error" not in self.body
+
+    def describe(self) -> str:
+        """A one-line account for failure messages: status, then the body (shortened)."""
+        import json as _json
+
+        head = f"HTTP {self.status}" if self.status is not None else self.binding.upper()
+        if self.body is not None:
+            text = _json.dumps(self.body, ensure_ascii=False, sort_keys=True)
+        else:
+            text = repr(self.raw)
+        if len(text) > 600:
+            text = text[:600] + "…"
+        return f"{head} {text}"
+
+
+@dataclass(frozen=True)
+class SubscribeOutcome:
+    """What a subscription delivered while `trigger` ran."""
+
+    sent: Any
+    status: int | None = None
+    content_type: str | None = None
+    events: tuple[dict[str, Any], ...] = ()   # each {"type", "id", "record"?}, as parsed
+    raw: str | None = None                    # the stream text as received (for messages)
+    error_code: str | None = None
+    error_message: str | None = None
+    problems: tuple[str, ...] = ()            # malformed frames and the like
+
+
+class UmpClient(Protocol):
+    """The six operations plus feedback, subscribe and the rehydration extension, over one
+    binding, judged under one spec version. Every method returns what happened; none raises
+    for an unwelcome answer."""
+
+    version: str
+    binding: str  # "http" | "mcp"
+
+    def capabilities(self, request: dict[str, Any] | None = None) -> Reply: ...
+
+    def recall(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply: ...
+
+    def remember(self, record: Any, *, auth: Auth = DEFAULT_AUTH, wrap: bool = True) -> Reply:
+        """Send {"record": record} (or the bare value when wrap=False)."""
+
+    def get(self, id: str, *, auth: Auth = DEFAULT_AUTH) -> Reply: ...
+
+    def revise(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply: ...
+
+    def forget(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply: ...
+
+    def feedback(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply: ...
+
+    def rehydrate(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        """The §5.3 helper, where the target offers one (error_code "unsupported" otherwise)."""
+
+    def subscribe(self, trigger: Any, *, auth: Auth = DEFAULT_AUTH,
+                  request: dict[str, Any] | None = None, expect: int = 1) -> SubscribeOutcome:
+        """Open a subscription, call `trigger()` once it is established, and collect events
+        until `expect` have arrived or the driver's timeout passes. Over a binding without
+        subscribe: error_code "unsupported"."""
+
+    def offered(self) -> frozenset[str]:
+        """The operations this binding offers (MCP: from the tool list)."""
+
+    def call_raw(self, method: str, path: str, body: bytes | None = None,
+                 headers: dict[str, str] | None = None, *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        """HTTP only: any request, for bad-input checks. Raises NotApplicable over MCP."""
+
+    def tools(self) -> list[dict[str, Any]] | None:
+        """MCP only: the tool listing (name, inputSchema, outputSchema?); None over HTTP."""

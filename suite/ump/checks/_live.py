@@ -1,0 +1,86 @@
+"""What the live (L1-L3) checks share: fresh sample records, preconditions, served-record checks.
+
+Every check runs against one shared store, so each makes its own records with a unique marker in
+`body.text` and never relies on what another check wrote.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.ump import record as ump_record
+from memconform.suite.ump.client import Auth, Reply
+from memconform.suite.ump.testkeys import test_did
+
+LIVE = ("http", "mcp")
+KINDS = ("semantic", "episodic", "procedural", "working", "identity")
+OWNER_A, OWNER_B, MALLORY = "owner-a", "owner-b", "mallory"
+PROJECT = "github.com/example/memconform-live"
+
+
+def marker(label: str = "m") -> str:
+    """A word no other record contains, so a recall for it finds exactly the records made here."""
+    return f"mcf{label}{secrets.token_hex(6)}"
+
+
+def did(name: str) -> str:
+    return test_did(name)
+
+
+def sample_record(kind: str = "semantic", *, owner: str = OWNER_A, text: str | None = None,
+                  visibility: str = "private", **members: Any) -> dict[str, Any]:
+    """A partial record (no id, no time, no integrity: the server fills them) that every level
+    accepts: a DID owner, provenance, a unique marker in the text. `members` replace top-level
+    members (e.g. consent=..., lifecycle=...)."""
+    owner_did = did(owner)
+    rec: dict[str, Any] = {
+        "kind": kind,
+        "body": {"text": text if text is not None else f"{marker(kind[:3])} a {kind} memory for the suite"},
+        "scope": {"owner": owner_did, "project": PROJECT, "visibility": visibility},
+        "provenance": {"actor": owner_did, "actor_kind": "agent", "method": "memconform-check"},
+    }
+    rec.update(members)
+    return rec
+
+
+def first_word(rec: dict[str, Any]) -> str:
+    return str(rec["body"]["text"]).split()[0]
+
+
+def need(reply: Reply, what: str) -> dict[str, Any]:
+    """The body of a reply a check needs as a precondition. When it failed, the check cannot
+    judge its own requirement (the failing operation is judged by its own check): skip it."""
+    if not reply.ok:
+        raise NotApplicable(f"precondition failed: {what} did not succeed ({reply.describe()}); "
+                            f"the operation itself is judged by its own check")
+    return reply.body
+
+
+def remember_new(client: Any, record: dict[str, Any], *, auth: Auth | None = None, what: str = "remember") -> str:
+    """Remember a record as a precondition and return its id."""
+    reply = client.remember(record, **({"auth": auth} if auth else {}))
+    body = need(reply, what)
+    rid = body.get("id")
+    if not isinstance(rid, str):
+        raise NotApplicable(f"precondition failed: {what} answered no id ({reply.describe()})")
+    return rid
+
+
+def served_problems(rec: Any, version: str) -> list[str]:
+    """Why a record a server returned is not a valid §2 record of `version` ([] when it is)."""
+    if not isinstance(rec, dict):
+        return [f"not a JSON object: {type(rec).__name__}"]
+    return [f"{v.pointer or '/'}: {v.message} ({v.requirement})" for v in ump_record.validate(rec, version)]
+
+
+def results_of(reply: Reply) -> list[dict[str, Any]]:
+    """recall's results as a list of dicts (empty when the shape is wrong: judged elsewhere)."""
+    body = reply.body if isinstance(reply.body, dict) else {}
+    results = body.get("results")
+    return [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+
+
+def recalled_ids(reply: Reply) -> list[str]:
+    return [r["record"].get("id") for r in results_of(reply) if isinstance(r.get("record"), dict)]
