@@ -16,6 +16,10 @@ class Fault:
     description: str
     breaks: tuple[str, ...]
     since: str = "0.1"  # first spec version the fault applies to
+    #: The bindings on which the breaks show: ("file",) for faults of the file binding (L0).
+    #: None means every live binding the reference server offers (http and mcp): a fault of the
+    #: server itself (`memconform.reference_impl.ump.service`), seen through either binding.
+    bindings: tuple[str, ...] | None = None
 
     def applies_to(self, spec: str, version: str) -> bool:
         from memconform.suite.catalogue import version_key

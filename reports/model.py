@@ -17,6 +17,9 @@ from memconform.suite import catalogue as catalogues
 from memconform.suite.outcomes import LEVELS, Keyword, Outcome
 
 REPORT_FORMAT = "memconform-report/1"
+#: The highest level a binding can carry: files are the portable record (§7 L0), the operations
+#: of L1 and above need a live server.
+BINDING_TOP_LEVEL = {"file": "L0"}
 #: The check id of the stand-in result for a target that could not be opened at all.
 CONNECT_CHECK = "memconform/connect"
 
@@ -55,7 +58,7 @@ def compute_level(spec: str, version: str, outcomes: dict[str, dict[str, Any]],
     cat = catalogues.load(spec)
     reached = None
     blocked: dict[str, Any] | None = None
-    for level in LEVELS:
+    for level in LEVELS[:LEVELS.index(BINDING_TOP_LEVEL.get(binding, LEVELS[-1])) + 1]:
         musts = [r for r in cat.for_version(version, binding)
                  if r.level == level and r.keyword is Keyword.MUST and r.testable]
         failed = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]

@@ -226,6 +226,48 @@ def record_to_json(file: Path, output: Path | None, ndjson: bool) -> None:
     _emit(files.dump_ndjson(records) if ndjson else files.dump_json(records), output)
 
 
+# -- serve -----------------------------------------------------------------------------------
+
+def _check_fault(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    from memconform.reference_impl.faults import FAULTS
+
+    if value not in FAULTS:
+        raise click.BadParameter(f"unknown fault {value!r}; known faults: {', '.join(sorted(FAULTS))}")
+    return value
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to listen on")
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535),
+              help="port to listen on (0: any free port; the URL is printed to stderr)")
+@click.option("--db", type=click.Path(dir_okay=False), default=None,
+              help="sqlite file to keep the store in (default: in memory, gone on exit)")
+@click.option("--require-capability/--no-require-capability", default=True, show_default=True,
+              help="refuse every operation but capabilities without a valid capability token "
+                   "(Authorization: Bearer). On by default because L3 requires capability tokens; "
+                   "--no-require-capability serves anonymous requests (below L3)")
+@click.option("--fault", default=None, callback=_check_fault, metavar="NAME",
+              help="serve with one deliberate defect switched on (see the fault list in the docs)")
+@click.option("--stdio", is_flag=True,
+              help="speak MCP over stdin/stdout instead of HTTP (stdout carries only the protocol)")
+def serve(host: str, port: int, db: str | None, require_capability: bool, fault: str | None, stdio: bool) -> None:
+    """Run the reference UMP server: HTTP (§4.2, SSE subscribe, /.well-known/ump.json,
+    /openapi.json) with MCP streamable HTTP at /mcp, or MCP over stdio with --stdio.
+
+    Listens on 127.0.0.1:8700 by default and prints the URL to stderr. Stop it with Ctrl-C.
+    """
+    from memconform.reference_impl.ump.serve import serve as run_server
+
+    try:
+        run_server(host=host, port=port, db=db, require_capability=require_capability, fault=fault, stdio=stdio)
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on {host}:{port}: {exc}") from None
+    except KeyboardInterrupt:
+        pass
+
+
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text if text.endswith("\n") else text + "\n", nl=False)

@@ -1,64 +1,230 @@
-"""UMP faults of the reference implementation (file binding, L0 and the integrity it carries)."""
+"""UMP faults of the reference implementation.
+
+The first group breaks the file binding (L0, `engine.UmpEngine`; bindings=("file",)). The second
+group (SERVER_FAULTS) breaks the live server (`service.UmpService`, L1-L3) and shows over both
+live bindings (bindings=None: http and mcp). Each server fault's `breaks` are the requirements the
+live checks (suite/ump/checks/l1.py, l2.py, l3.py) report as failed against it; the notes say why
+where a fault shows in more than one check.
+"""
 
 from memconform.reference_impl.faults import Fault
 
+FILE = ("file",)
+
 UMP_FAULTS = (
     Fault("md-drops-relations", "ump", "the .ump.md projection leaves out `relations`",
-          ("ump/md-roundtrip-lossless",)),
+          ("ump/md-roundtrip-lossless",), bindings=FILE),
     Fault("md-unterminated-front-matter", "ump", ".ump.md files never close their front matter",
-          ("ump/file-md",)),
+          ("ump/file-md",), bindings=FILE),
     Fault("json-export-trailing-comma", "ump", "the .ump.json array ends with a trailing comma (not JSON)",
-          ("ump/file-json",)),
+          ("ump/file-json",), bindings=FILE),
     Fault("json-export-drops-structured", "ump", "the JSON export loses `body.structured`",
-          ("ump/file-json",)),
+          ("ump/file-json",), bindings=FILE),
     Fault("export-ignores-redact", "ump", "export emits values named by `consent.redact`",
-          ("ump/export-redact",)),
+          ("ump/export-redact",), bindings=FILE),
     Fault("exports-unexportable", "ump", "export includes records with `consent.exportable: false`",
-          ("ump/export-exportable",)),
+          ("ump/export-exportable",), bindings=FILE),
     Fault("hash-over-wrong-bytes", "ump",
           "content_hash is BLAKE3 of the record with integrity included (not JCS minus integrity)",
-          ("ump/integrity-content-hash",)),
+          ("ump/integrity-content-hash",), bindings=FILE),
     Fault("signature-over-raw-hash", "ump",
           "the signature covers the raw BLAKE3 digest instead of BLAKE3(content_hash string)",
-          ("ump/integrity-signature",)),
+          ("ump/integrity-signature",), bindings=FILE),
     Fault("signs-with-service-key", "ump", "records are signed with the server's key, not the owner's",
-          ("ump/integrity-signer-owner",)),
+          ("ump/integrity-signer-owner",), bindings=FILE),
     Fault("accepts-bad-signatures", "ump", "import does not verify integrity (hash, signature or signer)",
           ("ump/integrity-verify-on-read", "ump/integrity-content-hash", "ump/integrity-signature",
-           "ump/integrity-signer-owner")),
+           "ump/integrity-signer-owner"), bindings=FILE),
     Fault("accepts-missing-fields", "ump", "import does not check REQUIRED members",
-          ("ump/record-required-fields", "ump/reject-invalid-record")),
+          ("ump/record-required-fields", "ump/reject-invalid-record"), bindings=FILE),
     # The Markdown vector with an unquoted `ump: 1.0` (a number) is refused for its version too.
     Fault("accepts-unknown-version", "ump", "import takes any `ump` value of a known major",
-          ("ump/record-version", "ump/reject-invalid-record", "ump/file-md")),
+          ("ump/record-version", "ump/reject-invalid-record", "ump/file-md"), bindings=FILE),
     Fault("accepts-unknown-major", "ump", "import takes records of an unknown major version",
-          ("ump/reject-unknown-major", "ump/record-version", "ump/reject-invalid-record"), since="1.0"),
+          ("ump/reject-unknown-major", "ump/record-version", "ump/reject-invalid-record"), since="1.0", bindings=FILE),
     Fault("accepts-bad-ids", "ump", "import does not check the id pattern",
-          ("ump/record-id-format", "ump/reject-invalid-record")),
+          ("ump/record-id-format", "ump/reject-invalid-record"), bindings=FILE),
     Fault("accepts-unknown-kind", "ump", "import takes any `kind`",
-          ("ump/record-kind", "ump/reject-invalid-record")),
+          ("ump/record-kind", "ump/reject-invalid-record"), bindings=FILE),
     Fault("accepts-unknown-visibility", "ump", "import takes any `scope.visibility`",
-          ("ump/record-visibility", "ump/reject-invalid-record")),
+          ("ump/record-visibility", "ump/reject-invalid-record"), bindings=FILE),
     Fault("accepts-bad-time", "ump", "import does not check timestamps or valid time order",
-          ("ump/record-time", "ump/reject-invalid-record")),
+          ("ump/record-time", "ump/reject-invalid-record"), bindings=FILE),
     Fault("accepts-bad-field-types", "ump", "import does not check member types and ranges",
-          ("ump/record-field-types", "ump/reject-invalid-record")),
+          ("ump/record-field-types", "ump/reject-invalid-record"), bindings=FILE),
     Fault("stores-rejected-batch", "ump", "a rejected import keeps the records read before the bad one",
-          ("ump/reject-invalid-record",)),
+          ("ump/reject-invalid-record",), bindings=FILE),
     # A reader that refuses `working` records also fails to read valid files holding them, and
     # so cannot take its own Markdown of such a record back.
     Fault("refuses-working-kind", "ump", "the file reader refuses records of kind `working`",
-          ("ump/kinds-accept-all", "ump/file-json", "ump/file-md", "ump/md-roundtrip-lossless")),
+          ("ump/kinds-accept-all", "ump/file-json", "ump/file-md", "ump/md-roundtrip-lossless"), bindings=FILE),
     Fault("refuses-unknown-relation-type", "ump", "the file reader refuses relation types outside the "
           "reserved set (and so valid files that use one)",
-          ("ump/relations-open-vocabulary", "ump/file-json", "ump/file-md")),
+          ("ump/relations-open-vocabulary", "ump/file-json", "ump/file-md"), bindings=FILE),
     # Both also make the JSON export lose what it was given, which file-json reports.
     Fault("export-drops-provenance", "ump", "export leaves out `provenance`",
-          ("ump/provenance-required", "ump/file-json")),
+          ("ump/provenance-required", "ump/file-json"), bindings=FILE),
     Fault("export-opaque-owner", "ump", "export writes the owner as an opaque account name, not a DID",
-          ("ump/owner-did", "ump/file-json")),
+          ("ump/owner-did", "ump/file-json"), bindings=FILE),
     Fault("exports-other-version", "ump", "a 1.0 store exports records labelled 0.1",
-          ("ump/emit-advertised-version",), since="1.0"),
+          ("ump/emit-advertised-version",), since="1.0", bindings=FILE),
     Fault("keeps-0.1-on-import", "ump", "imported 0.1 records are kept and re-emitted as 0.1",
-          ("ump/normalize-imported-0.1", "ump/emit-advertised-version"), since="1.0"),
+          ("ump/normalize-imported-0.1", "ump/emit-advertised-version"), since="1.0", bindings=FILE),
 )
+
+# -- the live server (L1-L3) -------------------------------------------------------------------
+
+SERVER_FAULTS = (
+    # capabilities (§3.1)
+    # The snapshot repeats the newest record's text, so a recall for it finds one record more.
+    Fault("capabilities-side-effect", "ump", "every capabilities call snapshots the newest memory into a new "
+          "working memory", ("ump/capabilities-no-side-effects",)),
+    # The served records are judged against capabilities.ump too (emit-advertised-version, 1.0).
+    # Leaving `ump` out instead would break the route/tool checks, which recognise the §3.1
+    # response by it.
+    Fault("capabilities-wrong-version", "ump", "capabilities answers ump \"1.0.0\" / \"0.1.0\" instead of the "
+          "spec version string", ("ump/capabilities-version", "ump/emit-advertised-version")),
+    Fault("capabilities-bad-conformance", "ump", "capabilities answers conformance \"Level 3\" (not L0-L3)",
+          ("ump/capabilities-conformance",)),
+    Fault("capabilities-missing-kind", "ump", "capabilities lists four kinds (working left out)",
+          ("ump/capabilities-kinds",)),
+    Fault("capabilities-no-live-bindings", "ump", "capabilities.bindings lists only \"file\", not the binding in use",
+          ("ump/capabilities-bindings",)),
+    # The service still speaks 0.1 (the bindings negotiate it) but capabilities claims 1.0 only:
+    # a 1.0-only server seen answering ump "0.1".
+    Fault("negotiates-down-to-0.1", "ump", "capabilities.versions hides 0.1 while a client announcing 0.1 is "
+          "still answered with ump \"0.1\"", ("ump/capabilities-no-0.1-runtime",), since="1.0"),
+    # recall (§3.2)
+    Fault("recall-omits-signals", "ump", "recall results carry record and score but no signals",
+          ("ump/recall-result-shape",)),
+    Fault("recall-renames-signal", "ump", "recall reports similarity as \"relevance\" (not advertised)",
+          ("ump/recall-signal-names",)),
+    Fault("recall-unranked", "ump", "recall returns the best results in ascending score order",
+          ("ump/recall-ranked",)),
+    # The checks of recall-finds-remembered query a record's whole body text; the others recall a
+    # marker word or two.
+    Fault("recall-drops-long-queries", "ump", "recall answers no results for a query of more than five words",
+          ("ump/recall-finds-remembered",)),
+    Fault("ignores-kind-filter", "ump", "recall ignores filter.kind", ("ump/recall-filter-kind",)),
+    Fault("ignores-limit", "ump", "recall ignores limit and returns up to max_recall results",
+          ("ump/recall-limit",)),
+    # filter.valid_at is dropped, so recall always looks at now: a probe in the past misses what
+    # was valid then (honors-valid-at), and the prior of a revise is not found in its past.
+    Fault("ignores-valid-at", "ump", "recall ignores filter.valid_at (always filters at now)",
+          ("ump/recall-honors-valid-at", "ump/revise-prior-queryable")),
+    Fault("recall-default-all-time", "ump", "recall without filter.valid_at returns records of every valid time",
+          ("ump/recall-default-valid-at-now",)),
+    # Default recall (no include_tombstoned) returns tombstones, forgotten or retention-expired.
+    Fault("recall-returns-tombstoned", "ump", "default recall includes tombstoned records",
+          ("ump/forget-excluded-from-recall", "ump/consent-retention-tombstone")),
+    # Recall is the only place: other owners' records of any visibility, mallory's forged grant
+    # included (the issuer-owner check recalls with it too).
+    Fault("cross-owner-leak", "ump", "recall returns other owners' private and shared records",
+          ("ump/visibility-private", "ump/visibility-shared-grant", "ump/cap-token-issuer-owner")),
+    # remember (§3.3)
+    # The second identical remember answers "created" with the first one's id: the report is
+    # wrong (reports-result) and, as the client sees it, two records were created under one id
+    # (id-unique: a repeated id is reported as merged, the catalogue note says).
+    Fault("merge-not-reported", "ump", "a remember merged into an existing record answers result \"created\"",
+          ("ump/remember-reports-result", "ump/id-unique")),
+    Fault("merge-returns-new-id", "ump", "a merged remember answers a fresh id that names no record",
+          ("ump/remember-merge-returns-existing-id",)),
+    Fault("merge-answers-no-id", "ump", "a merged remember answers {result: merged} without the id",
+          ("ump/remember-returns-id", "ump/remember-merge-returns-existing-id")),
+    Fault("accepts-bodyless-record", "ump", "remember of a record without body stores it with an empty body",
+          ("ump/remember-invalid-record",)),
+    Fault("accepts-bad-consent", "ump", "remember takes a consent block the store cannot honour (a retention "
+          "that is no ISO-8601 duration, a redact entry that is no JSON-path)", ("ump/remember-reject-policy",)),
+    Fault("accepts-missing-provenance", "ump", "remember takes records without provenance",
+          ("ump/provenance-required",)),
+    # The opaque owner is taken as a local account and stored unsigned (no key can sign for it).
+    Fault("accepts-opaque-owner", "ump", "remember takes a scope.owner that is not a DID",
+          ("ump/owner-did",)),
+    # The suite's own remember of a tampered record is the observable read (catalogue note of
+    # integrity-verify-on-read).
+    Fault("remember-accepts-bad-signature", "ump", "remember does not verify the integrity of a signed record "
+          "(the name accepts-bad-signature is the file binding's)",
+          ("ump/remember-reject-bad-signature", "ump/integrity-verify-on-read")),
+    Fault("live-keeps-0.1-records", "ump", "a 0.1 record remembered under 1.0 is stored and served as 0.1",
+          ("ump/normalize-imported-0.1", "ump/emit-advertised-version"), since="1.0"),
+    # get (§3.4) and served records
+    Fault("get-unknown-null", "ump", "get of an unknown content-addressed (52-character) id answers "
+          "{record: null} instead of not_found", ("ump/get-not-found",)),
+    # The served-records check names the §2 rule with served-records-valid.
+    Fault("serves-extra-member", "ump", "served records carry an extra top-level member `stored` (re-signed)",
+          ("ump/served-records-valid", "ump/record-field-types")),
+    # integrity (§2.8, §6.1, §7 L3); the stored records stay correct, the faults act when serving.
+    # sign-on-write judges content hash and signature; canonical-jcs any hash that is not the JCS one.
+    # normalize-imported-0.1 (1.0 only) recomputes the served hash of the normalized record too.
+    Fault("serves-hash-over-wrong-bytes", "ump", "served records' content_hash covers the record with integrity "
+          "included (re-signed over that hash)",
+          ("ump/integrity-content-hash", "ump/integrity-sign-on-write", "ump/canonical-jcs",
+           "ump/normalize-imported-0.1")),
+    # json.dumps(sort_keys, ensure_ascii) equals JCS on ASCII-only records without fractions, so
+    # only the JCS check's record (non-ASCII text, UTF-16 key order, 1e21) shows it.
+    Fault("serves-python-json-hash", "ump", "served records are hashed over Python's json.dumps(sort_keys, "
+          "ensure_ascii) instead of RFC 8785", ("ump/canonical-jcs",)),
+    Fault("serves-signature-over-raw-hash", "ump", "served records are signed over the raw BLAKE3 digest instead "
+          "of BLAKE3(content_hash string)", ("ump/integrity-signature", "ump/integrity-sign-on-write")),
+    Fault("serves-service-key-signature", "ump", "served records are signed with the server's key, not the owner's",
+          ("ump/integrity-signer-owner",)),
+    Fault("serves-unsigned", "ump", "records are served without integrity",
+          ("ump/integrity-required", "ump/integrity-sign-on-write")),
+    # revise (§3.5)
+    # The prior keeps valid_to null: the revise check sees it, and a default recall still returns
+    # the prior of a revise (the valid-at-now check revises one).
+    Fault("revise-keeps-valid-to", "ump", "revise leaves the prior's time.valid_to unset (null)",
+          ("ump/revise-sets-valid-to", "ump/recall-default-valid-at-now")),
+    Fault("revise-skips-superseded-by", "ump", "revise does not set the prior's superseded_by",
+          ("ump/revise-sets-superseded-by",)),
+    Fault("revise-answers-no-supersedes", "ump", "revise answers {id} without supersedes",
+          ("ump/revise-creates-successor",)),
+    Fault("revise-replaces-objects", "ump", "revise replaces whole top-level members with the patch's (body.text "
+          "patch loses body.structured)", ("ump/revise-applies-patch",)),
+    Fault("revise-rewrites-prior-body", "ump", "revise also writes the new body.text into the prior",
+          ("ump/revise-non-destructive",)),
+    Fault("revise-unknown-invalid", "ump", "revise of an unknown id answers invalid_record, not not_found",
+          ("ump/unknown-id-not-found",)),
+    # forget (§3.6)
+    # The answer still says tombstoned; the record is gone, so get cannot show its status and the
+    # tombstones check skips; forget-retained sees it.
+    Fault("forget-deletes", "ump", "a soft forget erases the record (answering tombstoned)",
+          ("ump/forget-retained",)),
+    Fault("forget-answers-deleted", "ump", "a soft forget answers result \"deleted\"", ("ump/forget-tombstones",)),
+    Fault("hard-forget-tombstones", "ump", "a hard forget only tombstones the record (answering erased)",
+          ("ump/forget-hard-erases",)),
+    # mallory's token hard-forgets owner-a's record in the issuer-owner check too.
+    Fault("hard-forget-anyone", "ump", "anyone may hard-forget any record",
+          ("ump/forget-hard-owner-only", "ump/cap-token-issuer-owner")),
+    # consent (§2.7)
+    Fault("ignores-retention", "ump", "consent.retention is never applied", ("ump/consent-retention-tombstone",)),
+    Fault("redact-not-applied", "ump", "records cross to other owners without their consent.redact paths "
+          "stripped", ("ump/consent-redact-boundary",)),
+    # visibility
+    Fault("shared-is-public", "ump", "shared records are served to everyone, like public ones",
+          ("ump/visibility-shared-grant",)),
+    # feedback, subscribe (§3.8)
+    Fault("feedback-refuses-contradicted", "ump", "feedback refuses the outcome contradicted",
+          ("ump/feedback-accepts-outcome",)),
+    Fault("recall-nonstandard-code", "ump", "recall of a request whose query is not a string answers the "
+          "error code \"bad_request\" (not §3.7)", ("ump/error-codes",)),
+    Fault("subscribe-drops-events", "ump", "subscribe delivers no `created` events", ("ump/subscribe-stream",)),
+    # capability tokens (§5.2)
+    Fault("token-optional", "ump", "requests without a capability token are served", ("ump/cap-token-required",)),
+    Fault("token-format-lenient", "ump", "a token whose signature part lacks the ed25519: prefix is accepted",
+          ("ump/cap-token-format",)),
+    # The spoofed token (iss owner-a, signed by mallory) of the issuer-owner check verifies now too.
+    Fault("token-signature-unchecked", "ump", "a token whose signature does not verify is accepted",
+          ("ump/cap-token-signature", "ump/cap-token-issuer-owner")),
+    Fault("token-expiry-unchecked", "ump", "expired tokens are accepted", ("ump/cap-token-expiry",)),
+    Fault("token-nbf-unchecked", "ump", "tokens whose nbf lies in the future are accepted",
+          ("ump/cap-token-not-before",)),
+    Fault("token-verbs-unchecked", "ump", "a token's verbs are not checked", ("ump/cap-token-verbs",)),
+    Fault("token-scope-ignores-visibility", "ump", "the visibility member of a token's scope is ignored",
+          ("ump/cap-token-scope",)),
+    # The reference implementation's gap (the notes, Capability tokens).
+    Fault("token-issuer-unchecked", "ump", "a token grants whatever owner its scope names, whoever signed it",
+          ("ump/cap-token-issuer-owner",)),
+)
+
+UMP_FAULTS = UMP_FAULTS + SERVER_FAULTS

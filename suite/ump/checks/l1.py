@@ -1,1 +1,2217 @@
-"""(being written)"""
+"""UMP L1 over the live bindings (HTTP §4.2, MCP §4.1): capabilities, recall, remember, get, ids,
+errors, the binding routes and tools, and the L0 record rules judged on what a server accepts and
+serves (docs/live-ump.md).
+
+How these checks stay fair and sharp:
+
+* Every check makes its own records, each with a unique marker word in `body.text`, and recalls
+  that word: the store is shared with every other check (and perhaps other clients).
+* A precondition that fails (remember refused when the check is about get, …) skips the check
+  with the reason (`need`, `NotApplicable`): only the check that owns an operation fails for it.
+* Records sent to judge something else are *complete* (`ump`, `id`, `time`, provenance with a
+  DID owner), so a server that cannot fill partial records (`remember-fills-*`), or that needs
+  provenance at L2+, fails only the checks about that.
+* Every record a check receives from a valid round trip is kept (per client) and validated by
+  `ump/l1/served-records` together with that check's own round trips.
+* A check that judged nothing raises NotApplicable with the reason; it never passes empty.
+
+Requirements judged nowhere here, and why:
+
+* `ump/admission-gate-policy` (§2.9): whether a target permits reuse only after confirmation,
+  and on what it bases that gate, is internal policy; nothing on the wire distinguishes "gate
+  enforced as policy" from "gate inferred from lifecycle.status" (the catalogue marks it
+  untestable).
+* `ump/client-negotiate-first` (§3.1): an obligation of the *calling* peer; a server cannot be
+  observed obeying it. The suite obeys it itself (drivers read capabilities first).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import secrets
+import urllib.parse
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from memconform.suite import catalogue as catalogues
+from memconform.suite.outcomes import LEVELS, NotApplicable, TargetError
+from memconform.suite.registry import Case, check
+from memconform.suite.runner import CheckContext
+from memconform.suite.ump import ids as ump_ids
+from memconform.suite.ump import integrity
+from memconform.suite.ump import record as ump_record
+from memconform.suite.ump.checks._live import (
+    KINDS, LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, need, results_of, sample_record,
+)
+from memconform.suite.ump.client import Auth, Reply
+from memconform.suite.ump.did import is_did
+from memconform.suite.ump.testkeys import TEST_KEY_NAMES, test_did, test_signing_key
+from memconform.vectors import load as vectors
+
+HTTP = ("http",)
+MCP = ("mcp",)
+
+#: §3.7, the whole error vocabulary.
+ERROR_CODES = ("unauthorized", "forbidden_scope", "not_found", "invalid_record", "consent_violation",
+               "signature_invalid", "unsupported", "rate_limited")
+#: §3.2, the standardized signal names.
+SIGNALS = ("similarity", "recency", "salience", "scope_match", "provenance_depth")
+#: §6.2 as the public implementation mints: 128 random bits or a BLAKE3-256 hash, lowercase
+#: unpadded base32 (26 or 52 characters).
+MINTED_ID = re.compile(r"urn:ump:(?:[a-z2-7]{26}|[a-z2-7]{52})")
+#: HTTP status per §3.7 code (the notes, HTTP binding); every other code is a 4xx (400).
+STATUS_FOR_CODE = {"not_found": 404, "unauthorized": 401, "forbidden_scope": 403, "rate_limited": 429}
+#: The operations §7 L1 asks of one binding, and their MCP tool names (§4.1).
+L1_OPERATIONS = ("capabilities", "recall", "remember", "get")
+TOOL_FOR = {op: f"ump.{op}" for op in ("capabilities", "recall", "remember", "get", "revise", "forget",
+                                       "feedback")}
+_OWNER_NAMES = {test_did(name): name for name in TEST_KEY_NAMES}
+
+
+# =============================================================================================
+# small helpers
+# =============================================================================================
+
+def _spec(requirement: str) -> str:
+    """'§3.3: “…”' — the section and sentence a message cites."""
+    req = catalogues.load("ump").get(requirement)
+    quote = req.quote if len(req.quote) <= 160 else req.quote[:157] + "…"
+    return f"§{req.section}: “{quote}”"
+
+
+def _now(days: float = 0.0) -> str:
+    t = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(days=days)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _full_record(ctx: CheckContext, kind: str = "semantic", *, owner: str = OWNER_A, text: str | None = None,
+                 visibility: str = "private", **members: Any) -> dict[str, Any]:
+    """A complete record of the session's version (ump, a fresh id, time, a DID owner,
+    provenance): what every level accepts without filling anything in."""
+    now = _now()
+    rec = {"ump": ctx.version, "id": ump_ids.random_id()}
+    rec.update(sample_record(kind, owner=owner, text=text, visibility=visibility))
+    rec["time"] = {"created": now, "valid_from": now}
+    rec.update(members)
+    return rec
+
+
+def _word(rec: dict[str, Any]) -> str:
+    return str(rec["body"]["text"]).split()[0]
+
+
+def _code(reply: Reply) -> str | None:
+    """The §3.7 code of a refusal; "rejected" for a `{result: rejected}` answer; None on success."""
+    if reply.error_code:
+        return reply.error_code
+    body = reply.body
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            code = err.get("code")
+            return code if isinstance(code, str) and code else "(no code)"
+        if err is not None:
+            return "(no code)"
+        if body.get("result") == "rejected":
+            return "rejected"
+    if not isinstance(body, dict):
+        return "(no JSON object)"
+    if reply.status is not None and reply.status >= 400:
+        return f"(HTTP {reply.status})"
+    return None
+
+
+def _internal(reply: Reply) -> None:
+    """An `internal` (HTTP 500) answer is the target erroring, not a verdict (catalogue note of
+    ump/error-codes)."""
+    if reply.error_code == "internal" or (reply.status is not None and reply.status >= 500):
+        raise TargetError(f"{reply.operation} failed inside the server: {reply.describe()}")
+
+
+def _accepted(reply: Reply) -> bool:
+    return reply.ok and isinstance(reply.body, dict) and reply.body.get("result") in ("created", "merged")
+
+
+def _new_id(reply: Reply) -> str | None:
+    rid = reply.body.get("id") if isinstance(reply.body, dict) else None
+    return rid if isinstance(rid, str) and rid else None
+
+
+def _auth_for(rec: Any) -> tuple[Auth, bool]:
+    """The auth to send a record with (its owner's token when the owner is a test key) and
+    whether the suite holds the owner's key."""
+    owner = rec.get("scope", {}).get("owner") if isinstance(rec, dict) and isinstance(rec.get("scope"), dict) else None
+    name = _OWNER_NAMES.get(owner) if isinstance(owner, str) else None
+    return (Auth.as_owner(name), True) if name else (Auth.as_owner(OWNER_A), False)
+
+
+@lru_cache(maxsize=1)
+def _operation_schemas() -> dict[str, Any]:
+    text = resources.files("memconform.suite.ump").joinpath("schemas", "operations.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+#: The member that makes an answer the §3 response of an operation, and its JSON type. The route
+#: and tool checks judge that the binding carries the operation (this member at the top of a JSON
+#: object, not wrapped, not an error); the values are the operation's own checks'.
+_RESPONSE_MEMBER = {"capabilities": ("ump", str), "recall": ("results", list), "remember": ("result", str),
+                    "get": ("record", dict), "revise": ("id", str), "forget": ("result", str),
+                    "feedback": (None, None)}
+
+
+def _response_problems(value: Any, operation: str) -> list[str]:
+    """Why `value` is not recognisably the §3 response of `operation` (top level only)."""
+    if not isinstance(value, dict):
+        return [f"the answer is {json.dumps(value)[:80] if value is not None else 'not JSON'}, not a JSON object"]
+    if "error" in value:
+        return [f"the answer is an error: {json.dumps(value['error'], ensure_ascii=False)[:200]}"]
+    member, kind = _RESPONSE_MEMBER[operation]
+    if member is not None and not isinstance(value.get(member), kind):
+        names = {str: "a string", list: "a list", dict: "an object"}
+        return [f"the §3 {operation} response carries `{member}` ({names[kind]}); found "
+                f"{json.dumps(value.get(member))[:80] if member in value else 'no such member'} "
+                f"(members: {sorted(value)})"]
+    return []
+
+
+# -- what the server advertises --------------------------------------------------------------
+
+def _tool_names(ctx: CheckContext) -> set[str] | None:
+    if ctx.binding != "mcp":
+        return None
+    tools = ctx.client.tools() or []
+    return {t.get("name") for t in tools if isinstance(t, dict)}
+
+
+def _capabilities(ctx: CheckContext) -> Reply:
+    """The capabilities reply; over MCP a server may leave the tool out (§4.1), then the
+    capability checks have nothing to judge."""
+    names = _tool_names(ctx)
+    if names is not None and "ump.capabilities" not in names:
+        raise NotApplicable("the MCP server lists no ump.capabilities tool: §4.1 lets a minimal server "
+                            "skip it (judged by ump/l1/mcp-capabilities-derivable)")
+    return ctx.client.capabilities()
+
+
+def _caps_body(ctx: CheckContext) -> dict[str, Any]:
+    """The capabilities response, or {} when there is none to read (derived MCP capabilities,
+    a failing call: judged by the capabilities checks)."""
+    names = _tool_names(ctx)
+    if names is not None and "ump.capabilities" not in names:
+        return {}
+    reply = ctx.client.capabilities()
+    return reply.body if reply.ok and isinstance(reply.body, dict) else {}
+
+
+def _level(ctx: CheckContext) -> str | None:
+    level = _caps_body(ctx).get("conformance")
+    return level if level in LEVELS else None
+
+
+def _at_least(level: str | None, wanted: str) -> bool:
+    """Whether a server advertising `level` owes `wanted`'s duties; an unreadable level is given
+    the benefit of the doubt (ump/l1/capabilities reports it)."""
+    return level is None or LEVELS.index(level) >= LEVELS.index(wanted)
+
+
+def _offers(ctx: CheckContext, operation: str) -> bool:
+    try:
+        return operation in ctx.client.offered()
+    except NotImplementedError:
+        return True
+
+
+# -- records that came back: kept for ump/l1/served-records -----------------------------------
+
+_SERVED: dict[tuple[str, str, int], list[tuple[str, Any]]] = {}
+
+
+def _keep(ctx: CheckContext, rec: Any, how: str) -> None:
+    """Remember a record a server served for a *valid* request, so served-records judges it."""
+    pool = _SERVED.setdefault((ctx.binding, ctx.version, id(ctx.client)), [])
+    if len(pool) < 2000:
+        pool.append((f"{ctx.check.id}: {how}", rec))
+
+
+def _get(ctx: CheckContext, rid: str, *, auth: Auth | None = None, keep: bool = True) -> tuple[Reply, dict | None]:
+    reply = ctx.client.get(rid, auth=auth or Auth.as_owner(OWNER_A))
+    rec = reply.body.get("record") if reply.ok and isinstance(reply.body, dict) else None
+    if not isinstance(rec, dict):
+        rec = None
+    if keep and rec is not None:
+        _keep(ctx, rec, f"get {rid}")
+    return reply, rec
+
+
+def _recall(ctx: CheckContext, request: dict[str, Any], *, auth: Auth | None = None, keep: bool = True) -> Reply:
+    reply = ctx.client.recall(request, auth=auth or Auth.as_owner(OWNER_A))
+    if keep:
+        for i, res in enumerate(results_of(reply)):
+            if "record" in res:
+                _keep(ctx, res["record"], f"recall {request.get('query')!r} results/{i}/record")
+    return reply
+
+
+def _recall_ids(reply: Reply) -> list[Any]:
+    return [r["record"].get("id") for r in results_of(reply) if isinstance(r.get("record"), dict)]
+
+
+def _scope(owner: str = OWNER_A) -> dict[str, str]:
+    return {"owner": did(owner)}
+
+
+def _remember(ctx: CheckContext, rec: Any, *, auth: Auth | None = None, what: str = "remember") -> str:
+    """Remember a record as a precondition; its id (NotApplicable when that fails)."""
+    reply = ctx.client.remember(rec, auth=auth or _auth_for(rec)[0])
+    _internal(reply)
+    body = need(reply, what)
+    if body.get("result") not in ("created", "merged") or not _new_id(reply):
+        raise NotApplicable(f"precondition failed: {what} did not answer created/merged with an id "
+                            f"({reply.describe()}); judged by ump/l1/remember-result")
+    return _new_id(reply)
+
+
+def _stored_copy(ctx: CheckContext, sent: dict[str, Any], auth: Auth) -> dict | None:
+    """The stored record a refused `sent` left behind, if any: get of its id (when it has a
+    well-formed one) answering a record with the same content."""
+    rid = sent.get("id")
+    if not (isinstance(rid, str) and ump_ids.ID_PATTERN.fullmatch(rid)):
+        return None
+    reply, rec = _get(ctx, rid, auth=auth, keep=False)
+    if rec is None:
+        return None
+    same = all(rec.get(k) == v for k, v in sent.items() if k not in ("id", "integrity", "ump"))
+    return rec if same else None
+
+
+def _diff(sent: Any, got: Any, path: str = "") -> list[str]:
+    """Where `got` lost or changed what `sent` carried (members `got` adds are fine)."""
+    if isinstance(sent, dict):
+        if not isinstance(got, dict):
+            return [f"{path or '/'}: sent an object, got {json.dumps(got)[:60]}"]
+        out = []
+        for k, v in sent.items():
+            if k not in got:
+                out.append(f"{path}/{k} missing")
+            else:
+                out.extend(_diff(v, got[k], f"{path}/{k}"))
+        return out
+    if type(sent) is not type(got) or sent != got:
+        return [f"{path or '/'}: sent {json.dumps(sent, ensure_ascii=False)[:60]}, "
+                f"got {json.dumps(got, ensure_ascii=False)[:60]}"]
+    return []
+
+
+# =============================================================================================
+# capabilities (§3.1, §4, §8, §9)
+# =============================================================================================
+
+@check("ump/l1/capabilities", spec="ump",
+       requirements=("ump/capabilities-version", "ump/capabilities-conformance", "ump/capabilities-kinds",
+                     "ump/capabilities-bindings"),
+       bindings=LIVE, title="capabilities answers ump, conformance, the five kinds and its bindings (§3.1, §4)")
+def capabilities(ctx: CheckContext) -> None:
+    """The members of the §3.1 response the suite and any peer negotiate on."""
+    reply = _capabilities(ctx)
+    _internal(reply)
+    sent = reply.sent
+    if not reply.ok or not isinstance(reply.body, dict):
+        for req in ("ump/capabilities-version", "ump/capabilities-conformance", "ump/capabilities-kinds",
+                    "ump/capabilities-bindings"):
+            ctx.violation(req, f"capabilities did not answer a §3.1 response: {reply.describe()}; "
+                          f"{_spec(req)}", sent=sent, received=reply.body or reply.raw)
+        return
+    body = reply.body
+    versions = body.get("versions") if isinstance(body.get("versions"), list) else None
+    ump = body.get("ump")
+    if not isinstance(ump, str):
+        ctx.violation("ump/capabilities-version", f"the capabilities response has no string `ump` "
+                      f"(found {json.dumps(ump)}); {_spec('ump/capabilities-version')}",
+                      sent=sent, received=body)
+    elif ump != ctx.version:
+        if versions is not None and ctx.version in versions:
+            ctx.violation("ump/capabilities-version", f"asked for UMP {ctx.version}, which the server lists in "
+                          f"`versions` {versions}, it answered ump {ump!r}: the response must carry the "
+                          f"version of this exchange; {_spec('ump/capabilities-version')}",
+                          sent=sent, received=body)
+        elif ump in ump_record.VERSIONS:
+            raise NotApplicable(f"asked for UMP {ctx.version} the server answered ump {ump!r} and does not "
+                                f"list {ctx.version} in `versions`: it does not speak {ctx.version}; judge it "
+                                f"under {ump}")
+        else:
+            ctx.violation("ump/capabilities-version", f"`ump` is {ump!r}, not a UMP version (0.1 or 1.0); "
+                          f"{_spec('ump/capabilities-version')}", sent=sent, received=body)
+    conformance = body.get("conformance")
+    if conformance not in LEVELS:
+        ctx.violation("ump/capabilities-conformance", f"`conformance` is {json.dumps(conformance)}; required "
+                      f"one of {', '.join(LEVELS)}; {_spec('ump/capabilities-conformance')}",
+                      sent=sent, received=body)
+    kinds = body.get("kinds")
+    if not isinstance(kinds, list):
+        ctx.violation("ump/capabilities-kinds", f"`kinds` is {json.dumps(kinds)}; required a list of the five "
+                      f"kinds {list(KINDS)}; {_spec('ump/capabilities-kinds')}", sent=sent, received=body)
+    else:
+        missing = [k for k in KINDS if k not in kinds]
+        if missing:
+            ctx.violation("ump/capabilities-kinds", f"`kinds` {kinds} leaves out {missing}: §7 L1 asks for all "
+                          f"5 kinds; {_spec('ump/capabilities-kinds')}", sent=sent, received=body)
+    bindings = body.get("bindings")
+    if not isinstance(bindings, list) or not all(isinstance(b, str) for b in bindings):
+        ctx.violation("ump/capabilities-bindings", f"`bindings` is {json.dumps(bindings)}; required a list of "
+                      f"binding names (mcp, http, file); {_spec('ump/capabilities-bindings')}",
+                      sent=sent, received=body)
+    elif ctx.binding not in bindings:
+        ctx.violation("ump/capabilities-bindings", f"`bindings` {bindings} leaves out {ctx.binding!r}, the "
+                      f"binding this very answer came over; {_spec('ump/capabilities-bindings')}",
+                      sent=sent, received=body)
+
+
+@check("ump/l1/capabilities-audit", spec="ump", requirements=("ump/capabilities-audit-flag",), bindings=LIVE,
+       title="an audit facility is advertised as capabilities.audit: true (§9, MAY)")
+def capabilities_audit(ctx: CheckContext) -> None:
+    """§9 is non-normative: informational only. Judged when the server says `audit` or offers the
+    reference implementation's audit facility (HTTP GET /ump/audit/verify, MCP ump.audit)."""
+    body = _caps_body(ctx)
+    flag = body.get("audit", None)
+    if "audit" in body and not isinstance(flag, bool):
+        ctx.violation("ump/capabilities-audit-flag", f"capabilities.audit is {json.dumps(flag)}; §9 "
+                      f"advertises it as a boolean; {_spec('ump/capabilities-audit-flag')}", received=body)
+        return
+    offered = False
+    if ctx.binding == "http":
+        probe = ctx.client.call_raw("GET", "/ump/audit/verify", None, {"UMP-Version": ctx.version})
+        offered = probe.status is not None and 200 <= probe.status < 300
+    else:
+        offered = bool({"ump.audit", "ump.audit.verify"} & (_tool_names(ctx) or set()))
+    if flag is True:
+        return
+    if offered:
+        ctx.violation("ump/capabilities-audit-flag", "the server offers an audit facility but its capabilities "
+                      f"do not say audit: true; {_spec('ump/capabilities-audit-flag')}", received=body)
+        return
+    raise NotApplicable("the server neither advertises capabilities.audit nor offers the reference audit "
+                        "facility: nothing to judge")
+
+
+@check("ump/l1/capabilities-no-0.1-runtime", spec="ump", requirements=("ump/capabilities-no-0.1-runtime",),
+       bindings=LIVE, title="a 1.0 server does not negotiate down to 0.1 unless it speaks 0.1 deliberately (§8)")
+def capabilities_no_01_runtime(ctx: CheckContext) -> None:
+    """A client announcing 0.1 gets `ump: "1.0"` (or a refusal) from a 1.0 server. A server that
+    lists "0.1" in the extension member `versions` speaks 0.1 as a runtime version on purpose
+    (docs/live-ump.md): then a 0.1 session is fine and there is nothing to judge."""
+    body = _caps_body(ctx)
+    if not body:
+        raise NotApplicable("no capabilities response to start from (judged by ump/l1/capabilities)")
+    versions = body.get("versions")
+    if isinstance(versions, list) and "0.1" in versions:
+        raise NotApplicable(f"the server lists 0.1 in `versions` {versions}: it speaks 0.1 as a runtime "
+                            "version deliberately, so a 0.1 session is allowed")
+    if ctx.binding == "http":  # the HTTP binding names the version of a request in UMP-Version
+        replies = [ctx.client.call_raw("GET", "/ump/capabilities", None, {"UMP-Version": "0.1"},
+                                       auth=Auth.anonymous())]
+    else:  # MCP: the client announcement (the driver moves its session back afterwards)
+        replies = [ctx.client.capabilities({"client": {"name": "memconform", "ump": "0.1"}})]
+    for reply in replies:
+        if not reply.ok:
+            continue  # refusing a 0.1 client is conforming (catalogue note)
+        got = reply.body.get("ump")
+        if got != "1.0":
+            ctx.violation("ump/capabilities-no-0.1-runtime", f"a client announcing UMP 0.1 was answered ump "
+                          f"{got!r} although the server does not list 0.1 in `versions`: a 1.0 server answers "
+                          f"ump \"1.0\" or refuses; {_spec('ump/capabilities-no-0.1-runtime')}",
+                          sent=reply.sent, received=reply.body)
+
+
+@check("ump/l1/capabilities-no-side-effects", spec="ump", requirements=("ump/capabilities-no-side-effects",),
+       bindings=LIVE, title="calling capabilities changes no memory (§3.1)")
+def capabilities_no_side_effects(ctx: CheckContext) -> None:
+    """Three capabilities calls (plain, with a client announcement, with an unknown member):
+
+    * a fresh record read with get and recall before and after must not change, nor may a record
+      appear or vanish for its marker;
+    * where the server offers subscribe, a subscription is open while the calls run, followed by
+      a remember of a sentinel record: the first change the stream delivers must be the
+      sentinel's. A change delivered before it happened during the capabilities calls (were
+      another client writing to the same server at that moment, rerun the check)."""
+    names = _tool_names(ctx)
+    if names is not None and "ump.capabilities" not in names:
+        raise NotApplicable("the MCP server has no ump.capabilities tool (§4.1 lets it skip it)")
+    rec = _full_record(ctx, "semantic")
+    rid = _remember(ctx, rec)
+    query = {"query": _word(rec), "scope": _scope(), "limit": 20}
+    _, before = _get(ctx, rid)
+    recall_before = _recall(ctx, query)
+    if before is None or not recall_before.ok:
+        raise NotApplicable("precondition failed: the fresh record could not be read back with get and recall")
+    requests = [None, {"client": {"name": "memconform", "ump": ctx.version}},
+                {"client": {"name": "memconform", "ump": ctx.version}, "x-memconform-probe": True}]
+    calls: list[Reply] = []
+    sentinel = _full_record(ctx, "semantic", text=f"{marker('cs')} sentinel written after three capabilities calls")
+    written: list[Reply] = []
+
+    def trigger() -> None:
+        calls.extend(ctx.client.capabilities(r) for r in requests)
+        written.append(ctx.client.remember(sentinel, auth=Auth.as_owner(OWNER_A)))
+
+    outcome = None
+    if _offers(ctx, "subscribe"):
+        outcome = ctx.client.subscribe(trigger, auth=Auth.as_owner(OWNER_A), expect=1)
+    if not calls:
+        trigger()
+    sent = [c.sent for c in calls]
+    if outcome is not None and outcome.error_code is None and outcome.events and written and _accepted(written[0]):
+        first = outcome.events[0]
+        record = first.get("record") if isinstance(first, dict) and isinstance(first.get("record"), dict) else {}
+        sentinel_id = _new_id(written[0])
+        is_sentinel = isinstance(first, dict) and (first.get("id") in (sentinel_id, sentinel["id"]) or
+                                                   (record.get("body") or {}).get("text") == sentinel["body"]["text"])
+        if not is_sentinel:
+            ctx.violation("ump/capabilities-no-side-effects", f"while the check called capabilities three times, "
+                          f"before its own sentinel remember, the subscription delivered a change: "
+                          f"{json.dumps(first, ensure_ascii=False)[:300]}; {_spec('ump/capabilities-no-side-effects')}",
+                          sent=sent, received=first)
+    _, after = _get(ctx, rid)
+    recall_after = _recall(ctx, query)
+    if after != before:
+        diffs = _diff(before, after) or _diff(after, before)
+        ctx.violation("ump/capabilities-no-side-effects", f"record {rid} changed across three capabilities calls: "
+                      f"{'; '.join(diffs[:6]) or 'it is gone'}; {_spec('ump/capabilities-no-side-effects')}",
+                      sent=sent, received={"before": before, "after": after}, where=rid)
+    ids_before, ids_after = sorted(map(str, _recall_ids(recall_before))), sorted(map(str, _recall_ids(recall_after)))
+    if ids_before != ids_after:
+        ctx.violation("ump/capabilities-no-side-effects", f"recall for {_word(rec)!r} answered {ids_before} before "
+                      f"and {ids_after} after three capabilities calls; "
+                      f"{_spec('ump/capabilities-no-side-effects')}", sent=sent,
+                      received={"before": recall_before.body, "after": recall_after.body})
+
+
+# =============================================================================================
+# recall (§3.2)
+# =============================================================================================
+
+def _remember_many(ctx: CheckContext, word: str, texts: list[str], kinds: list[str] | None = None,
+                   **members: Any) -> list[str]:
+    out = []
+    for i, text in enumerate(texts):
+        kind = kinds[i] if kinds else "semantic"
+        out.append(_remember(ctx, _full_record(ctx, kind, text=f"{word} {text}", **members)))
+    return out
+
+
+@check("ump/l1/recall-shape", spec="ump", requirements=("ump/recall-result-shape", "ump/recall-signal-names"),
+       bindings=LIVE, title="recall answers {results: [{record, signals, score}]} with standard signal names (§3.2)")
+def recall_shape(ctx: CheckContext) -> None:
+    word = marker("rs")
+    _remember_many(ctx, word, ["first shape probe about pnpm", "second shape probe about lockfiles"])
+    request = {"query": word, "scope": _scope(), "limit": 10}
+    reply = _recall(ctx, request)
+    _internal(reply)
+    if not reply.ok:
+        raise NotApplicable(f"recall failed ({reply.describe()}): judged by ump/l1/recall-finds-remembered")
+    body = reply.body
+    results = body.get("results")
+    if not isinstance(results, list):
+        ctx.violation("ump/recall-result-shape", f"the recall answer has no `results` list: {reply.describe()}; "
+                      f"{_spec('ump/recall-result-shape')}", sent=request, received=body)
+        return
+    if not results:
+        raise NotApplicable(f"recall for the marker of two fresh records answered no results; "
+                            f"judged by ump/l1/recall-finds-remembered")
+    advertised = _caps_body(ctx).get("retrieval_signals")
+    allowed = set(SIGNALS) | (set(advertised) if isinstance(advertised, list) else set())
+    for i, res in enumerate(results):
+        where = f"results/{i}"
+        if not isinstance(res, dict):
+            ctx.violation("ump/recall-result-shape", f"{where} is {json.dumps(res)[:80]}, not an object "
+                          f"{{record, signals, score}}; {_spec('ump/recall-result-shape')}",
+                          sent=request, received=body, where=where)
+            continue
+        problems = []
+        if not isinstance(res.get("record"), dict):
+            problems.append(f"`record` is {json.dumps(res.get('record'))[:60]}, not a §2 record object")
+        signals = res.get("signals")
+        if not isinstance(signals, dict):
+            problems.append(f"`signals` is {json.dumps(signals)[:60]}, not an object of numbers")
+        else:
+            bad = {k: v for k, v in signals.items() if isinstance(v, bool) or not isinstance(v, (int, float))}
+            if bad:
+                problems.append(f"signals {bad} are not numbers")
+            unknown = sorted(k for k in signals if k not in allowed)
+            if unknown:
+                ctx.violation("ump/recall-signal-names", f"{where}/signals uses {unknown}: neither a standard "
+                              f"signal name {list(SIGNALS)} nor one capabilities.retrieval_signals lists "
+                              f"({advertised}); {_spec('ump/recall-signal-names')}",
+                              sent=request, received=res, where=where)
+        score = res.get("score")
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            problems.append(f"`score` is {json.dumps(score)}, not a number")
+        if problems:
+            ctx.violation("ump/recall-result-shape", f"{where}: " + "; ".join(problems) + "; §3.2 shows each "
+                          "result as {record, signals: {similarity, …}, score}; "
+                          f"{_spec('ump/recall-result-shape')}", sent=request, received=res, where=where)
+
+
+@check("ump/l1/recall-ranked", spec="ump", requirements=("ump/recall-ranked",), bindings=LIVE,
+       title="recall results come best first: score never increases down the list (§3.2)")
+def recall_ranked(ctx: CheckContext) -> None:
+    word = marker("rk")
+    texts = [f"{word} {word} {word} ranking probe, the marker three times",
+             "ranking probe with the marker once and a few more words around it",
+             "ranking probe with the marker once and many many more words to make it a longer and weaker match"]
+    _remember_many(ctx, word, texts)
+    judged = 0
+    for request in ({"query": word, "scope": _scope(), "limit": 10},
+                    {"query": f"{word} ranking probe", "scope": _scope(), "limit": 10}):
+        reply = _recall(ctx, request)
+        _internal(reply)
+        scores = [r.get("score") for r in results_of(reply)]
+        if len(scores) < 2 or not all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores):
+            continue  # nothing to order (found too little, or scores missing: judged elsewhere)
+        judged += 1
+        for i in range(1, len(scores)):
+            if scores[i] > scores[i - 1]:
+                ctx.violation("ump/recall-ranked", f"results/{i} has score {scores[i]} above results/{i - 1} "
+                              f"({scores[i - 1]}): the list is not ranked best first (scores {scores}); "
+                              f"{_spec('ump/recall-ranked')}", sent=request, received=reply.body)
+                break
+    if not judged:
+        raise NotApplicable("recall returned fewer than two scored results for three fresh records; "
+                            "judged by ump/l1/recall-finds-remembered and ump/l1/recall-shape")
+
+
+@check("ump/l1/recall-finds-remembered", spec="ump", requirements=("ump/recall-finds-remembered",),
+       bindings=LIVE, title="a record just remembered is found by a recall for its text in its owner's scope (§3.2)")
+def recall_finds_remembered(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "procedural", text=f"{marker('rf')} run the release checklist before tagging")
+    rid = _remember(ctx, rec)
+    request = {"query": rec["body"]["text"], "scope": _scope()}
+    reply = _recall(ctx, request)
+    _internal(reply)
+    if reply.ok and rid in _recall_ids(reply):
+        return
+    word_reply = _recall(ctx, {"query": _word(rec), "scope": _scope()})
+    also = (" (a recall for its marker word alone finds it)" if rid in _recall_ids(word_reply)
+            else " (a recall for its marker word alone does not find it either)")
+    ctx.violation("ump/recall-finds-remembered", f"record {rid} was remembered, then recall for its exact "
+                  f"body text in its owner's scope answered {reply.describe()} without it{also}; "
+                  f"{_spec('ump/recall-finds-remembered')}", sent=request, received=reply.body or reply.raw,
+                  where=rid)
+
+
+@check("ump/l1/recall-filter-kind", spec="ump", requirements=("ump/recall-filter-kind",), bindings=LIVE,
+       title="filter.kind limits recall to the listed kinds (§3.2)")
+def recall_filter_kind(ctx: CheckContext) -> None:
+    word = marker("fk")
+    kinds = ["semantic", "procedural", "episodic"]
+    ids = _remember_many(ctx, word, ["kind filter probe one", "kind filter probe two", "kind filter probe three"],
+                         kinds=kinds)
+    kind_of = dict(zip(ids, kinds))
+    base = _recall(ctx, {"query": word, "scope": _scope(), "limit": 20})
+    found = set(_recall_ids(base))
+    if not found & set(ids):
+        raise NotApplicable("an unfiltered recall does not find the fresh records; judged by "
+                            "ump/l1/recall-finds-remembered")
+    for wanted in (["procedural"], ["semantic", "episodic"]):
+        request = {"query": word, "scope": _scope(), "filter": {"kind": wanted}, "limit": 20}
+        reply = _recall(ctx, request)
+        _internal(reply)
+        if not reply.ok:
+            ctx.violation("ump/recall-filter-kind", f"recall with filter.kind {wanted} was refused: "
+                          f"{reply.describe()}; {_spec('ump/recall-filter-kind')}", sent=request,
+                          received=reply.body or reply.raw)
+            continue
+        for i, res in enumerate(results_of(reply)):
+            rec = res.get("record") if isinstance(res.get("record"), dict) else {}
+            if rec.get("kind") not in wanted:
+                ctx.violation("ump/recall-filter-kind", f"recall with filter.kind {wanted} returned "
+                              f"{rec.get('id')} of kind {rec.get('kind')!r} at results/{i}; "
+                              f"{_spec('ump/recall-filter-kind')}", sent=request, received=res)
+        expected = {i for i in ids if i in found and kind_of[i] in wanted}
+        missing = expected - set(_recall_ids(reply))
+        if missing:
+            ctx.violation("ump/recall-filter-kind", f"recall with filter.kind {wanted} left out "
+                          f"{sorted(missing)}, records of a listed kind that the unfiltered recall returns: the "
+                          f"filter removes other kinds, not matching ones; {_spec('ump/recall-filter-kind')}",
+                          sent=request, received=reply.body)
+
+
+@check("ump/l1/recall-limit", spec="ump", requirements=("ump/recall-limit",), bindings=LIVE,
+       title="recall returns at most `limit` results and at most capabilities.max_recall (§3.2)")
+def recall_limit(ctx: CheckContext) -> None:
+    word = marker("lm")
+    _remember_many(ctx, word, [f"limit probe number {n}" for n in ("one", "two", "three", "four")])
+    base = _recall(ctx, {"query": word, "scope": _scope(), "limit": 10})
+    available = len(results_of(base))
+    if available < 3:
+        raise NotApplicable(f"a recall with limit 10 found {available} of four fresh records: too few to see "
+                            "a limit at work (judged by ump/l1/recall-finds-remembered)")
+    max_recall = _caps_body(ctx).get("max_recall")
+    replies = [base]
+    for limit in (2, 1):
+        request = {"query": word, "scope": _scope(), "limit": limit}
+        reply = _recall(ctx, request)
+        _internal(reply)
+        replies.append(reply)
+        n = len(results_of(reply))
+        if not reply.ok:
+            ctx.violation("ump/recall-limit", f"recall with limit {limit} was refused: {reply.describe()}; "
+                          f"{_spec('ump/recall-limit')}", sent=request, received=reply.body or reply.raw)
+        elif n > limit:
+            ctx.violation("ump/recall-limit", f"recall with limit {limit} returned {n} results (the store "
+                          f"holds {available} matches); {_spec('ump/recall-limit')}", sent=request,
+                          received=reply.body)
+    if isinstance(max_recall, int) and not isinstance(max_recall, bool):
+        for reply in replies:
+            n = len(results_of(reply))
+            if n > max_recall:
+                ctx.violation("ump/recall-limit", f"recall returned {n} results, more than capabilities."
+                              f"max_recall {max_recall}; {_spec('ump/recall-limit')}", sent=reply.sent,
+                              received=reply.body)
+
+
+@check("ump/l1/recall-ranking-hints", spec="ump", requirements=("ump/recall-ranking-hints",), bindings=LIVE,
+       title="a recall carrying ranking_hints is served (§3.2, MAY use them)")
+def recall_ranking_hints(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "semantic")
+    rid = _remember(ctx, rec)
+    request = {"query": _word(rec), "scope": _scope(), "limit": 5, "ranking_hints": {"prefer": ["recency"]}}
+    reply = _recall(ctx, request)
+    _internal(reply)
+    if not reply.ok or not isinstance(reply.body.get("results"), list):
+        ctx.violation("ump/recall-ranking-hints", f"recall with the optional client steer ranking_hints was not "
+                      f"served: {reply.describe()}; {_spec('ump/recall-ranking-hints')}", sent=request,
+                      received=reply.body or reply.raw)
+    elif rid not in _recall_ids(reply):
+        ctx.violation("ump/recall-ranking-hints", f"with ranking_hints the recall for {_word(rec)!r} no longer "
+                      f"returns {rid}; hints steer ranking, they do not filter; "
+                      f"{_spec('ump/recall-ranking-hints')}", sent=request, received=reply.body)
+
+
+@check("ump/l1/recall-valid-at", spec="ump", requirements=("ump/recall-valid-at-recommended",), bindings=LIVE,
+       title="recall honours filter.valid_at (point-in-time) (§3.2 SHOULD)")
+def recall_valid_at(ctx: CheckContext) -> None:
+    word = marker("va")
+    created = _now()
+    past = _full_record(ctx, "semantic", text=f"{word} was true in the year 2000 only",
+                        time={"created": created, "valid_from": "2000-01-01T00:00:00Z",
+                              "valid_to": "2001-01-01T00:00:00Z"})
+    future = _full_record(ctx, "semantic", text=f"{word} becomes true in the year 2100",
+                          time={"created": created, "valid_from": "2100-01-01T00:00:00Z", "valid_to": None})
+    past_id, future_id = _remember(ctx, past), _remember(ctx, future)
+    for at, inside, outside in (("2000-06-01T00:00:00Z", past_id, future_id),
+                                ("2100-06-01T00:00:00Z", future_id, past_id)):
+        request = {"query": word, "scope": _scope(), "filter": {"valid_at": at}, "limit": 10}
+        reply = _recall(ctx, request)
+        _internal(reply)
+        got = _recall_ids(reply)
+        if not reply.ok:
+            ctx.violation("ump/recall-valid-at-recommended", f"recall with filter.valid_at {at} was refused: "
+                          f"{reply.describe()}; {_spec('ump/recall-valid-at-recommended')}", sent=request,
+                          received=reply.body or reply.raw)
+            continue
+        if inside not in got:
+            ctx.violation("ump/recall-valid-at-recommended", f"recall at valid_at {at} leaves out {inside}, "
+                          f"which is valid then; {_spec('ump/recall-valid-at-recommended')}", sent=request,
+                          received=reply.body)
+        if outside in got:
+            ctx.violation("ump/recall-valid-at-recommended", f"recall at valid_at {at} returns {outside}, whose "
+                          f"valid time does not include that instant; "
+                          f"{_spec('ump/recall-valid-at-recommended')}", sent=request, received=reply.body)
+
+
+@check("ump/l1/lifecycle-hints-ranking", spec="ump", requirements=("ump/lifecycle-hints-ranking",), bindings=LIVE,
+       title="recall ranking may use lifecycle hints (§2.4, MAY)")
+def lifecycle_hints_ranking(ctx: CheckContext) -> None:
+    """Two records alike but for their hints (salience and confidence 0.95 against 0.05; the
+    low one is newer, so recency cannot explain a win of the high one). Informational."""
+    word = marker("lh")
+    high = _full_record(ctx, "semantic", text=f"{word} hint probe alpha",
+                        lifecycle={"confidence": 0.95, "salience": 0.95, "status": "active"})
+    low = _full_record(ctx, "semantic", text=f"{word} hint probe omega",
+                       lifecycle={"confidence": 0.05, "salience": 0.05, "status": "active"})
+    high_id, low_id = _remember(ctx, high), _remember(ctx, low)
+    request = {"query": word, "scope": _scope(), "limit": 10}
+    reply = _recall(ctx, request)
+    by_id = {r["record"].get("id"): r for r in results_of(reply) if isinstance(r.get("record"), dict)}
+    if high_id not in by_id or low_id not in by_id:
+        raise NotApplicable("recall did not return both fresh records (judged by ump/l1/recall-finds-remembered)")
+    h, lo = by_id[high_id], by_id[low_id]
+    hs, ls = h.get("score"), lo.get("score")
+    sal = [(r.get("signals") or {}).get("salience") if isinstance(r.get("signals"), dict) else None for r in (h, lo)]
+    uses = (isinstance(hs, (int, float)) and isinstance(ls, (int, float)) and hs > ls) or \
+           (sal[0] is not None and sal[1] is not None and sal[0] != sal[1])
+    if not uses:
+        ctx.violation("ump/lifecycle-hints-ranking", f"records differing only in lifecycle hints (salience 0.95 vs "
+                      f"0.05) got scores {hs} and {ls} and salience signals {sal[0]} and {sal[1]}: the ranking "
+                      f"does not use the hints; {_spec('ump/lifecycle-hints-ranking')}", sent=request,
+                      received=reply.body)
+
+
+@check("ump/l1/recall-candidate", spec="ump", requirements=("ump/recall-candidate-may",), bindings=LIVE,
+       title="recall may return records whose lifecycle.status is candidate (§2.9, MAY)")
+def recall_candidate(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "semantic", lifecycle={"status": "candidate", "confidence": 0.4})
+    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    _internal(reply)
+    if not _accepted(reply) or not _new_id(reply):
+        raise NotApplicable(f"the server does not admit a candidate record ({reply.describe()}): an admission "
+                            "policy (§2.9) it may have")
+    rid = _new_id(reply)
+    request = {"query": _word(rec), "scope": _scope(), "limit": 5}
+    got = _recall(ctx, request)
+    if rid not in _recall_ids(got):
+        ctx.violation("ump/recall-candidate-may", f"recall for {_word(rec)!r} leaves out {rid}, the candidate "
+                      f"record it matches; {_spec('ump/recall-candidate-may')}", sent=request, received=got.body)
+
+
+# =============================================================================================
+# remember (§3.3, §2.9)
+# =============================================================================================
+
+@check("ump/l1/remember-result", spec="ump", requirements=("ump/remember-reports-result", "ump/remember-returns-id"),
+       bindings=LIVE, title="remember reports created|merged|rejected and the id of the stored record (§3.3)")
+def remember_result(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "procedural")
+    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    _internal(reply)
+    body = reply.body if isinstance(reply.body, dict) else None
+    if not reply.ok or body is None:
+        ctx.violation("ump/remember-reports-result", f"remember of a fresh, complete, valid record answered "
+                      f"{reply.describe()} instead of {{id, result}}; {_spec('ump/remember-reports-result')}",
+                      sent=reply.sent, received=reply.body or reply.raw)
+        return
+    result = body.get("result")
+    if result not in ("created", "merged", "rejected"):
+        ctx.violation("ump/remember-reports-result", f"remember answered result {json.dumps(result)}; it must "
+                      f"report created, merged or rejected; {_spec('ump/remember-reports-result')}",
+                      sent=reply.sent, received=body)
+        return
+    if result == "rejected":
+        raise NotApplicable("the server rejected a fresh valid record (an admission policy it may have, §2.9): "
+                            "no id to judge")
+    rid = body.get("id")
+    if not (isinstance(rid, str) and rid.startswith("urn:ump:")):
+        ctx.violation("ump/remember-returns-id", f"remember answered result {result!r} with id {json.dumps(rid)}; "
+                      f"a created or merged record's id (urn:ump:…) is part of the answer; "
+                      f"{_spec('ump/remember-returns-id')}", sent=reply.sent, received=body)
+        return
+    # a merge answers the id too: the same partial record twice
+    twin = sample_record("semantic")
+    twin["time"] = {"created": _now(), "valid_from": _now()}
+    answers = [ctx.client.remember(copy.deepcopy(twin), auth=Auth.as_owner(OWNER_A)) for _ in range(2)]
+    for answer in answers:
+        _internal(answer)
+        if _accepted(answer) and not (isinstance(answer.body.get("id"), str) and answer.body["id"].startswith("urn:ump:")):
+            ctx.violation("ump/remember-returns-id", f"remember answered result {answer.body.get('result')!r} "
+                          f"without an id ({answer.describe()}); created and merged both answer the stored "
+                          f"record's id; {_spec('ump/remember-returns-id')}", sent=twin, received=answer.body)
+    _, stored = _get(ctx, rid)
+    if stored is None:
+        got = ctx.client.get(rid, auth=Auth.as_owner(OWNER_A))
+        if got.error_code == "not_found":
+            ctx.violation("ump/remember-returns-id", f"remember answered id {rid} ({result}) but get of that id "
+                          f"answers not_found: it is not the id of a stored record; "
+                          f"{_spec('ump/remember-returns-id')}", sent=reply.sent, received=got.body)
+
+
+@check("ump/l1/remember-merge", spec="ump", requirements=("ump/remember-may-merge",
+                                                        "ump/remember-merge-returns-existing-id",
+                                                        "ump/remember-reports-result"),
+       bindings=LIVE, title="a merging remember answers the existing record's id (§3.3)")
+def remember_merge(ctx: CheckContext) -> None:
+    """The same partial record (no id) twice. Not merging is fine (MAY: informational); merging
+    must answer the id of the record merged into, and be reported as merged: a second "created"
+    naming the first record's id is a merge reported as a creation."""
+    now = _now()
+    rec = sample_record("semantic")
+    rec["time"] = {"created": now, "valid_from": now}
+    first = ctx.client.remember(copy.deepcopy(rec), auth=Auth.as_owner(OWNER_A))
+    _internal(first)
+    if not _accepted(first) or not _new_id(first):
+        raise NotApplicable(f"precondition failed: the first remember answered {first.describe()}")
+    first_id = _new_id(first)
+    second = ctx.client.remember(copy.deepcopy(rec), auth=Auth.as_owner(OWNER_A))
+    _internal(second)
+    if not _accepted(second):
+        raise NotApplicable(f"the identical second remember answered {second.describe()}; judged by "
+                            "ump/l1/remember-result")
+    result, second_id = second.body.get("result"), _new_id(second)
+    if result == "created" and second_id == first_id:
+        ctx.violation("ump/remember-reports-result", f"the identical second remember answered created with the "
+                      f"id of the first record, {first_id}: it merged into it and must report merged; "
+                      f"{_spec('ump/remember-reports-result')}", sent=rec,
+                      received={"first": first.body, "second": second.body})
+        return
+    if result == "created":
+        ctx.violation("ump/remember-may-merge", f"an identical record remembered twice was created twice "
+                      f"({first_id}, {second_id}): this server does not merge duplicates; "
+                      f"{_spec('ump/remember-may-merge')}", sent=rec, received=second.body)
+        return
+    if second_id != first_id:
+        _, got = _get(ctx, second_id) if second_id else (None, None)
+        ctx.violation("ump/remember-merge-returns-existing-id", f"the second identical remember answered merged "
+                      f"with id {second_id!r}, but the record it duplicates is {first_id}"
+                      + (f" (get {second_id} answers a record with text {got.get('body', {}).get('text')!r})"
+                         if got else " (get of that id answers no record)")
+                      + f"; {_spec('ump/remember-merge-returns-existing-id')}", sent=rec,
+                      received={"first": first.body, "second": second.body})
+        return
+    _, got = _get(ctx, first_id)
+    if got is None or (got.get("body") or {}).get("text") != rec["body"]["text"]:
+        ctx.violation("ump/remember-merge-returns-existing-id", f"merged into {first_id}, but get of that id "
+                      f"answers {json.dumps(got)[:200] if got else 'no record'}; "
+                      f"{_spec('ump/remember-merge-returns-existing-id')}", sent=rec, received=got)
+
+
+@check("ump/l1/remember-fills-id", spec="ump", requirements=("ump/remember-fills-id",), bindings=LIVE,
+       title="remember takes a record without id and gives it one (§3.3)")
+def remember_fills_id(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "semantic")
+    del rec["id"]
+    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    _internal(reply)
+    if not _accepted(reply):
+        ctx.violation("ump/remember-fills-id", f"remember of a record without id was answered "
+                      f"{reply.describe()}; the server fills the id; {_spec('ump/remember-fills-id')}",
+                      sent=rec, received=reply.body or reply.raw)
+        return
+    rid = _new_id(reply)
+    if rid is None:
+        raise NotApplicable("remember answered no id (judged by ump/l1/remember-result)")
+    _, stored = _get(ctx, rid)
+    if stored is None:
+        raise NotApplicable(f"get {rid} answers no record (judged by ump/l1/get)")
+    if not isinstance(stored.get("id"), str) or not stored["id"]:
+        ctx.violation("ump/remember-fills-id", f"the stored record has id {json.dumps(stored.get('id'))}: the "
+                      f"server must give it one; {_spec('ump/remember-fills-id')}", sent=rec, received=stored)
+
+
+@check("ump/l1/remember-fills-time", spec="ump", requirements=("ump/remember-fills-time",), bindings=LIVE,
+       title="remember takes a record without time and sets time.created (§3.3)")
+def remember_fills_time(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "episodic")
+    del rec["time"]
+    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    _internal(reply)
+    if not _accepted(reply):
+        ctx.violation("ump/remember-fills-time", f"remember of a record without time was answered "
+                      f"{reply.describe()}; the server fills time; {_spec('ump/remember-fills-time')}",
+                      sent=rec, received=reply.body or reply.raw)
+        return
+    rid = _new_id(reply)
+    if rid is None:
+        raise NotApplicable("remember answered no id (judged by ump/l1/remember-result)")
+    _, stored = _get(ctx, rid)
+    if stored is None:
+        raise NotApplicable(f"get {rid} answers no record (judged by ump/l1/get)")
+    created = stored.get("time", {}).get("created") if isinstance(stored.get("time"), dict) else None
+    if not ump_record.is_date_time(created):
+        ctx.violation("ump/remember-fills-time", f"the stored record's time.created is {json.dumps(created)}; "
+                      f"the server must fill it with an RFC 3339 date-time; {_spec('ump/remember-fills-time')}",
+                      sent=rec, received=stored)
+
+
+@check("ump/l1/remember-persists", spec="ump", requirements=("ump/remember-persists",), bindings=LIVE,
+       title="a created record is returned by get with its kind, body.text and owner (§3.3)")
+def remember_persists(ctx: CheckContext) -> None:
+    judged = 0
+    for kind in ("identity", "working"):
+        rec = _full_record(ctx, kind, text=f"{marker('rp')} persisted {kind} memory ✓ with unicode — ok")
+        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        _internal(reply)
+        if not _accepted(reply) or reply.body.get("result") != "created" or not _new_id(reply):
+            continue
+        rid = _new_id(reply)
+        got, stored = _get(ctx, rid)
+        judged += 1
+        if stored is None:
+            ctx.violation("ump/remember-persists", f"remember answered created {rid}, then get answered "
+                          f"{got.describe()}; {_spec('ump/remember-persists')}", sent=rec, received=got.body)
+            continue
+        for path, sent_v, got_v in (("kind", rec["kind"], stored.get("kind")),
+                                    ("body.text", rec["body"]["text"], (stored.get("body") or {}).get("text")),
+                                    ("scope.owner", rec["scope"]["owner"], (stored.get("scope") or {}).get("owner"))):
+            if sent_v != got_v:
+                ctx.violation("ump/remember-persists", f"{path} was {json.dumps(sent_v, ensure_ascii=False)} when "
+                              f"remembered and is {json.dumps(got_v, ensure_ascii=False)} on get {rid}; "
+                              f"{_spec('ump/remember-persists')}", sent=rec, received=stored, where=rid)
+    if not judged:
+        raise NotApplicable("no fresh record was answered created with an id (judged by ump/l1/remember-result)")
+
+
+def _refused_and_not_stored(ctx: CheckContext, requirement: str, sent: Any, what: str, *,
+                            wanted: str = "invalid_record", wrap: bool = True) -> bool:
+    """Send `sent` to remember; it must be refused with `wanted` and leave nothing behind.
+    Returns whether it was judged."""
+    auth = _auth_for(sent)[0]
+    reply = ctx.client.remember(sent, auth=auth, wrap=wrap)
+    _internal(reply)
+    code = _code(reply)
+    if code is None:
+        ctx.violation(requirement, f"remember of {what} was accepted ({reply.describe()}); the spec asks for a "
+                      f"refusal with {wanted}; {_spec(requirement)}", sent=reply.sent, received=reply.body)
+    elif code != wanted:
+        ctx.violation(requirement, f"remember of {what} was refused with {code}, but the §3.7 code for a record "
+                      f"that is not valid is {wanted}: {reply.describe()}; {_spec(requirement)}",
+                      sent=reply.sent, received=reply.body or reply.raw)
+    if isinstance(sent, dict):
+        left = _stored_copy(ctx, sent, auth)
+        if left is None and isinstance(sent.get("body"), dict) and isinstance(sent["body"].get("text"), str):
+            found = _recall(ctx, {"query": sent["body"]["text"].split()[0], "scope": _scope()}, keep=False)
+            left = next((r["record"] for r in results_of(found) if isinstance(r.get("record"), dict)), None)
+        if left is not None:
+            ctx.violation(requirement, f"remember of {what} answered {code or 'success'}, and the store now holds "
+                          f"it ({left.get('id')}): a refused record is not stored; {_spec(requirement)}",
+                          sent=sent, received=left)
+    return True
+
+
+@check("ump/l1/remember-invalid", spec="ump", requirements=("ump/remember-invalid-record",), bindings=LIVE,
+       title="remember refuses what is not a (partial) record with invalid_record and stores nothing (§3.3)")
+def remember_invalid(ctx: CheckContext) -> None:
+    no_body = _full_record(ctx, "semantic")
+    del no_body["body"]
+    _refused_and_not_stored(ctx, "ump/remember-invalid-record", no_body, "a record without body")
+    body_not_object = _full_record(ctx, "semantic")
+    word = _word(body_not_object)
+    body_not_object["body"] = f"{word} a body that is a string, not an object"
+    _refused_and_not_stored(ctx, "ump/remember-invalid-record", body_not_object, "a record whose body is a string")
+    _refused_and_not_stored(ctx, "ump/remember-invalid-record", f"{marker('ri')} not a record at all",
+                            "a JSON string where the record belongs")
+    if ctx.binding == "http":  # (MCP tool arguments are an object by the MCP protocol itself)
+        _refused_and_not_stored(ctx, "ump/remember-invalid-record", [_full_record(ctx, "semantic")],
+                                "a JSON array where the request object belongs", wrap=False)
+        text = b'{"record": {"kind": "semantic", "body": {"text": "unterminated'
+        reply = ctx.client.call_raw("POST", "/ump/remember", text,
+                                    {"Content-Type": "application/json", "UMP-Version": ctx.version})
+        _internal(reply)
+        if _code(reply) != "invalid_record":
+            ctx.violation("ump/remember-invalid-record", f"POST /ump/remember with a body that is not JSON was "
+                          f"answered {reply.describe()}; bad JSON is refused with invalid_record; "
+                          f"{_spec('ump/remember-invalid-record')}", sent=text.decode(),
+                          received=reply.body or reply.raw)
+
+
+@check("ump/l1/reject-invalid-record", spec="ump", requirements=("ump/reject-invalid-record",), bindings=LIVE,
+       title="remember refuses records breaking a §2 rule with invalid_record and stores nothing (§3.3)")
+def reject_invalid_record(ctx: CheckContext) -> None:
+    """Complete records, each breaking one §2 rule, each with its own id and marker: refused with
+    invalid_record, and afterwards neither get of the id nor a recall of the marker finds it."""
+    def kind(rec: dict) -> None:
+        rec["kind"] = "opinion"
+
+    def visibility(rec: dict) -> None:
+        rec["scope"]["visibility"] = "secret"
+
+    def created(rec: dict) -> None:
+        rec["time"]["created"] = "yesterday"
+
+    def confidence(rec: dict) -> None:
+        rec["lifecycle"] = {"confidence": 3.5, "status": "active"}
+
+    probes = {"kind is outside the five": kind, "scope.visibility is outside private|shared|public": visibility,
+              "time.created is not a date-time": created, "lifecycle.confidence is above 1": confidence}
+    for what, spoil in probes.items():
+        rec = _full_record(ctx, "semantic")
+        spoil(rec)
+        _refused_and_not_stored(ctx, "ump/reject-invalid-record", rec, f"a record whose {what}")
+
+
+@check("ump/l1/admission-may-reject", spec="ump", requirements=("ump/admission-may-reject",), bindings=LIVE,
+       title="a record held back by admission policy is reported rejected and not stored (§2.9, MAY)")
+def admission_may_reject(ctx: CheckContext) -> None:
+    """An unreviewed, model-extracted candidate record: a server with an admission workflow may
+    hold it back. When it does, the rejection must be reported (result rejected or an error) and
+    nothing stored. A server that admits it shows no admission gate: nothing to judge."""
+    rec = _full_record(ctx, "semantic", lifecycle={"status": "candidate", "confidence": 0.2},
+                       provenance={"actor": did(OWNER_A), "actor_kind": "model", "method": "unreviewed_extraction"})
+    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    _internal(reply)
+    if _accepted(reply):
+        raise NotApplicable("the server admitted an unreviewed candidate record: no admission gate is visible "
+                            "(§2.9 makes one optional)")
+    code = _code(reply)
+    if code not in ERROR_CODES and code != "rejected":
+        ctx.violation("ump/admission-may-reject", f"the record was held back, but the answer {reply.describe()} "
+                      f"is neither result rejected nor a §3.7 error; {_spec('ump/admission-may-reject')}",
+                      sent=rec, received=reply.body or reply.raw)
+    left = _stored_copy(ctx, rec, Auth.as_owner(OWNER_A))
+    if left is not None:
+        ctx.violation("ump/admission-may-reject", f"the record was rejected ({code}) yet get {rec['id']} returns "
+                      f"it; {_spec('ump/admission-may-reject')}", sent=rec, received=left)
+
+
+@check("ump/l1/server-accepts-all-kinds", spec="ump",
+       requirements=("ump/server-accepts-all-kinds", "ump/kinds-accept-all"), bindings=LIVE,
+       title="remember accepts a record of each of the five kinds and get returns its kind (§2.1, §7 L1)")
+def server_accepts_all_kinds(ctx: CheckContext) -> None:
+    for kind in KINDS:
+        rec = _full_record(ctx, kind)
+        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        _internal(reply)
+        if not _accepted(reply):
+            for req in ("ump/server-accepts-all-kinds", "ump/kinds-accept-all"):
+                ctx.violation(req, f"a valid {kind} record was refused: {reply.describe()}; {_spec(req)}",
+                              sent=rec, received=reply.body or reply.raw)
+            continue
+        rid = _new_id(reply)
+        if rid is None:
+            continue  # judged by remember-result
+        got, stored = _get(ctx, rid)
+        if stored is None:
+            continue  # judged by get / remember-persists
+        if stored.get("kind") != kind:
+            ctx.violation("ump/server-accepts-all-kinds", f"a {kind} record was stored as {rid}, and get returns "
+                          f"kind {stored.get('kind')!r}; {_spec('ump/server-accepts-all-kinds')}",
+                          sent=rec, received=stored)
+
+
+# =============================================================================================
+# get (§3.4)
+# =============================================================================================
+
+@check("ump/l1/get", spec="ump", requirements=("ump/get-returns-record",), bindings=LIVE,
+       title="get of a stored id answers {record} with that record (§3.4)")
+def get_returns_record(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "semantic")
+    rid = _remember(ctx, rec)
+    reply, stored = _get(ctx, rid)
+    _internal(reply)
+    if not reply.ok or not isinstance(reply.body, dict) or not isinstance(reply.body.get("record"), dict):
+        ctx.violation("ump/get-returns-record", f"get {rid} (just remembered) answered {reply.describe()}; "
+                      f"§3.4 answers {{\"record\": {{…}}}}; {_spec('ump/get-returns-record')}",
+                      sent=reply.sent, received=reply.body or reply.raw, where=rid)
+        return
+    if stored.get("id") != rid:
+        ctx.violation("ump/get-returns-record", f"get {rid} answered a record with id {stored.get('id')!r}; "
+                      f"{_spec('ump/get-returns-record')}", sent=reply.sent, received=reply.body, where=rid)
+
+
+@check("ump/l1/get-not-found", spec="ump", requirements=("ump/get-not-found",), bindings=LIVE,
+       title="get of an id the server does not hold answers not_found (§3.4)")
+def get_not_found(ctx: CheckContext) -> None:
+    for rid in (ump_ids.random_id(), "urn:ump:" + "a" * 52):
+        reply = ctx.client.get(rid, auth=Auth.as_owner(OWNER_A))
+        _internal(reply)
+        if _code(reply) != "not_found":
+            ctx.violation("ump/get-not-found", f"get of {rid}, an id never stored, answered {reply.describe()}; "
+                          f"{_spec('ump/get-not-found')}", sent=reply.sent, received=reply.body or reply.raw)
+
+
+# =============================================================================================
+# ids (§2, §6.2)
+# =============================================================================================
+
+@check("ump/l1/id-unique", spec="ump", requirements=("ump/id-unique",), bindings=LIVE,
+       title="distinct records created by the server get distinct ids (§2)")
+def id_unique(ctx: CheckContext) -> None:
+    word = marker("iu")
+    seen: dict[str, str] = {}
+    created = 0
+    for n in range(6):
+        rec = sample_record(KINDS[n % len(KINDS)], text=f"{word} distinct record number {n} {secrets.token_hex(3)}")
+        rec["time"] = {"created": _now(), "valid_from": _now()}
+        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        _internal(reply)
+        if not _accepted(reply) or reply.body.get("result") != "created" or not _new_id(reply):
+            continue
+        created += 1
+        rid = _new_id(reply)
+        if rid in seen:
+            ctx.violation("ump/id-unique", f"two different records were both answered created with id {rid} "
+                          f"(texts {seen[rid]!r} and {rec['body']['text']!r}); {_spec('ump/id-unique')}",
+                          sent=rec, received=reply.body)
+        seen[rid] = rec["body"]["text"]
+    # the same record twice: a second "created" must not reuse the first id (a merge is reported
+    # as merged, catalogue note)
+    twin = sample_record("semantic", text=f"{word} the same record sent twice")
+    twin["time"] = {"created": _now(), "valid_from": _now()}
+    answers = [ctx.client.remember(copy.deepcopy(twin), auth=Auth.as_owner(OWNER_A)) for _ in range(2)]
+    if all(_accepted(a) and a.body.get("result") == "created" and _new_id(a) for a in answers):
+        created += 2
+        if _new_id(answers[0]) == _new_id(answers[1]):
+            ctx.violation("ump/id-unique", f"the same record remembered twice was answered created both times "
+                          f"with one id {_new_id(answers[0])}: two created records share an id (a merge is "
+                          f"answered merged); {_spec('ump/id-unique')}", sent=twin,
+                          received=[a.body for a in answers])
+    if created < 2:
+        raise NotApplicable("fewer than two distinct records were created (judged by ump/l1/remember-result)")
+
+
+@check("ump/l1/id-stable", spec="ump", requirements=("ump/id-stable",), bindings=LIVE,
+       title="a record keeps its id: remember, get, recall and later reads agree; revise mints a new one (§2)")
+def id_stable(ctx: CheckContext) -> None:
+    rec = sample_record("semantic")
+    rec["time"] = {"created": _now(), "valid_from": _now()}
+    rid = _remember(ctx, rec)
+    reads: list[tuple[str, Any]] = []
+    _, first = _get(ctx, rid)
+    if first is None:
+        raise NotApplicable(f"get {rid} answers no record (judged by ump/l1/get)")
+    reads.append(("get", first.get("id")))
+    found = _recall(ctx, {"query": _word(rec), "scope": _scope(), "limit": 5})
+    texts = {r["record"].get("id"): r["record"] for r in results_of(found) if isinstance(r.get("record"), dict)}
+    mine = [r for r in texts.values() if (r.get("body") or {}).get("text") == rec["body"]["text"]]
+    for r in mine:
+        reads.append(("recall", r.get("id")))
+    _, again = _get(ctx, rid)
+    if again is not None:
+        reads.append(("get again", again.get("id")))
+    for how, seen in reads:
+        if seen != rid:
+            ctx.violation("ump/id-stable", f"remember answered id {rid}, but {how} shows the record with id "
+                          f"{seen!r}; {_spec('ump/id-stable')}", sent=rec, received={"read": how, "id": seen},
+                          where=rid)
+    if _offers(ctx, "revise"):
+        request = {"id": rid, "patch": {"body": {"text": f"{_word(rec)} revised wording"}}}
+        revised = ctx.client.revise(request, auth=Auth.as_owner(OWNER_A))
+        if revised.ok and isinstance(revised.body, dict):
+            new = revised.body.get("id")
+            if new == rid:
+                ctx.violation("ump/id-stable", f"revise of {rid} answered the same id for the successor: revise "
+                              f"makes a new record, the prior keeps its id; {_spec('ump/id-stable')}",
+                              sent=request, received=revised.body)
+            _, prior = _get(ctx, rid)
+            if prior is not None and prior.get("id") != rid:
+                ctx.violation("ump/id-stable", f"after revise, get {rid} answers a record with id "
+                              f"{prior.get('id')!r}; {_spec('ump/id-stable')}", sent=request, received=prior)
+
+
+@check("ump/l1/id-minted-form", spec="ump", requirements=("ump/id-minted-form",), bindings=LIVE,
+       title="ids the server mints are urn:ump: + 26 (random) or 52 (content hash) base32 characters (§6.2)")
+def id_minted_form(ctx: CheckContext) -> None:
+    judged = 0
+    for kind in ("semantic", "procedural"):
+        rec = sample_record(kind)
+        rec["time"] = {"created": _now(), "valid_from": _now()}
+        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        _internal(reply)
+        rid = _new_id(reply) if _accepted(reply) else None
+        if rid is None:
+            continue
+        judged += 1
+        if not MINTED_ID.fullmatch(rid):
+            ctx.violation("ump/id-minted-form", f"the server minted id {rid!r}; §6.2 ids are urn:ump: + a random "
+                          f"128-bit string or the content hash, in lowercase unpadded base32 (26 or 52 characters "
+                          f"of a-z2-7); {_spec('ump/id-minted-form')}", sent=rec, received=reply.body)
+    if not judged:
+        raise NotApplicable("no record without id was accepted with an id (judged by ump/l1/remember-fills-id)")
+
+
+# =============================================================================================
+# messages and errors (§3, §3.7, §4.2)
+# =============================================================================================
+
+def _error_replies(ctx: CheckContext) -> list[tuple[str, Reply]]:
+    """Requests every server must refuse (and, where the server asks for tokens, an anonymous one)."""
+    out = [("get of an unknown id", ctx.client.get(ump_ids.random_id(), auth=Auth.as_owner(OWNER_A)))]
+    bad = _full_record(ctx, "semantic")
+    del bad["body"]
+    out.append(("remember of a record without body", ctx.client.remember(bad, auth=Auth.as_owner(OWNER_A))))
+    out.append(("recall whose query is a number", ctx.client.recall({"query": 42, "limit": "many"},
+                                                                    auth=Auth.as_owner(OWNER_A))))
+    auth = _caps_body(ctx).get("auth")
+    if isinstance(auth, dict) and auth.get("required") is True:
+        out.append(("recall without a capability token", ctx.client.recall({"query": "anything"},
+                                                                          auth=Auth.anonymous())))
+    return out
+
+
+@check("ump/l1/messages-json-objects", spec="ump", requirements=("ump/messages-json-objects",), bindings=LIVE,
+       title="every response body is a JSON object (§3)")
+def messages_json_objects(ctx: CheckContext) -> None:
+    """capabilities, remember, get, recall, and (over HTTP) an error answer. MCP error results
+    are judged by ump/l1/mcp-errors, which accepts the code in the text (the public reading)."""
+    rec = _full_record(ctx, "semantic")
+    replies = []
+    names = _tool_names(ctx)
+    if names is None or "ump.capabilities" in names:
+        replies.append(ctx.client.capabilities())
+    remembered = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    replies.append(remembered)
+    rid = _new_id(remembered) if _accepted(remembered) else None
+    if rid:
+        replies.append(ctx.client.get(rid, auth=Auth.as_owner(OWNER_A)))
+    replies.append(ctx.client.recall({"query": _word(rec), "scope": _scope()}, auth=Auth.as_owner(OWNER_A)))
+    if ctx.binding == "http":
+        replies.append(ctx.client.get(ump_ids.random_id(), auth=Auth.as_owner(OWNER_A)))
+    for reply in replies:
+        _internal(reply)
+        if not isinstance(reply.body, dict):
+            ctx.violation("ump/messages-json-objects", f"{reply.operation} answered "
+                          f"{'non-JSON ' + repr((reply.raw or '')[:120]) if reply.body is None else json.dumps(reply.body)[:120]}"
+                          f" — not a JSON object; {_spec('ump/messages-json-objects')}",
+                          sent=reply.sent, received=reply.raw if reply.body is None else reply.body)
+
+
+_CODE_PREFIX = re.compile(r"^\s*([a-z_]+)\s*:")
+
+
+def _mcp_error_code(reply: Reply) -> tuple[str | None, str]:
+    """(the §3.7 code an MCP error carries, where it was found): structuredContent error.code,
+    else the "<code>: …" prefix of error.message or of the text (the public implementation)."""
+    body = reply.body if isinstance(reply.body, dict) else {}
+    err = body.get("error") if isinstance(body.get("error"), dict) else {}
+    if isinstance(err.get("code"), str):
+        return err["code"], "error.code"
+    for text in (err.get("message"), reply.raw):
+        if isinstance(text, str):
+            m = _CODE_PREFIX.match(text)
+            if m and m.group(1) in ERROR_CODES + ("internal",):
+                return m.group(1), "the message prefix"
+    if reply.error_code:
+        return reply.error_code, "the driver's reading"
+    return None, ""
+
+
+@check("ump/l1/error-envelope", spec="ump", requirements=("ump/error-envelope", "ump/error-codes"), bindings=LIVE,
+       title="failures answer {error: {code, message}} with a §3.7 code (§3, §3.7)")
+def error_envelope(ctx: CheckContext) -> None:
+    judged = 0
+    for what, reply in _error_replies(ctx):
+        _internal(reply)
+        if reply.ok and (reply.status is None or reply.status < 400):
+            continue  # accepted: nothing to judge here (the operation's own check judges that)
+        judged += 1
+        body = reply.body if isinstance(reply.body, dict) else None
+        err = body.get("error") if body else None
+        if ctx.binding == "http":
+            if not (isinstance(err, dict) and isinstance(err.get("code"), str) and isinstance(err.get("message"), str)):
+                ctx.violation("ump/error-envelope", f"{what} failed with {reply.describe()}, not the envelope "
+                              f"{{\"error\": {{\"code\", \"message\"}}}}; {_spec('ump/error-envelope')}",
+                              sent=reply.sent, received=reply.body or reply.raw)
+                continue
+            code = err["code"]
+        else:
+            code, where = _mcp_error_code(reply)
+            if err is not None and not (isinstance(err, dict) and isinstance(err.get("message"), str)):
+                ctx.violation("ump/error-envelope", f"{what} failed with {reply.describe()}: `error` is not an "
+                              f"object with a message; {_spec('ump/error-envelope')}", sent=reply.sent,
+                              received=reply.body)
+                continue
+            if code is None:
+                ctx.violation("ump/error-envelope", f"{what} failed with {reply.describe()}: no §3.7 code can be "
+                              f"read (neither error.code nor a \"<code>: …\" message); "
+                              f"{_spec('ump/error-envelope')}", sent=reply.sent, received=reply.body or reply.raw)
+                continue
+        if code == "internal":
+            raise TargetError(f"{what} failed inside the server: {reply.describe()}")
+        if code not in ERROR_CODES:
+            ctx.violation("ump/error-codes", f"{what} failed with code {code!r}, which is not one of §3.7's "
+                          f"{', '.join(ERROR_CODES)}; {_spec('ump/error-codes')}", sent=reply.sent,
+                          received=reply.body or reply.raw)
+    if not judged:
+        raise NotApplicable("the server accepted every request the check sends to provoke an error")
+
+
+@check("ump/l1/unsupported-operation", spec="ump", requirements=("ump/unsupported-operation",), bindings=LIVE,
+       title="an operation or option the server does not offer is refused with unsupported (§3.7 SHOULD)")
+def unsupported_operation(ctx: CheckContext) -> None:
+    """Asks only for what the server itself says it lacks: operations above its advertised level
+    or switched off in capabilities (subscribe, rehydrate), and over HTTP a UMP-Version it does
+    not list in `versions` (docs/live-ump.md; judged only when the server lists versions)."""
+    caps = _caps_body(ctx)
+    level = caps.get("conformance")
+    probes: list[tuple[str, Any]] = []
+    if level in ("L0", "L1"):
+        probes.append(("revise (the server claims L1)", lambda: ctx.client.revise(
+            {"id": ump_ids.random_id(), "patch": {"body": {"text": "x"}}}, auth=Auth.as_owner(OWNER_A))))
+        probes.append(("forget (the server claims L1)", lambda: ctx.client.forget(
+            {"id": ump_ids.random_id(), "reason": "probe"}, auth=Auth.as_owner(OWNER_A))))
+    if level in ("L0", "L1", "L2"):
+        probes.append((f"feedback (the server claims {level})", lambda: ctx.client.feedback(
+            {"id": ump_ids.random_id(), "outcome": "followed"}, auth=Auth.as_owner(OWNER_A))))
+    if caps.get("rehydrate") is False:
+        probes.append(("rehydrate (capabilities.rehydrate is false)", lambda: ctx.client.rehydrate(
+            {"query": "probe"}, auth=Auth.as_owner(OWNER_A))))
+    versions = caps.get("versions")
+    if ctx.binding == "http" and isinstance(versions, list):
+        probes.append(("GET /ump/capabilities with UMP-Version: 9.9 (not in `versions`)",
+                       lambda: ctx.client.call_raw("GET", "/ump/capabilities", None, {"UMP-Version": "9.9"})))
+    if not probes:
+        raise NotApplicable("the server offers every operation and option this check can probe")
+    for what, call in probes:
+        reply = call()
+        _internal(reply)
+        code = _code(reply)
+        if code == "unsupported":
+            continue
+        if code is None and "UMP-Version" not in what:
+            continue  # offering more than the advertised level is fine
+        if code in ("not_found",) and "UMP-Version" not in what:
+            continue  # the probe's unknown id was looked up: the operation is offered after all
+        ctx.violation("ump/unsupported-operation", f"{what} was answered {reply.describe()}; the §3.7 code for "
+                      f"something the server does not offer is unsupported; {_spec('ump/unsupported-operation')}",
+                      sent=reply.sent, received=reply.body or reply.raw)
+
+
+@check("ump/l1/http-error-status", spec="ump", requirements=("ump/http-error-status",), bindings=HTTP,
+       title="HTTP errors carry the status of their code: 404, 401, 403, otherwise 4xx (§4.2 SHOULD)")
+def http_error_status(ctx: CheckContext) -> None:
+    replies = _error_replies(ctx)
+    other = _full_record(ctx, "semantic", owner=OWNER_B)
+    caps = _caps_body(ctx)
+    if isinstance(caps.get("auth"), dict) and caps["auth"].get("capability_tokens"):
+        replies.append(("remember of owner-b's record with owner-a's token",
+                        ctx.client.remember(other, auth=Auth.as_owner(OWNER_A))))
+    judged = 0
+    for what, reply in replies:
+        code = _code(reply)
+        if code is None:
+            continue
+        judged += 1
+        if code == "internal" or (reply.status or 0) >= 500:
+            raise TargetError(f"{what} failed inside the server: {reply.describe()}")
+        wanted = STATUS_FOR_CODE.get(code)
+        status = reply.status
+        if status is None or status < 400:
+            ctx.violation("ump/http-error-status", f"{what} failed with code {code} under HTTP status {status}; "
+                          f"an error is never a 2xx; {_spec('ump/http-error-status')}", sent=reply.sent,
+                          received=reply.body or reply.raw)
+        elif wanted is not None and status != wanted:
+            ctx.violation("ump/http-error-status", f"{what} failed with code {code} under HTTP {status}; "
+                          f"{code} goes with {wanted}; {_spec('ump/http-error-status')}", sent=reply.sent,
+                          received=reply.body or reply.raw)
+    if not judged:
+        raise NotApplicable("no request the check sent was refused")
+
+
+@check("ump/l1/l1-one-binding", spec="ump", requirements=("ump/l1-one-binding",), bindings=LIVE,
+       title="capabilities, recall, remember and get are offered over this binding (§7 L1)")
+def l1_one_binding(ctx: CheckContext) -> None:
+    """Each L1 operation answered something other than `unsupported` or a missing route/tool.
+    Over MCP an absent ump.capabilities is fine when the tool list is there (§4.1)."""
+    names = _tool_names(ctx)
+    rec = _full_record(ctx, "semantic")
+    calls = {
+        "remember": lambda: ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A)),
+        "get": lambda: ctx.client.get(rec["id"], auth=Auth.as_owner(OWNER_A)),
+        "recall": lambda: ctx.client.recall({"query": _word(rec), "scope": _scope()}, auth=Auth.as_owner(OWNER_A)),
+        "capabilities": lambda: ctx.client.capabilities(),
+    }
+    for op in ("remember", "get", "recall", "capabilities"):
+        if names is not None:
+            if TOOL_FOR[op] not in names:
+                if op == "capabilities" and names & {TOOL_FOR[o] for o in ("recall", "remember", "get")}:
+                    continue  # derivable from the tool list (§4.1)
+                ctx.violation("ump/l1-one-binding", f"the MCP tool list has no {TOOL_FOR[op]} (tools: "
+                              f"{sorted(n for n in names if n)}); §7 L1 asks for {op} over one binding; "
+                              f"{_spec('ump/l1-one-binding')}", received=sorted(n for n in names if n))
+                continue
+        reply = calls[op]()
+        _internal(reply)
+        code = _code(reply)
+        missing = code == "unsupported" or (reply.status in (404, 405) and code != "not_found") or \
+            (code == "not_found" and op != "get")
+        if missing:
+            ctx.violation("ump/l1-one-binding", f"{op} is not offered over {ctx.binding}: {reply.describe()}; "
+                          f"{_spec('ump/l1-one-binding')}", sent=reply.sent, received=reply.body or reply.raw)
+
+
+# =============================================================================================
+# the records a server accepts and serves (§2, judged live)
+# =============================================================================================
+
+@check("ump/l1/emit-advertised-version", spec="ump", requirements=("ump/emit-advertised-version",), bindings=LIVE,
+       title="records the server serves carry the version capabilities.ump advertises (§8)")
+def emit_advertised_version(ctx: CheckContext) -> None:
+    caps = _caps_body(ctx)
+    # a capabilities `ump` that is no version at all is ump/l1/capabilities' finding, not this one's
+    advertised = caps.get("ump") if caps.get("ump") in ump_record.VERSIONS else ctx.version
+    word = marker("ev")
+    native = _full_record(ctx, "semantic", text=f"{word} native record")
+    del native["ump"]
+    records = [native]
+    if ctx.version == "1.0":
+        imported = _full_record(ctx, "semantic", text=f"{word} imported 0.1 record")
+        imported["ump"] = "0.1"
+        records.append(imported)
+    served: list[tuple[str, dict]] = []
+    for rec in records:
+        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        rid = _new_id(reply) if _accepted(reply) else None
+        if rid is None:
+            continue
+        _, stored = _get(ctx, rid)
+        if stored is not None:
+            served.append((f"get {rid}", stored))
+    found = _recall(ctx, {"query": word, "scope": _scope(), "limit": 10})
+    served.extend((f"recall {word!r} results/{i}/record", r["record"]) for i, r in enumerate(results_of(found))
+                  if isinstance(r.get("record"), dict))
+    if not served:
+        raise NotApplicable("the server served none of the fresh records (judged by ump/l1/get)")
+    for how, rec in served:
+        if rec.get("ump") != advertised:
+            ctx.violation("ump/emit-advertised-version", f"{how} served a record labelled ump {rec.get('ump')!r}; "
+                          f"capabilities.ump advertises {advertised!r}; {_spec('ump/emit-advertised-version')}",
+                          received=rec, where=rec.get("id"))
+
+
+@check("ump/l1/reject-unknown-major", spec="ump", requirements=("ump/reject-unknown-major",), bindings=LIVE,
+       title="remember refuses a record of an unknown major version (ump 2.0) and stores nothing (§8)")
+def reject_unknown_major(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "semantic", text=f"{marker('um')} a record from the future major version")
+    rec["ump"] = "2.0"
+    _refused_and_not_stored(ctx, "ump/reject-unknown-major", rec, "a record declaring ump \"2.0\"")
+
+
+@check("ump/l1/normalize-imported-0.1", spec="ump", requirements=("ump/normalize-imported-0.1",), bindings=LIVE,
+       title="a 0.1 record remembered by a 1.0 server comes back as 1.0, otherwise unchanged (§8)")
+def normalize_imported(ctx: CheckContext) -> None:
+    """A signed 0.1 record (owner-a's test key) and an unsigned one. Refusing 0.1 records is
+    allowed (importing is a MAY): then nothing is judged. Accepted, get must show ump "1.0",
+    every member sent unchanged (the server may add what it fills), and any integrity block
+    recomputed for the 1.0 bytes, never the stale 0.1 one."""
+    judged = 0
+    for signed in (True, False):
+        rec = _full_record(ctx, "semantic", text=f"{marker('n1')} an imported 0.1 record")
+        rec["ump"] = "0.1"
+        rec["consent"] = {"retention": "P365D", "exportable": True}
+        if signed:
+            rec = integrity.sign(rec, test_signing_key(OWNER_A))
+        reply = ctx.client.remember(copy.deepcopy(rec), auth=Auth.as_owner(OWNER_A))
+        _internal(reply)
+        if not _accepted(reply) or not _new_id(reply):
+            continue
+        rid = _new_id(reply)
+        _, stored = _get(ctx, rid)
+        if stored is None:
+            continue
+        judged += 1
+        what = "signed 0.1 record" if signed else "0.1 record"
+        if stored.get("ump") != "1.0":
+            ctx.violation("ump/normalize-imported-0.1", f"a {what} remembered under 1.0 is served as ump "
+                          f"{stored.get('ump')!r}; {_spec('ump/normalize-imported-0.1')}", sent=rec, received=stored,
+                          where=rid)
+        expected = {k: v for k, v in rec.items() if k not in ("ump", "id", "integrity")}
+        diffs = _diff(expected, stored)
+        if diffs:
+            ctx.violation("ump/normalize-imported-0.1", f"normalizing the {what} changed more than the version: "
+                          + "; ".join(diffs[:6]) + f"; {_spec('ump/normalize-imported-0.1')}", sent=rec,
+                          received=stored, where=rid)
+        integ = stored.get("integrity")
+        if isinstance(integ, dict) and isinstance(integ.get("content_hash"), str):
+            # Stale: the hash of the 0.1 bytes (the one sent, or that of the served record labelled
+            # 0.1 again). Any other wrong hash is the integrity checks' (L3) to report.
+            try:
+                as_01 = integrity.content_hash(dict(stored, ump="0.1"))
+            except Exception:  # noqa: BLE001 - an uncanonicalizable record is judged elsewhere
+                as_01 = None
+            sent_hash = rec["integrity"]["content_hash"] if signed else None
+            if integ["content_hash"] in (sent_hash, as_01):
+                ctx.violation("ump/normalize-imported-0.1", f"the {what} is served as 1.0 with integrity."
+                              f"content_hash {integ['content_hash']!r}, the hash of its 0.1 bytes: normalizing "
+                              f"comes before signing, so the hash is recomputed for the 1.0 record; "
+                              f"{_spec('ump/normalize-imported-0.1')}", sent=rec, received=stored, where=rid)
+    if not judged:
+        raise NotApplicable("the server does not import 0.1 records (a MAY, §8): nothing to normalize")
+
+
+@check("ump/l1/relations-open", spec="ump", requirements=("ump/relations-open-vocabulary",), bindings=LIVE,
+       title="remember accepts and keeps relation types outside the reserved set (§2.5)")
+def relations_open(ctx: CheckContext) -> None:
+    other = _remember(ctx, _full_record(ctx, "semantic"))
+    relations = [{"type": "about", "target": "entity:pnpm"},
+                 {"type": "x-acme-blocks", "target": "entity:release-train"},
+                 {"type": "x-acme-supports", "target": other}]
+    rec = _full_record(ctx, "semantic", relations=relations)
+    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    _internal(reply)
+    if not _accepted(reply):
+        ctx.violation("ump/relations-open-vocabulary", f"a record with relation types x-acme-blocks and "
+                      f"x-acme-supports was refused: {reply.describe()}; unknown types may be ignored, not refused; "
+                      f"{_spec('ump/relations-open-vocabulary')}", sent=rec, received=reply.body or reply.raw)
+        return
+    rid = _new_id(reply)
+    if rid is None:
+        raise NotApplicable("remember answered no id (judged by ump/l1/remember-result)")
+    _, stored = _get(ctx, rid)
+    if stored is None:
+        raise NotApplicable(f"get {rid} answers no record (judged by ump/l1/get)")
+    if stored.get("relations") != relations:
+        ctx.violation("ump/relations-open-vocabulary", f"the record was accepted but get {rid} shows relations "
+                      f"{json.dumps(stored.get('relations'))}: the unknown types were not kept; "
+                      f"{_spec('ump/relations-open-vocabulary')}", sent=relations, received=stored.get("relations"),
+                      where=rid)
+
+
+def _optional_record(ctx: CheckContext, text: str) -> dict[str, Any]:
+    """A partial record (no id, no time) carrying every optional member of §2."""
+    rec = sample_record("semantic", text=text)
+    rec["body"]["structured"] = {"tool": "pnpm", "list": [1, 2.5, "x", True, None], "nested": {"empty": {}}}
+    rec["scope"].update(user=did(OWNER_B), agent="memconform-agent", session="sess_memconform")
+    rec["lifecycle"] = {"confidence": 0.8, "salience": 0.6, "decay": "half_life:P90D", "status": "active"}
+    rec["relations"] = [{"type": "about", "target": "entity:pnpm"}]
+    return rec
+
+
+_OPTIONAL = {
+    "ump/optional-body-structured": (("body", "structured"), {"tool": "pnpm", "list": [1, 2.5, "x", True, None],
+                                                              "nested": {"empty": {}}}),
+    "ump/optional-scope-user": (("scope", "user"), None),
+    "ump/optional-scope-agent": (("scope", "agent"), "memconform-agent"),
+    "ump/optional-scope-session": (("scope", "session"), "sess_memconform"),
+    "ump/optional-lifecycle": (("lifecycle",), {"confidence": 0.8, "salience": 0.6, "status": "active"}),
+    "ump/optional-lifecycle-decay": (("lifecycle", "decay"), "x-memconform-decay:opaque-hint"),
+    "ump/optional-supersedes": (("supersedes",), None),
+    "ump/optional-relations": (("relations",), [{"type": "about", "target": "entity:pnpm"},
+                                                {"type": "depends_on", "target": "entity:node"}]),
+}
+
+
+@check("ump/l1/optional-members", spec="ump", requirements=tuple(_OPTIONAL), bindings=LIVE,
+       title="optional members given to remember are kept (§2, MAY)")
+def optional_members(ctx: CheckContext) -> None:
+    """One record per optional member, so a refusal names the member. Informational."""
+    older = _remember(ctx, _full_record(ctx, "semantic"))
+    for requirement, (path, value) in _OPTIONAL.items():
+        rec = _full_record(ctx, "semantic")
+        if requirement == "ump/optional-scope-user":
+            value = did(OWNER_B)
+        if requirement == "ump/optional-supersedes":
+            value = [older]
+        if requirement == "ump/optional-lifecycle-decay":
+            rec["lifecycle"] = {"decay": value}
+        elif len(path) == 2:
+            rec[path[0]] = dict(rec[path[0]], **{path[1]: value})
+        else:
+            rec[path[0]] = value
+        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        _internal(reply)
+        name = ".".join(path)
+        if not _accepted(reply):
+            ctx.violation(requirement, f"a record carrying the optional member {name} was refused: "
+                          f"{reply.describe()}; {_spec(requirement)}", sent=rec, received=reply.body or reply.raw)
+            continue
+        rid = _new_id(reply)
+        _, stored = _get(ctx, rid) if rid else (None, None)
+        if stored is None:
+            continue  # judged by get / remember-persists
+        node: Any = stored
+        for key in path:
+            node = node.get(key, _MISSING) if isinstance(node, dict) else _MISSING
+        if node is _MISSING or node != value:
+            ctx.violation(requirement, f"the record was accepted, but get {rid} shows {name} as "
+                          f"{'absent' if node is _MISSING else json.dumps(node)}, where "
+                          f"{json.dumps(value)} was given; {_spec(requirement)}", sent=rec, received=stored,
+                          where=rid)
+
+
+_MISSING = object()
+
+
+# =============================================================================================
+# MCP profile (§4.1)
+# =============================================================================================
+
+def _tools(ctx: CheckContext) -> dict[str, dict[str, Any]]:
+    listing = ctx.client.tools()
+    if listing is None:
+        raise NotApplicable("the driver offers no MCP tool listing")
+    return {t["name"]: t for t in listing if isinstance(t, dict) and isinstance(t.get("name"), str)}
+
+
+def _tool_check(op: str, requirement: str) -> None:
+    @check(f"ump/l1/mcp-tool-{op}", spec="ump", requirements=(requirement,), bindings=MCP,
+           title=f"{op} is the MCP tool {TOOL_FOR[op]} (§4.1)")
+    def tool_named(ctx: CheckContext) -> None:
+        tools = _tools(ctx)
+        if TOOL_FOR[op] in tools:
+            return
+        near = sorted(n for n in tools if op in n.lower())
+        ctx.violation(requirement, f"the MCP server lists no tool named {TOOL_FOR[op]}"
+                      + (f" (it has {near}: the reserved name is {TOOL_FOR[op]})" if near else "")
+                      + f"; tools: {sorted(tools)}; {_spec(requirement)}", received=sorted(tools))
+
+    tool_named.__name__ = f"mcp_tool_{op}"
+
+
+for _op in ("recall", "remember", "get", "revise", "forget", "feedback"):
+    _tool_check(_op, f"ump/mcp-tool-{_op}")
+
+
+@check("ump/l1/mcp-tool-capabilities", spec="ump", requirements=("ump/mcp-tool-capabilities",), bindings=MCP,
+       title="ump.capabilities, when offered, returns the §3.1 response (§4.1)")
+def mcp_tool_capabilities(ctx: CheckContext) -> None:
+    tools = _tools(ctx)
+    if "ump.capabilities" not in tools:
+        near = sorted(n for n in tools if "capabilit" in n.lower())
+        if near:
+            ctx.violation("ump/mcp-tool-capabilities", f"the server offers capabilities as {near}, not under the "
+                          f"reserved name ump.capabilities; {_spec('ump/mcp-tool-capabilities')}",
+                          received=sorted(tools))
+            return
+        raise NotApplicable("the server offers no capabilities tool (§4.1 lets it derive capabilities from the "
+                            "tool list; judged by ump/l1/mcp-capabilities-derivable)")
+    reply = ctx.client.capabilities()
+    _internal(reply)
+    problems = _response_problems(reply.body, "capabilities") if reply.ok else [reply.describe()]
+    if problems:
+        ctx.violation("ump/mcp-tool-capabilities", "ump.capabilities did not return the §3.1 response: "
+                      + "; ".join(problems) + f"; {_spec('ump/mcp-tool-capabilities')}", sent=reply.sent,
+                      received=reply.body or reply.raw)
+
+
+@check("ump/l1/mcp-capabilities-derivable", spec="ump", requirements=("ump/mcp-capabilities-derivable",),
+       bindings=MCP, title="without ump.capabilities the tool list states what the server offers (§4.1, MAY)")
+def mcp_capabilities_derivable(ctx: CheckContext) -> None:
+    tools = _tools(ctx)
+    if "ump.capabilities" in tools:
+        raise NotApplicable("the server offers the explicit ump.capabilities tool")
+    core = [TOOL_FOR[o] for o in ("recall", "remember", "get")]
+    missing = [t for t in core if t not in tools]
+    if missing:
+        ctx.violation("ump/mcp-capabilities-derivable", f"the server skips ump.capabilities, but its tool list "
+                      f"lacks {missing}: nothing states what it offers; {_spec('ump/mcp-capabilities-derivable')}",
+                      received=sorted(tools))
+
+
+#: operation -> (the request the check sends, response $def); revise/forget/feedback get a fresh id.
+_TOOL_REQUEST = {"capabilities": "capabilities_request", "recall": "recall_request", "remember": "remember_request",
+                 "get": "get_request", "revise": "revise_request", "forget": "forget_request",
+                 "feedback": "feedback_request"}
+
+
+def _schema_members(definition: str) -> tuple[set[str], set[str]]:
+    d = _operation_schemas()["$defs"].get(definition, {})
+    return set(d.get("properties", {})), set(d.get("required", []))
+
+
+@check("ump/l1/mcp-tool-schemas", spec="ump", requirements=("ump/mcp-tool-schemas",), bindings=MCP,
+       title="the ump.* tools take the §3 request as arguments and return the §3 response (§4.1)")
+def mcp_tool_schemas(ctx: CheckContext) -> None:
+    """Listing: each ump.* tool's inputSchema is an object schema naming the members the §3
+    request requires and requiring none the §3 request lacks; an outputSchema, when given, is an
+    object schema requiring nothing the §3 response lacks (operations.schema.json). Calls: each
+    offered operation, called with a valid request, answers the §3 response object itself (its
+    identifying member at the top level, not wrapped, not an error). The values inside are the
+    operation checks' to judge, so one defect is reported once."""
+    tools = _tools(ctx)
+    judged = 0
+    for op, tool in ((o, tools[TOOL_FOR[o]]) for o in _TOOL_REQUEST if TOOL_FOR[o] in tools):
+        judged += 1
+        props, required = _schema_members(_TOOL_REQUEST[op])
+        schema = tool.get("inputSchema")
+        if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+            ctx.violation("ump/mcp-tool-schemas", f"{TOOL_FOR[op]} has inputSchema {json.dumps(schema)[:120]}; "
+                          f"the arguments are the §3 {op} request object; {_spec('ump/mcp-tool-schemas')}",
+                          received=tool)
+            continue
+        given = set(schema.get("properties", {}) or {})
+        lacking = sorted(required - given) if given or required else []
+        if schema.get("properties") is not None and lacking:
+            ctx.violation("ump/mcp-tool-schemas", f"{TOOL_FOR[op]}'s inputSchema has no {lacking}, members of the "
+                          f"§3 {op} request (it names {sorted(given)}); {_spec('ump/mcp-tool-schemas')}",
+                          received=schema)
+        extra_required = sorted(set(schema.get("required", []) or []) - props)
+        if extra_required:
+            ctx.violation("ump/mcp-tool-schemas", f"{TOOL_FOR[op]}'s inputSchema requires {extra_required}, which "
+                          f"the §3 {op} request does not have; {_spec('ump/mcp-tool-schemas')}", received=schema)
+        out = tool.get("outputSchema")
+        if out is not None:
+            resp_props, _ = _schema_members(f"{op}_response")
+            if not isinstance(out, dict) or out.get("type", "object") != "object":
+                ctx.violation("ump/mcp-tool-schemas", f"{TOOL_FOR[op]}'s outputSchema {json.dumps(out)[:120]} is "
+                              f"not an object schema; the result is the §3 {op} response object; "
+                              f"{_spec('ump/mcp-tool-schemas')}", received=tool)
+            elif resp_props and sorted(set(out.get("required", []) or []) - resp_props):
+                ctx.violation("ump/mcp-tool-schemas", f"{TOOL_FOR[op]}'s outputSchema requires "
+                              f"{sorted(set(out.get('required', []) or []) - resp_props)}, which the §3 {op} "
+                              f"response does not have; {_spec('ump/mcp-tool-schemas')}", received=out)
+    # calls
+    replies: list[tuple[str, Reply]] = []
+    if "ump.capabilities" in tools:
+        replies.append(("capabilities", ctx.client.capabilities()))
+    rec = _full_record(ctx, "semantic")
+    if "ump.remember" in tools:
+        remembered = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        replies.append(("remember", remembered))
+        rid = _new_id(remembered) if _accepted(remembered) else None
+        if rid:
+            if "ump.get" in tools:
+                replies.append(("get", ctx.client.get(rid, auth=Auth.as_owner(OWNER_A))))
+            if "ump.recall" in tools:
+                replies.append(("recall", ctx.client.recall({"query": _word(rec), "scope": _scope()},
+                                                            auth=Auth.as_owner(OWNER_A))))
+            if "ump.feedback" in tools:
+                replies.append(("feedback", ctx.client.feedback({"id": rid, "outcome": "followed"},
+                                                                auth=Auth.as_owner(OWNER_A))))
+            if "ump.revise" in tools:
+                revised = ctx.client.revise({"id": rid, "patch": {"body": {"text": f"{_word(rec)} revised"}}},
+                                            auth=Auth.as_owner(OWNER_A))
+                replies.append(("revise", revised))
+                new = revised.body.get("id") if revised.ok and isinstance(revised.body, dict) else None
+                if "ump.forget" in tools and isinstance(new, str):
+                    replies.append(("forget", ctx.client.forget({"id": new, "reason": "memconform schema probe"},
+                                                                auth=Auth.as_owner(OWNER_A))))
+    for op, reply in replies:
+        _internal(reply)
+        if not reply.ok:
+            continue  # a refusal is the operation's own check's to judge
+        judged += 1
+        problems = _response_problems(reply.body, op)
+        if problems:
+            ctx.violation("ump/mcp-tool-schemas", f"{TOOL_FOR[op]} returned something other than the §3 {op} "
+                          "response: " + "; ".join(problems[:6]) + f"; {_spec('ump/mcp-tool-schemas')}",
+                          sent=reply.sent, received=reply.body)
+    if not judged:
+        raise NotApplicable("the server lists no ump.* tool")
+
+
+@check("ump/l1/mcp-errors", spec="ump", requirements=("ump/mcp-errors",), bindings=MCP,
+       title="a failing ump.* tool returns isError with a readable §3.7 code (§4.1)")
+def mcp_errors(ctx: CheckContext) -> None:
+    """The code may sit in structuredContent.error.code or open the text/message as
+    "<code>: …" (the public implementation's form): both are read."""
+    probes = [("get of an unknown id", ctx.client.get(ump_ids.random_id(), auth=Auth.as_owner(OWNER_A)), "not_found")]
+    bad = _full_record(ctx, "semantic")
+    del bad["body"]
+    probes.append(("remember of a record without body", ctx.client.remember(bad, auth=Auth.as_owner(OWNER_A)),
+                   "invalid_record"))
+    for what, reply, wanted in probes:
+        if reply.ok:
+            continue  # judged by get-not-found / remember-invalid
+        code, where = _mcp_error_code(reply)
+        if code == "internal":
+            raise TargetError(f"{what} failed inside the server: {reply.describe()}")
+        remarks = "; ".join(reply.wire)
+        if "without isError" in remarks or "JSON-RPC error" in remarks:
+            ctx.violation("ump/mcp-errors", f"{what} failed, but not as a tool result with isError: true "
+                          f"({remarks}): {reply.describe()}; {_spec('ump/mcp-errors')}", sent=reply.sent,
+                          received=reply.body or reply.raw)
+            continue
+        if code is None or code not in ERROR_CODES:
+            ctx.violation("ump/mcp-errors", f"{what} failed with {reply.describe()}: no §3.7 code can be read from "
+                          f"structuredContent.error.code or a \"<code>: …\" message (found {code!r}); "
+                          f"{_spec('ump/mcp-errors')}", sent=reply.sent, received=reply.body or reply.raw)
+
+
+@check("ump/l1/mcp-resources", spec="ump", requirements=("ump/mcp-resources",), bindings=MCP,
+       title="stored memories may be browsed as ump://{project}/{id} MCP resources (§4.1, MAY)")
+def mcp_resources(ctx: CheckContext) -> None:
+    lister = getattr(ctx.client, "resources", None)
+    if lister is None:
+        raise NotApplicable("the MCP driver cannot list resources")
+    listing = lister()
+    if listing is None:
+        raise NotApplicable("the MCP driver cannot list resources")
+    ump = [r for r in listing if isinstance(r, dict) and str(r.get("uri", "")).startswith("ump://")]
+    if not ump:
+        ctx.violation("ump/mcp-resources", "the server exposes no ump:// resources (stored memories as "
+                      f"read-only MCP resources are optional); {_spec('ump/mcp-resources')}",
+                      received=[r.get("uri") for r in listing if isinstance(r, dict)][:20])
+        return
+    reader = getattr(ctx.client, "read_resource", None)
+    for res in ump[:5]:
+        uri = str(res["uri"])
+        parts = uri[len("ump://"):].rsplit("/", 1)
+        if len(parts) != 2 or not parts[1].startswith("urn:ump:") and not urllib.parse.unquote(parts[1]).startswith("urn:ump:"):
+            ctx.violation("ump/mcp-resources", f"resource {uri} is not of the form ump://{{project}}/{{id}}; "
+                          f"{_spec('ump/mcp-resources')}", received=res)
+            continue
+        if reader is not None:
+            content = reader(uri)
+            problems = served_problems_of(content, ctx.version)
+            if problems:
+                ctx.violation("ump/mcp-resources", f"resource {uri} does not read as a §2 record: "
+                              + "; ".join(problems[:4]) + f"; {_spec('ump/mcp-resources')}", received=content)
+
+
+def served_problems_of(content: Any, version: str) -> list[str]:
+    if isinstance(content, str):
+        try:
+            content = json.loads(content)
+        except ValueError:
+            return ["not JSON"]
+    return [f"{v.pointer or '/'}: {v.message}" for v in ump_record.validate(content, version)] \
+        if isinstance(content, dict) else ["not a JSON object"]
+
+
+# =============================================================================================
+# HTTP routes (§4.2)
+# =============================================================================================
+
+def _post(ctx: CheckContext, path: str, payload: Any, auth: Auth | None = None) -> Reply:
+    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    return ctx.client.call_raw("POST", path, body, {"Content-Type": "application/json", "UMP-Version": ctx.version},
+                               auth=auth or Auth.as_owner(OWNER_A))
+
+
+def _route_problem(reply: Reply, operation: str) -> list[str]:
+    if reply.status is None or not 200 <= reply.status < 300:
+        return [f"HTTP {reply.status}, not a success"]
+    return _response_problems(reply.body, operation)
+
+
+@check("ump/l1/http-route-capabilities", spec="ump", requirements=("ump/http-route-capabilities",), bindings=HTTP,
+       title="GET /ump/capabilities answers the §3.1 response (§4.2)")
+def http_route_capabilities(ctx: CheckContext) -> None:
+    reply = ctx.client.call_raw("GET", "/ump/capabilities", None, {"UMP-Version": ctx.version})
+    _internal(reply)
+    problems = _route_problem(reply, "capabilities")
+    if problems:
+        ctx.violation("ump/http-route-capabilities", "GET /ump/capabilities answered " + reply.describe()
+                      + ": " + "; ".join(problems) + f"; {_spec('ump/http-route-capabilities')}",
+                      sent="GET /ump/capabilities", received=reply.body or reply.raw)
+
+
+@check("ump/l1/http-route-recall", spec="ump", requirements=("ump/http-route-recall",), bindings=HTTP,
+       title="POST /ump/recall answers the §3.2 response (§4.2)")
+def http_route_recall(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "semantic")
+    rid = _remember(ctx, rec)
+    payload = {"query": _word(rec), "scope": _scope(), "limit": 5}
+    reply = _post(ctx, "/ump/recall", payload)
+    _internal(reply)
+    problems = _route_problem(reply, "recall")
+    if problems:
+        ctx.violation("ump/http-route-recall", "POST /ump/recall answered " + reply.describe() + ": "
+                      + "; ".join(problems) + f"; {_spec('ump/http-route-recall')}", sent=payload,
+                      received=reply.body or reply.raw)
+
+
+@check("ump/l1/http-route-remember", spec="ump", requirements=("ump/http-route-remember",), bindings=HTTP,
+       title="POST /ump/remember takes {record} (and answers a bare record cleanly) (§4.2)")
+def http_route_remember(ctx: CheckContext) -> None:
+    """{record} must be answered with the §3.3 response and stored. A bare record (the public
+    implementation takes one, the notes) is judged leniently: accepted, it must be stored as
+    sent; refused, the refusal must be the §3 error envelope with a 4xx status."""
+    rec = _full_record(ctx, "semantic")
+    reply = _post(ctx, "/ump/remember", {"record": rec})
+    _internal(reply)
+    problems = _route_problem(reply, "remember")
+    if problems:
+        ctx.violation("ump/http-route-remember", "POST /ump/remember {record} answered " + reply.describe() + ": "
+                      + "; ".join(problems) + f"; {_spec('ump/http-route-remember')}", sent={"record": rec},
+                      received=reply.body or reply.raw)
+    bare = _full_record(ctx, "episodic")
+    reply = _post(ctx, "/ump/remember", bare)
+    _internal(reply)
+    if _accepted(reply):
+        _, stored = _get(ctx, reply.body.get("id") or "")
+        if stored is not None and ((stored.get("body") or {}).get("text") != bare["body"]["text"]
+                                   or stored.get("kind") != bare["kind"]):
+            ctx.violation("ump/http-route-remember", f"POST /ump/remember with a bare record answered "
+                          f"{reply.describe()}, but get of that id does not show the record sent "
+                          f"({json.dumps(stored)[:200]}); "
+                          f"{_spec('ump/http-route-remember')}", sent=bare, received=reply.body)
+    else:
+        err = reply.body.get("error") if isinstance(reply.body, dict) else None
+        if not (isinstance(err, dict) and isinstance(err.get("code"), str) and reply.status and 400 <= reply.status < 500):
+            ctx.violation("ump/http-route-remember", f"POST /ump/remember with a bare record (which the public "
+                          f"implementation takes) answered {reply.describe()}: neither accepted nor refused with "
+                          f"the §3 error envelope; {_spec('ump/http-route-remember')}", sent=bare,
+                          received=reply.body or reply.raw)
+
+
+@check("ump/l1/http-route-get", spec="ump", requirements=("ump/http-route-get",), bindings=HTTP,
+       title="GET /ump/memory/{percent-encoded id} answers {record}, or 404 not_found (§4.2)")
+def http_route_get(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "semantic")
+    rid = _remember(ctx, rec)
+    path = "/ump/memory/" + urllib.parse.quote(rid, safe="")
+    reply = ctx.client.call_raw("GET", path, None, {"UMP-Version": ctx.version}, auth=Auth.as_owner(OWNER_A))
+    _internal(reply)
+    problems = _route_problem(reply, "get")
+    if problems:
+        ctx.violation("ump/http-route-get", f"GET {path} (the id percent-encoded) answered {reply.describe()}: "
+                      + "; ".join(problems) + f"; {_spec('ump/http-route-get')}", sent=f"GET {path}",
+                      received=reply.body or reply.raw)
+    else:
+        _keep(ctx, reply.body["record"], f"GET {path}")
+    unknown = "/ump/memory/" + urllib.parse.quote(ump_ids.random_id(), safe="")
+    reply = ctx.client.call_raw("GET", unknown, None, {"UMP-Version": ctx.version}, auth=Auth.as_owner(OWNER_A))
+    _internal(reply)
+    code = reply.body.get("error", {}).get("code") if isinstance(reply.body, dict) and \
+        isinstance(reply.body.get("error"), dict) else None
+    if reply.status != 404 or code != "not_found":
+        ctx.violation("ump/http-route-get", f"GET {unknown} (an id never stored) answered {reply.describe()}; "
+                      f"expected 404 with error not_found; {_spec('ump/http-route-get')}", sent=f"GET {unknown}",
+                      received=reply.body or reply.raw)
+
+
+@check("ump/l1/http-route-revise", spec="ump", requirements=("ump/http-route-revise",), bindings=HTTP,
+       title="POST /ump/revise answers {id, supersedes} (§4.2)")
+def http_route_revise(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "semantic")
+    rid = _remember(ctx, rec)
+    payload = {"id": rid, "patch": {"body": {"text": f"{_word(rec)} revised over the HTTP route"}}}
+    reply = _post(ctx, "/ump/revise", payload)
+    _internal(reply)
+    problems = _route_problem(reply, "revise")
+    if problems:
+        ctx.violation("ump/http-route-revise", "POST /ump/revise answered " + reply.describe() + ": "
+                      + "; ".join(problems) + f"; {_spec('ump/http-route-revise')}", sent=payload,
+                      received=reply.body or reply.raw)
+
+
+@check("ump/l1/http-route-forget", spec="ump", requirements=("ump/http-route-forget",), bindings=HTTP,
+       title="POST /ump/forget answers {result: tombstoned} (§4.2)")
+def http_route_forget(ctx: CheckContext) -> None:
+    rec = _full_record(ctx, "semantic")
+    rid = _remember(ctx, rec)
+    payload = {"id": rid, "reason": "memconform route probe"}
+    reply = _post(ctx, "/ump/forget", payload)
+    _internal(reply)
+    problems = _route_problem(reply, "forget")
+    if problems:
+        ctx.violation("ump/http-route-forget", "POST /ump/forget answered " + reply.describe() + ": "
+                      + "; ".join(problems) + f"; {_spec('ump/http-route-forget')}", sent=payload,
+                      received=reply.body or reply.raw)
+
+
+# =============================================================================================
+# the golden vectors, through remember
+# =============================================================================================
+
+#: Requirements about what a reader must take in (charged when a valid vector is refused).
+_ACCEPTANCE = ("ump/kinds-accept-all", "ump/relations-open-vocabulary", "ump/owner-opaque-l0-l1",
+               "ump/import-0.1-may")
+#: Members a remember request may leave out for the server to fill (§3.3: id/time/integrity; the
+#: catalogue's note on ump/remember-fills-id: ump and the like): an "invalid" vector that only
+#: lacks one of these is a legitimate partial record over remember.
+_FILLABLE = {"/id", "/ump", "/time", "/time/created", "/scope/visibility"}
+
+
+def _live(requirement: str) -> bool:
+    r = catalogues.load("ump").get(requirement)
+    return r.bindings is None or bool(set(r.bindings) & set(LIVE))
+
+
+def _vector_cases(version: str) -> list[Case]:
+    out = []
+    for c in vectors.cases("ump", version):
+        if c.kind != "record":
+            continue
+        reqs = [r for r in c.requirements if _live(r)]
+        if c.expect.get("verdict") == "valid":
+            reqs.append("ump/remember-persists")
+        out.append(Case(c.id, c, tuple(dict.fromkeys(reqs))))
+    return out
+
+
+def _vector_requirements() -> tuple[str, ...]:
+    ids: dict[str, None] = {}
+    for version in ump_record.VERSIONS:
+        for case in _vector_cases(version):
+            ids.update(dict.fromkeys(case.requirements or ()))
+    return tuple(ids)
+
+
+def _member(rec: Any, pointer: str) -> Any:
+    node = rec
+    for part in pointer.strip("/").split("/"):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+@check("ump/l1/vectors", spec="ump", requirements=_vector_requirements(), bindings=LIVE,
+       title="golden record vectors sent through remember get the verdict they expect",
+       cases=lambda subject: _vector_cases(subject.version))
+def golden_vectors(ctx: CheckContext) -> None:
+    """Each record vector of the session's version is sent through remember as it is (nothing
+    stripped; the server may keep or re-mint a vector's id), as its owner when the owner is a test
+    key. A valid vector must be accepted (created or merged; created ones are read back with get:
+    kind, body.text and owner kept, ump/remember-persists); an invalid one refused with the
+    vector's code (or an also-acceptable one) and not stored (get of its id finds no record with
+    its content).
+
+    What the level permits, so a server is judged only on what it owes:
+
+    * L2+ requires provenance (§2.6) and a DID owner (§2.2): a valid vector without provenance
+      refused with invalid_record is sent again with provenance added (unsigned vectors: requiring
+      provenance is L2+'s rule or an admission policy), or skipped at L2+ (signed ones: adding a
+      member breaks the signature). The opaque-owner vector is skipped at L2+ when refused. An
+      unreadable advertised level counts as L3 for these allowances.
+    * A vector whose owner is not a test key (the third-party example) cannot be sent with its
+      owner's capability token: an access refusal (forbidden_scope, unauthorized) skips it.
+    * Only L3 must verify integrity on remember (§3.3): a signature vector accepted by a server
+      advertising less than L3 is skipped, as is a refusal with another code there.
+    * remember takes partial records (§3.3): an "invalid" vector that only lacks a member the
+      server fills (id, ump, time, time.created, scope.visibility) may be accepted, and then the
+      stored record must carry that member (charged to the vector's requirements).
+    * A refusal for policy (result rejected, consent_violation) of a valid vector is an admission
+      decision (§2.9, MAY): skipped with the reason.
+    """
+    case = ctx.payload
+    sent = copy.deepcopy(case.input)
+    expect = case.expect
+    reqs = ctx.case.requirements
+    auth, ours = _auth_for(sent)
+    level = _level(ctx)
+    reply = ctx.client.remember(copy.deepcopy(sent), auth=auth)
+    _internal(reply)
+    if expect.get("verdict") == "valid":
+        _vector_valid(ctx, sent, reply, reqs, auth, ours, level)
+    elif expect.get("verdict") == "invalid":
+        _vector_invalid(ctx, case, sent, reply, reqs, auth, ours, level)
+    else:
+        raise NotApplicable(f"verdict {expect.get('verdict')!r}: nothing a server must do")
+
+
+def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: tuple[str, ...], auth: Auth,
+                  ours: bool, level: str | None) -> None:
+    code = _code(reply)
+    owner = (sent.get("scope") or {}).get("owner") if isinstance(sent.get("scope"), dict) else None
+    if code is not None:
+        if code in ("forbidden_scope", "unauthorized") and not ours:
+            raise NotApplicable(f"refused with {code}: the owner {owner} is not a key the suite holds, so the "
+                                "request could not carry the owner's capability token")
+        if not (isinstance(owner, str) and is_did(owner)) and _at_least(level, "L2"):
+            raise NotApplicable(f"refused with {code}: the owner {owner!r} is not a DID, which an L2+ server may "
+                                "refuse (§2.2, ump/owner-did)")
+        if code in ("rejected", "consent_violation"):
+            raise NotApplicable(f"refused for policy ({reply.describe()}): an admission decision (§2.9 MAY)")
+        if code in ("forbidden_scope", "unauthorized"):
+            raise NotApplicable(f"refused with {code} although the request carried the owner's token: an "
+                                "access-control defect the L3 checks judge")
+        if code == "invalid_record" and "provenance" not in sent and ("integrity" not in sent or _at_least(level, "L2")):
+            if "integrity" in sent:
+                raise NotApplicable(f"refused with invalid_record; the vector has no provenance, which an L2+ "
+                                    f"server requires (§2.6; the server advertises {level}), and is signed, so "
+                                    "provenance cannot be added")
+            # Requiring provenance is L2+'s rule (§2.6) or an admission policy (§2.9): judge the
+            # vector's own point with provenance added.
+            sent = dict(sent, provenance={"actor": owner, "actor_kind": "agent", "method": "memconform-vector"})
+            reply = ctx.client.remember(copy.deepcopy(sent), auth=auth)
+            _internal(reply)
+            code = _code(reply)
+    if code is not None:
+        acceptance = [r for r in reqs if r in _ACCEPTANCE]
+        if acceptance:
+            charged = acceptance
+        else:
+            about_integrity = [r for r in reqs if r.startswith("ump/integrity-")]
+            others = [r for r in reqs if not r.startswith("ump/integrity-") and r != "ump/remember-persists"]
+            charged = (about_integrity if code == "signature_invalid" else others) or others or about_integrity
+        for r in charged:
+            ctx.violation(r, f"a valid record was refused with {code}: {reply.describe()}; {_spec(r)}",
+                          sent=sent, received=reply.body or reply.raw)
+        return
+    if reply.body.get("result") != "created":
+        return  # merged into an equal record: accepted
+    rid = _new_id(reply)
+    if rid is None:
+        return  # judged by ump/l1/remember-result
+    got, stored = _get(ctx, rid, auth=auth)
+    if stored is None:
+        return  # judged by ump/l1/get
+    for path in ("kind", "body/text", "scope/owner"):
+        if _member(stored, "/" + path) != _member(sent, "/" + path):
+            ctx.violation("ump/remember-persists", f"{path.replace('/', '.')} was "
+                          f"{json.dumps(_member(sent, '/' + path), ensure_ascii=False)} when remembered and is "
+                          f"{json.dumps(_member(stored, '/' + path), ensure_ascii=False, default=str)} on get {rid}; "
+                          f"{_spec('ump/remember-persists')}", sent=sent, received=stored, where=rid)
+
+
+def _vector_invalid(ctx: CheckContext, case: Any, sent: dict[str, Any], reply: Reply, reqs: tuple[str, ...],
+                    auth: Auth, ours: bool, level: str | None) -> None:
+    expect = case.expect
+    wanted = expect.get("error", "invalid_record")
+    also = tuple(expect.get("also_acceptable_errors", ()))
+    pointer = expect.get("pointer")
+    fillable = pointer in _FILLABLE and _member(sent, pointer) is _MISSING
+    keeper = next((r for r in ("ump/reject-invalid-record", "ump/integrity-verify-on-read") if r in reqs), reqs[-1])
+    code = _code(reply)
+    where = f" (the problem is at {pointer})" if pointer else ""
+    if code is None:
+        if fillable:
+            rid = _new_id(reply)
+            _, stored = _get(ctx, rid, auth=auth) if rid else (None, None)
+            if stored is not None and _member(stored, pointer) is _MISSING:
+                for r in reqs:
+                    ctx.violation(r, f"remember took a record without {pointer} (a partial record, §3.3) but the "
+                                  f"stored record {rid} still lacks it; the server fills what it accepts "
+                                  f"missing; {_spec(r)}", sent=sent, received=stored)
+            return
+        if wanted == "signature_invalid" and not _at_least(level, "L3"):
+            raise NotApplicable(f"accepted a record whose integrity does not verify; only L3 must verify on "
+                                f"remember (§3.3) and the server advertises {level}")
+        for r in reqs:
+            ctx.violation(r, f"an invalid record was accepted ({reply.describe()}); the spec asks for a refusal with "
+                          f"{wanted}{where}; {_spec(r)}", sent=sent, received=reply.body)
+        return
+    if code != wanted and code not in also:
+        if code in ("forbidden_scope", "unauthorized") and not ours:
+            raise NotApplicable(f"refused with {code}: the record's owner is not a key the suite holds, so access "
+                                "was decided before the record was read; the refusal itself is right")
+        if fillable and code == "invalid_record":
+            pass  # a server may refuse a partial record as well
+        elif wanted == "signature_invalid" and not _at_least(level, "L3"):
+            raise NotApplicable(f"refused with {code}; below L3 (the server advertises {level}) the code for a "
+                                "bad signature is not owed")
+        else:
+            for r in reqs:
+                ctx.violation(r, f"refused with {code}, but the spec's code for this record is {wanted}{where}: "
+                              f"{reply.describe()}; {_spec(r)}", sent=sent, received=reply.body or reply.raw)
+    left = _stored_copy(ctx, sent, auth)
+    if left is not None:
+        ctx.violation(keeper, f"the record was refused ({code}) but get {sent.get('id')} now returns it: a refused "
+                      f"record is not stored; {_spec(keeper)}", sent=sent, received=left)
+
+
+# =============================================================================================
+# every record served (last, so that the records the checks above received are judged too)
+# =============================================================================================
+
+_RECORD_REQS = ("ump/record-required-fields", "ump/record-version", "ump/record-id-format", "ump/record-kind",
+                "ump/record-visibility", "ump/record-time", "ump/record-field-types")
+
+
+@check("ump/l1/served-records", spec="ump", requirements=("ump/served-records-valid", *_RECORD_REQS),
+       bindings=LIVE, title="every record the server serves (get, recall) is a valid §2 record of its version")
+def served_records(ctx: CheckContext) -> None:
+    """Round trips of its own (all five kinds from partial records the server completes, public
+    and shared records, a record with every optional member; get and recall of each), plus every
+    record the other L1 checks received for valid requests on this client. Each violation names
+    the §2 rule (record-*) and ump/served-records-valid; a 0.1 label served under 1.0 only the
+    latter (ump/record-version reads "0.1" under 1.0 as an import)."""
+    word = marker("sv")
+    sent = [sample_record(kind, text=f"{word} served {kind} record") for kind in KINDS]
+    sent.append(sample_record("semantic", text=f"{word} served public record", visibility="public"))
+    sent.append(sample_record("procedural", text=f"{word} served shared record", visibility="shared"))
+    sent.append(_optional_record(ctx, f"{word} served record with optional members"))
+    judged: list[tuple[str, Any]] = []
+    for rec in sent:
+        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        _internal(reply)
+        rid = _new_id(reply) if _accepted(reply) else None
+        if rid is None:
+            continue
+        got, stored = _get(ctx, rid, keep=False)
+        if stored is not None:
+            judged.append((f"get {rid}", stored))
+    found = _recall(ctx, {"query": word, "scope": _scope(), "limit": 20}, keep=False)
+    for i, res in enumerate(results_of(found)):
+        if "record" in res:
+            judged.append((f"recall {word!r} results/{i}/record", res["record"]))
+    judged.extend(_SERVED.get((ctx.binding, ctx.version, id(ctx.client)), []))
+    if not judged:
+        raise NotApplicable("the server served no record to judge (remember, get and recall all failed)")
+    reported: set[tuple[str, str, str]] = set()
+    for how, rec in judged:
+        violations = ump_record.validate(rec, ctx.version) if isinstance(rec, dict) else \
+            (ump_record.Violation("", "ump/record-field-types", f"the record is {json.dumps(rec)[:60]}, not an object"),)
+        for v in violations:
+            # Under 1.0 a record labelled "0.1" still meets ump/record-version (a 0.1 record read as
+            # an import, §8); served, it is not a 1.0 record: served-records-valid alone.
+            label_only = (v.pointer == "/ump" and ctx.version == "1.0" and isinstance(rec, dict)
+                          and rec.get("ump") in ump_record.VERSIONS)
+            req = v.requirement if v.requirement in _RECORD_REQS else "ump/record-version"
+            rid = rec.get("id") if isinstance(rec, dict) else None
+            key = (str(rid), v.pointer, v.message)
+            if key in reported:
+                continue
+            reported.add(key)
+            message = (f"the record served by {how} is not a valid UMP {ctx.version} record: {v.pointer or '/'}: "
+                       f"{v.message}")
+            if not label_only:
+                ctx.violation(req, f"{message}; {_spec(req)}", received=rec, where=f"{rid} {v.pointer}")
+            ctx.violation("ump/served-records-valid", f"{message}; {_spec('ump/served-records-valid')}",
+                          received=rec, where=f"{rid} {v.pointer}")

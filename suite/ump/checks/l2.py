@@ -1,1 +1,1117 @@
-"""(being written)"""
+"""UMP L2 over a live server (§2.2, §2.3, §2.6–§2.8, §3.5–§3.7, §5.1, §6.1, §6.2, §7 L2).
+
+Every check makes its own records (a unique marker in body.text, a project of its own where scope
+matters) in the one shared store, and judges only its own requirement: an operation it needs as a
+precondition and that fails (remember, get, revise …) makes it skip with the reason (`need`), so
+only the check that owns that operation fails.
+
+Who is asking. A check acts as another owner by sending owner-b's capability token *and* putting
+owner-b's DID where a server without tokens looks for the requester (recall's `scope.owner`, the
+`actor` of revise/forget/feedback), so the same check judges a token server and a token-less L2
+server (docs/live-ump.md, "Who is asking").
+
+Readings (where the text is loose; the catalogue note of each requirement says the same):
+
+* provenance-required: §2.6 makes provenance REQUIRED at L2+ and §3.3 lets a server fill only
+  "id/time/integrity if omitted", so a remember without provenance (or without one of actor,
+  actor_kind, method) is refused (§3.3 "MUST reject (not silently store)"), and every record a
+  server serves carries the three members.
+* remember-reject-policy: the policy every L2 server enforces is its own consent and scope
+  (§7 L2 "scope + consent enforcement"): a consent block the store cannot honour (a retention
+  that is no ISO-8601 duration, a redact entry that is no JSON-path: §2.7 "MUST honor retention
+  … MUST apply redact") and, when the server takes capability tokens, a record written into
+  another owner's scope. Refusal = an error or result "rejected"; "not silently store" = recall
+  and get do not find it afterwards.
+* integrity-*: judged on every record the server serves that carries integrity (a remember read
+  back, recall results, both records of a revise, a tombstone, a redacted copy served to another
+  owner), with `memconform.suite.ump.integrity.verify`.
+* MAY requirements that a server does not take up give an *info* finding (outcomes.py: "a MAY
+  is missing"), never a failure.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime as _dt
+import json
+import time as _time
+from typing import Any
+
+import blake3
+
+from memconform.suite import catalogue as catalogues
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+from memconform.suite.runner import CheckContext
+from memconform.suite.ump import consent as ump_consent
+from memconform.suite.ump import ids as ump_ids
+from memconform.suite.ump import integrity as ump_integrity
+from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
+from memconform.suite.ump.checks._live import (
+    LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, need, recalled_ids, remember_new, results_of,
+    sample_record,
+)
+from memconform.suite.ump.client import Auth, Reply
+from memconform.suite.ump.did import is_did
+
+SPEC = "ump"
+AS_A = Auth.as_owner(OWNER_A)
+AS_B = Auth.as_owner(OWNER_B)
+
+
+# -- helpers shared by l2, l3 and runner13 --------------------------------------------------------
+
+def _asks(requirement: str) -> str:
+    """'§3.5 asks: “…”' for a failure message, from the catalogue."""
+    r = catalogues.load(SPEC).get(requirement)
+    return f"§{r.section} asks: “{r.quote}”"
+
+
+def _fail(ctx: CheckContext, requirement: str, message: str, reply: Reply | None = None, *,
+          sent: Any = None, received: Any = None, where: str | None = None) -> None:
+    """A finding whose message says what came back (when a reply is given) and what the spec asks."""
+    text = message
+    if reply is not None:
+        text += f"; the server answered {reply.describe()}"
+        sent = reply.sent if sent is None else sent
+        if received is None:
+            received = reply.body if reply.body is not None else reply.raw
+    ctx.violation(requirement, f"{text}. {_asks(requirement)}", sent=sent, received=received, where=where)
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+
+
+def _ts(moment: _dt.datetime) -> str:
+    return moment.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_ts(value: Any) -> _dt.datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = _dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=_dt.timezone.utc)
+
+
+def _days(n: float) -> _dt.timedelta:
+    return _dt.timedelta(days=n)
+
+
+def _record_of(reply: Reply) -> dict[str, Any] | None:
+    if reply.ok and isinstance(reply.body.get("record"), dict):
+        return reply.body["record"]
+    return None
+
+
+def _read(ctx: CheckContext, rid: str, what: str, auth: Auth | None = None) -> dict[str, Any]:
+    """get as a precondition: the record, or skip."""
+    reply = ctx.client.get(rid, **({"auth": auth} if auth else {}))
+    need(reply, what)
+    rec = _record_of(reply)
+    if rec is None:
+        raise NotApplicable(f"precondition failed: {what} answered no record object ({reply.describe()}); "
+                            "get itself is judged by its own check")
+    return rec
+
+
+def _recall(ctx: CheckContext, query: str, *, auth: Auth | None = None, owner: str | None = OWNER_A,
+            what: str = "recall", **members: Any) -> tuple[Reply, list[str]]:
+    """recall as a precondition (scope.owner = `owner`'s DID unless owner is None)."""
+    request: dict[str, Any] = {"query": query, "limit": 50}
+    if owner is not None:
+        request["scope"] = {"owner": did(owner)}
+    request.update(members)
+    reply = ctx.client.recall(request, **({"auth": auth} if auth else {}))
+    need(reply, what)
+    return reply, recalled_ids(reply)
+
+
+def _revise(ctx: CheckContext, rid: str, patch: dict[str, Any], *, what: str = "revise",
+            auth: Auth | None = None, actor: str = OWNER_A) -> str:
+    """revise as a precondition: the successor's id, or skip."""
+    reply = ctx.client.revise({"id": rid, "patch": patch, "actor": did(actor)},
+                              **({"auth": auth} if auth else {}))
+    body = need(reply, what)
+    new = body.get("id")
+    if not isinstance(new, str) or new == rid:
+        raise NotApplicable(f"precondition failed: {what} answered no new id ({reply.describe()}); "
+                            "revise itself is judged by ump/l2/revise-creates-successor")
+    return new
+
+
+def _forget(ctx: CheckContext, rid: str, *, hard: bool = False, what: str = "forget") -> Reply:
+    reply = ctx.client.forget({"id": rid, "reason": "memconform-check", "hard": hard, "actor": did(OWNER_A)})
+    need(reply, what)
+    return reply
+
+
+def _takes_tokens(ctx: CheckContext) -> bool:
+    """Whether the server reads capability tokens: an anonymous recall is refused as unauthorized,
+    or capabilities says so (the extension member auth.capability_tokens)."""
+    reply = ctx.client.recall({"query": marker("probe"), "limit": 1}, auth=Auth.anonymous())
+    if reply.error_code == "unauthorized":
+        return True
+    caps = ctx.client.capabilities()
+    auth = caps.body.get("auth") if caps.ok else None
+    return isinstance(auth, dict) and auth.get("capability_tokens") is True
+
+
+def _requires_tokens(ctx: CheckContext) -> bool:
+    return ctx.client.recall({"query": marker("probe"), "limit": 1}, auth=Auth.anonymous()).error_code == "unauthorized"
+
+
+def _full_record(ctx: CheckContext, *, owner: str = OWNER_A, text: str | None = None,
+                 kind: str = "semantic", visibility: str = "private", project: str = PROJECT,
+                 **members: Any) -> dict[str, Any]:
+    """A complete record (id, ump, time, lifecycle.status …) so that a signature over it still
+    holds when the server stores it as sent (nothing left for the server to fill)."""
+    now = _now()
+    rec = sample_record(kind, owner=owner, text=text, visibility=visibility)
+    rec["scope"]["project"] = project
+    rec.update({"ump": ctx.version, "id": ump_ids.random_id(),
+                "time": {"created": _ts(now), "valid_from": _ts(now - _days(1)), "valid_to": None},
+                "lifecycle": {"status": "active", "salience": 0.5}})
+    rec.update(members)
+    return rec
+
+
+def _sign(rec: dict[str, Any], signer: str = OWNER_A) -> dict[str, Any]:
+    from memconform.suite.ump.testkeys import test_signing_key
+
+    return ump_integrity.sign(rec, test_signing_key(signer))
+
+
+def _not_stored(ctx: CheckContext, text_marker: str, rid: Any, *, auth: Auth | None = None,
+                owner: str = OWNER_A) -> str | None:
+    """Why a refused record is nevertheless in the store (None when it is not found)."""
+    reply = ctx.client.recall({"query": text_marker, "scope": {"owner": did(owner)}, "limit": 50},
+                              **({"auth": auth} if auth else {}))
+    for res in results_of(reply):
+        rec = res.get("record")
+        if isinstance(rec, dict) and text_marker in str((rec.get("body") or {}).get("text", "")):
+            return f"a later recall for {text_marker!r} returned it as {rec.get('id')!r}"
+    if isinstance(rid, str) and rid:
+        got = ctx.client.get(rid, **({"auth": auth} if auth else {}))
+        if got.ok:
+            return f"a later get of {rid!r} returned it ({got.describe()})"
+    return None
+
+
+def _merge(base: Any, patch: Any) -> Any:
+    """A patch merged into a record as §3.5's example reads (objects member by member)."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = copy.deepcopy(base)
+        for k, v in patch.items():
+            out[k] = _merge(base.get(k), v) if isinstance(v, dict) and isinstance(base.get(k), dict) else copy.deepcopy(v)
+        return out
+    return copy.deepcopy(patch)
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _text(rec: dict[str, Any]) -> str:
+    body = rec.get("body")
+    return str(body.get("text", "")) if isinstance(body, dict) else ""
+
+
+# -- §3.5 revise -------------------------------------------------------------------------------------
+
+@check("ump/l2/revise-creates-successor", spec=SPEC, requirements=("ump/revise-creates-successor",),
+       bindings=LIVE, title="revise creates a successor with a new id that supersedes the prior")
+def revise_creates_successor(ctx: CheckContext) -> None:
+    """revise answers {id: <new>, supersedes: [<prior>]}; get of the new id returns a record with
+    that id whose `supersedes` lists the prior."""
+    m = marker("rev")
+    prior = remember_new(ctx.client, sample_record(text=f"{m} use pnpm in this repo"))
+    req = {"id": prior, "patch": {"body": {"text": f"{m} use bun, not pnpm"}}, "actor": did(OWNER_A)}
+    reply = ctx.client.revise(req)
+    R = "ump/revise-creates-successor"
+    if not reply.ok:
+        _fail(ctx, R, f"revise of the stored record {prior} with a body.text patch was refused", reply)
+        return
+    new = reply.body.get("id")
+    sup = reply.body.get("supersedes")
+    if not isinstance(new, str) or not new:
+        _fail(ctx, R, "revise answered no `id` of the successor", reply)
+        return
+    if new == prior:
+        _fail(ctx, R, f"revise answered the prior's own id {prior} instead of a new successor id", reply)
+    if not isinstance(sup, list) or prior not in sup:
+        _fail(ctx, R, f"revise answered supersedes {sup!r}; expected a list holding the prior id {prior}", reply)
+    if new == prior:
+        return
+    got = ctx.client.get(new)
+    succ = _record_of(got)
+    if succ is None:
+        _fail(ctx, R, f"get of the successor id {new} that revise answered did not return it", got)
+        return
+    if succ.get("id") != new:
+        _fail(ctx, R, f"get of the successor {new} returned a record with id {succ.get('id')!r}", got)
+    if not isinstance(succ.get("supersedes"), list) or prior not in succ["supersedes"]:
+        _fail(ctx, R, f"the successor {new} carries supersedes {succ.get('supersedes')!r}; expected a list "
+                      f"holding the prior id {prior}", got)
+
+
+@check("ump/l2/revise-sets-valid-to", spec=SPEC, requirements=("ump/revise-sets-valid-to",),
+       bindings=LIVE, title="revise closes the prior's valid time (time.valid_to set)")
+def revise_sets_valid_to(ctx: CheckContext) -> None:
+    """After revise, get of the prior shows a non-null time.valid_to (no earlier than its
+    valid_from: a closed interval, §2.3)."""
+    m = marker("vto")
+    prior = remember_new(ctx.client, sample_record(text=f"{m} the employer is Acme",
+                                                   time={"valid_from": _ts(_now() - _days(2))}))
+    new = _revise(ctx, prior, {"body": {"text": f"{m} the employer is Initech"}})
+    got = ctx.client.get(prior)
+    rec = _record_of(got)
+    R = "ump/revise-sets-valid-to"
+    if rec is None:
+        raise NotApplicable(f"precondition failed: get of the prior {prior} after revise did not succeed "
+                            f"({got.describe()}); that the prior survives is ump/l2/revise-non-destructive")
+    vt = (rec.get("time") or {}).get("valid_to") if isinstance(rec.get("time"), dict) else None
+    if vt is None:
+        _fail(ctx, R, f"after revise {prior} → {new}, the prior still has time.valid_to "
+                      f"{_short((rec.get('time') or {}).get('valid_to'))} (expected the end of its validity)", got)
+    elif _parse_ts(vt) is None:
+        _fail(ctx, R, f"after revise, the prior's time.valid_to is {vt!r}, not an RFC 3339 timestamp", got)
+
+
+@check("ump/l2/revise-sets-superseded-by", spec=SPEC, requirements=("ump/revise-sets-superseded-by",),
+       bindings=LIVE, title="revise links the prior to its successor (superseded_by)")
+def revise_sets_superseded_by(ctx: CheckContext) -> None:
+    """After revise, get of the prior shows superseded_by holding the successor's id."""
+    m = marker("sby")
+    prior = remember_new(ctx.client, sample_record(text=f"{m} the build uses make"))
+    new = _revise(ctx, prior, {"body": {"text": f"{m} the build uses just"}})
+    got = ctx.client.get(prior)
+    rec = _record_of(got)
+    if rec is None:
+        raise NotApplicable(f"precondition failed: get of the prior {prior} after revise did not succeed "
+                            f"({got.describe()}); that the prior survives is ump/l2/revise-non-destructive")
+    sby = rec.get("superseded_by")
+    if not isinstance(sby, list) or new not in sby:
+        _fail(ctx, "ump/revise-sets-superseded-by",
+              f"after revise {prior} → {new}, the prior carries superseded_by {sby!r}; expected a list "
+              f"holding {new}", got)
+
+
+@check("ump/l2/revise-applies-patch", spec=SPEC, requirements=("ump/revise-applies-patch",),
+       bindings=LIVE, title="the successor is the prior with the patch applied")
+def revise_applies_patch(ctx: CheckContext) -> None:
+    """The prior carries body.structured, lifecycle (salience, confidence) and relations; the patch
+    changes body.text, lifecycle.salience and time.valid_from (the §3.5 example's members). The
+    successor must show the patched values and carry everything else over, objects merged member
+    by member (body.structured and lifecycle.confidence survive a patch of body.text and
+    lifecycle.salience). Server-owned members (id, time.created, valid_to, supersedes,
+    superseded_by, provenance stamping, integrity) are not compared."""
+    m = marker("pat")
+    original = sample_record("procedural", text=f"{m} run pnpm gate before handoff",
+                             time={"valid_from": _ts(_now() - _days(2))},
+                             lifecycle={"salience": 0.3, "confidence": 0.7},
+                             relations=[{"type": "about", "target": "entity:memconform"}])
+    original["body"]["structured"] = {"tool": "pnpm", "nested": {"keep": "yes", "n": 2}}
+    prior = remember_new(ctx.client, original)
+    before = _read(ctx, prior, "get of the prior before revise")
+    valid_from = _ts(_now())
+    patch = {"body": {"text": f"{m} run bun gate before handoff"}, "lifecycle": {"salience": 0.9},
+             "time": {"valid_from": valid_from}}
+    new = _revise(ctx, prior, patch)
+    got = ctx.client.get(new)
+    succ = _record_of(got)
+    if succ is None:
+        raise NotApplicable(f"precondition failed: get of the successor {new} did not succeed ({got.describe()}); "
+                            "that revise creates it is ump/l2/revise-creates-successor")
+    expected = _merge(before, patch)
+    R = "ump/revise-applies-patch"
+    wrong = []
+    for member in ("kind", "body", "scope", "lifecycle", "relations", "consent"):
+        if expected.get(member) != succ.get(member):
+            wrong.append(f"{member}: expected {_short(expected.get(member))}, found {_short(succ.get(member))}")
+    stime = succ.get("time") if isinstance(succ.get("time"), dict) else {}
+    if _parse_ts(stime.get("valid_from")) != _parse_ts(valid_from):
+        wrong.append(f"time.valid_from: the patch set {valid_from}, found {stime.get('valid_from')!r}")
+    btime = before.get("time") if isinstance(before.get("time"), dict) else {}
+    if "observed" in btime and _parse_ts(stime.get("observed")) != _parse_ts(btime["observed"]):
+        wrong.append(f"time.observed: expected {btime['observed']!r} carried over, found {stime.get('observed')!r}")
+    if wrong:
+        _fail(ctx, R, f"revise {prior} with patch {_short(patch, 300)} gave a successor {new} that is not the "
+                      f"prior with the patch merged in: " + "; ".join(wrong), got,
+              sent={"prior": before, "revise": {"id": prior, "patch": patch}})
+
+
+@check("ump/l2/revise-non-destructive", spec=SPEC, requirements=("ump/revise-non-destructive",),
+       bindings=LIVE, title="revise keeps the prior record and its content")
+def revise_non_destructive(ctx: CheckContext) -> None:
+    """After revise, get of the prior id still returns the prior with its original kind, body,
+    scope, relations, consent and time.created/valid_from (§2.3 "A fact is never deleted on
+    change")."""
+    m = marker("nd")
+    original = sample_record(text=f"{m} the office is in Berlin",
+                             relations=[{"type": "about", "target": "entity:office"}])
+    original["body"]["structured"] = {"city": "Berlin"}
+    prior = remember_new(ctx.client, original)
+    before = _read(ctx, prior, "get of the prior before revise")
+    new = _revise(ctx, prior, {"body": {"text": f"{m} the office is in Lisbon", "structured": {"city": "Lisbon"}}})
+    got = ctx.client.get(prior)
+    R = "ump/revise-non-destructive"
+    after = _record_of(got)
+    if after is None:
+        _fail(ctx, R, f"after revise {prior} → {new}, get of the prior {prior} no longer returns it", got)
+        return
+    wrong = [f"{k}: was {_short(before.get(k))}, now {_short(after.get(k))}"
+             for k in ("id", "kind", "body", "scope", "relations", "consent") if before.get(k) != after.get(k)]
+    bt = before.get("time") if isinstance(before.get("time"), dict) else {}
+    at = after.get("time") if isinstance(after.get("time"), dict) else {}
+    wrong += [f"time.{k}: was {bt.get(k)!r}, now {at.get(k)!r}" for k in ("created", "valid_from")
+              if _parse_ts(bt.get(k)) != _parse_ts(at.get(k))]
+    if wrong:
+        _fail(ctx, R, f"revise {prior} → {new} rewrote the prior's content: " + "; ".join(wrong), got,
+              sent={"before": before})
+
+
+@check("ump/l2/revise-prior-queryable", spec=SPEC, requirements=("ump/revise-prior-queryable",),
+       bindings=LIVE, title="after revise the prior is still found with valid_at in the past")
+def revise_prior_queryable(ctx: CheckContext) -> None:
+    """The prior is valid from two days ago; after revise, recall with filter.valid_at in the
+    middle of its validity (between valid_from and the valid_to revise gave it) returns it."""
+    m = marker("pq")
+    start = _now() - _days(2)
+    prior = remember_new(ctx.client, sample_record(text=f"{m} the deploy target is heroku",
+                                                   time={"valid_from": _ts(start)}))
+    new = _revise(ctx, prior, {"body": {"text": f"{m} the deploy target is fly"}})
+    end = None
+    got = ctx.client.get(prior)
+    rec = _record_of(got)
+    if rec is not None and isinstance(rec.get("time"), dict):
+        end = _parse_ts(rec["time"].get("valid_to"))
+    if end is None or end <= start:
+        end = _now()
+    valid_at = _ts(start + (end - start) / 2)
+    request = {"query": m, "scope": {"owner": did(OWNER_A)}, "filter": {"valid_at": valid_at}, "limit": 50}
+    reply = ctx.client.recall(request)
+    R = "ump/revise-prior-queryable"
+    if not reply.ok:
+        _fail(ctx, R, f"recall with filter.valid_at {valid_at} (inside the prior's validity) was refused", reply)
+        return
+    if prior not in recalled_ids(reply):
+        _fail(ctx, R, f"the prior {prior} (valid_from {_ts(start)}, superseded by {new}) is not returned by "
+                      f"recall with filter.valid_at {valid_at}, an instant inside its validity", reply)
+
+
+@check("ump/l2/revise-forget-stamp-provenance", spec=SPEC, requirements=("ump/revise-forget-stamp-provenance",),
+       bindings=LIVE, title="revise and forget stamp the acting principal into provenance (MAY)")
+def revise_forget_stamp_provenance(ctx: CheckContext) -> None:
+    """The record is asserted by another actor (provenance.actor = a non-owner agent); owner-a
+    revises it and forgets the successor. Stamped = the successor's / tombstone's provenance
+    names owner-a as actor or says method revise / forget (the reference implementation's
+    stamp). Not stamping is an info finding."""
+    m = marker("stp")
+    original = sample_record(text=f"{m} the linter is ruff")
+    original["provenance"] = {"actor": "memconform-writer-agent", "actor_kind": "agent", "method": "extraction"}
+    prior = remember_new(ctx.client, original)
+    new = _revise(ctx, prior, {"body": {"text": f"{m} the linter is flake8"}})
+    succ = _read(ctx, new, "get of the successor")
+    R = "ump/revise-forget-stamp-provenance"
+
+    def stamped(rec: dict[str, Any], method: str) -> bool:
+        prov = rec.get("provenance") if isinstance(rec.get("provenance"), dict) else {}
+        return prov.get("actor") == did(OWNER_A) or prov.get("method") == method
+
+    if not stamped(succ, "revise"):
+        _fail(ctx, R, f"the successor {new} of a revise by owner-a keeps provenance {_short(succ.get('provenance'))}: "
+                      "the acting principal is not stamped (optional)", received=succ)
+    _forget(ctx, new)
+    tomb = _read(ctx, new, "get of the tombstone")
+    if not stamped(tomb, "forget"):
+        _fail(ctx, R, f"the tombstone {new} of a forget by owner-a keeps provenance "
+                      f"{_short(tomb.get('provenance'))}: the acting principal is not stamped (optional)",
+              received=tomb)
+
+
+# -- §3.6 forget ------------------------------------------------------------------------------------
+
+@check("ump/l2/forget-tombstones", spec=SPEC, requirements=("ump/forget-tombstones",), bindings=LIVE,
+       title="forget answers tombstoned and sets lifecycle.status tombstoned")
+def forget_tombstones(ctx: CheckContext) -> None:
+    """forget {id, reason, hard: false} answers {result: "tombstoned"}; get then shows
+    lifecycle.status "tombstoned"."""
+    m = marker("tmb")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} the api key lives in vault"))
+    req = {"id": rid, "reason": "user_revoked", "hard": False, "actor": did(OWNER_A)}
+    reply = ctx.client.forget(req)
+    R = "ump/forget-tombstones"
+    if not reply.ok:
+        _fail(ctx, R, f"forget (not hard) of the stored record {rid} was refused", reply)
+        return
+    if reply.body.get("result") != "tombstoned":
+        _fail(ctx, R, f"forget (not hard) answered result {reply.body.get('result')!r}; expected \"tombstoned\"", reply)
+    got = ctx.client.get(rid)
+    rec = _record_of(got)
+    if rec is None:
+        if ctx.findings:
+            return
+        raise NotApplicable(f"get after forget did not return the record ({got.describe()}), so its status cannot "
+                            "be read; that a tombstone is retained is ump/l2/forget-retained")
+    status = (rec.get("lifecycle") or {}).get("status") if isinstance(rec.get("lifecycle"), dict) else None
+    if status != "tombstoned":
+        _fail(ctx, R, f"after forget, get of {rid} shows lifecycle.status {status!r}; expected \"tombstoned\"", got)
+
+
+@check("ump/l2/forget-excluded-from-recall", spec=SPEC, requirements=("ump/forget-excluded-from-recall",),
+       bindings=LIVE, title="a tombstoned record is left out of default recall")
+def forget_excluded_from_recall(ctx: CheckContext) -> None:
+    """The record is found by recall for its marker before forget and not after (no filter)."""
+    m = marker("exc")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} the staging password rotates weekly"))
+    _, before = _recall(ctx, m, what="recall before forget")
+    if rid not in before:
+        raise NotApplicable(f"precondition failed: recall for {m!r} did not return {rid} before forget; "
+                            "finding a remembered record is ump/l1's recall check")
+    _forget(ctx, rid)
+    request = {"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50}
+    reply = ctx.client.recall(request)
+    R = "ump/forget-excluded-from-recall"
+    if not reply.ok:
+        raise NotApplicable(f"precondition failed: recall after forget did not succeed ({reply.describe()})")
+    if rid in recalled_ids(reply):
+        _fail(ctx, R, f"after forget, the tombstoned record {rid} is still returned by a default recall "
+                      f"(no filter) for {m!r}", reply)
+
+
+@check("ump/l2/forget-retained", spec=SPEC, requirements=("ump/forget-retained",), bindings=LIVE,
+       title="a soft-forgotten record is retained for audit (get still returns it)")
+def forget_retained(ctx: CheckContext) -> None:
+    """After forget without hard, get of the id still returns the record, its body intact (the
+    status is ump/l2/forget-tombstones')."""
+    m = marker("ret")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} the on-call rota is in the wiki"))
+    _forget(ctx, rid)
+    got = ctx.client.get(rid)
+    R = "ump/forget-retained"
+    rec = _record_of(got)
+    if rec is None:
+        _fail(ctx, R, f"after forget (hard: false) of {rid}, get no longer returns it (a soft forget keeps the "
+                      "record for audit)", got)
+        return
+    if rec.get("id") != rid or _text(rec) != f"{m} the on-call rota is in the wiki":
+        _fail(ctx, R, f"after forget, get of {rid} returned id {rec.get('id')!r} with body.text "
+                      f"{_text(rec)!r}; the retained record must keep its content", got)
+
+
+@check("ump/l2/forget-hard-erases", spec=SPEC, requirements=("ump/forget-hard-erases",), bindings=LIVE,
+       title="forget with hard: true by the owner erases the record")
+def forget_hard_erases(ctx: CheckContext) -> None:
+    """The owner forgets with hard: true; afterwards get answers not_found and recall no longer
+    returns it. A server without hard erase answering `unsupported` is skipped (catalogue note)."""
+    m = marker("hrd")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} my home address is 1 Main St"))
+    req = {"id": rid, "reason": "user_revoked", "hard": True, "actor": did(OWNER_A)}
+    reply = ctx.client.forget(req, auth=AS_A)
+    R = "ump/forget-hard-erases"
+    if reply.error_code == "unsupported":
+        raise NotApplicable(f"the server does not offer hard forget ({reply.describe()})")
+    if not reply.ok:
+        _fail(ctx, R, f"forget with hard: true by the owner of {rid} was refused", reply)
+        return
+    got = ctx.client.get(rid)
+    if got.error_code != "not_found":
+        _fail(ctx, R, f"after a hard forget by the owner (answered {reply.describe()}), get of {rid} does not "
+                      "answer not_found", got)
+    rec_reply = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50,
+                                   "filter": {"include_tombstoned": True}})
+    if rid in recalled_ids(rec_reply):
+        _fail(ctx, R, f"after a hard forget, recall (even asking for tombstoned records) still returns {rid}", rec_reply)
+
+
+@check("ump/l2/forget-hard-owner-only", spec=SPEC, requirements=("ump/forget-hard-owner-only",), bindings=LIVE,
+       title="only the owner may hard-forget")
+def forget_hard_owner_only(ctx: CheckContext) -> None:
+    """owner-a stores a public record; owner-b (owner-b's token, actor = owner-b's DID) asks for a
+    hard forget: refused with unauthorized or forbidden_scope, and the owner still reads it."""
+    m = marker("own")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} this repo builds with cargo", visibility="public"))
+    req = {"id": rid, "reason": "not mine", "hard": True, "actor": did(OWNER_B)}
+    reply = ctx.client.forget(req, auth=AS_B)
+    R = "ump/forget-hard-owner-only"
+    if reply.ok:
+        _fail(ctx, R, f"owner-b (token of owner-b, actor {did(OWNER_B)}) hard-forgot owner-a's record {rid} and "
+                      "the server accepted", reply)
+    elif reply.error_code not in ("unauthorized", "forbidden_scope"):
+        _fail(ctx, R, f"owner-b's hard forget of owner-a's record {rid} was refused with "
+                      f"{reply.error_code!r}; expected unauthorized or forbidden_scope", reply)
+    got = ctx.client.get(rid, auth=AS_A)
+    rec = _record_of(got)
+    if rec is None:
+        _fail(ctx, R, f"after owner-b's hard forget attempt ({reply.describe()}), the owner can no longer get "
+                      f"{rid}", got)
+    elif (rec.get("lifecycle") or {}).get("status") == "tombstoned":
+        _fail(ctx, R, f"after owner-b's hard forget attempt ({reply.describe()}), owner-a's record {rid} is "
+                      "tombstoned", got)
+
+
+# -- §3.7 not_found ----------------------------------------------------------------------------------
+
+@check("ump/l2/unknown-id-not-found", spec=SPEC, requirements=("ump/unknown-id-not-found",), bindings=LIVE,
+       title="revise, forget and feedback of an unknown id answer not_found")
+def unknown_id_not_found(ctx: CheckContext) -> None:
+    """A well-formed id (urn:ump: + 26 base32 characters) the server never issued: revise, forget
+    and feedback answer error not_found. A server without feedback (unsupported) is not judged on
+    feedback."""
+    R = "ump/unknown-id-not-found"
+    unknown = ump_ids.random_id()
+    calls = (
+        ("revise", ctx.client.revise, {"id": unknown, "patch": {"body": {"text": "x"}}, "actor": did(OWNER_A)}),
+        ("forget", ctx.client.forget, {"id": unknown, "reason": "memconform-check", "actor": did(OWNER_A)}),
+        ("feedback", ctx.client.feedback, {"id": unknown, "outcome": "followed", "actor": did(OWNER_A)}),
+    )
+    for name, call, req in calls:
+        reply = call(req)
+        if name == "feedback" and reply.error_code == "unsupported":
+            continue  # feedback is L3; a server without it is not judged on it here
+        if reply.error_code != "not_found":
+            _fail(ctx, R, f"{name} of the unknown id {unknown} did not answer error not_found", reply)
+
+
+# -- §3.2 / §7 valid_at ------------------------------------------------------------------------------
+
+def _interval_records(ctx: CheckContext, m: str) -> dict[str, tuple[str, _dt.datetime, _dt.datetime | None]]:
+    """Three records sharing marker m: past [now-10d, now-5d), current [now-3d, ∞), future [now+5d, ∞)."""
+    now = _now()
+    spans = {"past": (now - _days(10), now - _days(5)), "current": (now - _days(3), None),
+             "future": (now + _days(5), None)}
+    out = {}
+    for name, (start, end) in spans.items():
+        rec = sample_record(text=f"{m} the {name} fact")
+        rec["time"] = {"valid_from": _ts(start), "valid_to": _ts(end) if end else None}
+        out[name] = (remember_new(ctx.client, rec, what=f"remember of the {name} record"), start, end)
+    return out
+
+
+@check("ump/l2/recall-honors-valid-at", spec=SPEC, requirements=("ump/recall-honors-valid-at",), bindings=LIVE,
+       title="recall with filter.valid_at returns exactly the records valid at that instant")
+def recall_honors_valid_at(ctx: CheckContext) -> None:
+    """Records valid [now-10d, now-5d), [now-3d, ∞) and [now+5d, ∞). recall with valid_at
+    now-7d, now-1d, now+10d, and at the boundaries (valid_from inclusive, valid_to exclusive):
+    a record not valid then must not be returned; a record valid then must be, provided recall
+    finds it at all (returned by one of these recalls or a recall without valid_at) — a record
+    recall never finds is ump/l1's recall check, not this one."""
+    m = marker("vat")
+    recs = _interval_records(ctx, m)
+    now = _now()
+    probes = [now - _days(7), now - _days(1), now + _days(10), recs["current"][1], recs["past"][2]]
+    R = "ump/recall-honors-valid-at"
+    seen: list[tuple[_dt.datetime, Reply, set[str]]] = []
+    for at in probes:
+        request = {"query": m, "scope": {"owner": did(OWNER_A)}, "filter": {"valid_at": _ts(at)}, "limit": 50}
+        reply = ctx.client.recall(request)
+        if not reply.ok:
+            _fail(ctx, R, f"recall with filter.valid_at {_ts(at)} was refused", reply)
+            continue
+        seen.append((at, reply, set(recalled_ids(reply))))
+    default = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50})
+    findable = set(recalled_ids(default)).union(*(got for _, _, got in seen)) if seen else set()
+    if not findable & {rid for rid, _, _ in recs.values()}:
+        raise NotApplicable(f"recall for {m!r} never returns any of the three records, with or without valid_at "
+                            f"({default.describe()}); finding a remembered record is ump/l1's recall check")
+    for at, reply, got in seen:
+        for name, (rid, start, end) in recs.items():
+            valid = start <= at and (end is None or at < end)
+            span = f"[{_ts(start)}, {_ts(end) if end else 'open'})"
+            if valid and rid not in got and rid in findable:
+                _fail(ctx, R, f"the {name} record {rid}, valid {span}, is missing from recall with "
+                              f"filter.valid_at {_ts(at)}", reply)
+            elif not valid and rid in got:
+                _fail(ctx, R, f"the {name} record {rid}, valid {span}, is returned by recall with "
+                              f"filter.valid_at {_ts(at)}, when it is not valid", reply)
+
+
+@check("ump/l2/recall-default-valid-at-now", spec=SPEC, requirements=("ump/recall-default-valid-at-now",),
+       bindings=LIVE, title="recall without valid_at returns only records valid now")
+def recall_default_valid_at_now(ctx: CheckContext) -> None:
+    """Without filter.valid_at, recall returns the record valid now and leaves out one whose
+    validity ended (valid_to in the past), one not valid yet (valid_from in the future) and the
+    prior of a revise."""
+    m = marker("now")
+    recs = _interval_records(ctx, m)
+    reply, got = _recall(ctx, m, what="recall without valid_at")
+    R = "ump/recall-default-valid-at-now"
+    if recs["current"][0] not in got:
+        raise NotApplicable(f"precondition failed: recall for {m!r} does not return the record valid now "
+                            f"({recs['current'][0]}); finding a remembered record is ump/l1's recall check")
+    for name in ("past", "future"):
+        rid, start, end = recs[name]
+        if rid in got:
+            _fail(ctx, R, f"the {name} record {rid}, valid [{_ts(start)}, {_ts(end) if end else 'open'}), is "
+                          f"returned by recall without filter.valid_at (= now, {_ts(_now())})", reply)
+    m2 = marker("nowr")
+    prior = remember_new(ctx.client, sample_record(text=f"{m2} the staging host is alpha",
+                                                   time={"valid_from": _ts(_now() - _days(2))}))
+    try:
+        new = _revise(ctx, prior, {"body": {"text": f"{m2} the staging host is beta"}})
+    except NotApplicable:
+        return  # revise is judged elsewhere; the interval records above were judged
+    reply2, got2 = _recall(ctx, m2, what="recall after revise")
+    if prior in got2:
+        _fail(ctx, R, f"the prior {prior}, superseded by {new}, is returned by recall without filter.valid_at", reply2)
+
+
+# -- §2.6 provenance, §2.2/§5.1 owner --------------------------------------------------------------
+
+_PROV_MEMBERS = ("actor", "actor_kind", "method")
+
+
+def _provenance_problem(rec: dict[str, Any]) -> str | None:
+    prov = rec.get("provenance")
+    if not isinstance(prov, dict):
+        return f"has no provenance object (found {_short(prov)})"
+    missing = [k for k in _PROV_MEMBERS if not isinstance(prov.get(k), str) or not prov.get(k)]
+    return f"has provenance without {', '.join(missing)}: {_short(prov)}" if missing else None
+
+
+@check("ump/l2/provenance-required", spec=SPEC, requirements=("ump/provenance-required",), bindings=LIVE,
+       title="records carry provenance (actor, actor_kind, method); a record without it is refused")
+def provenance_required(ctx: CheckContext) -> None:
+    """Served records (get, recall, a revise successor) carry provenance with actor, actor_kind
+    and method; remember of a record without provenance, or without method, is refused and not
+    stored (§3.3 lets the server fill only id/time/integrity, so it may not make provenance up)."""
+    R = "ump/provenance-required"
+    m = marker("prv")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} provenance is kept"))
+    served: list[tuple[str, dict[str, Any]]] = [(f"get {rid}", _read(ctx, rid, "get of the remembered record"))]
+    rreply = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50})
+    served += [(f"recall for {m!r}", r["record"]) for r in results_of(rreply) if isinstance(r.get("record"), dict)]
+    try:
+        new = _revise(ctx, rid, {"body": {"text": f"{m} provenance is kept after revise"}})
+        served.append((f"get of the revise successor {new}", _read(ctx, new, "get of the successor")))
+    except NotApplicable:
+        pass
+    for where, rec in served:
+        problem = _provenance_problem(rec)
+        if problem:
+            _fail(ctx, R, f"the record {rec.get('id')} served by {where} {problem}", received=rec, where=where)
+    for label, prov in (("without provenance", None),
+                        ("with provenance lacking method", {"actor": did(OWNER_A), "actor_kind": "agent"})):
+        m2 = marker("nop")
+        rec = sample_record(text=f"{m2} a record {label}")
+        if prov is None:
+            del rec["provenance"]
+        else:
+            rec["provenance"] = prov
+        reply = ctx.client.remember(rec)
+        if reply.ok and reply.body.get("result") != "rejected":
+            got = ctx.client.get(reply.body.get("id")) if isinstance(reply.body.get("id"), str) else None
+            stored = _record_of(got) if got is not None else None
+            detail = (f"; the stored record now carries provenance {_short(stored.get('provenance'))}, "
+                      "which the writer never asserted" if stored is not None and stored.get("provenance") else "")
+            _fail(ctx, R, f"remember of a record {label} was accepted{detail} (provenance is REQUIRED at L2+ "
+                          "and §3.3 lets a server fill only id/time/integrity, so such a record must be refused)",
+                  reply)
+        else:
+            leak = _not_stored(ctx, m2, reply.body.get("id") if reply.ok else None)
+            if leak:
+                _fail(ctx, R, f"remember of a record {label} was refused ({reply.describe()}) but stored: {leak}",
+                      reply)
+
+
+@check("ump/l2/owner-did", spec=SPEC, requirements=("ump/owner-did",), bindings=LIVE,
+       title="scope.owner is a DID on every served record; an opaque owner is not stored")
+def owner_did(ctx: CheckContext) -> None:
+    """Records served by get and recall (and a revise successor) have a DID as scope.owner; a
+    remember whose scope.owner is an opaque account name is refused and not stored."""
+    R = "ump/owner-did"
+    m = marker("did")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} owners are DIDs"))
+    served = [(f"get {rid}", _read(ctx, rid, "get of the remembered record"))]
+    rreply = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50})
+    served += [(f"recall for {m!r}", r["record"]) for r in results_of(rreply) if isinstance(r.get("record"), dict)]
+    for where, rec in served:
+        owner = (rec.get("scope") or {}).get("owner") if isinstance(rec.get("scope"), dict) else None
+        if not is_did(owner):
+            _fail(ctx, R, f"the record {rec.get('id')} served by {where} has scope.owner {owner!r}, not a DID "
+                          "(did:<method>:<id>)", received=rec, where=where)
+    m2 = marker("opq")
+    rec = sample_record(text=f"{m2} an opaque owner")
+    rec["scope"]["owner"] = "memconform-opaque-account"
+    reply = ctx.client.remember(rec)
+    if reply.ok and reply.body.get("result") != "rejected":
+        got = ctx.client.get(reply.body["id"]) if isinstance(reply.body.get("id"), str) else None
+        stored = _record_of(got) if got is not None else None
+        owner = (stored.get("scope") or {}).get("owner") if stored else None
+        if stored is None or not is_did(owner):
+            _fail(ctx, R, "remember of a record whose scope.owner is the opaque string \"memconform-opaque-account\" "
+                          f"was accepted (stored owner {owner!r}); at L2 the owner must be a DID", reply)
+
+
+# -- §2.2 visibility ---------------------------------------------------------------------------------
+
+def _leaks(reply: Reply, rid: str, m: str) -> list[str]:
+    out = []
+    for res in results_of(reply):
+        rec = res.get("record")
+        if isinstance(rec, dict) and (rec.get("id") == rid or m in json.dumps(rec, ensure_ascii=False)):
+            out.append(str(rec.get("id")))
+    return out
+
+
+@check("ump/l2/visibility-private", spec=SPEC, requirements=("ump/visibility-private",), bindings=LIVE,
+       title="another owner can neither recall nor get a private record")
+def visibility_private(ctx: CheckContext) -> None:
+    """owner-a stores a private record. As owner-b: recall without scope, recall with scope
+    owner-b, (token servers) recall naming owner-a's scope, and get of the id: none returns the
+    record or its text."""
+    R = "ump/visibility-private"
+    m = marker("prv")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} my salary is 100k", visibility="private"))
+    _read(ctx, rid, "get by the owner", auth=AS_A)
+    requests = [({"query": m, "limit": 50}, "recall without scope"),
+                ({"query": m, "scope": {"owner": did(OWNER_B)}, "limit": 50}, "recall in owner-b's scope")]
+    if _takes_tokens(ctx):
+        # Without tokens the requester *is* scope.owner, so naming owner-a would be owner-a asking.
+        requests.append(({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50},
+                         "recall naming owner-a's scope with owner-b's token"))
+    for request, label in requests:
+        reply = ctx.client.recall(request, auth=AS_B)
+        leaked = _leaks(reply, rid, m)
+        if leaked:
+            _fail(ctx, R, f"owner-b's {label} returned owner-a's private record ({', '.join(leaked)})", reply)
+    got = ctx.client.get(rid, auth=AS_B)
+    if got.ok:
+        _fail(ctx, R, f"owner-b's get of owner-a's private record {rid} returned it", got)
+    elif m in (got.error_message or "") or m in json.dumps(got.body, ensure_ascii=False, default=str):
+        _fail(ctx, R, f"owner-b's get of owner-a's private record {rid} was refused but the answer reveals its text", got)
+
+
+@check("ump/l2/visibility-public", spec=SPEC, requirements=("ump/visibility-public",), bindings=LIVE,
+       title="a public record is served to other owners (MAY)")
+def visibility_public(ctx: CheckContext) -> None:
+    """owner-a stores a public record; owner-b's get returns it. Info when it does not (serving
+    public records to others is allowed, not required)."""
+    m = marker("pub")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} this OSS repo builds with make", visibility="public"))
+    got = ctx.client.get(rid, auth=AS_B)
+    rec = _record_of(got)
+    if rec is None or rec.get("id") != rid:
+        _fail(ctx, "ump/visibility-public", f"owner-b's get of owner-a's public record {rid} did not return it "
+                                            "(optional)", got)
+
+
+# -- §2.7 consent ------------------------------------------------------------------------------------
+
+@check("ump/l2/consent-retention-tombstone", spec=SPEC, requirements=("ump/consent-retention-tombstone",),
+       bindings=LIVE, title="a record whose consent.retention elapsed is tombstoned (or erased)")
+def consent_retention_tombstone(ctx: CheckContext) -> None:
+    """A record authored ten days ago (time.created) with consent.retention P1D: recall does not
+    return it and get shows it tombstoned (or not_found: erasure is conforming too). When the
+    server stamps time.created itself (so the retention cannot have elapsed) or refuses the
+    back-dated record, a record with retention PT1S is used and read after two seconds."""
+    R = "ump/consent-retention-tombstone"
+    m = marker("rtn")
+    created = _now() - _days(10)
+    rec = sample_record(text=f"{m} a temporary note", consent={"retention": "P1D", "exportable": True},
+                        time={"created": _ts(created), "valid_from": _ts(created)})
+    reply = ctx.client.remember(rec)
+    rid = reply.body.get("id") if reply.ok else None
+    expiry = "P1D after time.created"
+    if isinstance(rid, str):
+        got = ctx.client.get(rid)
+        stored = _record_of(got)
+        stored_created = _parse_ts(((stored or {}).get("time") or {}).get("created")) if stored else None
+        if stored is not None and (stored_created is None or stored_created > created + _days(1)):
+            rid = None  # the server authored time.created itself: the retention has not elapsed
+    else:
+        rid = None
+    if rid is None:
+        m = marker("rtn")
+        rec = sample_record(text=f"{m} a very temporary note", consent={"retention": "PT1S", "exportable": True})
+        rid = remember_new(ctx.client, rec, what="remember of a record with retention PT1S")
+        _time.sleep(2.5)
+        expiry = "PT1S after time.created (read 2.5 s later)"
+    rreply = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50})
+    if rreply.ok and rid in recalled_ids(rreply):
+        _fail(ctx, R, f"the record {rid} whose consent.retention elapsed ({expiry}) is still returned by a "
+                      "default recall", rreply, sent={"remembered": rec, "recall": rreply.sent})
+    got = ctx.client.get(rid)
+    if got.error_code == "not_found":
+        return
+    stored = _record_of(got)
+    if stored is None:
+        raise NotApplicable(f"get of {rid} after its retention elapsed answered neither the record nor not_found "
+                            f"({got.describe()})")
+    status = (stored.get("lifecycle") or {}).get("status") if isinstance(stored.get("lifecycle"), dict) else None
+    if status != "tombstoned":
+        _fail(ctx, R, f"get of {rid}, whose consent.retention elapsed ({expiry}), shows lifecycle.status "
+                      f"{status!r}; expected \"tombstoned\" (or the record erased)", got,
+              sent={"remembered": rec, "get": rid})
+
+
+@check("ump/l2/consent-redact-boundary", spec=SPEC, requirements=("ump/consent-redact-boundary",),
+       bindings=LIVE, title="consent.redact paths are stripped before a record crosses to another owner")
+def consent_redact_boundary(ctx: CheckContext) -> None:
+    """owner-a stores a public record with body.structured.token and consent.redact
+    ["body.structured.token"]. Read by owner-a the value is there (precondition); read by owner-b
+    (get, recall) the path matches nothing and the secret appears nowhere in the record."""
+    R = "ump/consent-redact-boundary"
+    m = marker("rdc")
+    secret = f"sk{marker('secret')}"
+    rec = sample_record(text=f"{m} the deploy token is stored here", visibility="public",
+                        consent={"redact": ["body.structured.token"], "exportable": True})
+    rec["body"]["structured"] = {"token": secret, "service": "deploy"}
+    rid = remember_new(ctx.client, rec)
+    own = _read(ctx, rid, "get by the owner", auth=AS_A)
+    if ump_consent.redacted_paths_present(own, ["body.structured.token"]) != ["body.structured.token"]:
+        raise NotApplicable(f"the owner's own get of {rid} does not show body.structured.token "
+                            f"({_short(own.get('body'))}), so the value was not kept and redaction cannot be told apart")
+    views: list[tuple[str, dict[str, Any], Reply]] = []
+    got = ctx.client.get(rid, auth=AS_B)
+    if _record_of(got) is not None:
+        views.append((f"owner-b's get of {rid}", _record_of(got), got))
+    rreply = ctx.client.recall({"query": m, "limit": 50}, auth=AS_B)
+    views += [(f"owner-b's recall for {m!r}", r["record"], rreply) for r in results_of(rreply)
+              if isinstance(r.get("record"), dict) and r["record"].get("id") == rid]
+    if not views:
+        raise NotApplicable(f"owner-b is served owner-a's public record neither by get ({got.describe()}) nor by "
+                            f"recall ({rreply.describe()}); no record crossed the visibility boundary to judge")
+    for where, view, reply in views:
+        present = ump_consent.redacted_paths_present(view, ["body.structured.token"])
+        if present or secret in json.dumps(view, ensure_ascii=False):
+            _fail(ctx, R, f"{where} (another owner) still carries the value at consent.redact path "
+                          f"body.structured.token ({_short((view.get('body') or {}).get('structured'))})", reply,
+                  received=view, where=where)
+
+
+@check("ump/l2/remember-reject-policy", spec=SPEC, requirements=("ump/remember-reject-policy",),
+       bindings=LIVE, title="remember refuses records that fail consent or scope policy, storing nothing")
+def remember_reject_policy(ctx: CheckContext) -> None:
+    """Refused (an error, or result "rejected") and not stored: a consent.retention that is not an
+    ISO-8601 duration, a consent.redact entry that is not a JSON-path (a store that must honour
+    both cannot), and — when the server takes capability tokens — a record owner-a's token
+    writes into owner-b's scope."""
+    R = "ump/remember-reject-policy"
+    cases: list[tuple[str, dict[str, Any], str, Auth | None]] = []
+    m1 = marker("pol")
+    cases.append(("consent.retention \"forever-and-a-day\" (not an ISO-8601 duration)",
+                  sample_record(text=f"{m1} retention that cannot be honoured",
+                                consent={"retention": "forever-and-a-day"}), m1, None))
+    m2 = marker("pol")
+    cases.append(("consent.redact [\"body..[[(\"] (not a JSON-path)",
+                  sample_record(text=f"{m2} redaction that cannot be applied",
+                                consent={"redact": ["body..[[("]}), m2, None))
+    if _takes_tokens(ctx):
+        m3 = marker("pol")
+        cases.append(("scope.owner owner-b, written with owner-a's token (no grant)",
+                      sample_record(text=f"{m3} written into another owner's scope", owner=OWNER_B), m3, AS_B))
+    for label, rec, m, reader in cases:
+        reply = ctx.client.remember(rec, auth=AS_A)
+        if reply.ok and reply.body.get("result") != "rejected":
+            _fail(ctx, R, f"remember of a record with {label} was accepted", reply)
+            continue
+        leak = _not_stored(ctx, m, reply.body.get("id") if reply.ok else None, auth=reader,
+                           owner=OWNER_B if reader is AS_B else OWNER_A)
+        if leak:
+            _fail(ctx, R, f"remember of a record with {label} was refused ({reply.describe()}) but stored: {leak}",
+                  reply)
+
+
+@check("ump/l2/import-provider", spec=SPEC, requirements=("ump/import-provider",), bindings=LIVE,
+       title="a record imported from another vendor keeps provenance.source.provider")
+def import_provider(ctx: CheckContext) -> None:
+    """remember of a record with actor_kind import and source.provider; get returns the provider."""
+    m = marker("imp")
+    rec = sample_record(text=f"{m} imported from another vendor")
+    rec["provenance"] = {"actor": did(OWNER_A), "actor_kind": "import", "method": "vendor_export",
+                         "source": {"provider": "example-memory-vendor", "ref": f"export#{m}"}}
+    rid = remember_new(ctx.client, rec)
+    got = ctx.client.get(rid)
+    stored = _record_of(got)
+    if stored is None:
+        raise NotApplicable(f"precondition failed: get of {rid} did not succeed ({got.describe()})")
+    prov = stored.get("provenance") if isinstance(stored.get("provenance"), dict) else {}
+    src = prov.get("source") if isinstance(prov.get("source"), dict) else {}
+    if prov.get("actor_kind") == "import" and src.get("provider") != "example-memory-vendor":
+        _fail(ctx, "ump/import-provider", f"the imported record {rid} (actor_kind import) is served with "
+                                          f"provenance.source {_short(src)}: the provider was lost", got)
+
+
+# -- §2.8 / §6.1 integrity ----------------------------------------------------------------------------
+
+def _served_sample(ctx: CheckContext) -> list[tuple[str, dict[str, Any]]]:
+    """Records the server serves in the ordinary course: a remember read back, recall results, the
+    successor and the re-written prior of a revise, a tombstone, and a redacted copy of a public
+    record read by another owner. Steps whose operation fails are left out."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    m = marker("int")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} integrity sample"))
+    out.append((f"get {rid} (after remember)", _read(ctx, rid, "get of the remembered record")))
+    rreply = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50})
+    out += [(f"recall for {m!r}", r["record"]) for r in results_of(rreply) if isinstance(r.get("record"), dict)]
+    try:
+        new = _revise(ctx, rid, {"body": {"text": f"{m} integrity sample, revised"}})
+        out.append((f"get {new} (revise successor)", _read(ctx, new, "get of the successor")))
+        out.append((f"get {rid} (revised prior)", _read(ctx, rid, "get of the prior")))
+        _forget(ctx, new)
+        out.append((f"get {new} (tombstone)", _read(ctx, new, "get of the tombstone")))
+    except NotApplicable:
+        pass
+    try:
+        pub = sample_record(text=f"{m} public and redacted", visibility="public",
+                            consent={"redact": ["body.structured.token"]})
+        pub["body"]["structured"] = {"token": "t0k3n", "other": 1}
+        pid = remember_new(ctx.client, pub)
+        got = ctx.client.get(pid, auth=AS_B)
+        if _record_of(got) is not None:
+            out.append((f"get {pid} by owner-b (redacted)", _record_of(got)))
+    except NotApplicable:
+        pass
+    return out
+
+
+def _judge_integrity(ctx: CheckContext, requirement: str) -> None:
+    served = [(w, r) for w, r in _served_sample(ctx) if "integrity" in r]
+    if not served:
+        raise NotApplicable("no record the server served carries integrity (optional at L2; required at L3 is "
+                            "ump/l3/integrity-required)")
+    for where, rec in served:
+        report = ump_integrity.verify(rec)
+        for p in report.problems:
+            if p.requirement == requirement:
+                _fail(ctx, requirement, f"the record {rec.get('id')} served by {where}: {p.message}",
+                      received=rec, where=f"{where} {p.pointer}")
+
+
+@check("ump/l2/integrity-content-hash", spec=SPEC, requirements=("ump/integrity-content-hash",), bindings=LIVE,
+       title="served records' integrity.content_hash is BLAKE3 of the JCS record minus integrity")
+def integrity_content_hash(ctx: CheckContext) -> None:
+    """Every served record carrying integrity: content_hash = "blake3:" + base32 of BLAKE3 over the
+    JCS bytes of the record without integrity."""
+    _judge_integrity(ctx, "ump/integrity-content-hash")
+
+
+@check("ump/l2/integrity-signature", spec=SPEC, requirements=("ump/integrity-signature",), bindings=LIVE,
+       title="served records' integrity.signature verifies under the signer's did:key")
+def integrity_signature(ctx: CheckContext) -> None:
+    """Every served record carrying integrity: signature = "ed25519:" + base64 of an Ed25519
+    signature over BLAKE3(content_hash string) that verifies under integrity.signer."""
+    _judge_integrity(ctx, "ump/integrity-signature")
+
+
+@check("ump/l2/integrity-signer-owner", spec=SPEC, requirements=("ump/integrity-signer-owner",), bindings=LIVE,
+       title="served records are signed by their owner (integrity.signer = scope.owner)")
+def integrity_signer_owner(ctx: CheckContext) -> None:
+    """Every served record carrying integrity: integrity.signer is scope.owner, not a service key."""
+    _judge_integrity(ctx, "ump/integrity-signer-owner")
+
+
+def _alternative_hashes(rec: dict[str, Any]) -> dict[str, str]:
+    """What a server that hashed something other than the JCS bytes would have produced."""
+    def h(data: bytes) -> str:
+        return "blake3:" + base64.b32encode(blake3.blake3(data).digest()).decode().rstrip("=").lower()
+
+    bare = without_integrity(rec)
+    out = {
+        "JSON with ASCII escapes (\\uXXXX) instead of raw UTF-8":
+            h(json.dumps(bare, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()),
+        "keys sorted by code point (Python sort_keys) instead of UTF-16 code units":
+            h(json.dumps(bare, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()),
+        "JSON with spaces after , and :":
+            h(json.dumps(bare, sort_keys=True, ensure_ascii=False).encode()),
+    }
+    try:
+        out["the record with its integrity member included"] = h(canonical_bytes(rec))
+    except CanonicalizationError:
+        pass
+    return out
+
+
+@check("ump/l2/canonical-jcs", spec=SPEC, requirements=("ump/canonical-jcs",), bindings=LIVE,
+       title="the content hash is over the RFC 8785 (JCS) bytes")
+def canonical_jcs(ctx: CheckContext) -> None:
+    """A record made to tell JCS from look-alikes: non-ASCII text (é, 😀, U+2028), keys whose
+    UTF-16 order differs from their code-point order (U+1F600 before U+FB01), numbers JCS writes
+    its own way (1.0 → 1, 1e21 → 1e+21, 1e-7, -0.0 → 0). Its served content_hash must equal ours
+    (suite/ump/integrity, RFC 8785); a mismatch says which look-alike the server hashed."""
+    m = marker("jcs")
+    rec = sample_record(text=f"{m} café 😀 naïve\u2028line two")
+    rec["body"]["structured"] = {"z": 1, "é": 2, "\U0001F600": "grin", "\uFB01": "ligature", "a": {"b": None},
+                                 "numbers": [1.0, 0.1, 1e21, 1e-7, -0.0, 100, 1.5]}
+    rid = remember_new(ctx.client, rec)
+    got = ctx.client.get(rid)
+    stored = _record_of(got)
+    if stored is None:
+        raise NotApplicable(f"precondition failed: get of {rid} did not succeed ({got.describe()})")
+    integ = stored.get("integrity")
+    if not isinstance(integ, dict) or not isinstance(integ.get("content_hash"), str):
+        raise NotApplicable(f"the record {rid} is served without integrity.content_hash, so there are no hashed "
+                            "bytes to judge (integrity is optional at L2)")
+    try:
+        expected = ump_integrity.content_hash(stored)
+    except CanonicalizationError as exc:
+        _fail(ctx, "ump/canonical-jcs", f"the served record {rid} has no RFC 8785 form: {exc}", got)
+        return
+    if integ["content_hash"] != expected:
+        matches = [name for name, value in _alternative_hashes(stored).items() if value == integ["content_hash"]]
+        hint = f"; it matches the hash of {matches[0]}" if matches else ""
+        _fail(ctx, "ump/canonical-jcs", f"the served record {rid} carries content_hash {integ['content_hash']}, "
+                                        f"but BLAKE3 of its JCS bytes (minus integrity) is {expected}{hint}", got)
+
+
+@check("ump/l2/integrity-optional-l2", spec=SPEC, requirements=("ump/integrity-optional-l2",), bindings=LIVE,
+       title="a record without integrity is accepted (MAY)")
+def integrity_optional_l2(ctx: CheckContext) -> None:
+    """remember of a record without integrity succeeds (the server may sign it). Info when refused."""
+    m = marker("opt")
+    reply = ctx.client.remember(sample_record(text=f"{m} no integrity block"))
+    if not reply.ok or reply.body.get("result") == "rejected":
+        _fail(ctx, "ump/integrity-optional-l2", "remember of a record without integrity was refused", reply)
+
+
+@check("ump/l2/id-content-addressed", spec=SPEC, requirements=("ump/id-content-addressed",), bindings=LIVE,
+       title="minted ids are content hashes (MAY)")
+def id_content_addressed(ctx: CheckContext) -> None:
+    """The id the server mints: content-addressed (52 base32 characters, the hash of the record
+    with id "" as the reference implementation computes it) or random. Random is an info finding;
+    a 52-character id that is not that hash is reported too (as info: the MAY has no fixed recipe)."""
+    m = marker("cid")
+    rid = remember_new(ctx.client, sample_record(text=f"{m} content addressed?"))
+    R = "ump/id-content-addressed"
+    suffix = rid.split(":", 2)[-1] if rid.startswith("urn:ump:") else rid
+    if len(suffix) != 52:
+        _fail(ctx, R, f"the minted id {rid} is not content-addressed ({len(suffix)} characters; a BLAKE3 hash "
+                      "in base32 has 52) — the server mints random ids (optional)")
+        return
+    stored = _read(ctx, rid, "get of the remembered record")
+    try:
+        expected = ump_ids.content_addressed_id(stored)
+    except CanonicalizationError:
+        return
+    if expected != rid:
+        _fail(ctx, R, f"the minted id {rid} has the length of a content hash but is not the hash of the record "
+                      f"with id \"\" ({expected})", received=stored)
+
+
+@check("ump/l2/owner-did-methods", spec=SPEC, requirements=("ump/owner-did-methods",), bindings=LIVE,
+       title="owners under a DID method other than did:key are accepted (MAY)")
+def owner_did_methods(ctx: CheckContext) -> None:
+    """remember of a record owned by a did:web DID; get returns it with that owner. Info when the
+    server takes only did:key owners (a token or signing key needs did:key)."""
+    m = marker("web")
+    owner = "did:web:example.org:memconform"
+    rec = sample_record(text=f"{m} owned under did:web")
+    rec["scope"]["owner"] = owner
+    rec["provenance"]["actor"] = owner
+    reply = ctx.client.remember(rec)
+    R = "ump/owner-did-methods"
+    if not reply.ok or reply.body.get("result") == "rejected":
+        _fail(ctx, R, f"remember of a record owned by {owner} was refused (the server accepts only did:key "
+                      "owners; optional)", reply)
+        return
+    got = ctx.client.get(reply.body["id"]) if isinstance(reply.body.get("id"), str) else None
+    stored = _record_of(got) if got is not None else None
+    if stored is not None and (stored.get("scope") or {}).get("owner") != owner:
+        _fail(ctx, R, f"the did:web owner {owner} came back as {(stored.get('scope') or {}).get('owner')!r}", got)

@@ -1,1 +1,259 @@
-"""(being written)"""
+"""The public UMP reference implementation's own conformance runner, as a named subset.
+
+Its runner has 13 checks, HTTP only (REFERENCE-IMPLEMENTATION-NOTES.md, "Its own conformance
+runner"); each is reproduced here with exactly the verdict rule the notes give, as
+`ump/runner13/<name>`, and names the catalogue requirement(s) that rule bears on, so a vendor
+sees where the two suites agree: a server that passes `ump/runner13/*` passes the public runner;
+the full suite (`ump/l1/*`, `ump/l2/*`, `ump/l3/*`) asks more of the same requirements.
+
+| runner check | verdict rule (the notes) | requirements |
+|---|---|---|
+| capabilities | 200, `ump` equals the version, exactly 5 kinds | http-route-capabilities, capabilities-version, capabilities-kinds |
+| remember | 200, an id, `result: "created"` | http-route-remember, remember-returns-id, remember-reports-result |
+| get | 200, body.text present | http-route-get, get-returns-record |
+| recall | the new id is found and results carry `signals` | http-route-recall, recall-finds-remembered, recall-result-shape |
+| revise | 200, `supersedes` holds the prior id | http-route-revise, revise-creates-successor |
+| bitemporal | the prior has `valid_to` and a non-empty `superseded_by` | revise-sets-valid-to, revise-sets-superseded-by |
+| forget | 200, tombstoned or erased | http-route-forget, forget-tombstones |
+| validation | remember without body → 400 `invalid_record` | remember-invalid-record, http-error-status |
+| discovery | the well-known document has `ump` and `conformance` | well-known-manifest |
+| signed | the created record verifies (hash, Ed25519) | integrity-sign-on-write, integrity-content-hash, integrity-signature |
+| feedback | `ok: true` | http-route-feedback, feedback-accepts-outcome |
+| capability-tokens | recall without a token → 401 | cap-token-required |
+| subscribe | 200, `text/event-stream` | http-route-subscribe |
+
+Where the runner's rule is narrower than our reading the rule is kept as the runner has it
+(e.g. "exactly 5 kinds", `result: "created"` for a fresh record, `ok: true` literally, 401 by
+status alone) — that is the point of the subset. Preconditions (the record the later checks
+need) come from the preceding runner step and skip with the reason when it failed, as the other
+live checks do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+from memconform.suite.runner import CheckContext
+from memconform.suite.ump import integrity as ump_integrity
+from memconform.suite.ump.checks._live import OWNER_A, did, marker, need, recalled_ids, results_of, sample_record
+from memconform.suite.ump.checks.l2 import _fail
+from memconform.suite.ump.client import Auth, Reply
+
+SPEC = "ump"
+HTTP = ("http",)
+KINDS = 5
+
+
+def _created(ctx: CheckContext, label: str) -> tuple[str, str]:
+    """(id, text) of a fresh record, as the runner's remember step makes it."""
+    m = marker(label)
+    text = f"{m} the runner's memory"
+    reply = ctx.client.remember(sample_record(text=text))
+    body = need(reply, "the runner's remember step")
+    rid = body.get("id")
+    if not isinstance(rid, str):
+        raise NotApplicable(f"precondition failed: remember answered no id ({reply.describe()})")
+    return rid, text
+
+
+def _status_is(reply: Reply, status: int) -> bool:
+    return reply.status == status
+
+
+@check("ump/runner13/capabilities", spec=SPEC, bindings=HTTP, title="runner: capabilities (200, ump, 5 kinds)",
+       requirements=("ump/http-route-capabilities", "ump/capabilities-version", "ump/capabilities-kinds"))
+def runner_capabilities(ctx: CheckContext) -> None:
+    """Runner rule: GET /ump/capabilities → 200, `ump` equals the version, exactly 5 kinds."""
+    reply = ctx.client.capabilities()
+    if not _status_is(reply, 200):
+        _fail(ctx, "ump/http-route-capabilities", "GET /ump/capabilities did not answer 200", reply)
+        return
+    body = reply.body if isinstance(reply.body, dict) else {}
+    if body.get("ump") != ctx.version:
+        _fail(ctx, "ump/capabilities-version", f"capabilities.ump is {body.get('ump')!r}; the runner expects "
+                                               f"{ctx.version!r}", reply)
+    kinds = body.get("kinds")
+    if not isinstance(kinds, list) or len(kinds) != KINDS:
+        _fail(ctx, "ump/capabilities-kinds", f"capabilities.kinds is {kinds!r}; the runner expects exactly 5 kinds",
+              reply)
+
+
+@check("ump/runner13/remember", spec=SPEC, bindings=HTTP, title="runner: remember (200, id, created)",
+       requirements=("ump/http-route-remember", "ump/remember-returns-id", "ump/remember-reports-result"))
+def runner_remember(ctx: CheckContext) -> None:
+    """Runner rule: POST /ump/remember of a fresh record → 200, an `id`, `result: "created"`."""
+    reply = ctx.client.remember(sample_record(text=f"{marker('r13')} the runner's memory"))
+    if not _status_is(reply, 200):
+        _fail(ctx, "ump/http-route-remember", "POST /ump/remember of a fresh record did not answer 200", reply)
+        return
+    body = reply.body if isinstance(reply.body, dict) else {}
+    if not isinstance(body.get("id"), str) or not body.get("id"):
+        _fail(ctx, "ump/remember-returns-id", "remember answered no id", reply)
+    if body.get("result") != "created":
+        _fail(ctx, "ump/remember-reports-result", f"remember of a fresh record answered result {body.get('result')!r}; "
+                                                  "the runner expects \"created\"", reply)
+
+
+@check("ump/runner13/get", spec=SPEC, bindings=HTTP, title="runner: get (200, body.text)",
+       requirements=("ump/http-route-get", "ump/get-returns-record"))
+def runner_get(ctx: CheckContext) -> None:
+    """Runner rule: GET /ump/memory/{id} of the created record → 200 with record.body.text."""
+    rid, _ = _created(ctx, "r13g")
+    reply = ctx.client.get(rid)
+    if not _status_is(reply, 200):
+        _fail(ctx, "ump/http-route-get", f"GET /ump/memory/{rid} did not answer 200", reply)
+        return
+    rec = reply.body.get("record") if isinstance(reply.body, dict) else None
+    body = rec.get("body") if isinstance(rec, dict) else None
+    if not isinstance(body, dict) or "text" not in body:
+        _fail(ctx, "ump/get-returns-record", f"GET /ump/memory/{rid} answered no record.body.text", reply)
+
+
+@check("ump/runner13/recall", spec=SPEC, bindings=HTTP, title="runner: recall (finds the id, signals)",
+       requirements=("ump/http-route-recall", "ump/recall-finds-remembered", "ump/recall-result-shape"))
+def runner_recall(ctx: CheckContext) -> None:
+    """Runner rule: POST /ump/recall for the created record's text → its id is among the results
+    and the results carry `signals`."""
+    rid, text = _created(ctx, "r13r")
+    reply = ctx.client.recall({"query": text, "scope": {"owner": did(OWNER_A)}})
+    if not reply.ok:
+        _fail(ctx, "ump/http-route-recall", "POST /ump/recall did not succeed", reply)
+        return
+    if rid not in recalled_ids(reply):
+        _fail(ctx, "ump/recall-finds-remembered", f"recall for the created record's text did not return {rid}", reply)
+    results = results_of(reply)
+    if not results or not all(isinstance(r.get("signals"), dict) for r in results):
+        _fail(ctx, "ump/recall-result-shape", "recall results do not all carry `signals`", reply)
+
+
+def _revised(ctx: CheckContext) -> tuple[str, Reply]:
+    rid, _ = _created(ctx, "r13v")
+    reply = ctx.client.revise({"id": rid, "patch": {"body": {"text": f"{marker('r13v')} revised by the runner"}}})
+    return rid, reply
+
+
+@check("ump/runner13/revise", spec=SPEC, bindings=HTTP, title="runner: revise (200, supersedes the prior)",
+       requirements=("ump/http-route-revise", "ump/revise-creates-successor"))
+def runner_revise(ctx: CheckContext) -> None:
+    """Runner rule: POST /ump/revise → 200 and `supersedes` holds the prior id."""
+    rid, reply = _revised(ctx)
+    if not _status_is(reply, 200):
+        _fail(ctx, "ump/http-route-revise", f"POST /ump/revise of {rid} did not answer 200", reply)
+        return
+    sup = reply.body.get("supersedes") if isinstance(reply.body, dict) else None
+    if not isinstance(sup, list) or rid not in sup:
+        _fail(ctx, "ump/revise-creates-successor", f"revise answered supersedes {sup!r}; the runner expects it to hold "
+                                                   f"{rid}", reply)
+
+
+@check("ump/runner13/bitemporal", spec=SPEC, bindings=HTTP, title="runner: bitemporal (prior valid_to, superseded_by)",
+       requirements=("ump/revise-sets-valid-to", "ump/revise-sets-superseded-by"))
+def runner_bitemporal(ctx: CheckContext) -> None:
+    """Runner rule: after revise, the prior has `time.valid_to` and a non-empty `superseded_by`."""
+    rid, reply = _revised(ctx)
+    need(reply, "the runner's revise step")
+    got = ctx.client.get(rid)
+    body = need(got, "get of the prior")
+    prior = body.get("record") if isinstance(body.get("record"), dict) else {}
+    time = prior.get("time") if isinstance(prior.get("time"), dict) else {}
+    if not time.get("valid_to"):
+        _fail(ctx, "ump/revise-sets-valid-to", f"after revise the prior {rid} has no time.valid_to", got)
+    if not prior.get("superseded_by"):
+        _fail(ctx, "ump/revise-sets-superseded-by", f"after revise the prior {rid} has an empty superseded_by", got)
+
+
+@check("ump/runner13/forget", spec=SPEC, bindings=HTTP, title="runner: forget (200, tombstoned or erased)",
+       requirements=("ump/http-route-forget", "ump/forget-tombstones"))
+def runner_forget(ctx: CheckContext) -> None:
+    """Runner rule: POST /ump/forget → 200 with result tombstoned or erased."""
+    rid, _ = _created(ctx, "r13f")
+    reply = ctx.client.forget({"id": rid, "reason": "runner"})
+    if not _status_is(reply, 200):
+        _fail(ctx, "ump/http-route-forget", f"POST /ump/forget of {rid} did not answer 200", reply)
+        return
+    result = reply.body.get("result") if isinstance(reply.body, dict) else None
+    if result not in ("tombstoned", "erased"):
+        _fail(ctx, "ump/forget-tombstones", f"forget answered result {result!r}; the runner expects tombstoned or "
+                                            "erased", reply)
+
+
+@check("ump/runner13/validation", spec=SPEC, bindings=HTTP, title="runner: validation (no body → 400 invalid_record)",
+       requirements=("ump/remember-invalid-record", "ump/http-error-status"))
+def runner_validation(ctx: CheckContext) -> None:
+    """Runner rule: remember of a record without `body` → 400 `invalid_record`."""
+    rec = sample_record(text="x")
+    del rec["body"]
+    reply = ctx.client.remember(rec)
+    if reply.error_code != "invalid_record":
+        _fail(ctx, "ump/remember-invalid-record", "remember of a record without body did not answer invalid_record", reply)
+    if reply.status != 400:
+        _fail(ctx, "ump/http-error-status", f"remember of a record without body answered HTTP {reply.status}; the runner "
+                                            "expects 400", reply)
+
+
+@check("ump/runner13/discovery", spec=SPEC, bindings=HTTP, title="runner: discovery (well-known ump, conformance)",
+       requirements=("ump/well-known-manifest",))
+def runner_discovery(ctx: CheckContext) -> None:
+    """Runner rule: GET /.well-known/ump.json has `ump` and `conformance`."""
+    reply = ctx.client.call_raw("GET", "/.well-known/ump.json", None, auth=Auth.anonymous())
+    body = reply.body if isinstance(reply.body, dict) else {}
+    if reply.status != 200 or "ump" not in body or "conformance" not in body:
+        _fail(ctx, "ump/well-known-manifest", "GET /.well-known/ump.json did not answer a document with `ump` and "
+                                              "`conformance`", reply)
+
+
+@check("ump/runner13/signed", spec=SPEC, bindings=HTTP, title="runner: signed (the created record verifies)",
+       requirements=("ump/integrity-sign-on-write", "ump/integrity-content-hash", "ump/integrity-signature"))
+def runner_signed(ctx: CheckContext) -> None:
+    """Runner rule: the created record verifies: integrity present, the recomputed hash equals
+    content_hash, the Ed25519 signature verifies (the runner does not compare signer and owner)."""
+    rid, _ = _created(ctx, "r13s")
+    got = ctx.client.get(rid)
+    body = need(got, "get of the created record")
+    rec: dict[str, Any] = body.get("record") if isinstance(body.get("record"), dict) else {}
+    report = ump_integrity.verify(rec)
+    if not report.present:
+        _fail(ctx, "ump/integrity-sign-on-write", f"the created record {rid} carries no integrity", got)
+        return
+    for p in report.problems:
+        if p.requirement in ("ump/integrity-content-hash", "ump/integrity-signature"):
+            _fail(ctx, p.requirement, f"the created record {rid}: {p.message}", got)
+
+
+@check("ump/runner13/feedback", spec=SPEC, bindings=HTTP, title="runner: feedback (ok: true)",
+       requirements=("ump/http-route-feedback", "ump/feedback-accepts-outcome"))
+def runner_feedback(ctx: CheckContext) -> None:
+    """Runner rule: POST /ump/feedback {id, outcome: followed} → `ok: true`."""
+    rid, _ = _created(ctx, "r13b")
+    reply = ctx.client.feedback({"id": rid, "outcome": "followed"})
+    if not reply.ok and reply.status in (404, 405):
+        _fail(ctx, "ump/http-route-feedback", "POST /ump/feedback is not served", reply)
+        return
+    if not (isinstance(reply.body, dict) and reply.body.get("ok") is True):
+        _fail(ctx, "ump/feedback-accepts-outcome", f"feedback {{id: {rid}, outcome: followed}} did not answer ok: true",
+              reply)
+
+
+@check("ump/runner13/capability-tokens", spec=SPEC, bindings=HTTP, title="runner: capability tokens (no token → 401)",
+       requirements=("ump/cap-token-required",))
+def runner_capability_tokens(ctx: CheckContext) -> None:
+    """Runner rule: POST /ump/recall without a token → HTTP 401."""
+    reply = ctx.client.recall({"query": "anything"}, auth=Auth.anonymous())
+    if reply.status != 401:
+        _fail(ctx, "ump/cap-token-required", f"recall without a token answered HTTP {reply.status}; the runner expects 401",
+              reply)
+
+
+@check("ump/runner13/subscribe", spec=SPEC, bindings=HTTP, title="runner: subscribe (200, text/event-stream)",
+       requirements=("ump/http-route-subscribe",))
+def runner_subscribe(ctx: CheckContext) -> None:
+    """Runner rule: GET /ump/subscribe → 200 with Content-Type text/event-stream."""
+    m = marker("r13e")
+    outcome = ctx.client.subscribe(lambda: ctx.client.remember(sample_record(text=f"{m} streamed")), expect=1)
+    mime = (outcome.content_type or "").split(";")[0].strip().lower()
+    if outcome.status != 200 or mime != "text/event-stream":
+        ctx.violation("ump/http-route-subscribe", f"GET /ump/subscribe answered status {outcome.status} with "
+                                                  f"Content-Type {outcome.content_type!r}; the runner expects 200 "
+                                                  "text/event-stream", sent="GET /ump/subscribe", received=outcome.raw)

@@ -1,0 +1,414 @@
+"""The reference server's HTTP binding (§4.2): a starlette app over `UmpService`.
+
+Routes (docs/live-ump.md): GET /ump/capabilities, GET /.well-known/ump.json, POST /ump/recall,
+POST /ump/remember, GET /ump/memory/{percent-encoded id}, POST /ump/revise, POST /ump/forget,
+POST /ump/feedback, POST /ump/rehydrate, GET /ump/subscribe (SSE), GET /openapi.json, and the
+MCP streamable-HTTP binding at /mcp when `mcp_app` is importable.
+
+Every answer is JSON (`application/json; charset=utf-8`) except the SSE stream. Errors are the
+§3 envelope `{"error": {"code", "message"}}`: not_found 404, unauthorized 401, forbidden_scope
+403, rate_limited 429, every other §3.7 code 400; malformed JSON 400 invalid_record; a body over
+1 MiB 413 invalid_record; an unknown route 404 not_found; a wrong method 405 unsupported (with
+Allow); anything unexpected 500 internal, logged, never with a traceback in the body.
+
+The service is synchronous (one lock around sqlite): every call runs in the threadpool, and the
+SSE stream polls `Subscription.next` in a worker thread with a short timeout, so neither blocks
+the event loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import logging
+import re
+import threading
+import time
+import urllib.parse
+from collections.abc import AsyncIterator, Callable
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memconform.reference_impl.ump.engine import UmpError
+
+log = logging.getLogger("memconform.reference_impl.ump.http")
+
+MAX_BODY = 1 << 20  # 1 MiB
+#: How much of an oversize body is read and discarded before answering 413, so that a client
+#: still sending gets the answer instead of a reset connection. Beyond it the connection closes.
+_DRAIN_LIMIT = 16 << 20
+JSON_TYPE = "application/json; charset=utf-8"
+SSE_TYPE = "text/event-stream; charset=utf-8"
+VERSION_HEADER = "UMP-Version"
+
+#: HTTP status per §3.7 code (docs/live-ump.md); every other code is 400.
+STATUS_FOR_CODE = {"not_found": 404, "unauthorized": 401, "forbidden_scope": 403, "rate_limited": 429,
+                   "internal": 500}
+
+#: Query parameters of GET /ump/subscribe that narrow the scope of the stream.
+_SUBSCRIBE_SCOPE = ("owner", "user", "project", "agent", "visibility")
+
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+class HttpError(Exception):
+    """An error answered by the binding itself (before the service is asked)."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
+        super().__init__(f"{code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers or {}
+
+
+def status_for(code: str) -> int:
+    return STATUS_FOR_CODE.get(code, 400)
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return Response(text.encode("utf-8"), status_code=status, headers=headers, media_type=JSON_TYPE)
+
+
+def error_response(code: str, message: str, status: int | None = None,
+                   headers: dict[str, str] | None = None) -> Response:
+    status = status or status_for(code)
+    headers = dict(headers or {})
+    if status == 401:
+        headers.setdefault("WWW-Authenticate", 'Bearer realm="ump"')
+    return json_response({"error": {"code": code, "message": message}}, status, headers)
+
+
+@lru_cache(maxsize=1)
+def openapi_document() -> bytes:
+    """The OpenAPI 3.1 description shipped next to this module."""
+    return resources.files(__package__).joinpath("openapi.json").read_bytes()
+
+
+# -- request parsing -----------------------------------------------------------------------
+
+def _version(service: Any, request: Request) -> str:
+    value = request.headers.get(VERSION_HEADER)
+    spoken = tuple(service.versions)
+    if value is None:
+        return spoken[0]
+    value = value.strip()
+    if value not in spoken:
+        raise HttpError(400, "unsupported",
+                        f"{VERSION_HEADER} {value!r} is not a version this server speaks "
+                        f"(it speaks {', '.join(spoken)})")
+    return value
+
+
+def _token(request: Request, operation: str) -> str | None:
+    """The bearer token, or None without an Authorization header. A header that is not
+    `Bearer <token>` is refused (401) for every operation that takes a token; `capabilities`
+    needs none and ignores it."""
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, rest = header.strip().partition(" ")
+    if scheme.lower() == "bearer" and rest.strip():
+        return rest.strip()
+    if operation == "capabilities":
+        return None
+    raise HttpError(401, "unauthorized", "the Authorization header must be `Bearer <capability token>` "
+                                         f"(got scheme {scheme[:20]!r}{' without a token' if scheme.lower() == 'bearer' else ''})")
+
+
+async def _read_body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    too_big = HttpError(413, "invalid_record",
+                        f"the request body exceeds the limit of {MAX_BODY} bytes (1 MiB)")
+    if declared is not None and declared.strip().isdigit() and int(declared) > _DRAIN_LIMIT:
+        raise too_big
+    data = bytearray()
+    over = False
+    async for chunk in request.stream():
+        if over:
+            continue  # drain: read and discard what the client still sends
+        data += chunk
+        if len(data) > MAX_BODY:
+            over = True
+            data.clear()
+    if over:
+        raise too_big
+    return bytes(data)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def _read_json(request: Request) -> Any:
+    raw = await _read_body(request)
+    if not raw.strip():
+        raise HttpError(400, "invalid_record", "the request body is empty; a JSON object is required")
+    try:
+        return json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        reason = str(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
+        raise HttpError(400, "invalid_record", f"the request body is not valid JSON: {reason}") from None
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def _memory_id(request: Request) -> str:
+    """The id of GET /ump/memory/{id}, percent-decoded strictly from the raw path (a malformed
+    escape or a non-UTF-8 id is a 400, not a lookup of a mangled string)."""
+    raw = request.scope.get("raw_path")
+    prefix = "/ump/memory/"
+    if isinstance(raw, (bytes, bytearray)):
+        text = bytes(raw).decode("latin-1").split("?", 1)[0]
+        root = request.scope.get("root_path", "")
+        if root and text.startswith(root):
+            text = text[len(root):]
+    else:
+        text = request.url.path
+    if not text.startswith(prefix):  # cannot happen through the router; be safe
+        return request.path_params.get("id", "")
+    encoded = text[len(prefix):]
+    if _BAD_PERCENT.search(encoded):
+        raise HttpError(400, "invalid_record", f"the id in the path is not valid percent-encoding: {encoded!r}")
+    try:
+        return urllib.parse.unquote_to_bytes(encoded).decode("utf-8")
+    except UnicodeDecodeError:
+        raise HttpError(400, "invalid_record", f"the id in the path is not percent-encoded UTF-8: {encoded!r}") from None
+
+
+# -- the app -----------------------------------------------------------------------------------
+
+class _SSEResponse(StreamingResponse):
+    """A StreamingResponse that runs `on_close` however the stream ends (done, client gone,
+    server stopping)."""
+
+    def __init__(self, content: AsyncIterator[str], on_close: Callable[[], None], **kw: Any):
+        super().__init__(content, **kw)
+        self._on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._on_close()
+
+
+def _sse_frame(event: Any) -> str:
+    etype = event.get("type") if isinstance(event, dict) else None
+    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    name = etype if isinstance(etype, str) and etype and "\n" not in etype and "\r" not in etype else "message"
+    return f"event: {name}\ndata: {data}\n\n"
+
+
+def _load_mcp(service: Any) -> tuple[ASGIApp | None, str | None]:
+    """The MCP streamable-HTTP app, or (None, why not)."""
+    name = f"{__package__}.mcp_app"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return None, "the MCP binding (reference_impl/ump/mcp_app.py) is not installed"
+        log.exception("cannot import the MCP binding")
+        return None, f"the MCP binding failed to load: {exc}"
+    except Exception as exc:  # a broken binding must not take HTTP down with it
+        log.exception("cannot import the MCP binding")
+        return None, f"the MCP binding failed to load: {type(exc).__name__}: {exc}"
+    factory = getattr(module, "streamable_http_app", None)
+    if factory is None:
+        return None, "reference_impl/ump/mcp_app.py has no streamable_http_app(service)"
+    try:
+        return factory(service), None
+    except Exception as exc:
+        log.exception("cannot build the MCP streamable-HTTP app")
+        return None, f"the MCP binding failed to start: {type(exc).__name__}: {exc}"
+
+
+def build_app(service: Any, *, mcp: bool = True, keepalive: float = 15.0, poll: float = 0.25) -> Starlette:
+    """The HTTP binding over `service`. `keepalive`: seconds between SSE keep-alive comments;
+    `poll`: how long one `Subscription.next` call may wait (bounds how fast a stream notices
+    that its client left or the server stops).
+
+    `app.state.closing` (a threading.Event) ends every open SSE stream when set; `serve` sets it
+    before stopping uvicorn."""
+    closing = threading.Event()
+    sse_limiter = anyio.CapacityLimiter(256)  # subscriptions never starve the operation threadpool
+
+    def endpoint(fn: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        async def run(request: Request) -> Response:
+            try:
+                return await fn(request)
+            except HttpError as exc:
+                return error_response(exc.code, exc.message, exc.status, exc.headers)
+            except UmpError as exc:
+                return error_response(exc.code, exc.message)
+            except Exception:
+                log.exception("unexpected error in %s %s", request.method, request.url.path)
+                return error_response("internal", "internal server error (logged on the server)", 500)
+        run.__name__ = fn.__name__
+        return run
+
+    async def call(operation: str, request: Request, payload: Any) -> Response:
+        version = _version(service, request)
+        token = _token(request, operation)
+        result = await run_in_threadpool(lambda: service.handle(operation, payload, version=version, token=token))
+        return json_response(result)
+
+    def posted(operation: str) -> Callable[[Request], Any]:
+        async def handler(request: Request) -> Response:
+            _version(service, request)  # an unknown version is refused before the body is read
+            payload = await _read_json(request)
+            if not isinstance(payload, dict):  # §3: requests are JSON objects
+                raise HttpError(400, "invalid_record", f"the request body must be a JSON object, not "
+                                                       f"{_json_kind(payload)}")
+            return await call(operation, request, payload)
+        handler.__name__ = operation
+        return endpoint(handler)
+
+    @endpoint
+    async def capabilities(request: Request) -> Response:
+        return await call("capabilities", request, {})
+
+    @endpoint
+    async def well_known(request: Request) -> Response:
+        base = str(request.base_url).rstrip("/")
+        return json_response(await run_in_threadpool(service.well_known, base))
+
+    @endpoint
+    async def get_memory(request: Request) -> Response:
+        _version(service, request)
+        return await call("get", request, {"id": _memory_id(request)})
+
+    @endpoint
+    async def openapi(request: Request) -> Response:
+        return Response(openapi_document(), media_type=JSON_TYPE)
+
+    @endpoint
+    async def subscribe(request: Request) -> Response:
+        version = _version(service, request)
+        token = _token(request, "subscribe")
+        scope = {k: v for k, v in request.query_params.items() if k in _SUBSCRIBE_SCOPE}
+        sub_request = {"scope": scope} if scope else None
+        sub = await run_in_threadpool(lambda: service.subscribe(version=version, token=token, request=sub_request))
+        closed = threading.Lock()
+        done = []
+
+        def close() -> None:
+            with closed:
+                if done:
+                    return
+                done.append(True)
+            try:
+                sub.close()
+            except Exception:
+                log.exception("closing a subscription failed")
+
+        async def stream() -> AsyncIterator[str]:
+            yield ": ok\n\n"
+            if request.method == "HEAD":
+                return
+            last = time.monotonic()
+            while not closing.is_set() and not done:
+                try:
+                    event = await anyio.to_thread.run_sync(sub.next, poll, limiter=sse_limiter)
+                    frame = _sse_frame(event) if event is not None else None
+                except Exception:  # the headers are out: end the stream, never a half-written frame
+                    log.exception("subscription failed; ending the stream")
+                    return
+                now = time.monotonic()
+                if frame is None:
+                    if now - last >= keepalive:
+                        yield ": keep-alive\n\n"
+                        last = now
+                    continue
+                yield frame
+                last = now
+
+        return _SSEResponse(stream(), close, media_type=SSE_TYPE,
+                            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    async def http_exception(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            return error_response("not_found", f"no such route: {request.method} {request.url.path}")
+        if exc.status_code == 405:
+            allow = (exc.headers or {}).get("Allow", "")
+            return error_response("unsupported", f"{request.method} is not allowed on {request.url.path}"
+                                  f"{' (allowed: ' + allow + ')' if allow else ''}", 405,
+                                  {"Allow": allow} if allow else None)
+        code = "invalid_record" if exc.status_code < 500 else "internal"
+        return error_response(code, str(exc.detail), exc.status_code)
+
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.error("unhandled error in %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response("internal", "internal server error (logged on the server)", 500)
+
+    routes = [
+        Route("/ump/capabilities", capabilities, methods=["GET"]),
+        Route("/.well-known/ump.json", well_known, methods=["GET"]),
+        Route("/ump/recall", posted("recall"), methods=["POST"]),
+        Route("/ump/remember", posted("remember"), methods=["POST"]),
+        Route("/ump/memory/{id:path}", get_memory, methods=["GET"]),
+        Route("/ump/revise", posted("revise"), methods=["POST"]),
+        Route("/ump/forget", posted("forget"), methods=["POST"]),
+        Route("/ump/feedback", posted("feedback"), methods=["POST"]),
+        Route("/ump/rehydrate", posted("rehydrate"), methods=["POST"]),
+        Route("/ump/subscribe", subscribe, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+    ]
+
+    mcp_app, unavailable = _load_mcp(service) if mcp else (None, "disabled")
+    if mcp_app is not None:
+        # The MCP app routes its own /mcp path: hand it the request unchanged (a Mount would
+        # strip the prefix and redirect /mcp to /mcp/).
+        routes.append(Route("/mcp", mcp_app))
+    else:
+        @endpoint
+        async def no_mcp(request: Request) -> Response:
+            return error_response("not_found", f"no MCP endpoint here: {unavailable}")
+        routes.append(Route("/mcp", no_mcp, methods=["GET", "POST", "DELETE"]))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        closing.clear()
+        async with contextlib.AsyncExitStack() as stack:
+            router = getattr(mcp_app, "router", None)
+            if router is not None and getattr(router, "lifespan_context", None) is not None:
+                # the MCP session manager runs in the mounted app's lifespan
+                await stack.enter_async_context(router.lifespan_context(mcp_app))
+            try:
+                yield
+            finally:
+                closing.set()
+
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={HTTPException: http_exception, Exception: unexpected})
+    app.router.redirect_slashes = False
+    app.state.closing = closing
+    app.state.service = service
+    app.state.mcp_unavailable = unavailable
+    return app

@@ -1,0 +1,423 @@
+"""The reference server's MCP binding (§4.1): an `MCPServer` whose `ump.*` tools call `UmpService`.
+
+Tools: `ump.capabilities`, `ump.recall`, `ump.remember`, `ump.get`, `ump.revise`, `ump.forget`,
+`ump.feedback`, `ump.subscribe`, `ump.rehydrate` (docs/live-ump.md).
+
+* Arguments are the §3 request object itself (`ump.get {id}`, `ump.remember {record}` or a bare
+  record, …). They reach the service unvalidated: the input schemas advertise the request shapes
+  (suite/ump/schemas/operations.schema.json) but wrong types or missing members are the
+  service's to refuse (`invalid_record`), never the SDK's.
+* A success is the §3 response object as `structuredContent` (each tool advertises an
+  `outputSchema`) plus the same JSON as text content, for clients that read text (as the public
+  implementation does).
+* An error is `isError: true` with `structuredContent {"error": {"code", "message"}}` and text
+  `"<code>: <message>"`, so both our reading and the public implementation's hold.
+* The capability token comes from the request's `_meta["ump/capability"]`, else the tool argument
+  `capability`; with neither the service decides (token None).
+* Version: `ump.capabilities {"client": {"ump": V}}` fixes the session's version when the server
+  speaks V; every later call on that MCP session uses it; default the newest. The 2026-07-28
+  protocol has no sessions (every request stands alone), so a request may also name its version
+  in `_meta["ump/version"]` (memconform's extension, the MCP twin of the HTTP `UMP-Version`
+  header); an unknown value is refused with `unsupported`.
+* `ump.subscribe {scope?, max_events?, timeout_ms?}` sends `notifications/message` (logger
+  `ump/subscribe`, level info): first `{"type": "subscribed"}`, then one per change, and returns
+  `{"events": [...]}` once `max_events` arrived or `timeout_ms` passed. (On 2026-07-28
+  connections MCP delivers log notifications only to requests that opt in with the
+  `io.modelcontextprotocol/logLevel` `_meta` key; the result carries the events either way.)
+
+Faults of this binding alone (read from the service's `fault`): `mcp-errors-not-iserror`,
+`mcp-schemas-without-members` (see the constants below).
+
+Serving: `run_stdio(service)` (blocking; stdout carries nothing but protocol, logs go to stderr),
+`streamable_http_app(service)` (a self-contained starlette app answering at `/mcp`; its
+lifespan runs the streamable-HTTP session manager: see `lifespan`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.connection import allowed_log_levels
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import ConfigDict
+from starlette.applications import Starlette
+
+from memconform.reference_impl.ump.engine import UmpError
+
+log = logging.getLogger("memconform.reference_impl.ump.mcp")
+
+#: `_meta` key of a `tools/call` request that carries the capability token.
+CAPABILITY_META = "ump/capability"
+#: Tool argument that carries the token for clients that cannot set `_meta`.
+CAPABILITY_ARG = "capability"
+#: `_meta` key naming the UMP version of one request (extension; see the module doc).
+VERSION_META = "ump/version"
+#: Logger name of the subscribe notifications.
+SUBSCRIBE_LOGGER = "ump/subscribe"
+#: Where the per-session version is kept in the MCP connection's state.
+_SESSION_VERSION = "memconform.ump.version"
+
+#: operation → (tool name, request $def, response $def, description)
+OPERATIONS: dict[str, tuple[str, str, str, str]] = {
+    "capabilities": ("ump.capabilities", "capabilities_request", "capabilities_response",
+                     "UMP §3.1: what this server speaks. {\"client\": {\"ump\": V}} fixes this session's "
+                     "UMP version when the server speaks V."),
+    "recall": ("ump.recall", "recall_request", "recall_response",
+               "UMP §3.2: ranked records for a query, with per-result signals."),
+    "remember": ("ump.remember", "remember_request", "remember_response",
+                 "UMP §3.3: write a (partial) memory record: {\"record\": {...}} or the bare record."),
+    "get": ("ump.get", "get_request", "get_response", "UMP §3.4: one record by id."),
+    "revise": ("ump.revise", "revise_request", "revise_response",
+               "UMP §3.5: non-destructive update; the successor supersedes the prior."),
+    "forget": ("ump.forget", "forget_request", "forget_response",
+               "UMP §3.6: tombstone a record (hard: true erases it, owner only)."),
+    "feedback": ("ump.feedback", "feedback_request", "feedback_response",
+                 "UMP §3.8: report an injected memory's outcome."),
+    "subscribe": ("ump.subscribe", "subscribe_request", "subscribe_response",
+                  "UMP §3.8: changes as notifications/message (logger ump/subscribe): first "
+                  "{\"type\": \"subscribed\"}, then one per change; returns {\"events\": [...]} once "
+                  "max_events arrived or timeout_ms passed."),
+    "rehydrate": ("ump.rehydrate", "rehydrate_request", "rehydrate_response",
+                  "UMP §5.3 (extension): records framed as untrusted data for a prompt."),
+}
+
+#: Faults of this binding alone (the service's `fault`; registered in reference_impl/ump/faults.py
+#: with bindings=("mcp",)). Errors come back as ordinary results (isError false) that carry the
+#: error envelope: breaks ump/mcp-errors only (the code stays readable, so every other check
+#: still sees the refusal).
+FAULT_ERRORS_NOT_ISERROR = "mcp-errors-not-iserror"
+#: The ump.* tools' inputSchemas name none of the §3 request's members (only `capability`):
+#: breaks ump/mcp-tool-schemas only.
+FAULT_SCHEMAS_WITHOUT_MEMBERS = "mcp-schemas-without-members"
+
+DEFAULT_MAX_EVENTS = 100
+DEFAULT_TIMEOUT_MS = 30_000
+MAX_TIMEOUT_MS = 600_000
+_POLL = 0.2  # seconds a worker thread waits on Subscription.next before looking again
+
+
+# -- schemas ------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _definitions() -> dict[str, Any]:
+    text = (resources.files("memconform.suite.ump") / "schemas" / "operations.schema.json").read_text("utf-8")
+    return json.loads(text)["$defs"]
+
+
+def _refs(node: Any, found: set[str]) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref[len("#/$defs/"):]
+            if name not in found:
+                found.add(name)
+                _refs(_definitions()[name], found)
+        for value in node.values():
+            _refs(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _refs(value, found)
+
+
+def _schema(name: str) -> dict[str, Any]:
+    """One $def as a standalone schema (object root, the $defs it refers to alongside)."""
+    schema = json.loads(json.dumps(_definitions()[name]))
+    needed: set[str] = set()
+    _refs(schema, needed)
+    if needed:
+        schema["$defs"] = {n: _definitions()[n] for n in sorted(needed)}
+    schema.setdefault("type", "object")
+    return schema
+
+
+def input_schema(operation: str, fault: str | None = None) -> dict[str, Any]:
+    schema = _schema(OPERATIONS[operation][1])
+    if fault == FAULT_SCHEMAS_WITHOUT_MEMBERS:
+        schema = {"type": "object", "properties": {}}
+    schema.setdefault("properties", {})[CAPABILITY_ARG] = {
+        "type": "string",
+        "description": "a UMP capability token (umpcap.…), for clients that cannot set "
+                       f"_meta[\"{CAPABILITY_META}\"]",
+    }
+    return schema
+
+
+def output_schema(operation: str) -> dict[str, Any]:
+    return _schema(OPERATIONS[operation][2])
+
+
+# -- results ------------------------------------------------------------------------------------
+
+def _text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def ok_result(response: Any) -> types.CallToolResult:
+    structured = response if isinstance(response, dict) else {"result": response}
+    return types.CallToolResult(content=[types.TextContent(type="text", text=_text(response))],
+                                structured_content=structured)
+
+
+def error_result(code: str, message: str, *, fault: str | None = None) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=f"{code}: {message}")],
+                                structured_content={"error": {"code": code, "message": message}},
+                                is_error=fault != FAULT_ERRORS_NOT_ISERROR)
+
+
+class _RawArguments(ArgModelBase):
+    """Takes the tool arguments as they came: the service validates them, not pydantic."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.__pydantic_extra__ or {})}
+
+
+# -- per-request context ------------------------------------------------------------------------
+
+def _meta(ctx: Context) -> Mapping[str, Any]:
+    try:
+        meta = ctx.request_context.meta
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _session_state(ctx: Context) -> dict[str, Any]:
+    """State that lives as long as the MCP session (stdio process, Mcp-Session-Id); a fresh dict
+    where the connection has none (2026-07-28 requests, stateless HTTP)."""
+    try:
+        connection = getattr(ctx.request_context.session, "_connection", None)
+    except ValueError:
+        return {}
+    state = getattr(connection, "state", None)
+    return state if isinstance(state, dict) else {}
+
+
+def _token(ctx: Context, arguments: dict[str, Any]) -> str | None:
+    """The capability token, `_meta` first, then the `capability` argument (always removed from
+    the arguments). Raises UmpError(unauthorized) for one that is not a string."""
+    from_arg = arguments.pop(CAPABILITY_ARG, None)
+    token = _meta(ctx).get(CAPABILITY_META)
+    if token is None:
+        token = from_arg
+    if token is not None and not isinstance(token, str):
+        raise UmpError("unauthorized", "the capability token must be a string (umpcap.…)")
+    return token
+
+
+class _Binding:
+    def __init__(self, service: Any):
+        self.service = service
+        self.versions: tuple[str, ...] = tuple(service.versions)
+        fault = getattr(service, "fault", None)
+        self.fault: str | None = fault if isinstance(fault, str) else None
+
+    def error(self, code: str, message: str) -> types.CallToolResult:
+        return error_result(code, message, fault=self.fault)
+
+    def version(self, ctx: Context) -> str:
+        named = _meta(ctx).get(VERSION_META)
+        if named is not None:
+            if named not in self.versions:
+                raise UmpError("unsupported", f"UMP version {named!r} is not spoken here "
+                                              f"(spoken: {', '.join(self.versions)})")
+            return named
+        version = _session_state(ctx).get(_SESSION_VERSION)
+        return version if version in self.versions else self.versions[0]
+
+    def tool(self, operation: str) -> Tool:
+        name, _, _, description = OPERATIONS[operation]
+        handler = self._subscribe if operation == "subscribe" else self._operation(operation)
+        return Tool(fn=handler, name=name, description=description, parameters=input_schema(operation, self.fault),
+                    fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=output_schema(operation)),
+                    is_async=True, context_kwarg="ctx")
+
+    def _operation(self, operation: str) -> Callable[..., Any]:
+        async def handler(arguments: dict[str, Any], ctx: Context) -> types.CallToolResult:
+            try:
+                arguments = dict(arguments)
+                token = _token(ctx, arguments)
+                version = self.version(ctx)
+                if operation == "capabilities":
+                    version = self._pick(ctx, arguments, version)
+                response = await anyio.to_thread.run_sync(
+                    lambda: self.service.handle(operation, arguments, version=version, token=token))
+            except UmpError as exc:
+                return self.error(exc.code, exc.message)
+            except Exception as exc:  # a bug: reported, never a crash of the server
+                log.exception("ump.%s failed unexpectedly", operation)
+                return self.error("internal", f"unexpected {type(exc).__name__}")
+            return ok_result(response)
+
+        handler.__name__ = f"ump_{operation}"
+        return handler
+
+    def _pick(self, ctx: Context, request: dict[str, Any], version: str) -> str:
+        """`capabilities {"client": {"ump": V}}`: V becomes the session's version (and this
+        exchange's, whatever `_meta` says) when spoken."""
+        client = request.get("client")
+        wanted = client.get("ump") if isinstance(client, dict) else None
+        if isinstance(wanted, str) and wanted in self.versions:
+            _session_state(ctx)[_SESSION_VERSION] = wanted
+            return wanted
+        return version
+
+    async def _subscribe(self, arguments: dict[str, Any], ctx: Context) -> types.CallToolResult:
+        try:
+            arguments = dict(arguments)
+            token = _token(ctx, arguments)
+            version = self.version(ctx)
+            max_events = arguments.pop("max_events", DEFAULT_MAX_EVENTS)
+            timeout_ms = arguments.pop("timeout_ms", DEFAULT_TIMEOUT_MS)
+            if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
+                raise UmpError("invalid_record", "max_events must be an integer ≥ 1")
+            if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float)) or timeout_ms < 0:
+                raise UmpError("invalid_record", "timeout_ms must be a number ≥ 0")
+            subscription = await anyio.to_thread.run_sync(
+                lambda: self.service.subscribe(version=version, token=token, request=arguments))
+        except UmpError as exc:
+            return self.error(exc.code, exc.message)
+        except Exception as exc:
+            log.exception("ump.subscribe failed unexpectedly")
+            return self.error("internal", f"unexpected {type(exc).__name__}")
+        events: list[Any] = []
+        try:
+            await _notify(ctx, {"type": "subscribed"})
+            deadline = anyio.current_time() + min(float(timeout_ms), MAX_TIMEOUT_MS) / 1000.0
+            while len(events) < max_events:
+                remaining = deadline - anyio.current_time()
+                if remaining <= 0:
+                    break
+                event = await anyio.to_thread.run_sync(subscription.next, min(_POLL, remaining),
+                                                       abandon_on_cancel=True)
+                if event is None:
+                    continue
+                events.append(event)
+                await _notify(ctx, event)
+        except UmpError as exc:
+            return self.error(exc.code, exc.message)
+        except Exception as exc:
+            log.exception("ump.subscribe failed unexpectedly")
+            return self.error("internal", f"unexpected {type(exc).__name__}")
+        finally:
+            with contextlib.suppress(Exception):
+                subscription.close()
+        return ok_result({"events": events})
+
+
+async def _notify(ctx: Context, data: Any) -> None:
+    """One `notifications/message` (logger ump/subscribe) on this request's stream, where MCP
+    lets it go (2026-07-28: only to a request that opted in to log messages)."""
+    session = ctx.request_context.session
+    if "info" not in allowed_log_levels(session.protocol_version, _meta(ctx)):
+        return
+    note = types.LoggingMessageNotification(
+        params=types.LoggingMessageNotificationParams(level="info", data=data, logger=SUBSCRIBE_LOGGER))
+    await session.send_notification(note, related_request_id=ctx.request_context.request_id)
+
+
+# -- the server ---------------------------------------------------------------------------------
+
+def _arguments_not_an_object(binding: _Binding) -> Callable[..., Any]:
+    """Middleware: a `tools/call` of an `ump.*` tool whose `arguments` is not an object (MCP
+    allows only objects) is answered like every other bad request, `invalid_record`, instead of
+    the SDK's JSON-RPC `invalid params`."""
+
+    async def middleware(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        params = ctx.params
+        if ctx.method == "tools/call" and ctx.request_id is not None and isinstance(params, Mapping):
+            name = params.get("name")
+            arguments = params.get("arguments")
+            if isinstance(name, str) and name in _TOOL_NAMES and arguments is not None \
+                    and not isinstance(arguments, dict):
+                kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number",
+                        float: "a number"}.get(type(arguments), type(arguments).__name__)
+                return binding.error("invalid_record", f"{name}: the arguments must be a JSON object "
+                                                       f"(the §3 request), found {kind}")
+        return await call_next(ctx)
+
+    return middleware
+
+
+_TOOL_NAMES = frozenset(name for name, _, _, _ in OPERATIONS.values())
+
+def build_mcp_server(service: Any, *, name: str = "memconform-reference") -> MCPServer:
+    """An MCPServer with the nine `ump.*` tools over `service` (a `UmpService`)."""
+    binding = _Binding(service)
+    tools = [binding.tool(operation) for operation in OPERATIONS]
+    try:
+        from importlib.metadata import version as _dist_version
+
+        version = _dist_version("memconform")
+    except Exception:  # pragma: no cover - an uninstalled checkout
+        version = "0"
+    return MCPServer(name, version=version, tools=tools, log_level="WARNING",
+                     middleware=[_arguments_not_an_object(binding)],
+                     instructions="UMP (Universal Memory Protocol) over MCP: the ump.* tools.")
+
+
+def _local_security() -> TransportSecuritySettings:
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
+def streamable_http_app(service: Any, *, path: str = "/mcp", json_response: bool = False,
+                        transport_security: TransportSecuritySettings | None = None) -> Starlette:
+    """A starlette app answering MCP streamable HTTP at `path` (stateful: one MCP session per
+    `Mcp-Session-Id`, so the version pick holds per session; SSE responses, so subscribe
+    notifications arrive while the call runs).
+
+    It needs its lifespan to run (that starts the SDK's session manager): served on its own
+    (uvicorn) that happens by itself; routed from another app (`Route("/mcp", app)` — not a
+    `Mount`, which would strip the prefix), enter `lifespan(app)` — the same as
+    `app.router.lifespan_context(app)` — in the outer app's lifespan. One app runs once.
+    Only local Host/Origin headers are accepted unless `transport_security` says otherwise."""
+    server = build_mcp_server(service)
+    app = server.streamable_http_app(streamable_http_path=path, json_response=json_response,
+                                     transport_security=transport_security or _local_security())
+    app.state.mcp_server = server
+    app.router.redirect_slashes = False
+    return app
+
+
+def lifespan(app: Starlette) -> contextlib.AbstractAsyncContextManager[Any]:
+    """The lifespan of an app from `streamable_http_app`, for an outer app to enter."""
+    return app.router.lifespan_context(app)
+
+
+def run_stdio(service: Any) -> None:
+    """Serve MCP over this process's stdin/stdout until stdin closes. Nothing but protocol goes
+    to stdout (the SDK points fd 1 at stderr while serving); logs go to stderr."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+        root.setLevel(logging.WARNING)
+    server = build_mcp_server(service)
+    anyio.run(server.run_stdio_async)
+
+
+async def _run_stdio_async(service: Any) -> None:  # for callers that own an event loop
+    await build_mcp_server(service).run_stdio_async()
+
+
+__all__ = ["build_mcp_server", "streamable_http_app", "lifespan", "run_stdio", "ok_result", "error_result",
+           "CAPABILITY_META", "CAPABILITY_ARG", "VERSION_META", "SUBSCRIBE_LOGGER", "OPERATIONS"]

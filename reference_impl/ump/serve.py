@@ -1,0 +1,174 @@
+"""Run the reference UMP server: in the foreground (`memconform serve`), over MCP stdio
+(`memconform serve --stdio`), or in a background thread (`start_in_thread`, for tests and the
+suite's `reference` target)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+
+from memconform.reference_impl.ump.http_app import build_app
+
+log = logging.getLogger("memconform.reference_impl.ump.serve")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server with a hook once it listens (and no signal handlers off the main thread,
+    which uvicorn already skips)."""
+
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None] | None = None):
+        super().__init__(config)
+        self._on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self._on_started is not None:
+            self._on_started()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only when the listening
+    # socket says TCP; with proto 0, Nagle plus delayed ACKs cost ~40 ms per keep-alive request.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _config(app: Any, log_level: str) -> uvicorn.Config:
+    return uvicorn.Config(app, lifespan="on", log_level=log_level, access_log=False,
+                          timeout_graceful_shutdown=3, ws="none")
+
+
+@dataclass
+class RunningServer:
+    """A server running in a background thread. `stop()` ends open SSE streams, shuts uvicorn
+    down and joins the thread (idempotent)."""
+
+    base_url: str
+    app: Any
+    _server: _Server = field(repr=False)
+    _thread: threading.Thread = field(repr=False)
+    _sock: socket.socket = field(repr=False)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        closing = getattr(self.app.state, "closing", None)
+        if closing is not None:
+            closing.set()
+        self._server.should_exit = True
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._server.force_exit = True
+            self._thread.join(timeout)
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive() and self._server.started
+
+    def __enter__(self) -> RunningServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, app: Any = None,
+                    startup_timeout: float = 15.0, log_level: str = "warning") -> RunningServer:
+    """Serve `service` (or a prebuilt ASGI `app`) with uvicorn in a daemon thread; returns once
+    it accepts connections. Port 0 picks a free port: read it from `base_url`."""
+    app = app if app is not None else build_app(service)
+    sock = _bind(host, port)
+    actual = sock.getsockname()[1]
+    started = threading.Event()
+    server = _Server(_config(app, log_level), on_started=started.set)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(server.serve(sockets=[sock]))
+        except BaseException as exc:  # noqa: BLE001 — reported to the caller below
+            failure.append(exc)
+        finally:
+            started.set()
+
+    thread = threading.Thread(target=run, name=f"ump-server-{actual}", daemon=True)
+    thread.start()
+    if not started.wait(startup_timeout) or not server.started:
+        server.should_exit = True
+        thread.join(5)
+        sock.close()
+        why = f": {failure[0]!r}" if failure else ""
+        raise RuntimeError(f"the reference UMP server did not start on {_url(host, actual)}{why}")
+    return RunningServer(_url(host, actual), app, server, thread, sock)
+
+
+def make_service(*, db: str | None = None, require_capability: bool = True, fault: str | None = None) -> Any:
+    from memconform.reference_impl.ump.service import UmpService
+
+    return UmpService(db=db or ":memory:", require_capability=require_capability, fault=fault)
+
+
+def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
+          require_capability: bool = True, fault: str | None = None, stdio: bool = False) -> None:
+    """Run in the foreground until interrupted. Over stdio nothing but MCP goes to stdout."""
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    service = make_service(db=db, require_capability=require_capability, fault=fault)
+    try:
+        if stdio:
+            try:
+                from memconform.reference_impl.ump import mcp_app
+            except ModuleNotFoundError as exc:
+                raise SystemExit(f"memconform serve --stdio: the MCP binding is not available ({exc})") from None
+            print(f"memconform: reference UMP server over MCP stdio (UMP {', '.join(service.versions)}; "
+                  f"capabilities {'required' if require_capability else 'optional'}"
+                  f"{'; fault ' + fault if fault else ''})", file=sys.stderr, flush=True)
+            mcp_app.run_stdio(service)
+            return
+        app = build_app(service)
+        sock = _bind(host, port)
+        url = _url(host, sock.getsockname()[1])
+
+        def announce() -> None:
+            mcp_note = (f"MCP at {url}/mcp" if app.state.mcp_unavailable is None
+                        else f"no MCP: {app.state.mcp_unavailable}")
+            print(f"memconform: reference UMP server listening on {url} "
+                  f"(UMP {', '.join(service.versions)}; capabilities "
+                  f"{'required' if require_capability else 'optional'}"
+                  f"{'; fault ' + fault if fault else ''}; {mcp_note})", file=sys.stderr, flush=True)
+
+        server = _Server(_config(app, "info"), on_started=announce)
+        try:
+            server.run(sockets=[sock])
+        finally:
+            sock.close()
+    finally:
+        service.close()
+
+
+if __name__ == "__main__":  # python -m memconform.reference_impl.ump.serve [--stdio] …: `memconform serve`
+    from memconform.suite.cli import serve as _serve_command
+
+    _serve_command(prog_name="python -m memconform.reference_impl.ump.serve")

@@ -1,0 +1,1273 @@
+"""The reference UMP server's engine for the live operations (L1–L3): `UmpService`.
+
+The contract is docs/live-ump.md; this module is its reading, over the sqlite store in `store.py`
+and the ranking in `ranking.py`. Bindings (`http_app.py`, `mcp_app.py`) call `handle`,
+`subscribe` and `well_known`; every refusal is an `UmpError(code, message)` whose code is a §3.7
+code and whose message says what was wrong; `HTTP_STATUS` maps codes to HTTP statuses.
+
+Who asks (docs/live-ump.md, "Who is asking"):
+
+* With a token, the requester is the token's issuer. A token grants the issuer's own records
+  within its scope (`captoken.Grant.covers`); public records need no grant and are served to
+  every requester (redacted when the requester is not the owner).
+* Without a token (only when `require_capability=False`): the requester is what the request
+  asserts: recall's / rehydrate's / subscribe's `scope.owner`, the `actor` of get, revise, forget
+  and feedback (get's `actor` is an extension), the record's own `scope.owner` for remember.
+  Without such a member the requester is anonymous: it sees public records only and may change
+  nothing (least privilege; the contract leaves this open).
+
+Deliberate deviations from docs/live-ump.md (see the report in the module's tests):
+
+* forget does not set `time.valid_to`. Valid time says when a fact holds in the world; forgetting
+  is about keeping the record, not about the world. Setting it would also make
+  `filter.include_tombstoned` return nothing for a recall at "now" and hide a tombstone from a
+  recall that asks for it. Tombstones are left out of default recall by their status.
+* revise and forget stamp the acting principal into provenance (§9, a MAY; the public reference
+  implementation does): `method` "revise"/"forget", `source.ref` the prior id, `actor` the
+  requester when known. A patch that sets `provenance` itself wins over the stamp.
+
+Faults (`reference_impl/ump/faults.py`, `bindings=None`): each is one `if self.fault == ...` at
+the one place the behaviour changes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from memconform.reference_impl.ump import ranking
+from memconform.reference_impl.ump.engine import _SERVICE_KEY, Keyring, UmpError
+from memconform.reference_impl.ump.store import Store, Stored, format_time, parse_duration, parse_time, to_us
+from memconform.suite.ump import captoken, consent, ids, integrity
+from memconform.suite.ump import record as ump_record
+from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
+from memconform.suite.ump.did import is_did
+from memconform.suite.ump.rehydrate import render
+
+__all__ = ["UmpService", "Subscription", "HTTP_STATUS", "ERROR_CODES", "OPERATIONS", "MAX_RECALL"]
+
+#: The §3.7 error codes.
+ERROR_CODES = ("unauthorized", "forbidden_scope", "not_found", "invalid_record", "consent_violation",
+               "signature_invalid", "unsupported", "rate_limited")
+#: HTTP status per error code (docs/live-ump.md); a code not listed is 400.
+HTTP_STATUS = {"not_found": 404, "unauthorized": 401, "forbidden_scope": 403, "rate_limited": 429,
+               "invalid_record": 400, "consent_violation": 400, "signature_invalid": 400, "unsupported": 400}
+
+OPERATIONS = ("capabilities", "recall", "remember", "get", "revise", "forget", "feedback", "rehydrate")
+OUTCOMES = ("followed", "overridden", "ignored", "contradicted")
+MAX_RECALL = 50
+DEFAULT_LIMIT = 10
+SERVER_NAME = "memconform-reference"
+BINDINGS = ("mcp", "http", "file")
+#: Deepest nesting of a request the service takes (deeper is invalid_record).
+MAX_DEPTH = 64
+
+_SCOPE_COLUMNS = {"owner": "r.owner", "project": "r.scope_project", "agent": "r.scope_agent",
+                  "visibility": "r.visibility"}
+_SCOPE_MEMBERS = ("owner", "user", "project", "agent", "session", "visibility")
+
+
+class _Any:
+    """The principal that may act on every owner's records (only under token-issuer-unchecked)."""
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY = _Any()
+_MISSING = object()
+
+
+def _server_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("memconform")
+    except Exception:  # pragma: no cover - not installed
+        return "0"
+
+
+@dataclass
+class _Who:
+    """Who a request is made as."""
+
+    grant: captoken.Grant | None
+    requester: str | None            # the identity redaction compares with the owner
+    principal: Any                   # whose non-public records may be read and written (str|None|ANY)
+
+
+@dataclass(eq=False)
+class Subscription:
+    """A live stream of record changes (§3.8). `next(timeout)` returns the next event
+    ({"type", "id", "record"?}) or None when none arrived in time or the subscription is closed."""
+
+    service: UmpService
+    version: str
+    who: _Who
+    scope: dict[str, str]
+    _queue: queue.Queue = field(default_factory=queue.Queue, repr=False)
+    closed: bool = False
+
+    def next(self, timeout: float | None = None) -> dict[str, Any] | None:
+        if self.closed and self._queue.empty():
+            return None
+        try:
+            event = self._queue.get(timeout=timeout) if timeout is None or timeout > 0 else self._queue.get_nowait()
+        except queue.Empty:
+            return None
+        return event  # None is the wake-up put by close()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.service._unsubscribe(self)
+            self._queue.put(None)
+
+    def _push(self, event: dict[str, Any]) -> None:
+        if not self.closed:
+            self._queue.put(event)
+
+
+# ---------------------------------------------------------------------------------------------
+# request checking helpers (every failure is invalid_record)
+
+
+def _invalid(message: str) -> UmpError:
+    return UmpError("invalid_record", message)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return f"a {type(value).__name__} (not JSON)"
+
+
+def _check_json(value: Any, where: str = "the request", depth: int = 0) -> None:
+    """Refuse anything that is not plain JSON data (JSON types only, string keys, finite numbers,
+    text that is valid Unicode, at most MAX_DEPTH levels)."""
+    if depth > MAX_DEPTH:
+        raise _invalid(f"{where} is nested more than {MAX_DEPTH} levels deep")
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _invalid(f"{where} holds text that is not valid Unicode (a lone surrogate)") from None
+        return
+    if isinstance(value, int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _invalid(f"{where} holds {value!r}; JSON numbers are finite")
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise _invalid(f"{where} has a member name that is not a string ({k!r})")
+            _check_json(k, where, depth + 1)
+            _check_json(v, f"{where}/{k}" if len(where) < 200 else where, depth + 1)
+        return
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_json(v, f"{where}/{i}" if len(where) < 200 else where, depth + 1)
+        return
+    raise _invalid(f"{where} holds {_json_type(value)}; only JSON values are accepted")
+
+
+def _request_object(request: Any, operation: str, shape: str) -> dict[str, Any]:
+    if request is None:
+        request = {}
+    if not isinstance(request, dict):
+        raise _invalid(f"the {operation} request must be a JSON object {shape}, found {_json_type(request)}")
+    return request
+
+
+def _opt_str(request: Mapping[str, Any], key: str, operation: str) -> str | None:
+    value = request.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _invalid(f"{operation}: `{key}` must be a string, found {_json_type(value)}")
+    return value
+
+
+def _req_id(request: Mapping[str, Any], operation: str) -> str:
+    value = request.get("id", _MISSING)
+    if value is _MISSING:
+        raise _invalid(f"{operation}: the request has no `id` (the record id, urn:ump:…)")
+    if not isinstance(value, str) or not value:
+        raise _invalid(f"{operation}: `id` must be a non-empty string (urn:ump:…), found {_json_type(value)}")
+    return value
+
+
+def _opt_scope(request: Mapping[str, Any], operation: str) -> dict[str, str]:
+    scope = request.get("scope")
+    if scope is None:
+        return {}
+    if not isinstance(scope, dict):
+        raise _invalid(f"{operation}: `scope` must be an object, found {_json_type(scope)}")
+    for k, v in scope.items():
+        if v is not None and not isinstance(v, str):
+            raise _invalid(f"{operation}: scope.{k} must be a string, found {_json_type(v)}")
+    return {k: v for k, v in scope.items() if v is not None}
+
+
+def _opt_limit(request: Mapping[str, Any], operation: str, fault_unlimited: bool = False) -> int:
+    value = request.get("limit")
+    if value is None:
+        return MAX_RECALL if fault_unlimited else DEFAULT_LIMIT
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _invalid(f"{operation}: `limit` must be a positive integer, found {_json_type(value)}")
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
+        raise _invalid(f"{operation}: `limit` must be a positive integer, found {value!r}")
+    limit = int(value)
+    if limit < 1:
+        raise _invalid(f"{operation}: `limit` must be at least 1, found {limit}")
+    if fault_unlimited:
+        return MAX_RECALL
+    return min(limit, MAX_RECALL)
+
+
+def _subsumes(part: Any, whole: Any) -> bool:
+    """Whether every member of `part` is in `whole` with the same value (objects recursively)."""
+    if isinstance(part, dict):
+        return isinstance(whole, dict) and all(k in whole and _subsumes(v, whole[k]) for k, v in part.items())
+    if isinstance(part, list):
+        return isinstance(whole, list) and len(part) == len(whole) and all(_subsumes(a, b) for a, b in zip(part, whole))
+    if isinstance(part, bool) or isinstance(whole, bool):
+        return isinstance(part, bool) and isinstance(whole, bool) and part == whole
+    return part == whole
+
+
+def _merge_patch(base: Any, patch: Any) -> Any:
+    """The patch merged into base: objects member by member, every other value replaced."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = copy.deepcopy(base)
+        for k, v in patch.items():
+            out[k] = _merge_patch(base.get(k), v) if isinstance(v, dict) and isinstance(base.get(k), dict) else copy.deepcopy(v)
+        return out
+    return copy.deepcopy(patch)
+
+
+def _violation_error(violations: tuple[ump_record.Violation, ...]) -> UmpError:
+    """invalid_record for the first violation, or signature_invalid when only the integrity block
+    is malformed (a record whose integrity cannot verify)."""
+    others = [v for v in violations if not v.pointer.startswith("/integrity")]
+    first = (others or list(violations))[0]
+    code = "invalid_record" if others else "signature_invalid"
+    more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+    return UmpError(code, f"{first.pointer or '/'}: {first.message} [{first.requirement}]{more}")
+
+
+def _scope_of(rec: Mapping[str, Any]) -> Mapping[str, Any]:
+    scope = rec.get("scope")
+    return scope if isinstance(scope, Mapping) else {}
+
+
+def _owner_of(rec: Mapping[str, Any]) -> Any:
+    return _scope_of(rec).get("owner")
+
+
+def _status_of(rec: Mapping[str, Any]) -> Any:
+    life = rec.get("lifecycle")
+    return life.get("status") if isinstance(life, Mapping) else None
+
+
+def _grant_text(grant: captoken.Grant) -> str:
+    return f"issuer {grant.issuer}, scope {json.dumps(dict(grant.scope), sort_keys=True)}"
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class UmpService:
+    """The six UMP operations plus feedback, subscribe and rehydrate, over sqlite (§3, §5)."""
+
+    def __init__(self, *, db: str = ":memory:", require_capability: bool = True, fault: str | None = None,
+                 keyring: Keyring | None = None, clock: Callable[[], datetime] | None = None,
+                 versions: tuple[str, ...] | list[str] = ("1.0", "0.1")):
+        versions = tuple(versions)
+        if not versions or any(v not in ump_record.VERSIONS for v in versions) or len(set(versions)) != len(versions):
+            raise ValueError(f"versions must be distinct UMP versions among {ump_record.VERSIONS}, got {versions!r}")
+        if fault is not None:
+            from memconform.reference_impl.faults import FAULTS
+
+            if fault not in FAULTS:
+                raise ValueError(f"unknown fault {fault!r}")
+        self.versions: tuple[str, ...] = tuple(sorted(versions, key=lambda v: tuple(map(int, v.split("."))),
+                                                      reverse=True))
+        self.require_capability = require_capability
+        self.fault = fault
+        self.keyring = keyring or Keyring.with_test_keys()
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._lock = threading.RLock()
+        self._store = Store(db)
+        self._subscriptions: list[Subscription] = []
+        self._closed = False
+        self._verified: dict[bytes, bool] = {}        # verify-on-read verdicts per stored bytes
+        self._grants: dict[str, captoken.Grant] = {}  # tokens whose signature was verified
+
+    # -- public API ----------------------------------------------------------------------------
+
+    def handle(self, operation: str, request: Any, *, version: str, token: str | None) -> dict[str, Any]:
+        """Run one operation; the §3 response object, or UmpError."""
+        if not isinstance(operation, str) or operation not in OPERATIONS:
+            raise UmpError("unsupported", f"unknown operation {operation!r}; this server offers "
+                                          f"{', '.join(OPERATIONS)} and subscribe")
+        self._check_version(version)
+        with self._lock:
+            self._check_open()
+            if operation == "capabilities":
+                _check_json(request)
+                return self._capabilities(request, version)
+            grant = self._authorize(operation, token)
+            _check_json(request)
+            self._expire()
+            return getattr(self, f"_op_{operation}")(request, version, grant)
+
+    def subscribe(self, *, version: str, token: str | None, request: dict | None = None) -> Subscription:
+        self._check_version(version)
+        with self._lock:
+            self._check_open()
+            grant = self._authorize("subscribe", token)
+            _check_json(request)
+            req = _request_object(request, "subscribe", "{scope?}")
+            scope = _opt_scope(req, "subscribe")
+            who = self._who(grant, scope.get("owner"))
+            self._check_request_scope(who, scope, "subscribe")
+            sub = Subscription(self, version, who, scope)
+            self._subscriptions.append(sub)
+            return sub
+
+    def well_known(self, base_url: str | None = None) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "ump": self.versions[0],
+            "versions": list(self.versions),
+            "conformance": "L3",
+            "bindings": list(BINDINGS),
+            "kinds": list(ump_record.KINDS),
+            "retrieval_signals": list(ranking.SIGNALS),
+        }
+        if base_url:
+            doc["endpoint"] = base_url
+        return doc
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for sub in list(self._subscriptions):
+                sub.close()
+            self._store.close()
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _check_version(self, version: Any) -> None:
+        if version not in self.versions:
+            raise UmpError("unsupported", f"UMP version {version!r} is not spoken here (this server speaks "
+                                          f"{', '.join(self.versions)})")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise UmpError("unsupported", "the service is closed")
+
+    def _now(self) -> datetime:
+        now = self._clock()
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=timezone.utc)
+        return now.astimezone(timezone.utc)
+
+    def _authorize(self, operation: str, token: Any) -> captoken.Grant | None:
+        """The verified grant of the request's token (None without one), or UmpError."""
+        if token is None:
+            if self.require_capability and self.fault != "token-optional":
+                raise UmpError("unauthorized", f"{operation} needs a capability token (Authorization: Bearer "
+                                               "umpcap.…; over MCP the _meta key ump/capability)")
+            return None
+        if not isinstance(token, str):
+            raise UmpError("unauthorized", f"capability token refused (malformed): the token is {_json_type(token)}, "
+                                           "not a string")
+        try:
+            grant = self._verify_token(token)
+        except captoken.TokenError as exc:
+            raise UmpError("unauthorized", f"capability token refused ({exc.code}): {exc.message}") from None
+        verb = captoken.VERB_FOR_OPERATION.get(operation)
+        if not grant.allows_verb(verb) and self.fault != "token-verbs-unchecked":
+            raise UmpError("forbidden_scope", f"{operation} needs the verb {verb!r}; the token grants "
+                                              f"{', '.join(sorted(grant.verbs))}")
+        return grant
+
+    def _verify_token(self, token: str) -> captoken.Grant:
+        now = self._now().timestamp()
+        cached = self._grants.get(token)
+        if cached is not None and (cached.not_before is None or now >= cached.not_before) and now < cached.expires:
+            return cached  # signature checked before; the time window is checked every time
+        grant = self._verify_token_fully(token, now)
+        if self.fault is None or not self.fault.startswith("token-"):
+            if len(self._grants) >= 4096:
+                self._grants.clear()
+            self._grants[token] = grant
+        return grant
+
+    def _verify_token_fully(self, token: str, now: float) -> captoken.Grant:
+        if self.fault == "token-format-lenient" and token.count(".") == 2 and ":" not in token.rsplit(".", 1)[1]:
+            head, payload, sig = token.split(".")
+            token = f"{head}.{payload}.ed25519:{sig}"  # a signature part without its ed25519: prefix
+        if self.fault in ("token-expiry-unchecked", "token-nbf-unchecked"):
+            claims = captoken.claims_of(token)
+            if self.fault == "token-expiry-unchecked" and isinstance(claims.get("exp"), (int, float)):
+                now = min(now, float(claims["exp"]) - 1)
+            if self.fault == "token-nbf-unchecked" and isinstance(claims.get("nbf"), (int, float)):
+                now = max(now, float(claims["nbf"]))
+        try:
+            return captoken.verify(token, now=now)
+        except captoken.TokenError as exc:
+            if self.fault != "token-signature-unchecked" or exc.code != "signature_invalid":
+                raise
+            claims = captoken.claims_of(token)  # the signature did not verify; take the claims anyway
+            return captoken.Grant(issuer=claims["iss"], verbs=frozenset(claims["verbs"]),
+                                  scope={k: v for k, v in claims.get("scope", {}).items()
+                                         if k in captoken.SCOPE_MEMBERS},
+                                  expires=float(claims["exp"]), jti=claims.get("jti"), version=claims["v"])
+
+    def _who(self, grant: captoken.Grant | None, asserted: Any) -> _Who:
+        """With a token: its issuer. Without: the identity the request asserts (or anonymous)."""
+        if grant is None:
+            ident = asserted if isinstance(asserted, str) and asserted else None
+            return _Who(None, ident, ident)
+        if self.fault == "token-issuer-unchecked":
+            # the token's own claim of whose records it grants is believed, whoever signed it
+            return _Who(grant, grant.issuer, grant.scope.get("owner", ANY))
+        return _Who(grant, grant.issuer, grant.issuer)
+
+    def _token_scope(self, who: _Who) -> Mapping[str, str]:
+        if who.grant is None:
+            return {}
+        if self.fault == "token-scope-ignores-visibility":
+            return {k: v for k, v in who.grant.scope.items() if k != "visibility"}
+        return who.grant.scope
+
+    def _check_request_scope(self, who: _Who, scope: Mapping[str, Any], operation: str) -> None:
+        """A request's scope (recall, rehydrate, subscribe) must stay inside the token's."""
+        if who.grant is None:
+            return
+        for key, value in self._token_scope(who).items():
+            if key in scope and scope[key] != value:
+                raise UmpError("forbidden_scope", f"{operation}: scope.{key} {scope[key]!r} lies outside the "
+                                                  f"token's scope ({_grant_text(who.grant)})")
+        owner = scope.get("owner")
+        if owner is not None and who.principal is not ANY and owner != who.principal:
+            raise UmpError("forbidden_scope", f"{operation}: scope.owner {owner!r} is not the token's issuer "
+                                              f"({_grant_text(who.grant)}); a token grants only its issuer's records")
+
+    def _visible_sql(self, who: _Who, *, leak: bool = False) -> tuple[str, list[Any]]:
+        """SQL (alias r) for: the requester may see this record. Public records are served to
+        anyone; the others only to their owner (with a token: within the token's scope)."""
+        public = "r.visibility IN ('public', 'shared')" if self.fault == "shared-is-public" else "r.visibility = 'public'"
+        own: list[str] = []
+        params: list[Any] = []
+        for key, value in self._token_scope(who).items():
+            own.append(f"{_SCOPE_COLUMNS[key]} = ?")
+            params.append(value)
+        if who.principal is None:
+            own.append("0")
+        elif who.principal is not ANY:
+            own.append("r.owner = ?")
+            params.append(who.principal)
+        own_sql = " AND ".join(own) or "1"
+        if leak:  # cross-owner-leak: every other owner's record, whatever its visibility
+            if who.principal is None or who.principal is ANY:
+                return "1", []
+            return f"({public} OR ({own_sql}) OR r.owner != ?)", [*params, who.principal]
+        return f"({public} OR ({own_sql}))", params
+
+    def _may_write(self, who: _Who, rec: Mapping[str, Any]) -> bool:
+        """Whether the requester may change (revise, forget) or give feedback on this record: its
+        owner, with a token only within the token's scope."""
+        scope = _scope_of(rec)
+        for key, value in self._token_scope(who).items():
+            if scope.get(key) != value:
+                return False
+        if who.principal is ANY:
+            return True
+        return who.principal is not None and scope.get("owner") == who.principal
+
+    def _present(self, rec: dict[str, Any], who: _Who) -> dict[str, Any]:
+        """The record as served to this requester: redacted across the owner boundary (§2.7)."""
+        out = rec
+        if who.requester != _owner_of(rec) and self.fault != "redact-not-applied":
+            try:
+                out = consent.apply_redact(rec)
+            except consent.RedactPathError:  # only a record stored under accepts-bad-consent
+                out = {k: v for k, v in rec.items() if k not in ("integrity", "body")}
+                out["body"] = {"text": ""}
+        if "integrity" in out:
+            key = self.keyring.for_owner(_owner_of(out))
+            if self.fault == "serves-unsigned":
+                out = without_integrity(out)
+            elif self.fault == "serves-hash-over-wrong-bytes" and key is not None:
+                out = _sign_over_bytes(out, key, canonical_bytes(out) + b" ")
+            elif self.fault == "serves-python-json-hash" and key is not None:
+                out = _sign_over_bytes(out, key, json.dumps(without_integrity(out), sort_keys=True,
+                                                            separators=(",", ":"), ensure_ascii=True).encode())
+            elif self.fault == "serves-signature-over-raw-hash" and key is not None:
+                out = integrity.sign(without_integrity(out), key)
+                raw = _blake3_digest(canonical_bytes(without_integrity(out)))
+                out["integrity"]["signature"] = "ed25519:" + _b64(key.sign(raw).signature)
+            elif self.fault == "serves-service-key-signature":
+                out = integrity.sign(without_integrity(out), _SERVICE_KEY)
+            elif self.fault == "serves-extra-member" and key is not None:
+                out = integrity.sign(dict(without_integrity(out), stored=True), key)
+        return out
+
+    def _verifies(self, rec: Mapping[str, Any], stored_text: str | None = None) -> bool:
+        """Integrity verifies (hash, signature, signer = owner). A stored record's verdict is
+        remembered per exact stored bytes (its canonical JSON), so a changed row is checked again."""
+        if stored_text is None:
+            return integrity.verify(rec).ok
+        key = _blake3_digest(stored_text.encode("utf-8"))[:16]
+        verdict = self._verified.get(key)
+        if verdict is None:
+            verdict = integrity.verify(rec).ok
+            if len(self._verified) >= 200_000:
+                self._verified.clear()
+            self._verified[key] = verdict
+        return verdict
+
+    def _sign(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """Sign with the owner's key (L3: every stored record is signed), or UmpError."""
+        owner = _owner_of(rec)
+        key = self.keyring.for_owner(owner)
+        bare = without_integrity(rec)
+        if key is None:
+            if not is_did(owner):  # reachable only under accepts-opaque-owner: nothing can sign it
+                return bare
+            raise UmpError("signature_invalid", f"this server signs every record it stores (L3) and holds no "
+                                                f"signing key for the owner {owner!r}; send the record signed by "
+                                                "its owner (integrity) instead")
+        try:
+            return integrity.sign(bare, key)
+        except (CanonicalizationError, RecursionError, TypeError, ValueError) as exc:
+            raise _invalid(f"the record has no RFC 8785 canonical form to sign: {exc}") from None
+
+    def _publish(self, kind: str, version: str, rowid: int | None, rec: dict[str, Any]) -> None:
+        """Deliver a change to every subscription that may see it (call while the row exists)."""
+        if self.fault == "subscribe-drops-events" and kind == "created":
+            return
+        for sub in list(self._subscriptions):
+            if sub.closed or sub.version != version:
+                continue
+            scope = _scope_of(rec)
+            if any(scope.get(k) != v for k, v in sub.scope.items() if k in _SCOPE_MEMBERS):
+                continue
+            if rowid is not None:
+                where, params = self._visible_sql(sub.who)
+                if not self._store.visible(rowid, where, params):
+                    continue
+            event: dict[str, Any] = {"type": kind, "id": rec["id"]}
+            if kind != "erased":
+                event["record"] = self._present(rec, sub.who)
+            sub._push(event)
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        with self._lock:
+            if sub in self._subscriptions:
+                self._subscriptions.remove(sub)
+
+    def _expire(self) -> None:
+        """Retention (§2.7): tombstone every record whose time.created + consent.retention passed."""
+        if self.fault == "ignores-retention":
+            return
+        now = self._now()
+        for stored in self._store.expired(to_us(now)):
+            rec = copy.deepcopy(stored.record)
+            life = rec.get("lifecycle") if isinstance(rec.get("lifecycle"), dict) else {}
+            rec["lifecycle"] = dict(life, status="tombstoned")
+            key = self.keyring.for_owner(_owner_of(rec))
+            rec = integrity.sign(without_integrity(rec), key) if key is not None else without_integrity(rec)
+            with self._store.transaction():
+                self._store.update(stored.rowid, rec)
+                self._store.log_forget(stored.version, rec["id"], "retention", None, False, format_time(now))
+            self._publish("tombstoned", stored.version, stored.rowid, rec)
+
+    # -- capabilities ----------------------------------------------------------------------------
+
+    def _capabilities(self, request: Any, version: str) -> dict[str, Any]:
+        if request is not None and not isinstance(request, dict):
+            raise _invalid(f"the capabilities request must be a JSON object ({{client?}}), found {_json_type(request)}")
+        kinds = list(ump_record.KINDS)
+        if self.fault == "capabilities-missing-kind":
+            kinds.remove("working")
+        answer = {
+            "server": {"name": SERVER_NAME, "version": _server_version()},
+            "ump": version + ".0" if self.fault == "capabilities-wrong-version" else version,
+            "versions": [self.versions[0]] if self.fault == "negotiates-down-to-0.1" else list(self.versions),
+            "conformance": "Level 3" if self.fault == "capabilities-bad-conformance" else "L3",
+            "kinds": kinds,
+            "bindings": ["file"] if self.fault == "capabilities-no-live-bindings" else list(BINDINGS),
+            "retrieval_signals": list(ranking.SIGNALS),
+            "max_recall": MAX_RECALL,
+            "writable": True,
+            "subscribe": True,
+            "rehydrate": True,
+            "auth": {"capability_tokens": True, "required": self.require_capability},
+        }
+        if self.fault == "capabilities-side-effect":
+            self._capabilities_snapshot(version)
+        return answer
+
+    def _capabilities_snapshot(self, version: str) -> None:
+        """capabilities-side-effect: each capabilities call snapshots the most recent memory of the
+        partition into a new working memory (same owner, visibility and text)."""
+        newest = self._store.max_rowid(version)
+        latest = self._store.by_rowid(newest) if newest is not None else None
+        if latest is None:
+            return
+        src = latest.record
+        now = format_time(self._now())
+        rec = {"ump": version, "id": ids.random_id(), "kind": "working", "body": {"text": src["body"]["text"]},
+               "scope": dict(_scope_of(src)), "time": {"created": now, "valid_from": now},
+               "lifecycle": {"status": "active"},
+               "provenance": {"actor": _owner_of(src), "actor_kind": "agent", "method": "capabilities-snapshot"}}
+        rec = self._sign(rec)
+        with self._store.transaction():
+            rowid = self._store.insert(version, rec)
+        self._publish("created", version, rowid, rec)
+
+    # -- remember ----------------------------------------------------------------------------------
+
+    def _op_remember(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
+        request = _request_object(request, "remember", "{record: {...}} or a bare record")
+        if "record" in request:
+            raw = request["record"]
+            if not isinstance(raw, dict):
+                raise _invalid(f"remember: /record must be a JSON object (a partial memory record), found {_json_type(raw)}")
+        else:
+            raw = {k: v for k, v in request.items() if not (k == "capability" and isinstance(v, str))}
+        now = self._now()
+        rec, changed, minted, effective = self._complete(raw, version, now)
+
+        violations = ump_record.validate(rec, effective)
+        if violations:
+            raise _violation_error(violations)
+        self._check_l2(rec)
+        owner = _owner_of(rec)
+        who = self._who(grant, owner)
+        opaque_taken = self.fault == "accepts-opaque-owner" and not is_did(owner)  # taken as a local account
+        if grant is not None and not opaque_taken and not self._may_write(who, rec):
+            raise UmpError("forbidden_scope", f"remember: the token ({_grant_text(grant)}) does not grant writing a "
+                                              f"record owned by {owner!r} in scope "
+                                              f"{json.dumps(dict(_scope_of(rec)), sort_keys=True)}")
+        if "integrity" in raw and self.fault != "remember-accepts-bad-signature":
+            report = integrity.verify(raw)
+            if not report.ok:
+                raise UmpError("signature_invalid", "the record's integrity does not verify: "
+                               + "; ".join(f"{p.pointer or '/'}: {p.message}" for p in report.problems))
+
+        if not minted:
+            existing = self._store.get(version, rec["id"])
+            if existing is not None:
+                submitted = {k: v for k, v in raw.items() if k not in ("integrity", "ump")}
+                if _subsumes(submitted, existing.record):
+                    return self._merged(version, existing)
+                raise _invalid(f"/id: {rec['id']} is already the id of a different record; leave id out to get a "
+                               "new one")
+        target = self._store.merge_target(version, owner, rec["kind"], rec["body"]["text"])
+        if target is not None:
+            return self._merged(version, target)
+
+        if changed or "integrity" not in rec:
+            rec = self._sign(rec)
+        depth = self._depth(version, rec)
+        with self._store.transaction():
+            rowid = self._store.insert(version, rec, depth)
+        self._publish("created", version, rowid, rec)
+        return {"id": rec["id"], "result": "created"}
+
+    def _complete(self, raw: dict[str, Any], version: str, now: datetime) -> tuple[dict[str, Any], bool, bool, str]:
+        """The record with what the server fills (§3.3): (record, changed, id minted, version to
+        validate against)."""
+        declared = raw.get("ump", _MISSING)
+        effective = version
+        changed = False
+        if isinstance(declared, str):
+            major = declared.split(".", 1)[0]
+            if major.isdigit() and major not in {v.split(".")[0] for v in ump_record.VERSIONS}:
+                raise _invalid(f"/ump: {declared!r} has major version {major}, which this server does not know; "
+                               "a record of an unknown major version is rejected, not reinterpreted (§8) "
+                               "[ump/reject-unknown-major]")
+        if declared is _MISSING:
+            rec = {"ump": version, **copy.deepcopy(raw)}
+            changed = True
+        elif declared == "0.1" and version == "1.0":
+            if self.fault == "live-keeps-0.1-records":
+                rec = copy.deepcopy(raw)
+                effective = "0.1"
+            else:
+                rec = ump_record.normalize(raw, "1.0")  # §8: a 0.1 record is stored as 1.0
+                changed = True
+        else:
+            rec = copy.deepcopy(raw)
+        minted = "id" not in rec
+        if minted:
+            rec["id"] = ids.random_id()
+            changed = True
+        stamp = format_time(now)
+        if "time" not in rec:
+            rec["time"] = {}
+        time = rec["time"]
+        if isinstance(time, dict):
+            if "created" not in time:
+                time["created"] = stamp
+                changed = True
+            if "valid_from" not in time and isinstance(time.get("created"), str):
+                time["valid_from"] = time["created"]
+                changed = True
+        scope = rec.get("scope")
+        if isinstance(scope, dict) and "visibility" not in scope:
+            scope["visibility"] = "private"
+            changed = True
+        if "lifecycle" not in rec:
+            rec["lifecycle"] = {"status": "active"}
+            changed = True
+        elif isinstance(rec["lifecycle"], dict) and "status" not in rec["lifecycle"]:
+            rec["lifecycle"]["status"] = "active"
+            changed = True
+        if self.fault == "accepts-bodyless-record" and "body" not in rec:
+            rec["body"] = {"text": ""}
+        return rec, changed, minted, effective
+
+    def _check_l2(self, rec: dict[str, Any]) -> None:
+        """What a valid record must also have on this L3 server: provenance, a DID owner, a
+        consent block the store can honour."""
+        if "provenance" not in rec and self.fault != "accepts-missing-provenance":
+            raise _invalid("/provenance is missing; at L2 and above every record carries provenance "
+                           "{actor, actor_kind, method} (§2.6) [ump/provenance-required]")
+        owner = _owner_of(rec)
+        if not is_did(owner) and self.fault != "accepts-opaque-owner":
+            raise _invalid(f"/scope/owner is {owner!r}; at L2 and above the owner is a W3C DID "
+                           "(did:<method>:<id>, §2.2, §5.1) [ump/owner-did]")
+        if self.fault == "accepts-bad-consent":
+            return
+        try:
+            consent.redact_paths(rec)
+        except consent.RedactPathError as exc:
+            raise UmpError("consent_violation", f"/consent/redact: {exc}; the store could not apply it (§2.7)") from None
+        cons = rec.get("consent")
+        if isinstance(cons, dict) and "retention" in cons and parse_duration(cons["retention"]) is None:
+            raise UmpError("consent_violation", f"/consent/retention is {cons['retention']!r}, not an ISO-8601 "
+                                                "duration (e.g. P30D, PT12H); the store could not honour it (§2.7)")
+
+    def _merged(self, version: str, existing: Stored) -> dict[str, Any]:
+        self._publish("merged", version, existing.rowid, existing.record)
+        if self.fault == "merge-not-reported":
+            return {"id": existing.record["id"], "result": "created"}
+        if self.fault == "merge-returns-new-id":
+            return {"id": ids.random_id(), "result": "merged"}
+        if self.fault == "merge-answers-no-id":
+            return {"result": "merged"}
+        return {"id": existing.record["id"], "result": "merged"}
+
+    def _depth(self, version: str, rec: Mapping[str, Any]) -> int:
+        sup = rec.get("supersedes")
+        if not isinstance(sup, list) or not sup:
+            return 0
+        known = [d for d in (self._store.depth(version, s) for s in sup if isinstance(s, str)) if d is not None]
+        return 1 + max(known, default=0)
+
+    # -- get ---------------------------------------------------------------------------------------
+
+    def _op_get(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
+        request = _request_object(request, "get", "{id}")
+        rid = _req_id(request, "get")
+        who = self._who(grant, _opt_str(request, "actor", "get"))
+        if self.fault == "get-unknown-null" and len(rid) == 60 and self._store.get(version, rid) is None:
+            return {"record": None}  # an unknown content-addressed (52-character) id
+        stored = self._readable(version, rid, who, "get")
+        if not self._verifies(stored.record, stored.text):
+            raise UmpError("signature_invalid", f"the stored record {rid} no longer verifies (integrity); it is not "
+                                                "served")
+        return {"record": self._present(stored.record, who)}
+
+    def _readable(self, version: str, rid: str, who: _Who, operation: str) -> Stored:
+        """The stored record when the requester may read it, else UmpError: not_found when it does
+        not exist or is another owner's private record (ids do not leak), forbidden_scope otherwise."""
+        stored = self._store.get(version, rid)
+        if stored is None:
+            raise UmpError("not_found", f"no record {rid} here")
+        where, params = self._visible_sql(who)
+        if not self._store.visible(stored.rowid, where, params):
+            scope = _scope_of(stored.record)
+            if scope.get("visibility") == "private" and (who.principal is None or scope.get("owner") != who.principal):
+                raise UmpError("not_found", f"no record {rid} here")
+            raise UmpError("forbidden_scope", f"{operation}: the record {rid} is not readable by "
+                                              f"{who.requester or 'an anonymous requester'}"
+                                              + (f" with this token ({_grant_text(who.grant)})" if who.grant else ""))
+        return stored
+
+    # -- recall ------------------------------------------------------------------------------------
+
+    def _op_recall(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
+        request = _request_object(request, "recall", "{query, scope?, filter?, limit?, ranking_hints?}")
+        query = request.get("query")
+        if query is not None and not isinstance(query, str):
+            raise UmpError("bad_request" if self.fault == "recall-nonstandard-code" else "invalid_record",
+                           f"recall: `query` must be a string, found {_json_type(query)}")
+        scope = _opt_scope(request, "recall")
+        filt = request.get("filter")
+        if filt is not None and not isinstance(filt, dict):
+            raise _invalid(f"recall: `filter` must be an object, found {_json_type(filt)}")
+        filt = filt or {}
+        kinds = filt.get("kind")
+        if isinstance(kinds, str):
+            kinds = [kinds]
+        if kinds is not None and (not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds)):
+            raise _invalid(f"recall: filter.kind must be a list of kinds, found {_json_type(filt.get('kind'))}")
+        valid_at = filt.get("valid_at")
+        at_us: int | None = None
+        if valid_at is not None:
+            if not ump_record.is_date_time(valid_at) or parse_time(valid_at) is None:
+                raise _invalid(f"recall: filter.valid_at must be an RFC 3339 date-time, found {valid_at!r}")
+            at_us = parse_time(valid_at)
+        tomb = filt.get("include_tombstoned", False)
+        if not isinstance(tomb, bool):
+            raise _invalid(f"recall: filter.include_tombstoned must be a boolean, found {_json_type(tomb)}")
+        hints = request.get("ranking_hints")
+        if hints is not None and not isinstance(hints, dict):
+            raise _invalid(f"recall: `ranking_hints` must be an object, found {_json_type(hints)}")
+        limit = _opt_limit(request, "recall", fault_unlimited=self.fault == "ignores-limit")
+        who = self._who(grant, scope.get("owner"))
+        self._check_request_scope(who, scope, "recall")
+
+        if self.fault == "recall-drops-long-queries" and len(ranking.query_terms(query or "")) > 5:
+            return {"results": []}
+        if self.fault == "ignores-valid-at":
+            at_us = None
+        if self.fault == "ignores-kind-filter":
+            kinds = None
+        results = self._search(version, who, query or "", scope, kinds=kinds, valid_at=at_us,
+                               include_tombstoned=tomb or self.fault == "recall-returns-tombstoned",
+                               limit=limit, leak=self.fault == "cross-owner-leak",
+                               any_time=valid_at is None and self.fault == "recall-default-all-time")
+        out = []
+        for stored, sig, score in results:
+            item: dict[str, Any] = {"record": self._present(stored.record, who), "signals": sig, "score": score}
+            if self.fault == "recall-omits-signals":
+                del item["signals"]
+            elif self.fault == "recall-renames-signal":
+                item["signals"] = {("relevance" if k == "similarity" else k): v for k, v in sig.items()}
+            out.append(item)
+        if self.fault == "recall-unranked":
+            out.reverse()
+        return {"results": out}
+
+    def _search(self, version: str, who: _Who, query: str, scope: Mapping[str, Any], *, kinds: list[str] | None,
+                valid_at: int | None, include_tombstoned: bool, limit: int, leak: bool = False,
+                any_time: bool = False) -> list[tuple[Stored, dict[str, Any], float]]:
+        """Visible, current, verified records ranked for `query`: [(stored, signals, score)].
+        Filters (visibility, tombstones, valid time, kind) run in SQL before any ranking."""
+        now_us = to_us(self._now())
+        conds = ["r.version = ?"]
+        params: list[Any] = [version]
+        vis, vis_params = self._visible_sql(who, leak=leak)
+        conds.append(vis)
+        params += vis_params
+        if not include_tombstoned:
+            conds.append("r.status != 'tombstoned'")
+        if not any_time:
+            at = now_us if valid_at is None else valid_at
+            conds.append("r.valid_from <= ? AND (r.valid_to IS NULL OR ? < r.valid_to)")
+            params += [at, at]
+        if kinds is not None:
+            if not kinds:
+                conds.append("0")
+            else:
+                conds.append(f"r.kind IN ({', '.join('?' * len(kinds))})")
+                params += kinds
+        where = " AND ".join(conds)
+        terms = ranking.query_terms(query)
+        df = self._store.document_frequencies(terms)
+        terms = [t for t in terms if t in df]
+        rows: list[Any]
+        if terms:
+            rows = self._candidates(terms, df, where, params)
+            docs = max(self._store.docs, 1)
+            avgdl = self._store.tokens / docs
+            scorer = ranking.bm25_scorer(terms, df, docs, avgdl)
+            sims = ranking.similarities([scorer(row["text"]) for row in rows])
+        elif ranking.query_terms(query):
+            rows, sims = [], []  # words, but none that any record contains
+        else:
+            score_sql, score_params = ranking.sql_score(now_us, scope)
+            rows = self._store.best(score_sql, score_params, where, params, limit * 2 + 10, ranking.EMPTY_WINDOW)
+            sims = [0.0] * len(rows)
+        wanted = [(f"scope_{k}", v) for k, v in scope.items() if k in ranking.SCOPE_MEMBERS]
+        scored = []
+        for row, sim in zip(rows, sims):
+            hits = sum(1 for col, v in wanted if row[col] == v)
+            scope_match = hits / len(wanted) if wanted else 1.0
+            score = ranking.fast_score(sim, row["created"], now_us, row["salience"], scope_match, row["depth"])
+            scored.append((row["id"], score, (row["rowid"], sim, row["created"], row["salience"], scope_match,
+                                              row["depth"])))
+        ranked = ranking.rank(scored)
+        out: list[tuple[Stored, dict[str, Any], float]] = []
+        start = 0
+        while len(out) < limit and start < len(ranked):
+            chunk = ranked[start:start + limit - len(out) + 5]
+            start += len(chunk)
+            loaded = self._store.many([payload[0] for _, _, payload in chunk])
+            for _, score, (rowid, sim, created, salience, scope_match, depth) in chunk:
+                stored = loaded.get(rowid)
+                if stored is None or not self._verifies(stored.record, stored.text):
+                    continue  # verify on read: a record that no longer verifies is not served
+                sig = ranking.signals(similarity=sim, created_us=created, now_us=now_us, salience=salience,
+                                      scope=scope_match, depth=depth)
+                out.append((stored, sig, score))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def _candidates(self, terms: list[str], df: Mapping[str, int], where: str, params: list[Any]) -> list[Any]:
+        """The records (rank columns + text) that recall scores for these words (ranking.py)."""
+        if sum(df.values()) <= ranking.EXACT_MATCHES:
+            return self._store.matches(ranking.fts_query(terms), where, params, ranking.EXACT_MATCHES)
+        by_rowid = {row["rowid"]: row for row in
+                    self._store.matches(ranking.fts_query(terms), where, params, ranking.NEWEST, newest=True)}
+        rare: list[str] = []
+        budget = 0
+        for term in sorted(terms, key=lambda t: df[t]):
+            if budget + df[term] > ranking.EXACT_MATCHES:
+                break
+            rare.append(term)
+            budget += df[term]
+        if rare:
+            for row in self._store.matches(ranking.fts_query(rare), where, params, ranking.EXACT_MATCHES):
+                by_rowid.setdefault(row["rowid"], row)
+        return list(by_rowid.values())
+
+    # -- revise ------------------------------------------------------------------------------------
+
+    def _op_revise(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
+        request = _request_object(request, "revise", "{id, patch, actor?}")
+        rid = _req_id(request, "revise")
+        patch = request.get("patch", _MISSING)
+        if patch is _MISSING:
+            raise _invalid("revise: the request has no `patch` (the members to change)")
+        if not isinstance(patch, dict):
+            raise _invalid(f"revise: `patch` must be an object, found {_json_type(patch)}")
+        actor = _opt_str(request, "actor", "revise")
+        stored = self._store.get(version, rid)
+        if stored is None:
+            if self.fault == "revise-unknown-invalid":
+                raise _invalid(f"revise: {rid} cannot be revised")
+            raise UmpError("not_found", f"no record {rid} here")
+        prior = stored.record
+        who = self._who(grant, actor)
+        if not self._may_write(who, prior):
+            raise self._write_refusal(who, prior, "revise")
+        if _status_of(prior) == "tombstoned":
+            raise _invalid(f"revise: {rid} is tombstoned; a forgotten record cannot be revised")
+        if prior.get("superseded_by"):
+            raise _invalid(f"revise: {rid} is already superseded by {', '.join(map(str, prior['superseded_by']))}; "
+                           "revise the latest record instead")
+        if not self._verifies(prior):
+            raise UmpError("signature_invalid", f"the stored record {rid} no longer verifies; it is not revised")
+        for member in ("id", "ump"):
+            if member in patch and patch[member] != prior.get(member):
+                raise _invalid(f"revise: the patch may not change `{member}` (/patch/{member})")
+        if "integrity" in patch:
+            raise _invalid("revise: the patch may not set `integrity`; the server signs the successor (/patch/integrity)")
+        if isinstance(patch.get("scope"), dict) and "owner" in patch["scope"] and patch["scope"]["owner"] != _owner_of(prior):
+            raise _invalid("revise: the patch may not change scope.owner (/patch/scope/owner)")
+
+        now = self._now()
+        stamp = format_time(now)
+        base = {k: v for k, v in without_integrity(prior).items() if k != "superseded_by"}
+        if self.fault == "revise-replaces-objects":
+            succ = dict(copy.deepcopy(base), **copy.deepcopy(patch))
+        else:
+            succ = _merge_patch(base, patch)
+        succ["id"] = ids.random_id()
+        succ["supersedes"] = [rid]
+        time = succ.get("time") if isinstance(succ.get("time"), dict) else {}
+        patched_time = patch.get("time") if isinstance(patch.get("time"), dict) else {}
+        valid_from = patched_time.get("valid_from", stamp)
+        succ["time"] = dict(time, created=stamp, valid_from=valid_from, valid_to=None)
+        if "provenance" not in patch and isinstance(prior.get("provenance"), dict):
+            prov = copy.deepcopy(prior["provenance"])
+            source = prov.get("source") if isinstance(prov.get("source"), dict) else {}
+            prov.update(method="revise", source=dict(source, ref=rid))
+            if who.requester:
+                prov["actor"] = who.requester
+            succ["provenance"] = prov
+        violations = ump_record.validate(succ, version)
+        if violations:
+            raise _violation_error(tuple(ump_record.Violation(f"/patch{v.pointer}", v.requirement, v.message)
+                                         for v in violations))
+        self._check_l2(succ)
+        if not self._may_write(who, succ):
+            raise UmpError("forbidden_scope", f"revise: the successor's scope lies outside what the requester may "
+                                              f"write ({_grant_text(grant) if grant else who.requester})")
+
+        new_prior = without_integrity(prior)
+        if self.fault != "revise-keeps-valid-to":
+            new_prior["time"] = dict(new_prior.get("time") or {}, valid_to=valid_from)
+        if self.fault != "revise-skips-superseded-by":
+            new_prior["superseded_by"] = [*(prior.get("superseded_by") or []), succ["id"]]
+        if self.fault == "revise-rewrites-prior-body":
+            new_prior["body"] = dict(new_prior["body"], text=succ["body"]["text"])
+        bad = [v for v in ump_record.validate(new_prior, version) if v.pointer.startswith("/time")]
+        if bad:
+            raise _invalid(f"revise: /patch/time/valid_from {valid_from!r} lies before the prior's valid_from "
+                           f"{(prior.get('time') or {}).get('valid_from')!r}; the prior's validity would end before "
+                           "it began")
+        succ = self._sign(succ)
+        new_prior = self._sign(new_prior)
+        with self._store.transaction():
+            rowid = self._store.insert(version, succ, self._depth(version, succ))
+            self._store.update(stored.rowid, new_prior)
+        self._publish("revised", version, rowid, succ)
+        if self.fault == "revise-answers-no-supersedes":
+            return {"id": succ["id"]}
+        return {"id": succ["id"], "supersedes": [rid]}
+
+    def _write_refusal(self, who: _Who, rec: Mapping[str, Any], operation: str) -> UmpError:
+        owner = _owner_of(rec)
+        if who.grant is not None:
+            return UmpError("forbidden_scope", f"{operation}: the token ({_grant_text(who.grant)}) does not grant "
+                                               f"the record {rec.get('id')} (owner {owner})")
+        if who.principal is None:
+            return UmpError("forbidden_scope", f"{operation}: an anonymous requester may not change {rec.get('id')}; "
+                                               "say who you are (`actor`) or send a capability token")
+        return UmpError("forbidden_scope", f"{operation}: {who.principal} is not the owner ({owner}) of "
+                                           f"{rec.get('id')}")
+
+    # -- forget ------------------------------------------------------------------------------------
+
+    def _op_forget(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
+        request = _request_object(request, "forget", "{id, reason, hard?, actor?}")
+        rid = _req_id(request, "forget")
+        reason = _opt_str(request, "reason", "forget")
+        actor = _opt_str(request, "actor", "forget")
+        hard = request.get("hard", False)
+        if hard is None:
+            hard = False
+        if not isinstance(hard, bool):
+            raise _invalid(f"forget: `hard` must be a boolean, found {_json_type(hard)}")
+        stored = self._store.get(version, rid)
+        if stored is None:
+            raise UmpError("not_found", f"no record {rid} here")
+        rec = stored.record
+        who = self._who(grant, actor)
+        now = self._now()
+        if hard:
+            if not self._may_write(who, rec) and self.fault != "hard-forget-anyone":
+                err = self._write_refusal(who, rec, "forget")
+                raise UmpError("forbidden_scope", f"{err.message} (hard forget is owner-only, §3.6)")
+            if self.fault != "hard-forget-tombstones":
+                self._publish("erased", version, stored.rowid, rec)
+                with self._store.transaction():
+                    self._store.delete(stored.rowid)
+                    self._store.db.execute("DELETE FROM feedback WHERE version = ? AND record_id = ?", (version, rid))
+                    self._store.log_forget(version, rid, reason, who.requester, True, format_time(now))
+                return {"result": "erased"}
+        elif not self._may_write(who, rec):
+            raise self._write_refusal(who, rec, "forget")
+        if _status_of(rec) == "tombstoned":
+            return {"result": "erased" if hard else "tombstoned"}
+        if not self._verifies(rec):
+            raise UmpError("signature_invalid", f"the stored record {rid} no longer verifies; it is not re-signed "
+                                                "as a tombstone (hard forget erases it)")
+        tomb = without_integrity(rec)
+        life = tomb.get("lifecycle") if isinstance(tomb.get("lifecycle"), dict) else {}
+        tomb["lifecycle"] = dict(life, status="tombstoned")
+        if isinstance(tomb.get("provenance"), dict):
+            prov = copy.deepcopy(tomb["provenance"])
+            source = prov.get("source") if isinstance(prov.get("source"), dict) else {}
+            prov.update(method="forget", source=dict(source, ref=rid))
+            if who.requester:
+                prov["actor"] = who.requester
+            tomb["provenance"] = prov
+        tomb = self._sign(tomb)
+        if self.fault == "forget-deletes":
+            self._publish("tombstoned", version, stored.rowid, tomb)  # while the row is still there
+        with self._store.transaction():
+            if self.fault == "forget-deletes":
+                self._store.delete(stored.rowid)
+            else:
+                self._store.update(stored.rowid, tomb)
+            self._store.log_forget(version, rid, reason, who.requester, False, format_time(now))
+        if self.fault != "forget-deletes":
+            self._publish("tombstoned", version, stored.rowid, tomb)
+        if hard:  # hard-forget-tombstones
+            return {"result": "erased"}
+        return {"result": "deleted" if self.fault == "forget-answers-deleted" else "tombstoned"}
+
+    # -- feedback ----------------------------------------------------------------------------------
+
+    def _op_feedback(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
+        request = _request_object(request, "feedback", "{id, outcome, session?, actor?}")
+        rid = _req_id(request, "feedback")
+        outcome = request.get("outcome")
+        allowed = [o for o in OUTCOMES if not (o == "contradicted" and self.fault == "feedback-refuses-contradicted")]
+        if outcome not in allowed:
+            raise _invalid(f"feedback: `outcome` must be one of {', '.join(allowed)}, found "
+                           f"{json.dumps(outcome) if isinstance(outcome, str) else _json_type(outcome)}")
+        session = _opt_str(request, "session", "feedback")
+        actor = _opt_str(request, "actor", "feedback")
+        stored = self._store.get(version, rid)
+        if stored is None:
+            raise UmpError("not_found", f"no record {rid} here")
+        who = self._who(grant, actor)
+        if grant is not None:
+            if not self._may_write(who, stored.record):
+                raise UmpError("forbidden_scope", f"feedback: the token ({_grant_text(grant)}) does not grant the record "
+                                                  f"{rid}")
+        else:
+            self._readable(version, rid, who, "feedback")
+        self._store.add_feedback(version, rid, outcome, session, who.requester, format_time(self._now()))
+        return {"ok": True}
+
+    # -- rehydrate ---------------------------------------------------------------------------------
+
+    def _op_rehydrate(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
+        request = _request_object(request, "rehydrate", "{ids?, records?, query?, scope?, limit?}")
+        wanted = request.get("ids")
+        if wanted is not None and (not isinstance(wanted, list) or not all(isinstance(i, str) for i in wanted)):
+            raise _invalid("rehydrate: `ids` must be a list of record ids")
+        given = request.get("records")
+        if given is not None and not isinstance(given, list):
+            raise _invalid(f"rehydrate: `records` must be a list of records, found {_json_type(given)}")
+        query = request.get("query")
+        if query is not None and not isinstance(query, str):
+            raise _invalid(f"rehydrate: `query` must be a string, found {_json_type(query)}")
+        scope = _opt_scope(request, "rehydrate")
+        limit = _opt_limit(request, "rehydrate")
+        who = self._who(grant, scope.get("owner") or _opt_str(request, "actor", "rehydrate"))
+        self._check_request_scope(who, scope, "rehydrate")
+
+        included: list[dict[str, Any]] = []
+        dropped: list[dict[str, Any]] = []
+        seen: set[str] = set()
+
+        def take(rec: dict[str, Any]) -> None:
+            if len(included) >= limit:
+                dropped.append({"id": rec.get("id"), "reason": "limit"})
+                return
+            seen.add(rec["id"])
+            included.append(self._present(rec, who))
+
+        for rid in wanted or []:
+            if rid in seen:
+                continue
+            seen.add(rid)
+            try:
+                stored = self._readable(version, rid, who, "rehydrate")
+            except UmpError as exc:
+                dropped.append({"id": rid, "reason": exc.code})
+                continue
+            reason = self._drop_reason(stored.record, version)
+            if reason:
+                dropped.append({"id": rid, "reason": reason})
+            else:
+                take(stored.record)
+        for rec in given or []:
+            rid = rec.get("id") if isinstance(rec, dict) and isinstance(rec.get("id"), str) else None
+            reason = self._inline_drop_reason(rec, version, who)
+            if reason is None and rid in seen:
+                reason = "duplicate"
+            if reason:
+                dropped.append({"id": rid, "reason": reason})
+            else:
+                take(rec)
+        if query is not None or (wanted is None and given is None):
+            if len(included) < limit:
+                for stored, _, _ in self._search(version, who, query or "", scope, kinds=None, valid_at=None,
+                                                 include_tombstoned=False, limit=limit - len(included)):
+                    if stored.record["id"] not in seen:
+                        take(stored.record)
+        return {"text": render(included), "included": [r["id"] for r in included], "dropped": dropped}
+
+    def _drop_reason(self, rec: Mapping[str, Any], version: str) -> str | None:
+        if _status_of(rec) == "tombstoned":
+            return "tombstoned"
+        if not self._verifies(rec):
+            return "signature_invalid"
+        return None
+
+    def _inline_drop_reason(self, rec: Any, version: str, who: _Who) -> str | None:
+        """Why a record the client gave inline is not rehydrated (None: it is)."""
+        if not isinstance(rec, dict):
+            return "invalid_record"
+        declared = ump_record.detect_version(rec)
+        if declared is None or ump_record.validate(rec, declared):
+            return "invalid_record"
+        if "integrity" not in rec or not self._verifies(rec):
+            return "signature_invalid"
+        if _status_of(rec) == "tombstoned":
+            return "tombstoned"
+        cons = rec.get("consent") if isinstance(rec.get("consent"), dict) else {}
+        retention = parse_duration(cons.get("retention")) if "retention" in cons else None
+        created = parse_time((rec.get("time") or {}).get("created"))
+        if retention is not None and created is not None and created + retention <= to_us(self._now()):
+            return "tombstoned"
+        try:
+            consent.redact_paths(rec)
+        except consent.RedactPathError:
+            return "consent_violation"
+        scope = _scope_of(rec)
+        public = scope.get("visibility") == "public" or (self.fault == "shared-is-public"
+                                                        and scope.get("visibility") == "shared")
+        if not public and not self._may_write(who, rec):
+            return "not_visible"
+        return None
+
+
+# -- small helpers used by faults ----------------------------------------------------------------
+
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(data).decode("ascii")
+
+
+def _blake3_digest(data: bytes) -> bytes:
+    import blake3
+
+    return blake3.blake3(data).digest()
+
+
+def _sign_over_bytes(rec: Mapping[str, Any], key: Any, body: bytes) -> dict[str, Any]:
+    """integrity whose content_hash is BLAKE3 of `body` (not the JCS bytes), signed as usual."""
+    import base64
+
+    import blake3
+
+    from memconform.suite.ump.did import did_key_from_public_key
+
+    content_hash = "blake3:" + base64.b32encode(blake3.blake3(body).digest()).decode().rstrip("=").lower()
+    out = dict(without_integrity(rec))
+    out["integrity"] = {"content_hash": content_hash,
+                        "signature": "ed25519:" + _b64(key.sign(blake3.blake3(content_hash.encode()).digest()).signature),
+                        "signer": did_key_from_public_key(bytes(key.verify_key))}
+    return out

@@ -1,0 +1,544 @@
+"""`--target=http://HOST:PORT`: a UMP server over the HTTP binding (§4.2), driven with httpx.
+
+`HttpUmpClient` implements `suite.ump.client.UmpClient`; `HttpDriver` the driver protocol of
+`targets/base.py`. Neither ever raises for an answer it does not like: every answer becomes a
+`Reply` (status, parsed body, the §3.7 code from `{"error": {"code"}}`). Only when no answer
+comes (connection refused or reset, timeout, a stream that breaks off) do they raise
+`TargetError`.
+
+Reading of answers:
+* `body`: the parsed JSON (any JSON value); `raw`: the text when it is not JSON.
+* `error_code`/`error_message`: from the `{"error": {"code", "message"}}` envelope, whatever the
+  status. A non-2xx answer without that envelope gets `error_code = "http_<status>"` (not a §3.7
+  code, so a check comparing codes fails and `Reply.ok` is False), with the reason in `wire`.
+* `wire`: binding-level remarks: a Content-Type that is not `application/json`, an error status
+  without the envelope, an envelope on a 2xx answer, a code outside the envelope's type.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from memconform.suite.outcomes import TargetError
+from memconform.suite.ump import captoken, record as ump_record, testkeys
+from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
+from memconform.targets.base import Subject
+
+VERSION_HEADER = "UMP-Version"
+OPERATIONS = frozenset({"capabilities", "recall", "remember", "get", "revise", "forget", "feedback",
+                        "subscribe", "rehydrate"})
+#: How long a minted owner token is reused (it lives 15 minutes).
+TOKEN_REUSE = 60.0
+_RAW_LIMIT = 256 * 1024  # how much of a stream is kept for messages
+_SUBSCRIBE_SCOPE = ("owner", "user", "project", "agent", "visibility")
+
+
+def _is_json_type(content_type: str | None) -> bool:
+    if not content_type:
+        return False
+    mime = content_type.split(";", 1)[0].strip().lower()
+    return mime == "application/json" or (mime.startswith("application/") and mime.endswith("+json"))
+
+
+def _envelope(body: Any) -> tuple[str | None, str | None, bool]:
+    """(code, message, present) of a `{"error": {...}}` envelope."""
+    if not isinstance(body, dict) or "error" not in body:
+        return None, None, False
+    err = body["error"]
+    if not isinstance(err, dict):
+        return None, None, True
+    code, message = err.get("code"), err.get("message")
+    return (code if isinstance(code, str) else None), (message if isinstance(message, str) else None), True
+
+
+class _TokenCache:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tokens: dict[str, tuple[float, str]] = {}
+
+    def for_owner(self, name: str) -> str:
+        now = time.monotonic()
+        with self._lock:
+            cached = self._tokens.get(name)
+            if cached is not None and now - cached[0] < TOKEN_REUSE:
+                return cached[1]
+            try:
+                key, did = testkeys.test_signing_key(name), testkeys.test_did(name)
+            except KeyError:
+                raise ValueError(f"Auth.as_owner({name!r}): not one of the test keys "
+                                 f"{', '.join(testkeys.TEST_KEY_NAMES)}") from None
+            token = captoken.mint(key, scope={"owner": did})
+            self._tokens[name] = (now, token)
+            return token
+
+
+class _SSEParser:
+    """Incremental text/event-stream parsing (WHATWG 'server-sent events' rules): comment lines,
+    `field: value` lines, a blank line dispatches. Each dispatched frame must carry `event:` and a
+    JSON object `data:` with `type` and `id`; anything else is a problem, never an exception."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.problems: list[str] = []
+        self.comments = 0
+        self.lines = 0
+        self._event: str | None = None
+        self._data: list[str] = []
+        self._fields = False
+        self._frame = 0
+
+    def feed_line(self, line: str) -> None:
+        self.lines += 1
+        if line == "":
+            self._dispatch()
+            return
+        if line.startswith(":"):
+            self.comments += 1
+            return
+        name, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        self._fields = True
+        if name == "event":
+            self._event = value
+        elif name == "data":
+            self._data.append(value)
+        elif name in ("id", "retry"):
+            pass
+        else:
+            self.problems.append(f"line {self.lines}: unknown SSE field {line[:120]!r}")
+
+    def finish(self) -> None:
+        if self._fields:
+            self.problems.append("the stream ended inside a frame (no blank line after it)")
+            self._dispatch()
+
+    def _dispatch(self) -> None:
+        if not self._fields:
+            return
+        self._frame += 1
+        where = f"frame {self._frame}"
+        event, lines = self._event, self._data
+        self._event, self._data, self._fields = None, [], False
+        data = "\n".join(lines)
+        if event is None and not lines:
+            return  # only id:/retry:/unknown fields: nothing to dispatch
+        if event is None:
+            self.problems.append(f"{where}: no `event:` line (data {data[:120]!r})")
+        if not lines or data == "":
+            self.problems.append(f"{where}: event {event!r} without data")
+            return
+        try:
+            payload = json.loads(data)
+        except ValueError as exc:
+            self.problems.append(f"{where}: data is not JSON ({exc}): {data[:200]!r}")
+            return
+        if not isinstance(payload, dict):
+            self.problems.append(f"{where}: data is not a JSON object: {data[:200]!r}")
+            return
+        if not isinstance(payload.get("type"), str) or not isinstance(payload.get("id"), str):
+            self.problems.append(f"{where}: data lacks a string `type` or `id`: {data[:200]!r}")
+        elif event is not None and event != payload["type"]:
+            self.problems.append(f"{where}: `event: {event}` but data.type is {payload['type']!r}")
+        self.events.append(payload)
+
+
+class HttpUmpClient:
+    """The UMP operations over HTTP at `base_url`, judged as `version` (sent as `UMP-Version` on
+    every request). One httpx.Client per instance; `timeout` bounds every request (and how long
+    subscribe waits for events, unless `event_timeout` says otherwise)."""
+
+    binding = "http"
+
+    def __init__(self, base_url: str, version: str = "1.0", *, timeout: float = 10.0,
+                 event_timeout: float | None = None, send_version: bool = True):
+        self.base_url = base_url.rstrip("/")
+        self.version = version
+        self.timeout = timeout
+        self.event_timeout = timeout if event_timeout is None else event_timeout
+        self.send_version = send_version
+        self._tokens = _TokenCache()
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, follow_redirects=False,
+                                  headers={"Accept": "application/json"})
+        self._offered: frozenset[str] | None = None
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _auth_header(self, auth: Auth) -> tuple[str | None, str]:
+        if auth.kind == "owner":
+            name = auth.owner or "owner-a"
+            return self._tokens.for_owner(name), f"token of {name}"
+        if auth.kind == "bearer":
+            return auth.token, "the given bearer token"
+        return None, "anonymous"
+
+    def _headers(self, auth: Auth, extra: dict[str, str | None] | None = None) -> tuple[dict[str, str], str]:
+        headers: dict[str, str | None] = {}
+        if self.send_version:
+            headers[VERSION_HEADER] = self.version
+        token, how = self._auth_header(auth)
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        for name, value in (extra or {}).items():  # the caller's headers win; None drops one
+            for existing in [k for k in headers if k.lower() == name.lower()]:
+                del headers[existing]
+            headers[name] = value
+        return {k: v for k, v in headers.items() if v is not None}, how
+
+    def _send(self, method: str, path: str, *, content: bytes | None = None,
+              headers: dict[str, str] | None = None) -> httpx.Response:
+        url = f"{self.base_url}{path}"
+        try:
+            return self._http.request(method, path, content=content, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise TargetError(f"{method} {url}: no answer within {self.timeout:g} s "
+                              f"({type(exc).__name__})") from None
+        except httpx.ConnectError as exc:
+            raise TargetError(f"{method} {url}: cannot connect ({exc or type(exc).__name__})") from None
+        except httpx.TransportError as exc:
+            raise TargetError(f"{method} {url}: the connection failed ({type(exc).__name__}: {exc})") from None
+
+    def _reply(self, operation: str, sent: Any, response: httpx.Response, how: str) -> Reply:
+        status = response.status_code
+        content_type = response.headers.get("content-type")
+        wire: list[str] = []
+        body: Any = None
+        raw: str | None = None
+        data = response.content
+        try:
+            body = json.loads(data) if data.strip() else None
+        except ValueError:
+            body = None
+        if body is None:
+            raw = data.decode("utf-8", "replace")
+        elif not _is_json_type(content_type):
+            wire.append(f"a JSON answer with Content-Type {content_type!r}, not application/json")
+        code, message, present = _envelope(body)
+        if present and code is None:
+            wire.append("an {error} envelope without a string `code`")
+        if 200 <= status < 300:
+            if present:
+                wire.append(f"HTTP {status} with an error envelope")
+        elif code is None:
+            wire.append(f"HTTP {status} without an {{\"error\": {{\"code\", \"message\"}}}} envelope")
+            code = f"http_{status}"
+        return Reply(operation=operation, binding="http", sent=sent, status=status, body=body,
+                     error_code=code, error_message=message, raw=raw, wire=tuple(wire), auth=how)
+
+    def _json_call(self, operation: str, method: str, path: str, sent: Any, auth: Auth) -> Reply:
+        headers, how = self._headers(auth)
+        content = None
+        if method != "GET":
+            content = json.dumps(sent, ensure_ascii=False).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        return self._reply(operation, sent, self._send(method, path, content=content, headers=headers), how)
+
+    # -- the operations ---------------------------------------------------------------------
+
+    def capabilities(self, request: dict[str, Any] | None = None, *, auth: Auth | None = None) -> Reply:
+        """GET /ump/capabilities, anonymous unless `auth` says otherwise. `request` is recorded
+        as sent (the HTTP binding carries the client's version in `UMP-Version`)."""
+        return self._json_call("capabilities", "GET", "/ump/capabilities",
+                               request if request is not None else {}, auth or Auth.anonymous())
+
+    def well_known(self) -> Reply:
+        return self._json_call("well_known", "GET", "/.well-known/ump.json", None, Auth.anonymous())
+
+    def recall(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._json_call("recall", "POST", "/ump/recall", request, auth)
+
+    def remember(self, record: Any, *, auth: Auth = DEFAULT_AUTH, wrap: bool = True) -> Reply:
+        return self._json_call("remember", "POST", "/ump/remember", {"record": record} if wrap else record, auth)
+
+    def get(self, id: str, *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        path = "/ump/memory/" + urllib.parse.quote(str(id), safe="")
+        headers, how = self._headers(auth)
+        return self._reply("get", {"id": id}, self._send("GET", path, headers=headers), how)
+
+    def revise(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._json_call("revise", "POST", "/ump/revise", request, auth)
+
+    def forget(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._json_call("forget", "POST", "/ump/forget", request, auth)
+
+    def feedback(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._json_call("feedback", "POST", "/ump/feedback", request, auth)
+
+    def rehydrate(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._json_call("rehydrate", "POST", "/ump/rehydrate", request, auth)
+
+    def call_raw(self, method: str, path: str, body: bytes | None = None,
+                 headers: dict[str, str] | None = None, *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        """Any request, for bad-input checks. `path` is sent as given (it may hold a query and
+        deliberately bad escapes). Headers given here replace the driver's (`UMP-Version`,
+        `Authorization`); a header whose value is None is not sent."""
+        hdrs, how = self._headers(auth, headers)
+        sent = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else body
+        request = self._http.build_request(method, path, content=body, headers=hdrs)
+        # keep the path byte for byte (httpx would re-escape a bad `%`); only non-ASCII and
+        # spaces/controls are escaped, as no request line can carry them
+        raw_path = urllib.parse.quote(path, safe="".join(chr(c) for c in range(33, 127)))
+        request.url = request.url.copy_with(raw_path=raw_path.encode("ascii"))
+        url = f"{self.base_url}{path}"
+        try:
+            response = self._http.send(request)
+        except httpx.TimeoutException as exc:
+            raise TargetError(f"{method} {url}: no answer within {self.timeout:g} s ({type(exc).__name__})") from None
+        except httpx.ConnectError as exc:
+            raise TargetError(f"{method} {url}: cannot connect ({exc or type(exc).__name__})") from None
+        except httpx.TransportError as exc:
+            raise TargetError(f"{method} {url}: the connection failed ({type(exc).__name__}: {exc})") from None
+        return self._reply(f"{method} {path}", sent, response, how)
+
+    def offered(self) -> frozenset[str]:
+        """Every operation, less `subscribe`/`rehydrate` when capabilities says `false` for them
+        (the HTTP binding has no listing to read)."""
+        if self._offered is None:
+            offered = set(OPERATIONS)
+            caps = self.capabilities()
+            if caps.ok and isinstance(caps.body, dict):
+                for op in ("subscribe", "rehydrate"):
+                    if caps.body.get(op) is False:
+                        offered.discard(op)
+            self._offered = frozenset(offered)
+        return self._offered
+
+    def tools(self) -> None:
+        return None
+
+    # -- subscribe ----------------------------------------------------------------------------
+
+    def subscribe(self, trigger: Callable[[], Any], *, auth: Auth = DEFAULT_AUTH,
+                  request: dict[str, Any] | None = None, expect: int = 1) -> SubscribeOutcome:
+        """GET /ump/subscribe as SSE; once the first line (the `: ok` comment) arrived, run
+        `trigger()` here while a reader thread collects events; stop after `expect` events or
+        `event_timeout` seconds after the trigger returned. Scope members of `request["scope"]`
+        go as query parameters."""
+        sent = request if request is not None else {}
+        scope = sent.get("scope") if isinstance(sent, dict) else None
+        params = {k: str(v) for k, v in (scope or {}).items() if k in _SUBSCRIBE_SCOPE} if isinstance(scope, dict) else {}
+        headers, _how = self._headers(auth, {"Accept": "text/event-stream"})
+        url = f"{self.base_url}/ump/subscribe"
+        parser = _SSEParser()
+        state: dict[str, Any] = {"status": None, "content_type": None, "streaming": False, "raw": [],
+                                 "raw_len": 0, "error": None, "body": None, "ended": False}
+        lock = threading.Lock()
+        headers_in, first_line, enough, stop = (threading.Event() for _ in range(4))
+        holder: dict[str, Any] = {}
+        http = httpx.Client(timeout=httpx.Timeout(self.timeout), follow_redirects=False)
+
+        def read() -> None:
+            try:
+                with http.stream("GET", url, params=params, headers=headers) as response:
+                    holder["response"] = response
+                    stream = response.extensions.get("network_stream")
+                    holder["socket"] = stream.get_extra_info("socket") if stream is not None else None
+                    state["status"] = response.status_code
+                    state["content_type"] = response.headers.get("content-type")
+                    mime = (state["content_type"] or "").split(";")[0].strip().lower()
+                    state["streaming"] = response.status_code == 200 and mime == "text/event-stream"
+                    headers_in.set()
+                    if not state["streaming"]:
+                        data = b""
+                        for chunk in response.iter_bytes():
+                            data += chunk
+                            if len(data) > _RAW_LIMIT:
+                                break
+                        state["body"] = data
+                        return
+                    for line in response.iter_lines():
+                        with lock:
+                            if state["raw_len"] < _RAW_LIMIT:
+                                state["raw"].append(line + "\n")
+                                state["raw_len"] += len(line) + 1
+                            parser.feed_line(line)
+                            if len(parser.events) >= expect:
+                                enough.set()
+                        first_line.set()
+                        if stop.is_set():
+                            return
+                    state["ended"] = True
+            except Exception as exc:  # noqa: BLE001 — reported below unless we stopped it
+                if not stop.is_set():
+                    state["error"] = exc
+            finally:
+                with lock:
+                    if state["ended"]:
+                        parser.finish()
+                headers_in.set()
+                first_line.set()
+                enough.set()
+                if stop.is_set():
+                    http.close()
+
+        reader = threading.Thread(target=read, name="ump-sse-reader", daemon=True)
+        reader.start()
+        try:
+            if not headers_in.wait(self.timeout):
+                raise TargetError(f"GET {url}: no response headers within {self.timeout:g} s")
+            if state["status"] is None:
+                exc = state["error"]
+                if isinstance(exc, httpx.TimeoutException):
+                    raise TargetError(f"GET {url}: no answer within {self.timeout:g} s") from None
+                raise TargetError(f"GET {url}: cannot connect ({type(exc).__name__}: {exc})") from None
+            if state["streaming"]:
+                # established = the first line (the `: ok` comment) arrived; a server that sends
+                # nothing before its first event gets a grace period, then the trigger runs anyway
+                if not first_line.wait(min(self.timeout, 2.0)):
+                    with lock:
+                        parser.problems.append("no comment line (`: ok`) after the headers: the "
+                                               "stream did not say it was established")
+                if reader.is_alive() and state["error"] is None:
+                    trigger()
+                    enough.wait(self.event_timeout)
+            else:
+                reader.join(self.timeout)  # reading an error answer
+        finally:
+            stop.set()
+            sock = holder.get("socket")
+            if sock is not None and reader.is_alive():
+                try:  # wake the reader out of its blocking read; it closes the client itself
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            reader.join(1.0)
+            if not reader.is_alive():
+                http.close()
+
+        with lock:
+            raw = "".join(state["raw"])
+            events = tuple(parser.events)
+            problems = list(parser.problems)
+        if not state["streaming"]:  # an error answer (or a 200 that is not an event stream)
+            data = state["body"] or b""
+            try:
+                body = json.loads(data) if data.strip() else None
+            except ValueError:
+                body = None
+            code, message, _ = _envelope(body)
+            if code is None and state["status"] != 200:
+                code = f"http_{state['status']}"
+            if state["status"] == 200:
+                problems.append(f"HTTP 200 with Content-Type {state['content_type']!r}, not text/event-stream")
+            return SubscribeOutcome(sent=sent, status=state["status"], content_type=state["content_type"],
+                                    raw=data.decode("utf-8", "replace"), error_code=code,
+                                    error_message=message, problems=tuple(problems))
+        if state["error"] is not None:
+            problems.append(f"the stream broke off: {type(state['error']).__name__}: {state['error']}")
+        elif state["ended"] and len(events) < expect:
+            problems.append("the server closed the stream before the expected events arrived")
+        return SubscribeOutcome(sent=sent, status=state["status"], content_type=state["content_type"],
+                                events=events, raw=raw, problems=tuple(problems))
+
+    def close(self) -> None:
+        self._http.close()
+
+
+class HttpDriver:
+    """A UMP server at `http://host:port`: one subject per runtime version it speaks (from
+    capabilities' `versions`, else its `ump`; `forced_versions` override), over binding "http"."""
+
+    def __init__(self, base_url: str, forced_versions: tuple[str, ...] = (), timeout: float = 10.0):
+        self.base_url = base_url.rstrip("/")
+        self.label = base_url
+        self.timeout = timeout
+        self._forced = tuple(forced_versions)
+        self._discovered: dict[str, Any] | None = None
+        self._levels: dict[str, str | None] = {}
+        self._clients: dict[str, HttpUmpClient] = {}
+
+    def _get(self, path: str, version: str | None = None) -> httpx.Response:
+        url = f"{self.base_url}{path}"
+        headers = {VERSION_HEADER: version} if version else {}
+        try:
+            return httpx.get(url, headers=headers, timeout=self.timeout, follow_redirects=True)
+        except httpx.TimeoutException:
+            raise TargetError(f"GET {url}: no answer within {self.timeout:g} s") from None
+        except httpx.ConnectError as exc:
+            raise TargetError(f"cannot connect to {self.base_url} (GET {url}: {exc or 'connection refused'})") from None
+        except httpx.TransportError as exc:
+            raise TargetError(f"GET {url}: the connection failed ({type(exc).__name__}: {exc})") from None
+
+    @staticmethod
+    def _doc(response: httpx.Response) -> dict[str, Any] | None:
+        if response.status_code != 200:
+            return None
+        try:
+            body = response.json()
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) and isinstance(body.get("ump"), str) else None
+
+    def discover(self) -> dict[str, Any]:
+        """The capabilities document (or, failing that, /.well-known/ump.json)."""
+        if self._discovered is None:
+            first = self._get("/ump/capabilities")
+            doc = self._doc(first)
+            if doc is None:
+                second = self._get("/.well-known/ump.json")
+                doc = self._doc(second)
+                if doc is None:
+                    raise TargetError(
+                        f"{self.base_url} is not a UMP server: GET /ump/capabilities answered HTTP "
+                        f"{first.status_code} and GET /.well-known/ump.json HTTP {second.status_code}, "
+                        "neither a JSON object with `ump`")
+                doc = dict(doc, _source="/.well-known/ump.json")
+            else:
+                doc = dict(doc, _source="/ump/capabilities")
+            self._discovered = doc
+        return self._discovered
+
+    def versions(self) -> tuple[str, ...]:
+        if self._forced:
+            return self._forced
+        doc = self.discover()
+        spoken = doc.get("versions")
+        declared = [v for v in spoken if isinstance(v, str)] if isinstance(spoken, list) else []
+        if not declared:
+            declared = [doc["ump"]]
+        known = tuple(v for v in ump_record.VERSIONS if v in declared)
+        return known or (ump_record.VERSIONS[-1],)
+
+    def subjects(self) -> list[Subject]:
+        return [Subject(self.label, "ump", v, "http") for v in self.versions()]
+
+    def advertised_level(self, subject: Subject) -> str | None:
+        if subject.version not in self._levels:
+            level = None
+            try:
+                doc = self._doc(self._get("/ump/capabilities", subject.version))
+            except TargetError:
+                doc = None
+            doc = doc or self.discover()
+            if isinstance(doc.get("conformance"), str):
+                level = doc["conformance"]
+            self._levels[subject.version] = level
+        return self._levels[subject.version]
+
+    def client(self, subject: Subject) -> HttpUmpClient:
+        if subject.version not in self._clients:
+            self._clients[subject.version] = HttpUmpClient(self.base_url, subject.version, timeout=self.timeout)
+        return self._clients[subject.version]
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"label": self.label, "kind": "http", "url": self.base_url,
+                               "advertised": dict(self._levels)}
+        if self._discovered is not None:
+            out["discovered_from"] = self._discovered.get("_source")
+            server = self._discovered.get("server")
+            if isinstance(server, dict):
+                out["server"] = server
+        return out
+
+    def close(self) -> None:
+        for c in self._clients.values():
+            c.close()
+        self._clients.clear()

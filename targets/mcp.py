@@ -1,0 +1,989 @@
+"""`--target=mcp+stdio:COMMAND ARGS` and `--target=mcp+http://HOST:PORT/mcp`: UMP over MCP (§4.1).
+
+The mcp SDK is asynchronous; the checks are not. A driver owns one event loop in a background
+thread; every MCP session lives in a task of that loop, and the synchronous side submits
+coroutines with `run_coroutine_threadsafe(...).result(timeout)`. Nothing waits forever: a call
+that gets no answer within the timeout raises `TargetError`, a crashed server process raises
+`TargetError` with the tail of its stderr, and `close()` always ends every session, process and
+the thread.
+
+One MCP session per UMP version (docs/live-ump.md, "Versions"): `ump.capabilities {"client":
+{"ump": V}}` fixes a session's version, so each subject gets a session of its own (over stdio a
+process of its own). On a 2026-07-28 connection MCP has no sessions, so the driver also names the
+version of every request in `_meta["ump/version"]` there.
+
+Tokens travel in the `tools/call` request's `_meta["ump/capability"]` (`token_via="argument"`
+sends the tool argument `capability` instead). Subscribe is the tool `ump.subscribe`, whose
+`notifications/message` (logger `ump/subscribe`) carry `{"type": "subscribed"}` and then each
+event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import functools
+import json
+import os
+import re
+import shlex
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from memconform.suite.outcomes import NotApplicable, TargetError
+from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
+from memconform.targets.base import Subject
+
+CAPABILITY_META = "ump/capability"
+CAPABILITY_ARG = "capability"
+VERSION_META = "ump/version"
+SUBSCRIBE_LOGGER = "ump/subscribe"
+OPERATIONS = ("capabilities", "recall", "remember", "get", "revise", "forget", "feedback", "subscribe",
+              "rehydrate")
+PROTOCOLS = ("2025-11-25", "latest")
+_TOKEN_TTL = 900.0
+_TOKEN_REUSE = 60.0
+_CODE_IN_TEXT = re.compile(r"^\s*([a-z][a-z_]*[a-z])\s*:\s*(.*)\Z", re.S)
+_STDERR_TAIL = 2000
+
+
+def _flatten(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        out: list[BaseException] = []
+        for inner in exc.exceptions:
+            out.extend(_flatten(inner))
+        return out
+    return [exc]
+
+
+def _describe_exc(exc: BaseException) -> str:
+    parts = []
+    for inner in _flatten(exc):
+        text = str(inner).strip()
+        parts.append(f"{type(inner).__name__}: {text}" if text else type(inner).__name__)
+    return "; ".join(dict.fromkeys(parts)) or type(exc).__name__
+
+
+def _is_connection_closed(exc: BaseException) -> bool:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    return any(isinstance(e, MCPError) and e.code == CONNECTION_CLOSED for e in _flatten(exc))
+
+
+class _LoopThread:
+    """An asyncio event loop running in a daemon thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, name="memconform-mcp", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def submit(self, coro: Any) -> concurrent.futures.Future:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        if not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(fn, *args)
+
+    def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        if not self.thread.is_alive():
+            with contextlib.suppress(Exception):
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            self.loop.close()
+
+
+class _Subscription:
+    """Collects the `ump/subscribe` notifications of one `ump.subscribe` call."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.subscribed = False
+        self.events: list[Any] = []
+        self.raw: list[str] = []
+        self.problems: list[str] = []
+
+    def feed(self, data: Any) -> None:
+        with self.cond:
+            self.raw.append(json.dumps(data, ensure_ascii=False, default=str))
+            if isinstance(data, dict) and data.get("type") == "subscribed":
+                if self.subscribed:
+                    self.problems.append("a second {\"type\": \"subscribed\"} notification")
+                self.subscribed = True
+            else:
+                if not self.subscribed:
+                    self.problems.append("an event notification before {\"type\": \"subscribed\"}")
+                if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+                    self.problems.append(f"notification data is not an event object: {self.raw[-1][:200]}")
+                self.events.append(data)
+            self.cond.notify_all()
+
+
+class _Session:
+    """One MCP session, living in a task of the driver's loop."""
+
+    def __init__(self, driver: McpDriver, purpose: str):
+        self.driver = driver
+        self.purpose = purpose
+        self.session: Any = None
+        self.protocol_version: str | None = None
+        self.server_info: Any = None
+        self.stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") \
+            if driver.transport == "stdio" else None
+        self.listeners: list[_Subscription] = []
+        self.garbage: list[str] = []
+        self._stop: asyncio.Event | None = None
+        self._scope: Any = None
+        self._runner: concurrent.futures.Future | None = None
+        self.closed = False
+
+    # -- lifecycle (sync side) --
+
+    def open(self) -> None:
+        ready: concurrent.futures.Future = concurrent.futures.Future()
+        self._runner = self.driver._loop.submit(self._run(ready))
+        try:
+            ready.result(timeout=self.driver.startup_timeout + 5)
+        except concurrent.futures.TimeoutError:
+            self.close()
+            raise TargetError(f"{self.driver.name}: no MCP handshake within {self.driver.startup_timeout:g} s"
+                              f"{self.notes()}") from None
+        except TargetError:
+            self.close()
+            raise
+        except BaseException as exc:
+            self.close()
+            raise TargetError(f"{self.driver.name}: cannot open an MCP session: {_describe_exc(exc)}"
+                              f"{self.notes()}") from None
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        runner = self._runner
+        if runner is not None and not runner.done():
+            if self._stop is not None:
+                self.driver._loop.call_soon(self._stop.set)
+            try:
+                runner.result(timeout=12)
+            except concurrent.futures.TimeoutError:
+                if self._scope is not None:
+                    self.driver._loop.call_soon(self._scope.cancel)
+                with contextlib.suppress(BaseException):
+                    runner.result(timeout=10)
+            except BaseException:
+                pass
+        if self.stderr is not None:
+            with contextlib.suppress(Exception):
+                self.stderr.close()
+
+    def stderr_tail(self, template: str = "{}") -> str:
+        if self.stderr is None or self.stderr.closed:
+            return ""
+        try:
+            self.stderr.flush()
+            self.stderr.seek(0)
+            text = self.stderr.read()
+        except (OSError, ValueError):
+            return ""
+        text = text.strip()
+        if not text:
+            return ""
+        if len(text) > _STDERR_TAIL:
+            text = "…" + text[-_STDERR_TAIL:]
+        return template.format(text)
+
+    # -- the task (loop side) --
+
+    async def _run(self, ready: concurrent.futures.Future) -> None:
+        import anyio
+        from mcp import ClientSession
+        from mcp_types import Implementation
+
+        self._stop = asyncio.Event()
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                async with contextlib.AsyncExitStack() as stack:
+                    try:
+                        read, write = await stack.enter_async_context(self._transport())
+                        session = ClientSession(read, write, logging_callback=self._on_log, log_level="info",
+                                                message_handler=self._on_message,
+                                                client_info=Implementation(name="memconform", version=_version()))
+                        session = await stack.enter_async_context(session)
+                        with anyio.fail_after(self.driver.startup_timeout):
+                            await self._handshake(session)
+                    except BaseException as exc:
+                        # tell the waiting side now; the transport's teardown (killing a
+                        # process) may take a few seconds more. A cancellation is the transport
+                        # failing underneath: its own error arrives below.
+                        if not ready.done() and not isinstance(exc, anyio.get_cancelled_exc_class()):
+                            ready.set_exception(self._opening_error(exc))
+                        raise
+                    self.session = session
+                    self.protocol_version = session.protocol_version
+                    self.server_info = session.server_info
+                    ready.set_result(session)
+                    await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(self._opening_error(exc))
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self.session = None
+            if not ready.done():
+                ready.set_exception(TargetError(f"{self.driver.name}: the MCP session ended before it opened"))
+
+    def _opening_error(self, exc: BaseException) -> TargetError:
+        if isinstance(exc, TargetError):
+            return exc
+        if any(isinstance(e, TimeoutError) for e in _flatten(exc)):
+            return TargetError(f"{self.driver.name}: no answer to the MCP handshake within "
+                               f"{self.driver.startup_timeout:g} s{self.notes()}")
+        if _is_connection_closed(exc):
+            return TargetError(f"{self.driver.name}: the server closed the connection during the MCP "
+                               f"handshake{self.notes()}")
+        return TargetError(f"{self.driver.name}: cannot open an MCP session: {_describe_exc(exc)}"
+                           f"{self.notes()}")
+
+    def _transport(self) -> Any:
+        if self.driver.transport == "stdio":
+            from mcp import StdioServerParameters, stdio_client
+
+            argv = self.driver.argv
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+            return stdio_client(params, errlog=self.stderr)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        timeout = self.driver.timeout
+        # every call is bounded by the driver anyway; reads wait longer (a subscribe holds its
+        # response stream open for as long as it collects)
+        client = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout, read=max(60.0, 3 * timeout)))
+
+        @contextlib.asynccontextmanager
+        async def transport() -> Any:
+            async with client:
+                async with streamable_http_client(self.driver.url, http_client=client) as streams:
+                    yield streams
+
+        return transport()
+
+    async def _handshake(self, session: Any) -> None:
+        protocol = self.driver.protocol
+        if protocol == "2025-11-25":
+            await session.initialize()
+        elif protocol == "latest":
+            # the SDK's own policy (mcp.Client(mode="auto")): server/discover at the newest
+            # protocol, the initialize handshake when the server is not a 2026 one
+            try:
+                from mcp.client._probe import negotiate_auto
+            except ImportError:  # pragma: no cover - a later SDK moved it
+                from mcp.shared.exceptions import MCPError
+
+                try:
+                    await session.discover()
+                except MCPError:
+                    await session.initialize()
+            else:
+                await negotiate_auto(session)
+        else:
+            from mcp_types import DiscoverResult
+
+            session.adopt(DiscoverResult(supported_versions=[protocol], capabilities={}, result_type="complete",
+                                         ttl_ms=0, cache_scope="public"))
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):  # something on the wire that is not JSON-RPC
+            lines = [ln.strip() for ln in _describe_exc(message).splitlines() if ln.strip()]
+            self.garbage.append(" ".join(lines[:2])[:300])
+
+    def notes(self) -> str:
+        """What to add to a failure message: garbage seen on the wire, the stderr tail."""
+        text = ""
+        if self.garbage:
+            text += f" (the server wrote something that is not JSON-RPC: {self.garbage[-1]})"
+        return text + self.stderr_tail(" (stderr: {})")
+
+    async def _on_log(self, params: Any) -> None:
+        if getattr(params, "logger", None) != SUBSCRIBE_LOGGER:
+            return
+        for listener in list(self.listeners):
+            listener.feed(params.data)
+
+    @property
+    def modern(self) -> bool:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    # -- calls (sync side) --
+
+    def run(self, coro_factory: Callable[[], Any], what: str, timeout: float | None = None) -> Any:
+        """Run `coro_factory()` in the loop, bounded by `timeout` (the driver's by default)."""
+        if self.closed or self.session is None:
+            raise TargetError(f"{self.driver.name}: the MCP session is closed"
+                              f"{self.notes()}")
+        timeout = self.driver.timeout if timeout is None else timeout
+        future = self.driver._loop.submit(self._bounded(coro_factory, timeout))
+        try:
+            return future.result(timeout=timeout + 2)
+        except (concurrent.futures.TimeoutError, TimeoutError):
+            future.cancel()
+            raise TargetError(f"{self.driver.name}: no answer to {what} within {timeout:g} s"
+                              f"{self.notes()}") from None
+        except concurrent.futures.CancelledError:
+            raise TargetError(f"{self.driver.name}: {what} was cancelled (the session closed)") from None
+        except Exception as exc:
+            from mcp.shared.exceptions import MCPError
+            from mcp_types import REQUEST_TIMEOUT
+
+            if any(isinstance(e, MCPError) and e.code == REQUEST_TIMEOUT for e in _flatten(exc)):
+                raise TargetError(f"{self.driver.name}: no answer to {what} within {timeout:g} s"
+                                  f"{self.notes()}") from None
+            if _is_connection_closed(exc):
+                raise TargetError(f"{self.driver.name}: the server closed the connection during {what}"
+                                  f"{self.notes()}") from None
+            if isinstance(exc, MCPError):
+                raise
+            if isinstance(exc, TargetError):
+                raise
+            raise TargetError(f"{self.driver.name}: {what} failed: {_describe_exc(exc)}"
+                              f"{self.notes()}") from None
+
+    @staticmethod
+    async def _bounded(coro_factory: Callable[[], Any], timeout: float) -> Any:
+        import anyio
+
+        with anyio.fail_after(timeout):
+            return await coro_factory()
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        import mcp_types as types
+
+        async def go() -> list[dict[str, Any]]:
+            tools: list[dict[str, Any]] = []
+            cursor = None
+            for _ in range(100):
+                params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                result = await self.session.list_tools(params=params)
+                tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in result.tools)
+                cursor = result.next_cursor
+                if not cursor:
+                    break
+            return tools
+
+        return self.run(go, "tools/list")
+
+    def call_tool(self, name: str, arguments: Any, meta: dict[str, Any] | None,
+                  timeout: float | None = None) -> Any:
+        """The raw outcome of one tools/call: a CallToolResult, or the MCPError of a JSON-RPC error."""
+        from mcp.shared.exceptions import MCPError
+        import mcp_types as types
+
+        async def go() -> Any:
+            return await self.session.send_request(_raw_call(name, arguments, meta), types.CallToolResult)
+
+        try:
+            return self.run(go, f"tools/call {name}", timeout)
+        except MCPError as exc:
+            return exc
+
+    def submit_call(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None,
+                    timeout: float) -> concurrent.futures.Future:
+        import mcp_types as types
+
+        async def go() -> Any:
+            return await self.session.send_request(_raw_call(name, arguments, meta), types.CallToolResult)
+
+        return self.driver._loop.submit(self._bounded(go, timeout))
+
+
+@functools.lru_cache(maxsize=1)
+def _raw_call_type() -> Any:
+    from typing import Literal
+
+    import mcp_types as types
+
+    class RawCallToolRequest(types.Request[dict[str, Any], Literal["tools/call"]]):
+        """tools/call with its params as a plain object: no client-side validation."""
+
+        method: Literal["tools/call"] = "tools/call"
+        params: dict[str, Any]
+
+    return RawCallToolRequest
+
+
+def _raw_call(name: str, arguments: Any, meta: dict[str, Any] | None) -> Any:
+    """A tools/call request carrying `arguments` exactly as given (even a value MCP does not
+    allow there, for bad-input checks)."""
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta:
+        params["_meta"] = dict(meta)
+    return _raw_call_type()(params=params)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("memconform")
+    except Exception:  # pragma: no cover
+        return "0"
+
+
+# -- replies -----------------------------------------------------------------------------------
+
+def _texts(result: Any) -> str | None:
+    texts = [c.text for c in (result.content or []) if getattr(c, "type", None) == "text"]
+    return "\n".join(texts) if texts else None
+
+
+def _json(text: str | None) -> tuple[bool, Any]:
+    if text is None:
+        return False, None
+    try:
+        return True, json.loads(text)
+    except ValueError:
+        return False, None
+
+
+def reply_from_result(operation: str, sent: Any, result: Any, auth: str | None) -> Reply:
+    """Read one tools/call outcome the way docs/live-ump.md says: structuredContent first, else
+    JSON text; the error code from structuredContent.error.code, else from text "<code>: …"."""
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(result, MCPError):
+        return Reply(operation, "mcp", sent, raw=f"JSON-RPC error {result.code}: {result.message}",
+                     error_message=result.message,
+                     wire=(f"a JSON-RPC error ({result.code}) instead of a tool result",), auth=auth)
+    wire: list[str] = []
+    structured = result.structured_content
+    text = _texts(result)
+    parsed_ok, parsed = _json(text)
+    raw = text
+    if result.is_error:
+        code = message = None
+        body: Any = structured if isinstance(structured, dict) else None
+        err = structured.get("error") if isinstance(structured, dict) else None
+        if isinstance(err, dict) and isinstance(err.get("code"), str):
+            code, message = err["code"], err.get("message") if isinstance(err.get("message"), str) else None
+        else:
+            # The public implementation: text {"error": {"message": "<code>: …"}} or plain "<code>: …".
+            candidates = []
+            if parsed_ok and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+                inner = parsed["error"]
+                if isinstance(inner.get("code"), str):
+                    candidates.append((inner["code"], inner.get("message")))
+                if isinstance(inner.get("message"), str):
+                    match = _CODE_IN_TEXT.match(inner["message"])
+                    if match:
+                        candidates.append((match.group(1), match.group(2)))
+                if body is None:
+                    body = parsed
+            if text is not None:
+                match = _CODE_IN_TEXT.match(text)
+                if match:
+                    candidates.append((match.group(1), match.group(2)))
+            if candidates:
+                code, message = candidates[0]
+                wire.append("error code only in text, not in structured content")
+            else:
+                wire.append("isError without a code")
+                message = text
+        if code is not None and body is None:
+            body = {"error": {"code": code, "message": message}}
+            wire.append("error envelope rebuilt from text")
+        if code is None:
+            body = None
+        return Reply(operation, "mcp", sent, body=body, error_code=code,
+                     error_message=message if message is not None else text, raw=raw, wire=tuple(wire),
+                     auth=auth)
+    if isinstance(structured, dict):
+        body = structured
+        if parsed_ok and parsed != structured:
+            wire.append("text content differs from structuredContent")
+    elif parsed_ok:
+        body = parsed
+        wire.append("no structuredContent: the answer was read from JSON text content")
+    else:
+        body = None
+        wire.append("no structuredContent and no JSON text content")
+    code = message = None
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        err = body["error"]
+        if isinstance(err.get("code"), str):
+            code = err["code"]
+            message = err.get("message") if isinstance(err.get("message"), str) else None
+        wire.append("an error envelope without isError")
+    return Reply(operation, "mcp", sent, body=body, error_code=code, error_message=message,
+                 raw=raw if body is None else None, wire=tuple(wire), auth=auth)
+
+
+# -- the client --------------------------------------------------------------------------------
+
+class McpUmpClient:
+    """`UmpClient` over one MCP session pinned to one UMP version."""
+
+    binding = "mcp"
+
+    def __init__(self, driver: McpDriver, session: _Session, version: str, *, token_via: str = "meta"):
+        self.driver = driver
+        self.session = session
+        self.version = version
+        self.token_via = token_via
+        self._tokens: dict[str, tuple[str, float]] = {}
+        self._subscribe_lock = threading.Lock()
+
+    # -- plumbing --
+
+    def _token(self, auth: Auth) -> tuple[str | None, str]:
+        if auth.kind == "anonymous":
+            return None, "anonymous (no token)"
+        if auth.kind == "bearer":
+            return auth.token, "a given bearer token"
+        name = auth.owner or "owner-a"
+        cached = self._tokens.get(name)
+        now = time.time()
+        if cached is None or now - cached[1] > _TOKEN_REUSE:
+            from memconform.suite.ump.captoken import mint
+            from memconform.suite.ump.did import did_key_from_public_key
+            from memconform.suite.ump.testkeys import test_signing_key
+
+            key = test_signing_key(name)
+            owner = did_key_from_public_key(bytes(key.verify_key))
+            cached = (mint(key, scope={"owner": owner}, ttl=_TOKEN_TTL, now=now), now)
+            self._tokens[name] = cached
+        return cached[0], f"owner {name} (fresh token)"
+
+    def _prepare(self, arguments: Any, auth: Auth | None) -> tuple[Any, dict[str, Any], str]:
+        meta: dict[str, Any] = {}
+        how = "no token (capabilities)"
+        if auth is not None:
+            token, how = self._token(auth)
+            if token is not None:
+                if self.token_via == "argument" and isinstance(arguments, dict):
+                    arguments = {**arguments, CAPABILITY_ARG: token}
+                    how += f" in the argument {CAPABILITY_ARG}"
+                else:
+                    meta[CAPABILITY_META] = token
+                    how += f" in _meta {CAPABILITY_META}"
+        if self.session.modern:
+            meta[VERSION_META] = self.version
+        return arguments, meta, how
+
+    def _call(self, operation: str, arguments: Any, auth: Auth | None) -> Reply:
+        tool = f"ump.{operation}"
+        if operation not in self.offered():
+            return Reply(operation, "mcp", arguments, error_code="unsupported",
+                         error_message=f"the server offers no tool {tool}",
+                         wire=(f"no tool {tool} in tools/list",))
+        sent_args, meta, how = self._prepare(arguments, auth)
+        result = self.session.call_tool(tool, sent_args, meta)
+        return reply_from_result(operation, arguments, result, how)
+
+    # -- UmpClient --
+
+    def capabilities(self, request: dict[str, Any] | None = None) -> Reply:
+        reply = self._call("capabilities", {} if request is None else request, None)
+        client = request.get("client") if isinstance(request, dict) else None
+        wanted = client.get("ump") if isinstance(client, dict) else None
+        if wanted is not None and wanted != self.version and "capabilities" in self.offered():
+            # the request may have moved this session to another version: move it back
+            with contextlib.suppress(TargetError):
+                self.session.call_tool("ump.capabilities", {"client": {"ump": self.version}},
+                                       {VERSION_META: self.version} if self.session.modern else None)
+        return reply
+
+    def recall(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._call("recall", request, auth)
+
+    def remember(self, record: Any, *, auth: Auth = DEFAULT_AUTH, wrap: bool = True) -> Reply:
+        return self._call("remember", {"record": record} if wrap else record, auth)
+
+    def get(self, id: str, *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._call("get", {"id": id}, auth)
+
+    def revise(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._call("revise", request, auth)
+
+    def forget(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._call("forget", request, auth)
+
+    def feedback(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._call("feedback", request, auth)
+
+    def rehydrate(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        return self._call("rehydrate", request, auth)
+
+    def subscribe(self, trigger: Any, *, auth: Auth = DEFAULT_AUTH, request: dict[str, Any] | None = None,
+                  expect: int = 1) -> SubscribeOutcome:
+        timeout = self.driver.timeout
+        sent: dict[str, Any] = dict(request or {})
+        sent.setdefault("max_events", max(int(expect), 1))
+        sent.setdefault("timeout_ms", int(timeout * 1000))
+        if "subscribe" not in self.offered():
+            return SubscribeOutcome(sent=sent, error_code="unsupported",
+                                    error_message="the server offers no tool ump.subscribe")
+        with self._subscribe_lock:
+            return self._subscribe(trigger, auth, sent, expect, timeout)
+
+    def _subscribe(self, trigger: Any, auth: Auth, sent: dict[str, Any], expect: int,
+                   timeout: float) -> SubscribeOutcome:
+        arguments, meta, _ = self._prepare(sent, auth)
+        sub = _Subscription()
+        self.session.listeners.append(sub)
+        if self.session.closed or self.session.session is None:
+            raise TargetError(f"{self.driver.name}: the MCP session is closed")
+        future = self.session.submit_call("ump.subscribe", arguments, meta, timeout + 5)
+        problems: list[str] = []
+        try:
+            # 1. established: the "subscribed" notification (or the call ended: an error)
+            deadline = time.monotonic() + timeout
+            with sub.cond:
+                while not sub.subscribed and not future.done() and time.monotonic() < deadline:
+                    sub.cond.wait(0.05)
+                subscribed = sub.subscribed
+            if not subscribed:
+                if future.done():
+                    return self._finish(sent, sub, future, problems, subscribed=False)
+                problems.append(f"no {{\"type\": \"subscribed\"}} notification within {timeout:g} s")
+            # 2. the trigger, in the caller's thread
+            trigger()
+            # 3. the events: until `expect` arrived or the call ended or the time is up
+            deadline = time.monotonic() + timeout
+            with sub.cond:
+                while len(sub.events) < expect and not future.done() and time.monotonic() < deadline:
+                    sub.cond.wait(0.05)
+            # a server returns at max_events: then give the result a moment to arrive
+            with sub.cond:
+                complete = len(sub.events) >= max(expect, sent.get("max_events", expect)
+                                                  if isinstance(sent.get("max_events"), int) else expect)
+            with contextlib.suppress(concurrent.futures.TimeoutError, Exception):
+                future.result(timeout=min(timeout, 5.0) if complete else 0.2)
+            return self._finish(sent, sub, future, problems, subscribed=subscribed)
+        finally:
+            if not future.done():
+                future.cancel()
+            with contextlib.suppress(ValueError):
+                self.session.listeners.remove(sub)
+
+    def _finish(self, sent: dict[str, Any], sub: _Subscription, future: concurrent.futures.Future,
+                problems: list[str], *, subscribed: bool) -> SubscribeOutcome:
+        with sub.cond:
+            notified = list(sub.events)
+            problems = problems + sub.problems
+            raw = "\n".join(sub.raw)
+        result_events: list[Any] | None = None
+        if future.done() and not future.cancelled():
+            exc = future.exception()
+            if exc is not None:
+                if _is_connection_closed(exc):
+                    raise TargetError(f"{self.driver.name}: the server closed the connection during ump.subscribe"
+                                      f"{self.session.notes()}")
+                from mcp.shared.exceptions import MCPError
+
+                if isinstance(exc, MCPError):
+                    return SubscribeOutcome(sent=sent, raw=raw or None, error_message=exc.message,
+                                            problems=tuple(problems + [f"JSON-RPC error {exc.code}"]))
+                if not isinstance(exc, TimeoutError):
+                    problems.append(f"the call failed: {_describe_exc(exc)}")
+            else:
+                reply = reply_from_result("subscribe", sent, future.result(), None)
+                if reply.error_code is not None or (reply.body is None and not notified):
+                    return SubscribeOutcome(sent=sent, raw=raw or reply.raw, error_code=reply.error_code,
+                                            error_message=reply.error_message,
+                                            problems=tuple(problems + list(reply.wire)))
+                events = reply.body.get("events") if isinstance(reply.body, dict) else None
+                if isinstance(events, list):
+                    result_events = events
+                elif reply.body is not None:
+                    problems.append("the ump.subscribe result has no events list")
+        if notified:
+            events_out = notified
+            if result_events is not None and result_events != notified:
+                problems.append(f"the ump.subscribe result lists {len(result_events)} event(s), the "
+                                f"notifications carried {len(notified)}")
+        else:
+            events_out = result_events or []
+            if result_events:
+                problems.append("events only in the ump.subscribe result, not as notifications")
+        return SubscribeOutcome(sent=sent, events=tuple(e for e in events_out),
+                                raw=raw or (json.dumps(result_events) if result_events else None),
+                                problems=tuple(problems))
+
+    def offered(self) -> frozenset[str]:
+        return frozenset(t["name"][len("ump."):] for t in self.driver.tool_listing()
+                         if isinstance(t.get("name"), str) and t["name"].startswith("ump."))
+
+    def call_raw(self, method: str, path: str, body: bytes | None = None,
+                 headers: dict[str, str] | None = None, *, auth: Auth = DEFAULT_AUTH) -> Reply:
+        raise NotApplicable("raw HTTP requests exist only over the HTTP binding")
+
+    def tools(self) -> list[dict[str, Any]] | None:
+        return [dict(t) for t in self.driver.tool_listing()]
+
+    # -- MCP resources (§4.1 MAY: stored memories as ump://{project}/{id}) --
+
+    def resources(self) -> list[dict[str, Any]]:
+        """The server's MCP resources (resources/list); empty when it offers none."""
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
+        async def go() -> list[dict[str, Any]]:
+            found: list[dict[str, Any]] = []
+            cursor = None
+            for _ in range(100):
+                params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                result = await self.session.session.list_resources(params=params)
+                found.extend(r.model_dump(by_alias=True, mode="json", exclude_none=True) for r in result.resources)
+                cursor = result.next_cursor
+                if not cursor:
+                    break
+            return found
+
+        try:
+            return self.session.run(go, "resources/list")
+        except MCPError:
+            return []
+
+    def read_resource(self, uri: str) -> str | None:
+        """The text of one resource (resources/read), None when it has none or cannot be read."""
+        from mcp.shared.exceptions import MCPError
+
+        async def go() -> str | None:
+            result = await self.session.session.read_resource(uri)
+            texts = [c.text for c in result.contents if isinstance(getattr(c, "text", None), str)]
+            return "\n".join(texts) if texts else None
+
+        try:
+            return self.session.run(go, f"resources/read {uri}")
+        except MCPError:
+            return None
+
+
+# -- the driver --------------------------------------------------------------------------------
+
+class McpDriver:
+    """A UMP implementation reached over MCP: `mcp+stdio:COMMAND ARGS` or `mcp+http://HOST:PORT/PATH`."""
+
+    def __init__(self, target_text: str, forced_versions: tuple[str, ...] = (), timeout: float = 10.0,
+                 protocol: str = "2025-11-25", *, token_via: str = "meta", startup_timeout: float | None = None):
+        self.label = target_text
+        #: the label as messages quote it (a long inline command shortened)
+        self.name = target_text if len(target_text) <= 100 else target_text[:99] + "…"
+        self.forced_versions = tuple(forced_versions)
+        self.timeout = float(timeout)
+        #: how long a session may take to open (process start + MCP handshake); default `timeout`
+        self.startup_timeout = float(startup_timeout) if startup_timeout is not None else self.timeout
+        if protocol not in PROTOCOLS:
+            from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+            if protocol not in MODERN_PROTOCOL_VERSIONS:
+                raise ValueError(f"protocol must be one of {PROTOCOLS} or a modern MCP version, not {protocol!r}")
+        self.protocol = protocol
+        if token_via not in ("meta", "argument"):
+            raise ValueError("token_via is 'meta' or 'argument'")
+        self.token_via = token_via
+        text = target_text.strip()
+        if text.startswith("mcp+stdio:"):
+            self.transport = "stdio"
+            try:
+                self.argv = shlex.split(text[len("mcp+stdio:"):])
+            except ValueError as exc:
+                raise TargetError(f"cannot split the command of {target_text!r}: {exc}") from None
+            if not self.argv:
+                raise TargetError(f"{target_text!r} names no command (mcp+stdio:COMMAND ARGS)")
+            self.url = None
+        elif text.startswith("mcp+http://") or text.startswith("mcp+https://"):
+            self.transport = "http"
+            self.argv = []
+            self.url = text[len("mcp+"):]
+        else:
+            raise TargetError(f"not an MCP target: {target_text!r} (mcp+stdio:COMMAND or mcp+http://HOST:PORT/mcp)")
+        self._lock = threading.RLock()
+        self._loop: _LoopThread | None = None
+        self._sessions: dict[str, _Session] = {}  # UMP version → its session
+        self._spare: _Session | None = None       # the discovery session, until a version claims it
+        self._clients: dict[str, McpUmpClient] = {}
+        self._tools: list[dict[str, Any]] | None = None
+        self._caps: dict[str, Any] | None = None
+        self._caps_per_version: dict[str, Any] = {}
+        self._versions: tuple[str, ...] | None = None
+        self._default_version: str | None = None
+        self._closed = False
+
+    # -- sessions --
+
+    def _ensure_loop(self) -> None:
+        if self._closed:
+            raise TargetError(f"{self.name}: the driver is closed")
+        if self._loop is None:
+            self._loop = _LoopThread()
+
+    def _open_session(self, purpose: str) -> _Session:
+        self._ensure_loop()
+        session = _Session(self, purpose)
+        session.open()
+        return session
+
+    def _discover(self) -> None:
+        with self._lock:
+            if self._closed:
+                raise TargetError(f"{self.name}: the driver is closed")
+            if self._versions is not None:
+                return
+            session = self._open_session("discovery")
+            try:
+                self._tools = session.list_tools()
+                names = {t.get("name") for t in self._tools}
+                if not any(isinstance(n, str) and n.startswith("ump.") for n in names):
+                    raise TargetError(f"{self.name} is not a UMP server: its MCP tools are "
+                                      f"{sorted(str(n) for n in names) or 'none'}, no ump.*")
+                caps = None
+                if "ump.capabilities" in names:
+                    result = session.call_tool("ump.capabilities", {}, None)
+                    reply = reply_from_result("capabilities", {}, result, None)
+                    caps = reply.body if reply.ok else None
+            except BaseException:
+                session.close()
+                raise
+            self._caps = caps
+            advertised: list[str] = []
+            default = None
+            if isinstance(caps, dict):
+                if isinstance(caps.get("ump"), str):
+                    default = caps["ump"]
+                if isinstance(caps.get("versions"), list):
+                    advertised = [v for v in caps["versions"] if isinstance(v, str)]
+                if default and default not in advertised:
+                    advertised.insert(0, default)
+            self._default_version = default
+            if default is not None:
+                self._caps_per_version[default] = caps
+                self._sessions[default] = session
+            else:
+                self._spare = session
+            self._versions = tuple(advertised)
+
+    def _session_for(self, version: str) -> _Session:
+        with self._lock:
+            self._discover()
+            session = self._sessions.get(version)
+            if session is not None and not session.closed:
+                return session
+            if self._spare is not None:
+                session, self._spare = self._spare, None
+            else:
+                session = self._open_session(f"UMP {version}")
+            self._sessions[version] = session
+            names = {t.get("name") for t in self._tools or []}
+            if "ump.capabilities" in names:
+                meta = {VERSION_META: version} if session.modern else None
+                result = session.call_tool("ump.capabilities", {"client": {"ump": version}}, meta)
+                reply = reply_from_result("capabilities", {"client": {"ump": version}}, result, None)
+                if reply.ok:
+                    self._caps_per_version[version] = reply.body
+            return session
+
+    # -- Driver --
+
+    def subjects(self) -> list[Subject]:
+        from memconform.suite.ump.record import VERSIONS as KNOWN
+
+        self._discover()
+        if self.forced_versions:
+            versions = list(dict.fromkeys(self.forced_versions))
+        else:
+            versions = [v for v in self._versions or () if v in KNOWN]
+            if not versions:
+                versions = [self._default_version] if self._default_version else [KNOWN[-1]]
+        versions.sort(key=lambda v: tuple(int(p) if p.isdigit() else 0 for p in v.split(".")))
+        with self._lock:
+            # a discovery session whose version is not judged serves the first one that is
+            default = self._default_version
+            if default is not None and default not in versions and default not in self._clients \
+                    and self._spare is None and default in self._sessions:
+                self._spare = self._sessions.pop(default)
+        return [Subject(self.label, "ump", v, "mcp") for v in versions]
+
+    def advertised_level(self, subject: Subject) -> str | None:
+        self._discover()
+        caps = self._caps_per_version.get(subject.version)
+        if caps is None and subject.version in (self._versions or ()):
+            with contextlib.suppress(TargetError):
+                self._session_for(subject.version)
+            caps = self._caps_per_version.get(subject.version)
+        level = caps.get("conformance") if isinstance(caps, dict) else None
+        return level if isinstance(level, str) else None
+
+    def client(self, subject: Subject) -> McpUmpClient:
+        with self._lock:
+            client = self._clients.get(subject.version)
+            if client is None:
+                session = self._session_for(subject.version)
+                client = McpUmpClient(self, session, subject.version, token_via=self.token_via)
+                self._clients[subject.version] = client
+            return client
+
+    def tool_listing(self) -> list[dict[str, Any]]:
+        self._discover()
+        return list(self._tools or [])
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"label": self.label, "kind": f"mcp+{self.transport}",
+                                "protocol_requested": self.protocol, "advertised": {}}
+        if self._versions is None:
+            return info
+        info["advertised"] = {v: c.get("conformance") for v, c in self._caps_per_version.items()
+                              if isinstance(c, dict)}
+        info["versions"] = list(self._versions)
+        info["tools"] = [t.get("name") for t in self._tools or []]
+        some = next((s for s in self._sessions.values() if s.protocol_version), None)
+        if some is not None:
+            info["protocol"] = some.protocol_version
+            if some.server_info is not None:
+                info["mcp_server"] = {"name": getattr(some.server_info, "name", None),
+                                      "version": getattr(some.server_info, "version", None)}
+        if isinstance(self._caps, dict) and isinstance(self._caps.get("server"), dict):
+            info["server"] = self._caps["server"]
+        return info
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            sessions = list(self._sessions.values()) + ([self._spare] if self._spare else [])
+            self._sessions.clear()
+            self._spare = None
+            self._clients.clear()
+        for session in sessions:
+            with contextlib.suppress(Exception):
+                session.close()
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+
+    def __enter__(self) -> McpDriver:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+__all__ = ["McpDriver", "McpUmpClient", "reply_from_result"]
