@@ -32,10 +32,12 @@ the one place the behaviour changes.
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import math
 import queue
+import secrets
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -49,7 +51,7 @@ from memconform.suite.ump import captoken, consent, ids, integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
 from memconform.suite.ump.did import is_did
-from memconform.suite.ump.rehydrate import render
+from memconform.suite.ump.rehydrate import CLOSE, OPEN, WARNING, render
 
 __all__ = ["UmpService", "Subscription", "HTTP_STATUS", "ERROR_CODES", "OPERATIONS", "MAX_RECALL"]
 
@@ -539,6 +541,12 @@ class UmpService:
                 out = integrity.sign(dict(without_integrity(out), stored=True), key)
         return out
 
+    def _mint_id(self) -> str:
+        """A new record id: urn:ump: + base32 of 16 random bytes (§6.2, L1 form)."""
+        if self.fault == "mints-long-ids":
+            return "urn:ump:" + base64.b32encode(secrets.token_bytes(20)).decode("ascii").rstrip("=").lower()
+        return ids.random_id()
+
     def _verifies(self, rec: Mapping[str, Any], stored_text: str | None = None) -> bool:
         """Integrity verifies (hash, signature, signer = owner). A stored record's verdict is
         remembered per exact stored bytes (its canonical JSON), so a changed row is checked again."""
@@ -709,6 +717,12 @@ class UmpService:
         declared = raw.get("ump", _MISSING)
         effective = version
         changed = False
+        if self.fault == "imports-need-id" and declared is not _MISSING and "id" not in raw:
+            raise _invalid("/id is missing; a record that declares its `ump` version is an import and must be "
+                           "complete")
+        if self.fault == "imports-need-time" and declared is not _MISSING and "time" not in raw:
+            raise _invalid("/time is missing; a record that declares its `ump` version is an import and must be "
+                           "complete")
         if isinstance(declared, str):
             major = declared.split(".", 1)[0]
             if major.isdigit() and major not in {v.split(".")[0] for v in ump_record.VERSIONS}:
@@ -729,7 +743,7 @@ class UmpService:
             rec = copy.deepcopy(raw)
         minted = "id" not in rec
         if minted:
-            rec["id"] = ids.random_id()
+            rec["id"] = self._mint_id()
             changed = True
         stamp = format_time(now)
         if "time" not in rec:
@@ -754,6 +768,14 @@ class UmpService:
             changed = True
         if self.fault == "accepts-bodyless-record" and "body" not in rec:
             rec["body"] = {"text": ""}
+        if self.fault == "stores-episodic-as-semantic" and rec.get("kind") == "episodic":
+            rec["kind"] = "semantic"
+            changed = True
+        body = rec.get("body")
+        if self.fault == "mangles-non-ascii-text" and isinstance(body, dict) and isinstance(body.get("text"), str) \
+                and not body["text"].isascii():
+            body["text"] = body["text"].encode("ascii", "replace").decode("ascii")
+            changed = True
         return rec, changed, minted, effective
 
     def _check_l2(self, rec: dict[str, Any]) -> None:
@@ -1006,7 +1028,7 @@ class UmpService:
             succ = dict(copy.deepcopy(base), **copy.deepcopy(patch))
         else:
             succ = _merge_patch(base, patch)
-        succ["id"] = ids.random_id()
+        succ["id"] = self._mint_id()
         succ["supersedes"] = [rid]
         time = succ.get("time") if isinstance(succ.get("time"), dict) else {}
         patched_time = patch.get("time") if isinstance(patch.get("time"), dict) else {}
@@ -1048,6 +1070,8 @@ class UmpService:
         self._publish("revised", version, rowid, succ)
         if self.fault == "revise-answers-no-supersedes":
             return {"id": succ["id"]}
+        if self.fault == "revise-answers-prior-id":
+            return {"id": rid, "supersedes": [rid]}
         return {"id": succ["id"], "supersedes": [rid]}
 
     def _write_refusal(self, who: _Who, rec: Mapping[str, Any], operation: str) -> UmpError:
@@ -1190,6 +1214,8 @@ class UmpService:
                 dropped.append({"id": rid, "reason": reason})
             else:
                 take(stored.record)
+        if self.fault == "rehydrate-ranks-before-filtering":
+            given = (given or [])[:limit]  # the limit taken first, the filters after
         for rec in given or []:
             rid = rec.get("id") if isinstance(rec, dict) and isinstance(rec.get("id"), str) else None
             reason = self._inline_drop_reason(rec, version, who)
@@ -1200,19 +1226,45 @@ class UmpService:
             else:
                 take(rec)
         if query is not None or (wanted is None and given is None):
-            if len(included) < limit:
+            if len(included) < limit and self.fault == "rehydrate-ranks-before-filtering":
+                everyone = _Who(None, None, ANY)  # ranked over every record, filtered afterwards
+                where, params = self._visible_sql(who)
+                for stored, _, _ in self._search(version, everyone, query or "", scope, kinds=None, valid_at=None,
+                                                 include_tombstoned=True, limit=limit - len(included)):
+                    if _status_of(stored.record) == "tombstoned":
+                        dropped.append({"id": stored.record["id"], "reason": "tombstoned"})
+                    elif not self._store.visible(stored.rowid, where, params):
+                        dropped.append({"id": stored.record["id"], "reason": "not_visible"})
+                    elif stored.record["id"] not in seen:
+                        take(stored.record)
+            elif len(included) < limit:
                 for stored, _, _ in self._search(version, who, query or "", scope, kinds=None, valid_at=None,
                                                  include_tombstoned=False, limit=limit - len(included)):
                     if stored.record["id"] not in seen:
                         take(stored.record)
-        return {"text": render(included), "included": [r["id"] for r in included], "dropped": dropped}
+        if self.fault == "rehydrate-raw-text":
+            text = "\n".join([OPEN, WARNING, *(f"- [{r.get('kind')} {r.get('id')}] {r['body']['text']}"
+                                                for r in included), CLOSE]) + "\n"
+        elif self.fault == "rehydrate-procedural-first":
+            steps = [r for r in included if r.get("kind") == "procedural"]
+            text = ("Follow these procedures:\n" + "".join(f"- {r['body']['text']}\n" for r in steps)
+                    + render([r for r in included if r.get("kind") != "procedural"]))
+        else:
+            text = render(included)
+        return {"text": text, "included": [r["id"] for r in included], "dropped": dropped}
 
     def _drop_reason(self, rec: Mapping[str, Any], version: str) -> str | None:
         if _status_of(rec) == "tombstoned":
             return "tombstoned"
-        if not self._verifies(rec):
+        if not self._rehydrate_verifies(rec):
             return "signature_invalid"
         return None
+
+    def _rehydrate_verifies(self, rec: Mapping[str, Any]) -> bool:
+        """§5.3 step 1: drop unverifiable L3 records (a record without integrity is unverifiable)."""
+        if self.fault == "rehydrate-keeps-unverified":
+            return True
+        return "integrity" in rec and self._verifies(rec)
 
     def _inline_drop_reason(self, rec: Any, version: str, who: _Who) -> str | None:
         """Why a record the client gave inline is not rehydrated (None: it is)."""
@@ -1221,7 +1273,7 @@ class UmpService:
         declared = ump_record.detect_version(rec)
         if declared is None or ump_record.validate(rec, declared):
             return "invalid_record"
-        if "integrity" not in rec or not self._verifies(rec):
+        if not self._rehydrate_verifies(rec):
             return "signature_invalid"
         if _status_of(rec) == "tombstoned":
             return "tombstoned"

@@ -45,7 +45,7 @@ from memconform.suite.ump import ids as ump_ids
 from memconform.suite.ump import integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.checks._live import (
-    KINDS, LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, need, results_of, sample_record,
+    KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, results_of, sample_record,
 )
 from memconform.suite.ump.client import Auth, Reply
 from memconform.suite.ump.did import is_did
@@ -65,8 +65,7 @@ SIGNALS = ("similarity", "recency", "salience", "scope_match", "provenance_depth
 MINTED_ID = re.compile(r"urn:ump:(?:[a-z2-7]{26}|[a-z2-7]{52})")
 #: HTTP status per §3.7 code (the notes, HTTP binding); every other code is a 4xx (400).
 STATUS_FOR_CODE = {"not_found": 404, "unauthorized": 401, "forbidden_scope": 403, "rate_limited": 429}
-#: The operations §7 L1 asks of one binding, and their MCP tool names (§4.1).
-L1_OPERATIONS = ("capabilities", "recall", "remember", "get")
+#: The MCP tool name of each operation (§4.1).
 TOOL_FOR = {op: f"ump.{op}" for op in ("capabilities", "recall", "remember", "get", "revise", "forget",
                                        "feedback")}
 _OWNER_NAMES = {test_did(name): name for name in TEST_KEY_NAMES}
@@ -398,32 +397,34 @@ def capabilities_audit(ctx: CheckContext) -> None:
 
 
 @check("ump/l1/capabilities-no-0.1-runtime", spec="ump", requirements=("ump/capabilities-no-0.1-runtime",),
-       bindings=LIVE, title="a 1.0 server does not negotiate down to 0.1 unless it speaks 0.1 deliberately (§8)")
+       bindings=LIVE,
+       title="a 1.0 server answers a 0.1 client with 1.0, unless it declares 0.1 a runtime version (§8)")
 def capabilities_no_01_runtime(ctx: CheckContext) -> None:
-    """A client announcing 0.1 gets `ump: "1.0"` (or a refusal) from a 1.0 server. A server that
-    lists "0.1" in the extension member `versions` speaks 0.1 as a runtime version on purpose
-    (docs/live-ump.md): then a 0.1 session is fine and there is nothing to judge."""
+    """A client announcing 0.1 (HTTP: `UMP-Version: 0.1`; MCP: `client.ump`) must get `ump: "1.0"`
+    or a refusal. A server that lists "0.1" in the extension member `versions` speaks 0.1 as a
+    runtime version deliberately (docs/live-ump.md): then a 0.1 answer is what it declared. What
+    is judged: a 0.1 answer only from a server that declares 0.1."""
     body = _caps_body(ctx)
     if not body:
         raise NotApplicable("no capabilities response to start from (judged by ump/l1/capabilities)")
-    versions = body.get("versions")
-    if isinstance(versions, list) and "0.1" in versions:
-        raise NotApplicable(f"the server lists 0.1 in `versions` {versions}: it speaks 0.1 as a runtime "
-                            "version deliberately, so a 0.1 session is allowed")
     if ctx.binding == "http":  # the HTTP binding names the version of a request in UMP-Version
-        replies = [ctx.client.call_raw("GET", "/ump/capabilities", None, {"UMP-Version": "0.1"},
-                                       auth=Auth.anonymous())]
+        reply = ctx.client.call_raw("GET", "/ump/capabilities", None, {"UMP-Version": "0.1"}, auth=Auth.anonymous())
     else:  # MCP: the client announcement (the driver moves its session back afterwards)
-        replies = [ctx.client.capabilities({"client": {"name": "memconform", "ump": "0.1"}})]
-    for reply in replies:
-        if not reply.ok:
-            continue  # refusing a 0.1 client is conforming (catalogue note)
-        got = reply.body.get("ump")
-        if got != "1.0":
-            ctx.violation("ump/capabilities-no-0.1-runtime", f"a client announcing UMP 0.1 was answered ump "
-                          f"{got!r} although the server does not list 0.1 in `versions`: a 1.0 server answers "
-                          f"ump \"1.0\" or refuses; {_spec('ump/capabilities-no-0.1-runtime')}",
-                          sent=reply.sent, received=reply.body)
+        reply = ctx.client.capabilities({"client": {"name": "memconform", "ump": "0.1"}})
+    _internal(reply)
+    if not reply.ok:
+        return  # refusing a 0.1 client is conforming (catalogue note)
+    got = reply.body.get("ump")
+    declared = [v for src in (body, reply.body) if isinstance(src.get("versions"), list) for v in src["versions"]]
+    # Which version the session speaks is judged by its major; the exact label ("1.0", not
+    # "1.0.0") is ump/l1/capabilities'.
+    major = got.split(".")[0] if isinstance(got, str) else None
+    if major == "1" or (major == "0" and "0.1" in declared):
+        return  # 1.0 kept, or 0.1 spoken deliberately and said so
+    ctx.violation("ump/capabilities-no-0.1-runtime", f"a client announcing UMP 0.1 was answered ump {got!r}, and "
+                  f"the server does not declare 0.1 a runtime version (its `versions`: "
+                  f"{sorted(set(declared)) or 'none'}): a 1.0 server answers ump \"1.0\" or refuses; "
+                  f"{_spec('ump/capabilities-no-0.1-runtime')}", sent=reply.sent, received=reply.body)
 
 
 @check("ump/l1/capabilities-no-side-effects", spec="ump", requirements=("ump/capabilities-no-side-effects",),
@@ -805,7 +806,8 @@ def remember_result(ctx: CheckContext) -> None:
     answers = [ctx.client.remember(copy.deepcopy(twin), auth=Auth.as_owner(OWNER_A)) for _ in range(2)]
     for answer in answers:
         _internal(answer)
-        if _accepted(answer) and not (isinstance(answer.body.get("id"), str) and answer.body["id"].startswith("urn:ump:")):
+        answered = answer.body.get("id") if isinstance(answer.body, dict) else None
+        if _accepted(answer) and not (isinstance(answered, str) and answered.startswith("urn:ump:")):
             ctx.violation("ump/remember-returns-id", f"remember answered result {answer.body.get('result')!r} "
                           f"without an id ({answer.describe()}); created and merged both answer the stored "
                           f"record's id; {_spec('ump/remember-returns-id')}", sent=twin, received=answer.body)
@@ -860,7 +862,9 @@ def remember_merge(ctx: CheckContext) -> None:
                       + f"; {_spec('ump/remember-merge-returns-existing-id')}", sent=rec,
                       received={"first": first.body, "second": second.body})
         return
-    _, got = _get(ctx, first_id)
+    read, got = _get(ctx, first_id)
+    if got is None and _code(read) != "not_found":
+        raise NotApplicable(f"get {first_id} answered {read.describe()} (judged by ump/l1/get)")
     if got is None or (got.get("body") or {}).get("text") != rec["body"]["text"]:
         ctx.violation("ump/remember-merge-returns-existing-id", f"merged into {first_id}, but get of that id "
                       f"answers {json.dumps(got)[:200] if got else 'no record'}; "
@@ -919,7 +923,7 @@ def remember_fills_time(ctx: CheckContext) -> None:
        title="a created record is returned by get with its kind, body.text and owner (§3.3)")
 def remember_persists(ctx: CheckContext) -> None:
     judged = 0
-    for kind in ("identity", "working"):
+    for kind in ("identity", "procedural"):
         rec = _full_record(ctx, kind, text=f"{marker('rp')} persisted {kind} memory ✓ with unicode — ok")
         reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
         _internal(reply)
@@ -927,11 +931,13 @@ def remember_persists(ctx: CheckContext) -> None:
             continue
         rid = _new_id(reply)
         got, stored = _get(ctx, rid)
-        judged += 1
         if stored is None:
-            ctx.violation("ump/remember-persists", f"remember answered created {rid}, then get answered "
-                          f"{got.describe()}; {_spec('ump/remember-persists')}", sent=rec, received=got.body)
+            if _code(got) == "not_found":  # (any other failure of get is ump/l1/get's to judge)
+                judged += 1
+                ctx.violation("ump/remember-persists", f"remember answered created {rid}, then get answered "
+                              f"{got.describe()}; {_spec('ump/remember-persists')}", sent=rec, received=got.body)
             continue
+        judged += 1
         for path, sent_v, got_v in (("kind", rec["kind"], stored.get("kind")),
                                     ("body.text", rec["body"]["text"], (stored.get("body") or {}).get("text")),
                                     ("scope.owner", rec["scope"]["owner"], (stored.get("scope") or {}).get("owner"))):
@@ -1229,22 +1235,31 @@ def messages_json_objects(ctx: CheckContext) -> None:
     rec = _full_record(ctx, "semantic")
     replies = []
     names = _tool_names(ctx)
-    if names is None or "ump.capabilities" in names:
+
+    def offered(op: str) -> bool:  # an absent MCP tool is ump/l1/mcp-tool-*'s to judge
+        return names is None or TOOL_FOR[op] in names
+
+    if offered("capabilities"):
         replies.append(ctx.client.capabilities())
-    remembered = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
-    replies.append(remembered)
-    rid = _new_id(remembered) if _accepted(remembered) else None
-    if rid:
+    rid = None
+    if offered("remember"):
+        remembered = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        replies.append(remembered)
+        rid = _new_id(remembered) if _accepted(remembered) else None
+    if rid and offered("get"):
         replies.append(ctx.client.get(rid, auth=Auth.as_owner(OWNER_A)))
-    replies.append(ctx.client.recall({"query": _word(rec), "scope": _scope()}, auth=Auth.as_owner(OWNER_A)))
+    if offered("recall"):
+        replies.append(ctx.client.recall({"query": _word(rec), "scope": _scope()}, auth=Auth.as_owner(OWNER_A)))
+    if not replies:
+        raise NotApplicable("the server offers none of capabilities, remember, get, recall over this binding")
     if ctx.binding == "http":
         replies.append(ctx.client.get(ump_ids.random_id(), auth=Auth.as_owner(OWNER_A)))
     for reply in replies:
         _internal(reply)
         if not isinstance(reply.body, dict):
-            ctx.violation("ump/messages-json-objects", f"{reply.operation} answered "
-                          f"{'non-JSON ' + repr((reply.raw or '')[:120]) if reply.body is None else json.dumps(reply.body)[:120]}"
-                          f" — not a JSON object; {_spec('ump/messages-json-objects')}",
+            shown = "non-JSON " + repr((reply.raw or "")[:120]) if reply.body is None else json.dumps(reply.body)[:120]
+            ctx.violation("ump/messages-json-objects", f"{reply.operation} answered {shown} — not a JSON object; "
+                          f"{_spec('ump/messages-json-objects')}",
                           sent=reply.sent, received=reply.raw if reply.body is None else reply.body)
 
 
@@ -1809,19 +1824,19 @@ def mcp_resources(ctx: CheckContext) -> None:
     for res in ump[:5]:
         uri = str(res["uri"])
         parts = uri[len("ump://"):].rsplit("/", 1)
-        if len(parts) != 2 or not parts[1].startswith("urn:ump:") and not urllib.parse.unquote(parts[1]).startswith("urn:ump:"):
+        if len(parts) != 2 or not urllib.parse.unquote(parts[1]).startswith("urn:ump:"):
             ctx.violation("ump/mcp-resources", f"resource {uri} is not of the form ump://{{project}}/{{id}}; "
                           f"{_spec('ump/mcp-resources')}", received=res)
             continue
         if reader is not None:
             content = reader(uri)
-            problems = served_problems_of(content, ctx.version)
+            problems = _resource_problems(content, ctx.version)
             if problems:
                 ctx.violation("ump/mcp-resources", f"resource {uri} does not read as a §2 record: "
                               + "; ".join(problems[:4]) + f"; {_spec('ump/mcp-resources')}", received=content)
 
 
-def served_problems_of(content: Any, version: str) -> list[str]:
+def _resource_problems(content: Any, version: str) -> list[str]:
     if isinstance(content, str):
         try:
             content = json.loads(content)
@@ -1850,7 +1865,10 @@ def _route_problem(reply: Reply, operation: str) -> list[str]:
 @check("ump/l1/http-route-capabilities", spec="ump", requirements=("ump/http-route-capabilities",), bindings=HTTP,
        title="GET /ump/capabilities answers the §3.1 response (§4.2)")
 def http_route_capabilities(ctx: CheckContext) -> None:
-    reply = ctx.client.call_raw("GET", "/ump/capabilities", None, {"UMP-Version": ctx.version})
+    """Asked without a token: capabilities is the negotiation a peer makes before it knows
+    whether tokens are a feature (§3.1; the notes, HTTP binding: no auth)."""
+    reply = ctx.client.call_raw("GET", "/ump/capabilities", None, {"UMP-Version": ctx.version},
+                                auth=Auth.anonymous())
     _internal(reply)
     problems = _route_problem(reply, "capabilities")
     if problems:
@@ -1901,7 +1919,8 @@ def http_route_remember(ctx: CheckContext) -> None:
                           f"{_spec('ump/http-route-remember')}", sent=bare, received=reply.body)
     else:
         err = reply.body.get("error") if isinstance(reply.body, dict) else None
-        if not (isinstance(err, dict) and isinstance(err.get("code"), str) and reply.status and 400 <= reply.status < 500):
+        enveloped = isinstance(err, dict) and isinstance(err.get("code"), str)
+        if not (enveloped and reply.status and 400 <= reply.status < 500):
             ctx.violation("ump/http-route-remember", f"POST /ump/remember with a bare record (which the public "
                           f"implementation takes) answered {reply.describe()}: neither accepted nor refused with "
                           f"the §3 error envelope; {_spec('ump/http-route-remember')}", sent=bare,
@@ -1989,9 +2008,23 @@ def _vector_cases(version: str) -> list[Case]:
             continue
         reqs = [r for r in c.requirements if _live(r)]
         if c.expect.get("verdict") == "valid":
-            reqs.append("ump/remember-persists")
+            reqs += ["ump/kinds-accept-all", "ump/remember-persists"]
+            if _unknown_relation(c.input):
+                reqs.append("ump/relations-open-vocabulary")
         out.append(Case(c.id, c, tuple(dict.fromkeys(reqs))))
     return out
+
+
+_RESERVED_RELATIONS = ("about", "contradicts", "depends_on", "derived_from", "duplicate_of")
+
+
+def _unknown_relation(rec: Any) -> str | None:
+    """A relation type outside the reserved set (§2.5) that `rec` uses, if any."""
+    rels = rec.get("relations") if isinstance(rec, dict) else None
+    for rel in rels if isinstance(rels, list) else ():
+        if isinstance(rel, dict) and isinstance(rel.get("type"), str) and rel["type"] not in _RESERVED_RELATIONS:
+            return rel["type"]
+    return None
 
 
 def _vector_requirements() -> tuple[str, ...]:
@@ -2038,6 +2071,16 @@ def golden_vectors(ctx: CheckContext) -> None:
       stored record must carry that member (charged to the vector's requirements).
     * A refusal for policy (result rejected, consent_violation) of a valid vector is an admission
       decision (§2.9, MAY): skipped with the reason.
+
+    Charging: a refused valid vector is charged to its acceptance requirement (kinds-accept-all,
+    relations-open-vocabulary, owner-opaque-l0-l1) when it names one, else to the rules it
+    exercises (the integrity ones for signature_invalid, the others otherwise). Controls first:
+    when its kind is not semantic, or it uses a relation type outside the reserved set, a plain
+    complete record of that kind / with such a relation is sent; refused too, the refusal is
+    that feature's, charged to kinds-accept-all / relations-open-vocabulary alone. An accepted invalid vector, or
+    one refused with another code, is charged to all the vector's requirements (as ump/l0/vectors
+    does); a refused one found stored afterwards to reject-invalid-record (or
+    integrity-verify-on-read).
     """
     case = ctx.payload
     sent = copy.deepcopy(case.input)
@@ -2048,7 +2091,8 @@ def golden_vectors(ctx: CheckContext) -> None:
     reply = ctx.client.remember(copy.deepcopy(sent), auth=auth)
     _internal(reply)
     if expect.get("verdict") == "valid":
-        _vector_valid(ctx, sent, reply, reqs, auth, ours, level)
+        own = tuple(r for r in case.requirements if _live(r))  # the vector's own, not the ones added here
+        _vector_valid(ctx, sent, reply, own, auth, ours, level)
     elif expect.get("verdict") == "invalid":
         _vector_invalid(ctx, case, sent, reply, reqs, auth, ours, level)
     else:
@@ -2071,7 +2115,8 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
         if code in ("forbidden_scope", "unauthorized"):
             raise NotApplicable(f"refused with {code} although the request carried the owner's token: an "
                                 "access-control defect the L3 checks judge")
-        if code == "invalid_record" and "provenance" not in sent and ("integrity" not in sent or _at_least(level, "L2")):
+        unsigned = "integrity" not in sent
+        if code == "invalid_record" and "provenance" not in sent and (unsigned or _at_least(level, "L2")):
             if "integrity" in sent:
                 raise NotApplicable(f"refused with invalid_record; the vector has no provenance, which an L2+ "
                                     f"server requires (§2.6; the server advertises {level}), and is signed, so "
@@ -2082,6 +2127,26 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
             reply = ctx.client.remember(copy.deepcopy(sent), auth=auth)
             _internal(reply)
             code = _code(reply)
+    if code is not None and code != "signature_invalid":
+        # Controls: when a plain, complete record sharing one orthogonal feature of the vector (its
+        # kind, an unknown relation type) is refused too, the refusal is that feature's, not about
+        # what the vector exercises.
+        controls = []
+        if sent.get("kind") in KINDS and sent["kind"] != "semantic":
+            controls.append(("ump/kinds-accept-all", f"a plain complete {sent['kind']} record",
+                             _full_record(ctx, sent["kind"])))
+        unknown = _unknown_relation(sent)
+        if unknown:
+            controls.append(("ump/relations-open-vocabulary", f"a plain complete record with a relation of type "
+                             f"{unknown!r}", _full_record(ctx, "semantic", relations=[
+                                 {"type": unknown, "target": "entity:memconform-control"}])))
+        for requirement, what, control in controls:
+            checked = ctx.client.remember(control, auth=Auth.as_owner(OWNER_A))
+            if _code(checked) is not None and _code(checked) not in ("rejected", "consent_violation"):
+                ctx.violation(requirement, f"a valid record was refused with {code} ({reply.describe()}), and so "
+                              f"is {what} ({checked.describe()}): the refusal is about that; {_spec(requirement)}",
+                              sent=sent, received=reply.body or reply.raw)
+                return
     if code is not None:
         acceptance = [r for r in reqs if r in _ACCEPTANCE]
         if acceptance:
@@ -2197,7 +2262,8 @@ def served_records(ctx: CheckContext) -> None:
     reported: set[tuple[str, str, str]] = set()
     for how, rec in judged:
         violations = ump_record.validate(rec, ctx.version) if isinstance(rec, dict) else \
-            (ump_record.Violation("", "ump/record-field-types", f"the record is {json.dumps(rec)[:60]}, not an object"),)
+            (ump_record.Violation("", "ump/record-field-types", f"the record is {json.dumps(rec)[:60]}, not an "
+                                  "object"),)
         for v in violations:
             # Under 1.0 a record labelled "0.1" still meets ump/record-version (a 0.1 record read as
             # an import, §8); served, it is not a 1.0 record: served-records-valid alone.

@@ -161,10 +161,6 @@ def _takes_tokens(ctx: CheckContext) -> bool:
     return isinstance(auth, dict) and auth.get("capability_tokens") is True
 
 
-def _requires_tokens(ctx: CheckContext) -> bool:
-    return ctx.client.recall({"query": marker("probe"), "limit": 1}, auth=Auth.anonymous()).error_code == "unauthorized"
-
-
 def _full_record(ctx: CheckContext, *, owner: str = OWNER_A, text: str | None = None,
                  kind: str = "semantic", visibility: str = "private", project: str = PROJECT,
                  **members: Any) -> dict[str, Any]:
@@ -934,9 +930,10 @@ def import_provider(ctx: CheckContext) -> None:
         raise NotApplicable(f"precondition failed: get of {rid} did not succeed ({got.describe()})")
     prov = stored.get("provenance") if isinstance(stored.get("provenance"), dict) else {}
     src = prov.get("source") if isinstance(prov.get("source"), dict) else {}
-    if prov.get("actor_kind") == "import" and src.get("provider") != "example-memory-vendor":
-        _fail(ctx, "ump/import-provider", f"the imported record {rid} (actor_kind import) is served with "
-                                          f"provenance.source {_short(src)}: the provider was lost", got)
+    if src.get("provider") != "example-memory-vendor":
+        _fail(ctx, "ump/import-provider", f"the record {rid}, remembered with provenance actor_kind import and "
+                                          "source.provider \"example-memory-vendor\", is served with provenance "
+                                          f"{_short(prov, 300)}: the provider was lost", got)
 
 
 # -- §2.8 / §6.1 integrity ----------------------------------------------------------------------------

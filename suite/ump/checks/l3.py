@@ -29,10 +29,10 @@ from memconform.suite.runner import CheckContext
 from memconform.suite.ump import captoken
 from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump.checks._live import (
-    LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, need, recalled_ids, remember_new, results_of, sample_record,
+    LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, recalled_ids, remember_new, results_of, sample_record,
 )
 from memconform.suite.ump.checks.l2 import (
-    AS_A, AS_B, _fail, _forget, _full_record, _leaks, _not_stored, _read, _record_of, _revise,
+    AS_A, AS_B, _fail, _forget, _full_record, _leaks, _not_stored, _record_of, _revise,
     _served_sample, _short, _sign, _text,
 )
 from memconform.suite.ump.client import Auth, Reply
@@ -695,7 +695,8 @@ def cap_token_issuer_owner(ctx: CheckContext) -> None:
         _fail(ctx, R, "remember of an owner-a record with mallory's token for scope owner-a was accepted", reply)
     elif _not_stored(ctx, m2, None):
         _fail(ctx, R, "remember with mallory's token for scope owner-a was refused but stored", reply)
-    reply = ctx.client.forget({"id": rid, "reason": "mallory", "hard": True, "actor": did(OWNER_A)}, auth=auth)
+    # a soft forget: whether anyone may hard-forget is ump/forget-hard-owner-only's question
+    reply = ctx.client.forget({"id": rid, "reason": "mallory", "actor": did(OWNER_A)}, auth=auth)
     if reply.ok:
         _fail(ctx, R, f"forget of owner-a's {rid} with mallory's token for scope owner-a was accepted", reply)
     problem = _unchanged_problem(ctx, rid, text)

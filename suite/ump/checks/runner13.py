@@ -18,8 +18,8 @@ the full suite (`ump/l1/*`, `ump/l2/*`, `ump/l3/*`) asks more of the same requir
 | validation | remember without body → 400 `invalid_record` | remember-invalid-record, http-error-status |
 | discovery | the well-known document has `ump` and `conformance` | well-known-manifest |
 | signed | the created record verifies (hash, Ed25519) | integrity-sign-on-write, integrity-content-hash, integrity-signature |
-| feedback | `ok: true` | http-route-feedback, feedback-accepts-outcome |
-| capability-tokens | recall without a token → 401 | cap-token-required |
+| feedback | `ok: true` | http-route-feedback (no route, or a success without `ok: true`), feedback-accepts-outcome (refused) |
+| capability-tokens | recall without a token → 401 | cap-token-required (not refused), http-error-status (refused, other status) |
 | subscribe | 200, `text/event-stream` | http-route-subscribe |
 
 Where the runner's rule is narrower than our reading the rule is kept as the runner has it
@@ -228,22 +228,29 @@ def runner_feedback(ctx: CheckContext) -> None:
     """Runner rule: POST /ump/feedback {id, outcome: followed} → `ok: true`."""
     rid, _ = _created(ctx, "r13b")
     reply = ctx.client.feedback({"id": rid, "outcome": "followed"})
-    if not reply.ok and reply.status in (404, 405):
+    if reply.status in (404, 405):  # the record was just created: a 404/405 is the route missing
         _fail(ctx, "ump/http-route-feedback", "POST /ump/feedback is not served", reply)
-        return
-    if not (isinstance(reply.body, dict) and reply.body.get("ok") is True):
-        _fail(ctx, "ump/feedback-accepts-outcome", f"feedback {{id: {rid}, outcome: followed}} did not answer ok: true",
-              reply)
+    elif not reply.ok:
+        _fail(ctx, "ump/feedback-accepts-outcome", f"feedback {{id: {rid}, outcome: followed}} was refused", reply)
+    elif reply.body.get("ok") is not True:
+        _fail(ctx, "ump/http-route-feedback", f"POST /ump/feedback {{id: {rid}, outcome: followed}} answered a success "
+                                              "without `ok: true` (the runner's rule; §3.8 response {ok: true})", reply)
 
 
 @check("ump/runner13/capability-tokens", spec=SPEC, bindings=HTTP, title="runner: capability tokens (no token → 401)",
-       requirements=("ump/cap-token-required",))
+       requirements=("ump/cap-token-required", "ump/http-error-status"))
 def runner_capability_tokens(ctx: CheckContext) -> None:
-    """Runner rule: POST /ump/recall without a token → HTTP 401."""
+    """Runner rule: POST /ump/recall without a token → HTTP 401. Not refused as unauthorized →
+    cap-token-required; refused as unauthorized but with another status → http-error-status."""
     reply = ctx.client.recall({"query": "anything"}, auth=Auth.anonymous())
-    if reply.status != 401:
-        _fail(ctx, "ump/cap-token-required", f"recall without a token answered HTTP {reply.status}; the runner expects 401",
-              reply)
+    if reply.status == 401:
+        return
+    if reply.error_code != "unauthorized":
+        _fail(ctx, "ump/cap-token-required", f"recall without a token answered HTTP {reply.status} (error "
+                                             f"{reply.error_code!r}); the runner expects 401 unauthorized", reply)
+    else:
+        _fail(ctx, "ump/http-error-status", f"recall without a token was refused as unauthorized with HTTP "
+                                            f"{reply.status}; the runner expects 401", reply)
 
 
 @check("ump/runner13/subscribe", spec=SPEC, bindings=HTTP, title="runner: subscribe (200, text/event-stream)",
