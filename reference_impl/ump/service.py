@@ -627,7 +627,7 @@ class UmpService:
             kinds.remove("working")
         answer = {
             "server": {"name": SERVER_NAME, "version": _server_version()},
-            "ump": version + ".0" if self.fault == "capabilities-wrong-version" else version,
+            "ump": "1.4" if self.fault == "capabilities-wrong-version" else version,
             "versions": [self.versions[0]] if self.fault == "negotiates-down-to-0.1" else list(self.versions),
             "conformance": "Level 3" if self.fault == "capabilities-bad-conformance" else "L3",
             "kinds": kinds,
@@ -675,6 +675,8 @@ class UmpService:
         rec, changed, minted, effective = self._complete(raw, version, now)
 
         violations = ump_record.validate(rec, effective)
+        if self.fault == "refuses-identity-kind" and rec.get("kind") == "identity":
+            raise _invalid("/kind: identity records are not accepted by this server")
         if violations:
             raise _violation_error(violations)
         self._check_l2(rec)
@@ -768,9 +770,6 @@ class UmpService:
             changed = True
         if self.fault == "accepts-bodyless-record" and "body" not in rec:
             rec["body"] = {"text": ""}
-        if self.fault == "stores-episodic-as-semantic" and rec.get("kind") == "episodic":
-            rec["kind"] = "semantic"
-            changed = True
         body = rec.get("body")
         if self.fault == "mangles-non-ascii-text" and isinstance(body, dict) and isinstance(body.get("text"), str) \
                 and not body["text"].isascii():
