@@ -28,9 +28,10 @@ class Fault:
 
 
 def _collect() -> dict[str, Fault]:
+    from memconform.reference_impl.ump.binding_faults import BINDING_FAULTS
     from memconform.reference_impl.ump.faults import UMP_FAULTS
 
-    return {f.name: f for f in UMP_FAULTS}
+    return {f.name: f for f in (*UMP_FAULTS, *BINDING_FAULTS)}
 
 
 FAULTS: dict[str, Fault] = _collect()

@@ -248,6 +248,12 @@ def _load_mcp(service: Any) -> tuple[ASGIApp | None, str | None]:
         return None, f"the MCP binding failed to start: {type(exc).__name__}: {exc}"
 
 
+#: The §4.2 route of each operation (for the route faults).
+_ROUTE_OF = {"capabilities": "/ump/capabilities", "recall": "/ump/recall", "remember": "/ump/remember",
+             "get": "/ump/memory/{id:path}", "revise": "/ump/revise", "forget": "/ump/forget",
+             "feedback": "/ump/feedback", "subscribe": "/ump/subscribe"}
+
+
 def build_app(service: Any, *, mcp: bool = True, keepalive: float = 15.0, poll: float = 0.25) -> Starlette:
     """The HTTP binding over `service`. `keepalive`: seconds between SSE keep-alive comments;
     `poll`: how long one `Subscription.next` call may wait (bounds how fast a stream notices
@@ -380,6 +386,12 @@ def build_app(service: Any, *, mcp: bool = True, keepalive: float = 15.0, poll: 
         Route("/ump/subscribe", subscribe, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]
+
+    # Fault `http-no-<operation>-route`: the binding does not serve that §4.2 route (404).
+    fault = getattr(service, "fault", None)
+    if isinstance(fault, str) and fault.startswith("http-no-") and fault.endswith("-route"):
+        gone = _ROUTE_OF.get(fault[len("http-no-"):-len("-route")])
+        routes = [r for r in routes if r.path != gone]
 
     mcp_app, unavailable = _load_mcp(service) if mcp else (None, "disabled")
     if mcp_app is not None:

@@ -358,7 +358,10 @@ _TOOL_NAMES = frozenset(name for name, _, _, _ in OPERATIONS.values())
 def build_mcp_server(service: Any, *, name: str = "memconform-reference") -> MCPServer:
     """An MCPServer with the nine `ump.*` tools over `service` (a `UmpService`)."""
     binding = _Binding(service)
-    tools = [binding.tool(operation) for operation in OPERATIONS]
+    # Fault `mcp-no-<operation>-tool`: the binding leaves that ump.* tool out of its listing.
+    missing = binding.fault[len("mcp-no-"):-len("-tool")] if (
+        binding.fault or "").startswith("mcp-no-") and binding.fault.endswith("-tool") else None
+    tools = [binding.tool(operation) for operation in OPERATIONS if operation != missing]
     try:
         from importlib.metadata import version as _dist_version
 

@@ -16,18 +16,27 @@ Who asks (docs/live-ump.md, "Who is asking"):
   Without such a member the requester is anonymous: it sees public records only and may change
   nothing (least privilege; the contract leaves this open).
 
-Deliberate deviations from docs/live-ump.md (see the report in the module's tests):
+Readings where docs/live-ump.md is silent, and deliberate deviations from it:
 
-* forget does not set `time.valid_to`. Valid time says when a fact holds in the world; forgetting
-  is about keeping the record, not about the world. Setting it would also make
-  `filter.include_tombstoned` return nothing for a recall at "now" and hide a tombstone from a
-  recall that asks for it. Tombstones are left out of default recall by their status.
+* Public records need no grant: every requester gets them (recall, get, rehydrate, subscribe),
+  whatever its token's scope, redacted when it is not the owner. get of another owner's *shared*
+  record without a grant answers forbidden_scope (the contract fixes not_found only for private).
+* forget does not set `time.valid_to` (the contract says "valid_to now if null"). Valid time says
+  when a fact holds in the world; forgetting is about keeping the record. Setting it would also
+  make `filter.include_tombstoned` useless for a recall at "now". Tombstones are left out of
+  default recall by their status. Retention tombstones likewise.
 * revise and forget stamp the acting principal into provenance (§9, a MAY; the public reference
   implementation does): `method` "revise"/"forget", `source.ref` the prior id, `actor` the
   requester when known. A patch that sets `provenance` itself wins over the stamp.
+* get takes an optional `actor` (who asks, without a token), like revise/forget/feedback.
+* Recall over a very large match set ranks a bounded candidate set (ranking.py), so a weak old
+  match of common words only may be missed; every filter still runs before ranking.
+* A record the server must sign but holds no key for (mallory's, a did:web owner) is refused with
+  signature_invalid; one its owner signed is stored as sent. Retention cannot re-sign such a
+  record: its tombstone is kept without integrity and then not served (verify on read).
 
-Faults (`reference_impl/ump/faults.py`, `bindings=None`): each is one `if self.fault == ...` at
-the one place the behaviour changes.
+Faults (`reference_impl/ump/faults.py`, `bindings=None`): each is an `if self.fault == ...` at
+the place the behaviour changes.
 """
 
 from __future__ import annotations

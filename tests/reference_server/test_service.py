@@ -20,7 +20,7 @@ from memconform.reference_impl.ump import ranking
 from memconform.reference_impl.ump.engine import Keyring, UmpEngine, UmpError
 from memconform.reference_impl.ump.service import HTTP_STATUS, MAX_RECALL, OPERATIONS, UmpService
 from memconform.suite import catalogue
-from memconform.suite.ump import captoken, consent, ids, integrity, testkeys
+from memconform.suite.ump import captoken, ids, integrity, testkeys
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump import rehydrate as rh
 
@@ -806,7 +806,12 @@ def test_fault_registry():
             levels = {cat.get(r).level for r in f.breaks}
             assert levels <= {"L0", "L1", "L2", "L3"}, f.name  # L0 rules judged on served records too
         else:
-            assert f.bindings == ("file",), f.name
+            assert f.bindings and set(f.bindings) <= {"file", "http", "mcp"}, f.name
+    from memconform.reference_impl.ump.faults import SERVER_FAULTS
+    from memconform.reference_impl.ump.faults import UMP_FAULTS as ALL_UMP
+
+    assert all(f.bindings is None for f in SERVER_FAULTS)
+    assert all(f.bindings == ("file",) for f in ALL_UMP if f not in SERVER_FAULTS)
     server = {f.name for f in FAULTS.values() if f.bindings is None}
     for name in ("revise-keeps-valid-to", "forget-deletes", "recall-returns-tombstoned", "ignores-valid-at",
                  "remember-accepts-bad-signature", "token-issuer-unchecked", "redact-not-applied",

@@ -1,0 +1,68 @@
+"""Faults of the HTTP and MCP bindings alone (the routes and tools of §4.1/§4.2); the engine's
+are in faults.py.
+
+An operation a binding does not serve breaks its route or tool requirement and, with it, every
+requirement whose check needs that operation to observe anything (a server that cannot remember
+accepts no valid record; one that cannot be asked to recall shows no token refusal on recall):
+the breaks list what a faithful suite reports, as tests/harness/test_faults.py holds them.
+"""
+
+from memconform.reference_impl.faults import Fault
+
+_TOKENS_READ = ("ump/cap-token-expiry", "ump/cap-token-format", "ump/cap-token-not-before",
+                "ump/cap-token-required", "ump/cap-token-signature", "ump/cap-token-verbs")
+_RECORD_SHAPE = ("ump/integrity-content-hash", "ump/integrity-signature", "ump/integrity-signer-owner",
+                 "ump/integrity-verify-on-read", "ump/kinds-accept-all", "ump/l1-one-binding",
+                 "ump/record-field-types", "ump/record-id-format", "ump/record-kind",
+                 "ump/record-required-fields", "ump/record-time", "ump/record-version",
+                 "ump/record-visibility", "ump/reject-invalid-record", "ump/reject-unknown-major",
+                 "ump/relations-open-vocabulary", "ump/remember-fills-id", "ump/remember-fills-time",
+                 "ump/remember-invalid-record", "ump/remember-reports-result", "ump/server-accepts-all-kinds")
+_GET = ("ump/cap-token-issuer-owner", "ump/cap-token-scope", "ump/forget-hard-owner-only", "ump/forget-retained",
+        "ump/get-returns-record", "ump/rehydrate-never-execute", "ump/remember-persists",
+        "ump/revise-creates-successor", "ump/visibility-shared-grant", *_TOKENS_READ)
+
+
+def _http(op: str, *breaks: str) -> Fault:
+    return Fault(f"http-no-{op}-route", "ump", f"the HTTP binding does not serve the §4.2 route of {op} (404)",
+                 tuple(sorted(set(breaks))), bindings=("http",))
+
+
+def _mcp(op: str, *breaks: str) -> Fault:
+    return Fault(f"mcp-no-{op}-tool", "ump", f"the MCP binding does not list the tool ump.{op}",
+                 tuple(sorted(set(breaks))), bindings=("mcp",))
+
+
+BINDING_FAULTS = (
+    _http("capabilities", "ump/http-route-capabilities", "ump/cap-token-required", "ump/capabilities-bindings",
+          "ump/capabilities-conformance", "ump/capabilities-kinds", "ump/capabilities-version",
+          "ump/l1-one-binding"),
+    _http("recall", "ump/http-route-recall", *_TOKENS_READ, "ump/l1-one-binding", "ump/recall-finds-remembered",
+          "ump/revise-prior-queryable"),
+    _http("remember", "ump/http-route-remember", *_RECORD_SHAPE),
+    _http("get", "ump/http-route-get", *_GET, "ump/http-bearer-token", "ump/remember-merge-returns-existing-id",
+          "ump/remember-returns-id"),
+    _http("revise", "ump/http-route-revise", "ump/cap-token-required", "ump/cap-token-verbs",
+          "ump/revise-creates-successor"),
+    _http("forget", "ump/http-route-forget", "ump/cap-token-expiry", "ump/cap-token-not-before",
+          "ump/cap-token-required", "ump/cap-token-signature", "ump/cap-token-verbs", "ump/forget-hard-erases",
+          "ump/forget-hard-owner-only", "ump/forget-tombstones"),
+    _http("feedback", "ump/http-route-feedback", "ump/cap-token-required", "ump/cap-token-verbs",
+          "ump/feedback-accepts-outcome"),
+    _http("subscribe", "ump/http-route-subscribe", "ump/cap-token-required", "ump/subscribe-stream"),
+    _mcp("recall", "ump/mcp-tool-recall", *_TOKENS_READ, "ump/l1-one-binding", "ump/recall-finds-remembered",
+         "ump/revise-prior-queryable"),
+    _mcp("remember", "ump/mcp-tool-remember", *_RECORD_SHAPE),
+    _mcp("get", "ump/mcp-tool-get", *_GET, "ump/forget-hard-erases", "ump/get-not-found", "ump/l1-one-binding"),
+    _mcp("revise", "ump/mcp-tool-revise", "ump/cap-token-required", "ump/cap-token-verbs",
+         "ump/revise-creates-successor", "ump/unknown-id-not-found"),
+    _mcp("forget", "ump/mcp-tool-forget", "ump/cap-token-expiry", "ump/cap-token-not-before",
+         "ump/cap-token-required", "ump/cap-token-signature", "ump/cap-token-verbs", "ump/forget-hard-owner-only",
+         "ump/forget-tombstones", "ump/unknown-id-not-found"),
+    _mcp("feedback", "ump/mcp-tool-feedback", "ump/feedback-accepts-outcome"),
+    Fault("mcp-errors-not-iserror", "ump",
+          "failures come back as ordinary results (isError false) carrying the error envelope",
+          ("ump/mcp-errors",), bindings=("mcp",)),
+    Fault("mcp-schemas-without-members", "ump", "the ump.* inputSchemas name none of the request's members",
+          ("ump/mcp-tool-schemas",), bindings=("mcp",)),
+)
