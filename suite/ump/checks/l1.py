@@ -193,7 +193,11 @@ def _capabilities(ctx: CheckContext) -> Reply:
     if names is not None and "ump.capabilities" not in names:
         raise NotApplicable("the MCP server lists no ump.capabilities tool: §4.1 lets a minimal server "
                             "skip it (judged by ump/l1/mcp-capabilities-derivable)")
-    return ctx.client.capabilities()
+    reply = ctx.client.capabilities()
+    if _code(reply) == "unsupported" or (reply.binding == "http" and reply.status in (404, 405)):
+        raise NotApplicable(f"capabilities is not offered over {reply.binding} ({reply.describe()}): judged by "
+                            "ump/l1/l1-one-binding and ump/l1/http-route-capabilities")
+    return reply
 
 
 def _caps_body(ctx: CheckContext) -> dict[str, Any]:
@@ -236,8 +240,27 @@ def _keep(ctx: CheckContext, rec: Any, how: str) -> None:
         pool.append((f"{ctx.check.id}: {how}", rec))
 
 
+def _offered(reply: Reply) -> Reply:
+    """`reply`, unless it says its operation is not offered over this binding at all (code
+    unsupported; over HTTP a 404/405 for remember or recall, whose routes never answer not_found
+    otherwise): then the check skips, since an absent operation is judged once, by
+    ump/l1/l1-one-binding and the binding's route or tool check. (A 404 from GET /ump/memory/{id}
+    cannot be told from an unknown id, so get is judged as answered.)"""
+    absent = _code(reply) == "unsupported" or (
+        reply.binding == "http" and reply.operation in ("remember", "recall") and reply.status in (404, 405))
+    if absent:
+        raise NotApplicable(f"{reply.operation} is not offered over {reply.binding} ({reply.describe()}): judged by "
+                            "ump/l1/l1-one-binding and the binding's route/tool check")
+    return reply
+
+
+def _put(ctx: CheckContext, rec: Any, *, auth: Auth | None = None, wrap: bool = True) -> Reply:
+    """remember, as the checks that judge what it does call it (see `_offered`)."""
+    return _offered(ctx.client.remember(rec, auth=auth or _auth_for(rec)[0], wrap=wrap))
+
+
 def _get(ctx: CheckContext, rid: str, *, auth: Auth | None = None, keep: bool = True) -> tuple[Reply, dict | None]:
-    reply = ctx.client.get(rid, auth=auth or Auth.as_owner(OWNER_A))
+    reply = _offered(ctx.client.get(rid, auth=auth or Auth.as_owner(OWNER_A)))
     rec = reply.body.get("record") if reply.ok and isinstance(reply.body, dict) else None
     if not isinstance(rec, dict):
         rec = None
@@ -247,7 +270,7 @@ def _get(ctx: CheckContext, rid: str, *, auth: Auth | None = None, keep: bool = 
 
 
 def _recall(ctx: CheckContext, request: dict[str, Any], *, auth: Auth | None = None, keep: bool = True) -> Reply:
-    reply = ctx.client.recall(request, auth=auth or Auth.as_owner(OWNER_A))
+    reply = _offered(ctx.client.recall(request, auth=auth or Auth.as_owner(OWNER_A)))
     if keep:
         for i, res in enumerate(results_of(reply)):
             if "record" in res:
@@ -265,7 +288,7 @@ def _scope(owner: str = OWNER_A) -> dict[str, str]:
 
 def _remember(ctx: CheckContext, rec: Any, *, auth: Auth | None = None, what: str = "remember") -> str:
     """Remember a record as a precondition; its id (NotApplicable when that fails)."""
-    reply = ctx.client.remember(rec, auth=auth or _auth_for(rec)[0])
+    reply = _put(ctx, rec, auth=auth)
     _internal(reply)
     body = need(reply, what)
     if body.get("result") not in ("created", "merged") or not _new_id(reply):
@@ -280,8 +303,9 @@ def _stored_copy(ctx: CheckContext, sent: dict[str, Any], auth: Auth) -> dict | 
     rid = sent.get("id")
     if not (isinstance(rid, str) and ump_ids.ID_PATTERN.fullmatch(rid)):
         return None
-    reply, rec = _get(ctx, rid, auth=auth, keep=False)
-    if rec is None:
+    reply = ctx.client.get(rid, auth=auth)  # (not _get: an absent get leaves this unknown, not skipped)
+    rec = reply.body.get("record") if reply.ok and isinstance(reply.body, dict) else None
+    if not isinstance(rec, dict):
         return None
     same = all(rec.get(k) == v for k, v in sent.items() if k not in ("id", "integrity", "ump"))
     return rec if same else None
@@ -756,7 +780,7 @@ def lifecycle_hints_ranking(ctx: CheckContext) -> None:
        title="recall may return records whose lifecycle.status is candidate (§2.9, MAY)")
 def recall_candidate(ctx: CheckContext) -> None:
     rec = _full_record(ctx, "semantic", lifecycle={"status": "candidate", "confidence": 0.4})
-    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
     _internal(reply)
     if not _accepted(reply) or not _new_id(reply):
         raise NotApplicable(f"the server does not admit a candidate record ({reply.describe()}): an admission "
@@ -777,7 +801,7 @@ def recall_candidate(ctx: CheckContext) -> None:
        bindings=LIVE, title="remember reports created|merged|rejected and the id of the stored record (§3.3)")
 def remember_result(ctx: CheckContext) -> None:
     rec = _full_record(ctx, "procedural")
-    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
     _internal(reply)
     body = reply.body if isinstance(reply.body, dict) else None
     if not reply.ok or body is None:
@@ -803,7 +827,7 @@ def remember_result(ctx: CheckContext) -> None:
     # a merge answers the id too: the same partial record twice
     twin = sample_record("semantic")
     twin["time"] = {"created": _now(), "valid_from": _now()}
-    answers = [ctx.client.remember(copy.deepcopy(twin), auth=Auth.as_owner(OWNER_A)) for _ in range(2)]
+    answers = [_put(ctx, copy.deepcopy(twin), auth=Auth.as_owner(OWNER_A)) for _ in range(2)]
     for answer in answers:
         _internal(answer)
         answered = answer.body.get("id") if isinstance(answer.body, dict) else None
@@ -813,7 +837,7 @@ def remember_result(ctx: CheckContext) -> None:
                           f"record's id; {_spec('ump/remember-returns-id')}", sent=twin, received=answer.body)
     _, stored = _get(ctx, rid)
     if stored is None:
-        got = ctx.client.get(rid, auth=Auth.as_owner(OWNER_A))
+        got = _offered(ctx.client.get(rid, auth=Auth.as_owner(OWNER_A)))
         if got.error_code == "not_found":
             ctx.violation("ump/remember-returns-id", f"remember answered id {rid} ({result}) but get of that id "
                           f"answers not_found: it is not the id of a stored record; "
@@ -831,12 +855,12 @@ def remember_merge(ctx: CheckContext) -> None:
     now = _now()
     rec = sample_record("semantic")
     rec["time"] = {"created": now, "valid_from": now}
-    first = ctx.client.remember(copy.deepcopy(rec), auth=Auth.as_owner(OWNER_A))
+    first = _put(ctx, copy.deepcopy(rec), auth=Auth.as_owner(OWNER_A))
     _internal(first)
     if not _accepted(first) or not _new_id(first):
         raise NotApplicable(f"precondition failed: the first remember answered {first.describe()}")
     first_id = _new_id(first)
-    second = ctx.client.remember(copy.deepcopy(rec), auth=Auth.as_owner(OWNER_A))
+    second = _put(ctx, copy.deepcopy(rec), auth=Auth.as_owner(OWNER_A))
     _internal(second)
     if not _accepted(second):
         raise NotApplicable(f"the identical second remember answered {second.describe()}; judged by "
@@ -876,7 +900,7 @@ def remember_merge(ctx: CheckContext) -> None:
 def remember_fills_id(ctx: CheckContext) -> None:
     rec = _full_record(ctx, "semantic")
     del rec["id"]
-    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
     _internal(reply)
     if not _accepted(reply):
         ctx.violation("ump/remember-fills-id", f"remember of a record without id was answered "
@@ -899,7 +923,7 @@ def remember_fills_id(ctx: CheckContext) -> None:
 def remember_fills_time(ctx: CheckContext) -> None:
     rec = _full_record(ctx, "episodic")
     del rec["time"]
-    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
     _internal(reply)
     if not _accepted(reply):
         ctx.violation("ump/remember-fills-time", f"remember of a record without time was answered "
@@ -925,7 +949,7 @@ def remember_persists(ctx: CheckContext) -> None:
     judged = 0
     for kind in ("identity", "procedural"):
         rec = _full_record(ctx, kind, text=f"{marker('rp')} persisted {kind} memory ✓ with unicode — ok")
-        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
         _internal(reply)
         if not _accepted(reply) or reply.body.get("result") != "created" or not _new_id(reply):
             continue
@@ -954,7 +978,7 @@ def _refused_and_not_stored(ctx: CheckContext, requirement: str, sent: Any, what
     """Send `sent` to remember; it must be refused with `wanted` and leave nothing behind.
     Returns whether it was judged."""
     auth = _auth_for(sent)[0]
-    reply = ctx.client.remember(sent, auth=auth, wrap=wrap)
+    reply = _put(ctx, sent, auth=auth, wrap=wrap)
     _internal(reply)
     code = _code(reply)
     if code is None:
@@ -967,7 +991,8 @@ def _refused_and_not_stored(ctx: CheckContext, requirement: str, sent: Any, what
     if isinstance(sent, dict):
         left = _stored_copy(ctx, sent, auth)
         if left is None and isinstance(sent.get("body"), dict) and isinstance(sent["body"].get("text"), str):
-            found = _recall(ctx, {"query": sent["body"]["text"].split()[0], "scope": _scope()}, keep=False)
+            found = ctx.client.recall({"query": sent["body"]["text"].split()[0], "scope": _scope()},
+                                      auth=Auth.as_owner(OWNER_A))
             left = next((r["record"] for r in results_of(found) if isinstance(r.get("record"), dict)), None)
         if left is not None:
             ctx.violation(requirement, f"remember of {what} answered {code or 'success'}, and the store now holds "
@@ -1035,7 +1060,7 @@ def admission_may_reject(ctx: CheckContext) -> None:
     nothing stored. A server that admits it shows no admission gate: nothing to judge."""
     rec = _full_record(ctx, "semantic", lifecycle={"status": "candidate", "confidence": 0.2},
                        provenance={"actor": did(OWNER_A), "actor_kind": "model", "method": "unreviewed_extraction"})
-    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
     _internal(reply)
     if _accepted(reply):
         raise NotApplicable("the server admitted an unreviewed candidate record: no admission gate is visible "
@@ -1057,7 +1082,7 @@ def admission_may_reject(ctx: CheckContext) -> None:
 def server_accepts_all_kinds(ctx: CheckContext) -> None:
     for kind in KINDS:
         rec = _full_record(ctx, kind)
-        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
         _internal(reply)
         if not _accepted(reply):
             for req in ("ump/server-accepts-all-kinds", "ump/kinds-accept-all"):
@@ -1101,7 +1126,7 @@ def get_returns_record(ctx: CheckContext) -> None:
        title="get of an id the server does not hold answers not_found (§3.4)")
 def get_not_found(ctx: CheckContext) -> None:
     for rid in (ump_ids.random_id(), "urn:ump:" + "a" * 52):
-        reply = ctx.client.get(rid, auth=Auth.as_owner(OWNER_A))
+        reply = _offered(ctx.client.get(rid, auth=Auth.as_owner(OWNER_A)))
         _internal(reply)
         if _code(reply) != "not_found":
             ctx.violation("ump/get-not-found", f"get of {rid}, an id never stored, answered {reply.describe()}; "
@@ -1121,7 +1146,7 @@ def id_unique(ctx: CheckContext) -> None:
     for n in range(6):
         rec = sample_record(KINDS[n % len(KINDS)], text=f"{word} distinct record number {n} {secrets.token_hex(3)}")
         rec["time"] = {"created": _now(), "valid_from": _now()}
-        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
         _internal(reply)
         if not _accepted(reply) or reply.body.get("result") != "created" or not _new_id(reply):
             continue
@@ -1136,7 +1161,7 @@ def id_unique(ctx: CheckContext) -> None:
     # as merged, catalogue note)
     twin = sample_record("semantic", text=f"{word} the same record sent twice")
     twin["time"] = {"created": _now(), "valid_from": _now()}
-    answers = [ctx.client.remember(copy.deepcopy(twin), auth=Auth.as_owner(OWNER_A)) for _ in range(2)]
+    answers = [_put(ctx, copy.deepcopy(twin), auth=Auth.as_owner(OWNER_A)) for _ in range(2)]
     if all(_accepted(a) and a.body.get("result") == "created" and _new_id(a) for a in answers):
         created += 2
         if _new_id(answers[0]) == _new_id(answers[1]):
@@ -1194,7 +1219,7 @@ def id_minted_form(ctx: CheckContext) -> None:
     for kind in ("semantic", "procedural"):
         rec = sample_record(kind)
         rec["time"] = {"created": _now(), "valid_from": _now()}
-        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
         _internal(reply)
         rid = _new_id(reply) if _accepted(reply) else None
         if rid is None:
@@ -1447,7 +1472,7 @@ def emit_advertised_version(ctx: CheckContext) -> None:
         records.append(imported)
     served: list[tuple[str, dict]] = []
     for rec in records:
-        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
         rid = _new_id(reply) if _accepted(reply) else None
         if rid is None:
             continue
@@ -1488,7 +1513,7 @@ def normalize_imported(ctx: CheckContext) -> None:
         rec["consent"] = {"retention": "P365D", "exportable": True}
         if signed:
             rec = integrity.sign(rec, test_signing_key(OWNER_A))
-        reply = ctx.client.remember(copy.deepcopy(rec), auth=Auth.as_owner(OWNER_A))
+        reply = _put(ctx, copy.deepcopy(rec), auth=Auth.as_owner(OWNER_A))
         _internal(reply)
         if not _accepted(reply) or not _new_id(reply):
             continue
@@ -1534,7 +1559,7 @@ def relations_open(ctx: CheckContext) -> None:
                  {"type": "x-acme-blocks", "target": "entity:release-train"},
                  {"type": "x-acme-supports", "target": other}]
     rec = _full_record(ctx, "semantic", relations=relations)
-    reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
     _internal(reply)
     if not _accepted(reply):
         ctx.violation("ump/relations-open-vocabulary", f"a record with relation types x-acme-blocks and "
@@ -1595,7 +1620,7 @@ def optional_members(ctx: CheckContext) -> None:
             rec[path[0]] = dict(rec[path[0]], **{path[1]: value})
         else:
             rec[path[0]] = value
-        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
         _internal(reply)
         name = ".".join(path)
         if not _accepted(reply):
@@ -2088,7 +2113,7 @@ def golden_vectors(ctx: CheckContext) -> None:
     reqs = ctx.case.requirements
     auth, ours = _auth_for(sent)
     level = _level(ctx)
-    reply = ctx.client.remember(copy.deepcopy(sent), auth=auth)
+    reply = _put(ctx, copy.deepcopy(sent), auth=auth)
     _internal(reply)
     if expect.get("verdict") == "valid":
         own = tuple(r for r in case.requirements if _live(r))  # the vector's own, not the ones added here
@@ -2124,7 +2149,7 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
             # Requiring provenance is L2+'s rule (§2.6) or an admission policy (§2.9): judge the
             # vector's own point with provenance added.
             sent = dict(sent, provenance={"actor": owner, "actor_kind": "agent", "method": "memconform-vector"})
-            reply = ctx.client.remember(copy.deepcopy(sent), auth=auth)
+            reply = _put(ctx, copy.deepcopy(sent), auth=auth)
             _internal(reply)
             code = _code(reply)
     if code is not None and code != "signature_invalid":
@@ -2141,7 +2166,7 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
                              f"{unknown!r}", _full_record(ctx, "semantic", relations=[
                                  {"type": unknown, "target": "entity:memconform-control"}])))
         for requirement, what, control in controls:
-            checked = ctx.client.remember(control, auth=Auth.as_owner(OWNER_A))
+            checked = _put(ctx, control, auth=Auth.as_owner(OWNER_A))
             if _code(checked) is not None and _code(checked) not in ("rejected", "consent_violation"):
                 ctx.violation(requirement, f"a valid record was refused with {code} ({reply.describe()}), and so "
                               f"is {what} ({checked.describe()}): the refusal is about that; {_spec(requirement)}",
@@ -2244,7 +2269,7 @@ def served_records(ctx: CheckContext) -> None:
     sent.append(_optional_record(ctx, f"{word} served record with optional members"))
     judged: list[tuple[str, Any]] = []
     for rec in sent:
-        reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+        reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
         _internal(reply)
         rid = _new_id(reply) if _accepted(reply) else None
         if rid is None:
