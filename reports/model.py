@@ -40,7 +40,9 @@ def requirement_outcomes(results: Iterable[dict[str, Any]]) -> dict[str, dict[st
             continue
         named = {f["requirement"] for f in res.get("findings", ())}
         for rid in res["requirements"]:
-            if outcome in (Outcome.FAILED, Outcome.WARNING, Outcome.INFO, Outcome.XFAILED):
+            if outcome is Outcome.INFO and not named:
+                per_req = Outcome.INFO  # inconclusive: nothing was judged, so nothing passed
+            elif outcome in (Outcome.FAILED, Outcome.WARNING, Outcome.INFO, Outcome.XFAILED):
                 per_req = outcome if rid in named else Outcome.PASSED
             else:
                 per_req = outcome
@@ -84,6 +86,8 @@ def _summary_line(row: dict[str, Any]) -> str:
     counts.append(f"{row['should_warnings']} SHOULD warning{'s' if row['should_warnings'] != 1 else ''}")
     if row["may_info"]:
         counts.append(f"{row['may_info']} MAY not offered")
+    if row.get("inconclusive"):
+        counts.append(f"{row['inconclusive']} MUST/SHOULD inconclusive")
     blocked = row["blocked_at"]
     if row["level"] is not None:
         status = f"{head} / {row['level']} / {row['binding']}: conformant"
@@ -119,7 +123,7 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             levels.append({
                 "target": target, "spec": spec, "version": version, "binding": binding, "level": None,
                 "blocked_at": None, "must_passed": 0, "must_failed": 0, "errors": len(group),
-                "should_warnings": 0, "may_info": 0, "advertised": None, "overclaimed": False,
+                "should_warnings": 0, "may_info": 0, "inconclusive": 0, "advertised": None, "overclaimed": False,
                 "summary": f"{target}: error — {group[0]['reason']}",
             })
             continue
@@ -141,6 +145,7 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             "must_passed": by_kw[("MUST", "passed")], "must_failed": by_kw[("MUST", "failed")],
             "errors": sum(v for (k, o), v in by_kw.items() if o in ("error", "stale")),
             "should_warnings": by_kw[("SHOULD", "warning")], "may_info": by_kw[("MAY", "info")],
+            "inconclusive": by_kw[("MUST", "info")] + by_kw[("SHOULD", "info")],
             "advertised": adv,
             "overclaimed": bool(adv and computed["blocked_at"] and computed["blocked_at"]["failed"]
                                 and LEVELS.index(adv) >= LEVELS.index(computed["blocked_at"]["level"])),

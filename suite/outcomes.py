@@ -101,5 +101,10 @@ class TargetError(Exception):
     """The target could not be exercised: unreachable, crashed, timed out, or spoke garbage."""
 
 
+class Inconclusive(Exception):
+    """The check ran but the target gave it nothing to judge (e.g. a server's own extraction made
+    no event from the text the check needs): informational, never a pass or a failure."""
+
+
 class NotApplicable(Exception):
     """The check cannot run on this target (a binding or feature it does not offer)."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.suite.outcomes import (
-    OUTCOME_FOR_KEYWORD, CheckResult, Finding, NotApplicable, Outcome, TargetError,
+    OUTCOME_FOR_KEYWORD, CheckResult, Finding, Inconclusive, NotApplicable, Outcome, TargetError,
 )
 from memconform.suite.registry import Case, Check
 
@@ -63,6 +63,10 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
         check.func(ctx)
     except NotApplicable as exc:
         return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started)
+    except Inconclusive as exc:
+        return CheckResult(Outcome.INFO, reason=f"inconclusive: {exc}",
+                           findings=tuple(ctx.findings) if ctx else (),
+                           duration=time.perf_counter() - started)
     except TargetError as exc:
         return CheckResult(Outcome.ERROR, reason=f"target error: {exc}",
                            findings=tuple(ctx.findings) if ctx else (),

@@ -193,18 +193,39 @@ class HttpUmpClient:
             headers[name] = value
         return {k: v for k, v in headers.items() if v is not None}, how
 
+    def _renew_connections(self) -> None:
+        old, self._http = self._http, httpx.Client(base_url=self.base_url, timeout=self.timeout,
+                                                   follow_redirects=False,
+                                                   headers={"Accept": "application/json"})
+        old.close()
+
     def _send(self, method: str, path: str, *, content: bytes | None = None,
               headers: dict[str, str] | None = None) -> httpx.Response:
-        url = f"{self.base_url}{path}"
+        return self._transmit(self._http.build_request(method, path, content=content, headers=headers))
+
+    def _transmit(self, request: httpx.Request) -> httpx.Response:
+        url = str(request.url)
         try:
-            return self._http.request(method, path, content=content, headers=headers)
+            try:
+                response = self._http.send(request)
+            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+                # A server may close a kept-alive connection after an error answer (uvicorn does
+                # after an exception); the next request can race that close and be reset before
+                # the server read it. Sent again once on a fresh connection; a server that resets
+                # this request too is reported below.
+                self._renew_connections()
+                response = self._http.send(request)
+            if response.status_code >= 500:
+                self._renew_connections()
+            return response
         except httpx.TimeoutException as exc:
-            raise TargetError(f"{method} {url}: no answer within {self.timeout:g} s "
+            raise TargetError(f"{request.method} {url}: no answer within {self.timeout:g} s "
                               f"({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
-            raise TargetError(f"{method} {url}: cannot connect ({exc or type(exc).__name__})") from None
+            raise TargetError(f"{request.method} {url}: cannot connect ({exc or type(exc).__name__})") from None
         except httpx.TransportError as exc:
-            raise TargetError(f"{method} {url}: the connection failed ({type(exc).__name__}: {exc})") from None
+            raise TargetError(f"{request.method} {url}: the connection failed "
+                              f"({type(exc).__name__}: {exc})") from None
 
     def _reply(self, operation: str, sent: Any, response: httpx.Response, how: str) -> Reply:
         status = response.status_code
@@ -287,15 +308,7 @@ class HttpUmpClient:
         # spaces/controls are escaped, as no request line can carry them
         raw_path = urllib.parse.quote(path, safe="".join(chr(c) for c in range(33, 127)))
         request.url = request.url.copy_with(raw_path=raw_path.encode("ascii"))
-        url = f"{self.base_url}{path}"
-        try:
-            response = self._http.send(request)
-        except httpx.TimeoutException as exc:
-            raise TargetError(f"{method} {url}: no answer within {self.timeout:g} s ({type(exc).__name__})") from None
-        except httpx.ConnectError as exc:
-            raise TargetError(f"{method} {url}: cannot connect ({exc or type(exc).__name__})") from None
-        except httpx.TransportError as exc:
-            raise TargetError(f"{method} {url}: the connection failed ({type(exc).__name__}: {exc})") from None
+        response = self._transmit(request)
         return self._reply(f"{method} {path}", sent, response, how)
 
     def offered(self) -> frozenset[str]:

@@ -58,4 +58,14 @@ BINDING_FAULTS = (
           ("ump/mcp-errors",), bindings=("mcp",)),
     Fault("mcp-schemas-without-members", "ump", "the ump.* inputSchemas name none of the request's members",
           ("ump/mcp-tool-schemas",), bindings=("mcp",)),
+    Fault("errors-without-message", "ump", "the HTTP error envelope leaves out `message`",
+          ("ump/error-envelope",), bindings=("http",)),
+    Fault("http-not-found-as-text", "ump", "not_found is answered as a text/plain line, not the JSON envelope",
+          ("ump/messages-json-objects", "ump/error-envelope", "ump/get-not-found", "ump/http-route-get",
+           "ump/forget-hard-erases", "ump/unknown-id-not-found"),
+          bindings=("http",)),
+    Fault("mcp-capabilities-misnamed", "ump", "capabilities is offered as the tool ump.get_capabilities",
+          # without ump.capabilities an MCP session cannot be asked for 0.1 (§4.1 gives no other
+          # way), so the 0.1 subject is served 1.0 records
+          ("ump/mcp-tool-capabilities", "ump/record-version", "ump/served-records-valid"), bindings=("mcp",)),
 )

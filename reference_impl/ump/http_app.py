@@ -423,4 +423,53 @@ def build_app(service: Any, *, mcp: bool = True, keepalive: float = 15.0, poll: 
     app.state.closing = closing
     app.state.service = service
     app.state.mcp_unavailable = unavailable
+    if fault in _ERROR_FAULTS:
+        app.add_middleware(_ErrorFault, fault=fault)
     return app
+
+
+#: Faults of the HTTP error answers: `errors-without-message` leaves `message` out of the
+#: envelope; `http-not-found-as-text` answers not_found as a text/plain line, not JSON.
+_ERROR_FAULTS = ("errors-without-message", "http-not-found-as-text")
+
+
+class _ErrorFault:
+    """Rewrites finished error answers for one of `_ERROR_FAULTS` (never streams)."""
+
+    def __init__(self, app: Any, fault: str):
+        self.app = app
+        self.fault = fault
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"].startswith("/mcp") or scope["path"] == "/ump/subscribe":
+            await self.app(scope, receive, send)
+            return
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def capture(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            status, body, headers = start["status"], b"".join(chunks), list(start.get("headers", []))
+            if status >= 400:
+                if self.fault == "errors-without-message":
+                    try:
+                        data = json.loads(body)
+                        data["error"].pop("message", None)
+                        body = json.dumps(data).encode()
+                    except (ValueError, KeyError, TypeError, AttributeError):
+                        pass
+                elif status == 404:
+                    body = b"not found\n"
+                    headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+                    headers.append((b"content-type", b"text/plain; charset=utf-8"))
+            headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, capture)

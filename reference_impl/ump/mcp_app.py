@@ -362,6 +362,10 @@ def build_mcp_server(service: Any, *, name: str = "memconform-reference") -> MCP
     missing = binding.fault[len("mcp-no-"):-len("-tool")] if (
         binding.fault or "").startswith("mcp-no-") and binding.fault.endswith("-tool") else None
     tools = [binding.tool(operation) for operation in OPERATIONS if operation != missing]
+    if binding.fault == "mcp-capabilities-misnamed":  # offers capabilities under another name
+        for t in tools:
+            if t.name == "ump.capabilities":
+                t.name = "ump.get_capabilities"
     try:
         from importlib.metadata import version as _dist_version
 

@@ -500,6 +500,12 @@ def test_visibility_and_redaction_across_owners(env):
     assert env.call("recall", {"query": "shared"}, token=other)["results"] == []
 
 
+def _forged(head: str, payload: str, sig: str) -> str:
+    """The token with its signature's first character changed (never to itself)."""
+    body = sig[len("ed25519:"):]
+    return f"{head}.{payload}.ed25519:{'B' if body[0] == 'A' else 'A'}{body[1:]}"
+
+
 @pytest.mark.parametrize("case", ["none", "forged", "expired", "nbf", "garbage", "no-prefix", "spoofed-iss"])
 def test_bad_tokens_are_unauthorized(env, case):
     rid = env.remember(rec("owner-a's record"))
@@ -508,7 +514,7 @@ def test_bad_tokens_are_unauthorized(env, case):
     head, payload, sig = good.split(".")
     tokens = {
         "none": None,
-        "forged": f"{head}.{payload}.ed25519:{'A' + sig[len('ed25519:') + 1:]}",
+        "forged": _forged(head, payload, sig),
         "expired": env.token(now=now - 7200, ttl=3600),
         "nbf": env.token(nbf=now + 3600, ttl=7200),
         "garbage": "not-a-token",
@@ -942,7 +948,7 @@ def _scenario(env: Env) -> dict[str, Any]:
     tid = env.remember(rec("token probe", visibility="private"))
     good = env.token()
     head, payload, sig = good.split(".")
-    forged = f"{head}.{payload}.ed25519:{'A' + sig[len('ed25519:') + 1:]}"
+    forged = _forged(head, payload, sig)
     for name, tok in (("tok-none", None), ("tok-forged", forged),
                       ("tok-expired", env.token(now=now - 7200, ttl=3600)),
                       ("tok-nbf", env.token(nbf=now + 3600, ttl=7200)),

@@ -470,7 +470,9 @@ def cap_token_required(ctx: CheckContext) -> None:
     R = "ump/cap-token-required"
     anon = Auth.anonymous()
     caps = ctx.client.capabilities()
-    if not caps.ok:
+    # An MCP server may leave ump.capabilities out (its tool list is then the capability
+    # statement, §4.1): that is not a refusal.
+    if not caps.ok and not (ctx.binding == "mcp" and caps.error_code == "unsupported"):
         _fail(ctx, R, "capabilities without a token was refused; it must stay open so a peer can negotiate "
                       "(§3.1: a peer MUST call capabilities before assuming any optional feature)", caps)
     m = marker("req")
