@@ -16,9 +16,9 @@ class Fault:
     description: str
     breaks: tuple[str, ...]
     since: str = "0.1"  # first spec version the fault applies to
-    #: The bindings on which the breaks show: ("file",) for faults of the file binding (L0).
-    #: None means every live binding the reference server offers (http and mcp): a fault of the
-    #: server itself (`memconform.reference_impl.ump.service`), seen through either binding.
+    #: The bindings on which the breaks show: ("file",) for faults of the UMP file binding (L0).
+    #: None means every live binding the reference server offers for the fault's spec (UMP: http
+    #: and mcp; UPP: http and stdio): a fault of the engine itself, seen through either binding.
     bindings: tuple[str, ...] | None = None
 
     def applies_to(self, spec: str, version: str) -> bool:
@@ -30,8 +30,9 @@ class Fault:
 def _collect() -> dict[str, Fault]:
     from memconform.reference_impl.ump.binding_faults import BINDING_FAULTS
     from memconform.reference_impl.ump.faults import UMP_FAULTS
+    from memconform.reference_impl.upp.faults import UPP_FAULTS
 
-    return {f.name: f for f in (*UMP_FAULTS, *BINDING_FAULTS)}
+    return {f.name: f for f in (*UMP_FAULTS, *BINDING_FAULTS, *UPP_FAULTS)}
 
 
 FAULTS: dict[str, Fault] = _collect()

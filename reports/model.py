@@ -61,6 +61,8 @@ def compute_level(spec: str, version: str, outcomes: dict[str, dict[str, Any]],
     reached = None
     blocked: dict[str, Any] | None = None
     for level in LEVELS[:LEVELS.index(BINDING_TOP_LEVEL.get(binding, LEVELS[-1])) + 1]:
+        if not any(r.level == level for r in cat.for_version(version)):
+            continue  # a level the spec does not have (UPP starts at level 1)
         musts = [r for r in cat.for_version(version, binding)
                  if r.level == level and r.keyword is Keyword.MUST and r.testable]
         failed = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]
@@ -98,11 +100,11 @@ def _summary_line(row: dict[str, Any]) -> str:
             counts.append(f"{blocked['level']} not reached")
     elif blocked and (blocked["failed"] or blocked["errors"]):
         status = f"{head} / {row['binding']}: not conformant"
-        counts.append(f"L0 blocked by {', '.join((blocked['failed'] + blocked['errors'])[:4])}")
+        counts.append(f"{blocked['level']} blocked by {', '.join((blocked['failed'] + blocked['errors'])[:4])}")
     else:
         status = f"{head} / {row['binding']}: incomplete"
         if blocked:
-            counts.append(f"{len(blocked['not_assessed'])} L0 MUST not assessable here: "
+            counts.append(f"{len(blocked['not_assessed'])} {blocked['level']} MUST not assessable here: "
                           f"{', '.join(blocked['not_assessed'][:4])}")
     if row.get("overclaimed"):
         counts.append(f"advertises {row['advertised']}")

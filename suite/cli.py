@@ -243,25 +243,47 @@ def _check_fault(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535),
               help="port to listen on (0: any free port; the URL is printed to stderr)")
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
-              help="sqlite file to keep the store in (default: in memory, gone on exit)")
+              help="sqlite file to keep the UMP store in (default: in memory, gone on exit)")
 @click.option("--require-capability/--no-require-capability", default=True, show_default=True,
-              help="refuse every operation but capabilities without a valid capability token "
+              help="refuse every UMP operation but capabilities without a valid capability token "
                    "(Authorization: Bearer). On by default because L3 requires capability tokens; "
                    "--no-require-capability serves anonymous requests (below L3)")
 @click.option("--fault", default=None, callback=_check_fault, metavar="NAME",
-              help="serve with one deliberate defect switched on (see the fault list in the docs)")
+              help="serve with one deliberate defect switched on (see the fault list in the docs); a UPP "
+                   "fault (upp-...) goes to the UPP server, any other to the UMP server")
 @click.option("--stdio", is_flag=True,
-              help="speak MCP over stdin/stdout instead of HTTP (stdout carries only the protocol)")
-def serve(host: str, port: int, db: str | None, require_capability: bool, fault: str | None, stdio: bool) -> None:
-    """Run the reference UMP server: HTTP (§4.2, SSE subscribe, /.well-known/ump.json,
-    /openapi.json) with MCP streamable HTTP at /mcp, or MCP over stdio with --stdio.
+              help="speak UMP over MCP on stdin/stdout instead of HTTP (stdout carries only the protocol)")
+@click.option("--upp-stdio", is_flag=True,
+              help="speak UPP (JSON-RPC 2.0) on stdin/stdout instead of HTTP: one message per line in, one "
+                   "line per response out, the log on stderr; exits at end of input")
+@click.option("--upp-export-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="folder UPP's export_events writes into (default: memconform-upp-exports in the "
+                   "system temporary folder); import_events may read it")
+@click.option("--upp-import-dir", "upp_import_dirs", type=click.Path(file_okay=False), multiple=True,
+              metavar="DIR", help="a further folder UPP's import_events may read files from (repeatable); "
+                                  "files anywhere else are refused")
+def serve(host: str, port: int, db: str | None, require_capability: bool, fault: str | None, stdio: bool,
+          upp_stdio: bool, upp_export_dir: str | None, upp_import_dirs: tuple[str, ...]) -> None:
+    """Run the reference servers: UMP over HTTP (§4.2, SSE subscribe, /.well-known/ump.json,
+    /openapi.json) with MCP streamable HTTP at /mcp, and UPP 1.0.0 (JSON-RPC 2.0) at POST /upp;
+    or UMP over MCP stdio with --stdio; or UPP over stdio with --upp-stdio.
 
     Listens on 127.0.0.1:8700 by default and prints the URL to stderr. Stop it with Ctrl-C.
     """
+    if stdio and upp_stdio:
+        raise click.UsageError("give at most one of --stdio (UMP over MCP) and --upp-stdio (UPP)")
+    if upp_stdio:  # without the HTTP stack: a stdio child should start fast
+        from memconform.reference_impl.faults import FAULTS
+        from memconform.reference_impl.upp.stdio import serve_upp_stdio
+
+        serve_upp_stdio(fault=fault if fault is not None and FAULTS[fault].spec == "upp" else None,
+                        export_dir=upp_export_dir, import_dirs=upp_import_dirs)
+        return
     from memconform.reference_impl.ump.serve import serve as run_server
 
     try:
-        run_server(host=host, port=port, db=db, require_capability=require_capability, fault=fault, stdio=stdio)
+        run_server(host=host, port=port, db=db, require_capability=require_capability, fault=fault, stdio=stdio,
+                   upp_stdio=upp_stdio, upp_export_dir=upp_export_dir, upp_import_dirs=upp_import_dirs)
     except OSError as exc:
         raise click.ClickException(f"cannot serve on {host}:{port}: {exc}") from None
     except KeyboardInterrupt:

@@ -27,13 +27,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("memconform", "memconform: agent-memory protocol conformance")
     group.addoption("--target", action="append", default=[], metavar="TARGET",
                     help="implementation to judge (repeatable): reference, reference?fault=NAME, file:PATH, "
-                         "http://HOST:PORT, 'mcp+stdio:COMMAND ARGS', mcp+http://HOST:PORT/mcp; "
-                         "jsonrpc+…, *.toml, docker:IMAGE are reserved")
+                         "http://HOST:PORT (UMP and/or UPP, discovered), 'mcp+stdio:COMMAND ARGS', "
+                         "mcp+http://HOST:PORT/mcp, jsonrpc+http://HOST:PORT/PATH (UPP at that URL), "
+                         "'jsonrpc+stdio:COMMAND ARGS' (UPP over stdio); *.toml, docker:IMAGE are reserved")
     group.addoption("--spec", action="append", default=[], metavar="SPEC[@VERSION]",
                     help="only these specs (repeatable), e.g. ump or ump@1.0")
     group.addoption("--level", default=None, choices=LEVELS, help="judge levels up to this one only")
     group.addoption("--binding", action="append", default=[], metavar="BINDING",
-                    help="only these bindings (repeatable): file, http, mcp")
+                    help="only these bindings (repeatable): file, http, mcp, stdio")
     # pytest 9 owns `--strict` (its global strict mode, ini `strict`); the suite honours it too,
     # and `--memconform-strict` asks for the suite's part alone.
     group.addoption("--memconform-strict", action="store_true", default=False,

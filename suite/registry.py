@@ -76,3 +76,4 @@ def _import_shipped_checks() -> None:
     # Importing the check modules registers them; kept explicit so the order (and so the
     # collection order, which pytest-xdist needs to be identical on every worker) is fixed.
     from memconform.suite.ump import checks as _ump_checks  # noqa: F401
+    from memconform.suite.upp import checks as _upp_checks  # noqa: F401

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from memconform.targets.target_string import (
-    FileTarget, HttpTarget, McpTarget, ReferenceTarget, TargetStringError, UnsupportedTarget, parse_target,
+    FileTarget, HttpTarget, JsonRpcTarget, McpTarget, ReferenceTarget, TargetStringError, UnsupportedTarget,
+    parse_target,
 )
 
 
@@ -30,10 +31,15 @@ def open_driver(text: str, forced_versions: tuple[str, ...] = (), timeout: float
         from memconform.targets.mcp import McpDriver
 
         return McpDriver(target.text, forced_versions, timeout=timeout, protocol=mcp_protocol)
+    if isinstance(target, JsonRpcTarget):
+        from memconform.targets.jsonrpc import JsonRpcDriver
+
+        return JsonRpcDriver.from_target(target.text, timeout=timeout)
     assert isinstance(target, UnsupportedTarget)
     raise TargetError(f"{target.kind} targets are not supported by this version of memconform yet "
                       f"({target.text}); supported now: reference, reference?fault=NAME, file:PATH, "
-                      "http://HOST:PORT, mcp+stdio:COMMAND, mcp+http://HOST:PORT/mcp")
+                      "http://HOST:PORT, mcp+stdio:COMMAND, mcp+http://HOST:PORT/mcp, "
+                      "jsonrpc+stdio:COMMAND, jsonrpc+http://HOST:PORT/PATH")
 
 
 __all__ = ["open_driver", "parse_target", "TargetStringError"]

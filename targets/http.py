@@ -455,9 +455,18 @@ class HttpUmpClient:
         self._http.close()
 
 
+class NotUmpServer(TargetError):
+    """The server answered discovery, but with no UMP capabilities document."""
+
+
 class HttpDriver:
-    """A UMP server at `http://host:port`: one subject per runtime version it speaks (from
-    capabilities' `versions`, else its `ump`; `forced_versions` override), over binding "http"."""
+    """A server at `http://host:port`: UMP, UPP, or both (docs/live-upp.md, "Subjects").
+
+    UMP: one subject per runtime version it speaks (from capabilities' `versions`, else its
+    `ump`; `forced_versions` override), over binding "http". UPP: the subject ("upp", "1.0.0",
+    "http") when `POST /upp` (then `POST /`) answers upp/info with a JSON-RPC `result`; its client
+    is `targets.jsonrpc.UppRpcClient` at that URL. A server offering neither is a TargetError
+    naming both probes."""
 
     def __init__(self, base_url: str, forced_versions: tuple[str, ...] = (), timeout: float = 10.0):
         self.base_url = base_url.rstrip("/")
@@ -467,6 +476,8 @@ class HttpDriver:
         self._discovered: dict[str, Any] | None = None
         self._levels: dict[str, str | None] = {}
         self._clients: dict[str, HttpUmpClient] = {}
+        self._upp: Any = None  # a targets.jsonrpc.JsonRpcDriver once UPP is found
+        self._upp_probes: list[str] | None = None  # what each UPP probe saw
 
     def _get(self, path: str, version: str | None = None) -> httpx.Response:
         url = f"{self.base_url}{path}"
@@ -499,7 +510,7 @@ class HttpDriver:
                 second = self._get("/.well-known/ump.json")
                 doc = self._doc(second)
                 if doc is None:
-                    raise TargetError(
+                    raise NotUmpServer(
                         f"{self.base_url} is not a UMP server: GET /ump/capabilities answered HTTP "
                         f"{first.status_code} and GET /.well-known/ump.json HTTP {second.status_code}, "
                         "neither a JSON object with `ump`")
@@ -520,10 +531,55 @@ class HttpDriver:
         known = tuple(v for v in ump_record.VERSIONS if v in declared)
         return known or (ump_record.VERSIONS[-1],)
 
+    def discover_upp(self) -> Any:
+        """The JsonRpcDriver of the UPP server here, or None: upp/info is POSTed to /upp, then to
+        /; a JSON-RPC response carrying `result` means UPP is there. Raises TargetError when a
+        probe gets no answer at all."""
+        if self._upp_probes is None:
+            from memconform.targets.jsonrpc import JsonRpcDriver, probe_upp
+
+            self._upp_probes = []
+            for path in ("/upp", "/"):
+                url = self.base_url + path
+                try:
+                    found, seen = probe_upp(url, self.timeout)
+                except TargetError as exc:
+                    self._upp_probes.append(f"POST {path} with upp/info: {exc}")
+                    raise
+                self._upp_probes.append(f"POST {path} with upp/info {seen}")
+                if found:
+                    self._upp = JsonRpcDriver("http", url, label=self.label, timeout=self.timeout)
+                    break
+        return self._upp
+
     def subjects(self) -> list[Subject]:
-        return [Subject(self.label, "ump", v, "http") for v in self.versions()]
+        from memconform.targets.jsonrpc import UPP_VERSION
+
+        not_ump: NotUmpServer | None = None
+        try:
+            ump = [Subject(self.label, "ump", v, "http") for v in self.versions()]
+        except NotUmpServer as exc:  # it answers, but not as UMP: maybe UPP
+            ump, not_ump = [], exc
+        try:
+            upp = self.discover_upp()
+        except TargetError:
+            if not ump:
+                raise TargetError(f"{not_ump}; nor a UPP server: {'; '.join(self._upp_probes or [])}") from None
+            upp = None  # UMP is here; a UPP probe without an answer only means no UPP
+        if not ump and upp is None:
+            raise NotUmpServer(f"{not_ump}; nor a UPP server: {'; '.join(self._upp_probes or [])}")
+        return ump + ([Subject(self.label, "upp", UPP_VERSION, "http")] if upp is not None else [])
+
+    def _upp_driver(self) -> Any:
+        if self._upp is None:
+            self.discover_upp()
+        if self._upp is None:
+            raise TargetError(f"{self.base_url} offers no UPP: {'; '.join(self._upp_probes or [])}")
+        return self._upp
 
     def advertised_level(self, subject: Subject) -> str | None:
+        if subject.spec == "upp":
+            return self._upp_driver().advertised_level(subject)
         if subject.version not in self._levels:
             level = None
             try:
@@ -536,7 +592,9 @@ class HttpDriver:
             self._levels[subject.version] = level
         return self._levels[subject.version]
 
-    def client(self, subject: Subject) -> HttpUmpClient:
+    def client(self, subject: Subject) -> Any:
+        if subject.spec == "upp":
+            return self._upp_driver().client(subject)
         if subject.version not in self._clients:
             self._clients[subject.version] = HttpUmpClient(self.base_url, subject.version, timeout=self.timeout)
         return self._clients[subject.version]
@@ -549,9 +607,15 @@ class HttpDriver:
             server = self._discovered.get("server")
             if isinstance(server, dict):
                 out["server"] = server
+        if self._upp is not None:
+            upp = self._upp.describe()
+            out["upp"] = {k: upp[k] for k in ("url", "server", "info_error") if k in upp}
+            out["advertised"].update(upp["advertised"])
         return out
 
     def close(self) -> None:
         for c in self._clients.values():
             c.close()
         self._clients.clear()
+        if self._upp is not None:
+            self._upp.close()

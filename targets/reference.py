@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -62,23 +64,35 @@ class ReferenceUmpFileClient:
         self._tmp.cleanup()
 
 
-LIVE_BINDINGS = ("http", "mcp")
+LIVE_BINDINGS = ("http", "mcp")  # UMP's live bindings
+UPP_BINDINGS = ("http", "stdio")
+UPP_VERSION = "1.0.0"
 
 
-def _fault_shows_on(fault: str | None, binding: str) -> str | None:
-    """The fault to give the piece serving `binding`, or None: a file-format fault never reaches
-    the live server and a server fault never reaches the file exporter."""
+def _fault_shows_on(fault: str | None, binding: str, spec: str = "ump") -> str | None:
+    """The fault to give the piece serving `spec` over `binding`, or None. A fault goes only to
+    its own spec's engine; within it, a file-format fault never reaches the live server and a
+    server fault never reaches the file exporter. `bindings=None` means every live binding of
+    the spec: http and mcp for UMP, http and stdio for UPP."""
     if fault is None:
         return None
-    bindings = FAULTS[fault].bindings
-    if bindings is None:
-        return fault if binding in LIVE_BINDINGS else None
+    f = FAULTS[fault]
+    if f.spec != spec:
+        return None
+    bindings = f.bindings if f.bindings is not None else (LIVE_BINDINGS if spec == "ump" else UPP_BINDINGS)
     return fault if binding in bindings else None
 
 
+def upp_stdio_command(fault: str | None) -> list[str]:
+    """The reference UPP server over stdio, as a child of this interpreter."""
+    return [sys.executable, "-m", "memconform.suite.cli", "serve", "--upp-stdio",
+            *(["--fault", fault] if fault else [])]
+
+
 class ReferenceDriver:
-    """The reference implementation in-process: its file binding directly, and its HTTP and MCP
-    (streamable HTTP) bindings through a real server on 127.0.0.1, started on first use."""
+    """The reference implementation in-process: its file binding directly, its HTTP and MCP
+    (streamable HTTP) bindings through a real server on 127.0.0.1, started on first use; UPP over
+    HTTP at that server's `/upp`, and over stdio through a child `memconform serve --upp-stdio`."""
 
     def __init__(self, target: ReferenceTarget, timeout: float = 10.0, mcp_protocol: str = "2025-11-25"):
         self.target = target
@@ -87,16 +101,30 @@ class ReferenceDriver:
         self.mcp_protocol = mcp_protocol
         self._clients: dict[tuple[str, str, str], Any] = {}
         self._server = None
+        self._upp_service: Any = None
+        self._upp_missing: str | None = None  # why the in-thread server has no /upp
         self._live: dict[str, Any] = {}
 
     def subjects(self) -> list[Subject]:
-        return [Subject(self.label, "ump", v, b) for b in ("file", *LIVE_BINDINGS) for v in ("0.1", "1.0")]
+        return [Subject(self.label, "ump", v, b) for b in ("file", *LIVE_BINDINGS) for v in ("0.1", "1.0")] \
+            + [Subject(self.label, "upp", UPP_VERSION, b) for b in UPP_BINDINGS]
 
     def advertised_level(self, subject: Subject) -> str | None:
         if subject.binding == "file":
             return None  # a file binding has no capabilities document to advertise a level in
-        inner = self._live_driver(subject.binding)
+        inner = self._live_driver(subject.spec, subject.binding)
         return inner.advertised_level(self._inner_subject(inner, subject))
+
+    def _new_upp_service(self) -> Any:
+        """The UPP engine behind the in-thread server's /upp; None (and the reason kept) when it
+        cannot be made: UMP must still be judged then."""
+        try:
+            from memconform.reference_impl.upp.service import UppService
+
+            return UppService(fault=_fault_shows_on(self.target.fault, "http", "upp"))
+        except Exception as exc:  # noqa: BLE001 - reported to the UPP subjects, not raised
+            self._upp_missing = f"{type(exc).__name__}: {exc}"
+            return None
 
     def _start(self) -> None:
         if self._server is not None:
@@ -105,24 +133,46 @@ class ReferenceDriver:
         from memconform.reference_impl.ump.service import UmpService
 
         fault = _fault_shows_on(self.target.fault, "http") or _fault_shows_on(self.target.fault, "mcp")
+        upp = self._new_upp_service()
+        if upp is not None and "upp" not in inspect.signature(start_in_thread).parameters:
+            self._upp_missing = "this reference server cannot serve /upp (start_in_thread takes no `upp`)"
+            upp.close()
+            upp = None
         try:
-            self._server = start_in_thread(UmpService(fault=fault))
+            self._server = start_in_thread(UmpService(fault=fault), **({"upp": upp} if upp is not None else {}))
         except Exception as exc:  # noqa: BLE001 - any failure to start is the target's error
+            if upp is not None:
+                upp.close()
             raise TargetError(f"the reference server did not start: {exc}") from exc
+        self._upp_service = upp
 
-    def _live_driver(self, binding: str) -> Any:
-        if binding not in self._live:
+    def _live_driver(self, spec: str, binding: str) -> Any:
+        key = (spec, binding)
+        if key not in self._live:
+            if spec == "upp" and binding == "stdio":
+                from memconform.targets.jsonrpc import JsonRpcDriver
+
+                command = upp_stdio_command(_fault_shows_on(self.target.fault, "stdio", "upp"))
+                self._live[key] = JsonRpcDriver("stdio", command, label=self.label, timeout=self.timeout)
+                return self._live[key]
             self._start()
-            if binding == "http":
+            if spec == "upp":
+                if self._upp_service is None:
+                    raise TargetError(f"the reference server offers no UPP over HTTP: {self._upp_missing}")
+                from memconform.targets.jsonrpc import JsonRpcDriver
+
+                self._live[key] = JsonRpcDriver("http", self._server.base_url + "/upp", label=self.label,
+                                                timeout=self.timeout)
+            elif binding == "http":
                 from memconform.targets.http import HttpDriver
 
-                self._live[binding] = HttpDriver(self._server.base_url, timeout=self.timeout)
+                self._live[key] = HttpDriver(self._server.base_url, timeout=self.timeout)
             else:
                 from memconform.targets.mcp import McpDriver
 
                 url = "mcp+" + self._server.base_url + "/mcp"
-                self._live[binding] = McpDriver(url, timeout=self.timeout, protocol=self.mcp_protocol)
-        return self._live[binding]
+                self._live[key] = McpDriver(url, timeout=self.timeout, protocol=self.mcp_protocol)
+        return self._live[key]
 
     @staticmethod
     def _inner_subject(inner: Any, subject: Subject) -> Subject:
@@ -134,8 +184,12 @@ class ReferenceDriver:
             if subject.binding == "file":
                 self._clients[key] = ReferenceUmpFileClient(subject.version,
                                                             _fault_shows_on(self.target.fault, "file"))
+            elif subject.spec == "upp":
+                # not cached here: the JSON-RPC driver hands out a fresh child should the last one die
+                inner = self._live_driver(subject.spec, subject.binding)
+                return inner.client(self._inner_subject(inner, subject))
             else:
-                inner = self._live_driver(subject.binding)
+                inner = self._live_driver(subject.spec, subject.binding)
                 self._clients[key] = inner.client(self._inner_subject(inner, subject))
         return self._clients[key]
 
@@ -154,3 +208,6 @@ class ReferenceDriver:
         if self._server is not None:
             self._server.stop()
             self._server = None
+        if self._upp_service is not None:
+            self._upp_service.close()
+            self._upp_service = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,8 @@ class FileTarget:
 
 @dataclass(frozen=True)
 class HttpTarget:
-    """`http://host:port`: the UMP HTTP binding (§4.2), discovered through /ump/capabilities."""
+    """`http://host:port`: discovery of the UMP HTTP binding (§4.2, through /ump/capabilities) and
+    of UPP (`POST /upp`, then `POST /`, with upp/info)."""
 
     base_url: str
 
@@ -49,6 +51,19 @@ class McpTarget:
 
 
 @dataclass(frozen=True)
+class JsonRpcTarget:
+    """`jsonrpc+http://host:port/path` (UPP exactly at that URL) or `jsonrpc+stdio:COMMAND ARGS`
+    (a child process, one JSON-RPC message per line): a UPP server (docs/live-upp.md)."""
+
+    text: str
+    transport: str  # "http" | "stdio"
+
+    @property
+    def label(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class UnsupportedTarget:
     """A target kind the language knows but this version of memconform cannot drive yet."""
 
@@ -60,11 +75,9 @@ class UnsupportedTarget:
         return self.text
 
 
-TargetString = ReferenceTarget | FileTarget | HttpTarget | McpTarget | UnsupportedTarget
+TargetString = ReferenceTarget | FileTarget | HttpTarget | McpTarget | JsonRpcTarget | UnsupportedTarget
 
-_LATER_KINDS = {
-    "jsonrpc+stdio:": "jsonrpc+stdio", "jsonrpc+http://": "jsonrpc+http", "docker:": "docker",
-}
+_LATER_KINDS = {"docker:": "docker"}
 
 
 class TargetStringError(ValueError):
@@ -112,6 +125,22 @@ def parse_target(text: str) -> TargetString:
         if not urllib.parse.urlsplit(text[len("mcp+"):]).hostname:
             raise TargetStringError(f"{text!r} has no host, e.g. mcp+http://127.0.0.1:8700/mcp")
         return McpTarget(text, "http")
+    if text.startswith("jsonrpc+stdio:"):
+        command = text[len("jsonrpc+stdio:"):]
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise TargetStringError(f"cannot split the command of {text!r}: {exc}") from None
+        if not argv:
+            raise TargetStringError('jsonrpc+stdio: needs a command, e.g. "jsonrpc+stdio:memconform serve --upp-stdio"')
+        return JsonRpcTarget(text, "stdio")
+    if text.startswith(("jsonrpc+http://", "jsonrpc+https://")):
+        parsed = urllib.parse.urlsplit(text[len("jsonrpc+"):])
+        if not parsed.hostname:
+            raise TargetStringError(f"{text!r} has no host, e.g. jsonrpc+http://127.0.0.1:8700/upp")
+        if parsed.fragment:
+            raise TargetStringError(f"{text!r}: a JSON-RPC URL has no fragment")
+        return JsonRpcTarget(text, "http")
     for prefix, kind in _LATER_KINDS.items():
         if text.startswith(prefix):
             return UnsupportedTarget(text, kind)

@@ -17,3 +17,9 @@ import memconform.reference_impl.ump.service  # noqa: E402,F401
 import memconform.suite.ump.checks  # noqa: E402,F401
 import memconform.targets.http  # noqa: E402,F401
 import memconform.targets.mcp  # noqa: E402,F401
+import memconform.reference_impl.upp.rpc  # noqa: E402,F401
+import memconform.reference_impl.upp.service  # noqa: E402,F401
+import memconform.reference_impl.upp.stdio  # noqa: E402,F401
+import memconform.suite.upp.checks  # noqa: E402,F401
+import memconform.targets.jsonrpc  # noqa: E402,F401
+import memconform.targets.reference  # noqa: E402,F401

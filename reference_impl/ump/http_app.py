@@ -2,8 +2,12 @@
 
 Routes (docs/live-ump.md): GET /ump/capabilities, GET /.well-known/ump.json, POST /ump/recall,
 POST /ump/remember, GET /ump/memory/{percent-encoded id}, POST /ump/revise, POST /ump/forget,
-POST /ump/feedback, POST /ump/rehydrate, GET /ump/subscribe (SSE), GET /openapi.json, and the
-MCP streamable-HTTP binding at /mcp when `mcp_app` is importable.
+POST /ump/feedback, POST /ump/rehydrate, GET /ump/subscribe (SSE), GET /openapi.json, the
+MCP streamable-HTTP binding at /mcp when `mcp_app` is importable, and, when a UPP service is given,
+UPP's JSON-RPC binding at POST /upp (docs/live-upp.md): one JSON-RPC message per POST, the response
+in the body (200 application/json), 204 with no body when JSON-RPC sends nothing (notifications),
+405 with a JSON-RPC -32600 body for any other method, and 413 with a -32600 body for a body over
+1 MiB; never a 500.
 
 Every answer is JSON (`application/json; charset=utf-8`) except the SSE stream. Errors are the
 §3 envelope `{"error": {"code", "message"}}`: not_found 404, unauthorized 401, forbidden_scope
@@ -254,8 +258,46 @@ _ROUTE_OF = {"capabilities": "/ump/capabilities", "recall": "/ump/recall", "reme
              "feedback": "/ump/feedback", "subscribe": "/ump/subscribe"}
 
 
-def build_app(service: Any, *, mcp: bool = True, keepalive: float = 15.0, poll: float = 0.25) -> Starlette:
-    """The HTTP binding over `service`. `keepalive`: seconds between SSE keep-alive comments;
+def _upp_route(upp: Any) -> Route:
+    """POST /upp: UPP's JSON-RPC over HTTP, answered by `upp.handle_text` (which never raises)."""
+    from memconform.reference_impl.upp import rpc
+
+    def answer(message: dict[str, Any], status: int, headers: dict[str, str] | None = None) -> Response:
+        return Response(rpc.encode(rpc.dumps(message), upp.fault), status_code=status, headers=headers,
+                        media_type=JSON_TYPE)
+
+    async def endpoint(request: Request) -> Response:
+        if request.method != "POST":
+            return answer(rpc.error_response(None, rpc.INVALID_REQUEST, f"Invalid Request: {request.method} is not "
+                                              "allowed on /upp; POST one JSON-RPC message"), 405, {"Allow": "POST"})
+        try:
+            raw = await _read_body(request)
+        except HttpError:
+            return answer(rpc.error_response(None, rpc.INVALID_REQUEST, f"Invalid Request: the message exceeds "
+                                              f"the limit of {MAX_BODY} bytes"), 413)
+        try:
+            text = await run_in_threadpool(upp.handle_text, raw)
+        except Exception:  # handle_text never raises; if it ever does, still no 500 and no traceback
+            log.exception("UPP handle_text raised")
+            return answer(rpc.error_response(None, rpc.INTERNAL_ERROR, "Internal error"), 200)
+        if text is None:
+            return Response(status_code=204)
+        return Response(rpc.encode(text, upp.fault), media_type=JSON_TYPE)
+
+    class _Asgi:
+        # An ASGI app, not a function: starlette then routes every method here (a function
+        # endpoint would default to GET), so the non-POST ones get the JSON-RPC 405 above.
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            response = await endpoint(Request(scope, receive))
+            await response(scope, receive, send)
+
+    return Route("/upp", _Asgi())
+
+
+def build_app(service: Any, *, upp: Any = None, mcp: bool = True, keepalive: float = 15.0,
+              poll: float = 0.25) -> Starlette:
+    """The HTTP binding over `service`, plus POST /upp over the UPP service `upp` when given.
+    `keepalive`: seconds between SSE keep-alive comments;
     `poll`: how long one `Subscription.next` call may wait (bounds how fast a stream notices
     that its client left or the server stops).
 
@@ -386,6 +428,8 @@ def build_app(service: Any, *, mcp: bool = True, keepalive: float = 15.0, poll: 
         Route("/ump/subscribe", subscribe, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]
+    if upp is not None:
+        routes.append(_upp_route(upp))
 
     # Fault `http-no-<operation>-route`: the binding does not serve that §4.2 route (404).
     fault = getattr(service, "fault", None)
@@ -422,6 +466,7 @@ def build_app(service: Any, *, mcp: bool = True, keepalive: float = 15.0, poll: 
     app.router.redirect_slashes = False
     app.state.closing = closing
     app.state.service = service
+    app.state.upp = upp
     app.state.mcp_unavailable = unavailable
     if fault in _ERROR_FAULTS:
         app.add_middleware(_ErrorFault, fault=fault)

@@ -1,5 +1,6 @@
-"""Run the reference UMP server: in the foreground (`memconform serve`), over MCP stdio
-(`memconform serve --stdio`), or in a background thread (`start_in_thread`, for tests and the
+"""Run the reference UMP server (and the UPP server at POST /upp beside it): in the foreground
+(`memconform serve`), over MCP stdio (`memconform serve --stdio`), UPP over stdio
+(`memconform serve --upp-stdio`), or in a background thread (`start_in_thread`, for tests and the
 suite's `reference` target)."""
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ import logging
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -85,6 +87,11 @@ class RunningServer:
             pass
 
     @property
+    def upp_url(self) -> str | None:
+        """The URL of UPP's JSON-RPC endpoint (POST), or None when no UPP service is served."""
+        return f"{self.base_url}/upp" if getattr(self.app.state, "upp", None) is not None else None
+
+    @property
     def running(self) -> bool:
         return self._thread.is_alive() and self._server.started
 
@@ -95,11 +102,12 @@ class RunningServer:
         self.stop()
 
 
-def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, app: Any = None,
+def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, upp: Any = None, app: Any = None,
                     startup_timeout: float = 15.0, log_level: str = "warning") -> RunningServer:
     """Serve `service` (or a prebuilt ASGI `app`) with uvicorn in a daemon thread; returns once
-    it accepts connections. Port 0 picks a free port: read it from `base_url`."""
-    app = app if app is not None else build_app(service)
+    it accepts connections. Port 0 picks a free port: read it from `base_url`. With `upp` (a
+    `UppService`), UPP is served at POST /upp too (`upp_url`). The caller closes the services."""
+    app = app if app is not None else build_app(service, upp=upp)
     sock = _bind(host, port)
     actual = sock.getsockname()[1]
     started = threading.Event()
@@ -131,11 +139,28 @@ def make_service(*, db: str | None = None, require_capability: bool = True, faul
     return UmpService(db=db or ":memory:", require_capability=require_capability, fault=fault)
 
 
+def _fault_for(spec: str, fault: str | None) -> str | None:
+    """`--fault NAME` goes to the server of its spec only (a UPP fault never reaches UMP)."""
+    if fault is None:
+        return None
+    from memconform.reference_impl.faults import FAULTS
+
+    return fault if FAULTS[fault].spec == spec else None
+
+
 def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
-          require_capability: bool = True, fault: str | None = None, stdio: bool = False) -> None:
-    """Run in the foreground until interrupted. Over stdio nothing but MCP goes to stdout."""
+          require_capability: bool = True, fault: str | None = None, stdio: bool = False,
+          upp_stdio: bool = False, upp_export_dir: str | Path | None = None,
+          upp_import_dirs: Sequence[str | Path] = ()) -> None:
+    """Run in the foreground until interrupted (or, over stdio, until end of input). Over stdio
+    nothing but the protocol goes to stdout."""
+    from memconform.reference_impl.upp.stdio import make_upp_service, serve_upp_stdio
+
+    if upp_stdio:
+        serve_upp_stdio(fault=_fault_for("upp", fault), export_dir=upp_export_dir, import_dirs=upp_import_dirs)
+        return
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    service = make_service(db=db, require_capability=require_capability, fault=fault)
+    service = make_service(db=db, require_capability=require_capability, fault=_fault_for("ump", fault))
     try:
         if stdio:
             try:
@@ -144,26 +169,32 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
                 raise SystemExit(f"memconform serve --stdio: the MCP binding is not available ({exc})") from None
             print(f"memconform: reference UMP server over MCP stdio (UMP {', '.join(service.versions)}; "
                   f"capabilities {'required' if require_capability else 'optional'}"
-                  f"{'; fault ' + fault if fault else ''})", file=sys.stderr, flush=True)
+                  f"{'; fault ' + fault if service.fault else ''})", file=sys.stderr, flush=True)
             mcp_app.run_stdio(service)
             return
-        app = build_app(service)
-        sock = _bind(host, port)
-        url = _url(host, sock.getsockname()[1])
-
-        def announce() -> None:
-            mcp_note = (f"MCP at {url}/mcp" if app.state.mcp_unavailable is None
-                        else f"no MCP: {app.state.mcp_unavailable}")
-            print(f"memconform: reference UMP server listening on {url} "
-                  f"(UMP {', '.join(service.versions)}; capabilities "
-                  f"{'required' if require_capability else 'optional'}"
-                  f"{'; fault ' + fault if fault else ''}; {mcp_note})", file=sys.stderr, flush=True)
-
-        server = _Server(_config(app, "info"), on_started=announce)
+        upp = make_upp_service(fault=_fault_for("upp", fault), export_dir=upp_export_dir,
+                               import_dirs=upp_import_dirs)
         try:
-            server.run(sockets=[sock])
+            app = build_app(service, upp=upp)
+            sock = _bind(host, port)
+            url = _url(host, sock.getsockname()[1])
+
+            def announce() -> None:
+                mcp_note = (f"MCP at {url}/mcp" if app.state.mcp_unavailable is None
+                            else f"no MCP: {app.state.mcp_unavailable}")
+                print(f"memconform: reference UMP server listening on {url} "
+                      f"(UMP {', '.join(service.versions)}; capabilities "
+                      f"{'required' if require_capability else 'optional'}"
+                      f"{'; fault ' + fault if fault else ''}; {mcp_note}; "
+                      f"UPP 1.0.0 JSON-RPC at POST {url}/upp, exports in {upp.export_dir})", file=sys.stderr, flush=True)
+
+            server = _Server(_config(app, "info"), on_started=announce)
+            try:
+                server.run(sockets=[sock])
+            finally:
+                sock.close()
         finally:
-            sock.close()
+            upp.close()
     finally:
         service.close()
 

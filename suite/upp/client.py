@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from memconform.suite.upp.jsonrpc import WireProblem
+
 #: The ten operations of UPP 1.0.0 (upp/03-operations.md), in the conformance matrix's order.
 OPERATIONS = ("upp/ingest", "upp/retrieve", "upp/info", "upp/contextualize", "upp/get_tasks",
               "upp/get_events", "upp/delete_events", "upp/get_labels", "upp/export_events",
@@ -42,7 +44,8 @@ class RpcExchange:
     `received_text` the raw answer (an HTTP body or one stdio line), None when nothing came back
     (a notification, or an HTTP 204). `received` is that answer parsed as JSON, or None when it is
     not JSON. `wire_problems` are the JSON-RPC 2.0 violations the driver saw in this exchange
-    (judged by `memconform.suite.upp.jsonrpc`), each a sentence naming the rule.
+    (judged by `memconform.suite.upp.jsonrpc`), each a `WireProblem(requirement, message)` whose
+    `str()` is the sentence `requirement: message`.
     """
 
     sent_text: str
@@ -50,7 +53,7 @@ class RpcExchange:
     received: Any = None
     http_status: int | None = None
     content_type: str | None = None
-    wire_problems: tuple[str, ...] = ()
+    wire_problems: tuple[WireProblem, ...] = ()
 
     @property
     def sent(self) -> Any:
@@ -102,7 +105,8 @@ class RpcReply:
         if self.error is not None:
             return f"{self.method} -> error {self.error_code} {self.error_message!r}"
         if self.exchange.received_text is None:
-            return f"{self.method} -> no response"
+            status = self.exchange.http_status
+            return f"{self.method} -> no response" + (f" (HTTP {status})" if status not in (None, 200, 204) else "")
         return f"{self.method} -> not a JSON-RPC response: {self.exchange.received_text[:200]!r}"
 
 

@@ -22,6 +22,12 @@ def failed_requirements(report: dict[str, Any]) -> set[str]:
             if _keyword(report, r, f["requirement"]) == "MUST"}
 
 
+def warned_requirements(report: dict[str, Any]) -> set[str]:
+    return {f["requirement"] for r in report["results"] if r["outcome"] == "warning"
+            for f in r["findings"]
+            if _keyword(report, r, f["requirement"]) == "SHOULD"}
+
+
 def _keyword(report: dict[str, Any], result: dict[str, Any], requirement: str) -> str:
     from memconform.suite import catalogue
 

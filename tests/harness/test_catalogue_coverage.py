@@ -77,3 +77,15 @@ def test_catalogue_parser_refuses_bad_entries():
     with pytest.raises(catalogue.CatalogueError, match="keyword"):
         catalogue.parse_catalogue({"versions": ["1.0"], "requirement": [
             dict(id="x/a", section="1", level="L0", keyword="MUSTN'T", since="1.0", summary="s", quote="q")]}, "x")
+
+
+@pytest.mark.parametrize("spec", catalogue.SPECS)
+def test_requirement_and_check_ids_fit_the_report_schema(spec):
+    import json
+    import re
+    from importlib import resources
+
+    schema = json.loads(resources.files("memconform.reports").joinpath("report.schema.json").read_text())
+    pattern = re.compile(schema["$defs"]["requirementId"]["pattern"])
+    bad = [r.id for r in catalogue.load(spec).requirements if not pattern.match(r.id)]
+    assert not bad, f"ids the report schema refuses: {bad}"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memconform.targets.target_string import (
-    FileTarget, HttpTarget, McpTarget, ReferenceTarget, TargetStringError, UnsupportedTarget, parse_target,
+    FileTarget, HttpTarget, JsonRpcTarget, McpTarget, ReferenceTarget, TargetStringError, UnsupportedTarget,
+    parse_target,
 )
 
 
@@ -15,7 +16,13 @@ from memconform.targets.target_string import (
     ("http://127.0.0.1:8700/", HttpTarget("http://127.0.0.1:8700")),
     ("mcp+stdio:memconform serve --stdio", McpTarget("mcp+stdio:memconform serve --stdio", "stdio")),
     ("mcp+http://127.0.0.1:8700/mcp", McpTarget("mcp+http://127.0.0.1:8700/mcp", "http")),
-    ("jsonrpc+stdio:upp-server", UnsupportedTarget("jsonrpc+stdio:upp-server", "jsonrpc+stdio")),
+    ("jsonrpc+stdio:upp-server", JsonRpcTarget("jsonrpc+stdio:upp-server", "stdio")),
+    ("jsonrpc+stdio:memconform serve --upp-stdio",
+     JsonRpcTarget("jsonrpc+stdio:memconform serve --upp-stdio", "stdio")),
+    ("jsonrpc+http://127.0.0.1:8700/upp", JsonRpcTarget("jsonrpc+http://127.0.0.1:8700/upp", "http")),
+    ("jsonrpc+https://upp.example.com/rpc?key=1", JsonRpcTarget("jsonrpc+https://upp.example.com/rpc?key=1", "http")),
+    ("  jsonrpc+http://[::1]:8700/  ", JsonRpcTarget("jsonrpc+http://[::1]:8700/", "http")),
+    ("docker:upp/server", UnsupportedTarget("docker:upp/server", "docker")),
 ])
 def test_kinds(text, expected):
     assert parse_target(text) == expected
@@ -32,8 +39,27 @@ def test_file_target():
     ("mcp+stdio:", "needs a command"),
     ("mcp+http:///mcp", "no host"),
     ("reference?fault=no-such-fault", "unknown fault"),
+    ("jsonrpc+stdio:", "needs a command"),
+    ("jsonrpc+stdio:   ", "needs a command"),
+    ("jsonrpc+stdio:server 'unclosed", "cannot split"),
+    ("jsonrpc+http:///upp", "no host"),
+    ("jsonrpc+http://127.0.0.1:8700/upp#frag", "no fragment"),
+    ("jsonrpc+ws://127.0.0.1:8700", "expected reference"),
     ("ftp://x", "expected reference"),
 ])
 def test_bad_strings_say_what_is_expected(text, match):
     with pytest.raises(TargetStringError, match=match):
         parse_target(text)
+
+
+def test_jsonrpc_targets_open_json_rpc_drivers_without_starting_anything():
+    from memconform.targets import open_driver
+    from memconform.targets.jsonrpc import JsonRpcDriver
+
+    stdio = open_driver("jsonrpc+stdio:/nonexistent/upp-server --flag 'a b'")
+    assert isinstance(stdio, JsonRpcDriver) and stdio.argv == ["/nonexistent/upp-server", "--flag", "a b"]
+    assert stdio.describe()["kind"] == "jsonrpc+stdio"  # describing starts no process
+    http = open_driver("jsonrpc+http://127.0.0.1:8700/upp")
+    assert isinstance(http, JsonRpcDriver) and http.url == "http://127.0.0.1:8700/upp"
+    stdio.close()
+    http.close()

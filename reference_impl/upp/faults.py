@@ -1,0 +1,214 @@
+"""UPP faults of the reference implementation (spec "upp", since 1.0.0).
+
+Each is one deliberate violation of one MUST of suite/upp/catalogue.toml, switched on by an
+`if self.fault == ...` where the behaviour changes: the JSON-RPC wire faults in `rpc.py`, the
+binding faults in the bindings (`stdio.py`, and `rpc.encode` for both), every other in
+`service.py`. bindings None = both UPP bindings (http and stdio).
+
+`breaks` are the requirements the checks are expected to report failed against each fault; the
+calibration against the real checks is the lead's, so where a fault shows in more than one check
+the note says why.
+"""
+
+from memconform.reference_impl.faults import Fault
+
+
+def _f(name: str, description: str, *breaks: str, bindings: tuple[str, ...] | None = None) -> Fault:
+    return Fault(f"upp-{name}", "upp", description, tuple(f"upp/{b}" for b in breaks), since="1.0.0",
+                 bindings=bindings)
+
+
+UPP_FAULTS = (
+    # -- JSON-RPC 2.0 on the wire (rpc.py) -----------------------------------------------------------
+    _f("jsonrpc-version-missing", "responses leave out the \"jsonrpc\": \"2.0\" member", "jsonrpc-version"),
+    _f("id-not-echoed", "a successful response echoes a numeric id as a string (5 → \"5\"); error responses "
+       "echo it right", "jsonrpc-id-echo"),
+    _f("result-and-error", "error responses also carry \"result\": null", "jsonrpc-result-xor-error"),
+    _f("error-without-message", "error objects have a code but no message", "jsonrpc-error-object"),
+    _f("parse-error-with-id", "a message that is not JSON gets -32700 with id 0 instead of null",
+       "jsonrpc-parse-error"),
+    _f("invalid-request-as-parse-error", "a JSON value that is not a request object gets -32700 (Parse error) "
+       "instead of -32600", "jsonrpc-invalid-request"),
+    _f("unknown-method-as-invalid-request", "an unknown method gets -32600 instead of -32601",
+       "jsonrpc-method-not-found"),
+    _f("notification-replied", "a notification (no id) gets a response, with id null",
+       "jsonrpc-notification-no-reply"),
+    _f("batch-empty-array", "an empty batch [] is answered with an empty array instead of one -32600 object",
+       "jsonrpc-batch-empty"),
+    # Only a response holding non-ASCII text shows it (an event value with an accent, say).
+    _f("responses-latin1", "responses are encoded in Latin-1, not UTF-8", "jsonrpc-utf8-json"),
+    _f("stdio-split-lines", "over stdio, each response has a raw newline after its opening bracket (two lines)",
+       "stdio-line-framing", bindings=("stdio",)),
+    # -- params and error codes (service.py) ---------------------------------------------------------
+    _f("invalid-params-as-internal", "a request missing a required parameter is answered -32603 Internal error "
+       "instead of -32602 (mistyped parameters still get -32602)", "error-invalid-params"),
+    _f("params-required", "upp/info and upp/get_labels answer -32602 when the request has no params member",
+       "params-may-be-omitted"),
+    _f("unknown-params-rejected", "a request with a parameter the server does not know is refused with -32602",
+       "unknown-params-ignored"),
+    # retrieve's own checks then fail too: every retrieve the suite sends lacks max_results.
+    _f("requires-extension-param", "upp/retrieve requires the extension parameter max_results "
+       "(-32602 naming it in missing_params)", "extension-params-optional", "retrieve-returns-events",
+       "retrieve-unknown-user"),
+    _f("user-not-found-when-nothing-matches", "upp/retrieve answers -32001 User Not Found for a known user when "
+       "no event shares a word with the query", "error-user-not-found"),
+    # -- operations served under their spec names -------------------------------------------------
+    # info lists the names served and so declares level 1: it stays consistent with itself.
+    _f("near-miss-method-names", "serves upp/events, upp/delete, upp/labels, upp/export, upp/import instead "
+       "of upp/get_events, upp/delete_events, upp/get_labels, upp/export_events, upp/import_events",
+       "op-get-events", "op-delete-events", "op-get-labels", "op-export-events", "op-import-events"),
+    # Without info, checks learn what is served by probing; level-1 operations cannot be left out
+    # of a listing that still says level 1, so the declared level no longer matches either.
+    _f("no-info", "upp/info is not served (-32601)", "op-info"),
+    _f("no-ingest", "upp/ingest is not served (-32601; info lists it not)", "op-ingest", "conformance-level-matches"),
+    # The bad-input checks send retrieve mistyped params and get -32601 instead of -32602.
+    _f("no-retrieve", "upp/retrieve is not served (-32601; info lists it not)", "op-retrieve",
+       "conformance-level-matches", "error-invalid-params"),
+    _f("no-contextualize", "upp/contextualize is not served (-32601; info lists it not and declares level 1)",
+       "op-contextualize"),
+    _f("no-get-tasks", "upp/get_tasks is not served (-32601; info lists it not and declares level 1)",
+       "op-get-tasks"),
+    # -- Event / StoredEvent (service._present, service._checked) --------------------------------
+    _f("event-missing-source-type", "events are returned without source_type",
+       "event-required-fields", "stored-event-required-fields"),
+    _f("confidence-as-string", "confidence is returned as a string (\"0.9\")",
+       "event-field-types", "stored-event-field-types"),
+    _f("confidence-percent", "extracted events get confidence 90 (a percentage) instead of 0.9",
+       "event-confidence-range"),
+    _f("source-type-unknown", "extracted events get source_type \"user_said\"", "event-source-type"),
+    # The ingest result disagrees with later reads, so the change of status shows too.
+    _f("status-stored", "upp/ingest reports its events with status \"stored\" (later reads say valid)",
+       "stored-event-status", "lifecycle-transitions"),
+    _f("created-at-without-zone", "created_at is written without a UTC offset (2026-01-15T10:30:00.000000)",
+       "stored-event-created-at"),
+    _f("ids-per-user", "event ids are counted per user (evt_1, evt_2, ...), so two users' events share ids",
+       "stored-event-id-unique"),
+    _f("entity-key-prefixed", "StoredEvents report entity_key as \"user:<entity_key>\"",
+       "stored-event-entity-key"),
+    _f("superseded-by-empty", "events that are not superseded carry superseded_by \"\" instead of null",
+       "superseded-by-consistent"),
+    _f("retrieve-all-users", "upp/retrieve ranks every user's events, not only the requested user's "
+       "(contextualize does not)", "entity-isolation"),
+    _f("superseded-value-rewritten", "a superseded event's value is shown rewritten as \"[superseded] <value>\"",
+       "event-immutable"),
+    _f("high-confidence-staged", "events with confidence below 0.85 are stored staged (0.8 is high confidence)",
+       "high-confidence-valid"),
+    # -- supersession ---------------------------------------------------------------------------------
+    # Import stores with the same rules, so its supersession check fails too.
+    _f("singular-accumulates", "singular labels accumulate: nothing is ever superseded",
+       "supersession-singular", "one-valid-per-singular", "import-supersession"),
+    _f("plural-supersedes", "plural labels supersede like singular ones", "plural-accumulate"),
+    _f("superseded-by-missing", "superseded events have superseded_by null", "supersession-superseded-by"),
+    _f("superseded-by-dangling", "superseded_by names a fresh id that is no event",
+       "supersession-superseded-by", "superseded-by-existing"),
+    # Storing it staged is also a high-confidence event not created valid.
+    _f("supersedes-as-staged", "an event that supersedes another is itself stored staged",
+       "supersession-new-valid", "high-confidence-valid"),
+    # -- upp/ingest -----------------------------------------------------------------------------------
+    _f("ingest-returns-object", "upp/ingest answers {\"events\": [...]} instead of an array",
+       "ingest-returns-stored-events"),
+    # get_labels does not list the invented labels either.
+    _f("ingest-unknown-label", "extracted events carry labels outside user/v1 (who_name_v0, ...)",
+       "ingest-labels-from-ontology", "get-labels-complete"),
+    # Nothing stored means no user either: reads of a user it answered events for get -32001.
+    _f("ingest-not-persisted", "upp/ingest answers the events it extracted but stores none of them",
+       "ingest-persists", "events-retained", "error-user-not-found"),
+    # -- upp/retrieve ---------------------------------------------------------------------------------
+    _f("retrieve-returns-object", "upp/retrieve answers {\"events\": [...]} instead of an array",
+       "retrieve-returns-events"),
+    _f("retrieve-drops-long-queries", "upp/retrieve answers [] for a query of more than three words",
+       "retrieve-finds-stored"),
+    # Also get_events and export_events: their unknown-user checks fail with it.
+    _f("unknown-user-invalid-params", "an unknown entity_key is answered -32602 instead of -32001 or an empty "
+       "result", "retrieve-unknown-user", "get-events-unknown-user", "export-unknown-user"),
+    # A SHOULD, and no check judges it yet: the calibration of MUST failures sees nothing.
+    _f("retrieve-returns-superseded", "upp/retrieve also returns superseded events (a SHOULD)",
+       "retrieve-excludes-superseded"),
+    # -- upp/info -------------------------------------------------------------------------------------
+    _f("info-missing-ontology", "upp/info leaves out `ontology`", "info-result-fields"),
+    _f("info-version-2", "upp/info reports protocol_version \"2.0.0\"", "info-protocol-version"),
+    # entity_key is no parameter of info: asking for it is asking for an extension parameter.
+    _f("info-needs-entity-key", "upp/info refuses a request without entity_key (-32602)", "info-no-entity-key",
+       "extension-params-optional"),
+    # A listing that leaves out an operation the server answers is also an incomplete listing.
+    _f("info-level-mismatch", "upp/info declares level 3 but its operations leave out upp/import_events "
+       "(still served)", "conformance-level-matches", "info-operations"),
+    _f("info-level-as-string", "upp/info reports conformance_level as a string (\"3\")",
+       "info-conformance-level"),
+    _f("info-ontology-unversioned", "upp/info reports ontology \"user\" (no /v<major>)", "info-ontology"),
+    _f("info-ontology-changes", "upp/info reports ontology user/v1 once, then user/v2", "single-ontology"),
+    # -- upp/contextualize and background tasks -------------------------------------------------------
+    _f("contextualize-no-task-id", "upp/contextualize answers without task_id", "contextualize-result-shape"),
+    _f("contextualize-returns-new", "upp/contextualize ingests the text first, so `events` holds the text's "
+       "own new events", "contextualize-retrieves-existing"),
+    _f("contextualize-no-ingest", "contextualize's background task completes without ingesting anything",
+       "contextualize-background-ingest"),
+    _f("task-never-completes", "contextualize's task stores the events but stays running forever",
+       "contextualize-background-ingest"),
+    _f("task-id-unknown", "upp/contextualize answers a task_id that upp/get_tasks does not know",
+       "contextualize-task-pollable"),
+    _f("get-tasks-object", "upp/get_tasks answers {\"tasks\": [...]} instead of an array",
+       "get-tasks-returns-statuses"),
+    _f("get-tasks-first-only", "upp/get_tasks reports only the first known task of those asked",
+       "get-tasks-one-per-id"),
+    _f("unknown-task-errors", "upp/get_tasks answers -32602 when an asked task id is unknown",
+       "get-tasks-unknown-omitted"),
+    _f("task-completed-at-missing", "finished tasks report completed_at null", "get-tasks-result-by-status"),
+    _f("tasks-forgotten", "a finished task is forgotten as soon as get_tasks has reported it once",
+       "get-tasks-retained"),
+    # -- upp/get_events -------------------------------------------------------------------------------
+    # ingest-persists reads its events back through get_events at L2.
+    _f("get-events-returns-object", "upp/get_events answers {\"events\": [...]} instead of an array",
+       "get-events-returns-stored-events", "ingest-persists"),
+    _f("get-events-hides-superseded", "upp/get_events leaves out superseded events", "get-events-all-statuses"),
+    _f("get-events-capped", "upp/get_events lists at most the user's first two events", "get-events-complete",
+       "ingest-persists"),
+    # -- upp/delete_events ----------------------------------------------------------------------------
+    _f("delete-result-number", "upp/delete_events answers the bare count instead of {deleted_count}",
+       "delete-result-shape"),
+    _f("delete-ignores-ids", "upp/delete_events deletes all the user's events even when event_ids names some",
+       "delete-by-ids"),
+    _f("delete-all-needs-ids", "upp/delete_events without event_ids (or with []) deletes nothing",
+       "delete-all"),
+    _f("delete-soft", "deleted events are only hidden from upp/get_events; upp/retrieve and exports still "
+       "return them", "delete-physical"),
+    _f("delete-count-wrong", "deleted_count is the number of ids asked for, not of events deleted",
+       "delete-count"),
+    _f("delete-other-user", "upp/delete_events with event_ids deletes those events whoever they belong to",
+       "delete-other-users-untouched", "entity-isolation"),
+    # -- upp/get_labels -------------------------------------------------------------------------------
+    _f("get-labels-object", "upp/get_labels answers {\"labels\": [...]} instead of an array",
+       "get-labels-returns-definitions"),
+    # user/v1 labels missing is also a changed user/v1.
+    _f("get-labels-partial", "upp/get_labels lists only the first 50 of the 57 labels",
+       "get-labels-complete", "ontology-major-stable"),
+    _f("label-missing-durability", "LabelDefinitions leave out durability", "label-definition-required-fields"),
+    _f("label-examples-string", "a LabelDefinition's examples is one string, not an array",
+       "label-definition-field-types"),
+    _f("label-cardinality-changed", "upp/get_labels reports who_languages as singular (user/v1: plural)",
+       "ontology-major-stable"),
+    # -- upp/export_events ----------------------------------------------------------------------------
+    _f("export-returns-events", "upp/export_events also returns the events themselves in its result",
+       "export-result-shape"),
+    _f("export-no-file", "upp/export_events answers a path but leaves no file there", "export-writes-package"),
+    _f("export-valid-only", "upp/export_events exports valid events only", "export-all-events"),
+    _f("export-package-no-ontology", "the ExportPackage file leaves out `ontology`",
+       "export-writes-package", "export-package-fields"),
+    # -- upp/import_events ----------------------------------------------------------------------------
+    # The skip check reads skipped_count.
+    _f("import-result-renamed", "upp/import_events answers {imported, skipped} instead of "
+       "{imported_count, skipped_count}", "import-result-shape", "import-skips-invalid-labels"),
+    _f("import-into-package-user", "imported events go to the package's entity_key, not the request's",
+       "import-persists"),
+    _f("import-keeps-ids", "imported events keep the package's ids", "import-new-ids"),
+    # Two valid events of one singular label also break the invariant; and the supersession
+    # checks place their events with import_events when it is offered.
+    _f("import-no-supersession", "upp/import_events stores events without supersession",
+       "import-supersession", "one-valid-per-singular", "supersession-singular"),
+    _f("import-ignores-labels", "upp/import_events stores events whose labels are not in user/v1",
+       "import-skips-invalid-labels"),
+    _f("bad-input-changes-state", "an import refused for its ontology (-32002) keeps the events it stored "
+       "before checking", "import-ontology-mismatch"),
+    _f("import-bad-file-internal", "a file that cannot be read or is not an ExportPackage is answered -32603 "
+       "instead of -32602", "import-bad-file"),
+)

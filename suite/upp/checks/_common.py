@@ -1,0 +1,271 @@
+"""What every UPP check shares: fresh users, what the server offers, citing the catalogue, and
+failure messages a vendor can act on (docs/live-upp.md).
+
+All checks run against one shared server, so each works on its own entity_key (`fresh_entity`)
+and never relies on what another check wrote. A missing operation is charged once, by its
+`upp/op-*` check; every other check that needs it is skipped with the reason
+(`require_offered`).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import weakref
+from collections.abc import Iterable
+from typing import Any
+
+from memconform.suite import catalogue as catalogues
+from memconform.suite.outcomes import Inconclusive, NotApplicable
+from memconform.suite.upp import jsonrpc, model, ontology
+from memconform.suite.upp.client import OMIT, RpcExchange, RpcReply
+
+LIVE = ("http", "stdio")
+
+# JSON-RPC 2.0 and UPP error codes (upp/05 §4).
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
+    -32700, -32600, -32601, -32602, -32603)
+USER_NOT_FOUND, ONTOLOGY_NOT_FOUND, INGEST_FAILED, EXTRACTION_FAILED = -32001, -32002, -32003, -32004
+
+#: How many problems one finding lists before it says "and N more".
+SHOWN = 8
+
+
+def fresh_entity(tag: str) -> str:
+    """An entity_key no other check (or earlier run) uses: `mcf-<tag>-<hex>`."""
+    return f"mcf-{tag}-{secrets.token_hex(6)}"
+
+
+# -- per-client memory: info and method probes are asked once per client ----------------------------
+
+_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_STATE_BY_ID: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def client_state(client: Any) -> dict[str, Any]:
+    try:
+        return _STATE.setdefault(client, {})
+    except TypeError:  # not weak-referenceable: keep the client alive beside its state
+        return _STATE_BY_ID.setdefault(id(client), (client, {}))[1]
+
+
+def info_reply(ctx: Any) -> RpcReply:
+    """upp/info's reply, asked once per client."""
+    state = client_state(ctx.client)
+    if "info" not in state:
+        state["info"] = ctx.client.info()
+    return state["info"]
+
+
+def offered(ctx: Any) -> frozenset[str]:
+    """The operations upp/info lists (empty when info fails or has no usable list)."""
+    reply = info_reply(ctx)
+    ops = reply.result.get("operations") if reply.ok and isinstance(reply.result, dict) else None
+    return frozenset(op for op in ops if isinstance(op, str)) if isinstance(ops, list) else frozenset()
+
+
+def probe(ctx: Any, method: str) -> RpcReply:
+    """`method` called with empty params, once per client: a served operation answers (a result,
+    or -32602 for the missing parameters), an unserved one -32601. Empty params change nothing."""
+    probes = client_state(ctx.client).setdefault("probes", {})
+    if method not in probes:
+        probes[method] = ctx.client.call(method, {})
+    return probes[method]
+
+
+def served(ctx: Any, op: str) -> bool:
+    """False only when upp/info does not list `op` and the server answers it -32601."""
+    return op in offered(ctx) or probe(ctx, op).error_code != METHOD_NOT_FOUND
+
+
+def require_offered(ctx: Any, op: str) -> None:
+    """Skip a check that needs `op` when the server does not serve it (charged by upp/op-*)."""
+    if not served(ctx, op):
+        raise NotApplicable(
+            f"{op} is not offered: upp/info does not list it and the server answers it with -32601 "
+            f"Method Not Found. Its absence is judged once, by the requirement {op_requirement(op)}.")
+
+
+def op_requirement(op: str) -> str:
+    return "upp/op-" + op.removeprefix("upp/").replace("_", "-")
+
+
+def need(reply: RpcReply, what: str) -> Any:
+    """The result of a call a check needs as a precondition; when it failed the check cannot judge
+    its own requirement (the failing operation is judged by its own check): skip."""
+    if not reply.ok:
+        raise NotApplicable(f"precondition failed: {what} did not succeed ({reply.describe()}); "
+                            f"the operation itself is judged by its own check")
+    return reply.result
+
+
+def known_labels(ctx: Any) -> frozenset[str] | None:
+    """The label names of the server's ontology: upp/get_labels when it answers a list, else the
+    user/v1 file when info names user/v1; None when neither says."""
+    state = client_state(ctx.client)
+    if "labels" not in state:
+        names: frozenset[str] | None = None
+        if "upp/get_labels" in offered(ctx):
+            reply = ctx.client.get_labels()
+            if reply.ok and isinstance(reply.result, list):
+                found = [d.get("name") for d in reply.result if isinstance(d, dict)]
+                if found and all(isinstance(n, str) for n in found):
+                    names = frozenset(found)
+        if names is None and server_ontology(ctx) == ontology.USER_V1:
+            names = ontology.user_v1().label_names
+        state["labels"] = names
+    return state["labels"]
+
+
+def server_ontology(ctx: Any) -> str | None:
+    reply = info_reply(ctx)
+    value = reply.result.get("ontology") if reply.ok and isinstance(reply.result, dict) else None
+    return value if isinstance(value, str) else None
+
+
+# -- citing the catalogue, and saying what went wrong ----------------------------------------------
+
+def requirement(rid: str) -> catalogues.Requirement:
+    return catalogues.load("upp").get(rid)
+
+
+def spec_ref(rid: str) -> str:
+    """`upp/ingest-returns-stored-events (upp 03 §2 upp/ingest, MUST): <summary>`."""
+    r = requirement(rid)
+    return f"{r.id} (UPP {r.section}, {r.keyword.value}): {r.summary}"
+
+
+def compact(value: Any, limit: int = 400) -> str:
+    """JSON on one line, cut at `limit` characters (messages stay readable for 50 MB answers)."""
+    if value is OMIT:
+        return "(omitted)"
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def came_back(reply: RpcReply) -> str:
+    """reply.describe() plus the response itself (or the raw answer when it was not JSON-RPC)."""
+    if reply.response is not None:
+        return f"{reply.describe()} — {compact(reply.response)}"
+    text = reply.exchange.received_text
+    status = f" (HTTP {reply.exchange.http_status})" if reply.exchange.http_status is not None else ""
+    if text is None:
+        return f"{reply.describe()}{status}"
+    return f"{reply.describe()}{status} — raw answer {compact(text, 300)}"
+
+
+def fail(ctx: Any, rid: str, what: str, reply: RpcReply | None, expected: str) -> None:
+    """Record a violation of `rid`: what was wrong, what was sent, what came back, what the spec
+    asks. `reply` may be None when the finding is about several calls (say them in `what`)."""
+    parts = [what.rstrip(".") + "."]
+    if reply is not None:
+        parts.append(f"Sent: {reply.method} with params {compact(reply.params)}.")
+        parts.append(f"Came back: {came_back(reply)}.")
+    parts.append(f"Expected: {expected.rstrip('.')}.")
+    parts.append(f"The spec: {spec_ref(rid)}")
+    ctx.violation(rid, " ".join(parts),
+                  sent=reply.exchange.sent_text if reply is not None else None,
+                  received=(reply.exchange.received_text if reply is not None else None),
+                  where=reply.method if reply is not None else None)
+
+
+def fail_exchange(ctx: Any, rid: str, what: str, exchange: RpcExchange, expected: str) -> None:
+    """`fail` for a raw exchange (a message sent with send_raw or notify)."""
+    status = f" (HTTP {exchange.http_status})" if exchange.http_status is not None else ""
+    got = "nothing" if exchange.received_text is None else compact(exchange.received_text, 400)
+    ctx.violation(rid, f"{what.rstrip('.')}. Sent: {compact(exchange.sent_text, 300)}. "
+                       f"Came back{status}: {got}. Expected: {expected.rstrip('.')}. The spec: {spec_ref(rid)}",
+                  sent=exchange.sent_text, received=exchange.received_text)
+
+
+def allowed(ctx: Any) -> tuple[str, ...]:
+    """The requirements the running check may report against."""
+    case = getattr(ctx, "case", None)
+    return case.requirements if case is not None and case.requirements else ctx.check.requirements
+
+
+def report_problems(ctx: Any, rid: str, found: Iterable[model.Problem], where: str,
+                    reply: RpcReply | None = None) -> list[model.Problem]:
+    """Charge model problems: each to its own requirement when the check names it, else to `rid`.
+    One finding per requirement, listing the problems (the first SHOWN of them)."""
+    found = list(found)
+    names = allowed(ctx)
+    grouped: dict[str, list[str]] = {}
+    for p in found:
+        target = p.requirement if p.requirement in names else rid
+        grouped.setdefault(target, []).append(str(p))
+    for target, items in grouped.items():
+        listed = "; ".join(items[:SHOWN]) + (f"; and {len(items) - SHOWN} more" if len(items) > SHOWN else "")
+        what = f"{where}: {len(items)} problem{'s' if len(items) != 1 else ''} in what the server returned: {listed}"
+        fail(ctx, target, what, reply, "every member listed fixed to the shape the spec gives (below)")
+    return found
+
+
+def check_stored_events(ctx: Any, rid: str, events: Any, where: str, *, entity_key: str | None = None,
+                        reply: RpcReply | None = None) -> list[model.Problem]:
+    """Validate a StoredEvent[] (02 §2) and charge what is wrong; returns the problems."""
+    return report_problems(ctx, rid, model.stored_events_problems(events, entity_key=entity_key), where, reply)
+
+
+def check_events(ctx: Any, rid: str, events: Any, where: str, *, reply: RpcReply | None = None) -> list[model.Problem]:
+    """Validate an Event[] (02 §1) and charge what is wrong; returns the problems."""
+    return report_problems(ctx, rid, model.events_problems(events), where, reply)
+
+
+# -- wire problems the driver saw -------------------------------------------------------------------
+
+def answer_of(exchange: RpcExchange) -> Any:
+    """The answer as the jsonrpc `expect_*` rules read it: None when nothing came back, NOT_JSON
+    when the text is not JSON, else its JSON value."""
+    text = exchange.received_text
+    if text is None or not text.strip():
+        return None
+    if exchange.received is None and text.strip() != "null":
+        return jsonrpc.read_message(text).value
+    return exchange.received
+
+
+def wire_problems(exchange: RpcExchange) -> list[tuple[str | None, str]]:
+    """(requirement, message) for each JSON-RPC problem the driver judged in `exchange`. Items are
+    `WireProblem(requirement, message)`; a bare sentence is accepted too, its requirement read from
+    the first `upp/...` id it names (None when it names none)."""
+    out: list[tuple[str | None, str]] = []
+    for item in exchange.wire_problems or ():
+        rid = getattr(item, "requirement", None)
+        message = getattr(item, "message", None)
+        if rid is None and isinstance(item, str):
+            message = item
+            rid = next((w.strip("().,;:'\"`") for w in item.split() if w.strip("().,;:'\"`").startswith("upp/")), None)
+        out.append((rid, str(message if message is not None else item)))
+    return out
+
+
+# -- placing events -----------------------------------------------------------------------------
+
+#: Text written for the documented extractor subset (reference_impl/upp/extractor.py): a name
+#: (who_name, singular), a home (where_home, singular) and a hobby (what_interests_hobbies,
+#: plural). Any extractor worth the name finds something here.
+PROFILE_TEXT = "My name is Ada Lovelace. I live in Lisbon. I love hiking."
+
+
+def ingested(ctx: Any, entity_key: str, text: str = PROFILE_TEXT) -> tuple[RpcReply, list[dict[str, Any]]]:
+    """Ingest `text` for `entity_key` as a precondition: the reply and the events that came back
+    as objects. The server extracting nothing (`[]` or -32004) makes the calling check
+    inconclusive; any other failure skips it (upp/ingest is judged by its own checks)."""
+    reply = ctx.client.ingest(entity_key, text)
+    if reply.error_code == EXTRACTION_FAILED or (reply.ok and reply.result == []):
+        raise Inconclusive(f"the server extracted no event from {text!r} ({reply.describe()}): extraction "
+                           f"is the server's business, so there is nothing to judge")
+    result = need(reply, f"upp/ingest of {text!r}")
+    if not isinstance(result, list):
+        raise NotApplicable(f"precondition failed: upp/ingest answered {reply.describe()}, not a list of "
+                            f"events (judged by upp/ingest-returns-stored-events)")
+    return reply, [e for e in result if isinstance(e, dict)]
+
+
+def fold(text: Any) -> str:
+    """A value compared loosely: case and runs of whitespace folded."""
+    return " ".join(str(text).split()).casefold()

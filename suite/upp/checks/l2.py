@@ -1,0 +1,816 @@
+"""UPP level 2 (upp/08 §2): contextualize, get_tasks, get_events, delete_events, get_labels, and
+the event lifecycle they make visible (supersession, accumulation, retention; upp/02 §3, §6).
+
+Every check works on fresh entity_keys of its own (all checks share one server) and places the
+events it needs with `_placing.place_events`: imported exactly as written when the server offers
+upp/import_events and shares this machine's files, else ingested from sentences of the reference
+extractor's documented subset (inconclusive when the server's extraction makes no event of the
+wanted label). An operation a check needs only as a precondition and that fails makes the check
+skip with the reason: the operation is judged by its own check.
+
+Readings (docs/live-upp.md; the catalogue note of each requirement says the same):
+
+* contextualize's `events` are the user's events *before* the call (retrieved synchronously,
+  before the text's own ingest); the background ingest is judged through upp/get_tasks.
+* A task is polled with a growing pause for at most the client's timeout (`--timeout`); one that
+  has not finished by then fails upp/contextualize-background-ingest, and the message says how
+  long was waited and which statuses were seen.
+* upp/get_events for an unknown user and after deleting all of a user's events may answer `[]` or
+  -32001 User Not Found.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+from memconform.suite.runner import CheckContext
+from memconform.suite.upp import model, ontology
+from memconform.suite.upp.checks._common import (
+    LIVE, PROFILE_TEXT, USER_NOT_FOUND, check_stored_events, compact, fail, fold, fresh_entity, need,
+    report_problems, require_offered, served, server_ontology,
+)
+from memconform.suite.upp.checks._placing import (
+    FINISHED, PLURAL_LABEL, SECOND_SINGULAR_LABEL, SINGULAR_LABEL, TaskPoll, by_id, event, imports, listed,
+    place_events, poll_task, read_export_file, saying, status_of, store_events,
+)
+from memconform.suite.upp.client import RpcReply
+
+#: What a stored event keeps for life (02 §6 "Events are never modified after creation"); only
+#: status and superseded_by change.
+CONTENT = ("id", "entity_key", "value", "labels", "confidence", "source_type", "created_at")
+#: The status changes 02 §6 allows (besides none).
+TRANSITIONS = {("staged", "valid"), ("valid", "superseded")}
+#: The confidence from which the catalogue reads "high" (upp/high-confidence-valid).
+HIGH_CONFIDENCE = 0.8
+#: The StoredEvent requirements: a check that validates StoredEvents names them, so each problem
+#: is charged to its own requirement whatever operation showed it.
+STORED_EVENT_RULES = ("upp/stored-event-required-fields", "upp/stored-event-field-types", "upp/stored-event-status",
+                      "upp/stored-event-created-at", "upp/stored-event-entity-key", "upp/stored-event-id-unique",
+                      "upp/event-confidence-range", "upp/event-source-type", "upp/superseded-by-consistent")
+#: contextualize's text in upp/l2/contextualize-task: two facts of the extractor subset.
+TASK_TEXT = "My name is Grace Hopper. I love sailing."
+
+
+def _ids(events: list[dict[str, Any]]) -> list[str]:
+    return [e["id"] for e in events if isinstance(e.get("id"), str)]
+
+
+def _brief(e: dict[str, Any] | None) -> str:
+    """One event for a message: id, value, labels, status, superseded_by."""
+    if e is None:
+        return "(not listed)"
+    return compact({k: e.get(k) for k in ("id", "value", "labels", "status", "superseded_by")}, 300)
+
+
+def _get_events(ctx: CheckContext, entity: str) -> tuple[RpcReply, dict[str, dict[str, Any]]]:
+    """get_events as a precondition, with the reply kept for messages."""
+    reply = ctx.client.get_events(entity)
+    if reply.error_code == USER_NOT_FOUND:
+        return reply, {}
+    result = need(reply, f"upp/get_events for {entity!r}")
+    if not isinstance(result, list):
+        raise NotApplicable(f"precondition failed: upp/get_events answered {reply.describe()}, not an array "
+                            f"(judged by upp/l2/get-events)")
+    return reply, by_id([e for e in result if isinstance(e, dict)])
+
+
+def _task_id(ctx: CheckContext, entity: str, text: str) -> tuple[RpcReply, str]:
+    """contextualize as a precondition: the reply and its task_id."""
+    reply = ctx.client.contextualize(entity, text)
+    result = need(reply, f"upp/contextualize of {text!r}")
+    task_id = result.get("task_id") if isinstance(result, dict) else None
+    if not isinstance(task_id, str) or not task_id:
+        raise NotApplicable(f"precondition failed: upp/contextualize answered no task_id ({reply.describe()}); "
+                            f"judged by upp/l2/contextualize")
+    return reply, task_id
+
+
+# =============================================================================================
+# upp/contextualize and upp/get_tasks
+# =============================================================================================
+
+@check("upp/l2/contextualize", spec="upp",
+       requirements=("upp/contextualize-result-shape", "upp/contextualize-retrieves-existing",
+                     "upp/contextualize-task-pollable", *STORED_EVENT_RULES),
+       bindings=LIVE,
+       title="upp/contextualize answers {events, task_id}: the user's existing events and a pollable task")
+def contextualize(ctx: CheckContext) -> None:
+    """A fresh user holds a hobby (hiking) and a name; contextualize with a text about hiking must
+    answer at once an object with `events` (StoredEvents of that user that existed before the
+    call) and a non-empty `task_id` that upp/get_tasks, asked right away, knows."""
+    for op in ("upp/contextualize", "upp/get_events", "upp/get_tasks"):
+        require_offered(ctx, op)
+    entity = fresh_entity("ctx")
+    place_events(ctx, entity, [saying(PLURAL_LABEL), saying(SINGULAR_LABEL)])
+    existing = by_id(listed(ctx, entity))
+    text = "I love hiking. Which hiking trails would suit me this weekend?"
+    reply = ctx.client.contextualize(entity, text)
+    if not reply.ok:
+        fail(ctx, "upp/contextualize-result-shape", f"upp/contextualize for a user holding {len(existing)} events "
+             f"answered no result", reply, "a result object {events: StoredEvent[], task_id: string}")
+        return
+    report_problems(ctx, "upp/contextualize-result-shape", model.contextualize_result_problems(reply.result),
+                    "upp/contextualize", reply)
+    result = reply.result if isinstance(reply.result, dict) else {}
+    events = [e for e in result["events"] if isinstance(e, dict)] if isinstance(result.get("events"), list) else []
+    _judge_owner(ctx, "upp/contextualize-result-shape", events, entity, "upp/contextualize's events", reply)
+    strangers = [e for e in events if e.get("id") not in existing]
+    if strangers:
+        fail(ctx, "upp/contextualize-retrieves-existing",
+             f"{len(strangers)} of the {len(events)} events returned are not events {entity!r} held before the call "
+             f"(its events then: {compact(sorted(existing), 300)}); first: {_brief(strangers[0])}", reply,
+             "only existing events of that user, retrieved before the text's own ingest (which runs in the background)")
+    task_id = result.get("task_id")
+    if not isinstance(task_id, str) or not task_id:
+        return  # judged with the result's shape
+    tasks = ctx.client.get_tasks([task_id])
+    if tasks.ok and isinstance(tasks.result, list) and status_of(tasks, task_id) is None:
+        fail(ctx, "upp/contextualize-task-pollable", f"upp/get_tasks, asked right after upp/contextualize returned "
+             f"task_id {task_id!r}, does not report that task", tasks,
+             "a TaskStatus with that task_id (pending, running, completed or failed)")
+    poll_task(ctx, task_id)  # let the background ingest finish before the check ends
+
+
+def _judge_owner(ctx: CheckContext, rid: str, events: list[dict[str, Any]], entity: str, where: str,
+                 reply: RpcReply) -> None:
+    """Each event carries the entity_key asked for (charged to upp/stored-event-entity-key)."""
+    wrong = [p for p in model.stored_events_problems(events, entity_key=entity)
+             if p.requirement == "upp/stored-event-entity-key"]
+    report_problems(ctx, rid, wrong, where, reply)
+
+
+@check("upp/l2/contextualize-task", spec="upp",
+       requirements=("upp/contextualize-background-ingest", "upp/get-tasks-returns-statuses",
+                     "upp/get-tasks-one-per-id", "upp/get-tasks-result-by-status", "upp/get-tasks-retained",
+                     *STORED_EVENT_RULES),
+       bindings=LIVE,
+       title="contextualize's task goes pending/running → completed with its events, and stays reported")
+def contextualize_task(ctx: CheckContext) -> None:
+    """contextualize of "My name is Grace Hopper. I love sailing." for a fresh user; upp/get_tasks
+    is polled with a growing pause for at most the client's timeout. Every answer is one TaskStatus
+    with that task_id (result only when completed, error only when failed, completed_at only once
+    finished, RFC 3339 times); the task must finish; a completed task's result is StoredEvents of
+    the user that upp/get_events lists (and not empty when upp/ingest finds events in the same
+    text); asked again afterwards, the task is still reported, finished."""
+    for op in ("upp/contextualize", "upp/get_tasks", "upp/get_events"):
+        require_offered(ctx, op)
+    entity = fresh_entity("task")
+    _, task_id = _task_id(ctx, entity, TASK_TEXT)
+    first = ctx.client.get_tasks([task_id])
+    if first.ok and isinstance(first.result, list) and status_of(first, task_id) is None:
+        raise NotApplicable(f"upp/get_tasks does not know the task_id {task_id!r} upp/contextualize just returned "
+                            f"({first.describe()}): judged by upp/contextualize-task-pollable (upp/l2/contextualize)")
+    poll = _poll_after(ctx, task_id, first)
+    if not _judge_task_answers(ctx, task_id, poll.replies):
+        return
+    if poll.final is None:
+        _report_unfinished(ctx, task_id, poll)
+        return
+    if poll.final.get("status") == "completed":
+        _judge_completed(ctx, entity, task_id, poll.final, poll.replies[-1])
+    again = ctx.client.get_tasks([task_id])
+    later = status_of(again, task_id)
+    if not isinstance(later, dict) or later.get("status") != poll.final.get("status"):
+        fail(ctx, "upp/get-tasks-retained", f"task {task_id!r} was reported {poll.final.get('status')!r}; asked again "
+             f"right after, upp/get_tasks reports {compact(later)}", again,
+             f"the finished task still reported as {poll.final.get('status')!r} during the retention period")
+
+
+def _poll_after(ctx: CheckContext, task_id: str, first: RpcReply) -> TaskPoll:
+    """The first get_tasks answer, and the polls after it while the task is unfinished."""
+    status = status_of(first, task_id)
+    if isinstance(status, dict) and status.get("status") in FINISHED:
+        return TaskPoll(task_id, 0.0, final=status, statuses=[status], replies=[first])
+    poll = poll_task(ctx, task_id)
+    poll.replies.insert(0, first)
+    poll.statuses.insert(0, status)
+    return poll
+
+
+def _judge_task_answers(ctx: CheckContext, task_id: str, replies: list[RpcReply]) -> bool:
+    """Every get_tasks answer: an array holding exactly one TaskStatus, for `task_id`, well formed.
+    False when an answer was no array (nothing more can be read from them)."""
+    problems: dict[str, model.Problem] = {}
+    first_bad: RpcReply | None = None
+    counted = False
+    for reply in replies:
+        if not reply.ok or not isinstance(reply.result, list):
+            fail(ctx, "upp/get-tasks-returns-statuses", f"upp/get_tasks for task {task_id!r} (just created by "
+                 f"upp/contextualize) answered no array", reply, "an array of TaskStatus objects")
+            return False
+        mine = [s for s in reply.result if isinstance(s, dict) and s.get("task_id") == task_id]
+        if (len(mine) != 1 or len(reply.result) != 1) and not counted:
+            counted = True
+            fail(ctx, "upp/get-tasks-one-per-id", f"upp/get_tasks for the one task {task_id!r}, which it had reported "
+                 f"before, answered {len(reply.result)} item(s), {len(mine)} of them for that task", reply,
+                 "exactly one TaskStatus, carrying that task_id")
+        for p in (model.task_status_problems(mine[0]) if mine else []):
+            if p not in problems:
+                problems[p] = p
+                first_bad = first_bad or reply
+    if problems:
+        report_problems(ctx, "upp/get-tasks-returns-statuses", problems.values(), "upp/get_tasks", first_bad)
+    return True
+
+
+def _report_unfinished(ctx: CheckContext, task_id: str, poll: Any) -> None:
+    if poll.statuses and poll.statuses[-1] is None:
+        return  # the task vanished: charged to upp/get-tasks-one-per-id above
+    fail(ctx, "upp/contextualize-background-ingest",
+         f"the background ingest of task {task_id!r} did not finish: the suite polled upp/get_tasks "
+         f"{len(poll.statuses)} times over {poll.waited:.1f} s (its bound is the client's timeout, {poll.bound:g} s; "
+         f"raise it with --timeout for a slow server) and saw: {poll.seen()}", poll.last,
+         "the task to reach completed (with its events) or failed (with an error)")
+
+
+def _judge_completed(ctx: CheckContext, entity: str, task_id: str, final: dict[str, Any], reply: RpcReply) -> None:
+    """A completed task's result: StoredEvents of the user, each listed by get_events; some
+    events when the server's own ingest finds some in the same text."""
+    result = final.get("result")
+    if not isinstance(result, list):
+        return  # judged with the TaskStatus shape (upp/get-tasks-result-by-status)
+    events = [e for e in result if isinstance(e, dict)]
+    _judge_owner(ctx, "upp/contextualize-background-ingest", events, entity, f"task {task_id!r}'s result", reply)
+    stored = by_id(listed(ctx, entity))
+    missing = [e for e in events if e.get("id") not in stored]
+    if missing:
+        fail(ctx, "upp/contextualize-background-ingest", f"task {task_id!r} completed with {len(events)} event(s), but "
+             f"upp/get_events for {entity!r} does not list {len(missing)} of them: {compact(_ids(missing), 300)} "
+             f"(it lists {compact(sorted(stored), 300)})", reply, "the events of a completed task stored for the user")
+    if not events and not stored:
+        found = _ingest_finds(ctx, TASK_TEXT)
+        if found:
+            fail(ctx, "upp/contextualize-background-ingest", f"task {task_id!r} completed without storing anything for "
+                 f"{entity!r}, yet upp/ingest of the same text {TASK_TEXT!r} (for another fresh user) stores "
+                 f"{len(found)} event(s): {compact([e.get('value') for e in found], 300)}", reply,
+                 "the text ingested in the background, as upp/ingest would")
+
+
+def _ingest_finds(ctx: CheckContext, text: str) -> list[dict[str, Any]]:
+    """What the server's upp/ingest makes of `text` for a throwaway user (removed afterwards)."""
+    if not served(ctx, "upp/ingest"):
+        return []
+    control = fresh_entity("control")
+    reply = ctx.client.ingest(control, text)
+    if served(ctx, "upp/delete_events"):
+        ctx.client.delete_events(control)
+    return [e for e in reply.result if isinstance(e, dict)] if reply.ok and isinstance(reply.result, list) else []
+
+
+@check("upp/l2/get-tasks-unknown", spec="upp",
+       requirements=("upp/get-tasks-unknown-omitted", "upp/get-tasks-one-per-id"),
+       bindings=LIVE,
+       title="upp/get_tasks answers one status per known task id and leaves unknown ids out, without an error")
+def get_tasks_unknown(ctx: CheckContext) -> None:
+    """Two contextualize tasks are made. Asked for [first task, an id nobody issued, second task],
+    get_tasks answers exactly the two real tasks' statuses, once each, without an error; asked for
+    the unknown id alone, it answers `[]`."""
+    for op in ("upp/get_tasks", "upp/contextualize"):
+        require_offered(ctx, op)
+    tasks = [_task_id(ctx, fresh_entity("tasks"), text)[1] for text in ("I love kayaking.", "I love rowing.")]
+    unknown = f"task_mcf_unknown_{secrets.token_hex(8)}"
+    asked = [tasks[0], unknown, tasks[1]]
+    mixed = ctx.client.get_tasks(asked)  # asked first: a server may forget a finished task once reported
+    reported = [s.get("task_id") for s in mixed.result if isinstance(s, dict)] \
+        if mixed.ok and isinstance(mixed.result, list) else None
+    if reported is not None and not set(tasks) & set(reported):
+        raise NotApplicable(f"precondition failed: upp/get_tasks reports neither task upp/contextualize just returned "
+                            f"({mixed.describe()}); judged by upp/contextualize-task-pollable")
+    if not mixed.ok:
+        fail(ctx, "upp/get-tasks-unknown-omitted", f"upp/get_tasks for {compact(asked)} (the middle one unknown) "
+             f"answered an error", mixed, "the two real tasks' statuses, the unknown id omitted")
+    elif reported is not None:
+        if unknown in reported:
+            fail(ctx, "upp/get-tasks-unknown-omitted", f"upp/get_tasks reports the unknown task id {unknown!r}",
+                 mixed, "the unknown id omitted")
+        if sorted(r for r in reported if r != unknown) != sorted(tasks):
+            fail(ctx, "upp/get-tasks-one-per-id", f"asked for {compact(asked)} (the middle one unknown), upp/get_tasks "
+                 f"answered statuses for {compact(reported)}", mixed,
+                 f"exactly one TaskStatus for each of {compact(tasks)}")
+    alone = ctx.client.get_tasks([unknown])
+    if not alone.ok or (isinstance(alone.result, list) and alone.result):
+        fail(ctx, "upp/get-tasks-unknown-omitted", f"upp/get_tasks for the unknown task id {unknown!r} alone did not "
+             f"answer an empty array", alone, "[] — an unknown task id is omitted, without an error")
+    for task_id in tasks:
+        poll_task(ctx, task_id)  # let the background ingests finish before the check ends
+
+
+# =============================================================================================
+# upp/get_events
+# =============================================================================================
+
+@check("upp/l2/get-events", spec="upp",
+       requirements=("upp/get-events-returns-stored-events", "upp/get-events-all-statuses", "upp/get-events-complete",
+                     *STORED_EVENT_RULES),
+       bindings=LIVE, title="upp/get_events lists every event of the user, valid, staged and superseded")
+def get_events(ctx: CheckContext) -> None:
+    """A fresh user gets, one at a time, two names (the first superseded by the second), a hobby,
+    and — when events are imported — a language with confidence 0.3 (staged on a server that
+    stages); get_events is read after each. It must answer StoredEvents of that user and list
+    every event, whatever its status: when only superseded or staged events are missing, the
+    listing filters by status; when a valid one is missing too, it is incomplete."""
+    require_offered(ctx, "upp/get_events")
+    entity = fresh_entity("events")
+    items = [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1), saying(PLURAL_LABEL, 0)]
+    not_valid = {0}  # the first name, once the second supersedes it
+    if imports(ctx):
+        items.append(event("I speak Finnish.", "who_languages", confidence=0.3))
+        not_valid.add(3)
+    known: dict[int, str] = {}  # item index -> the id get_events listed it under
+    missing: dict[int, dict[str, Any]] = {}  # item index -> the event as stored, never listed
+    seen: set[str] = set()
+    reply: RpcReply | None = None
+    for i, item in enumerate(items):
+        try:
+            [stored] = store_events(ctx, entity, [item])
+        except NotApplicable:
+            if i == 3:  # a server may refuse a low-confidence event: not judged here
+                break
+            raise
+        reply = ctx.client.get_events(entity)
+        if i == 0 and (reply.error_code == USER_NOT_FOUND or (reply.ok and reply.result == [])):
+            raise NotApplicable(f"precondition failed: after storing {item['value']!r} for {entity!r}, upp/get_events "
+                                f"answers {reply.describe()}: nothing was stored (judged by upp/ingest-persists and "
+                                f"upp/import-persists)")
+        if not reply.ok or not isinstance(reply.result, list):
+            fail(ctx, "upp/get-events-returns-stored-events", f"upp/get_events for {entity!r}, which holds "
+                 f"{i + 1} event(s), answered no array", reply, "an array of the user's StoredEvents")
+            return
+        listing = [e for e in reply.result if isinstance(e, dict)]
+        eid = stored.get("id") if "id" in stored else next(
+            (e.get("id") for e in listing if e.get("id") not in seen and fold(e.get("value")) == fold(item["value"])),
+            None)
+        if isinstance(eid, str) and eid in by_id(listing):
+            known[i] = eid
+        else:
+            missing[i] = stored
+        seen |= set(by_id(listing))
+    check_stored_events(ctx, "upp/get-events-returns-stored-events", reply.result, "upp/get_events",
+                        entity_key=entity, reply=reply)
+    final = by_id([e for e in reply.result if isinstance(e, dict)])
+    missing.update({i: {"id": eid, "value": items[i]["value"]} for i, eid in known.items() if eid not in final})
+    _report_unlisted(ctx, items, missing, not_valid, len(final), reply)
+
+
+def _report_unlisted(ctx: CheckContext, items: list[dict[str, Any]], missing: dict[int, dict[str, Any]],
+                     not_valid: set[int], listed_count: int, reply: RpcReply) -> None:
+    """Charge the events get_events left out: to all-statuses when only superseded or staged ones
+    are missing (a filter by status), else to complete (the listing is short, whatever the status)."""
+    if not missing:
+        return
+    described = "; ".join(f"{items[i]['value']!r} ({'superseded or staged' if i in not_valid else 'valid'}, "
+                          f"{_brief(e)})" for i, e in sorted(missing.items()))
+    if set(missing) <= not_valid:
+        fail(ctx, "upp/get-events-all-statuses", f"upp/get_events leaves out {len(missing)} event(s) that are no "
+             f"longer valid or were stored with low confidence: {described}", reply,
+             "every event of the user, of every status")
+    else:
+        fail(ctx, "upp/get-events-complete", f"upp/get_events lists {listed_count} event(s) and leaves out "
+             f"{len(missing)} the user holds: {described}", reply, "a raw listing of every event stored for the user")
+
+
+@check("upp/l2/get-events-own-user", spec="upp", requirements=("upp/entity-isolation",), bindings=LIVE,
+       title="upp/get_events lists the user's own events only")
+def get_events_own_user(ctx: CheckContext) -> None:
+    """Two fresh users each hold events with values of their own; get_events for either lists
+    none of the other's values."""
+    require_offered(ctx, "upp/get_events")
+    a, b = fresh_entity("own-a"), fresh_entity("own-b")
+    placed = {a: place_events(ctx, a, [saying(SINGULAR_LABEL, 0)]),
+              b: place_events(ctx, b, [saying(SINGULAR_LABEL, 1), saying(PLURAL_LABEL, 1)])}
+    values = {who: {fold(e.get("value")) for e in events} for who, events in placed.items()}
+    for me, other in ((a, b), (b, a)):
+        reply = ctx.client.get_events(me)
+        result = need(reply, f"upp/get_events for {me!r}")
+        if not isinstance(result, list):
+            continue  # judged by upp/l2/get-events
+        leaked = [e for e in result if isinstance(e, dict)
+                  and fold(e.get("value")) in values[other] - values[me]]
+        if leaked:
+            fail(ctx, "upp/entity-isolation", f"upp/get_events for {me!r} lists {len(leaked)} event(s) of another user "
+                 f"({other!r} holds {compact(sorted(values[other]))}): {_brief(leaked[0])}", reply,
+                 f"only the events of {me!r}")
+
+
+@check("upp/l2/get-events-unknown-user", spec="upp", requirements=("upp/get-events-unknown-user",), bindings=LIVE,
+       title="upp/get_events for a user never written answers [] or -32001")
+def get_events_unknown_user(ctx: CheckContext) -> None:
+    """An entity_key nobody wrote: an empty array and -32001 User Not Found both conform."""
+    require_offered(ctx, "upp/get_events")
+    entity = fresh_entity("nobody")
+    reply = ctx.client.get_events(entity)
+    if not (reply.error_code == USER_NOT_FOUND or (reply.ok and reply.result == [])):
+        fail(ctx, "upp/get-events-unknown-user", f"upp/get_events for {entity!r}, an entity_key never written",
+             reply, "[] or the error -32001 User Not Found")
+
+
+# =============================================================================================
+# Supersession, accumulation and the lifecycle (02 §3, §6; 04 §4)
+# =============================================================================================
+
+@check("upp/l2/supersession", spec="upp",
+       requirements=("upp/supersession-singular", "upp/supersession-superseded-by", "upp/supersession-new-valid",
+                     "upp/one-valid-per-singular", "upp/superseded-by-existing"),
+       bindings=LIVE, title="a new event of a singular label supersedes the valid one, naming its successor")
+def supersession(ctx: CheckContext) -> None:
+    """A fresh user gets a who_name event (singular), then a second one. get_events must show the
+    first superseded with superseded_by = the second's id, the second valid, one valid who_name,
+    and every superseded_by naming an event of the user."""
+    require_offered(ctx, "upp/get_events")
+    entity = fresh_entity("supersede")
+    old, new = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1)])
+    reply, events = _get_events(ctx, entity)
+    before, after = events.get(old["id"]), events.get(new["id"])
+    story = (f"{SINGULAR_LABEL} (singular) was stored as {old['id']!r} ({old.get('value')!r}), then as "
+             f"{new['id']!r} ({new.get('value')!r}); upp/get_events now lists the first as {_brief(before)} and the "
+             f"second as {_brief(after)}")
+    # A first event that is not listed at all is upp/get-events-all-statuses' (or events-retained's)
+    # business: the listing, not the supersession, is then what is wrong.
+    if before is not None and before.get("status") != "superseded":
+        fail(ctx, "upp/supersession-singular", story, reply, "the first event kept, with status superseded")
+    elif before is not None and before.get("superseded_by") != new["id"]:
+        fail(ctx, "upp/supersession-superseded-by", story, reply, f"the first event's superseded_by = {new['id']!r}")
+    if after is None or after.get("status") != "valid":
+        fail(ctx, "upp/supersession-new-valid", story, reply, "the second event valid")
+    valid = [e for e in events.values() if e.get("status") == "valid" and SINGULAR_LABEL in (e.get("labels") or [])]
+    if len(valid) > 1:
+        fail(ctx, "upp/one-valid-per-singular", f"{len(valid)} valid {SINGULAR_LABEL} events: "
+             f"{'; '.join(_brief(e) for e in valid)}", reply, f"at most one valid {SINGULAR_LABEL} event per user")
+    # Only a superseded event's pointer means anything (a pointer elsewhere is
+    # upp/superseded-by-consistent's business, judged with the StoredEvent shape).
+    dangling = [e for e in events.values() if e.get("status") == "superseded"
+                and isinstance(e.get("superseded_by"), str) and e["superseded_by"] not in events]
+    if dangling:
+        fail(ctx, "upp/superseded-by-existing", f"{len(dangling)} event(s) name a superseded_by that is no event of "
+             f"{entity!r}: {_brief(dangling[0])}", reply, "superseded_by naming an existing event of the same user")
+
+
+@check("upp/l2/retrieve-excludes-superseded", spec="upp", requirements=("upp/retrieve-excludes-superseded",),
+       bindings=LIVE, title="upp/retrieve leaves superseded events out by default (SHOULD)")
+def retrieve_excludes_superseded(ctx: CheckContext) -> None:
+    """A fresh user gets two who_name events (singular), so the first is superseded; a retrieve
+    for the user's name, with only the protocol's parameters, should not return the first one's
+    value (only `valid` events are the current state, 06 §3; `include_superseded` is the
+    extension that asks for them)."""
+    require_offered(ctx, "upp/get_events")
+    entity = fresh_entity("retrsup")
+    old, new = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1)])
+    _, events = _get_events(ctx, entity)
+    if (events.get(old["id"]) or {}).get("status") != "superseded":
+        # Supersession itself failed: upp/l2/supersession charges that; nothing to judge here.
+        raise NotApplicable(f"the first {SINGULAR_LABEL} event was not superseded, so there is no superseded "
+                            "event to look for (judged by upp/l2/supersession)")
+    reply = ctx.client.retrieve(entity, "What is the user's name?")
+    if not reply.ok or not isinstance(reply.result, list):
+        return  # the result's shape is upp/l1/retrieve-shape's business
+    stale = [e for e in reply.result if isinstance(e, dict) and (e.get("id") == old["id"] or (
+        e.get("value") == old.get("value") and e.get("id") != new["id"]))]
+    if stale:
+        fail(ctx, "upp/retrieve-excludes-superseded",
+             f"{old['id']!r} ({old.get('value')!r}) was superseded by {new['id']!r} ({new.get('value')!r}), yet "
+             f"upp/retrieve for the user's name returned it: {_brief(stale[0])}", reply,
+             "only valid events by default; superseded ones only when the client asks (include_superseded)")
+
+
+@check("upp/l2/plural-accumulate", spec="upp", requirements=("upp/plural-accumulate",), bindings=LIVE,
+       title="events of a plural label accumulate: both stay valid")
+def plural_accumulate(ctx: CheckContext) -> None:
+    """A fresh user gets two what_interests_hobbies events (plural); get_events must list both
+    valid."""
+    require_offered(ctx, "upp/get_events")
+    entity = fresh_entity("plural")
+    first, second = place_events(ctx, entity, [saying(PLURAL_LABEL, 0), saying(PLURAL_LABEL, 1)])
+    reply, events = _get_events(ctx, entity)
+    now = [events.get(first["id"]), events.get(second["id"])]
+    if any(e is None or e.get("status") != "valid" for e in now):
+        fail(ctx, "upp/plural-accumulate", f"{PLURAL_LABEL} (plural) was stored twice, as {first['id']!r} "
+             f"({first.get('value')!r}) then {second['id']!r} ({second.get('value')!r}); upp/get_events now lists "
+             f"them as {_brief(now[0])} and {_brief(now[1])}", reply,
+             "both valid: plural labels accumulate, no supersession")
+
+
+@check("upp/l2/event-lifecycle", spec="upp",
+       requirements=("upp/high-confidence-valid", "upp/event-immutable", "upp/lifecycle-transitions",
+                     "upp/events-retained"),
+       bindings=LIVE, title="stored events keep their content, change status only as 02 §6 allows, and stay listed")
+def event_lifecycle(ctx: CheckContext) -> None:
+    """A fresh user gets, one at a time, two names, a home and two hobbies (confidence 0.8 when
+    imported), and last an ingested language; upp/get_events is read after each. Each placed event
+    with confidence ≥ 0.8 is valid when first listed; every event (the ingested one as upp/ingest
+    returned it) is listed every time afterwards, with the same id, entity_key, value, labels,
+    confidence, source_type and created_at, and its status changes only staged → valid or
+    valid → superseded. (A superseded event left out of the listing is judged by
+    upp/l2/get-events, not here.)"""
+    require_offered(ctx, "upp/get_events")
+    entity = fresh_entity("lifecycle")
+    steps = [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1), saying(SECOND_SINGULAR_LABEL, 0),
+             saying(PLURAL_LABEL, 0, confidence=HIGH_CONFIDENCE), saying(PLURAL_LABEL, 1, confidence=HIGH_CONFIDENCE)]
+    seen = _Sightings()
+    for step, item in enumerate(steps, 1):
+        placed = place_events(ctx, entity, [item])[0]
+        _judge_new(ctx, placed, item, seen.judged)
+        _observe(ctx, entity, seen, f"step {step} ({item['value']!r})")
+    if served(ctx, "upp/ingest"):
+        text = "I speak Portuguese."
+        reply = ctx.client.ingest(entity, text)
+        for e in (reply.result if reply.ok and isinstance(reply.result, list) else []):
+            if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"] not in seen.last:
+                seen.record(e["id"], f"upp/ingest's reply to {text!r}", e)
+        _observe(ctx, entity, seen, f"the ingest of {text!r}")
+
+
+class _Sightings:
+    """Every event seen so far: where it was last seen and as what, and when it was first seen."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, tuple[str, dict[str, Any], int]] = {}
+        self.first: dict[str, int] = {}
+        self.now = 0
+        self.judged: set[tuple[str, Any]] = set()  # (requirement, event id): one finding per event and rule
+
+    def record(self, eid: str, where: str, event_: dict[str, Any]) -> None:
+        self.last[eid] = (where, event_, self.now)
+        self.first.setdefault(eid, self.now)
+
+    def replaced(self, then: dict[str, Any], since: int, events: dict[str, dict[str, Any]]) -> bool:
+        """Whether a valid event first seen after `since` shares a singular label with `then` (so
+        `then` should be superseded now)."""
+        singular = ontology.user_v1().singular & set(then.get("labels") or [])
+        return any(e.get("status") == "valid" and singular & set(e.get("labels") or [])
+                   and self.first.get(eid, self.now) > since for eid, e in events.items())
+
+
+def _observe(ctx: CheckContext, entity: str, seen: _Sightings, after: str) -> None:
+    """Read get_events after `after`; judge every event seen before against it, then remember it."""
+    reply, events = _get_events(ctx, entity)
+    seen.now += 1
+    for eid, (where, then, when) in list(seen.last.items()):
+        if eid not in events and seen.replaced(then, when, events):
+            continue  # a superseded event left out is upp/get-events-all-statuses' business
+        _judge_later(ctx, eid, where, then, events.get(eid), after, reply, seen.judged)
+    for eid, e in events.items():
+        seen.record(eid, f"upp/get_events after {after}", e)
+
+
+def _judge_new(ctx: CheckContext, placed: dict[str, Any], item: dict[str, Any], judged: set) -> None:
+    confidence = placed.get("confidence")
+    if isinstance(confidence, (int, float)) and confidence >= HIGH_CONFIDENCE and placed.get("status") != "valid":
+        judged.add(("upp/high-confidence-valid", placed.get("id")))
+        fail(ctx, "upp/high-confidence-valid", f"the event placed from {item['value']!r} with confidence {confidence} "
+             f"is listed right after storage as {_brief(placed)}", None,
+             f"a new event with confidence ≥ {HIGH_CONFIDENCE} created valid")
+
+
+def _judge_later(ctx: CheckContext, eid: str, where: str, then: dict[str, Any], now: dict[str, Any] | None,
+                 after: str, reply: RpcReply, judged: set) -> None:
+    """One event as seen in `where` and as upp/get_events lists it after `after`."""
+    if now is None:
+        if ("upp/events-retained", eid) not in judged:
+            judged.add(("upp/events-retained", eid))
+            fail(ctx, "upp/events-retained", f"event {eid!r} ({then.get('value')!r}, {then.get('status')}) was in "
+                 f"{where} and is not listed by upp/get_events after {after}; nothing was deleted", reply,
+                 "every stored event (superseded ones too) listed until upp/delete_events removes it")
+        return
+    changed = {k: (then.get(k), now.get(k)) for k in CONTENT if then.get(k) != now.get(k)}
+    if changed and ("upp/event-immutable", eid) not in judged:
+        judged.add(("upp/event-immutable", eid))
+        fail(ctx, "upp/event-immutable", f"event {eid!r} as in {where}, and as listed after {after}: " + "; ".join(
+            f"{k} {compact(a, 120)} → {compact(b, 120)}" for k, (a, b) in changed.items()), reply,
+            "the event's content as first stored; only status and superseded_by may change")
+    move = (then.get("status"), now.get("status"))
+    if move[0] != move[1] and move not in TRANSITIONS and ("upp/lifecycle-transitions", eid) not in judged:
+        judged.add(("upp/lifecycle-transitions", eid))
+        fail(ctx, "upp/lifecycle-transitions", f"event {eid!r} ({now.get('value')!r}) was {move[0]!r} in {where} and "
+             f"is {move[1]!r} after {after}", reply, "only staged → valid or valid → superseded")
+
+
+# =============================================================================================
+# upp/delete_events
+# =============================================================================================
+
+def _deleted_count(ctx: CheckContext, reply: RpcReply, what: str) -> int | None:
+    """The deleted_count of a delete_events reply (None when there is none). Its shape is judged
+    where the check names upp/delete-result-shape."""
+    if "upp/delete-result-shape" in ctx.check.requirements:
+        if not reply.ok:
+            fail(ctx, "upp/delete-result-shape", f"{what} answered no result", reply, "{deleted_count: integer}")
+        else:
+            report_problems(ctx, "upp/delete-result-shape", model.delete_result_problems(reply.result), what, reply)
+    count = reply.result.get("deleted_count") if reply.ok and isinstance(reply.result, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def _judge_count(ctx: CheckContext, count: int | None, gone: int, asked: str, reply: RpcReply) -> None:
+    """deleted_count against what actually disappeared (03 §2: "the count of events that were
+    actually deleted")."""
+    if count is not None and count != gone:
+        fail(ctx, "upp/delete-count", f"{asked} answered deleted_count {count}, but {gone} event(s) actually "
+             f"disappeared", reply, f"deleted_count {gone}: the events actually deleted")
+
+
+def _unique_home() -> dict[str, Any]:
+    """A home no other check's user has, so retrieve cannot find it through another user."""
+    town = "".join(secrets.choice("bcdfghjklmnprstvwz") + secrets.choice("aeiou") for _ in range(4)).title()
+    return event(f"I live in {town}.", SECOND_SINGULAR_LABEL)
+
+
+@check("upp/l2/delete-by-ids", spec="upp",
+       requirements=("upp/delete-result-shape", "upp/delete-by-ids", "upp/delete-count", "upp/delete-physical"),
+       bindings=LIVE, title="delete_events with ids deletes exactly those, physically, and counts them")
+def delete_by_ids(ctx: CheckContext) -> None:
+    """A fresh user holds a name, a home and a hobby; delete_events with the home's id answers
+    {deleted_count} equal to the events that disappeared (1); the home is then gone from
+    get_events, from retrieve (asked with its value) and from a later export (when offered and
+    readable); name and hobby remain. Deleting it again, or an id that never existed, counts 0."""
+    for op in ("upp/delete_events", "upp/get_events"):
+        require_offered(ctx, op)
+    entity = fresh_entity("delete")
+    name, home, hobby = place_events(ctx, entity, [saying(SINGULAR_LABEL), _unique_home(), saying(PLURAL_LABEL)])
+    held = by_id(listed(ctx, entity))
+    reply = ctx.client.delete_events(entity, [home["id"]])
+    count = _deleted_count(ctx, reply, "upp/delete_events")
+    listing, events = _get_events(ctx, entity)
+    _judge_count(ctx, count, len(set(held) - set(events)), f"deleting one event ({home['id']!r})", reply)
+    if home["id"] in events:
+        fail(ctx, "upp/delete-physical", f"after deleting {home['id']!r}, upp/get_events still lists it: "
+             f"{_brief(events[home['id']])}", listing, "the deleted event gone from upp/get_events")
+    kept = [e for e in (name, hobby) if e["id"] not in events]
+    if kept:
+        fail(ctx, "upp/delete-by-ids", f"deleting only {home['id']!r} also removed {len(kept)} other event(s) of the "
+             f"user: {'; '.join(_brief(e) for e in kept)}", listing, "only the named events deleted")
+    _gone_from_retrieve(ctx, entity, home)
+    _gone_from_export(ctx, entity, home)
+    for eid, why in ((home["id"], "was already deleted"), (f"evt_mcf_never_{secrets.token_hex(6)}", "never existed")):
+        before = set(by_id(listed(ctx, entity)))
+        again = ctx.client.delete_events(entity, [eid])
+        count = _deleted_count(ctx, again, "upp/delete_events")
+        _judge_count(ctx, count, len(before - set(by_id(listed(ctx, entity)))),
+                     f"deleting {eid!r}, which {why},", again)
+
+
+def _gone_from_retrieve(ctx: CheckContext, entity: str, deleted: dict[str, Any]) -> None:
+    value = str(deleted.get("value"))
+    reply = ctx.client.retrieve(entity, value)
+    found = [e for e in reply.result if isinstance(e, dict) and fold(e.get("value")) == fold(value)] \
+        if reply.ok and isinstance(reply.result, list) else []
+    if found:
+        fail(ctx, "upp/delete-physical", f"after deleting {deleted['id']!r} ({value!r}), upp/retrieve still returns it",
+             reply, "the deleted event gone from upp/retrieve")
+
+
+def _gone_from_export(ctx: CheckContext, entity: str, deleted: dict[str, Any]) -> None:
+    """Judged only when the server exports and the suite can read its file."""
+    if not (served(ctx, "upp/export_events") and ctx.client.shares_files()):
+        return
+    reply = ctx.client.export_events(entity)
+    file = reply.result.get("file") if reply.ok and isinstance(reply.result, dict) else None
+    content, _ = read_export_file(file)
+    events = content.get("events") if isinstance(content, dict) else None
+    if not isinstance(events, list):
+        return  # the export itself is judged by the level-3 checks
+    found = [e for e in events if isinstance(e, dict)
+             and (e.get("id") == deleted["id"] or fold(e.get("value")) == fold(deleted.get("value")))]
+    if found:
+        fail(ctx, "upp/delete-physical", f"after deleting {deleted['id']!r}, a later upp/export_events still writes it "
+             f"to {file!r}: {_brief(found[0])}", reply, "the deleted event gone from later exports")
+
+
+@check("upp/l2/delete-other-user", spec="upp",
+       requirements=("upp/delete-other-users-untouched", "upp/entity-isolation", "upp/delete-count"),
+       bindings=LIVE, title="delete_events never deletes another user's event")
+def delete_other_user(ctx: CheckContext) -> None:
+    """Users A and B each hold an event. delete_events for A naming B's id leaves B's event in
+    place; naming A's and B's ids deletes A's only. Each deleted_count is the number of events that
+    actually disappeared."""
+    for op in ("upp/delete_events", "upp/get_events"):
+        require_offered(ctx, op)
+    a, b = fresh_entity("del-a"), fresh_entity("del-b")
+    [mine] = place_events(ctx, a, [saying(SINGULAR_LABEL, 0)])
+    [theirs] = place_events(ctx, b, [saying(SINGULAR_LABEL, 1)])
+    if mine["id"] == theirs["id"]:
+        raise NotApplicable(f"the two users' events share the id {mine['id']!r}, so naming one names both "
+                            f"(judged by upp/stored-event-id-unique)")
+    for ids in ([theirs["id"]], [mine["id"], theirs["id"]]):
+        before = {a: set(by_id(listed(ctx, a))), b: set(by_id(listed(ctx, b)))}
+        reply = ctx.client.delete_events(a, ids)
+        count = _deleted_count(ctx, reply, "upp/delete_events")
+        listing, events = _get_events(ctx, b)
+        gone = len(before[a] - set(by_id(listed(ctx, a)))) + len(before[b] - set(events))
+        _judge_count(ctx, count, gone, f"delete_events for {a!r} naming {compact(ids)}", reply)
+        if theirs["id"] not in events:
+            what = (f"delete_events for {a!r} naming {compact(ids)} deleted {b!r}'s event {theirs['id']!r}: "
+                    f"upp/get_events for {b!r} no longer lists it")
+            fail(ctx, "upp/delete-other-users-untouched", what, listing,
+                 f"{b!r}'s events untouched by a delete for {a!r}")
+            # The catalogue judges entity isolation at level 2 through delete_events too.
+            fail(ctx, "upp/entity-isolation", what, listing, f"an operation for {a!r} never deletes {b!r}'s events")
+            return
+
+
+@check("upp/l2/delete-all", spec="upp",
+       requirements=("upp/delete-all", "upp/delete-count", "upp/delete-other-users-untouched"),
+       bindings=LIVE, title="delete_events without ids, or with [], deletes all of the user's events and only those")
+def delete_all(ctx: CheckContext) -> None:
+    """Two users hold two events each. delete_events for the first with event_ids omitted, then for
+    the second with event_ids []: afterwards get_events for that user is empty (or -32001), the
+    other user's events are untouched, and deleted_count is the number that disappeared."""
+    for op in ("upp/delete_events", "upp/get_events"):
+        require_offered(ctx, op)
+    first, second = fresh_entity("wipe-a"), fresh_entity("wipe-b")
+    for entity in (first, second):
+        place_events(ctx, entity, [saying(SINGULAR_LABEL), saying(PLURAL_LABEL)])
+    for entity, bystander, how in ((first, second, "omitted"), (second, None, "[]")):
+        held = set(_ids(listed(ctx, entity)))
+        spared = set(_ids(listed(ctx, bystander))) if bystander else set()
+        reply = ctx.client.delete_events(entity) if how == "omitted" else ctx.client.delete_events(entity, [])
+        count = _deleted_count(ctx, reply, "upp/delete_events")
+        left = listed(ctx, entity)
+        lost = spared - set(_ids(listed(ctx, bystander))) if bystander else set()
+        if not lost:  # when other users lost events, the count may include some the suite cannot see
+            _judge_count(ctx, count, len(held - set(_ids(left))),
+                         f"deleting all events of {entity!r} (event_ids {how})", reply)
+        if left:
+            fail(ctx, "upp/delete-all", f"after delete_events for {entity!r} with event_ids {how}, upp/get_events "
+                 f"still lists {len(left)} of its {len(held)} events: {_brief(left[0])}", reply,
+                 "every event of the user deleted")
+        if lost:
+            fail(ctx, "upp/delete-other-users-untouched", f"deleting all events of {entity!r} also removed "
+                 f"{len(lost)} event(s) of {bystander!r}: {compact(sorted(lost))}", reply,
+                 "only the named user's events deleted")
+
+
+# =============================================================================================
+# upp/get_labels
+# =============================================================================================
+
+@check("upp/l2/get-labels", spec="upp",
+       requirements=("upp/get-labels-returns-definitions", "upp/label-definition-required-fields",
+                     "upp/label-definition-field-types", "upp/get-labels-complete", "upp/ontology-major-stable",
+                     "upp/label-category-standard"),
+       bindings=LIVE,
+       title="upp/get_labels lists the server's ontology as LabelDefinitions "
+             "(user/v1: every official label, unchanged)")
+def get_labels(ctx: CheckContext) -> None:
+    """Every item is a LabelDefinition (the eight required members, the vocabularies of 02 §5),
+    names are distinct, categories are the nine standard ones (SHOULD). When upp/info names
+    user/v1: every label of the official file is listed with its category, sensitivity,
+    cardinality and durability (labels may be added). The labels upp/ingest puts on the events of
+    a short profile are among those listed."""
+    require_offered(ctx, "upp/get_labels")
+    reply = ctx.client.get_labels()
+    if not reply.ok or not isinstance(reply.result, list):
+        fail(ctx, "upp/get-labels-returns-definitions", "upp/get_labels answered no array", reply,
+             "an array of LabelDefinitions")
+        return
+    items = reply.result
+    problems = [model.Problem(f"/{i}{p}", p.requirement) for i, item in enumerate(items)
+                for p in model.label_definition_problems(item)]
+    report_problems(ctx, "upp/label-definition-field-types", problems, "upp/get_labels", reply)
+    defs = [d for d in items if isinstance(d, dict) and isinstance(d.get("name"), str)]
+    names = [d["name"] for d in defs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        fail(ctx, "upp/get-labels-returns-definitions", f"upp/get_labels lists these names more than once: "
+             f"{compact(twice)}", reply, "LabelDefinitions with distinct names")
+    odd = sorted({str(d.get("category")) for d in defs if d.get("category") not in model.CATEGORIES})
+    if odd:
+        fail(ctx, "upp/label-category-standard", f"categories outside the nine standard ones: {compact(odd)}",
+             reply, f"categories among {', '.join(model.CATEGORIES)}")
+    if server_ontology(ctx) == ontology.USER_V1:
+        _judge_user_v1(ctx, {d["name"]: d for d in defs}, reply)
+    _judge_labels_in_use(ctx, set(names), reply)
+
+
+def _judge_labels_in_use(ctx: CheckContext, names: set[str], reply: RpcReply) -> None:
+    """The labels upp/ingest puts on events are among those get_labels lists (03 §3)."""
+    found = _ingest_finds(ctx, PROFILE_TEXT) if names else []
+    unlisted = sorted({lab for e in found for lab in (e.get("labels") or []) if isinstance(lab, str)} - names)
+    if unlisted:
+        fail(ctx, "upp/get-labels-complete", f"upp/ingest of {PROFILE_TEXT!r} (for a fresh user) labels events "
+             f"{compact(unlisted)}, which upp/get_labels does not list", reply,
+             "every label the server puts on an event among the labels upp/get_labels lists")
+
+
+def _judge_user_v1(ctx: CheckContext, served_defs: dict[str, dict[str, Any]], reply: RpcReply) -> None:
+    official = ontology.user_v1()
+    missing = sorted(official.label_names - set(served_defs))
+    if missing:
+        what = (f"upp/info names {ontology.USER_V1!r}, whose official file has {len(official.labels)} labels; "
+                f"upp/get_labels leaves out {len(missing)}: {compact(missing)}")
+        fail(ctx, "upp/get-labels-complete", what, reply, "every label of the configured ontology")
+        fail(ctx, "upp/ontology-major-stable", what, reply, "no user/v1 label removed within the major version")
+    changed = []
+    for label in official.labels:
+        mine = served_defs.get(label.name)
+        if mine is not None:
+            # A member that is missing or not a string is the LabelDefinition shape's business.
+            diff = {k: (v, mine.get(k)) for k, v in label.semantics().items()
+                    if isinstance(mine.get(k), str) and mine.get(k) != v}
+            changed += [f"{label.name}.{k} is {compact(got)} (official: {want})" for k, (want, got) in diff.items()]
+    if changed:
+        fail(ctx, "upp/ontology-major-stable", f"{len(changed)} differences from the official {ontology.USER_V1} file: "
+             + "; ".join(changed[:8]) + (f"; and {len(changed) - 8} more" if len(changed) > 8 else ""), reply,
+             "the official category, sensitivity, cardinality and durability of every user/v1 label")

@@ -1,0 +1,445 @@
+"""UPP level 3 (upp/08 §2): export_events and import_events, and the ExportPackage between them
+(upp/03 §4, upp/02 §4).
+
+The file export_events names lives on the server's machine: the suite reads it only when the
+server shares this machine's files (stdio, or HTTP on a loopback address); otherwise the checks
+of its content are skipped with that reason. The same holds for packages the suite writes for
+import_events: they go next to the server's own exports (`_placing.import_folder`). The round
+trip needs neither: the server imports the file it wrote itself.
+
+Readings (docs/live-upp.md, import_events): imported events get new ids and created_at; events
+are stored in created_at order applying supersession; a package of another ontology is refused
+with -32002, a file that is not an ExportPackage with -32602, and neither imports anything.
+Events with labels outside the ontology are judged by upp/bad-input/import-unknown-labels.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+from memconform.suite.runner import CheckContext
+from memconform.suite.upp import model
+from memconform.suite.upp.checks._common import (
+    INVALID_PARAMS, LIVE, ONTOLOGY_NOT_FOUND, USER_NOT_FOUND, compact, fail, fold, fresh_entity, need,
+    report_problems, require_offered, served, server_ontology,
+)
+from memconform.suite.upp.checks._placing import (
+    PLURAL_LABEL, SINGULAR_LABEL, by_id, folder_learned, import_folder, listed, package, package_file, place_events,
+    read_export_file, saying,
+)
+from memconform.suite.upp.checks.l2 import STORED_EVENT_RULES
+from memconform.suite.upp.client import RpcReply
+
+NOT_SHARED = ("the server does not share this machine's files (it is neither a stdio child nor on a loopback "
+              "address), so the suite can neither read the file upp/export_events writes nor write one "
+              "upp/import_events can read")
+
+
+def _need_files(ctx: CheckContext) -> None:
+    if not ctx.client.shares_files():
+        raise NotApplicable(NOT_SHARED)
+
+
+def _brief(e: dict[str, Any] | None) -> str:
+    if e is None:
+        return "(not stored)"
+    return compact({k: e.get(k) for k in ("id", "value", "labels", "status", "superseded_by")}, 300)
+
+
+def _profile(ctx: CheckContext, entity: str) -> dict[str, dict[str, Any]]:
+    """Three events, one of them superseded: two names, then a hobby (agent_observed, 0.85).
+    Returns every event the user holds, by id: those listed now and those read back when placed
+    (a listing that leaves some out is judged by upp/l2/get-events, not by the export checks)."""
+    placed = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1),
+                                        saying(PLURAL_LABEL, 0, confidence=0.85, source_type="agent_observed")])
+    return {**by_id(placed), **by_id(listed(ctx, entity))}
+
+
+def _essence(e: dict[str, Any]) -> tuple[Any, ...]:
+    """What a round trip keeps (upp/import-persists): value, labels, confidence, source_type."""
+    labels = e.get("labels")
+    confidence = e.get("confidence")
+    return (fold(e.get("value")), tuple(sorted(map(str, labels))) if isinstance(labels, list) else labels,
+            round(confidence, 9) if isinstance(confidence, (int, float)) else confidence, e.get("source_type"))
+
+
+def _comparable(e: dict[str, Any]) -> bool:
+    """Whether a stored event's members have their StoredEvent types (a value of the wrong type is
+    the StoredEvent shape's business, not a change made by the import)."""
+    return (isinstance(e.get("value"), str) and isinstance(e.get("labels"), list)
+            and isinstance(e.get("confidence"), (int, float)) and not isinstance(e.get("confidence"), bool)
+            and isinstance(e.get("source_type"), str))
+
+
+def _import(ctx: CheckContext, entity: str, content: Any, name: str, *, raw: bool = False) -> RpcReply:
+    with package_file(ctx, content, name, raw=raw) as path:
+        return ctx.client.import_events(entity, str(path))
+
+
+def _readable(ctx: CheckContext, reply: RpcReply) -> None:
+    """Skip when a well-formed package was refused with -32602 and the suite wrote it to the
+    fallback folder: the server may only read its own folders (06 §7), which the suite could not
+    learn (docs/live-upp.md, import_events)."""
+    if reply.error_code == INVALID_PARAMS and not folder_learned(ctx):
+        raise NotApplicable(f"the server refused a package the suite wrote to {str(import_folder(ctx).path)!r} "
+                            f"({reply.describe()}): the suite could not learn the server's export folder, so it "
+                            f"cannot write where the server reads")
+
+
+def _nothing_stored(ctx: CheckContext, rid: str, entity: str, why: str, reply: RpcReply) -> None:
+    """After a refused import, the destination user holds nothing."""
+    stored = listed(ctx, entity) if served(ctx, "upp/get_events") else []
+    if stored:
+        fail(ctx, rid, f"{why}; yet upp/get_events for {entity!r} lists {len(stored)} event(s) afterwards: "
+             f"{_brief(stored[0])}", reply, "a refused import stores nothing")
+
+
+# =============================================================================================
+# upp/export_events
+# =============================================================================================
+
+@check("upp/l3/export", spec="upp", requirements=("upp/export-result-shape", "upp/export-all-events"), bindings=LIVE,
+       title="upp/export_events answers {file, event_count, exported_at}, counting every event of the user")
+def export(ctx: CheckContext) -> None:
+    """A fresh user holds two names (one superseded) and a hobby; export_events answers a path, an
+    integer event_count equal to the number of events get_events lists, and an RFC 3339
+    exported_at — and not the events themselves."""
+    for op in ("upp/export_events", "upp/get_events"):
+        require_offered(ctx, op)
+    entity = fresh_entity("export")
+    held = list(_profile(ctx, entity).values())
+    reply = ctx.client.export_events(entity)
+    if not reply.ok:
+        fail(ctx, "upp/export-result-shape", f"upp/export_events for {entity!r}, which holds {len(held)} events, "
+             f"answered no result", reply, "{file, event_count, exported_at}")
+        return
+    report_problems(ctx, "upp/export-result-shape", model.export_result_problems(reply.result), "upp/export_events",
+                    reply)
+    if isinstance(reply.result, dict) and "events" in reply.result:
+        fail(ctx, "upp/export-result-shape", "the result carries the events themselves (an `events` member)", reply,
+             "the path to the file and its metadata only — 03 §4: \"the path to the generated file, not the events "
+             "themselves\"")
+    count = reply.result.get("event_count") if isinstance(reply.result, dict) else None
+    if isinstance(count, int) and count != len(held):
+        fail(ctx, "upp/export-all-events", f"event_count is {count}, but {entity!r} holds {len(held)} events "
+             f"(statuses {compact(sorted(str(e.get('status')) for e in held))})", reply,
+             "event_count = every event of the user, of every status")
+
+
+@check("upp/l3/export-file", spec="upp",
+       requirements=("upp/export-writes-package", "upp/export-package-fields", "upp/export-all-events",
+                     *STORED_EVENT_RULES),
+       bindings=LIVE, title="the file upp/export_events writes is an ExportPackage with every event of the user")
+def export_file(ctx: CheckContext) -> None:
+    """The export of a user holding two names (one superseded) and a hobby is read from the file
+    the server names: a .json file holding an ExportPackage whose entity_key is the user, whose
+    ontology is the server's, and whose events are exactly the user's events (every status),
+    event_count of them. Skipped when the server does not share this machine's files."""
+    for op in ("upp/export_events", "upp/get_events"):
+        require_offered(ctx, op)
+    _need_files(ctx)
+    entity = fresh_entity("export-file")
+    held = _profile(ctx, entity)
+    reply = ctx.client.export_events(entity)
+    result = need(reply, f"upp/export_events for {entity!r}")
+    file = result.get("file") if isinstance(result, dict) else None
+    content, why = read_export_file(file)
+    if why is not None:
+        fail(ctx, "upp/export-writes-package", f"the export file cannot be read: {why}", reply,
+             "a .json file holding an ExportPackage at the path `file` names")
+        return
+    if not file.endswith(".json"):
+        fail(ctx, "upp/export-writes-package", f"the export file {file!r} is not a .json file", reply,
+             "a .json file")
+    report_problems(ctx, "upp/export-package-fields", model.export_package_problems(content), f"the file {file}", reply)
+    if not isinstance(content, dict):
+        return
+    wrong = {k: (content.get(k), want) for k, want in (("entity_key", entity), ("ontology", server_ontology(ctx)))
+             if want is not None and content.get(k) != want}
+    if wrong:
+        fail(ctx, "upp/export-writes-package", f"in {file!r}: " + "; ".join(
+            f"{k} is {compact(got)}, not {want!r}" for k, (got, want) in wrong.items()), reply,
+            "entity_key = the exported user, ontology = the server's (upp/info)")
+    events = content.get("events")
+    if isinstance(events, list):
+        _judge_exported_events(ctx, file, [e for e in events if isinstance(e, dict)], held, result, reply)
+
+
+def _judge_exported_events(ctx: CheckContext, file: str, events: list[dict[str, Any]],
+                           held: dict[str, dict[str, Any]], result: Any, reply: RpcReply) -> None:
+    written = by_id(events)
+    missing = [held[i] for i in held if i not in written]
+    extra = [written[i] for i in written if i not in held]
+    count = result.get("event_count") if isinstance(result, dict) else None
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} of the user's events are not in it: "
+                        + "; ".join(_brief(e) for e in missing[:4]))
+    if extra:
+        problems.append(f"{len(extra)} event(s) in it are no events of the user: "
+                        + "; ".join(_brief(e) for e in extra[:4]))
+    if isinstance(count, int) and count != len(events):
+        problems.append(f"it holds {len(events)} events but the reply's event_count is {count}")
+    if problems:
+        fail(ctx, "upp/export-all-events", f"the export file {file!r}: " + " — ".join(problems), reply,
+             f"exactly the {len(held)} events of the user, of every status "
+             f"({compact(sorted(str(e.get('status')) for e in held.values()))}), event_count of them")
+
+
+@check("upp/l3/export-unknown-user", spec="upp", requirements=("upp/export-unknown-user",), bindings=LIVE,
+       title="upp/export_events for a user never written answers an empty export or -32001")
+def export_unknown_user(ctx: CheckContext) -> None:
+    """An entity_key nobody wrote: an export of zero events and -32001 User Not Found both conform."""
+    require_offered(ctx, "upp/export_events")
+    entity = fresh_entity("nobody")
+    reply = ctx.client.export_events(entity)
+    count = reply.result.get("event_count") if reply.ok and isinstance(reply.result, dict) else None
+    if not (reply.error_code == USER_NOT_FOUND or count == 0):
+        fail(ctx, "upp/export-unknown-user", f"upp/export_events for {entity!r}, an entity_key never written", reply,
+             "an export with event_count 0, or the error -32001 User Not Found")
+
+
+# =============================================================================================
+# upp/import_events
+# =============================================================================================
+
+@check("upp/l3/import", spec="upp",
+       requirements=("upp/import-result-shape", "upp/import-persists", "upp/import-new-ids"), bindings=LIVE,
+       title="upp/import_events stores a package's events for the requested user, with new ids and created_at")
+def import_events(ctx: CheckContext) -> None:
+    """A package of another (never written) entity_key holding a name (user_stated, 0.9) and a hobby
+    (agent_observed, 0.85), created in 2001, is imported for a fresh user: {imported_count: 2,
+    skipped_count: 0}; get_events for the user lists both with the same value, labels, confidence
+    and source_type, under ids not in the package and created_at not the package's; the package's
+    entity_key holds nothing."""
+    for op in ("upp/import_events", "upp/get_events"):
+        require_offered(ctx, op)
+    _need_files(ctx)
+    source, entity = fresh_entity("pkg-source"), fresh_entity("import")
+    content = package(source, [saying(SINGULAR_LABEL), saying(PLURAL_LABEL, confidence=0.85,
+                                                                  source_type="agent_observed")],
+                      ontology_id=server_ontology(ctx))
+    reply = _import(ctx, entity, content, "import")
+    _readable(ctx, reply)
+    if reply.error_code == ONTOLOGY_NOT_FOUND:
+        raise NotApplicable(f"the server refuses a package of the ontology its upp/info reports "
+                            f"({content['ontology']!r}) with -32002: upp/info and upp/import_events disagree about "
+                            f"the server's ontology (upp/info's value is judged by upp/info-ontology)")
+    if not reply.ok:
+        fail(ctx, "upp/import-persists", f"importing a well-formed package of 2 {content['ontology']} events for "
+             f"{entity!r} was refused", reply, "{imported_count: 2, skipped_count: 0}")
+        return
+    report_problems(ctx, "upp/import-result-shape", model.import_result_problems(reply.result),
+                    "upp/import_events", reply)
+    counts = _counts(reply)
+    if counts is not None and counts != (2, 0):
+        fail(ctx, "upp/import-persists", f"a package of 2 valid events was answered {compact(reply.result)}", reply,
+             "imported_count 2, skipped_count 0")
+    stored = listed(ctx, entity)
+    _judge_imported(ctx, content["events"], stored, entity, reply)
+    elsewhere = listed(ctx, source)
+    if elsewhere:
+        fail(ctx, "upp/import-persists", f"the events were stored for the package's entity_key {source!r} (it now "
+             f"holds {len(elsewhere)}), not only for the requested {entity!r}", reply,
+             "the events persisted for the entity_key of the request")
+
+
+def _counts(reply: RpcReply) -> tuple[int, int] | None:
+    """(imported_count, skipped_count) when both are integers (else the shape is judged alone)."""
+    result = reply.result if reply.ok and isinstance(reply.result, dict) else {}
+    counts = (result.get("imported_count"), result.get("skipped_count"))
+    return counts if all(isinstance(c, int) and not isinstance(c, bool) for c in counts) else None
+
+
+def _judge_imported(ctx: CheckContext, sent: list[dict[str, Any]], stored: list[dict[str, Any]], entity: str,
+                    reply: RpcReply) -> None:
+    for original in sent:
+        twins = [e for e in stored if fold(e.get("value")) == fold(original["value"])]
+        if not twins:
+            fail(ctx, "upp/import-persists", f"the imported event {original['value']!r} is not among the events "
+                 f"upp/get_events lists for {entity!r}: {compact([e.get('value') for e in stored])}", reply,
+                 "every imported event stored for the user")
+            continue
+        twin = twins[0]
+        if _comparable(twin) and _essence(twin) != _essence(original):
+            fail(ctx, "upp/import-persists", f"the event imported as {compact(_essence(original))} "
+                 f"(value, labels, confidence, source_type) is stored as {compact(_essence(twin))}", reply,
+                 "the package's value, labels, confidence and source_type kept")
+        if twin.get("id") in {e["id"] for e in sent}:
+            fail(ctx, "upp/import-new-ids", f"the event {original['value']!r} kept the package's id {twin.get('id')!r}",
+                 reply, "a new id assigned by the importing server")
+        if twin.get("created_at") == original["created_at"]:
+            fail(ctx, "upp/import-new-ids", f"the event {original['value']!r} kept the package's created_at "
+                 f"{original['created_at']!r}", reply, "a new created_at assigned by the importing server")
+
+
+@check("upp/l3/import-supersession", spec="upp", requirements=("upp/import-supersession",), bindings=LIVE,
+       title="importing applies supersession: of two events of a singular label only the later stays valid")
+def import_supersession(ctx: CheckContext) -> None:
+    """One package holds two who_name events (singular, created a second apart, in that order).
+    After importing it for a fresh user, the earlier is superseded and at most one who_name event
+    is valid. (Whether the later one is valid, and what superseded_by names, is judged by the
+    supersession checks of level 2.)"""
+    for op in ("upp/import_events", "upp/get_events"):
+        require_offered(ctx, op)
+    _need_files(ctx)
+    entity = fresh_entity("import-supersede")
+    content = package(fresh_entity("pkg-source"), [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1)],
+                      ontology_id=server_ontology(ctx))
+    reply = _import(ctx, entity, content, "supersede")
+    _readable(ctx, reply)
+    need(reply, "upp/import_events of a package of 2 events")
+    stored = listed(ctx, entity)
+    earlier = next((e for e in stored if fold(e.get("value")) == fold(content["events"][0]["value"])), None)
+    if earlier is None:
+        raise NotApplicable(f"precondition failed: the earlier imported name is not listed for {entity!r} "
+                            f"(judged by upp/l3/import and upp/l2/get-events)")
+    valid = [e for e in stored if e.get("status") == "valid" and SINGULAR_LABEL in (e.get("labels") or [])]
+    if earlier.get("status") != "superseded" or len(valid) > 1:
+        first, second = content["events"]
+        fail(ctx, "upp/import-supersession", f"imported {SINGULAR_LABEL} (singular) {first['value']!r} (created "
+             f"{first['created_at']}) then {second['value']!r} (created {second['created_at']}) in one package; "
+             f"afterwards the earlier is {_brief(earlier)} and {len(valid)} {SINGULAR_LABEL} event(s) are valid: "
+             f"{'; '.join(_brief(e) for e in valid)}", reply,
+             "the earlier superseded and at most one valid: supersession applies as during normal storage")
+
+
+@check("upp/l3/import-ontology-mismatch", spec="upp", requirements=("upp/import-ontology-mismatch",), bindings=LIVE,
+       title="a package of another ontology is refused with -32002 and imports nothing")
+def import_ontology_mismatch(ctx: CheckContext) -> None:
+    """A package whose `ontology` is `mcf-other/v9` (an event labelled who_name inside) is imported
+    for a fresh user: -32002 Ontology Not Found, and the user holds nothing afterwards."""
+    require_offered(ctx, "upp/import_events")
+    _need_files(ctx)
+    entity = fresh_entity("import-ontology")
+    other = "mcf-other/v9"
+    content = package(fresh_entity("pkg-source"), [saying(SINGULAR_LABEL)], ontology_id=other)
+    reply = _import(ctx, entity, content, "ontology")
+    _readable(ctx, reply)
+    if reply.error_code != ONTOLOGY_NOT_FOUND:
+        fail(ctx, "upp/import-ontology-mismatch", f"a package whose ontology is {other!r} (the server's is "
+             f"{server_ontology(ctx)!r}) was imported for {entity!r}", reply, "the error -32002 Ontology Not Found")
+    _nothing_stored(ctx, "upp/import-ontology-mismatch", entity, f"a package of ontology {other!r} was imported", reply)
+
+
+@check("upp/l3/import-bad-file", spec="upp", requirements=("upp/import-bad-file",), bindings=LIVE,
+       title="a file that cannot be read or is not an ExportPackage is refused with -32602")
+def import_bad_file(ctx: CheckContext) -> None:
+    """import_events with a path where no file is; and, when the server shares this machine's
+    files, with a file that is not JSON, a JSON object that is no ExportPackage, and a JSON array:
+    each -32602 Invalid Params, and the user holds nothing afterwards."""
+    require_offered(ctx, "upp/import_events")
+    entity = fresh_entity("import-bad")
+    nowhere = str(import_folder(ctx).path / f"mcf-missing-{secrets.token_hex(6)}.json")
+    cases: list[tuple[str, RpcReply]] = [("a path where no file is", ctx.client.import_events(entity, nowhere))]
+    if ctx.client.shares_files():
+        for what, content, raw in (("a file that is not JSON", "this is {not JSON", True),
+                                   ("a JSON object that is no ExportPackage", {"mcf": "no package"}, False),
+                                   ("a JSON array", [], False)):
+            cases.append((what, _import(ctx, entity, content, "bad", raw=raw)))
+    wrong = [(what, reply) for what, reply in cases if reply.error_code != INVALID_PARAMS]
+    if wrong:
+        fail(ctx, "upp/import-bad-file", f"{len(wrong)} of {len(cases)} bad files were not refused with -32602: "
+             + "; ".join(f"{what} → {reply.describe()}" for what, reply in wrong) + ". The first in full",
+             wrong[0][1], "the error -32602 Invalid Params for each")
+    _nothing_stored(ctx, "upp/import-bad-file", entity, "files that are no ExportPackage were imported", cases[0][1])
+
+
+@check("upp/l3/import-confined-paths", spec="upp", requirements=("upp/import-confined-paths",), bindings=LIVE,
+       title="upp/import_events does not read files outside the folders it imports from")
+def import_confined_paths(ctx: CheckContext) -> None:
+    """A valid package written to a new folder of its own in the system temporary folder (not the
+    server's export folder) is named to import_events: a server that confines its reads refuses
+    it with -32602. Skipped when the server does not share this machine's files, or when the suite
+    could not learn the server's export folder."""
+    require_offered(ctx, "upp/import_events")
+    _need_files(ctx)
+    folder = import_folder(ctx).path
+    if folder == Path(tempfile.gettempdir()):
+        raise NotApplicable("the suite could not learn the server's export folder, so it cannot tell a folder the "
+                            "server is configured to read from one it is not")
+    elsewhere = Path(tempfile.mkdtemp(prefix="mcf-elsewhere-"))
+    try:
+        path = elsewhere / "package.json"
+        path.write_text(json.dumps(package(fresh_entity("pkg-source"), [saying(SINGULAR_LABEL)],
+                                                         ontology_id=server_ontology(ctx))), encoding="utf-8")
+        entity = fresh_entity("import-confined")
+        reply = ctx.client.import_events(entity, str(path))
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)
+    if reply.error_code != INVALID_PARAMS:
+        fail(ctx, "upp/import-confined-paths", f"upp/import_events read {str(path)!r}, outside the server's export "
+             f"folder {str(folder)!r}", reply, "-32602: a client cannot make the server read arbitrary files")
+
+
+@check("upp/l3/round-trip", spec="upp", requirements=("upp/import-persists",), bindings=LIVE,
+       title="export → import into another user keeps every event's value, labels, confidence and source_type")
+def round_trip(ctx: CheckContext) -> None:
+    """A fresh user holds two names (one superseded) and a hobby; the server's own export file is
+    imported for a second fresh user: every exported event is imported (none skipped), and the
+    second user's valid events are the export's valid events, compared by value, labels,
+    confidence and source_type. The exported events are read from the file when the server shares
+    this machine's files (the export itself is judged by upp/l3/export-file), else from
+    upp/get_events of the first user."""
+    for op in ("upp/export_events", "upp/import_events", "upp/get_events"):
+        require_offered(ctx, op)
+    origin, copy = fresh_entity("trip-from"), fresh_entity("trip-to")
+    _profile(ctx, origin)
+    exported = ctx.client.export_events(origin)
+    result = need(exported, f"upp/export_events for {origin!r}")
+    file = result.get("file") if isinstance(result, dict) else None
+    if not isinstance(file, str):
+        raise NotApplicable(f"precondition failed: upp/export_events named no file ({exported.describe()}); "
+                            f"judged by upp/l3/export")
+    expected = _exported_events(ctx, origin, file)
+    # How many the export holds: the file's events when read, else what the export said.
+    count = len(expected) if ctx.client.shares_files() else result.get("event_count")
+    reply = ctx.client.import_events(copy, file)
+    if not reply.ok:
+        fail(ctx, "upp/import-persists", f"the server refused to import its own export {file!r} (of {origin!r}, "
+             f"{count} events) for {copy!r}", reply, f"imported_count {count}, skipped_count 0")
+        return
+    counts = _counts(reply)
+    if counts is not None and isinstance(count, int) and counts != (count, 0):
+        fail(ctx, "upp/import-persists", f"importing the server's own export of {count} events answered "
+             f"{compact(reply.result)}", reply, f"imported_count {count}, skipped_count 0")
+    stored = listed(ctx, copy)
+    if not all(_comparable(e) for e in stored):
+        return  # the members' types are the StoredEvent shape's business
+    # The valid events are compared: the superseded ones are superseded again on import, and how
+    # get_events shows them is judged by the level-2 checks.
+    want = Counter(_essence(e) for e in expected if e.get("status") == "valid")
+    got = Counter(_essence(e) for e in stored if e.get("status") == "valid")
+    if want != got:
+        lost, gained = want - got, got - want
+        fail(ctx, "upp/import-persists", f"after export of {origin!r} and import for {copy!r}, the valid events "
+             f"differ (value, labels, confidence, source_type): missing "
+             f"{compact(sorted(map(str, lost.elements())), 600)}; not in the export "
+             f"{compact(sorted(map(str, gained.elements())), 600)}", reply,
+             "every exported event stored for the new user with its value, labels, confidence and source_type")
+
+
+def _exported_events(ctx: CheckContext, origin: str, file: str) -> list[dict[str, Any]]:
+    """The events the export holds: from its file when readable, else the user's listing. A file
+    that is no valid ExportPackage skips the round trip (judged by upp/l3/export-file)."""
+    if not ctx.client.shares_files():
+        events = listed(ctx, origin)
+        if any(model.stored_event_problems(e) for e in events):
+            raise NotApplicable(f"precondition failed: upp/get_events lists malformed StoredEvents for {origin!r} "
+                                f"(judged by upp/l2/get-events), so the exported events cannot be known")
+        return events
+    content, why = read_export_file(file)
+    if why is None and model.export_package_problems(content):
+        why = "it is not a valid ExportPackage: " + "; ".join(model.export_package_problems(content)[:3])
+    if why is not None:
+        raise NotApplicable(f"precondition failed: the export of {origin!r} cannot be used: {why} "
+                            f"(judged by upp/l3/export-file)")
+    return [e for e in content["events"] if isinstance(e, dict)]

@@ -1,0 +1,264 @@
+"""The JSON-RPC 2.0 wire rules of UPP (upp/05; docs/live-upp.md, "Wire rules"): one check per
+wire requirement, reported apart from UPP semantics.
+
+Two sources of evidence, both judged by `memconform.suite.upp.jsonrpc`:
+
+* ordinary exchanges (a sample of calls every server answers: info, a call for an unknown method,
+  a call with wrong params, a call with a string id), judged on every rule that holds for any
+  response. The drivers put what they saw in `exchange.wire_problems` (only they see the raw
+  stdio lines, so framing problems come from there); the checks also judge the received text
+  themselves, so a driver that files nothing still gets a verdict on the text.
+* deliberately provoked exchanges (a message that is not JSON, an invalid request, an empty
+  batch, a batch, a notification, an unknown method), each judged with the `expect_*` rule for
+  it. Raw messages never contain a newline, so they stay one line over stdio.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memconform.suite.registry import check
+from memconform.suite.runner import CheckContext
+from memconform.suite.upp import jsonrpc
+from memconform.suite.upp.checks._common import (
+    LIVE, answer_of, client_state, fail, fail_exchange, fresh_entity, wire_problems,
+)
+from memconform.suite.upp.client import RpcExchange
+
+HTTP = ("http",)
+STDIO = ("stdio",)
+UNKNOWN_METHOD = "upp/mcf_no_such_method"
+
+
+# -- the sample of ordinary exchanges ------------------------------------------------------------
+
+def _sample(ctx: CheckContext) -> list[RpcExchange]:
+    """Ordinary exchanges, made once per client: what every server answers somehow."""
+    state = client_state(ctx.client)
+    if "wire_sample" not in state:
+        client = ctx.client
+        replies = [
+            client.call("upp/info", {}),
+            client.call("upp/info", {}, id="mcf-string-id"),
+            client.call("upp/info", {}, id=424242),
+            client.call(UNKNOWN_METHOD, {}),
+            client.call("upp/retrieve", {"entity_key": fresh_entity("wire"), "query": "José's café in Zürich, 東京"}),
+            # Text the server extracts from comes back in the events: non-ASCII on the way out.
+            client.call("upp/ingest", {"entity_key": fresh_entity("wire"),
+                                       "text": "My name is José Núñez. I live in Zürich. I love crème brûlée."}),
+            client.call("upp/retrieve", {"entity_key": 17, "query": ["not", "a", "string"]}),
+        ]
+        state["wire_sample"] = [r.exchange for r in replies]
+    return state["wire_sample"]
+
+
+def _problems(ctx: CheckContext, exchanges: list[RpcExchange], rid: str) -> list[tuple[RpcExchange, str]]:
+    """The `rid` problems of `exchanges`: the driver's, then the judge's reading of the received
+    text (duplicates dropped)."""
+    http = ctx.binding == "http"
+    out: list[tuple[RpcExchange, str]] = []
+    for ex in exchanges:
+        seen: set[str] = set()
+        for req, message in wire_problems(ex):
+            if req == rid and message not in seen:
+                seen.add(message)
+                out.append((ex, message))
+        if ex.received_text is not None:
+            for p in jsonrpc.judge_exchange(ex.sent_text, ex.received_text, content_type=ex.content_type, http=http):
+                if p.requirement == rid and p.message not in seen:
+                    seen.add(p.message)
+                    out.append((ex, p.message))
+    return out
+
+
+def _charge(ctx: CheckContext, rid: str, found: list[tuple[RpcExchange, str]], expected: str) -> None:
+    """One finding per exchange with problems (the first few exchanges)."""
+    by_exchange: dict[int, tuple[RpcExchange, list[str]]] = {}
+    for ex, message in found:
+        by_exchange.setdefault(id(ex), (ex, []))[1].append(message)
+    for ex, messages in list(by_exchange.values())[:4]:
+        fail_exchange(ctx, rid, "; ".join(messages[:4]), ex, expected)
+
+
+def _sample_rule(rid: str, expected: str):
+    def judge(ctx: CheckContext) -> None:
+        _charge(ctx, rid, _problems(ctx, _sample(ctx), rid), expected)
+    judge.__doc__ = (f"The sample exchanges (upp/info with number and string ids, an unknown method, upp/retrieve "
+                     f"with non-ASCII text and with wrong params, upp/ingest of non-ASCII text) are judged on {rid}: {expected}.")
+    return judge
+
+
+# =============================================================================================
+# rules that hold for every response
+# =============================================================================================
+
+check("upp/wire/jsonrpc-version", spec="upp", requirements=("upp/jsonrpc-version",), bindings=LIVE,
+      title="every response carries \"jsonrpc\": \"2.0\"")(
+    _sample_rule("upp/jsonrpc-version", "a response object with \"jsonrpc\": \"2.0\""))
+
+check("upp/wire/result-xor-error", spec="upp", requirements=("upp/jsonrpc-result-xor-error",), bindings=LIVE,
+      title="every response has exactly one of result and error")(
+    _sample_rule("upp/jsonrpc-result-xor-error", "exactly one of `result` and `error`"))
+
+check("upp/wire/error-object", spec="upp", requirements=("upp/jsonrpc-error-object",), bindings=LIVE,
+      title="every error is an object with an integer code and a string message")(
+    _sample_rule("upp/jsonrpc-error-object", "`error`: {\"code\": <integer>, \"message\": <string>, \"data\"?: any}"))
+
+check("upp/wire/utf8-json", spec="upp", requirements=("upp/jsonrpc-utf8-json",), bindings=LIVE,
+      title="every message the server sends is UTF-8 JSON")(
+    _sample_rule("upp/jsonrpc-utf8-json", "one JSON text, UTF-8 encoded (no byte order mark)"))
+
+check("upp/wire/http-content-type", spec="upp", requirements=("upp/http-content-type",), bindings=HTTP,
+      title="over HTTP, responses are application/json")(
+    _sample_rule("upp/http-content-type", "Content-Type: application/json on every response with a body"))
+
+check("upp/wire/stdio-line-framing", spec="upp", requirements=("upp/stdio-line-framing",), bindings=STDIO,
+      title="over stdio, each response is one JSON text on one line")(
+    _sample_rule("upp/stdio-line-framing", "each response one JSON text on one \\n-terminated line"))
+
+@check("upp/wire/id-echo", spec="upp", requirements=("upp/jsonrpc-id-echo",), bindings=LIVE,
+       title="a response carries its request's id, with the same type")
+def id_echo(ctx: CheckContext) -> None:
+    """Requests with a number id, a string id, a string that looks like a number ("7") and a
+    fractional number: each response's id must equal the request's in value and JSON type; the
+    sample's exchanges are judged too."""
+    exchanges = list(_sample(ctx))
+    for rid_value in (7, "mcf-id-echo", "7", 2.5, 0):
+        reply = ctx.client.call("upp/info", {}, id=rid_value)
+        exchanges.append(reply.exchange)
+        got = reply.exchange.received
+        if isinstance(got, dict) and "id" in got and not jsonrpc.same_id(got["id"], rid_value):
+            fail(ctx, "upp/jsonrpc-id-echo", f"the request had \"id\": {json.dumps(rid_value)}, the response "
+                 f"\"id\": {json.dumps(got['id'])}", reply, f"\"id\": {json.dumps(rid_value)} (same value and type)")
+            return
+    _charge(ctx, "upp/jsonrpc-id-echo", _problems(ctx, exchanges, "upp/jsonrpc-id-echo"),
+            "the request's id, same value and type")
+
+
+# =============================================================================================
+# provoked rules
+# =============================================================================================
+
+#: Texts that are not JSON (one line each: no raw newline).
+NOT_JSON = (
+    '{"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": 1',
+    "upp/info please",
+    '{"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": 1,}',
+    "{'jsonrpc': '2.0', 'method': 'upp/info', 'id': 1}",
+)
+
+
+def _judge_provoked(ctx: CheckContext, rid: str, exchange: RpcExchange, problems: list[jsonrpc.WireProblem],
+                    expected: str) -> bool:
+    mine = [p.message for p in problems if p.requirement == rid]
+    if exchange.http_status is not None and exchange.http_status >= 500:
+        mine.insert(0, f"HTTP {exchange.http_status}")
+    if mine:
+        fail_exchange(ctx, rid, "; ".join(mine), exchange, expected)
+    return not mine
+
+
+@check("upp/wire/parse-error", spec="upp", requirements=("upp/jsonrpc-parse-error",), bindings=LIVE,
+       title="a message that is not JSON gets -32700 with id null")
+def parse_error(ctx: CheckContext) -> None:
+    """Four texts that are not JSON (truncated, plain words, a trailing comma, single quotes):
+    each must get one error response with code -32700 and `"id": null`."""
+    for text in NOT_JSON:
+        ex = ctx.client.send_raw(text)
+        if not _judge_provoked(ctx, "upp/jsonrpc-parse-error", ex, jsonrpc.expect_parse_error(answer_of(ex)),
+                               "{\"jsonrpc\": \"2.0\", \"error\": {\"code\": -32700, …}, \"id\": null}"):
+            return
+
+
+#: JSON values that are not request objects, with why.
+INVALID_REQUESTS = (
+    ('{"jsonrpc": "2.0", "method": 1, "params": {}, "id": 11}', "method is not a string"),
+    ('{"jsonrpc": "1.0", "method": "upp/info", "params": {}, "id": 12}', "jsonrpc is not \"2.0\""),
+    ('{"method": "upp/info", "params": {}, "id": 13}', "no jsonrpc member"),
+    ('{"jsonrpc": "2.0", "params": {}, "id": 14}', "no method"),
+    ('{"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": {"a": 1}}', "an id that is an object"),
+    ("1", "a number"),
+    ('"upp/info"', "a string"),
+    ("null", "null"),
+)
+
+
+@check("upp/wire/invalid-request", spec="upp", requirements=("upp/jsonrpc-invalid-request",), bindings=LIVE,
+       title="a JSON value that is not a request gets -32600")
+def invalid_request(ctx: CheckContext) -> None:
+    """Eight JSON values that are not valid request objects (a non-string method, jsonrpc 1.0,
+    no jsonrpc, no method, an object id, a number, a string, null): each gets -32600 with `id:
+    null`, or with its id when one can be read."""
+    for text, why in INVALID_REQUESTS:
+        ex = ctx.client.send_raw(text)
+        if not _judge_provoked(ctx, "upp/jsonrpc-invalid-request", ex,
+                               jsonrpc.expect_invalid_request(answer_of(ex), text),
+                               f"error -32600 Invalid Request ({why})"):
+            return
+
+
+@check("upp/wire/method-not-found", spec="upp", requirements=("upp/jsonrpc-method-not-found",), bindings=LIVE,
+       title="an unknown method gets -32601")
+def method_not_found(ctx: CheckContext) -> None:
+    """`upp/mcf_no_such_method` and `mcf.nothing` (no upp/ prefix), with ids 21 and "m-22": each
+    gets -32601 with its id."""
+    for method, rid_value in ((UNKNOWN_METHOD, 21), ("mcf.nothing", "m-22")):
+        reply = ctx.client.call(method, {}, id=rid_value)
+        problems = jsonrpc.expect_method_not_found(answer_of(reply.exchange), rid_value)
+        if problems:
+            fail(ctx, "upp/jsonrpc-method-not-found", "; ".join(p.message for p in problems), reply,
+                 f"error -32601 Method Not Found with \"id\": {json.dumps(rid_value)}")
+            return
+
+
+@check("upp/wire/notification-no-reply", spec="upp", requirements=("upp/jsonrpc-notification-no-reply",),
+       bindings=LIVE, title="a notification gets no response")
+def notification_no_reply(ctx: CheckContext) -> None:
+    """Notifications (no id) for upp/info, for an unknown method, and for upp/retrieve with wrong
+    params: none may be answered, not even with an error."""
+    for method, params in (("upp/info", {}), (UNKNOWN_METHOD, {}),
+                           ("upp/retrieve", {"entity_key": 5, "query": None})):
+        ex = ctx.client.notify(method, params)
+        problems = jsonrpc.expect_no_reply(ex.received_text)
+        problems += [p for p in _notification_problems(ex)]
+        if problems:
+            fail_exchange(ctx, "upp/jsonrpc-notification-no-reply", "; ".join(dict.fromkeys(p.message for p in problems)),
+                          ex, "no response at all (HTTP: an empty body; stdio: no line)")
+            return
+
+
+def _notification_problems(ex: RpcExchange) -> list[jsonrpc.WireProblem]:
+    return [jsonrpc.WireProblem(r, m) for r, m in wire_problems(ex) if r == "upp/jsonrpc-notification-no-reply"]
+
+
+@check("upp/wire/batch-empty", spec="upp", requirements=("upp/jsonrpc-batch-empty",), bindings=LIVE,
+       title="an empty batch gets one -32600 error object")
+def batch_empty(ctx: CheckContext) -> None:
+    """`[]` must be answered with a single -32600 response object (id null), not an array and
+    not nothing."""
+    ex = ctx.client.send_raw("[]")
+    _judge_provoked(ctx, "upp/jsonrpc-batch-empty", ex, jsonrpc.expect_batch_empty(answer_of(ex)),
+                    "{\"jsonrpc\": \"2.0\", \"error\": {\"code\": -32600, …}, \"id\": null}")
+
+
+@check("upp/wire/batch", spec="upp", requirements=("upp/jsonrpc-batch",), bindings=LIVE,
+       title="a batch gets one response per request with an id")
+def batch(ctx: CheckContext) -> None:
+    """A batch of upp/info (id 31), an unknown method (id "b-32"), a notification and an invalid
+    member (`1`): the answer is an array of three responses (ids 31, "b-32", null); and a batch of
+    notifications only gets no answer."""
+    members: list[Any] = [
+        {"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": 31},
+        {"jsonrpc": "2.0", "method": UNKNOWN_METHOD, "params": {}, "id": "b-32"},
+        {"jsonrpc": "2.0", "method": "upp/info", "params": {}},
+        1,
+    ]
+    ex = ctx.client.send_raw(json.dumps(members))
+    if not _judge_provoked(ctx, "upp/jsonrpc-batch", ex, jsonrpc.expect_batch(members, answer_of(ex)),
+                           "an array of 3 responses: ids 31, \"b-32\" and null (-32600 for the member 1)"):
+        return
+    only = [{"jsonrpc": "2.0", "method": "upp/info", "params": {}}]
+    ex = ctx.client.send_raw(json.dumps(only))
+    _judge_provoked(ctx, "upp/jsonrpc-batch", ex, jsonrpc.expect_batch(only, answer_of(ex)),
+                    "no answer: a batch of notifications only")

@@ -1,0 +1,761 @@
+"""`--target=jsonrpc+http://HOST:PORT/PATH` and `--target=jsonrpc+stdio:COMMAND ARGS`: a UPP 1.0.0
+server, JSON-RPC 2.0 over HTTP or over stdio (upp/05-transport.md, docs/live-upp.md).
+
+`UppRpcClient` implements `suite.upp.client.UppClient` over a transport:
+* `HttpTransport` — one `POST` per message (httpx), the answer in the response body; a 204 or an
+  empty body is "no answer".
+* `StdioTransport` — a child process: one message per line on its stdin, its answers one per line
+  on its stdout, its stderr kept (bounded) for error reasons.
+
+Every exchange is judged by `suite.upp.jsonrpc`, and what it finds goes to
+`RpcExchange.wire_problems`: an answer the driver does not like is never raised. `TargetError` only
+when nothing usable came back (no answer in time, the process died, the connection failed).
+Nothing waits forever: every wait has a deadline, and `close()` ends the child.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import itertools
+import json
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+import time
+import urllib.parse
+from collections import deque
+from typing import Any
+
+import httpx
+
+from memconform.suite.outcomes import TargetError
+from memconform.suite.upp.client import OMIT, RpcExchange, RpcReply
+from memconform.suite.upp.jsonrpc import (
+    NOT_JSON, STDIO_LINE_FRAMING, Message, WireProblem, excerpt, expects_reply, framing_problem, join_lines,
+    judge_received, parse_sent, read_line, read_message, readable_id, same_id, stray_problem,
+)
+from memconform.targets.base import Subject
+
+UPP_VERSION = "1.0.0"
+#: How long a notification waits for a stray answer (a server must send none).
+NOTIFY_WAIT = 0.3
+#: terminate, then kill after this long (docs/live-upp.md)
+STOP_GRACE = 3.0
+_STDERR_KEEP = 64 * 1024
+_STDERR_TAIL = 2000
+_MAX_LINE = 32 * 1024 * 1024
+_LOOSE_LINES = 200   # lines that are not JSON kept for piecing a message together
+_PROBLEMS_KEPT = 20  # stray-line problems kept per exchange
+_EOF: Any = type("Eof", (), {"__repr__": lambda self: "EOF"})()
+#: A request or notification of the server's own on stdout. JSON-RPC 2.0 lets either peer send
+#: them and no UPP rule forbids it; a UPP client serves none, so they are passed over, not charged.
+SERVER_MESSAGE = "a request or notification from the server"
+
+
+def _encode(message: Any) -> bytes:
+    return json.dumps(message, ensure_ascii=False).encode("utf-8")
+
+
+def level_from_info(result: Any) -> str | None:
+    """`conformance_level` of an upp/info result (an integer 1..3) as the suite's "L1".."L3"."""
+    if not isinstance(result, dict):
+        return None
+    level = result.get("conformance_level")
+    if isinstance(level, str):  # lenient: "2" or "L2" still says what the server claims
+        digits = level.strip().upper().removeprefix("L")
+        level = int(digits) if digits.isdigit() else None
+    if isinstance(level, float) and level.is_integer():
+        level = int(level)
+    if isinstance(level, int) and not isinstance(level, bool) and 1 <= level <= 3:
+        return f"L{level}"
+    return None
+
+
+def is_loopback(host: str | None) -> bool:
+    host = (host or "").strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _id_key(value: Any) -> str:
+    """An id as a set key, numbers by value (1 and 1.0 are one JSON number)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return json.dumps(value)
+
+
+def _bounded(problems: list[WireProblem]) -> tuple[WireProblem, ...]:
+    """At most `_PROBLEMS_KEPT` problems per requirement: a server spewing log lines on stdout
+    must not make every exchange carry thousands of them."""
+    kept: list[WireProblem] = []
+    dropped: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for p in problems:
+        seen[p.requirement] = seen.get(p.requirement, 0) + 1
+        if seen[p.requirement] <= _PROBLEMS_KEPT:
+            kept.append(p)
+        else:
+            dropped[p.requirement] = dropped.get(p.requirement, 0) + 1
+    kept.extend(WireProblem(req, f"… and {n} more like these") for req, n in dropped.items())
+    return tuple(kept)
+
+
+# -- transports ----------------------------------------------------------------------------------
+
+class HttpTransport:
+    """One JSON-RPC message per `POST` to `url` (`Content-Type: application/json`)."""
+
+    binding = "http"
+
+    def __init__(self, url: str, *, timeout: float = 10.0):
+        self.url = url
+        self.timeout = float(timeout)
+        self._http = self._new_client()
+        self._closed = False
+
+    def _new_client(self) -> httpx.Client:
+        return httpx.Client(timeout=self.timeout, follow_redirects=False, headers={"Accept": "application/json"})
+
+    def _renew_connections(self) -> None:
+        old, self._http = self._http, self._new_client()
+        old.close()
+
+    def _post(self, data: bytes) -> httpx.Response:
+        request = self._http.build_request("POST", self.url, content=data,
+                                           headers={"Content-Type": "application/json"})
+        try:
+            try:
+                response = self._http.send(request)
+            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+                # A server may close a kept-alive connection after an error answer (uvicorn does
+                # after an exception); the next request can race that close and be reset before
+                # the server read it. Sent again once on a fresh connection (as targets/http.py).
+                self._renew_connections()
+                response = self._http.send(request)
+            if response.status_code >= 500:
+                self._renew_connections()  # the connection may be closing after a server failure
+            return response
+        except httpx.TimeoutException as exc:
+            raise TargetError(f"POST {self.url}: no answer within {self.timeout:g} s to "
+                              f"{excerpt(data)} ({type(exc).__name__})") from None
+        except httpx.ConnectError as exc:
+            raise TargetError(f"POST {self.url}: cannot connect ({exc or type(exc).__name__})") from None
+        except httpx.TransportError as exc:
+            raise TargetError(f"POST {self.url}: the connection failed ({type(exc).__name__}: {exc}) "
+                              f"sending {excerpt(data)}") from None
+
+    def exchange(self, data: bytes, sent: Any) -> RpcExchange:
+        if self._closed:
+            raise TargetError(f"POST {self.url}: the client is closed")
+        response = self._post(data)
+        status, content_type = response.status_code, response.headers.get("content-type")
+        sent_text = data.decode("utf-8", "replace")
+        body = response.content
+        if status == 204 or not body.strip():
+            return RpcExchange(sent_text, None, None, status, content_type)
+        message = read_message(body, f"the HTTP {status} response body")
+        problems = judge_received(sent, message, content_type=content_type, http=True)
+        return RpcExchange(sent_text, message.text, message.value if message.is_json else None, status,
+                           content_type, tuple(problems))
+
+    def shares_files(self) -> bool:
+        return is_loopback(urllib.parse.urlsplit(self.url).hostname)
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed
+
+    def close(self) -> None:
+        self._closed = True
+        self._http.close()
+
+
+class StdioTransport:
+    """A child process speaking JSON-RPC one message per line. One exchange at a time: the
+    request is written, then lines are read until its answer (matched by id) arrives; lines that
+    answer nothing in flight are kept as wire problems of the exchange."""
+
+    binding = "stdio"
+
+    def __init__(self, argv: list[str], *, timeout: float = 10.0, name: str | None = None,
+                 notify_wait: float = NOTIFY_WAIT, env: dict[str, str] | None = None):
+        if not argv:
+            raise TargetError("jsonrpc+stdio: no command to start")
+        self.argv = list(argv)
+        self.name = name or f"jsonrpc+stdio:{shlex.join(self.argv)}"
+        self.timeout = float(timeout)
+        self.notify_wait = float(notify_wait)
+        self._lock = threading.Lock()
+        # bounded: a server flooding stdout between requests waits on its pipe, not on our memory
+        self._lines: queue.Queue[Any] = queue.Queue(maxsize=10_000)
+        self._backlog: deque[Any] = deque()
+        self._stderr = bytearray()
+        self._stderr_lock = threading.Lock()
+        self._earlier: set[str] = set()  # ids of requests sent before (late answers are strays)
+        self._exited = False
+        self._closed = False
+        self._writes: queue.Queue[Any] = queue.Queue()
+        try:
+            # a session of its own, so that stopping it also stops whatever it started
+            self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, env=env, start_new_session=os.name == "posix")
+        except (OSError, ValueError) as exc:
+            raise TargetError(f"{self.name}: cannot start {self.argv[0]!r}: {exc}") from None
+        self._threads = [threading.Thread(target=fn, name=f"upp-stdio-{what}-{self._proc.pid}", daemon=True)
+                         for fn, what in ((self._read_stdout, "out"), (self._read_stderr, "err"),
+                                          (self._write_loop, "in"))]
+        for t in self._threads:
+            t.start()
+
+    # -- threads --
+
+    def _read_stdout(self) -> None:
+        stream = self._proc.stdout
+        try:
+            while True:
+                line = stream.readline(_MAX_LINE)
+                if not line:
+                    break
+                if len(line) == _MAX_LINE and not line.endswith(b"\n"):
+                    rest = line  # longer than we keep: the rest of it, up to its newline, is dropped
+                    while rest and not rest.endswith(b"\n"):
+                        rest = stream.readline(_MAX_LINE)
+                    line += b"\n"
+                self._lines.put(line)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._lines.put(_EOF)
+
+    def _read_stderr(self) -> None:
+        stream = self._proc.stderr
+        try:
+            while True:
+                chunk = stream.read1(4096)
+                if not chunk:
+                    break
+                with self._stderr_lock:
+                    self._stderr += chunk
+                    if len(self._stderr) > _STDERR_KEEP:
+                        del self._stderr[:len(self._stderr) - _STDERR_KEEP]
+        except (OSError, ValueError):
+            pass
+
+    def _write_loop(self) -> None:
+        stdin = self._proc.stdin
+        while True:
+            item = self._writes.get()
+            if item is None:
+                return
+            data, done, failure = item
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (OSError, ValueError) as exc:
+                failure.append(exc)
+            finally:
+                done.set()
+
+    # -- reasons --
+
+    def stderr_tail(self) -> str:
+        with self._stderr_lock:
+            text = self._stderr.decode("utf-8", "replace").strip()
+        if len(text) > _STDERR_TAIL:
+            text = "…" + text[-_STDERR_TAIL:]
+        return text
+
+    def _notes(self, problems: list[WireProblem]) -> str:
+        text = ""
+        strays = [p.message for p in problems][-3:]
+        if strays:
+            text += " (on stdout instead: " + "; ".join(strays) + ")"
+        tail = self.stderr_tail()
+        return text + (f" (stderr: {tail})" if tail else "")
+
+    def _exit_status(self, closed: str = "its stdout") -> str:
+        try:
+            code = self._proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            return f"closed {closed} but is still running"
+        if code < 0:
+            try:
+                return f"was killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                return f"was killed by signal {-code}"
+        return f"exited with code {code}"
+
+    def _died(self, sent_text: str, problems: list[WireProblem], closed: str = "its stdout") -> TargetError:
+        return TargetError(f"{self.name}: the server process {self._exit_status(closed)} (sent "
+                           f"{excerpt(sent_text)}){self._notes(problems)}")
+
+    # -- reading --
+
+    def _next(self, deadline: float) -> Any:
+        """The next message on stdout, _EOF once stdout ended, None when none came by `deadline`."""
+        while True:
+            if self._backlog:
+                return self._backlog.popleft()
+            if self._exited:
+                return _EOF
+            try:
+                raw = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return None
+            if raw is _EOF:
+                self._exited = True
+                return _EOF
+            messages = read_line(raw[:-1] if raw.endswith(b"\n") else raw)
+            if not messages:
+                continue  # a blank line: no message
+            if not raw.endswith(b"\n"):  # only the last bytes before stdout closed lack one
+                messages[0] = dataclasses.replace(messages[0], problems=messages[0].problems + (WireProblem(
+                    STDIO_LINE_FRAMING, f"the last message was not ended by a newline: {excerpt(raw)}"),))
+            self._backlog.extend(messages[1:])
+            return messages[0]
+
+    def _drain(self) -> list[WireProblem]:
+        """Lines that came since the last exchange: they answer nothing in flight."""
+        problems = []
+        while True:
+            item = self._next(time.monotonic())
+            if item is None or item is _EOF:
+                return problems
+            if not (item.is_json and self._role(item.value, NOT_JSON) is SERVER_MESSAGE):
+                problems.append(stray_problem(item, "it came before this request was sent"))
+
+    def _role(self, value: Any, sent: Any) -> str | None:
+        """None when a JSON message answers the request in flight, SERVER_MESSAGE for a request or
+        notification of the server's own, else why it is a stray. Only one request is ever in
+        flight, so a response with another id is taken as its answer (and judged for the id)
+        unless that id is one of an earlier request: a late answer."""
+        if isinstance(value, dict) and "method" in value and "result" not in value and "error" not in value:
+            return SERVER_MESSAGE
+        if not isinstance(value, dict) or "id" not in value:
+            return None
+        mine = [r["id"] for r in sent if readable_id(r)[0]] if isinstance(sent, list) else \
+            [readable_id(sent)[1]] if readable_id(sent)[0] else []
+        if any(same_id(value["id"], x) for x in mine):
+            return None
+        if _id_key(value["id"]) in self._earlier:
+            return f"it carries \"id\": {json.dumps(value['id'])} of an earlier request"
+        return None
+
+    @staticmethod
+    def _joined(loose: list[Message]) -> tuple[int, Message] | None:
+        """(i, message) when loose[i:] (two lines or more) are one JSON text spread over lines."""
+        for i in range(len(loose) - 1):
+            lines = [m.text for m in loose[i:]]
+            value = join_lines(lines)
+            if value is not NOT_JSON:
+                carried = tuple(p for m in loose[i:] for p in m.problems)
+                return i, Message("\n".join(lines), value, carried + (framing_problem(lines),))
+        return None
+
+    @staticmethod
+    def _as_answer(loose: list[Message]) -> Message:
+        """Lines that make no JSON, taken as the answer (what the server said instead)."""
+        message = read_message("\n".join(m.text for m in loose))
+        return dataclasses.replace(message, problems=tuple(p for m in loose for p in m.problems) + message.problems)
+
+    def _await_answer(self, sent: Any, sent_text: str, deadline: float, problems: list[WireProblem]) -> Message:
+        """Lines until the answer. Lines that are not JSON may be pieces of a message spread over
+        lines, or log lines before a slow answer (an extractor may take seconds): only when no
+        answer has come by the deadline (or stdout ends) are they taken as the answer."""
+        loose: list[Message] = []  # lines that are not (yet) a message
+        while True:
+            item = self._next(deadline)
+            if item is None or item is _EOF:
+                if loose:
+                    return self._as_answer(loose)
+                if item is _EOF:
+                    raise self._died(sent_text, problems)
+                raise TargetError(f"{self.name}: no answer within {self.timeout:g} s to {excerpt(sent_text)}"
+                                  f"{self._notes(problems)}")
+            # a bare JSON scalar after a loose line is likely the last member of a pretty-printed array
+            if not item.is_json or (loose and not isinstance(item.value, (dict, list))):
+                loose.append(item)
+                if len(loose) > _LOOSE_LINES:
+                    problems.append(stray_problem(loose.pop(0), "not part of any message"))
+                joined = self._joined(loose)
+                if joined is None:
+                    continue
+                i, item = joined
+                problems.extend(stray_problem(m, "before the answer") for m in loose[:i])
+            else:
+                problems.extend(stray_problem(m, "before the answer") for m in loose)
+            loose = []
+            why = self._role(item.value, sent)
+            if why is None:
+                return item
+            if why is not SERVER_MESSAGE:
+                problems.append(stray_problem(item, why))
+
+    def _await_stray(self, sent: Any, sent_text: str, problems: list[WireProblem]) -> Message | None:
+        """After a notification: whatever comes within `notify_wait` (nothing, for a conforming server)."""
+        deadline = time.monotonic() + self.notify_wait
+        got: list[Message] = []
+        while True:
+            item = self._next(deadline)
+            if item is None:
+                break
+            if item is _EOF:
+                if got:
+                    break
+                raise self._died(sent_text, problems)
+            why = self._role(item.value, sent) if item.is_json else None
+            if why is None:
+                got.append(item)
+            elif why is not SERVER_MESSAGE:
+                problems.append(stray_problem(item, why))
+        if not got:
+            return None
+        if len(got) > 1:
+            joined = self._joined(got)
+            if joined is not None and joined[0] == 0:
+                return joined[1]
+            problems.extend(stray_problem(m, "a further answer to a notification") for m in got[1:])
+        return got[0] if got[0].is_json else self._as_answer(got[:1])
+
+    # -- the exchange --
+
+    def _write(self, data: bytes, deadline: float, sent_text: str, problems: list[WireProblem]) -> None:
+        done, failure = threading.Event(), []
+        self._writes.put((data, done, failure))
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            raise TargetError(f"{self.name}: the server does not read its stdin: {excerpt(sent_text)} could not "
+                              f"be written within {self.timeout:g} s{self._notes(problems)}")
+        if failure:  # a broken pipe: the process ended, or closed its stdin
+            raise self._died(sent_text, problems, closed="its stdin")
+
+    def exchange(self, data: bytes, sent: Any) -> RpcExchange:
+        # One message is one line; CR and LF are JSON whitespace, so as spaces the message means the same.
+        data = data.replace(b"\r", b" ").replace(b"\n", b" ")
+        sent_text = data.decode("utf-8", "replace")
+        with self._lock:
+            if self._closed:
+                raise TargetError(f"{self.name}: the driver is closed")
+            problems = self._drain()
+            if self._exited:
+                raise self._died(sent_text, problems)
+            try:
+                self._write(data + b"\n", time.monotonic() + self.timeout, sent_text, problems)
+                if expects_reply(sent):
+                    answer = self._await_answer(sent, sent_text, time.monotonic() + self.timeout, problems)
+                else:
+                    answer = self._await_stray(sent, sent_text, problems)
+            finally:
+                # a late answer to this request must not be taken for the next one's
+                for member in (sent if isinstance(sent, list) else [sent]):
+                    readable, rid = readable_id(member)
+                    if readable:
+                        self._earlier.add(_id_key(rid))
+        problems.extend(judge_received(sent, answer))
+        return RpcExchange(sent_text, answer.text if answer else None,
+                           answer.value if answer is not None and answer.is_json else None,
+                           wire_problems=_bounded(problems))
+
+    def shares_files(self) -> bool:
+        return True  # a child process runs on this machine
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed and not self._exited and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def _signal(self, sig: int) -> None:
+        try:
+            if os.name == "posix":
+                os.killpg(self._proc.pid, sig)  # its own session: the child and what it started
+            elif sig == getattr(signal, "SIGKILL", None):
+                self._proc.kill()
+            else:
+                self._proc.terminate()
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._writes.put(None)
+        self._threads[2].join(0.2)
+        if not self._threads[2].is_alive():  # a writer blocked on a full pipe holds stdin's lock
+            try:
+                self._proc.stdin.close()  # a well-behaved server ends at the end of its input
+            except (OSError, ValueError):
+                pass
+        try:
+            self._proc.wait(0.5)
+        except subprocess.TimeoutExpired:
+            self._signal(signal.SIGTERM)
+            try:
+                self._proc.wait(STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                self._signal(getattr(signal, "SIGKILL", signal.SIGTERM))
+                try:
+                    self._proc.wait(STOP_GRACE)
+                except subprocess.TimeoutExpired:
+                    pass
+        for t in self._threads:
+            t.join(1.0)
+        if os.name == "posix" and self._proc.returncode is not None and self._threads[0].is_alive():
+            # the server is gone but something it started still holds its stdout: its group goes too
+            self._signal(signal.SIGKILL)
+            self._threads[0].join(1.0)
+        for stream, reader in ((self._proc.stdout, self._threads[0]), (self._proc.stderr, self._threads[1]),
+                               (self._proc.stdin, self._threads[2])):
+            if not reader.is_alive():  # closing under a blocked reader would wait for its lock
+                try:
+                    stream.close()
+                except (OSError, ValueError):
+                    pass
+
+
+# -- the client ----------------------------------------------------------------------------------
+
+def reply_from(method: str, params: Any, exchange: RpcExchange, request_id: Any) -> RpcReply:
+    """The RpcReply of a call: the response object matched to the request (in an array answer,
+    the member carrying its id)."""
+    value = exchange.received
+    response = value if isinstance(value, dict) else None
+    if isinstance(value, list):
+        response = next((m for m in value if isinstance(m, dict) and "id" in m and same_id(m["id"], request_id)),
+                        None)
+    if response is None:
+        return RpcReply(method, params, exchange)
+    has_result = "result" in response
+    return RpcReply(method, params, exchange, response=response, has_result=has_result,
+                    result=response.get("result"), error=response.get("error"))
+
+
+class UppRpcClient:
+    """`UppClient` over one transport. Ids are integers from a counter (1, 2, …) unless a call
+    gives its own."""
+
+    def __init__(self, transport: HttpTransport | StdioTransport):
+        self.transport = transport
+        self.binding = transport.binding
+        self._ids = itertools.count(1)
+        self._ids_lock = threading.Lock()
+
+    def fresh_id(self) -> int:
+        with self._ids_lock:
+            return next(self._ids)
+
+    def call(self, method: str, params: Any = OMIT, *, id: Any = OMIT) -> RpcReply:
+        request_id = self.fresh_id() if id is OMIT else id
+        request: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not OMIT:
+            request["params"] = params
+        request["id"] = request_id
+        return reply_from(method, params, self.transport.exchange(_encode(request), request), request_id)
+
+    def notify(self, method: str, params: Any = OMIT) -> RpcExchange:
+        request: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not OMIT:
+            request["params"] = params
+        return self.transport.exchange(_encode(request), request)
+
+    def send_raw(self, text: str | bytes) -> RpcExchange:
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        return self.transport.exchange(data, parse_sent(data))
+
+    def _op(self, method: str, **members: Any) -> RpcReply:
+        return self.call(method, {k: v for k, v in members.items() if v is not OMIT})
+
+    def info(self) -> RpcReply:
+        return self.call("upp/info", {})
+
+    def ingest(self, entity_key: Any, text: Any, **extra: Any) -> RpcReply:
+        return self._op("upp/ingest", entity_key=entity_key, text=text, **extra)
+
+    def retrieve(self, entity_key: Any, query: Any, **extra: Any) -> RpcReply:
+        return self._op("upp/retrieve", entity_key=entity_key, query=query, **extra)
+
+    def contextualize(self, entity_key: Any, text: Any, **extra: Any) -> RpcReply:
+        return self._op("upp/contextualize", entity_key=entity_key, text=text, **extra)
+
+    def get_events(self, entity_key: Any, **extra: Any) -> RpcReply:
+        return self._op("upp/get_events", entity_key=entity_key, **extra)
+
+    def delete_events(self, entity_key: Any, event_ids: Any = OMIT, **extra: Any) -> RpcReply:
+        return self._op("upp/delete_events", entity_key=entity_key, event_ids=event_ids, **extra)
+
+    def get_labels(self) -> RpcReply:
+        return self.call("upp/get_labels", {})
+
+    def get_tasks(self, task_ids: Any) -> RpcReply:
+        return self._op("upp/get_tasks", task_ids=task_ids)
+
+    def export_events(self, entity_key: Any, **extra: Any) -> RpcReply:
+        return self._op("upp/export_events", entity_key=entity_key, **extra)
+
+    def import_events(self, entity_key: Any, file: Any, **extra: Any) -> RpcReply:
+        return self._op("upp/import_events", entity_key=entity_key, file=file, **extra)
+
+    def shares_files(self) -> bool:
+        return self.transport.shares_files()
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+def probe_upp(url: str, timeout: float) -> tuple[bool, str]:
+    """POST upp/info to `url`: (True, …) when a JSON-RPC response carrying `result` comes back,
+    else (False, what came instead). Raises TargetError when nothing comes back."""
+    client = UppRpcClient(HttpTransport(url, timeout=timeout))
+    try:
+        reply = client.info()
+    finally:
+        client.close()
+    status = reply.exchange.http_status
+    if reply.has_result:
+        return True, f"answered HTTP {status} with a result"
+    if reply.error_code is not None:
+        return False, f"answered HTTP {status} with JSON-RPC error {reply.error_code} {reply.error_message!r}"
+    if reply.exchange.received_text is None:
+        return False, f"answered HTTP {status} with no body"
+    return False, (f"answered HTTP {status}, not a JSON-RPC response with `result`: "
+                   f"{excerpt(reply.exchange.received_text, 120)}")
+
+
+# -- the driver ----------------------------------------------------------------------------------
+
+class JsonRpcDriver:
+    """A UPP 1.0.0 server over one binding: `http` (a URL) or `stdio` (a command). One subject,
+    ("upp", "1.0.0", binding); the level it advertises is upp/info's `conformance_level`. Over
+    stdio the child starts on first use and, should it die, a fresh one starts for the next
+    client (the check that saw it die has its TargetError)."""
+
+    def __init__(self, binding: str, where: str | list[str], *, label: str | None = None, timeout: float = 10.0,
+                 notify_wait: float = NOTIFY_WAIT, env: dict[str, str] | None = None):
+        if binding == "http":
+            assert isinstance(where, str)
+            self.url: str | None = where
+            self.argv: list[str] | None = None
+            label = label or f"jsonrpc+{where}"
+        elif binding == "stdio":
+            self.url, self.argv = None, list(where)
+            label = label or f"jsonrpc+stdio:{shlex.join(self.argv)}"
+        else:
+            raise ValueError(f"binding is 'http' or 'stdio', not {binding!r}")
+        self.binding = binding
+        self.label = label
+        #: the label as messages quote it (a long inline command shortened)
+        self.name = label if len(label) <= 100 else label[:99] + "…"
+        self.timeout = float(timeout)
+        self.notify_wait = notify_wait
+        self.env = env
+        self._lock = threading.RLock()
+        self._client: UppRpcClient | None = None
+        self._starts = 0
+        self._info: RpcReply | None = None
+        self._info_error: str | None = None
+        self._closed = False
+
+    @classmethod
+    def from_target(cls, text: str, timeout: float = 10.0) -> JsonRpcDriver:
+        text = text.strip()
+        if text.startswith("jsonrpc+stdio:"):
+            try:
+                argv = shlex.split(text[len("jsonrpc+stdio:"):])
+            except ValueError as exc:
+                raise TargetError(f"cannot split the command of {text!r}: {exc}") from None
+            if not argv:
+                raise TargetError(f"{text!r} names no command (jsonrpc+stdio:COMMAND ARGS)")
+            return cls("stdio", argv, label=text, timeout=timeout)
+        if text.startswith(("jsonrpc+http://", "jsonrpc+https://")):
+            return cls("http", text[len("jsonrpc+"):], label=text, timeout=timeout)
+        raise TargetError(f"not a JSON-RPC target: {text!r} (jsonrpc+http://HOST:PORT/PATH or jsonrpc+stdio:COMMAND)")
+
+    def _transport(self) -> HttpTransport | StdioTransport:
+        if self.binding == "http":
+            return HttpTransport(self.url, timeout=self.timeout)
+        return StdioTransport(self.argv, timeout=self.timeout, name=self.name, notify_wait=self.notify_wait,
+                              env=self.env)
+
+    def live_client(self) -> UppRpcClient:
+        with self._lock:
+            if self._closed:
+                raise TargetError(f"{self.name}: the driver is closed")
+            if self._client is None or not self._client.transport.alive:
+                if self._client is not None:
+                    self._client.close()
+                self._client = UppRpcClient(self._transport())
+                self._starts += 1
+            return self._client
+
+    # -- Driver --
+
+    def subjects(self) -> list[Subject]:
+        if self.binding == "stdio":
+            self.live_client()  # a command that cannot start is the target's error, reported now
+        return [Subject(self.label, "upp", UPP_VERSION, self.binding)]
+
+    def info(self) -> RpcReply | None:
+        """upp/info, asked once; None when the server could not be asked."""
+        with self._lock:
+            if self._info is None and self._info_error is None:
+                try:
+                    self._info = self.live_client().info()
+                except TargetError as exc:
+                    self._info_error = str(exc)
+            return self._info
+
+    def advertised_level(self, subject: Subject) -> str | None:
+        reply = self.info()
+        return level_from_info(reply.result) if reply is not None and reply.ok else None
+
+    def client(self, subject: Subject) -> UppRpcClient:
+        if subject.spec != "upp":
+            raise TargetError(f"{self.name} speaks UPP, not {subject.spec.upper()}")
+        return self.live_client()
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"label": self.label, "kind": f"jsonrpc+{self.binding}", "advertised": {}}
+        if self.url is not None:
+            out["url"] = self.url
+        else:
+            out["command"] = list(self.argv or [])
+        if self._info is not None and self._info.ok and isinstance(self._info.result, dict):
+            level = level_from_info(self._info.result)
+            if level is not None:
+                out["advertised"] = {"upp": level}
+            out["server"] = {k: self._info.result[k] for k in
+                             ("protocol_version", "ontology", "conformance_level", "operations")
+                             if k in self._info.result}
+        elif self._info_error is not None:
+            out["info_error"] = self._info_error
+        if self._starts > 1:
+            out["restarts"] = self._starts - 1
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> JsonRpcDriver:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+__all__ = ["HttpTransport", "JsonRpcDriver", "StdioTransport", "UppRpcClient", "level_from_info", "probe_upp",
+           "reply_from", "UPP_VERSION"]
