@@ -31,8 +31,9 @@ def _collect() -> dict[str, Fault]:
     from memconform.reference_impl.ump.binding_faults import BINDING_FAULTS
     from memconform.reference_impl.ump.faults import UMP_FAULTS
     from memconform.reference_impl.upp.faults import UPP_FAULTS
+    from memconform.reference_impl.omf.faults import OMF_FAULTS
 
-    return {f.name: f for f in (*UMP_FAULTS, *BINDING_FAULTS, *UPP_FAULTS)}
+    return {f.name: f for f in (*UMP_FAULTS, *BINDING_FAULTS, *UPP_FAULTS, *OMF_FAULTS)}
 
 
 FAULTS: dict[str, Fault] = _collect()

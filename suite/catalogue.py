@@ -10,7 +10,7 @@ from importlib import resources
 from memconform.suite.outcomes import LEVELS, Keyword
 
 #: Specs the suite ships a catalogue for, with the human title used in summaries.
-SPECS = ("ump", "upp")
+SPECS = ("ump", "upp", "omf")
 
 
 def version_key(version: str) -> tuple[int, ...]:

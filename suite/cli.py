@@ -226,6 +226,183 @@ def record_to_json(file: Path, output: Path | None, ndjson: bool) -> None:
     _emit(files.dump_ndjson(records) if ndjson else files.dump_json(records), output)
 
 
+# -- omf -------------------------------------------------------------------------------------
+
+OMF_DEFAULT_DB = "memconform-omf.sqlite"
+# A store failure (locked, not a database) is exit 1 with {"error": {"code": "store"}}; bad input is 2.
+
+
+class _TrueFalse(click.ParamType):
+    """memd's explicit boolean shape (clap's ArgAction::Set): exactly `true` or `false`."""
+
+    name = "true|false"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> bool:
+        if isinstance(value, bool):
+            return value
+        if value in ("true", "false"):
+            return value == "true"
+        self.fail(f"{value!r} is not true or false", param, ctx)
+
+
+_TF = _TrueFalse()
+
+
+def _check_omf_fault(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    value = _check_fault(ctx, param, value)
+    if value is not None and not value.startswith("omf-"):
+        raise click.BadParameter(f"{value!r} is not an OMF fault (omf-...)")
+    return value
+
+
+def _omf_fail(code: str, message: str, exit_code: int) -> None:
+    click.echo(json.dumps({"error": {"code": code, "message": message}}))  # ASCII: safe in any locale
+    sys.exit(exit_code)
+
+
+def _omf_engine(db: str, fault: str | None, *, read_only: bool = False) -> Any:
+    from memconform.reference_impl.omf import make_engine
+
+    # A dry run against a store that does not exist yet sees the same (empty) state in memory,
+    # and so creates no file (memd defers materialising the tenant to the real write).
+    if read_only and db != ":memory:" and not Path(db).exists():
+        db = ":memory:"
+    try:
+        return make_engine(db, fault=fault)
+    except Exception as exc:  # sqlite: not a database, unwritable folder …
+        _omf_fail("store", f"cannot open the store {db}: {exc}", VERDICT)
+
+
+_omf_db = click.option("--db", default=OMF_DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
+                       help="sqlite file of the OMF store, shared by successive invocations")
+_omf_fault = click.option("--fault", default=None, callback=_check_omf_fault, metavar="NAME",
+                          help="run with one deliberate OMF defect switched on (omf-...)")
+
+
+@cli.group()
+def omf() -> None:
+    """OMF 1.0 (memd's Open Memory Format) reference: export, import, preview (docs/omf.md)."""
+
+
+@omf.command("export")
+@click.option("--tenant-id", required=True)
+@click.option("--project-id", default=None)
+@click.option("--output", type=click.Path(dir_okay=False), default=None,
+              help="write the document here and print {exported, output}; omit for stdout")
+@click.option("--include-history", type=_TF, default=False, show_default=True)
+@click.option("--include-superseded", type=_TF, default=True, show_default=True)
+@click.option("--include-expired", type=_TF, default=True, show_default=True)
+@_omf_db
+@_omf_fault
+def omf_export(tenant_id: str, project_id: str | None, output: str | None, include_history: bool,
+               include_superseded: bool, include_expired: bool, db: str, fault: str | None) -> None:
+    """Export a tenant's memories as an OMF 1.0 document."""
+    import io
+    import sqlite3
+
+    from memconform.reference_impl.omf import ValidationError
+
+    engine = _omf_engine(db, fault)
+    flags = {"project_id": project_id, "include_history": include_history,
+             "include_superseded": include_superseded, "include_expired": include_expired}
+    try:
+        if output is None:
+            # UTF-8 whatever the locale: memory text is arbitrary Unicode.
+            out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=False)
+            engine.export(out, tenant_id, **flags)
+            out.flush()
+            out.detach()
+            return
+        try:
+            with open(output, "w", encoding="utf-8") as out:
+                count = engine.export(out, tenant_id, **flags)
+        except OSError as exc:
+            _omf_fail("output", f"cannot write {output}: {exc.strerror or exc}", MALFORMED)
+        click.echo(json.dumps({"exported": count, "output": output}))
+    except ValidationError as exc:
+        _omf_fail("validation", str(exc), MALFORMED)
+    except sqlite3.Error as exc:
+        _omf_fail("store", f"the store {db} failed: {exc}", VERDICT)
+    finally:
+        engine.close()
+
+
+def _omf_read(input_path: str | None) -> Any:
+    """The document from a path, or stdin for `-` / no --input; not JSON → a validation error."""
+    try:
+        if input_path in (None, "-"):
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(input_path, "rb") as f:
+                raw = f.read()
+    except OSError as exc:
+        _omf_fail("input", f"cannot read {input_path}: {exc.strerror or exc}", MALFORMED)
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        reason = exc if isinstance(exc, ValueError) else "nested too deeply"
+        _omf_fail("validation", f"the document is not valid JSON: {reason}", MALFORMED)
+
+
+def _omf_import(tenant_id: str, input_path: str | None, include_archived: bool, fuzzy_threshold: float | None,
+                dry_run: bool, db: str, fault: str | None) -> None:
+    import sqlite3
+
+    from memconform.reference_impl.omf import ValidationError
+
+    document = _omf_read(input_path)
+    engine = _omf_engine(db, fault, read_only=dry_run)
+    try:
+        run = engine.preview if dry_run else engine.import_document
+        result = run(tenant_id, document, include_archived=include_archived, fuzzy_threshold=fuzzy_threshold)
+    except ValidationError as exc:
+        _omf_fail("validation", str(exc), MALFORMED)
+    except sqlite3.Error as exc:  # locked by another writer, disk full, not a database …
+        _omf_fail("store", f"the store {db} failed: {exc}", VERDICT)
+    finally:
+        engine.close()
+    click.echo(json.dumps(result))  # ASCII-escaped: safe in any locale
+
+
+_omf_import_options = [
+    click.option("--tenant-id", required=True),
+    click.option("--input", "input_path", default=None, metavar="PATH|-",
+                 help="the document to read; - or omitted: stdin"),
+    click.option("--include-archived", type=_TF, default=True, show_default=True),
+    click.option("--fuzzy-threshold", type=click.FloatRange(0.0, 1.0), default=None,
+                 help="also dedupe on trigram Jaccard similarity at or above F"),
+]
+
+
+def _with(options: list[Any]) -> Any:
+    def wrap(fn: Any) -> Any:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+    return wrap
+
+
+@omf.command("import")
+@_with(_omf_import_options)
+@click.option("--dry-run", type=_TF, default=False, show_default=True, help="true: preview, write nothing")
+@_omf_db
+@_omf_fault
+def omf_import(tenant_id: str, input_path: str | None, include_archived: bool, fuzzy_threshold: float | None,
+               dry_run: bool, db: str, fault: str | None) -> None:
+    """Import an OMF 1.0 document; prints {imported, duplicates, skipped} (or, dry run, the preview)."""
+    _omf_import(tenant_id, input_path, include_archived, fuzzy_threshold, dry_run, db, fault)
+
+
+@omf.command("preview")
+@_with(_omf_import_options)
+@_omf_db
+@_omf_fault
+def omf_preview(tenant_id: str, input_path: str | None, include_archived: bool, fuzzy_threshold: float | None,
+                db: str, fault: str | None) -> None:
+    """What `import` would do, writing nothing (= import --dry-run true)."""
+    _omf_import(tenant_id, input_path, include_archived, fuzzy_threshold, True, db, fault)
+
+
 # -- serve -----------------------------------------------------------------------------------
 
 def _check_fault(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -250,7 +427,8 @@ def _check_fault(ctx: click.Context, param: click.Parameter, value: str | None) 
                    "--no-require-capability serves anonymous requests (below L3)")
 @click.option("--fault", default=None, callback=_check_fault, metavar="NAME",
               help="serve with one deliberate defect switched on (see the fault list in the docs); a UPP "
-                   "fault (upp-...) goes to the UPP server, any other to the UMP server")
+                   "fault (upp-...) goes to the UPP server, an OMF fault (omf-...) to /omf/..., any other to "
+                   "the UMP server")
 @click.option("--stdio", is_flag=True,
               help="speak UMP over MCP on stdin/stdout instead of HTTP (stdout carries only the protocol)")
 @click.option("--upp-stdio", is_flag=True,
@@ -262,8 +440,10 @@ def _check_fault(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.option("--upp-import-dir", "upp_import_dirs", type=click.Path(file_okay=False), multiple=True,
               metavar="DIR", help="a further folder UPP's import_events may read files from (repeatable); "
                                   "files anywhere else are refused")
+@click.option("--omf-db", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="sqlite file of the OMF store served at POST /omf/... (default: in memory)")
 def serve(host: str, port: int, db: str | None, require_capability: bool, fault: str | None, stdio: bool,
-          upp_stdio: bool, upp_export_dir: str | None, upp_import_dirs: tuple[str, ...]) -> None:
+          upp_stdio: bool, upp_export_dir: str | None, upp_import_dirs: tuple[str, ...], omf_db: str | None) -> None:
     """Run the reference servers: UMP over HTTP (§4.2, SSE subscribe, /.well-known/ump.json,
     /openapi.json) with MCP streamable HTTP at /mcp, and UPP 1.0.0 (JSON-RPC 2.0) at POST /upp;
     or UMP over MCP stdio with --stdio; or UPP over stdio with --upp-stdio.
@@ -283,7 +463,8 @@ def serve(host: str, port: int, db: str | None, require_capability: bool, fault:
 
     try:
         run_server(host=host, port=port, db=db, require_capability=require_capability, fault=fault, stdio=stdio,
-                   upp_stdio=upp_stdio, upp_export_dir=upp_export_dir, upp_import_dirs=upp_import_dirs)
+                   upp_stdio=upp_stdio, upp_export_dir=upp_export_dir, upp_import_dirs=upp_import_dirs,
+                   omf_db=omf_db)
     except OSError as exc:
         raise click.ClickException(f"cannot serve on {host}:{port}: {exc}") from None
     except KeyboardInterrupt:

@@ -77,3 +77,4 @@ def _import_shipped_checks() -> None:
     # collection order, which pytest-xdist needs to be identical on every worker) is fixed.
     from memconform.suite.ump import checks as _ump_checks  # noqa: F401
     from memconform.suite.upp import checks as _upp_checks  # noqa: F401
+    from memconform.suite.omf import checks as _omf_checks  # noqa: F401

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memconform.targets.target_string import (
-    FileTarget, HttpTarget, JsonRpcTarget, McpTarget, ReferenceTarget, TargetStringError, UnsupportedTarget,
+    DescriptorTarget, FileTarget, HttpTarget, JsonRpcTarget, McpTarget, ReferenceTarget, TargetStringError, UnsupportedTarget,
     parse_target,
 )
 
@@ -31,6 +31,10 @@ def open_driver(text: str, forced_versions: tuple[str, ...] = (), timeout: float
         from memconform.targets.mcp import McpDriver
 
         return McpDriver(target.text, forced_versions, timeout=timeout, protocol=mcp_protocol)
+    if isinstance(target, DescriptorTarget):
+        from memconform.targets.descriptor import DescriptorDriver
+
+        return DescriptorDriver.open(target.path, label=target.label, timeout=timeout)
     if isinstance(target, JsonRpcTarget):
         from memconform.targets.jsonrpc import JsonRpcDriver
 
@@ -39,7 +43,7 @@ def open_driver(text: str, forced_versions: tuple[str, ...] = (), timeout: float
     raise TargetError(f"{target.kind} targets are not supported by this version of memconform yet "
                       f"({target.text}); supported now: reference, reference?fault=NAME, file:PATH, "
                       "http://HOST:PORT, mcp+stdio:COMMAND, mcp+http://HOST:PORT/mcp, "
-                      "jsonrpc+stdio:COMMAND, jsonrpc+http://HOST:PORT/PATH")
+                      "jsonrpc+stdio:COMMAND, jsonrpc+http://HOST:PORT/PATH, path/to/target.toml")
 
 
 __all__ = ["open_driver", "parse_target", "TargetStringError"]

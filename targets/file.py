@@ -1,8 +1,10 @@
-"""`--target=file:PATH`: judge a vendor's export (a .ump.json, NDJSON, a .ump.md, or a folder)."""
+"""`--target=file:PATH`: judge a vendor's export (a .ump.json, NDJSON, a .ump.md, or a folder), or an
+OMF document (a *.omf.json, any JSON object with an "omf" key, or a folder of *.omf.json)."""
 
 from __future__ import annotations
 
 from collections import Counter
+import json
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +34,62 @@ class FileUmpClient:
         pass
 
 
+OMF_VERSION = "1.0"
+
+
+def omf_documents(path: Path) -> list[Path]:
+    """The OMF documents at `path`, or [] when it is not OMF (then it is judged as UMP, as before)."""
+    if path.is_dir():
+        # an OMF folder holds OMF documents only; anything UMP-named keeps it a UMP folder
+        named = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")
+                       and files._kind(p.name) is not None)
+        omf = [p for p in named if p.name.lower().endswith(".omf.json")]
+        return omf if omf and len(omf) == len(named) else []
+    if path.name.lower().endswith(".omf.json"):
+        return [path]
+    if path.suffix == ".json" and not path.name.endswith(".ump.json"):
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []  # not readable JSON: left to the UMP loader, which reports it as it always has
+        return [path] if isinstance(value, dict) and "omf" in value else []
+    return []
+
+
+class OmfDocuments:
+    """`OmfFileTarget`: a vendor's OMF export judged alone."""
+
+    binding = "file"
+
+    def __init__(self, paths: list[Path]):
+        self._paths = paths
+
+    def documents(self) -> list[tuple[str, str]]:
+        out = []
+        for p in self._paths:
+            try:
+                out.append((str(p), p.read_bytes().decode("utf-8", "replace")))
+            except OSError as exc:
+                raise TargetError(f"cannot read {p}: {exc.strerror or exc}") from None
+        return out
+
+    def close(self) -> None:
+        pass
+
+
 class FileDriver:
     def __init__(self, target: FileTarget, forced_versions: tuple[str, ...] = ()):
         self.target = target
         self.label = target.label
         self._forced = forced_versions
         self._loaded: files.Loaded | None = None
+        self._omf: list[Path] | None = None
+
+    def _omf_paths(self) -> list[Path]:
+        if self._omf is None:
+            path = Path(self.target.path)
+            self._omf = omf_documents(path) if path.exists() else []
+        return self._omf
 
     def _load(self) -> files.Loaded:
         if self._loaded is None:
@@ -60,12 +112,16 @@ class FileDriver:
         return known or (ump_record.VERSIONS[-1],)
 
     def subjects(self) -> list[Subject]:
+        if self._omf_paths():
+            return [Subject(self.label, "omf", OMF_VERSION, "file")]
         return [Subject(self.label, "ump", v, "file") for v in self.versions()]
 
     def advertised_level(self, subject: Subject) -> str | None:
         return None
 
     def client(self, subject: Subject) -> Any:
+        if subject.spec == "omf":
+            return OmfDocuments(self._omf_paths())
         loaded = self._load()
         several = len(self.versions()) > 1
         if several:  # a mixed export: each version's records are judged by that version
@@ -77,7 +133,8 @@ class FileDriver:
         return FileUmpClient(subject.version, loaded)
 
     def describe(self) -> dict[str, Any]:
-        return {"label": self.label, "kind": "file", "path": str(self.target.path), "advertised": {}}
+        return {"label": self.label, "kind": "file", "path": str(self.target.path), "advertised": {},
+                **({"format": "omf"} if self._omf_paths() else {})}
 
     def close(self) -> None:
         pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import sys
 import tempfile
@@ -67,19 +68,24 @@ class ReferenceUmpFileClient:
 LIVE_BINDINGS = ("http", "mcp")  # UMP's live bindings
 UPP_BINDINGS = ("http", "stdio")
 UPP_VERSION = "1.0.0"
+OMF_BINDINGS = ("cli", "http")
+OMF_VERSION = "1.0"
+#: The reference CLI is a fresh interpreter per command (imports included): give it room on a busy machine.
+OMF_CLI_TIMEOUT = 60.0
+_LIVE_BY_SPEC = {"ump": LIVE_BINDINGS, "upp": UPP_BINDINGS, "omf": OMF_BINDINGS}
 
 
 def _fault_shows_on(fault: str | None, binding: str, spec: str = "ump") -> str | None:
     """The fault to give the piece serving `spec` over `binding`, or None. A fault goes only to
     its own spec's engine; within it, a file-format fault never reaches the live server and a
     server fault never reaches the file exporter. `bindings=None` means every live binding of
-    the spec: http and mcp for UMP, http and stdio for UPP."""
+    the spec: http and mcp for UMP, http and stdio for UPP, cli and http for OMF."""
     if fault is None:
         return None
     f = FAULTS[fault]
     if f.spec != spec:
         return None
-    bindings = f.bindings if f.bindings is not None else (LIVE_BINDINGS if spec == "ump" else UPP_BINDINGS)
+    bindings = f.bindings if f.bindings is not None else _LIVE_BY_SPEC[spec]
     return fault if binding in bindings else None
 
 
@@ -87,6 +93,22 @@ def upp_stdio_command(fault: str | None) -> list[str]:
     """The reference UPP server over stdio, as a child of this interpreter."""
     return [sys.executable, "-m", "memconform.suite.cli", "serve", "--upp-stdio",
             *(["--fault", fault] if fault else [])]
+
+
+def omf_cli(fault: str | None) -> Any:
+    """The reference OMF CLI's command templates: the shipped targets/descriptors/reference.toml
+    (child processes of this interpreter, `--db` in the work folder), plus `--fault NAME`."""
+    import shlex
+
+    from memconform.targets.descriptor import SHIPPED, Template, load_descriptor
+
+    descriptor = load_descriptor(SHIPPED / "reference.toml")
+    cli = descriptor.cli
+    if fault:
+        extra = " --fault " + shlex.quote(fault)
+        cli = dataclasses.replace(cli, export=Template.parse(cli.export.text + extra, cli.export.where),
+                                  import_=Template.parse(cli.import_.text + extra, cli.import_.where))
+    return descriptor, cli
 
 
 class ReferenceDriver:
@@ -103,15 +125,19 @@ class ReferenceDriver:
         self._server = None
         self._upp_service: Any = None
         self._upp_missing: str | None = None  # why the in-thread server has no /upp
+        self._omf_engine: Any = None
+        self._omf_missing: str | None = None  # why the in-thread server has no /omf
         self._live: dict[str, Any] = {}
 
     def subjects(self) -> list[Subject]:
+        # UPP stays last: its subjects were listed last before OMF came, and callers rely on it
         return [Subject(self.label, "ump", v, b) for b in ("file", *LIVE_BINDINGS) for v in ("0.1", "1.0")] \
+            + [Subject(self.label, "omf", OMF_VERSION, b) for b in OMF_BINDINGS] \
             + [Subject(self.label, "upp", UPP_VERSION, b) for b in UPP_BINDINGS]
 
     def advertised_level(self, subject: Subject) -> str | None:
-        if subject.binding == "file":
-            return None  # a file binding has no capabilities document to advertise a level in
+        if subject.binding == "file" or subject.spec == "omf":
+            return None  # no capabilities document to advertise a level in (OMF has no levels)
         inner = self._live_driver(subject.spec, subject.binding)
         return inner.advertised_level(self._inner_subject(inner, subject))
 
@@ -126,6 +152,17 @@ class ReferenceDriver:
             self._upp_missing = f"{type(exc).__name__}: {exc}"
             return None
 
+    def _new_omf_engine(self) -> Any:
+        """The OMF engine behind the in-thread server's /omf (in memory); None, with the reason
+        kept, when it cannot be made: UMP and UPP must still be judged then."""
+        try:
+            from memconform.reference_impl.omf import make_engine
+
+            return make_engine(None, fault=_fault_shows_on(self.target.fault, "http", "omf"))
+        except Exception as exc:  # noqa: BLE001 - reported to the OMF subjects, not raised
+            self._omf_missing = f"{type(exc).__name__}: {exc}"
+            return None
+
     def _start(self) -> None:
         if self._server is not None:
             return
@@ -138,13 +175,20 @@ class ReferenceDriver:
             self._upp_missing = "this reference server cannot serve /upp (start_in_thread takes no `upp`)"
             upp.close()
             upp = None
+        omf = self._new_omf_engine()
+        if omf is not None and "omf" not in inspect.signature(start_in_thread).parameters:
+            self._omf_missing = "this reference server cannot serve /omf (start_in_thread takes no `omf`)"
+            omf.close()
+            omf = None
+        extra = {k: v for k, v in (("upp", upp), ("omf", omf)) if v is not None}
         try:
-            self._server = start_in_thread(UmpService(fault=fault), **({"upp": upp} if upp is not None else {}))
+            self._server = start_in_thread(UmpService(fault=fault), **extra)
         except Exception as exc:  # noqa: BLE001 - any failure to start is the target's error
-            if upp is not None:
-                upp.close()
+            for service in extra.values():
+                service.close()
             raise TargetError(f"the reference server did not start: {exc}") from exc
         self._upp_service = upp
+        self._omf_engine = omf
 
     def _live_driver(self, spec: str, binding: str) -> Any:
         key = (spec, binding)
@@ -181,7 +225,9 @@ class ReferenceDriver:
     def client(self, subject: Subject) -> Any:
         key = (subject.spec, subject.version, subject.binding)
         if key not in self._clients:
-            if subject.binding == "file":
+            if subject.spec == "omf":
+                self._clients[key] = self._omf_client(subject.binding)
+            elif subject.binding == "file":
                 self._clients[key] = ReferenceUmpFileClient(subject.version,
                                                             _fault_shows_on(self.target.fault, "file"))
             elif subject.spec == "upp":
@@ -193,13 +239,28 @@ class ReferenceDriver:
                 self._clients[key] = inner.client(self._inner_subject(inner, subject))
         return self._clients[key]
 
+    def _omf_client(self, binding: str) -> Any:
+        if binding == "cli":
+            from memconform.targets.cli import OmfCliTarget
+
+            descriptor, cli = omf_cli(_fault_shows_on(self.target.fault, "cli", "omf"))
+            target = OmfCliTarget(cli, timeout=max(self.timeout, OMF_CLI_TIMEOUT))
+            target.values.update(descriptor.var_values(target.workdir))
+            return target
+        self._start()
+        if self._omf_engine is None:
+            raise TargetError(f"the reference server offers no OMF over HTTP: {self._omf_missing}")
+        from memconform.targets.omf_http import OmfHttpTarget
+
+        return OmfHttpTarget(self._server.base_url, timeout=self.timeout)
+
     def describe(self) -> dict[str, Any]:
         return {"label": self.label, "kind": "reference", "fault": self.target.fault,
                 "advertised": {}}
 
     def close(self) -> None:
         for key, c in self._clients.items():
-            if key[2] == "file":
+            if key[2] == "file" or key[0] == "omf":
                 c.close()
         self._clients.clear()
         for inner in self._live.values():
@@ -211,3 +272,6 @@ class ReferenceDriver:
         if self._upp_service is not None:
             self._upp_service.close()
             self._upp_service = None
+        if self._omf_engine is not None:
+            self._omf_engine.close()
+            self._omf_engine = None

@@ -64,6 +64,19 @@ class JsonRpcTarget:
 
 
 @dataclass(frozen=True)
+class DescriptorTarget:
+    """`path/to/target.toml`: a target descriptor (targets/descriptor.py, docs/omf.md). A bare name
+    that is no file here, such as `reference.toml`, is looked up among the shipped descriptors."""
+
+    text: str
+    path: Path
+
+    @property
+    def label(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class UnsupportedTarget:
     """A target kind the language knows but this version of memconform cannot drive yet."""
 
@@ -75,7 +88,8 @@ class UnsupportedTarget:
         return self.text
 
 
-TargetString = ReferenceTarget | FileTarget | HttpTarget | McpTarget | JsonRpcTarget | UnsupportedTarget
+TargetString = (ReferenceTarget | FileTarget | HttpTarget | McpTarget | JsonRpcTarget | DescriptorTarget
+                | UnsupportedTarget)
 
 _LATER_KINDS = {"docker:": "docker"}
 
@@ -145,8 +159,24 @@ def parse_target(text: str) -> TargetString:
         if text.startswith(prefix):
             return UnsupportedTarget(text, kind)
     if text.endswith(".toml"):
-        return UnsupportedTarget(text, "descriptor")
+        return DescriptorTarget(text, _descriptor_path(text))
     raise TargetStringError(
         f"cannot read target {text!r}: expected reference, reference?fault=NAME, file:PATH, "
         "http://HOST:PORT, mcp+stdio:COMMAND, mcp+http://HOST:PORT/mcp, jsonrpc+stdio:COMMAND, "
         "jsonrpc+http://HOST:PORT/PATH, a descriptor path ending in .toml, or docker:IMAGE")
+
+
+def shipped_descriptors() -> Path:
+    return Path(__file__).resolve().parent / "descriptors"
+
+
+def _descriptor_path(text: str) -> Path:
+    path = Path(text).expanduser()
+    if path.is_file():
+        return path
+    shipped = shipped_descriptors() / text
+    if path.parent == Path(".") and shipped.is_file():
+        return shipped
+    names = sorted(p.name for p in shipped_descriptors().glob("*.toml"))
+    raise TargetStringError(f"no descriptor file {text!r} (looked in {Path.cwd()}"
+                            + (f" and among the shipped descriptors: {', '.join(names)})" if names else ")"))

@@ -23,3 +23,9 @@ import memconform.reference_impl.upp.stdio  # noqa: E402,F401
 import memconform.suite.upp.checks  # noqa: E402,F401
 import memconform.targets.jsonrpc  # noqa: E402,F401
 import memconform.targets.reference  # noqa: E402,F401
+import memconform.reference_impl.omf.engine  # noqa: E402,F401
+import memconform.reference_impl.omf.http  # noqa: E402,F401
+import memconform.suite.omf.checks  # noqa: E402,F401
+import memconform.targets.cli  # noqa: E402,F401
+import memconform.targets.descriptor  # noqa: E402,F401
+import memconform.targets.omf_http  # noqa: E402,F401

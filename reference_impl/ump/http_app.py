@@ -294,9 +294,10 @@ def _upp_route(upp: Any) -> Route:
     return Route("/upp", _Asgi())
 
 
-def build_app(service: Any, *, upp: Any = None, mcp: bool = True, keepalive: float = 15.0,
+def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = True, keepalive: float = 15.0,
               poll: float = 0.25) -> Starlette:
-    """The HTTP binding over `service`, plus POST /upp over the UPP service `upp` when given.
+    """The HTTP binding over `service`, plus POST /upp over the UPP service `upp` when given, and
+    POST /omf/export|import|preview over the OMF engine `omf` when given (docs/omf.md).
     `keepalive`: seconds between SSE keep-alive comments;
     `poll`: how long one `Subscription.next` call may wait (bounds how fast a stream notices
     that its client left or the server stops).
@@ -430,6 +431,10 @@ def build_app(service: Any, *, upp: Any = None, mcp: bool = True, keepalive: flo
     ]
     if upp is not None:
         routes.append(_upp_route(upp))
+    if omf is not None:
+        from memconform.reference_impl.omf.http import omf_routes
+
+        routes.extend(omf_routes(omf))
 
     # Fault `http-no-<operation>-route`: the binding does not serve that §4.2 route (404).
     fault = getattr(service, "fault", None)
@@ -467,6 +472,7 @@ def build_app(service: Any, *, upp: Any = None, mcp: bool = True, keepalive: flo
     app.state.closing = closing
     app.state.service = service
     app.state.upp = upp
+    app.state.omf = omf
     app.state.mcp_unavailable = unavailable
     if fault in _ERROR_FAULTS:
         app.add_middleware(_ErrorFault, fault=fault)

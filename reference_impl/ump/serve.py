@@ -102,12 +102,14 @@ class RunningServer:
         self.stop()
 
 
-def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, upp: Any = None, app: Any = None,
+def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, upp: Any = None, omf: Any = None,
+                    app: Any = None,
                     startup_timeout: float = 15.0, log_level: str = "warning") -> RunningServer:
     """Serve `service` (or a prebuilt ASGI `app`) with uvicorn in a daemon thread; returns once
     it accepts connections. Port 0 picks a free port: read it from `base_url`. With `upp` (a
-    `UppService`), UPP is served at POST /upp too (`upp_url`). The caller closes the services."""
-    app = app if app is not None else build_app(service, upp=upp)
+    `UppService`), UPP is served at POST /upp too (`upp_url`); with `omf` (an `OmfEngine`), OMF at
+    POST /omf/export|import|preview. The caller closes the services."""
+    app = app if app is not None else build_app(service, upp=upp, omf=omf)
     sock = _bind(host, port)
     actual = sock.getsockname()[1]
     started = threading.Event()
@@ -151,7 +153,7 @@ def _fault_for(spec: str, fault: str | None) -> str | None:
 def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
           require_capability: bool = True, fault: str | None = None, stdio: bool = False,
           upp_stdio: bool = False, upp_export_dir: str | Path | None = None,
-          upp_import_dirs: Sequence[str | Path] = ()) -> None:
+          upp_import_dirs: Sequence[str | Path] = (), omf_db: str | None = None) -> None:
     """Run in the foreground until interrupted (or, over stdio, until end of input). Over stdio
     nothing but the protocol goes to stdout."""
     from memconform.reference_impl.upp.stdio import make_upp_service, serve_upp_stdio
@@ -174,8 +176,11 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
             return
         upp = make_upp_service(fault=_fault_for("upp", fault), export_dir=upp_export_dir,
                                import_dirs=upp_import_dirs)
+        from memconform.reference_impl.omf import make_engine
+
+        omf = make_engine(omf_db, fault=_fault_for("omf", fault))
         try:
-            app = build_app(service, upp=upp)
+            app = build_app(service, upp=upp, omf=omf)
             sock = _bind(host, port)
             url = _url(host, sock.getsockname()[1])
 
@@ -186,7 +191,8 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
                       f"(UMP {', '.join(service.versions)}; capabilities "
                       f"{'required' if require_capability else 'optional'}"
                       f"{'; fault ' + fault if fault else ''}; {mcp_note}; "
-                      f"UPP 1.0.0 JSON-RPC at POST {url}/upp, exports in {upp.export_dir})", file=sys.stderr, flush=True)
+                      f"UPP 1.0.0 JSON-RPC at POST {url}/upp, exports in {upp.export_dir}; "
+                      f"OMF 1.0 at POST {url}/omf/export|import|preview)", file=sys.stderr, flush=True)
 
             server = _Server(_config(app, "info"), on_started=announce)
             try:
@@ -194,6 +200,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
             finally:
                 sock.close()
         finally:
+            omf.close()
             upp.close()
     finally:
         service.close()

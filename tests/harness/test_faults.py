@@ -13,6 +13,7 @@ from .helpers import failed_requirements, run_suite, warned_requirements
 
 LIVE = ("http", "mcp")
 UPP_LIVE = ("http", "stdio")
+OMF_LIVE = ("cli", "http")
 
 
 def test_clean_reference_passes_every_must_over_every_binding(pytester):
@@ -22,7 +23,8 @@ def test_clean_reference_passes_every_must_over_every_binding(pytester):
                                                    if r["outcome"] == "error"]
     levels = {(row["spec"], row["version"], row["binding"]): row["level"] for row in report["levels"]}
     assert levels == {("ump", v, b): ("L0" if b == "file" else "L3") for v in ("0.1", "1.0")
-                      for b in ("file", *LIVE)} | {("upp", "1.0.0", b): "L3" for b in UPP_LIVE}, \
+                      for b in ("file", *LIVE)} | {("upp", "1.0.0", b): "L3" for b in UPP_LIVE} | {
+        ("omf", "1.0", b): "L1" for b in OMF_LIVE}, \
         [r["summary"] for r in report["levels"]]
     assert result.ret == 0
 

@@ -63,3 +63,48 @@ def test_jsonrpc_targets_open_json_rpc_drivers_without_starting_anything():
     assert isinstance(http, JsonRpcDriver) and http.url == "http://127.0.0.1:8700/upp"
     stdio.close()
     http.close()
+
+
+# -- descriptors (*.toml) -------------------------------------------------------------------------
+
+def test_a_toml_path_is_a_descriptor(tmp_path):
+    from memconform.targets.target_string import DescriptorTarget
+
+    path = tmp_path / "mine.toml"
+    path.write_text('name = "x"\nspecs = ["omf@1.0"]\n[omf.http]\nbase_url = "http://127.0.0.1:1"\n')
+    assert parse_target(str(path)) == DescriptorTarget(str(path), path)
+
+
+def test_a_shipped_descriptor_is_found_by_name_and_by_path():
+    from memconform.targets.target_string import DescriptorTarget, shipped_descriptors
+
+    target = parse_target("reference.toml")
+    assert isinstance(target, DescriptorTarget) and target.path == shipped_descriptors() / "reference.toml"
+    assert parse_target("targets/descriptors/reference.toml").path.name == "reference.toml"
+
+
+def test_a_local_file_wins_over_a_shipped_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reference.toml").write_text("")
+    assert parse_target("reference.toml").path == __import__("pathlib").Path("reference.toml")
+
+
+def test_a_missing_descriptor_names_the_shipped_ones():
+    with pytest.raises(TargetStringError, match=r"no descriptor file 'nope.toml'.*reference.toml"):
+        parse_target("nope.toml")
+    with pytest.raises(TargetStringError, match="no descriptor file"):
+        parse_target("some/dir/reference.toml")  # a path with folders is never looked up among the shipped
+
+
+def test_a_descriptor_opens_a_descriptor_driver_and_a_bad_one_is_a_string_error(tmp_path):
+    from memconform.targets import open_driver
+    from memconform.targets.descriptor import DescriptorDriver
+
+    driver = open_driver("reference.toml")
+    assert isinstance(driver, DescriptorDriver) and driver.label == "reference.toml"
+    assert [(s.spec, s.binding) for s in driver.subjects()] == [("omf", "cli")]
+    driver.close()
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\nspecs = ["omf@1.0"]\n[omf.cli]\nexport = "x {nope}"\nimport = "y"\n')
+    with pytest.raises(TargetStringError, match=r"line 4.*\{nope\}"):
+        open_driver(str(bad))

@@ -1,0 +1,547 @@
+"""OMF 1.0 export, import and preview (../shared/specs/omf-1.0.md, docs/omf.md).
+
+Import iterates `document.memories` once, inside one store transaction: each item is validated,
+resolved (project, trust gate, lifecycle), filtered, deduplicated against the store *and* the items
+already written from this document, and written (pass 1); then every `supersedes` edge is replayed
+through the source→target id map (pass 2). A ValidationError anywhere rolls the whole transaction
+back, so an invalid document writes nothing. Preview runs exactly the same code and always rolls
+back: its counts are what the import would do, by construction.
+
+Memory text is untrusted data: it is stored and exported verbatim and never interpreted.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import secrets
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from memconform.reference_impl.omf.store import OmfStore
+
+OMF_VERSION = "1.0"
+MEMD_APP = "memd"
+MEMD_EXT_VERSION = 1
+
+STATUSES = ("final", "superseded", "expired", "draft", "error", "deleted")
+TIERS = ("working", "long_term", "history")
+CHUNK_TYPES = ("code", "doc", "trace", "decision", "plan", "research", "message", "summary", "other")
+INGESTION_MODES = ("conversation", "document")
+ARCHIVAL_STATUSES = ("archived", "expired")  # top-level item status skipped when include_archived=false
+_MS_FIELDS = ("expires_at_ms", "review_after_ms", "lifecycle_updated_at_ms")
+_I64 = (-(1 << 63), (1 << 63) - 1)  # memd's *_ms are i64: wider integers fail like any non-integer
+
+
+class ValidationError(Exception):
+    """A document (or request) that fails validation: nothing is written."""
+
+
+def canonical(content: str) -> str:
+    """The dedup form: whitespace collapsed, casefolded."""
+    return " ".join(content.split()).casefold()
+
+
+def trigrams(text: str) -> frozenset[str]:
+    if len(text) < 3:
+        return frozenset((text,)) if text else frozenset()
+    return frozenset(text[i:i + 3] for i in range(len(text) - 2))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def new_chunk_id(now_ms: int) -> str:
+    """A UUIDv7-shaped id: 48-bit ms timestamp, version 7, variant 10, random rest."""
+    rand = int.from_bytes(secrets.token_bytes(10), "big")
+    value = ((now_ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64
+             | 0b10 << 62 | (rand & ((1 << 62) - 1)))
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def rfc3339(ms: int) -> str | None:
+    """YYYY-MM-DDTHH:MM:SSZ, seconds precision; None for an instant no calendar date can show
+    (a stored i64 far outside years 1..9999), so the informational field is left out instead."""
+    try:
+        return _dt.datetime.fromtimestamp(ms // 1000, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass
+class ImportResult:
+    imported: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    # preview's extra counters
+    total: int = 0
+    unscoped: int = 0
+    by_project: dict[str, int] = field(default_factory=dict)
+
+    def as_import(self) -> dict[str, int]:
+        return {"imported": self.imported, "duplicates": self.duplicates, "skipped": self.skipped}
+
+    def as_preview(self) -> dict[str, Any]:
+        return {"total": self.total, "to_import": self.imported, "duplicates": self.duplicates,
+                "filtered": self.skipped, "unscoped": self.unscoped, "by_project": dict(self.by_project)}
+
+
+@dataclass
+class _Resolved:
+    """What one item becomes (validated; nothing copied that is not needed)."""
+    content: str
+    canonical: str
+    project_id: str | None
+    trusted: bool
+    lifecycle: dict[str, Any]
+    source_id: str | None
+
+
+@dataclass
+class _Pass:
+    """The state of one import (or preview) walk over a document."""
+    tenant: str
+    source_trusted: bool
+    now_ms: int
+    include_archived: bool
+    fuzzy_threshold: float | None
+    result: ImportResult
+    preview: bool
+    any_project: bool
+    id_map: dict[str, str] = field(default_factory=dict)          # source chunk_id → target (imported only)
+    edges: list[tuple[str, str]] = field(default_factory=list)    # (new target id, source id it supersedes)
+    fuzzy_cache: dict[Any, list[frozenset[str]]] = field(default_factory=dict)
+
+    def scope(self, project_id: str | None) -> Any:
+        # "*" never collides with a project name: the cache keys are None, a str, or this tuple.
+        return ("*",) if self.any_project else project_id
+
+
+class OmfEngine:
+    """Export / import / preview over an `OmfStore`. `clock()` returns epoch milliseconds
+    (injectable, for lazy expiry and the exported_at stamp); `fault` is one `omf-…` fault name."""
+
+    def __init__(self, store: OmfStore, *, fault: str | None = None, clock: Callable[[], int] | None = None):
+        self.store = store
+        self.fault = fault
+        self.clock = clock or (lambda: time.time_ns() // 1_000_000)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- validation ------------------------------------------------------------------------------
+
+    def validate_envelope(self, document: Any) -> list[Any]:
+        if not isinstance(document, dict):
+            raise ValidationError(f"the document must be a JSON object, not {_kind(document)}")
+        version = document.get("omf")
+        if self.fault == "omf-accepts-other-version":
+            if not isinstance(version, str):  # any string version passes
+                raise ValidationError("\"omf\" is required")
+        elif version != OMF_VERSION:
+            raise ValidationError(f"\"omf\" must be \"{OMF_VERSION}\" (got {json.dumps(version)[:40]})"
+                                  if "omf" in document else "\"omf\" is required")
+        if not isinstance(document.get("exported_at"), str):
+            raise ValidationError("\"exported_at\" is required and must be a string")
+        source = document.get("source")
+        if source is not None and not isinstance(source, dict):
+            raise ValidationError(f"\"source\" must be an object, not {_kind(source)}")
+        memories = document.get("memories")
+        if self.fault == "omf-memories-optional" and "memories" not in document:
+            memories = []  # a document without memories imports as an empty one
+        if not isinstance(memories, list):
+            raise ValidationError("\"memories\" is required and must be an array"
+                                  if memories is None else f"\"memories\" must be an array, not {_kind(memories)}")
+        if self.fault == "omf-refuses-empty-memories" and not memories:
+            raise ValidationError("\"memories\" is empty")
+        return memories
+
+    def _source_trusted(self, document: dict[str, Any]) -> bool:
+        source = document.get("source")
+        if self.fault == "omf-trusts-any-source":
+            return True
+        return isinstance(source, dict) and source.get("app") == MEMD_APP
+
+    def _ext_trusted(self, v: Any) -> bool:
+        if self.fault == "omf-trusts-other-ext-version":
+            return _is_int(v)
+        if self.fault == "omf-missing-v-trusted" and v is None:
+            return True
+        return _is_int(v) and v == MEMD_EXT_VERSION
+
+    def resolve_item(self, index: int, item: Any, source_trusted: bool, now_ms: int) -> _Resolved:
+        where = f"memories[{index}]"
+        if not isinstance(item, dict):
+            raise ValidationError(f"{where} must be an object, not {_kind(item)}")
+        content = item.get("content")
+        if not isinstance(content, str):
+            raise ValidationError(f"{where}.content is required and must be a string")
+        if not content.strip() and self.fault != "omf-accepts-blank-content":
+            raise ValidationError(f"{where}.content is empty or whitespace-only")
+        for name in ("category", "status", "created_at", "updated_at", "expires_at"):
+            value = item.get(name)
+            if value is not None and not isinstance(value, str):
+                raise ValidationError(f"{where}.{name} must be a string, not {_kind(value)}")
+        tags = item.get("tags")
+        if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+            raise ValidationError(f"{where}.tags must be an array of strings")
+        extensions = item.get("extensions")
+        if extensions is not None and not isinstance(extensions, dict):
+            raise ValidationError(f"{where}.extensions must be an object, not {_kind(extensions)}")
+        memd = (extensions or {}).get(MEMD_APP)
+        if memd is not None and not isinstance(memd, dict):
+            raise ValidationError(f"{where}.extensions.memd must be an object, not {_kind(memd)}")
+        memd = memd or {}
+        for name in ("chunk_id", "project_id", "chunk_type", "ingestion_mode"):
+            value = memd.get(name)
+            if value is not None and not isinstance(value, str):
+                raise ValidationError(f"{where}.extensions.memd.{name} must be a string, not {_kind(value)}")
+        # v is not type-checked: any value but the integer 1 ("1", 2, missing) is simply not trusted.
+        v = memd.get("v")
+        trusted = source_trusted and self._ext_trusted(v)
+        lifecycle = (self._lifecycle(where, memd.get("lifecycle"), now_ms) if trusted
+                     else self._default_lifecycle(now_ms))  # untrusted: the block is not even parsed
+        if self.fault == "omf-status-sets-lifecycle" and not trusted and item.get("status") in STATUSES:
+            lifecycle["status"] = item["status"]
+        if self.fault == "omf-dates-set-expiry" and not trusted and _stamp_ms(item.get("expires_at")) is not None:
+            lifecycle["expires_at_ms"] = _stamp_ms(item.get("expires_at"))
+        if self.fault == "omf-untrusted-drops-fields" and not trusted:
+            memd = {}  # project_id dropped with the untrusted extension (chunk_type/mode in _land)
+        return _Resolved(content=content, canonical=canonical(content), project_id=self._project(item, memd),
+                         trusted=trusted, lifecycle=lifecycle, source_id=memd.get("chunk_id"))
+
+    def _project(self, item: dict[str, Any], memd: dict[str, Any]) -> str | None:
+        # Resolution order: extensions.memd.project_id, then category (nanomem convention), then None.
+        project = memd.get("project_id")
+        if self.fault == "omf-category-first" and item.get("category"):
+            return item.get("category")
+        if project:
+            return project
+        if self.fault == "omf-category-ignored":
+            return None
+        return item.get("category") or None
+
+    @staticmethod
+    def _default_lifecycle(now_ms: int) -> dict[str, Any]:
+        return {"status": "final", "tier": "long_term", "supersedes": None, "expires_at_ms": None,
+                "review_after_ms": None, "lifecycle_updated_at_ms": now_ms}
+
+    def _lifecycle(self, where: str, block: Any, now_ms: int) -> dict[str, Any]:
+        """`extract_lifecycle_strict`: fail closed on anything malformed; missing = null = unset."""
+        out = self._default_lifecycle(now_ms)
+        if block is None:
+            return out
+        lenient = self.fault == "omf-lenient-lifecycle"
+        where = f"{where}.extensions.memd.lifecycle"
+        if not isinstance(block, dict):
+            if lenient:
+                return out
+            raise ValidationError(f"{where} must be an object, not {_kind(block)}")
+        if self.fault == "omf-refuses-null-lifecycle":
+            nulls = [name for name, value in block.items() if value is None]
+            if nulls:
+                raise ValidationError(f"{where}.{nulls[0]} must not be null")
+        for name, vocabulary in (("status", STATUSES), ("tier", TIERS)):
+            value = block.get(name)
+            if value is None:
+                continue
+            if not isinstance(value, str) or value not in vocabulary:
+                if lenient:
+                    continue
+                raise ValidationError(f"{where}.{name} must be one of {', '.join(vocabulary)} "
+                                      f"(got {json.dumps(value)[:60]})")
+            out[name] = value
+        for name in _MS_FIELDS:
+            value = block.get(name)
+            if value is None:
+                continue
+            if not _is_int(value) or not _I64[0] <= value <= _I64[1]:
+                if lenient:
+                    continue
+                raise ValidationError(f"{where}.{name} must be an integer (milliseconds), not {_kind(value)}")
+            if name == "lifecycle_updated_at_ms" and self.fault == "omf-restamps-lifecycle":
+                continue  # stamped with the import time instead
+            out[name] = value
+        for name in ("supersedes", "superseded_by"):
+            value = block.get(name)
+            if value is not None and not isinstance(value, str):
+                if lenient:
+                    continue
+                raise ValidationError(f"{where}.{name} must be a string or null, not {_kind(value)}")
+        out["supersedes"] = block.get("supersedes") if isinstance(block.get("supersedes"), str) else None
+        return out
+
+    # -- import / preview --------------------------------------------------------------------------
+
+    def import_document(self, tenant: str, document: Any, *, include_archived: bool = True,
+                        fuzzy_threshold: float | None = None) -> dict[str, int]:
+        return self._run(tenant, document, include_archived, fuzzy_threshold, preview=False).as_import()
+
+    def preview(self, tenant: str, document: Any, *, include_archived: bool = True,
+                fuzzy_threshold: float | None = None) -> dict[str, Any]:
+        out = self._run(tenant, document, include_archived, fuzzy_threshold, preview=True).as_preview()
+        if self.fault == "omf-preview-no-by-project":
+            del out["by_project"]
+        return out
+
+    def _run(self, tenant: str, document: Any, include_archived: bool, fuzzy_threshold: float | None,
+             *, preview: bool) -> ImportResult:
+        _check_tenant(tenant)
+        if fuzzy_threshold is not None and not (isinstance(fuzzy_threshold, (int, float))
+                                                and not isinstance(fuzzy_threshold, bool)
+                                                and 0.0 <= fuzzy_threshold <= 1.0):
+            raise ValidationError("fuzzy_threshold must be a number between 0 and 1")
+        memories = self.validate_envelope(document)
+        if self.fault == "omf-fuzzy-ignored":
+            fuzzy_threshold = None
+        source_trusted = self._source_trusted(document)
+        now_ms = self.clock()
+        result = ImportResult(total=len(memories))
+        store = self.store
+        with store.transaction():
+            try:
+                self._pass_one_and_two(tenant, memories, source_trusted, now_ms, include_archived,
+                                       fuzzy_threshold, result, preview=preview)
+            except ValidationError:
+                if self.fault == "omf-partial-write-on-invalid" and not preview:
+                    store.commit()  # keeps the items before the bad one
+                raise
+            if preview and self.fault != "omf-preview-writes":
+                store.rollback()
+            else:
+                store.commit()
+        return result
+
+    def _pass_one_and_two(self, tenant: str, memories: list[Any], source_trusted: bool, now_ms: int,
+                          include_archived: bool, fuzzy_threshold: float | None, result: ImportResult,
+                          *, preview: bool = False) -> None:
+        run = _Pass(tenant=tenant, source_trusted=source_trusted, now_ms=now_ms, include_archived=include_archived,
+                    fuzzy_threshold=fuzzy_threshold, result=result, preview=preview,
+                    any_project=self.fault == "omf-dedup-across-projects")
+        for index, item in enumerate(memories):
+            try:
+                self._land(run, index, item)
+            except UnicodeEncodeError:  # sqlite stores UTF-8: a lone surrogate (\ud800) cannot be stored
+                raise ValidationError(f"memories[{index}] holds text that is not valid Unicode "
+                                      "(a lone surrogate)") from None
+        self._replay_edges(tenant, run.id_map, run.edges)
+
+    def _land(self, run: _Pass, index: int, item: Any) -> None:
+        """Pass 1 for one item: validate, filter, dedupe, write; count it in exactly one bucket."""
+        r = self.resolve_item(index, item, run.source_trusted, run.now_ms)
+        result = run.result
+        if (not run.include_archived and item.get("status") in ARCHIVAL_STATUSES
+                and self.fault != "omf-archived-not-skipped"):
+            result.skipped += 1
+            return
+        skip_dedup = run.preview and self.fault == "omf-preview-miscounts"  # a "fast" preview without lookups
+        if not skip_dedup and self._is_duplicate(run, r):
+            result.duplicates += 1
+            return
+        memd = (item.get("extensions") or {}).get(MEMD_APP) or {}
+        if self.fault == "omf-untrusted-drops-fields" and not r.trusted:
+            memd = {}
+        tags = item.get("tags") or []
+        if self.fault == "omf-tags-sorted":
+            tags = sorted(tags)
+        if self.fault == "omf-keeps-source-ids" and r.source_id:
+            target_id = r.source_id
+        else:
+            target_id = new_chunk_id(run.now_ms)
+        lc = r.lifecycle
+        self.store.insert({
+            "chunk_id": target_id, "tenant": run.tenant, "project_id": r.project_id, "content": r.content,
+            "canonical": r.canonical, "tags": tags, "category": item.get("category"),
+            "chunk_type": _vocab(memd.get("chunk_type"), CHUNK_TYPES,
+                                 "other" if self.fault == "omf-unknown-type-other" else "doc"),
+            "ingestion_mode": _vocab(memd.get("ingestion_mode"), INGESTION_MODES,
+                                     "conversation" if self.fault == "omf-unknown-mode-conversation" else "document"),
+            "status": lc["status"], "tier": lc["tier"], "supersedes": None, "superseded_by": None,
+            "expires_at_ms": lc["expires_at_ms"], "review_after_ms": lc["review_after_ms"],
+            "lifecycle_updated_at_ms": lc["lifecycle_updated_at_ms"], "created_at_ms": run.now_ms,
+        })
+        if run.fuzzy_threshold is not None:  # later items of this document dedupe against this one too
+            run.fuzzy_cache.setdefault(run.scope(r.project_id), []).append(trigrams(r.canonical))
+        if r.source_id:
+            run.id_map[r.source_id] = target_id
+        if lc["supersedes"]:
+            run.edges.append((target_id, lc["supersedes"]))
+        result.imported += 1
+        if r.project_id is None:
+            result.unscoped += 1
+        else:
+            result.by_project[r.project_id] = result.by_project.get(r.project_id, 0) + 1
+
+    def _replay_edges(self, tenant: str, id_map: dict[str, str], edges: list[tuple[str, str]]) -> None:
+        """Pass 2: only the supersedes side is replayed; link_supersedes writes superseded_by too."""
+        store = self.store
+        if self.fault == "omf-drops-supersession":
+            return
+        for new_id, old_source_id in edges:
+            old_id = id_map.get(old_source_id)
+            if old_id is not None:
+                store.link_supersedes(tenant, new_id, old_id)
+            elif self.fault == "omf-dangling-edges":
+                store.set_supersedes_raw(tenant, new_id, old_source_id)
+            # else: the other side is not in the document: the edge is dropped, the status kept.
+
+    def _is_duplicate(self, run: _Pass, r: _Resolved) -> bool:
+        if self.store.has_canonical(run.tenant, r.canonical, r.project_id, any_project=run.any_project):
+            return True
+        if run.fuzzy_threshold is None:
+            return False
+        key = run.scope(r.project_id)
+        if key not in run.fuzzy_cache:  # the scope's stored rows, read once per import
+            run.fuzzy_cache[key] = [trigrams(c) for c in self.store.canonicals_in_scope(
+                run.tenant, r.project_id, any_project=run.any_project)]
+        mine = trigrams(r.canonical)
+        return any(jaccard(mine, other) >= run.fuzzy_threshold for other in run.fuzzy_cache[key])
+
+    # -- export ------------------------------------------------------------------------------------
+
+    def export(self, out: IO[str], tenant: str, *, project_id: str | None = None, include_history: bool = False,
+               include_superseded: bool = True, include_expired: bool = True) -> int:
+        """Write the OMF document to `out` item by item; returns the number of items."""
+        _check_tenant(tenant)
+        now_ms = self.clock()
+        if self.fault == "omf-history-by-default":
+            include_history = True
+        if self.fault == "omf-project-filter-ignored":
+            project_id = None
+        stamp = rfc3339(now_ms)
+        if self.fault == "omf-exported-at-millis":
+            stamp = stamp[:-1] + f".{now_ms % 1000:03d}Z"
+        version = "1" if self.fault == "omf-exports-version-1" else OMF_VERSION
+        out.write('{"omf": ' + json.dumps(version) + ', "exported_at": ' + json.dumps(stamp) + ', "source": {"app": "memd"}, '
+                  '"memories": [')
+        count = 0
+        rows: Iterable[Any] = self.store.rows_for_export(tenant, project_id, include_history=include_history)
+        if self.fault == "omf-export-by-content":
+            rows = sorted(rows, key=lambda row: row["content"])
+        for row in rows:
+            if not self._eligible(row, now_ms, include_history, include_superseded, include_expired):
+                continue
+            out.write(("\n" if count == 0 else ",\n") + json.dumps(self._export_item(row, now_ms), ensure_ascii=False))
+            count += 1
+        out.write("\n]}\n" if count else "]}\n")
+        return count
+
+    def export_document(self, tenant: str, **flags: Any) -> dict[str, Any]:
+        import io
+
+        buf = io.StringIO()
+        self.export(buf, tenant, **flags)
+        return json.loads(buf.getvalue())
+
+    def _eligible(self, row: Any, now_ms: int, include_history: bool, include_superseded: bool,
+                  include_expired: bool) -> bool:
+        status = row["status"]
+        if status in ("deleted", "error") and self.fault != "omf-exports-deleted":
+            return False
+        if not include_history and row["tier"] == "history":  # defence in depth behind the SQL filter
+            return False
+        if not include_superseded and status == "superseded" and self.fault != "omf-superseded-always-exported":
+            return False
+        if not include_expired:
+            if status == "expired" and self.fault != "omf-expired-status-exported":
+                return False
+            expires = row["expires_at_ms"]
+            if expires is not None and expires <= now_ms and self.fault != "omf-no-lazy-expiry":
+                return False
+        return True
+
+    def _export_item(self, row: Any, now_ms: int) -> dict[str, Any]:
+        out = _item(row, now_ms)
+        memd = out["extensions"][MEMD_APP]
+        if self.fault == "omf-exports-v-string":
+            memd["v"] = str(MEMD_EXT_VERSION)
+        if self.fault == "omf-exports-type-uppercase":
+            memd["chunk_type"] = memd["chunk_type"].upper()
+        if self.fault == "omf-exports-mode-uppercase":
+            memd["ingestion_mode"] = memd["ingestion_mode"].upper()
+        if self.fault == "omf-exports-tier-hyphen":
+            memd["lifecycle"]["tier"] = memd["lifecycle"]["tier"].replace("_", "-")
+        if self.fault == "omf-exports-ms-strings":
+            memd["lifecycle"] = {k: str(v) if k.endswith("_ms") and v is not None else v
+                                 for k, v in memd["lifecycle"].items()}
+        if self.fault == "omf-exports-sparse-project" and memd["project_id"] is None:
+            del memd["project_id"]
+        if self.fault == "omf-exports-sparse-lifecycle" and memd["lifecycle"]["superseded_by"] is None:
+            del memd["lifecycle"]["superseded_by"]
+        return out
+
+
+def _item(row: Any, now_ms: int) -> dict[str, Any]:
+    status = row["status"]
+    expires = row["expires_at_ms"]
+    item: dict[str, Any] = {"content": row["content"]}
+    if row["category"] is not None:
+        item["category"] = row["category"]
+    item["tags"] = json.loads(row["tags"])
+    # The archival hint: memd emits "superseded"/"expired" for those chunk states.
+    if status == "superseded":
+        item["status"] = "superseded"
+    elif status == "expired" or (expires is not None and expires <= now_ms):
+        item["status"] = "expired"
+    for name, value in (("created_at", row["created_at_ms"]), ("updated_at", row["lifecycle_updated_at_ms"]),
+                        ("expires_at", expires)):
+        stamp = rfc3339(value) if value is not None else None
+        if stamp is not None:
+            item[name] = stamp
+    item["extensions"] = {MEMD_APP: {
+        "v": MEMD_EXT_VERSION, "chunk_id": row["chunk_id"], "project_id": row["project_id"],
+        "chunk_type": row["chunk_type"], "ingestion_mode": row["ingestion_mode"],
+        "lifecycle": {"status": status, "tier": row["tier"], "supersedes": row["supersedes"],
+                      "superseded_by": row["superseded_by"], "expires_at_ms": expires,
+                      "review_after_ms": row["review_after_ms"],
+                      "lifecycle_updated_at_ms": row["lifecycle_updated_at_ms"]}}}
+    return item
+
+
+def _stamp_ms(stamp: Any) -> int | None:
+    """Fault helper: an RFC 3339 stamp (or a bare date) as epoch ms; None when it does not parse."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        when = _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.timezone.utc)
+    return int(when.timestamp() * 1000)
+
+
+def _vocab(value: Any, vocabulary: Iterable[str], default: str) -> str:
+    """`FromStr` with a fallback: unknown or missing values take the default."""
+    if isinstance(value, str) and value.strip().lower() in vocabulary:
+        return value.strip().lower()
+    return default
+
+
+def _check_tenant(tenant: Any) -> None:
+    if not isinstance(tenant, str) or not tenant.strip():
+        raise ValidationError("tenant_id is required (a non-empty string)")
+    try:
+        tenant.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError("tenant_id is not valid Unicode") from None

@@ -1,0 +1,97 @@
+"""OMF faults of the reference implementation (spec "omf", since 1.0).
+
+Each is one deliberate violation of one MUST of suite/omf/catalogue.toml, switched on by an
+`if self.fault == ...` in `engine.py` where the behaviour changes. The engine serves both live
+bindings (cli and http), so `bindings` is None: every fault shows through either.
+
+`breaks` are the requirements the checks are expected to report failed against each fault; the
+calibration against the real checks is the lead's.
+"""
+
+from memconform.reference_impl.faults import Fault
+
+
+def _f(name: str, description: str, *breaks: str) -> Fault:
+    return Fault(f"omf-{name}", "omf", description, tuple(f"omf/{b}" for b in breaks), since="1.0")
+
+
+OMF_FAULTS = (
+    # -- envelope and items ------------------------------------------------------------------------
+    _f("accepts-other-version", "import accepts any string \"omf\" version, not only \"1.0\"", "omf-version-gated"),
+    _f("accepts-blank-content", "an item whose content is empty or whitespace-only is imported",
+       "content-not-blank"),
+    _f("exported-at-millis", "export stamps exported_at with milliseconds (…:SS.mmmZ), not seconds precision",
+       "exported-at-format"),
+    # Shows only where the check puts a valid item before the invalid one.
+    _f("partial-write-on-invalid", "an import that fails validation on an item keeps the items before it",
+       "content-not-blank", "content-required", "fail-closed-ms", "fail-closed-object", "fail-closed-string", "fail-closed-vocabulary", "malformed-document-refused"),
+    # -- trust gate and lifecycle ------------------------------------------------------------------
+    # Every document is trusted: a lifecycle claim from a foreign or missing source is honoured, and a
+    # malformed untrusted lifecycle block is now parsed (and refused).
+    _f("trusts-any-source", "the lifecycle block is honoured whatever source.app says (or without source)",
+       "source-optional", "untrusted-defaults", "untrusted-lifecycle-not-parsed"),
+    _f("trusts-other-ext-version", "the lifecycle block is honoured for any integer extensions.memd.v (2 too)",
+       "memd-v-gated"),
+    _f("lenient-lifecycle", "a trusted malformed lifecycle (non-string or unknown status/tier, non-integer *_ms, "
+       "non-object) imports with defaults for the bad fields instead of failing validation",
+       "fail-closed-string", "fail-closed-vocabulary", "fail-closed-ms", "fail-closed-object",
+       "preview-fail-closed"),
+    # -- export ----------------------------------------------------------------------------------------
+    _f("exports-deleted", "export includes status=deleted and status=error rows", "export-never-deleted-error"),
+    _f("history-by-default", "export includes tier=history rows although include_history is false",
+       "export-include-history"),
+    _f("no-lazy-expiry", "include_expired=false drops status=expired rows but not rows whose expires_at_ms "
+       "is past", "export-lazy-expiry"),
+    # -- import ----------------------------------------------------------------------------------------
+    _f("dedup-across-projects", "dedup compares against the rows of every project, not the resolved project's "
+       "(or the unscoped rows only)", "dedup-scope-project", "dedup-scope-null"),
+    _f("category-ignored", "category is not used as the fallback project",
+       "category-fallback-project"),
+    _f("archived-not-skipped", "items whose top-level status is archived/expired are imported although include_archived=false",
+       "archived-skipped", "dedup-exact", "import-buckets", "preview-unscoped-counter"),
+    _f("keeps-source-ids", "imported chunks keep the document's chunk_id instead of a fresh one",
+       "fresh-chunk-id"),
+    _f("dangling-edges", "a supersedes edge whose other side is not in the document keeps the source-side id",
+       "orphan-edge-dropped"),
+    _f("drops-supersession", "supersedes edges are never replayed (no supersedes / superseded_by after import)",
+       "supersedes-replayed", "superseded-by-derived"),
+    # -- preview ---------------------------------------------------------------------------------------
+    _f("preview-writes", "preview (--dry-run true) writes the items like an import",
+       "preview-matches-import", "preview-no-write"),
+    # Shows where the previewed document holds duplicates (of stored rows or of its own items).
+    _f("preview-miscounts", "preview skips the dedup lookup: duplicates are counted as to_import",
+       "preview-matches-import", "preview-unscoped-counter"),
+    # -- calibrated one by one against the checks (issue 5) -----------------------------------------
+    _f("missing-v-trusted", "a memd item without extensions.memd.v is trusted as if v were 1", "trust-gate"),
+    _f("restamps-lifecycle", "a trusted lifecycle_updated_at_ms is replaced by the import time", "lifecycle-honoured"),
+    _f("category-first", "category wins over extensions.memd.project_id when both are given", "project-resolution"),
+    _f("superseded-always-exported", "include_superseded=false still exports status=superseded rows", "export-include-superseded"),
+    _f("expired-status-exported", "include_expired=false still exports status=expired rows (lazy expiry kept)",
+       "export-include-expired"),
+    _f("export-by-content", "export lists rows sorted by content, not in creation order", "export-order"),
+    _f("project-filter-ignored", "export ignores project_id and lists every project's rows", "export-project-filter"),
+    _f("fuzzy-ignored", "fuzzy_threshold is accepted but ignored: only exact duplicates are found", "dedup-fuzzy"),
+    _f("tags-sorted", "imported tags are stored sorted, not in the document's order", "tags-verbatim"),
+    _f("unknown-type-other", "an unknown or missing chunk_type imports as other, not doc", "chunk-type-import"),
+    _f("unknown-mode-conversation", "an unknown or missing ingestion_mode imports as conversation, not document",
+       "ingestion-mode-import"),
+    _f("untrusted-drops-fields", "an untrusted item loses its extensions.memd project_id, chunk_type and "
+       "ingestion_mode (defaults instead)", "untrusted-fields-flow"),
+    _f("memories-optional", "a document without a memories member imports as an empty one", "memories-required"),
+    _f("exports-version-1", "export writes \"omf\": \"1\" instead of \"1.0\"", "omf-version", "self-roundtrip"),
+    _f("exports-v-string", "export writes extensions.memd.v as the string \"1\"", "memd-v", "self-roundtrip"),
+    _f("exports-sparse-lifecycle", "export leaves lifecycle.superseded_by out when it is null instead of emitting null",
+       "memd-lifecycle", "orphan-edge-dropped"),
+    _f("refuses-null-lifecycle", "a trusted lifecycle field given as explicit null fails validation", "exported-at-not-interpreted", "lifecycle-null-unset"),
+    _f("preview-no-by-project", "preview answers without the by_project member", "preview-fields"),
+    _f("refuses-empty-memories", "a document whose memories array is empty fails validation", "PLACEHOLDER"),
+    _f("status-sets-lifecycle", "an untrusted item's top-level status (when a lifecycle status) sets its lifecycle "
+       "status", "PLACEHOLDER"),
+    _f("dates-set-expiry", "an untrusted item's top-level expires_at sets its lifecycle expires_at_ms",
+       "PLACEHOLDER"),
+    _f("exports-type-uppercase", "export writes extensions.memd.chunk_type upper-case", "PLACEHOLDER"),
+    _f("exports-mode-uppercase", "export writes extensions.memd.ingestion_mode upper-case", "PLACEHOLDER"),
+    _f("exports-tier-hyphen", "export writes lifecycle.tier long_term as long-term", "PLACEHOLDER"),
+    _f("exports-ms-strings", "export writes lifecycle *_ms as decimal strings", "PLACEHOLDER"),
+    _f("exports-sparse-project", "export leaves extensions.memd.project_id out when it is null", "PLACEHOLDER"),
+)

@@ -1,0 +1,138 @@
+"""What every OMF check shares: fresh tenants, seeding with a trusted import, reading state back with
+an export, citing the catalogue, and failure messages that say what was sent, what came back and
+what the spec asks (docs/omf.md, "Readings").
+
+State is observed black-box: a check seeds rows with a trusted import (source.app "memd", v 1, an
+explicit lifecycle) and reads them back with an export with every include flag true, on a tenant of
+its own. A seed or read-back that fails is a precondition: the check skips with the reason (the
+operation itself is judged by its own check).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memconform.suite import catalogue as catalogues
+from memconform.suite.omf import model
+from memconform.suite.omf.client import OmfRun
+from memconform.suite.outcomes import NotApplicable
+
+LIVE = ("cli", "http")
+FILE = ("file",)
+ALL_FLAGS = dict(include_history=True, include_superseded=True, include_expired=True)
+
+
+def fresh_tenant(tag: str) -> str:
+    return model.fresh_tenant(tag)
+
+
+def cite(rid: str) -> str:
+    r = catalogues.load("omf").get(rid)
+    return f"{r.id} (§{r.section}, {r.keyword.value}): {r.summary}"
+
+
+def summarize(doc: Any, limit: int = 600) -> str:
+    """A document for a message: its source and each item's content, project and lifecycle claims."""
+    if not isinstance(doc, dict):
+        return f"a non-document {json.dumps(doc)[:200] if not isinstance(doc, (str, bytes)) else repr(doc[:200])}"
+    parts = []
+    for it in doc.get("memories", []) if isinstance(doc.get("memories"), list) else []:
+        memd = model.memd_extension(it) or {}
+        lc = memd.get("lifecycle")
+        claims = {k: lc.get(k) for k in ("status", "tier") if k in lc} if isinstance(lc, dict) else lc
+        parts.append(f"{json.dumps(it.get('content') if isinstance(it, dict) else it)[:60]}"
+                     + (f" project {memd['project_id']!r}" if "project_id" in memd else "")
+                     + (f" lifecycle {json.dumps(claims)}" if lc is not None else ""))
+    text = (f"OMF document (omf {json.dumps(doc.get('omf'))}, source {json.dumps(doc.get('source'))}, "
+            f"{len(parts)} item(s): {'; '.join(parts)})")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def fail(ctx: Any, rid: str, what: str, run: OmfRun | None, expected: str, *, sent_doc: Any = None) -> None:
+    """Record a violation of `rid`: what was wrong, what was sent, what came back, what the spec asks."""
+    parts = [what.rstrip(".") + "."]
+    if sent_doc is not None:
+        parts.append(f"Sent: {summarize(sent_doc)}.")
+    if run is not None:
+        parts.append(f"Came back: {run.describe()}.")
+    parts.append(f"Expected: {expected.rstrip('.')}.")
+    parts.append(f"The spec: {cite(rid)}")
+    ctx.violation(rid, " ".join(parts), sent=(run.sent if run else None) if sent_doc is None else sent_doc,
+                  received=_received(run), where=run.operation if run else None)
+
+
+def _received(run: OmfRun | None) -> Any:
+    if run is None:
+        return None
+    if run.result is not None:
+        return run.result
+    return run.document if run.document is not None else (run.error or run.stdout or None)
+
+
+# -- operations ----------------------------------------------------------------------------------------
+
+def send(ctx: Any, tenant: str, doc: Any, **flags: Any) -> OmfRun:
+    body = doc if isinstance(doc, (str, bytes)) else model.dumps(doc)
+    return ctx.client.import_document(tenant, body, **flags)
+
+
+def counts(run: OmfRun) -> dict[str, int] | None:
+    """An import's {imported, duplicates, skipped}, or None when it did not answer them as integers."""
+    r = run.result
+    if not run.ok or not isinstance(r, dict):
+        return None
+    got = {k: r.get(k) for k in ("imported", "duplicates", "skipped")}
+    return got if all(isinstance(v, int) and not isinstance(v, bool) for v in got.values()) else None
+
+
+def seed(ctx: Any, tenant: str, items: list[dict[str, Any]], *, trusted: bool = True, **flags: Any) -> OmfRun:
+    """Import `items` as a precondition: skip the check when that import does not succeed."""
+    doc = model.document(items, trusted)
+    run = send(ctx, tenant, doc, **flags)
+    if not run.ok:
+        raise NotApplicable(f"precondition failed: seeding import of {summarize(doc, 200)} did not succeed "
+                            f"({run.describe()}); imports are judged by their own checks")
+    return run
+
+
+def export_doc(ctx: Any, tenant: str, **flags: Any) -> tuple[OmfRun, list[dict[str, Any]]]:
+    """Export as a precondition: the run and its items (skip when it gives no usable document)."""
+    run = ctx.client.export(tenant, **flags)
+    doc = run.parsed_document()
+    if not run.ok or not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
+        raise NotApplicable(f"precondition failed: export did not give a document with a memories array "
+                            f"({run.describe()}); the export is judged by its own checks")
+    return run, [it for it in doc["memories"] if isinstance(it, dict)]
+
+
+def read_back(ctx: Any, tenant: str) -> tuple[OmfRun, dict[str, dict[str, Any]]]:
+    """Everything the tenant holds (every include flag true), by content."""
+    run, items = export_doc(ctx, tenant, **ALL_FLAGS)
+    return run, {it["content"]: it for it in items if isinstance(it.get("content"), str)}
+
+
+def contents(items: Any) -> list[str]:
+    return [it.get("content") for it in (items.values() if isinstance(items, dict) else items)]
+
+
+def memd_field(it: dict[str, Any] | None, field: str) -> Any:
+    memd = model.memd_extension(it) or {}
+    return memd.get(field, "(absent)")
+
+
+def lc_field(it: dict[str, Any] | None, field: str) -> Any:
+    lc = model.lifecycle_of(it)
+    return lc.get(field, "(absent)")
+
+
+def refused(ctx: Any, rid: str, tenant: str, doc: Any, run: OmfRun, why: str) -> None:
+    """A document that must fail validation: refused, and nothing from it written."""
+    if run.ok:
+        fail(ctx, rid, f"A document that {why} was accepted", run,
+             "the import refused (validation error: non-zero exit / HTTP 4xx) and nothing written", sent_doc=doc)
+        return
+    after, held = read_back(ctx, tenant)
+    if held:
+        fail(ctx, rid, f"The import of a document that {why} was refused, but an export afterwards lists "
+                       f"{contents(held)}", after, "nothing from a refused document written", sent_doc=doc)

@@ -1,0 +1,91 @@
+"""Export semantics (OMF 1.0 §Export semantics): creation order, the project filter, and the
+exclusions — deleted/error never, history/superseded/expired per flag with the spec's defaults, and
+lazy expiry by a past expires_at_ms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.omf import model
+from memconform.suite.omf.checks._common import LIVE, contents, export_doc, fail, fresh_tenant, seed
+from memconform.suite.registry import check
+
+DAY = 86_400_000
+
+
+def _rows() -> dict[str, tuple[dict[str, Any], str | None]]:
+    """content → (lifecycle, the requirement that governs its presence; None: always eligible)."""
+    now = model.now_ms()
+    return {
+        "mcf rows: final": ({}, None),
+        "mcf rows: future expiry": ({"expires_at_ms": now + 30 * DAY}, None),
+        "mcf rows: deleted": ({"status": "deleted"}, "omf/export-never-deleted-error"),
+        "mcf rows: error": ({"status": "error"}, "omf/export-never-deleted-error"),
+        "mcf rows: history": ({"tier": "history"}, "omf/export-include-history"),
+        "mcf rows: superseded": ({"status": "superseded"}, "omf/export-include-superseded"),
+        "mcf rows: expired": ({"status": "expired"}, "omf/export-include-expired"),
+        "mcf rows: lapsed": ({"expires_at_ms": now - DAY}, "omf/export-lazy-expiry"),
+    }
+
+
+def _expected(rule: str | None, flags: dict[str, bool | None]) -> bool:
+    # The spec's defaults: include_history=false, include_superseded=true, include_expired=true.
+    history = bool(flags.get("include_history"))
+    superseded = flags.get("include_superseded") is not False
+    expired = flags.get("include_expired") is not False
+    return {None: True, "omf/export-never-deleted-error": False, "omf/export-include-history": history,
+            "omf/export-include-superseded": superseded, "omf/export-include-expired": expired,
+            "omf/export-lazy-expiry": expired}[rule]
+
+
+VARIANTS = ({}, {"include_history": True}, {"include_superseded": False}, {"include_expired": False},
+            {"include_history": True, "include_superseded": True, "include_expired": True},
+            {"include_history": False, "include_superseded": False, "include_expired": False})
+
+
+@check("omf/export/exclusions", spec="omf",
+       requirements=("omf/export-every-eligible", "omf/export-never-deleted-error", "omf/export-include-history",
+                     "omf/export-include-superseded", "omf/export-include-expired", "omf/export-lazy-expiry"),
+       bindings=LIVE, title="Export leaves out deleted/error always and history/superseded/expired per flag")
+def exclusions(ctx) -> None:
+    tenant = fresh_tenant("excl")
+    rows = _rows()
+    seed(ctx, tenant, [model.item(c, lifecycle=lc) for c, (lc, _) in rows.items()])
+    for flags in VARIANTS:
+        run, items = export_doc(ctx, tenant, **flags)
+        listed = contents(items)
+        shown = ", ".join(f"{k}={v}" for k, v in flags.items()) or "no flags (the defaults)"
+        for content, (lc, rule) in rows.items():
+            want = _expected(rule, flags)
+            n = listed.count(content)
+            if n != (1 if want else 0):
+                fail(ctx, rule or "omf/export-every-eligible",
+                     f"With {shown}, the row {content!r} (lifecycle {lc or 'defaults'}) is listed {n} time(s)", run,
+                     "listed once" if want else "not listed")
+
+
+@check("omf/export/order", spec="omf", requirements=("omf/export-order",), bindings=LIVE,
+       title="An export lists chunks in ascending creation order")
+def order(ctx) -> None:
+    tenant = fresh_tenant("order")
+    written = ["mcf order: zulu (first)", "mcf order: alpha (second)", "mcf order: mike (third)",
+               "mcf order: bravo (fourth)"]
+    for content in written:  # one import each, so creation order is the order written
+        seed(ctx, tenant, [model.item(content)])
+    run, items = export_doc(ctx, tenant)
+    listed = [c for c in contents(items) if c in written]
+    if listed != written:
+        fail(ctx, "omf/export-order", f"Rows written one import at a time in the order {written} are exported "
+             f"as {listed}", run, f"{written}")
+
+
+@check("omf/export/project-filter", spec="omf", requirements=("omf/export-project-filter",), bindings=LIVE,
+       title="An export with project_id lists only that project's rows")
+def project_filter(ctx) -> None:
+    tenant = fresh_tenant("projfilter")
+    seed(ctx, tenant, [model.item("mcf filter: in p1", project="p1"), model.item("mcf filter: in p2", project="p2"),
+                       model.item("mcf filter: unscoped", memd=False)])
+    run, items = export_doc(ctx, tenant, project="p1")
+    if contents(items) != ["mcf filter: in p1"]:
+        fail(ctx, "omf/export-project-filter", f"An export for project p1 lists {contents(items)}", run,
+             "only ['mcf filter: in p1']")

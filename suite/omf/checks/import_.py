@@ -1,0 +1,150 @@
+"""Import semantics (OMF 1.0 §Import semantics, §Item): buckets with exact counts, dedup and its
+scopes, project resolution, nanomem compatibility."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.omf import model
+from memconform.suite.omf.checks._common import (
+    LIVE, counts, export_doc, fail, fresh_tenant, lc_field, memd_field, read_back, seed, send,
+)
+from memconform.suite.registry import check
+
+
+def _expect_counts(ctx: Any, rid: str, run: Any, want: dict[str, int], doc: Any, why: str) -> bool:
+    got = counts(run)
+    if got != want:
+        fail(ctx, rid, f"{why}: the import answered {got if got else 'no counts'}", run, f"{want}", sent_doc=doc)
+        return False
+    return True
+
+
+@check("omf/import/buckets", spec="omf", requirements=("omf/import-buckets", "omf/dedup-exact", "omf/archived-skipped"),
+       bindings=LIVE, title="Each item lands in exactly one of imported / duplicates / skipped")
+def buckets(ctx) -> None:
+    tenant = fresh_tenant("buckets")
+    seed(ctx, tenant, [model.item("mcf bucket: already there")])
+    items = [model.item("mcf bucket: new one"), model.item("mcf bucket: new two"),
+             model.item("mcf bucket: already there"), model.item("mcf bucket: archived", status="archived"),
+             model.item("mcf bucket: new one")]  # the same text twice in one document lands once
+    doc = model.document(items)
+    run = send(ctx, tenant, doc, include_archived=False)
+    _expect_counts(ctx, "omf/import-buckets", run, {"imported": 2, "duplicates": 2, "skipped": 1}, doc,
+                   "Two new items, one already stored, one repeated and one archived (include_archived=false)")
+    after, held = read_back(ctx, tenant)
+    want = ["mcf bucket: already there", "mcf bucket: new one", "mcf bucket: new two"]
+    if sorted(held) != want or len(export_doc(ctx, tenant, include_history=True, include_superseded=True,
+                                               include_expired=True)[1]) != 3:
+        rid = "omf/archived-skipped" if "mcf bucket: archived" in held else "omf/dedup-exact"
+        fail(ctx, rid, f"After the import the tenant holds {sorted(held)}", after, f"exactly {want}", sent_doc=doc)
+    again = send(ctx, tenant, doc, include_archived=False)
+    _expect_counts(ctx, "omf/dedup-exact", again, {"imported": 0, "duplicates": 4, "skipped": 1}, doc,
+                   "The same document imported a second time")
+
+
+@check("omf/import/include-archived", spec="omf", requirements=("omf/archived-skipped",), bindings=LIVE,
+       title="Top-level status archived/expired is skipped only with include_archived=false")
+def include_archived(ctx) -> None:
+    items = [model.item("mcf archived: a", status="archived"), model.item("mcf archived: e", status="expired"),
+             model.item("mcf archived: other", status="superseded")]
+    doc = model.document(items, trusted=False)
+    for flag, want in ((None, {"imported": 3, "duplicates": 0, "skipped": 0}),
+                       (True, {"imported": 3, "duplicates": 0, "skipped": 0}),
+                       (False, {"imported": 1, "duplicates": 0, "skipped": 2})):
+        tenant = fresh_tenant("archived")
+        run = send(ctx, tenant, doc, include_archived=flag)
+        _expect_counts(ctx, "omf/archived-skipped", run, want, doc,
+                       f"Items with status archived, expired and superseded, include_archived={flag}")
+
+
+@check("omf/import/dedup-scopes", spec="omf", requirements=("omf/dedup-scope-project", "omf/dedup-scope-null"),
+       bindings=LIVE, title="Dedup compares within the resolved project, or among unscoped rows only")
+def dedup_scopes(ctx) -> None:
+    tenant = fresh_tenant("scopes")
+    seed(ctx, tenant, [model.item("mcf scope: X", project="p1"), model.item("mcf scope: Y", memd=False)])
+    steps = [("omf/dedup-scope-project", model.item("mcf scope: X", project="p2"), 1, "X in p2 (it exists in p1)"),
+             ("omf/dedup-scope-null", model.item("mcf scope: X", memd=False), 1, "X unscoped (it exists in p1, p2)"),
+             ("omf/dedup-scope-null", model.item("mcf scope: X", memd=False), 0, "X unscoped again"),
+             ("omf/dedup-scope-project", model.item("mcf scope: Y", project="p1"), 1, "Y in p1 (it exists unscoped)"),
+             ("omf/dedup-scope-project", model.item("mcf scope: X", project="p1"), 0, "X in p1 again")]
+    for rid, it, imported, why in steps:
+        doc = model.document([it])
+        run = send(ctx, tenant, doc)
+        _expect_counts(ctx, rid, run, {"imported": imported, "duplicates": 1 - imported, "skipped": 0}, doc, why)
+
+
+@check("omf/import/fuzzy", spec="omf", requirements=("omf/dedup-fuzzy",), bindings=LIVE,
+       title="With fuzzy_threshold a near-copy is a duplicate; without it, it is imported")
+def fuzzy(ctx) -> None:
+    base = "mcf fuzzy: the quarterly release of the storage engine ships on the first friday of june"
+    near = base + " again"
+    for threshold, imported in ((None, 1), (0.5, 0)):
+        tenant = fresh_tenant("fuzzy")
+        seed(ctx, tenant, [model.item(base)])
+        doc = model.document([model.item(near)])
+        run = send(ctx, tenant, doc, fuzzy_threshold=threshold)
+        _expect_counts(ctx, "omf/dedup-fuzzy", run, {"imported": imported, "duplicates": 1 - imported, "skipped": 0},
+                       doc, f"A near-copy of a stored row, fuzzy_threshold={threshold}")
+
+
+@check("omf/import/project-resolution", spec="omf",
+       requirements=("omf/project-resolution", "omf/category-fallback-project"), bindings=LIVE,
+       title="Project: extensions.memd.project_id, then category, then none")
+def project_resolution(ctx) -> None:
+    tenant = fresh_tenant("resolve")
+    cases = [("omf/project-resolution", model.item("mcf resolve: both", project="pA", category="cA"), "pA"),
+             ("omf/category-fallback-project", model.item("mcf resolve: category", category="cB"), "cB"),
+             ("omf/category-fallback-project", model.item("mcf resolve: nanomem", memd=False, category="cC"), "cC"),
+             ("omf/project-resolution", model.item("mcf resolve: neither"), None)]
+    seed(ctx, tenant, [it for _, it, _ in cases])
+    after, held = read_back(ctx, tenant)
+    for rid, it, want in cases:
+        got = memd_field(held.get(it["content"]), "project_id")
+        if got != want:
+            fail(ctx, rid, f"{it['content']!r} landed in project {got!r}", after, f"project {want!r}",
+                 sent_doc=model.document([it]))
+
+
+@check("omf/import/fresh-chunk-id", spec="omf", requirements=("omf/fresh-chunk-id",), bindings=LIVE,
+       title="An import mints a fresh chunk_id")
+def fresh_chunk_id(ctx) -> None:
+    tenant = fresh_tenant("freshid")
+    cid = model.uuid7()
+    it = model.item("mcf fresh id", chunk_id=cid)
+    seed(ctx, tenant, [it])
+    after, held = read_back(ctx, tenant)
+    got = memd_field(held.get("mcf fresh id"), "chunk_id")
+    if got == cid or not isinstance(got, str):
+        fail(ctx, "omf/fresh-chunk-id", f"The imported chunk's chunk_id is {got!r}; the document's was {cid!r}",
+             after, "a freshly minted chunk_id string", sent_doc=model.document([it]))
+
+
+@check("omf/import/nanomem", spec="omf",
+       requirements=("omf/nanomem-compatible", "omf/foreign-extensions-ignored", "omf/dates-informational",
+                     "omf/source-optional"),
+       bindings=LIVE, title="A standard-fields-only document imports; other apps' extensions and dates change nothing")
+def nanomem(ctx) -> None:
+    tenant = fresh_tenant("nanomem")
+    plain = model.item("mcf nanomem: plain", memd=False, tags=["n1"], created_at="2020-01-01",
+                       updated_at="2020-01-02T03:04:05Z", expires_at="2001-01-01")
+    foreign = model.item("mcf nanomem: foreign", memd=False)
+    foreign["extensions"] = {"nanomem": {"v": 9, "lifecycle": {"tier": "history", "status": "expired"}}}
+    doc = model.document([plain, foreign], source=None)
+    run = send(ctx, tenant, doc)
+    if not _expect_counts(ctx, "omf/nanomem-compatible", run, {"imported": 2, "duplicates": 0, "skipped": 0}, doc,
+                          "A nanomem document without source or extensions.memd"):
+        return
+    after, items = export_doc(ctx, tenant, include_expired=False)
+    held = {it.get("content"): it for it in items}
+    if "mcf nanomem: plain" not in held:
+        fail(ctx, "omf/dates-informational", "An item with a top-level expires_at in the past is missing from "
+             "an export with include_expired=false", after, "it listed: top-level dates are not used on import",
+             sent_doc=doc)
+    got = {k: lc_field(held.get("mcf nanomem: foreign"), k) for k in model.DEFAULT_LIFECYCLE}
+    if got != model.DEFAULT_LIFECYCLE:
+        fail(ctx, "omf/foreign-extensions-ignored", f"An item with extensions.nanomem claiming tier history landed "
+             f"with lifecycle {got}", after, f"{model.DEFAULT_LIFECYCLE}", sent_doc=doc)
+    if held.get("mcf nanomem: plain", {}).get("tags") != ["n1"]:
+        fail(ctx, "omf/nanomem-compatible", "The nanomem item's tags did not come back", after, "tags ['n1']",
+             sent_doc=doc)

@@ -1,0 +1,66 @@
+"""Preview semantics (OMF 1.0 §Preview semantics): the same path as import, writing nothing, with
+counts that equal what the real import then does."""
+
+from __future__ import annotations
+
+from memconform.suite.omf import model
+from memconform.suite.omf.checks._common import ALL_FLAGS, LIVE, counts, export_doc, fail, fresh_tenant, seed, send
+from memconform.suite.registry import check
+
+FIELDS = ("total", "to_import", "duplicates", "filtered", "unscoped")
+
+
+def _doc():
+    return model.document([
+        model.item("mcf preview: p1 a", project="p1"), model.item("mcf preview: p1 b", project="p1"),
+        model.item("mcf preview: underscore", project="_"), model.item("mcf preview: unscoped", memd=False),
+        model.item("mcf preview: stored"), model.item("mcf preview: archived", status="archived"),
+    ])
+
+
+@check("omf/preview/no-write", spec="omf", requirements=("omf/preview-no-write",), bindings=LIVE,
+       title="A preview writes nothing")
+def no_write(ctx) -> None:
+    tenant = fresh_tenant("prevnw")
+    seed(ctx, tenant, [model.item("mcf preview: stored")])
+    before = export_doc(ctx, tenant, **ALL_FLAGS)[1]
+    doc = _doc()
+    run = send(ctx, tenant, doc, dry_run=True)
+    after, items = export_doc(ctx, tenant, **ALL_FLAGS)
+    if [it.get("content") for it in items] != [it.get("content") for it in before]:
+        fail(ctx, "omf/preview-no-write", f"After a preview the tenant holds {[it.get('content') for it in items]} "
+             f"(before: {[it.get('content') for it in before]}); the preview was {run.describe()}", after,
+             "the tenant unchanged", sent_doc=doc)
+
+
+@check("omf/preview/matches-import", spec="omf",
+       requirements=("omf/preview-fields", "omf/preview-matches-import", "omf/preview-unscoped-counter"),
+       bindings=LIVE, title="Preview counts equal what the real import then does")
+def matches_import(ctx) -> None:
+    tenant = fresh_tenant("prevm")
+    seed(ctx, tenant, [model.item("mcf preview: stored")])
+    doc = _doc()
+    prev = send(ctx, tenant, doc, dry_run=True, include_archived=False)
+    r = prev.result if prev.ok and isinstance(prev.result, dict) else None
+    ints = r is not None and all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) and r[k] >= 0
+                                 for k in FIELDS)
+    by = r.get("by_project") if r else None
+    if not ints or not isinstance(by, dict) or not all(isinstance(v, int) for v in by.values()):
+        fail(ctx, "omf/preview-fields", "The preview did not answer total, to_import, duplicates, filtered, "
+             "unscoped as integers and by_project as an object of counts", prev,
+             "{total, to_import, duplicates, filtered, unscoped, by_project}", sent_doc=doc)
+        return
+    if r["total"] != 6 or r["to_import"] != r["unscoped"] + sum(by.values()):
+        fail(ctx, "omf/preview-fields", f"total {r['total']} for 6 items, to_import {r['to_import']} against "
+             f"unscoped {r['unscoped']} + by_project {by}", prev, "total 6 and to_import = unscoped + Σ by_project",
+             sent_doc=doc)
+    if by != {"p1": 2, "_": 1} or r["unscoped"] != 1:
+        fail(ctx, "omf/preview-unscoped-counter", f"by_project {by}, unscoped {r['unscoped']}", prev,
+             'by_project {"p1": 2, "_": 1} and unscoped 1 (the already stored item is a duplicate, the archived '
+             "one filtered)", sent_doc=doc)
+    real = send(ctx, tenant, doc, include_archived=False)
+    got = counts(real)
+    want = {"imported": r["to_import"], "duplicates": r["duplicates"], "skipped": r["filtered"]}
+    if got != want:
+        fail(ctx, "omf/preview-matches-import", f"The preview said {want} (as to_import/duplicates/filtered) but "
+             f"the import that followed answered {got}", real, "the same counts", sent_doc=doc)

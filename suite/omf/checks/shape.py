@@ -1,0 +1,94 @@
+"""What an exported document shows alone (OMF 1.0 §Envelope, §Item, §extensions.memd, §Export
+semantics): judged on a live export of a varied tenant, and on a vendor's file."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from memconform.suite.omf import model
+from memconform.suite.omf.checks._common import ALL_FLAGS, FILE, LIVE, cite, fresh_tenant, seed
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+
+SHAPE_RULES = (
+    "omf/omf-version", "omf/exported-at-format", "omf/memories-required", "omf/content-required",
+    "omf/content-not-blank", "omf/item-field-types", "omf/memd-namespace", "omf/memd-v", "omf/memd-chunk-id",
+    "omf/memd-project-id", "omf/memd-chunk-type", "omf/memd-ingestion-mode", "omf/memd-lifecycle",
+    "omf/lifecycle-status-vocabulary", "omf/lifecycle-tier-vocabulary", "omf/lifecycle-field-types",
+    "omf/export-never-deleted-error", "omf/memd-chunk-id-uuidv7", "omf/export-status-hint",
+)
+UUID7 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.I)
+SHOWN = 8
+
+
+def judge(ctx: Any, doc: Any, *, sent: str, received: Any, where: str) -> None:
+    """Report every problem of an exported document, one finding per requirement."""
+    found: dict[str, list[str]] = {}
+    for p in model.problems(doc):
+        found.setdefault(p.requirement, []).append(str(p))
+    for i, it in enumerate(doc.get("memories", []) if isinstance(doc, dict) else []):
+        lc = model.lifecycle_of(it)
+        status = lc.get("status")
+        if status in ("deleted", "error"):
+            found.setdefault("omf/export-never-deleted-error", []).append(
+                f"/memories/{i}: lifecycle status {status!r} exported")
+        if status in ("superseded", "expired") and isinstance(it, dict) and it.get("status") != status:
+            found.setdefault("omf/export-status-hint", []).append(
+                f"/memories/{i}: lifecycle status {status!r} but top-level status {it.get('status')!r}")
+        cid = (model.memd_extension(it) or {}).get("chunk_id")
+        if isinstance(cid, str) and not UUID7.fullmatch(cid):
+            found.setdefault("omf/memd-chunk-id-uuidv7", []).append(f"/memories/{i}: chunk_id {cid!r}")
+    for rid, lines in found.items():
+        more = f" … and {len(lines) - SHOWN} more" if len(lines) > SHOWN else ""
+        ctx.violation(rid, f"The exported document breaks {rid}: {'; '.join(lines[:SHOWN])}{more}. "
+                           f"Sent: {sent}. The spec: {cite(rid)}", sent=sent, received=received, where=where)
+
+
+#: A tenant of every lifecycle state memd can hold, so the export has each kind of item to show.
+def _varied() -> list[dict[str, Any]]:
+    past = model.now_ms() - 86_400_000
+    return [
+        model.item("mcf shape: final", project="p1", tags=["a", "b"], category="p1", chunk_type="code",
+                   ingestion_mode="conversation"),
+        model.item("mcf shape: superseded", lifecycle={"status": "superseded"}),
+        model.item("mcf shape: expired", lifecycle={"status": "expired", "expires_at_ms": past}),
+        model.item("mcf shape: history", lifecycle={"tier": "history", "review_after_ms": past}),
+        model.item("mcf shape: deleted", lifecycle={"status": "deleted"}),
+        model.item("mcf shape: error", lifecycle={"status": "error"}),
+        model.item("mcf shape: nanomem", memd=False, tags=["n"]),
+    ]
+
+
+@check("omf/export/shape", spec="omf", requirements=SHAPE_RULES, bindings=LIVE,
+       title="A live export is a well-formed OMF 1.0 document with memd's namespace on every item")
+def export_shape(ctx) -> None:
+    tenant = fresh_tenant("shape")
+    seed(ctx, tenant, _varied())
+    run = ctx.client.export(tenant, **ALL_FLAGS)
+    if not run.ok:
+        raise NotApplicable(f"precondition failed: the export did not succeed ({run.describe()})")
+    doc = run.parsed_document()
+    if not isinstance(doc, dict):
+        ctx.violation("omf/memories-required", f"The export is not a JSON object. Came back: {run.describe()}. "
+                      f"The spec: {cite('omf/memories-required')}", sent=run.sent, received=run.document)
+        return
+    judge(ctx, doc, sent=run.sent, received=run.document, where="export")
+
+
+@check("omf/file/shape", spec="omf", requirements=SHAPE_RULES, bindings=FILE,
+       title="A vendor's exported file is a well-formed OMF 1.0 document with memd's namespace on every item")
+def file_shape(ctx) -> None:
+    import json
+
+    docs = ctx.client.documents()
+    if not docs:
+        raise NotApplicable("no document was given")
+    for path, text in docs:
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            ctx.violation("omf/memories-required", f"{path} is not JSON ({exc}), so it has no memories array. "
+                          f"The spec: {cite('omf/memories-required')}", received=text[:2000], where=path)
+            continue
+        judge(ctx, doc, sent=f"the file {path}", received=None, where=path)

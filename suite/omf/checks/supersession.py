@@ -1,0 +1,61 @@
+"""Supersession edges round-trip (OMF 1.0 §Supersession edges): replayed onto fresh ids when both
+sides are in the document, dropped when the other side is not."""
+
+from __future__ import annotations
+
+from memconform.suite.omf import model
+from memconform.suite.omf.checks._common import LIVE, fail, fresh_tenant, lc_field, memd_field, read_back, seed
+from memconform.suite.registry import check
+
+OLD, NEW = "mcf edge: the older fact", "mcf edge: the newer fact"
+
+
+@check("omf/supersession/replayed", spec="omf",
+       requirements=("omf/supersedes-replayed", "omf/superseded-by-derived", "omf/fresh-chunk-id"), bindings=LIVE,
+       title="A supersedes edge is replayed across the fresh ids; superseded_by is derived from it")
+def replayed(ctx) -> None:
+    tenant = fresh_tenant("edge")
+    old_id, new_id = model.uuid7(), model.uuid7()
+    # The older side's superseded_by is left null on purpose: the target must derive it from the
+    # newer side's supersedes, not copy it.
+    items = [model.item(OLD, chunk_id=old_id, lifecycle={"status": "superseded"}),
+             model.item(NEW, chunk_id=new_id, lifecycle={"supersedes": old_id})]
+    doc = model.document(items)
+    seed(ctx, tenant, items)
+    after, held = read_back(ctx, tenant)
+    old, new = held.get(OLD), held.get(NEW)
+    if old is None or new is None:
+        fail(ctx, "omf/supersedes-replayed", f"The export lists {list(held)}", after, "both sides of the edge",
+             sent_doc=doc)
+        return
+    old_now, new_now = memd_field(old, "chunk_id"), memd_field(new, "chunk_id")
+    for content, before, now in ((OLD, old_id, old_now), (NEW, new_id, new_now)):
+        if now == before:
+            fail(ctx, "omf/fresh-chunk-id", f"{content!r} kept its source chunk_id {before!r}", after,
+                 "a freshly minted chunk_id", sent_doc=doc)
+    if lc_field(new, "supersedes") != old_now:
+        fail(ctx, "omf/supersedes-replayed", f"The newer side's supersedes is {lc_field(new, 'supersedes')!r}; "
+             f"the older side's new chunk_id is {old_now!r}", after, "supersedes = the older side's new id",
+             sent_doc=doc)
+    if lc_field(old, "superseded_by") != new_now:
+        fail(ctx, "omf/superseded-by-derived", f"The older side's superseded_by is "
+             f"{lc_field(old, 'superseded_by')!r}; the newer side's new chunk_id is {new_now!r}", after,
+             "superseded_by = the newer side's new id (derived from its supersedes)", sent_doc=doc)
+
+
+@check("omf/supersession/orphans", spec="omf", requirements=("omf/orphan-edge-dropped",), bindings=LIVE,
+       title="Edges whose other side is not in the document are dropped; the status is kept")
+def orphans(ctx) -> None:
+    tenant = fresh_tenant("orphan")
+    gone_a, gone_b = model.uuid7(), model.uuid7()
+    items = [model.item(OLD, lifecycle={"status": "superseded", "superseded_by": gone_a}),
+             model.item(NEW, lifecycle={"supersedes": gone_b})]
+    doc = model.document(items)
+    seed(ctx, tenant, items)
+    after, held = read_back(ctx, tenant)
+    got = {"old status": lc_field(held.get(OLD), "status"), "old superseded_by": lc_field(held.get(OLD), "superseded_by"),
+           "new supersedes": lc_field(held.get(NEW), "supersedes")}
+    want = {"old status": "superseded", "old superseded_by": None, "new supersedes": None}
+    if got != want:
+        fail(ctx, "omf/orphan-edge-dropped", f"Edges to ids outside the document came back as {got}", after,
+             f"{want}: the edges dropped, the parsed status kept", sent_doc=doc)

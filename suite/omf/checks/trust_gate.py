@@ -1,0 +1,154 @@
+"""The trust gate (OMF 1.0 §Trust gate, §Compatibility): lifecycle is honoured only for source.app
+"memd" with extensions.memd.v == 1; everything else lands at memd defaults, while content, tags,
+project, chunk_type and ingestion_mode still flow in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.omf import model
+from memconform.suite.omf.checks._common import LIVE, fail, fresh_tenant, lc_field, memd_field, read_back, seed, send
+from memconform.suite.registry import check
+
+#: What an untrusted item claims: everything the gate must refuse to honour.
+CLAIMS = {"status": "expired", "tier": "history", "expires_at_ms": 1_000, "review_after_ms": 2_000}
+
+
+def _defaults(ctx: Any, rid: str, it: dict[str, Any] | None, run: Any, why: str, doc: Any) -> None:
+    got = {k: lc_field(it, k) for k in model.DEFAULT_LIFECYCLE}
+    if it is None or got != model.DEFAULT_LIFECYCLE:
+        fail(ctx, rid, f"An item {why} was read back with lifecycle {got if it else '(not exported)'}", run,
+             f"the memd defaults {model.DEFAULT_LIFECYCLE}", sent_doc=doc)
+
+
+@check("omf/trust/untrusted-defaults", spec="omf",
+       requirements=("omf/trust-gate", "omf/untrusted-defaults", "omf/source-optional", "omf/memd-v-gated"),
+       bindings=LIVE, title="An untrusted item claiming tier=history / status=expired imports with defaults")
+def untrusted_defaults(ctx) -> None:
+    tenant = fresh_tenant("untrust")
+    variants = [
+        ("omf/untrusted-defaults", "from a third-party source", dict(trusted=False), {}),
+        ("omf/source-optional", "from a document without source", dict(source=None), {}),
+        ("omf/memd-v-gated", "from memd with extensions.memd.v 2", {}, dict(v=2)),
+        ("omf/memd-v-gated", "from memd with extensions.memd.v \"1\" (a string)", {}, dict(v="1")),
+        ("omf/trust-gate", "from memd without extensions.memd.v", {}, dict(v=model.OMIT)),
+    ]
+    sent = []
+    for i, (rid, why, doc_kw, item_kw) in enumerate(variants):
+        doc = model.document([model.item(f"mcf untrusted {i}", lifecycle=CLAIMS, **item_kw)], **doc_kw)
+        run = send(ctx, tenant, doc)
+        if not run.ok:
+            fail(ctx, rid, f"An item {why} was refused", run, "it imports (with the default lifecycle)", sent_doc=doc)
+        sent.append((rid, why, doc))
+    after, held = read_back(ctx, tenant)
+    for i, (rid, why, doc) in enumerate(sent):
+        _defaults(ctx, rid, held.get(f"mcf untrusted {i}"), after, f"{why} claiming {CLAIMS}", doc)
+
+
+@check("omf/trust/lifecycle-honoured", spec="omf", requirements=("omf/trust-gate", "omf/lifecycle-honoured"),
+       bindings=LIVE, title="A trusted import keeps status, tier, expiry, review and lifecycle_updated_at_ms")
+def lifecycle_honoured(ctx) -> None:
+    tenant = fresh_tenant("trusted")
+    future = model.now_ms() + 30 * 86_400_000
+    wanted = {
+        "mcf trusted draft": dict(status="draft", tier="working", expires_at_ms=future, review_after_ms=future,
+                                  lifecycle_updated_at_ms=1_700_000_000_000),
+        "mcf trusted history": dict(status="expired", tier="history", expires_at_ms=1_000, review_after_ms=None,
+                                    lifecycle_updated_at_ms=1_700_000_000_001),
+    }
+    run = seed(ctx, tenant, [model.item(c, lifecycle=lc) for c, lc in wanted.items()])
+    after, held = read_back(ctx, tenant)
+    for content, lc in wanted.items():
+        got = {k: lc_field(held.get(content), k) for k in lc}
+        if got != lc:
+            rid = "omf/lifecycle-honoured" if content in held else "omf/trust-gate"
+            fail(ctx, rid, f"The trusted item {content!r} was read back with lifecycle {got}", after,
+                 f"the lifecycle it was imported with: {lc}", sent_doc=model.document([model.item(content, lifecycle=lc)]))
+    del run
+
+
+@check("omf/trust/untrusted-fields-flow", spec="omf",
+       requirements=("omf/untrusted-fields-flow", "omf/tags-verbatim", "omf/category-fallback-project"),
+       bindings=LIVE, title="From an untrusted producer, content, tags, project, type and mode still flow in")
+def untrusted_fields_flow(ctx) -> None:
+    tenant = fresh_tenant("flow")
+    items = [model.item("mcf flow: scoped", project="proj-flow", tags=["z-tag", "a-tag", "z-tag2"],
+                        chunk_type="code", ingestion_mode="conversation", lifecycle=CLAIMS),
+             model.item("mcf flow: category", category="cat-flow", tags=[], lifecycle=CLAIMS)]
+    doc = model.document(items, trusted=False)
+    seed(ctx, tenant, items, trusted=False)
+    after, held = read_back(ctx, tenant)
+    a, b = held.get("mcf flow: scoped"), held.get("mcf flow: category")
+    if a is None or b is None:
+        fail(ctx, "omf/untrusted-fields-flow", f"Items of an untrusted document are missing from the export "
+             f"(it holds {list(held)})", after, "both items, with their content", sent_doc=doc)
+        return
+    if a.get("tags") != ["z-tag", "a-tag", "z-tag2"]:
+        fail(ctx, "omf/tags-verbatim", f"Tags {['z-tag', 'a-tag', 'z-tag2']} came back as {a.get('tags')!r}",
+             after, "the same tags, in the same order", sent_doc=doc)
+    got = {k: memd_field(a, k) for k in ("project_id", "chunk_type", "ingestion_mode")}
+    want = {"project_id": "proj-flow", "chunk_type": "code", "ingestion_mode": "conversation"}
+    if got != want:
+        fail(ctx, "omf/untrusted-fields-flow", f"An untrusted item's project, type and mode came back as {got}",
+             after, f"{want}: they flow in whatever the trust", sent_doc=doc)
+    if memd_field(b, "project_id") != "cat-flow":
+        fail(ctx, "omf/category-fallback-project", f"An untrusted item with category 'cat-flow' and no "
+             f"project_id landed in project {memd_field(b, 'project_id')!r}", after, "project 'cat-flow'", sent_doc=doc)
+
+
+@check("omf/trust/unknown-type-mode", spec="omf", requirements=("omf/chunk-type-import", "omf/ingestion-mode-import"),
+       bindings=LIVE, title="Unknown chunk_type becomes doc, unknown ingestion_mode becomes document")
+def unknown_type_mode(ctx) -> None:
+    tenant = fresh_tenant("typemode")
+    cases = {"mcf type: unknown trusted": (True, "blob", "chat", "doc", "document"),
+             "mcf type: unknown untrusted": (False, "Code!", "streaming", "doc", "document"),
+             "mcf type: known": (True, "decision", "conversation", "decision", "conversation")}
+    for content, (trusted, ct, im, _, _) in cases.items():
+        seed(ctx, tenant, [model.item(content, chunk_type=ct, ingestion_mode=im)], trusted=trusted)
+    after, held = read_back(ctx, tenant)
+    for content, (trusted, ct, im, want_ct, want_im) in cases.items():
+        it = held.get(content)
+        doc = model.document([model.item(content, chunk_type=ct, ingestion_mode=im)], trusted)
+        if memd_field(it, "chunk_type") != want_ct:
+            fail(ctx, "omf/chunk-type-import", f"chunk_type {ct!r} landed as {memd_field(it, 'chunk_type')!r}",
+                 after, f"chunk_type {want_ct!r}", sent_doc=doc)
+        if memd_field(it, "ingestion_mode") != want_im:
+            fail(ctx, "omf/ingestion-mode-import", f"ingestion_mode {im!r} landed as "
+                 f"{memd_field(it, 'ingestion_mode')!r}", after, f"ingestion_mode {want_im!r}", sent_doc=doc)
+
+
+@check("omf/trust/status-informational", spec="omf", requirements=("omf/status-informational",), bindings=LIVE,
+       title="An item's top-level status never by itself sets the lifecycle status")
+def status_informational(ctx) -> None:
+    tenant = fresh_tenant("status")
+    cases = [("mcf status: untrusted superseded", False, "superseded", None),
+             ("mcf status: untrusted draft", False, "draft", None),
+             ("mcf status: trusted final", True, "expired", {"status": "final"})]
+    for content, trusted, status, lc in cases:
+        seed(ctx, tenant, [model.item(content, status=status, lifecycle=lc)], trusted=trusted)
+    after, held = read_back(ctx, tenant)
+    for content, trusted, status, lc in cases:
+        got = lc_field(held.get(content), "status")
+        if got != "final":
+            fail(ctx, "omf/status-informational", f"An item with top-level status {status!r} "
+                 f"({'trusted, lifecycle final' if trusted else 'untrusted'}) landed with lifecycle status {got!r}",
+                 after, "lifecycle status final", sent_doc=model.document([model.item(content, status=status,
+                                                                                      lifecycle=lc)], trusted))
+
+
+@check("omf/trust/untrusted-lifecycle-not-parsed", spec="omf", requirements=("omf/untrusted-lifecycle-not-parsed",),
+       bindings=LIVE, title="A malformed lifecycle in an untrusted item is ignored, not an error")
+def untrusted_lifecycle_not_parsed(ctx) -> None:
+    tenant = fresh_tenant("unparsed")
+    bad = {"mcf unparsed: string": "final", "mcf unparsed: tier": {"tier": "bogus"},
+           "mcf unparsed: ms": {"expires_at_ms": "soon"}}
+    for content, lc in bad.items():
+        doc = model.document([model.item(content, lifecycle=lc)], trusted=False)
+        run = send(ctx, tenant, doc)
+        if not run.ok:
+            fail(ctx, "omf/untrusted-lifecycle-not-parsed", "An untrusted document with a malformed lifecycle "
+                 "was refused", run, "it imports with the default lifecycle (the block is not parsed)", sent_doc=doc)
+    after, held = read_back(ctx, tenant)
+    for content, lc in bad.items():
+        _defaults(ctx, "omf/untrusted-lifecycle-not-parsed", held.get(content), after,
+                  f"untrusted with lifecycle {lc!r}", model.document([model.item(content, lifecycle=lc)], False))
