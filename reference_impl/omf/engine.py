@@ -432,8 +432,8 @@ class OmfEngine:
         if self.fault == "omf-exported-at-millis":
             stamp = stamp[:-1] + f".{now_ms % 1000:03d}Z"
         version = "1" if self.fault == "omf-exports-version-1" else OMF_VERSION
-        out.write('{"omf": ' + json.dumps(version) + ', "exported_at": ' + json.dumps(stamp) + ', "source": {"app": "memd"}, '
-                  '"memories": [')
+        out.write('{"omf": ' + json.dumps(version) + ', "exported_at": ' + json.dumps(stamp)
+                  + ', "source": {"app": "memd"}, "memories": [')
         count = 0
         rows: Iterable[Any] = self.store.rows_for_export(tenant, project_id, include_history=include_history)
         if self.fault == "omf-export-by-content":
@@ -468,6 +468,8 @@ class OmfEngine:
             expires = row["expires_at_ms"]
             if expires is not None and expires <= now_ms and self.fault != "omf-no-lazy-expiry":
                 return False
+            if expires is not None and self.fault == "omf-expiry-drops-future":
+                return False  # any expiry, even a future one, counts as expired
         return True
 
     def _export_item(self, row: Any, now_ms: int) -> dict[str, Any]:
@@ -475,6 +477,12 @@ class OmfEngine:
         memd = out["extensions"][MEMD_APP]
         if self.fault == "omf-exports-v-string":
             memd["v"] = str(MEMD_EXT_VERSION)
+        if self.fault == "omf-exports-status-active" and memd["lifecycle"]["status"] == "final":
+            memd["lifecycle"]["status"] = "active"
+        if self.fault == "omf-exports-no-chunk-id":
+            del memd["chunk_id"]
+        if self.fault == "omf-exports-null-category":
+            out["category"] = out.get("category")
         if self.fault == "omf-exports-type-uppercase":
             memd["chunk_type"] = memd["chunk_type"].upper()
         if self.fault == "omf-exports-mode-uppercase":

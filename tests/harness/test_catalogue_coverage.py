@@ -45,21 +45,7 @@ def test_faults_name_only_known_requirements():
 #: fails this test once a fault covers it, so the list only shrinks). Open work, not a waiver.
 KNOWN_WITHOUT_FAULT: set[str] = {
     # OMF (issue 5, in progress): checks written, faults still to come.
-    "omf/dates-informational",
-    "omf/export-every-eligible",
-    "omf/foreign-extensions-ignored",
-    "omf/item-field-types",
-    "omf/lifecycle-field-types",
-    "omf/lifecycle-status-vocabulary",
-    "omf/lifecycle-tier-vocabulary",
-    "omf/memd-chunk-id",
-    "omf/memd-chunk-type",
-    "omf/memd-ingestion-mode",
     "omf/memd-namespace",
-    "omf/memd-project-id",
-    "omf/memories-empty-valid",
-    "omf/nanomem-compatible",
-    "omf/status-informational",
 }
 
 

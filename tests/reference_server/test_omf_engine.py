@@ -466,7 +466,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf"}
-    assert len(names) == 36 and all(n.startswith("omf-") for n in names)
+    assert len(names) == 48 and all(n.startswith("omf-") for n in names)
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -647,3 +647,67 @@ def test_fault_refuses_null_lifecycle() -> None:
 def test_fault_preview_no_by_project() -> None:
     p = engine("omf-preview-no-by-project").preview("t", doc(item("a", project="p")))
     assert "by_project" not in p and p["to_import"] == 1
+
+
+def test_fault_refuses_empty_memories() -> None:
+    with pytest.raises(ValidationError):
+        engine("omf-refuses-empty-memories").import_document("t", doc())
+    assert engine("omf-refuses-empty-memories").import_document("t", doc(item("a")))["imported"] == 1
+
+
+def test_fault_status_sets_lifecycle() -> None:
+    e = engine("omf-status-sets-lifecycle")
+    e.import_document("t", doc(item("a", status="draft"), item("b", status="archived"), app="other"))
+    assert [lc["status"] for lc in lifecycles(e)] == ["draft", "final"]
+
+
+def test_fault_dates_set_expiry() -> None:
+    e = engine("omf-dates-set-expiry")
+    plain = {"content": "a", "expires_at": "2001-01-01"}
+    e.import_document("t", doc(plain, app=None))
+    assert lifecycles(e)[0]["expires_at_ms"] == 978_307_200_000
+    assert exported(e, include_expired=False) == []
+    g = engine()
+    g.import_document("t", doc(plain, app=None))
+    assert lifecycles(g)[0]["expires_at_ms"] is None
+
+
+@pytest.mark.parametrize("fault,path,value", [
+    ("omf-exports-type-uppercase", ("chunk_type",), "DOC"),
+    ("omf-exports-mode-uppercase", ("ingestion_mode",), "DOCUMENT"),
+    ("omf-exports-tier-hyphen", ("lifecycle", "tier"), "long-term"),
+    ("omf-exports-status-active", ("lifecycle", "status"), "active"),
+    ("omf-exports-ms-strings", ("lifecycle", "lifecycle_updated_at_ms"), str(NOW)),
+])
+def test_export_shape_faults(fault: str, path: tuple[str, ...], value: Any) -> None:
+    e = engine(fault)
+    e.import_document("t", doc(item("a")))
+    got: Any = exported(e)[0]["extensions"]["memd"]
+    for key in path:
+        got = got[key]
+    assert got == value
+
+
+def test_fault_exports_sparse_project_and_no_chunk_id() -> None:
+    e = engine("omf-exports-sparse-project")
+    e.import_document("t", doc(item("a"), item("b", project="p")))
+    a, b = (i["extensions"]["memd"] for i in exported(e))
+    assert "project_id" not in a and b["project_id"] == "p"
+    k = engine("omf-exports-no-chunk-id")
+    k.import_document("t", doc(item("a")))
+    assert "chunk_id" not in exported(k)[0]["extensions"]["memd"]
+
+
+def test_fault_exports_null_category() -> None:
+    e = engine("omf-exports-null-category")
+    e.import_document("t", doc(item("a"), item("b", category="c")))
+    assert [i["category"] for i in exported(e)] == [None, "c"]
+    assert "category" not in exported(engine_with(item("a")))[0]
+
+
+def test_fault_expiry_drops_future() -> None:
+    good, bad = engine(), engine("omf-expiry-drops-future")
+    seed(good)
+    seed(bad)
+    assert set(contents(good, include_expired=False)) - set(contents(bad, include_expired=False)) == {"future"}
+    assert contents(good) == contents(bad)
