@@ -496,6 +496,8 @@ class OmfEngine:
             del memd["project_id"]
         if self.fault == "omf-exports-sparse-lifecycle" and memd["lifecycle"]["superseded_by"] is None:
             del memd["lifecycle"]["superseded_by"]
+        if self.fault == "omf-exports-tier-top-level":
+            out["tier"] = memd["lifecycle"]["tier"]
         return out
 
 

@@ -111,4 +111,6 @@ OMF_FAULTS = (
     _f("exports-no-chunk-id", "export leaves extensions.memd.chunk_id out",
        "memd-chunk-id", "superseded-by-derived", "supersedes-replayed"),
     _f("exports-null-category", "export writes category: null for an item without one", "item-field-types"),
+    _f("exports-tier-top-level", "export also writes the lifecycle tier as a top-level item member (memd-specific "
+       "data outside extensions.memd)", "memd-namespace"),
 )

@@ -43,10 +43,7 @@ def test_faults_name_only_known_requirements():
 
 #: Known defects, listed so they stay visible: MUST checks no fault proves yet (each entry also
 #: fails this test once a fault covers it, so the list only shrinks). Open work, not a waiver.
-KNOWN_WITHOUT_FAULT: set[str] = {
-    # OMF (issue 5, in progress): checks written, faults still to come.
-    "omf/memd-namespace",
-}
+KNOWN_WITHOUT_FAULT: set[str] = set()
 
 
 def test_every_must_check_has_a_fault():

@@ -466,7 +466,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf"}
-    assert len(names) == 48 and all(n.startswith("omf-") for n in names)
+    assert len(names) == 49 and all(n.startswith("omf-") for n in names)
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -703,6 +703,13 @@ def test_fault_exports_null_category() -> None:
     e.import_document("t", doc(item("a"), item("b", category="c")))
     assert [i["category"] for i in exported(e)] == [None, "c"]
     assert "category" not in exported(engine_with(item("a")))[0]
+
+
+def test_fault_exports_tier_top_level() -> None:
+    e = engine("omf-exports-tier-top-level")
+    e.import_document("t", doc(item("a")))
+    assert exported(e)[0]["tier"] == "long_term"
+    assert "tier" not in exported(engine_with(item("a")))[0]
 
 
 def test_fault_expiry_drops_future() -> None:
