@@ -88,6 +88,61 @@ def vectors_sign(key_path: Path | None, root: Path | None) -> None:
     click.echo("MANIFEST.json signed")
 
 
+# -- report ----------------------------------------------------------------------------------
+
+def _read_report(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        click.echo(f"{path}: cannot read the report: {exc}", err=True)
+        sys.exit(MALFORMED)
+    if not isinstance(data, dict) or data.get("format") != "memconform-report/1":
+        click.echo(f"{path}: not a memconform report (format memconform-report/1)", err=True)
+        sys.exit(MALFORMED)
+    return data
+
+
+@cli.group()
+def report() -> None:
+    """Render the JSON report a run writes (memconform-report.json, or --report PATH) for people:
+    an HTML page, badges."""
+
+
+@report.command("html")
+@click.argument("report_path", metavar="REPORT", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="write the page here (default: stdout)")
+def report_html(report_path: Path, output: Path | None) -> None:
+    """One self-contained HTML page: run info, level lines, requirements with their findings,
+    outcome filters and a requirements × bindings coverage matrix."""
+    from memconform.reports.html import render_html
+
+    _emit(render_html(_read_report(report_path)), output)
+
+
+@report.command("badge")
+@click.argument("report_path", metavar="REPORT", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="folder to write the badges into (created if missing)")
+def report_badge(report_path: Path, out_dir: Path) -> None:
+    """Per spec/version: <spec>-<version>.svg and a shields.io endpoint <spec>-<version>.json
+    (prefixed <target>- when the report judged more than one target)."""
+    import re
+
+    from memconform.reports.badge import badge_rows, badge_svg, shields_endpoint
+
+    rows = badge_rows(_read_report(report_path))
+    several = len({r["target"] for r in rows}) > 1
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for row in rows:
+        stem = f"{row['target']}-{row['spec']}-{row['version']}" if several else f"{row['spec']}-{row['version']}"
+        stem = re.sub(r"[^A-Za-z0-9._-]", "_", stem)  # labels are free text: keep them inside out_dir
+        (out_dir / f"{stem}.svg").write_text(badge_svg(row), encoding="utf-8")
+        (out_dir / f"{stem}.json").write_text(json.dumps(shields_endpoint(row)) + "\n", encoding="utf-8")
+        click.echo(out_dir / f"{stem}.svg")
+        click.echo(out_dir / f"{stem}.json")
+
+
 # -- record ----------------------------------------------------------------------------------
 
 def _load_or_exit(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -476,6 +531,24 @@ def _emit(text: str, output: Path | None) -> None:
         click.echo(text if text.endswith("\n") else text + "\n", nl=False)
     else:
         output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+def _wire_result_commands() -> None:
+    # The signing and baseline commands live in their own module (one concern each); they join
+    # the `report` group and a `baseline` group here.
+    from memconform.suite.cli_reports import baseline_write, report_sign, report_verify
+
+    report.add_command(report_sign, "sign")
+    report.add_command(report_verify, "verify")
+
+    @cli.group()
+    def baseline() -> None:
+        """Expected-failure baselines for `pytest --baseline FILE`."""
+
+    baseline.add_command(baseline_write, "write")
+
+
+_wire_result_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -49,6 +49,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "the default) or the SDK's newest protocol version")
     group.addoption("--memconform-only", action="store_true", default=False,
                     help="collect only the memconform checks, none of the files in the current folder")
+    group.addoption("--baseline", default=None, metavar="FILE",
+                    help="TOML file of accepted failures: a listed failure is xfailed, a listed item "
+                         "that now passes is stale and fails the run (see memconform.reports.baseline)")
 
 
 @dataclass
@@ -61,6 +64,7 @@ class RunState:
     report_path: str | None
     timeout: float
     mcp_protocol: str = "2025-11-25"
+    baseline: Any = None  # a reports.baseline.Baseline, loaded once per process (xdist workers too)
     drivers: dict[str, Any] = field(default_factory=dict)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     report: dict[str, Any] | None = None
@@ -100,6 +104,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("target"):
         return
     report = config.getoption("report")
+    baseline = None
+    if config.getoption("baseline"):
+        from memconform.reports.baseline import BaselineError, load_baseline
+
+        try:
+            baseline = load_baseline(config.getoption("baseline"))
+        except BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = RunState(
         targets=list(config.getoption("target")),
         specs=_parse_specs(config.getoption("spec")),
@@ -109,6 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
         report_path=None if report == "-" else report,
         timeout=config.getoption("timeout"),
         mcp_protocol=config.getoption("mcp_protocol"),
+        baseline=baseline,
     )
     config.pluginmanager.register(ResultCollector(config.stash[STATE]), "memconform-results")
 
@@ -220,6 +233,8 @@ class CheckItem(pytest.Item):
         self.case = case
         self.driver = driver
         self.result: CheckResult | None = None
+        self.baseline_outcome: Outcome | None = None
+        self.baseline_reason: str | None = None
 
     def _result_json(self, result: CheckResult) -> dict[str, Any]:
         version = self.subject.version
@@ -241,7 +256,14 @@ class CheckItem(pytest.Item):
         result = run_check(self.check, self.subject.version, self.subject.binding,
                            lambda: self.driver.client(self.subject), self.case)
         self.result = result
-        self.user_properties.append(("memconform", self._result_json(result)))
+        from memconform.reports.baseline import apply_baseline
+
+        # The baseline is applied here, per item, so the pytest outcome and the report agree
+        # however the run is split across xdist workers.
+        result_json = apply_baseline(self._result_json(result), self.config.stash[STATE].baseline)
+        self.baseline_outcome = Outcome(result_json["outcome"])
+        self.baseline_reason = result_json["reason"]
+        self.user_properties.append(("memconform", result_json))
         if result.outcome is Outcome.ERROR:
             pytest.fail(_format_result(self, result), pytrace=False)
         if result.outcome is Outcome.SKIPPED:
@@ -250,6 +272,10 @@ class CheckItem(pytest.Item):
     def runtest(self) -> None:
         assert self.result is not None
         state = self.config.stash[STATE]
+        if self.baseline_outcome is Outcome.XFAILED:
+            pytest.xfail(f"{self.check.id}: {self.baseline_reason}")
+        if self.baseline_outcome is Outcome.STALE:
+            pytest.fail(f"{self.check.id}: {self.baseline_reason}", pytrace=False)
         if self.result.outcome is Outcome.FAILED or (self.result.outcome is Outcome.WARNING and state.strict):
             pytest.fail(_format_result(self, self.result), pytrace=False)
 
@@ -314,6 +340,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     options = {"targets": state.targets, "specs": sorted(f"{k}@{','.join(sorted(v))}" if v else k
                                                           for k, v in state.specs.items()),
                "level": state.level, "bindings": sorted(state.bindings), "strict": state.strict}
+    if state.baseline is not None:
+        options["baseline"] = state.baseline.path
     state.report = build_report(list(state.results.values()), targets, run_info(options))
     if state.report_path:
         path = Path(state.report_path)

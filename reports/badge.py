@@ -1,0 +1,82 @@
+"""Badges rendered from the JSON report: an SVG and a shields.io endpoint document per
+target/spec/version.
+
+A badge says only what the report computed: the level each binding reached, bindings with the same
+level combined ("L3 · HTTP+MCP"), or "not conformant" when no binding reached any level.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import defaultdict
+from typing import Any
+
+from memconform.suite.outcomes import LEVELS
+
+COLORS = {"L3": "brightgreen", "L2": "green", "L1": "yellowgreen", "L0": "yellow", None: "red"}
+#: shields.io's named colours as hex, so the SVG needs nothing from the network.
+HEX = {"brightgreen": "#4c1", "green": "#97ca00", "yellowgreen": "#a4a61d", "yellow": "#dfb317",
+       "red": "#e05d44"}
+NOT_CONFORMANT = "not conformant"
+#: Average advance of an 11px Verdana glyph, plus padding either side: good enough for a badge.
+CHAR_WIDTH = 7
+PADDING = 10
+
+
+def badge_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report's level rows grouped per target/spec/version: {target, spec, version,
+    bindings: {binding: level or None}}."""
+    groups: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(dict)
+    for row in report["levels"]:
+        groups[(row["target"], row["spec"], row["version"])][row["binding"]] = row["level"]
+    return [{"target": t, "spec": s, "version": v, "bindings": dict(sorted(b.items()))}
+            for (t, s, v), b in sorted(groups.items())]
+
+
+def _best(row: dict[str, Any]) -> str | None:
+    reached = [lv for lv in row["bindings"].values() if lv is not None]
+    return max(reached, key=LEVELS.index) if reached else None
+
+
+def label(row: dict[str, Any]) -> str:
+    return f"{row['spec'].upper()} {row['version']}"
+
+
+def message(row: dict[str, Any]) -> str:
+    """Highest level first; a binding without a level is left out (the badge names the bindings
+    it vouches for, so it never implies the others)."""
+    by_level: dict[str, list[str]] = defaultdict(list)
+    for binding, level in row["bindings"].items():
+        if level is not None:
+            by_level[level].append(binding.upper())
+    if not by_level:
+        return NOT_CONFORMANT
+    return ", ".join(f"{lv} · {'+'.join(sorted(by_level[lv]))}"
+                     for lv in sorted(by_level, key=LEVELS.index, reverse=True))
+
+
+def color(row: dict[str, Any]) -> str:
+    return COLORS[_best(row)]
+
+
+def _width(text: str) -> int:
+    return len(text) * CHAR_WIDTH + 2 * PADDING
+
+
+def badge_svg(row: dict[str, Any]) -> str:
+    left, right = label(row), message(row)
+    lw, rw = _width(left), _width(right)
+    fill = HEX[color(row)]
+    e = html.escape  # spec and binding names come from the report: escape like any report text
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{lw + rw}" height="20" role="img" '
+            f'aria-label="{e(left)}: {e(right)}"><title>{e(left)}: {e(right)}</title>'
+            f'<rect width="{lw}" height="20" fill="#555"/>'
+            f'<rect x="{lw}" width="{rw}" height="20" fill="{fill}"/>'
+            f'<g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
+            f'<text x="{lw / 2}" y="14">{e(left)}</text>'
+            f'<text x="{lw + rw / 2}" y="14">{e(right)}</text></g></svg>\n')
+
+
+def shields_endpoint(row: dict[str, Any]) -> dict[str, Any]:
+    """https://shields.io/badges/endpoint-badge: serve this JSON and point shields at it."""
+    return {"schemaVersion": 1, "label": label(row), "message": message(row), "color": color(row)}
