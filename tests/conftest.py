@@ -5,6 +5,8 @@ pytest_plugins = ["pytester"]
 # inside the MCP SDK, the check registry) then see two copies of one class. Importing them here,
 # before any pytester run, keeps one copy for the whole session.
 import cryptography.hazmat.primitives.hashes  # noqa: E402,F401
+import h11  # noqa: E402,F401
+import httpcore  # noqa: E402,F401  (httpx imports it lazily; its exception classes must stay one copy)
 import httpx  # noqa: E402,F401
 import mcp  # noqa: E402,F401
 import schemathesis  # noqa: E402,F401
