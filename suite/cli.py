@@ -120,6 +120,24 @@ def report_html(report_path: Path, output: Path | None) -> None:
     _emit(render_html(_read_report(report_path)), output)
 
 
+@cli.command("compare")
+@click.argument("reports", metavar="REPORT...", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="also write the side-by-side page (self-contained HTML) here")
+@click.option("--all", "everything", is_flag=True, default=False,
+              help="list every requirement, not only those where the targets differ")
+def compare(reports: tuple[Path, ...], html_out: Path | None, everything: bool) -> None:
+    """Several targets' results side by side: the level each reached per spec, version and binding,
+    then the requirements where their outcomes differ."""
+    from memconform.reports.compare import comparison, render_html, render_terminal
+
+    cmp = comparison([(p.name, _read_report(p)) for p in reports])
+    click.echo(render_terminal(cmp, everything=everything), nl=False)
+    if html_out is not None:
+        _emit(render_html(cmp), html_out)
+
+
 @report.command("badge")
 @click.argument("report_path", metavar="REPORT", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
