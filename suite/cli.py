@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from memconform.suite.cli_reports import baseline_write, report_sign, report_verify
+
 MALFORMED = 2
 VERDICT = 1
 
@@ -106,6 +108,19 @@ def _read_report(path: Path) -> dict[str, Any]:
 def report() -> None:
     """Render the JSON report a run writes (memconform-report.json, or --report PATH) for people:
     an HTML page, badges."""
+
+
+# Signing and baselines live in their own module (one concern each) and join these groups.
+report.add_command(report_sign, "sign")
+report.add_command(report_verify, "verify")
+
+
+@cli.group()
+def baseline() -> None:
+    """Expected-failure baselines for `pytest --baseline FILE`."""
+
+
+baseline.add_command(baseline_write, "write")
 
 
 @report.command("html")
@@ -549,24 +564,6 @@ def _emit(text: str, output: Path | None) -> None:
         click.echo(text if text.endswith("\n") else text + "\n", nl=False)
     else:
         output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-
-
-def _wire_result_commands() -> None:
-    # The signing and baseline commands live in their own module (one concern each); they join
-    # the `report` group and a `baseline` group here.
-    from memconform.suite.cli_reports import baseline_write, report_sign, report_verify
-
-    report.add_command(report_sign, "sign")
-    report.add_command(report_verify, "verify")
-
-    @cli.group()
-    def baseline() -> None:
-        """Expected-failure baselines for `pytest --baseline FILE`."""
-
-    baseline.add_command(baseline_write, "write")
-
-
-_wire_result_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

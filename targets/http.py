@@ -31,6 +31,7 @@ from memconform.suite.outcomes import TargetError
 from memconform.suite.ump import captoken, record as ump_record, testkeys
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.base import Subject
+from memconform.targets.http_session import HttpSession
 
 VERSION_HEADER = "UMP-Version"
 OPERATIONS = frozenset({"capabilities", "recall", "remember", "get", "revise", "forget", "feedback",
@@ -166,8 +167,7 @@ class HttpUmpClient:
         self.event_timeout = timeout if event_timeout is None else event_timeout
         self.send_version = send_version
         self._tokens = _TokenCache()
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, follow_redirects=False,
-                                  headers={"Accept": "application/json"})
+        self._http = HttpSession(timeout=timeout, base_url=self.base_url)
         self._offered: frozenset[str] | None = None
 
     # -- plumbing -------------------------------------------------------------------------
@@ -193,39 +193,9 @@ class HttpUmpClient:
             headers[name] = value
         return {k: v for k, v in headers.items() if v is not None}, how
 
-    def _renew_connections(self) -> None:
-        old, self._http = self._http, httpx.Client(base_url=self.base_url, timeout=self.timeout,
-                                                   follow_redirects=False,
-                                                   headers={"Accept": "application/json"})
-        old.close()
-
     def _send(self, method: str, path: str, *, content: bytes | None = None,
               headers: dict[str, str] | None = None) -> httpx.Response:
-        return self._transmit(self._http.build_request(method, path, content=content, headers=headers))
-
-    def _transmit(self, request: httpx.Request) -> httpx.Response:
-        url = str(request.url)
-        try:
-            try:
-                response = self._http.send(request)
-            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
-                # A server may close a kept-alive connection after an error answer (uvicorn does
-                # after an exception); the next request can race that close and be reset before
-                # the server read it. Sent again once on a fresh connection; a server that resets
-                # this request too is reported below.
-                self._renew_connections()
-                response = self._http.send(request)
-            if response.status_code >= 500:
-                self._renew_connections()
-            return response
-        except httpx.TimeoutException as exc:
-            raise TargetError(f"{request.method} {url}: no answer within {self.timeout:g} s "
-                              f"({type(exc).__name__})") from None
-        except httpx.ConnectError as exc:
-            raise TargetError(f"{request.method} {url}: cannot connect ({exc or type(exc).__name__})") from None
-        except httpx.TransportError as exc:
-            raise TargetError(f"{request.method} {url}: the connection failed "
-                              f"({type(exc).__name__}: {exc})") from None
+        return self._http.send(self._http.request(method, path, content=content, headers=headers))
 
     def _reply(self, operation: str, sent: Any, response: httpx.Response, how: str) -> Reply:
         status = response.status_code
@@ -303,12 +273,12 @@ class HttpUmpClient:
         `Authorization`); a header whose value is None is not sent."""
         hdrs, how = self._headers(auth, headers)
         sent = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else body
-        request = self._http.build_request(method, path, content=body, headers=hdrs)
+        request = self._http.request(method, path, content=body, headers=hdrs)
         # keep the path byte for byte (httpx would re-escape a bad `%`); only non-ASCII and
         # spaces/controls are escaped, as no request line can carry them
         raw_path = urllib.parse.quote(path, safe="".join(chr(c) for c in range(33, 127)))
         request.url = request.url.copy_with(raw_path=raw_path.encode("ascii"))
-        response = self._transmit(request)
+        response = self._http.send(request)
         return self._reply(f"{method} {path}", sent, response, how)
 
     def offered(self) -> frozenset[str]:

@@ -39,6 +39,7 @@ from memconform.suite.upp.jsonrpc import (
     judge_received, parse_sent, read_line, read_message, readable_id, same_id, stray_problem,
 )
 from memconform.targets.base import Subject
+from memconform.targets.http_session import HttpSession
 
 UPP_VERSION = "1.0.0"
 #: How long a notification waits for a stray answer (a server must send none).
@@ -118,39 +119,12 @@ class HttpTransport:
     def __init__(self, url: str, *, timeout: float = 10.0):
         self.url = url
         self.timeout = float(timeout)
-        self._http = self._new_client()
+        self._http = HttpSession(timeout=self.timeout)
         self._closed = False
 
-    def _new_client(self) -> httpx.Client:
-        return httpx.Client(timeout=self.timeout, follow_redirects=False, headers={"Accept": "application/json"})
-
-    def _renew_connections(self) -> None:
-        old, self._http = self._http, self._new_client()
-        old.close()
-
     def _post(self, data: bytes) -> httpx.Response:
-        request = self._http.build_request("POST", self.url, content=data,
-                                           headers={"Content-Type": "application/json"})
-        try:
-            try:
-                response = self._http.send(request)
-            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
-                # A server may close a kept-alive connection after an error answer (uvicorn does
-                # after an exception); the next request can race that close and be reset before
-                # the server read it. Sent again once on a fresh connection (as targets/http.py).
-                self._renew_connections()
-                response = self._http.send(request)
-            if response.status_code >= 500:
-                self._renew_connections()  # the connection may be closing after a server failure
-            return response
-        except httpx.TimeoutException as exc:
-            raise TargetError(f"POST {self.url}: no answer within {self.timeout:g} s to "
-                              f"{excerpt(data)} ({type(exc).__name__})") from None
-        except httpx.ConnectError as exc:
-            raise TargetError(f"POST {self.url}: cannot connect ({exc or type(exc).__name__})") from None
-        except httpx.TransportError as exc:
-            raise TargetError(f"POST {self.url}: the connection failed ({type(exc).__name__}: {exc}) "
-                              f"sending {excerpt(data)}") from None
+        request = self._http.request("POST", self.url, content=data, headers={"Content-Type": "application/json"})
+        return self._http.send(request, f"POST {self.url} of {excerpt(data)}")
 
     def exchange(self, data: bytes, sent: Any) -> RpcExchange:
         if self._closed:

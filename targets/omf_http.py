@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
-
 from memconform.suite.omf.client import OmfRun
-from memconform.suite.outcomes import TargetError
 from memconform.targets.descriptor import render_value
+from memconform.targets.http_session import HttpSession
 
 _SHOWN = 200  # characters of a sent body kept in OmfRun.sent
 
@@ -32,23 +30,14 @@ class OmfHttpTarget:
     def __init__(self, base_url: str, *, timeout: float = 10.0):
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
-        self._http = httpx.Client(timeout=self.timeout, follow_redirects=False,
-                                  headers={"Accept": "application/json"})
+        self._http = HttpSession(timeout=self.timeout)
 
     def _post(self, operation: Any, path: str, data: bytes, params: dict[str, str]) -> OmfRun:
         url = f"{self.base_url}{path}"
-        request = self._http.build_request("POST", url, content=data, params=params,
-                                           headers={"Content-Type": "application/json"})
+        request = self._http.request("POST", url, content=data, params=params,
+                                     headers={"Content-Type": "application/json"})
         sent = f"POST {request.url} body {_summary(data)}"
-        try:
-            response = self._http.send(request)
-        except httpx.TimeoutException as exc:
-            raise TargetError(f"OMF {operation}: {sent}: no answer within {self.timeout:g} s "
-                              f"({type(exc).__name__})") from None
-        except httpx.ConnectError as exc:
-            raise TargetError(f"OMF {operation}: {sent}: cannot connect ({exc or type(exc).__name__})") from None
-        except httpx.TransportError as exc:
-            raise TargetError(f"OMF {operation}: {sent}: the connection failed ({type(exc).__name__}: {exc})") from None
+        response = self._http.send(request, f"OMF {operation}: {sent}")
         body = response.content.decode("utf-8", "replace")
         try:
             result = json.loads(body) if body.strip() else None

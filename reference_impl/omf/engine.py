@@ -21,17 +21,13 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from memconform.reference_impl.omf.store import OmfStore
+from memconform.suite.jsonvalue import a_json_type
+from memconform.suite.omf.vocabulary import (  # the spec's vocabularies, as the judge reads them
+    CHUNK_TYPES, INGESTION_MODES, MEMD_EXT_VERSION, MS_FIELDS, STATUSES, TIERS, VERSION,
+)
 
-OMF_VERSION = "1.0"
 MEMD_APP = "memd"
-MEMD_EXT_VERSION = 1
-
-STATUSES = ("final", "superseded", "expired", "draft", "error", "deleted")
-TIERS = ("working", "long_term", "history")
-CHUNK_TYPES = ("code", "doc", "trace", "decision", "plan", "research", "message", "summary", "other")
-INGESTION_MODES = ("conversation", "document")
 ARCHIVAL_STATUSES = ("archived", "expired")  # top-level item status skipped when include_archived=false
-_MS_FIELDS = ("expires_at_ms", "review_after_ms", "lifecycle_updated_at_ms")
 _I64 = (-(1 << 63), (1 << 63) - 1)  # memd's *_ms are i64: wider integers fail like any non-integer
 
 
@@ -74,14 +70,6 @@ def rfc3339(ms: int) -> str | None:
         return None
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def _is_int(value: Any) -> bool:
@@ -153,25 +141,25 @@ class OmfEngine:
 
     def validate_envelope(self, document: Any) -> list[Any]:
         if not isinstance(document, dict):
-            raise ValidationError(f"the document must be a JSON object, not {_kind(document)}")
+            raise ValidationError(f"the document must be a JSON object, not {a_json_type(document)}")
         version = document.get("omf")
         if self.fault == "omf-accepts-other-version":
             if not isinstance(version, str):  # any string version passes
                 raise ValidationError("\"omf\" is required")
-        elif version != OMF_VERSION:
-            raise ValidationError(f"\"omf\" must be \"{OMF_VERSION}\" (got {json.dumps(version)[:40]})"
+        elif version != VERSION:
+            raise ValidationError(f"\"omf\" must be \"{VERSION}\" (got {json.dumps(version)[:40]})"
                                   if "omf" in document else "\"omf\" is required")
         if not isinstance(document.get("exported_at"), str):
             raise ValidationError("\"exported_at\" is required and must be a string")
         source = document.get("source")
         if source is not None and not isinstance(source, dict):
-            raise ValidationError(f"\"source\" must be an object, not {_kind(source)}")
+            raise ValidationError(f"\"source\" must be an object, not {a_json_type(source)}")
         memories = document.get("memories")
         if self.fault == "omf-memories-optional" and "memories" not in document:
             memories = []  # a document without memories imports as an empty one
         if not isinstance(memories, list):
             raise ValidationError("\"memories\" is required and must be an array"
-                                  if memories is None else f"\"memories\" must be an array, not {_kind(memories)}")
+                                  if memories is None else f"\"memories\" must be an array, not {a_json_type(memories)}")
         if self.fault == "omf-refuses-empty-memories" and not memories:
             raise ValidationError("\"memories\" is empty")
         return memories
@@ -192,7 +180,7 @@ class OmfEngine:
     def resolve_item(self, index: int, item: Any, source_trusted: bool, now_ms: int) -> _Resolved:
         where = f"memories[{index}]"
         if not isinstance(item, dict):
-            raise ValidationError(f"{where} must be an object, not {_kind(item)}")
+            raise ValidationError(f"{where} must be an object, not {a_json_type(item)}")
         content = item.get("content")
         if not isinstance(content, str):
             raise ValidationError(f"{where}.content is required and must be a string")
@@ -201,21 +189,21 @@ class OmfEngine:
         for name in ("category", "status", "created_at", "updated_at", "expires_at"):
             value = item.get(name)
             if value is not None and not isinstance(value, str):
-                raise ValidationError(f"{where}.{name} must be a string, not {_kind(value)}")
+                raise ValidationError(f"{where}.{name} must be a string, not {a_json_type(value)}")
         tags = item.get("tags")
         if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
             raise ValidationError(f"{where}.tags must be an array of strings")
         extensions = item.get("extensions")
         if extensions is not None and not isinstance(extensions, dict):
-            raise ValidationError(f"{where}.extensions must be an object, not {_kind(extensions)}")
+            raise ValidationError(f"{where}.extensions must be an object, not {a_json_type(extensions)}")
         memd = (extensions or {}).get(MEMD_APP)
         if memd is not None and not isinstance(memd, dict):
-            raise ValidationError(f"{where}.extensions.memd must be an object, not {_kind(memd)}")
+            raise ValidationError(f"{where}.extensions.memd must be an object, not {a_json_type(memd)}")
         memd = memd or {}
         for name in ("chunk_id", "project_id", "chunk_type", "ingestion_mode"):
             value = memd.get(name)
             if value is not None and not isinstance(value, str):
-                raise ValidationError(f"{where}.extensions.memd.{name} must be a string, not {_kind(value)}")
+                raise ValidationError(f"{where}.extensions.memd.{name} must be a string, not {a_json_type(value)}")
         # v is not type-checked: any value but the integer 1 ("1", 2, missing) is simply not trusted.
         v = memd.get("v")
         trusted = source_trusted and self._ext_trusted(v)
@@ -256,7 +244,7 @@ class OmfEngine:
         if not isinstance(block, dict):
             if lenient:
                 return out
-            raise ValidationError(f"{where} must be an object, not {_kind(block)}")
+            raise ValidationError(f"{where} must be an object, not {a_json_type(block)}")
         if self.fault == "omf-refuses-null-lifecycle":
             nulls = [name for name, value in block.items() if value is None]
             if nulls:
@@ -271,14 +259,14 @@ class OmfEngine:
                 raise ValidationError(f"{where}.{name} must be one of {', '.join(vocabulary)} "
                                       f"(got {json.dumps(value)[:60]})")
             out[name] = value
-        for name in _MS_FIELDS:
+        for name in MS_FIELDS:
             value = block.get(name)
             if value is None:
                 continue
             if not _is_int(value) or not _I64[0] <= value <= _I64[1]:
                 if lenient:
                     continue
-                raise ValidationError(f"{where}.{name} must be an integer (milliseconds), not {_kind(value)}")
+                raise ValidationError(f"{where}.{name} must be an integer (milliseconds), not {a_json_type(value)}")
             if name == "lifecycle_updated_at_ms" and self.fault == "omf-restamps-lifecycle":
                 continue  # stamped with the import time instead
             out[name] = value
@@ -287,7 +275,7 @@ class OmfEngine:
             if value is not None and not isinstance(value, str):
                 if lenient:
                     continue
-                raise ValidationError(f"{where}.{name} must be a string or null, not {_kind(value)}")
+                raise ValidationError(f"{where}.{name} must be a string or null, not {a_json_type(value)}")
         out["supersedes"] = block.get("supersedes") if isinstance(block.get("supersedes"), str) else None
         return out
 
@@ -431,7 +419,7 @@ class OmfEngine:
         stamp = rfc3339(now_ms)
         if self.fault == "omf-exported-at-millis":
             stamp = stamp[:-1] + f".{now_ms % 1000:03d}Z"
-        version = "1" if self.fault == "omf-exports-version-1" else OMF_VERSION
+        version = "1" if self.fault == "omf-exports-version-1" else VERSION
         out.write('{"omf": ' + json.dumps(version) + ', "exported_at": ' + json.dumps(stamp)
                   + ', "source": {"app": "memd"}, "memories": [')
         count = 0

@@ -46,6 +46,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memconform.reference_impl.ump.engine import UmpError
+from memconform.suite.jsonvalue import a_json_type
 
 log = logging.getLogger("memconform.reference_impl.ump.http")
 
@@ -168,18 +169,6 @@ async def _read_json(request: Request) -> Any:
         raise HttpError(400, "invalid_record", f"the request body is not valid JSON: {reason}") from None
 
 
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
 
 
 def _memory_id(request: Request) -> str:
@@ -333,7 +322,7 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
             payload = await _read_json(request)
             if not isinstance(payload, dict):  # §3: requests are JSON objects
                 raise HttpError(400, "invalid_record", f"the request body must be a JSON object, not "
-                                                       f"{_json_kind(payload)}")
+                                                       f"{a_json_type(payload)}")
             return await call(operation, request, payload)
         handler.__name__ = operation
         return endpoint(handler)

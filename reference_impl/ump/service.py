@@ -56,6 +56,7 @@ from typing import Any
 from memconform.reference_impl.ump import ranking
 from memconform.reference_impl.ump.engine import _SERVICE_KEY, Keyring, UmpError
 from memconform.reference_impl.ump.store import Store, Stored, format_time, parse_duration, parse_time, to_us
+from memconform.suite.jsonvalue import a_json_type
 from memconform.suite.ump import captoken, consent, ids, integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
@@ -154,20 +155,6 @@ def _invalid(message: str) -> UmpError:
     return UmpError("invalid_record", message)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    return f"a {type(value).__name__} (not JSON)"
 
 
 def _check_json(value: Any, where: str = "the request", depth: int = 0) -> None:
@@ -200,14 +187,14 @@ def _check_json(value: Any, where: str = "the request", depth: int = 0) -> None:
         for i, v in enumerate(value):
             _check_json(v, f"{where}/{i}" if len(where) < 200 else where, depth + 1)
         return
-    raise _invalid(f"{where} holds {_json_type(value)}; only JSON values are accepted")
+    raise _invalid(f"{where} holds {a_json_type(value)}; only JSON values are accepted")
 
 
 def _request_object(request: Any, operation: str, shape: str) -> dict[str, Any]:
     if request is None:
         request = {}
     if not isinstance(request, dict):
-        raise _invalid(f"the {operation} request must be a JSON object {shape}, found {_json_type(request)}")
+        raise _invalid(f"the {operation} request must be a JSON object {shape}, found {a_json_type(request)}")
     return request
 
 
@@ -216,7 +203,7 @@ def _opt_str(request: Mapping[str, Any], key: str, operation: str) -> str | None
     if value is None:
         return None
     if not isinstance(value, str):
-        raise _invalid(f"{operation}: `{key}` must be a string, found {_json_type(value)}")
+        raise _invalid(f"{operation}: `{key}` must be a string, found {a_json_type(value)}")
     return value
 
 
@@ -225,7 +212,7 @@ def _req_id(request: Mapping[str, Any], operation: str) -> str:
     if value is _MISSING:
         raise _invalid(f"{operation}: the request has no `id` (the record id, urn:ump:…)")
     if not isinstance(value, str) or not value:
-        raise _invalid(f"{operation}: `id` must be a non-empty string (urn:ump:…), found {_json_type(value)}")
+        raise _invalid(f"{operation}: `id` must be a non-empty string (urn:ump:…), found {a_json_type(value)}")
     return value
 
 
@@ -234,10 +221,10 @@ def _opt_scope(request: Mapping[str, Any], operation: str) -> dict[str, str]:
     if scope is None:
         return {}
     if not isinstance(scope, dict):
-        raise _invalid(f"{operation}: `scope` must be an object, found {_json_type(scope)}")
+        raise _invalid(f"{operation}: `scope` must be an object, found {a_json_type(scope)}")
     for k, v in scope.items():
         if v is not None and not isinstance(v, str):
-            raise _invalid(f"{operation}: scope.{k} must be a string, found {_json_type(v)}")
+            raise _invalid(f"{operation}: scope.{k} must be a string, found {a_json_type(v)}")
     return {k: v for k, v in scope.items() if v is not None}
 
 
@@ -246,7 +233,7 @@ def _opt_limit(request: Mapping[str, Any], operation: str, fault_unlimited: bool
     if value is None:
         return MAX_RECALL if fault_unlimited else DEFAULT_LIMIT
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _invalid(f"{operation}: `limit` must be a positive integer, found {_json_type(value)}")
+        raise _invalid(f"{operation}: `limit` must be a positive integer, found {a_json_type(value)}")
     if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
         raise _invalid(f"{operation}: `limit` must be a positive integer, found {value!r}")
     limit = int(value)
@@ -415,7 +402,7 @@ class UmpService:
                                                "umpcap.…; over MCP the _meta key ump/capability)")
             return None
         if not isinstance(token, str):
-            raise UmpError("unauthorized", f"capability token refused (malformed): the token is {_json_type(token)}, "
+            raise UmpError("unauthorized", f"capability token refused (malformed): the token is {a_json_type(token)}, "
                                            "not a string")
         try:
             grant = self._verify_token(token)
@@ -630,7 +617,7 @@ class UmpService:
 
     def _capabilities(self, request: Any, version: str) -> dict[str, Any]:
         if request is not None and not isinstance(request, dict):
-            raise _invalid(f"the capabilities request must be a JSON object ({{client?}}), found {_json_type(request)}")
+            raise _invalid(f"the capabilities request must be a JSON object ({{client?}}), found {a_json_type(request)}")
         kinds = list(ump_record.KINDS)
         if self.fault == "capabilities-missing-kind":
             kinds.remove("working")
@@ -677,7 +664,7 @@ class UmpService:
         if "record" in request:
             raw = request["record"]
             if not isinstance(raw, dict):
-                raise _invalid(f"remember: /record must be a JSON object (a partial memory record), found {_json_type(raw)}")
+                raise _invalid(f"remember: /record must be a JSON object (a partial memory record), found {a_json_type(raw)}")
         else:
             raw = {k: v for k, v in request.items() if not (k == "capability" and isinstance(v, str))}
         now = self._now()
@@ -861,17 +848,17 @@ class UmpService:
         query = request.get("query")
         if query is not None and not isinstance(query, str):
             raise UmpError("bad_request" if self.fault == "recall-nonstandard-code" else "invalid_record",
-                           f"recall: `query` must be a string, found {_json_type(query)}")
+                           f"recall: `query` must be a string, found {a_json_type(query)}")
         scope = _opt_scope(request, "recall")
         filt = request.get("filter")
         if filt is not None and not isinstance(filt, dict):
-            raise _invalid(f"recall: `filter` must be an object, found {_json_type(filt)}")
+            raise _invalid(f"recall: `filter` must be an object, found {a_json_type(filt)}")
         filt = filt or {}
         kinds = filt.get("kind")
         if isinstance(kinds, str):
             kinds = [kinds]
         if kinds is not None and (not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds)):
-            raise _invalid(f"recall: filter.kind must be a list of kinds, found {_json_type(filt.get('kind'))}")
+            raise _invalid(f"recall: filter.kind must be a list of kinds, found {a_json_type(filt.get('kind'))}")
         valid_at = filt.get("valid_at")
         at_us: int | None = None
         if valid_at is not None:
@@ -880,10 +867,10 @@ class UmpService:
             at_us = parse_time(valid_at)
         tomb = filt.get("include_tombstoned", False)
         if not isinstance(tomb, bool):
-            raise _invalid(f"recall: filter.include_tombstoned must be a boolean, found {_json_type(tomb)}")
+            raise _invalid(f"recall: filter.include_tombstoned must be a boolean, found {a_json_type(tomb)}")
         hints = request.get("ranking_hints")
         if hints is not None and not isinstance(hints, dict):
-            raise _invalid(f"recall: `ranking_hints` must be an object, found {_json_type(hints)}")
+            raise _invalid(f"recall: `ranking_hints` must be an object, found {a_json_type(hints)}")
         limit = _opt_limit(request, "recall", fault_unlimited=self.fault == "ignores-limit")
         who = self._who(grant, scope.get("owner"))
         self._check_request_scope(who, scope, "recall")
@@ -1003,7 +990,7 @@ class UmpService:
         if patch is _MISSING:
             raise _invalid("revise: the request has no `patch` (the members to change)")
         if not isinstance(patch, dict):
-            raise _invalid(f"revise: `patch` must be an object, found {_json_type(patch)}")
+            raise _invalid(f"revise: `patch` must be an object, found {a_json_type(patch)}")
         actor = _opt_str(request, "actor", "revise")
         stored = self._store.get(version, rid)
         if stored is None:
@@ -1104,7 +1091,7 @@ class UmpService:
         if hard is None:
             hard = False
         if not isinstance(hard, bool):
-            raise _invalid(f"forget: `hard` must be a boolean, found {_json_type(hard)}")
+            raise _invalid(f"forget: `hard` must be a boolean, found {a_json_type(hard)}")
         stored = self._store.get(version, rid)
         if stored is None:
             raise UmpError("not_found", f"no record {rid} here")
@@ -1163,7 +1150,7 @@ class UmpService:
         allowed = [o for o in OUTCOMES if not (o == "contradicted" and self.fault == "feedback-refuses-contradicted")]
         if outcome not in allowed:
             raise _invalid(f"feedback: `outcome` must be one of {', '.join(allowed)}, found "
-                           f"{json.dumps(outcome) if isinstance(outcome, str) else _json_type(outcome)}")
+                           f"{json.dumps(outcome) if isinstance(outcome, str) else a_json_type(outcome)}")
         session = _opt_str(request, "session", "feedback")
         actor = _opt_str(request, "actor", "feedback")
         stored = self._store.get(version, rid)
@@ -1188,10 +1175,10 @@ class UmpService:
             raise _invalid("rehydrate: `ids` must be a list of record ids")
         given = request.get("records")
         if given is not None and not isinstance(given, list):
-            raise _invalid(f"rehydrate: `records` must be a list of records, found {_json_type(given)}")
+            raise _invalid(f"rehydrate: `records` must be a list of records, found {a_json_type(given)}")
         query = request.get("query")
         if query is not None and not isinstance(query, str):
-            raise _invalid(f"rehydrate: `query` must be a string, found {_json_type(query)}")
+            raise _invalid(f"rehydrate: `query` must be a string, found {a_json_type(query)}")
         scope = _opt_scope(request, "rehydrate")
         limit = _opt_limit(request, "rehydrate")
         who = self._who(grant, scope.get("owner") or _opt_str(request, "actor", "rehydrate"))

@@ -24,13 +24,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from memconform.reference_impl.upp.params import utf8_text
 from memconform.reference_impl.upp.rpc import INVALID_PARAMS, ONTOLOGY_NOT_FOUND, RpcError
+from memconform.suite.upp.ontology import SOURCE_TYPES
 
 MAX_PACKAGE_BYTES = 64 << 20
-SOURCE_TYPES = ("user_stated", "agent_observed", "inferred")  # upp/02 §5
-#: RFC 3339 date-time (what the suite's StoredEvent schema asserts for valid_from/valid_until);
-#: the calendar is then checked by datetime. Fixed-width fields: no backtracking.
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -125,15 +123,6 @@ def package_problem(package: Any) -> str | None:
     return None
 
 
-def _text(value: Any) -> bool:
-    """A string that can be stored and sent as UTF-8 (no lone surrogates)."""
-    if not isinstance(value, str):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def event_problem(event: Any, label_names: Collection[str], *, check_labels: bool = True) -> str | None:
@@ -142,10 +131,10 @@ def event_problem(event: Any, label_names: Collection[str], *, check_labels: boo
     if not isinstance(event, dict):
         return "not an object"
     value = event.get("value")
-    if not _text(value) or not value.strip():
+    if not utf8_text(value) or not value.strip():
         return "no value"
     labels = event.get("labels")
-    if not isinstance(labels, list) or not labels or not all(_text(x) for x in labels):
+    if not isinstance(labels, list) or not labels or not all(utf8_text(x) for x in labels):
         return "labels must be a non-empty array of strings"
     if check_labels and any(x not in label_names for x in labels):
         return "a label is not in the server's ontology"
@@ -155,24 +144,14 @@ def event_problem(event: Any, label_names: Collection[str], *, check_labels: boo
         return "confidence must be a number from 0 to 1"
     if event.get("source_type") not in SOURCE_TYPES:
         return "unknown source_type"
+    # Imported here, not at the top: the format checks load jsonschema (over a second), and
+    # `serve --upp-stdio` should start without it; only an imported package needs them.
+    from memconform.suite.formats import is_date_time  # what the StoredEvent schema asserts
+
     for name in ("valid_from", "valid_until"):
-        if event.get(name) is not None and not (_text(event[name]) and is_rfc3339(event[name])):
+        if event.get(name) is not None and not (utf8_text(event[name]) and is_date_time(event[name])):
             return f"{name} must be an ISO-8601 (RFC 3339) date-time or null"
     return None
-
-
-def is_rfc3339(value: str) -> bool:
-    if _RFC3339.fullmatch(value) is None:
-        return False
-    try:  # the calendar and clock; RFC 3339 allows a leap second (:60)
-        datetime(int(value[0:4]), int(value[5:7]), int(value[8:10]), int(value[11:13]), int(value[14:16]),
-                 min(int(value[17:19]), 59))
-    except ValueError:
-        return False
-    if int(value[17:19]) > 60:
-        return False
-    offset = value[-6:]
-    return value[-1] in "Zz" or (int(offset[1:3]) < 24 and int(offset[4:6]) < 60)
 
 
 def parse_time(value: Any) -> datetime | None:

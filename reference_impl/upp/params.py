@@ -10,11 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 from memconform.reference_impl.upp.rpc import ABSENT, INVALID_PARAMS, RpcError
+from memconform.suite.jsonvalue import a_json_type
 
 _MISSING = object()
 
 
-def _text(value: Any) -> bool:
+def utf8_text(value: Any) -> bool:
     """A string that can be stored and sent as UTF-8 (JSON allows lone surrogate escapes)."""
     if not isinstance(value, str):
         return False
@@ -26,19 +27,19 @@ def _text(value: Any) -> bool:
 
 
 def entity_key(value: Any) -> bool:
-    return _text(value) and bool(value)
+    return utf8_text(value) and bool(value)
 
 
 def string(value: Any) -> bool:
-    return _text(value)
+    return utf8_text(value)
 
 
 def nonempty_string(value: Any) -> bool:
-    return _text(value) and bool(value)
+    return utf8_text(value) and bool(value)
 
 
 def string_array(value: Any) -> bool:
-    return isinstance(value, list) and all(_text(v) for v in value)
+    return isinstance(value, list) and all(utf8_text(v) for v in value)
 
 
 def positive_int(value: Any) -> bool:
@@ -55,14 +56,6 @@ _SHAPES: dict[Callable[[Any], bool], str] = {
 }
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return {str: "a string", list: "an array"}.get(type(value), type(value).__name__)
 
 
 def params_object(params: Any, method: str) -> dict[str, Any]:
@@ -72,7 +65,7 @@ def params_object(params: Any, method: str) -> dict[str, Any]:
         return {}
     if not isinstance(params, dict):
         raise RpcError(INVALID_PARAMS, f"Invalid params: {method} takes its params by name (an object), "
-                                       f"not {_kind(params)}", {"invalid_params": ["params"]})
+                                       f"not {a_json_type(params)}", {"invalid_params": ["params"]})
     return params
 
 

@@ -22,24 +22,22 @@ from typing import Any
 
 import jsonschema
 
-VERSION = "1.0"
-MEMD_EXT_VERSION = 1
-STATUSES = ("final", "superseded", "expired", "draft", "error", "deleted")
-TIERS = ("working", "long_term", "history")
-CHUNK_TYPES = ("code", "doc", "trace", "decision", "plan", "research", "message", "summary", "other")
-INGESTION_MODES = ("conversation", "document")
-LIFECYCLE_FIELDS = ("status", "tier", "supersedes", "superseded_by", "expires_at_ms", "review_after_ms",
-                    "lifecycle_updated_at_ms")
-MS_FIELDS = ("expires_at_ms", "review_after_ms", "lifecycle_updated_at_ms")
-STANDARD_ITEM_FIELDS = ("content", "category", "tags", "status", "created_at", "updated_at", "expires_at",
-                        "extensions")
-#: Where an untrusted item lands (Trust gate: "status=Final, tier=LongTerm, no expiry, no review").
-DEFAULT_LIFECYCLE = {"status": "final", "tier": "long_term", "expires_at_ms": None, "review_after_ms": None}
-DEFAULT_CHUNK_TYPE = "doc"
-DEFAULT_INGESTION_MODE = "document"
-#: The producer a checks' trusted document names, and the one an untrusted document names.
-TRUSTED_APP = "memd"
-UNTRUSTED_APP = "mcf-third-party"
+from memconform.suite.omf.vocabulary import (  # noqa: F401  re-exported: the judge's vocabulary
+    VERSION,
+    MEMD_EXT_VERSION,
+    STATUSES,
+    TIERS,
+    CHUNK_TYPES,
+    INGESTION_MODES,
+    LIFECYCLE_FIELDS,
+    MS_FIELDS,
+    STANDARD_ITEM_FIELDS,
+    DEFAULT_LIFECYCLE,
+    DEFAULT_CHUNK_TYPE,
+    DEFAULT_INGESTION_MODE,
+    TRUSTED_APP,
+    UNTRUSTED_APP,
+)
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,11 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker, ValidationError
+from jsonschema import Draft202012Validator, ValidationError
 from jsonschema import validators as _validators
+
+from memconform.suite.formats import FORMAT_CHECKER, is_date_time
+from memconform.suite.jsonvalue import json_type
 
 from .canonical import json_pointer
 
@@ -130,54 +133,22 @@ def _pattern_keyword(validator, patrn, instance, schema_):
         yield ValidationError(f"{instance!r} does not match {patrn!r}")
 
 
-_FORMAT_CHECKER = FormatChecker()
-_FORMAT_CHECKER.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
-_LIBRARY_DATE_TIME = Draft202012Validator.FORMAT_CHECKER.checkers["date-time"]
-
-
-@_FORMAT_CHECKER.checks("date-time", raises=_LIBRARY_DATE_TIME[1])
-def _date_time(instance: object) -> bool:
-    # The library's RFC 3339 regex ends in ``$`` and so accepts a trailing newline.
-    if isinstance(instance, str) and instance.endswith("\n"):
-        return False
-    return _LIBRARY_DATE_TIME[0](instance)
-
-
 _RecordValidator = _validators.extend(Draft202012Validator, {"pattern": _pattern_keyword})
 
 
 @functools.lru_cache(maxsize=None)
 def _validator(version: str):
-    return _RecordValidator(_load_schema(version), format_checker=_FORMAT_CHECKER)
-
-
-def is_date_time(value: object) -> bool:
-    """RFC 3339 ``date-time`` as the validator checks it."""
-    return isinstance(value, str) and _FORMAT_CHECKER.conforms(value, "date-time")
+    return _RecordValidator(_load_schema(version), format_checker=FORMAT_CHECKER)
 
 
 # --------------------------------------------------------------------------------------------------
 # messages
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return f"non-JSON value ({type(value).__name__})"
 
 
 def _show(value: Any) -> str:
-    kind = _json_type(value)
+    kind = json_type(value)
     if isinstance(value, Mapping):
         return "an object"
     if isinstance(value, list):
@@ -404,7 +375,7 @@ def normalize(record: Mapping[str, Any], version: str) -> dict:
     """
     _check_version(version)
     if not isinstance(record, Mapping):
-        raise ValueError(f"a record is a JSON object, found {_json_type(record)}")
+        raise ValueError(f"a record is a JSON object, found {json_type(record)}")
     declared = record.get("ump")
     if declared is not None and not (isinstance(declared, str) and _major(declared) in _KNOWN_MAJORS):
         raise ValueError(f"cannot normalize a record declaring ump {declared!r} to {version!r}")

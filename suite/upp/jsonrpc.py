@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from memconform.suite.jsonvalue import json_type
+
 VERSION = "upp/jsonrpc-version"
 ID_ECHO = "upp/jsonrpc-id-echo"
 RESULT_XOR_ERROR = "upp/jsonrpc-result-xor-error"
@@ -92,30 +94,16 @@ def excerpt(value: Any, limit: int = _EXCERPT) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def same_id(a: Any, b: Any) -> bool:
     """JSON-RPC ids compare by JSON type and value (1 == 1.0, "1" != 1, true is not 1)."""
-    ka, kb = _kind(a), _kind(b)
+    ka, kb = json_type(a), json_type(b)
     return ka == kb and a == b
 
 
 def _is_id(value: Any) -> bool:
-    return _kind(value) in ("string", "number", "null")
+    return json_type(value) in ("string", "number", "null")
 
 
 # -- reading messages ----------------------------------------------------------------------
@@ -286,9 +274,9 @@ def judge_response(response: Any, sent: Any = NOT_JSON, *, where: str = "the res
     request object; for anything else the id is not judged here: provoked errors with `id: null`
     are the business of `expect_error`)."""
     if not isinstance(response, dict):
-        return [WireProblem(VERSION, f"{where} is a JSON {_kind(response)}, not a response object with "
+        return [WireProblem(VERSION, f"{where} is a JSON {json_type(response)}, not a response object with "
                                      f"\"jsonrpc\": \"2.0\": {excerpt(response)}"),
-                WireProblem(RESULT_XOR_ERROR, f"{where} is a JSON {_kind(response)}, not a response object "
+                WireProblem(RESULT_XOR_ERROR, f"{where} is a JSON {json_type(response)}, not a response object "
                                               f"with `result` or `error`: {excerpt(response)}")]
     problems: list[WireProblem] = []
     if "jsonrpc" not in response:
@@ -310,18 +298,18 @@ def judge_response(response: Any, sent: Any = NOT_JSON, *, where: str = "the res
 
 def judge_error_object(error: Any, *, where: str = "the response") -> list[WireProblem]:
     if not isinstance(error, dict):
-        return [WireProblem(ERROR_OBJECT, f"{where}'s `error` is a JSON {_kind(error)}, not an object with "
+        return [WireProblem(ERROR_OBJECT, f"{where}'s `error` is a JSON {json_type(error)}, not an object with "
                                           f"`code` and `message`: {excerpt(error)}")]
     wrong = []
     code = error.get("code")
     if "code" not in error:
         wrong.append("no `code`")
-    elif _kind(code) != "number" or not float(code).is_integer():
+    elif json_type(code) != "number" or not float(code).is_integer():
         wrong.append(f"`code` {json.dumps(code)} is not an integer")
     if "message" not in error:
         wrong.append("no `message`")
     elif not isinstance(error["message"], str):
-        wrong.append(f"`message` is a JSON {_kind(error['message'])}, not a string")
+        wrong.append(f"`message` is a JSON {json_type(error['message'])}, not a string")
     if not wrong:
         return []
     return [WireProblem(ERROR_OBJECT, f"{where}'s `error` has {' and '.join(wrong)}: {excerpt(error)}")]
@@ -413,7 +401,7 @@ def expect_error(response: Any, code: int, id: Any = ANY_ID, *, requirement: str
     if response is NOT_JSON:
         return [WireProblem(req, f"expected {want}; the answer is not JSON")]
     if not isinstance(response, dict):
-        return [WireProblem(req, f"expected {want}; got a JSON {_kind(response)}: {excerpt(response)}")]
+        return [WireProblem(req, f"expected {want}; got a JSON {json_type(response)}: {excerpt(response)}")]
     error = response.get("error")
     if not isinstance(error, dict):
         got = "a result" if "result" in response else "no error object"
@@ -480,7 +468,7 @@ def expect_batch(sent: Iterable[Any], response: Any) -> list[WireProblem]:
     if response is None:
         return [WireProblem(BATCH, f"a batch of {len(members)} was not answered (expected {wanted} responses)")]
     if not isinstance(response, list):
-        return [WireProblem(BATCH, f"a batch was answered with a JSON {_kind(response)}, not an array: "
+        return [WireProblem(BATCH, f"a batch was answered with a JSON {json_type(response)}, not an array: "
                                    f"{excerpt(response)}")]
     problems = []
     if len(response) != wanted:

@@ -15,10 +15,12 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker, ValidationError
+from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
-SOURCE_TYPES = ("user_stated", "agent_observed", "inferred")  # 02 §5 SourceType
+from memconform.suite.formats import FORMAT_CHECKER, is_date_time
+from memconform.suite.upp.ontology import SOURCE_TYPES  # noqa: F401  re-exported
+
 EVENT_STATUSES = ("valid", "staged", "superseded")  # 02 §5 EventStatus
 TASK_STATUSES = ("pending", "running", "completed", "failed")  # 03 §3 upp/get_tasks
 SENSITIVITY_TIERS = ("tier_public", "tier_work", "tier_personal", "tier_sensitive", "tier_internal")
@@ -44,22 +46,8 @@ class Problem(str):
 
 # -- date-times ------------------------------------------------------------------------------------
 
-_FORMAT_CHECKER = FormatChecker()
-_FORMAT_CHECKER.checkers = dict(Draft202012Validator.FORMAT_CHECKER.checkers)
-_LIBRARY_DATE_TIME = Draft202012Validator.FORMAT_CHECKER.checkers["date-time"]
-
-
-@_FORMAT_CHECKER.checks("date-time", raises=_LIBRARY_DATE_TIME[1])
-def _date_time(instance: object) -> bool:
-    # The library's RFC 3339 pattern ends in `$`, which lets a trailing newline through.
-    if isinstance(instance, str) and instance.endswith("\n"):
-        return False
-    return _LIBRARY_DATE_TIME[0](instance)
-
-
-def is_rfc3339(value: object) -> bool:
-    """An RFC 3339 date-time (date, time, and a UTC offset or Z), as the validators check it."""
-    return isinstance(value, str) and _FORMAT_CHECKER.conforms(value, "date-time")
+#: An RFC 3339 date-time (date, time, and a UTC offset or Z), as the validators check it.
+is_rfc3339 = is_date_time
 
 
 # -- schemas ---------------------------------------------------------------------------------------
@@ -81,7 +69,7 @@ def _registry() -> Registry:
 
 @functools.cache
 def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(schema(name), registry=_registry(), format_checker=_FORMAT_CHECKER)
+    return Draft202012Validator(schema(name), registry=_registry(), format_checker=FORMAT_CHECKER)
 
 
 # -- routing a validation error to its requirement ------------------------------------------------

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+SOURCE_TYPES = ("user_stated", "agent_observed", "inferred")  # 02 §5 SourceType
+
 #: The identifier a server configured with this file reports in upp/info (`<type>/v<major>`, 07 §5).
 USER_V1 = "user/v1"
 

@@ -32,7 +32,7 @@ from typing import Any
 from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.upp import ontology
 from memconform.suite.upp.checks._common import (
-    EXTRACTION_FAILED, PROFILE_TEXT, USER_NOT_FOUND, client_state, compact, fold, fresh_entity, need,
+    PROFILE_TEXT, USER_NOT_FOUND, client_state, compact, fold, fresh_entity, ingested, need,
     server_ontology, served,
 )
 from memconform.suite.upp.client import ImportFolder, RpcReply
@@ -272,14 +272,7 @@ def _ingest_one(ctx: Any, entity_key: str, item: dict[str, Any]) -> dict[str, An
 def _ingested_event(ctx: Any, entity_key: str, item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Ingest the event's value; the text and the first event of the wanted label that came back."""
     text, label = item["value"], item["labels"][0]
-    reply = ctx.client.ingest(entity_key, text)
-    if reply.error_code == EXTRACTION_FAILED:
-        raise Inconclusive(f"the server extracted nothing from {text!r} ({reply.describe()}), and without "
-                           f"upp/import_events the suite cannot place a {label} event any other way")
-    result = need(reply, f"upp/ingest of {text!r}")
-    if not isinstance(result, list):
-        raise NotApplicable(f"precondition failed: upp/ingest of {text!r} answered {reply.describe()}, not an "
-                            f"array of events (judged by upp/ingest-returns-stored-events)")
+    _, result = ingested(ctx, entity_key, text)
     found = [e for e in result if isinstance(e, dict) and label in (e.get("labels") or [])]
     if not found:
         raise Inconclusive(f"the server's extraction made no {label} event from {text!r} (it answered "
