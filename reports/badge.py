@@ -13,7 +13,10 @@ from typing import Any
 
 from memconform.suite.outcomes import LEVELS
 
-COLORS = {"L3": "brightgreen", "L2": "green", "L1": "yellowgreen", "L0": "yellow", None: "red"}
+#: By how far the best level falls short of the spec version's highest level: a spec whose levels
+#: end at L1 (OMF) is fully met at L1 and shows as brightly as UMP at L3.
+SHADES = ("brightgreen", "green", "yellowgreen", "yellow")
+NO_LEVEL = "red"
 #: shields.io's named colours as hex, so the SVG needs nothing from the network.
 HEX = {"brightgreen": "#4c1", "green": "#97ca00", "yellowgreen": "#a4a61d", "yellow": "#dfb317",
        "red": "#e05d44"}
@@ -55,8 +58,23 @@ def message(row: dict[str, Any]) -> str:
                      for lv in sorted(by_level, key=LEVELS.index, reverse=True))
 
 
+def top_level(spec: str, version: str) -> str:
+    """The highest level the spec version's catalogue has requirements at (L3 when unknown)."""
+    from memconform.suite import catalogue
+
+    try:
+        levels = {r.level for r in catalogue.load(spec).for_version(version)}
+    except (ImportError, LookupError, OSError, ValueError):  # a spec this version does not know
+        return LEVELS[-1]
+    return max(levels, key=LEVELS.index) if levels else LEVELS[-1]
+
+
 def color(row: dict[str, Any]) -> str:
-    return COLORS[_best(row)]
+    best = _best(row)
+    if best is None:
+        return NO_LEVEL
+    short = LEVELS.index(top_level(row["spec"], row["version"])) - LEVELS.index(best)
+    return SHADES[min(max(short, 0), len(SHADES) - 1)]
 
 
 def _width(text: str) -> int:

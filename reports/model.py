@@ -122,11 +122,12 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
     levels, requirements = [], []
     for (target, spec, version, binding), group in sorted(groups.items()):
         if group[0]["check"] == CONNECT_CHECK:  # the target never opened: no level to compute
+            skipped = group[0]["outcome"] == "skipped"
             levels.append({
                 "target": target, "spec": spec, "version": version, "binding": binding, "level": None,
-                "blocked_at": None, "must_passed": 0, "must_failed": 0, "errors": len(group),
+                "blocked_at": None, "must_passed": 0, "must_failed": 0, "errors": 0 if skipped else len(group),
                 "should_warnings": 0, "may_info": 0, "inconclusive": 0, "advertised": None, "overclaimed": False,
-                "summary": f"{target}: error — {group[0]['reason']}",
+                "summary": f"{target}: {'skipped' if skipped else 'error'} — {group[0]['reason']}",
             })
             continue
         cat = catalogues.load(spec)

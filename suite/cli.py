@@ -123,6 +123,36 @@ def baseline() -> None:
 baseline.add_command(baseline_write, "write")
 
 
+@cli.command("replay")
+@click.argument("report_path", metavar="REPORT", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("check_id", metavar="CHECK_ID")
+@click.option("--target", "target", default=None, help="only the results of this target (its label in the report)")
+@click.option("--binding", default=None, help="only this binding (http, mcp, stdio, file, cli)")
+@click.option("--version", "version", default=None, help="only this spec version")
+def replay(report_path: Path, check_id: str, target: str | None, binding: str | None, version: str | None) -> None:
+    """Re-run one check of an earlier run exactly as it ran: same target, spec version, binding and
+    case, the seed its property-based generator drew with, the run's timeout and fuzzing effort.
+
+    CHECK_ID is a check id (`ump/l1/openapi-fuzz`), a case (`ump/l1/bad-input[huge-body]`) or a node id
+    from the report. Each matching result is replayed; the exit status is 0 when every replay passed.
+    The target must be reachable again (a live server restarted at the same address)."""
+    from memconform.suite.replay import ReplayError, replays, run_replay
+
+    try:
+        chosen = replays(_read_report(report_path), check_id, target=target, binding=binding, version=version)
+    except ReplayError as exc:
+        click.echo(f"{report_path}: {exc}", err=True)
+        sys.exit(MALFORMED)
+    worst = 0
+    for item in chosen:
+        done = run_replay(item, echo=click.echo)
+        now = done.outcome or "no result"
+        click.echo(f"{item.title}: was {item.outcome}, now {now}"
+                   + (f" ({done.reason.splitlines()[0]})" if done.reason and done.outcome != "passed" else ""))
+        worst = max(worst, done.exit_code if done.outcome is not None else max(done.exit_code, 1))
+    sys.exit(worst)
+
+
 @report.command("html")
 @click.argument("report_path", metavar="REPORT", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -15,12 +15,14 @@ from typing import Any
 
 import pytest
 
-from memconform.suite.outcomes import LEVELS, CheckResult, Outcome, TargetError
+from memconform.suite.outcomes import LEVELS, CheckResult, NotApplicable, Outcome, TargetError
 from memconform.suite.registry import Case, Check, all_checks
 from memconform.suite.runner import run_check
 
 DEFAULT_REPORT = "memconform-report.json"
 DEFAULT_TIMEOUT = 10.0
+#: Environment variables that shape what a property-based check draws (suite/ump/checks/robustness.py)
+REPLAY_ENVIRONMENT = ("MEMCONFORM_FUZZ_EXAMPLES", "MEMCONFORM_FUZZ_SECONDS")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,6 +51,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "the default) or the SDK's newest protocol version")
     group.addoption("--memconform-only", action="store_true", default=False,
                     help="collect only the memconform checks, none of the files in the current folder")
+    group.addoption("--seed", default="0", metavar="N|random",
+                    help="seed for the property-based checks (default 0: every run draws the same cases); "
+                         "'random' picks one; the report records it per check (memconform replay)")
+    group.addoption("--check", action="append", default=[], metavar="CHECK_ID[CASE]",
+                    help="only this check (repeatable), e.g. ump/l1/openapi-fuzz or ump/l1/bad-input[huge-body]")
     group.addoption("--baseline", default=None, metavar="FILE",
                     help="TOML file of accepted failures: a listed failure is xfailed, a listed item "
                          "that now passes is stale and fails the run (see memconform.reports.baseline)")
@@ -65,6 +72,8 @@ class RunState:
     timeout: float
     mcp_protocol: str = "2025-11-25"
     baseline: Any = None  # a reports.baseline.Baseline, loaded once per process (xdist workers too)
+    seed: int = 0
+    checks: set[str] = field(default_factory=set)
     drivers: dict[str, Any] = field(default_factory=dict)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     report: dict[str, Any] | None = None
@@ -122,8 +131,35 @@ def pytest_configure(config: pytest.Config) -> None:
         timeout=config.getoption("timeout"),
         mcp_protocol=config.getoption("mcp_protocol"),
         baseline=baseline,
+        seed=_seed(config),
+        checks=set(config.getoption("check")),
     )
     config.pluginmanager.register(ResultCollector(config.stash[STATE]), "memconform-results")
+
+
+def _seed(config: pytest.Config) -> int:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput and "memconform_seed" in workerinput:  # an xdist worker: the controller's draw
+        return int(workerinput["memconform_seed"])
+    raw = str(config.getoption("seed")).strip().lower()
+    if raw == "random":
+        import secrets
+
+        return secrets.randbits(32)
+    try:
+        value = int(raw, 0)
+    except ValueError:
+        raise pytest.UsageError(f"--seed {raw!r}: expected a whole number or 'random'") from None
+    if not 0 <= value < 2**64:
+        raise pytest.UsageError(f"--seed {raw!r}: expected a number from 0 to 2**64-1")
+    return value
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    # pytest-xdist: every worker draws with the seed the controller chose (--seed random)
+    if STATE in node.config.stash:
+        node.workerinput["memconform_seed"] = node.config.stash[STATE].seed
 
 
 def _pytest_strict(config: pytest.Config) -> bool:
@@ -162,6 +198,8 @@ class MemconformCollector(pytest.Collector):
             raise pytest.UsageError(f"--target {text!r}: {exc}") from None
         except TargetError as exc:
             return [TargetErrorItem.from_parent(self, name=f"{text}::connect", reason=str(exc))]
+        except NotApplicable as exc:  # e.g. docker:IMAGE where no container engine runs
+            return [TargetErrorItem.from_parent(self, name=f"{text}::connect", reason=str(exc), skipped=True)]
         state.drivers[text] = driver
         items: list[pytest.Item] = []
         for subject in subjects:
@@ -170,9 +208,15 @@ class MemconformCollector(pytest.Collector):
             for chk in all_checks(subject.spec):
                 if subject.binding not in chk.bindings or not chk.requirements_for(subject.version):
                     continue
+                if state.checks and chk.id not in state.checks \
+                        and not any(c.startswith(chk.id + "[") for c in state.checks):
+                    continue
                 cases = list(chk.cases(subject)) if chk.cases else [None]
                 for case in cases:
                     if case is not None and not chk.requirements_for(subject.version, case):
+                        continue
+                    if case is not None and state.checks and chk.id not in state.checks \
+                            and f"{chk.id}[{case.id}]" not in state.checks:
                         continue
                     level = chk.level(subject.version, case)
                     if state.level and LEVELS.index(level) > LEVELS.index(state.level):
@@ -254,7 +298,8 @@ class CheckItem(pytest.Item):
         # The check runs here so that a target failure is a pytest *error* (setup) and a
         # requirement violation is a pytest *failure* (call), as DESIGN.md idea 3 asks.
         result = run_check(self.check, self.subject.version, self.subject.binding,
-                           lambda: self.driver.client(self.subject), self.case)
+                           lambda: self.driver.client(self.subject), self.case,
+                           seed=self.config.stash[STATE].seed)
         self.result = result
         from memconform.reports.baseline import apply_baseline
 
@@ -284,23 +329,28 @@ class CheckItem(pytest.Item):
 
 
 class TargetErrorItem(pytest.Item):
-    """Stands for a target that could not be opened, so the run reports an error and goes on."""
+    """Stands for a target that could not be opened, so the run reports an error and goes on; or,
+    `skipped`, for one that cannot be run here at all (no container engine …): skipped with the reason."""
 
-    def __init__(self, *, reason: str, **kwargs: Any):
+    def __init__(self, *, reason: str, skipped: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
         self.reason = reason
+        self.skipped = skipped
 
     def setup(self) -> None:
         target = self.name.rsplit("::", 1)[0]
+        outcome = Outcome.SKIPPED if self.skipped else Outcome.ERROR
         self.user_properties.append(("memconform", {
             "node_id": self.nodeid, "check": "memconform/connect", "title": "the target can be opened",
             "target": target, "spec": "ump", "version": "-", "binding": "-", "case": None,
-            "requirements": [], "level": "L0", "keyword": "MUST", "outcome": Outcome.ERROR.value,
+            "requirements": [], "level": "L0", "keyword": "MUST", "outcome": outcome.value,
             "reason": self.reason, "findings": [], "duration": 0.0, "seed": None,
         }))
+        if self.skipped:
+            pytest.skip(f"target {target}: {self.reason}")
         pytest.fail(f"target {target}: {self.reason}", pytrace=False)
 
-    def runtest(self) -> None:  # pragma: no cover - setup always fails
+    def runtest(self) -> None:  # pragma: no cover - setup always fails or skips
         raise AssertionError("unreachable")
 
     def reportinfo(self):
@@ -339,7 +389,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         targets.append(driver.describe() if hasattr(driver, "describe") else driver)
     options = {"targets": state.targets, "specs": sorted(f"{k}@{','.join(sorted(v))}" if v else k
                                                           for k, v in state.specs.items()),
-               "level": state.level, "bindings": sorted(state.bindings), "strict": state.strict}
+               "level": state.level, "bindings": sorted(state.bindings), "strict": state.strict,
+               "seed": state.seed, "timeout": state.timeout,
+               # what bounds the property-based checks' effort: replay sets the same
+               "environment": {k: v for k, v in sorted(os.environ.items()) if k in REPLAY_ENVIRONMENT}}
+    if state.checks:
+        options["checks"] = sorted(state.checks)
     if state.baseline is not None:
         options["baseline"] = state.baseline.path
     state.report = build_report(list(state.results.values()), targets, run_info(options))

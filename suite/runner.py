@@ -23,6 +23,14 @@ class CheckContext:
     client: Any
     case: Case | None = None
     findings: list[Finding] = field(default_factory=list)
+    seed: int = 0
+    seed_used: bool = False
+
+    def property_seed(self) -> int:
+        """The run's seed (`--seed`) for a property-based check's generator. Asking for it records
+        it in the result, so `memconform replay` can re-run that exact case."""
+        self.seed_used = True
+        return self.seed
 
     @property
     def payload(self) -> Any:
@@ -54,25 +62,27 @@ def outcome_of(check: Check, version: str, case: Case | None, findings: list[Fin
     return OUTCOME_FOR_KEYWORD[strongest]
 
 
-def run_check(check: Check, version: str, binding: str, client_factory, case: Case | None) -> CheckResult:
+def run_check(check: Check, version: str, binding: str, client_factory, case: Case | None,
+              seed: int = 0) -> CheckResult:
     started = time.perf_counter()
     ctx: CheckContext | None = None
+
+    def result(outcome: Outcome, reason: str | None = None) -> CheckResult:
+        return CheckResult(outcome, reason=reason, findings=tuple(ctx.findings) if ctx else (),
+                           duration=time.perf_counter() - started,
+                           seed=ctx.seed if ctx and ctx.seed_used else None)
+
     try:
         client = client_factory()
-        ctx = CheckContext(check=check, version=version, binding=binding, client=client, case=case)
+        ctx = CheckContext(check=check, version=version, binding=binding, client=client, case=case, seed=seed)
         check.func(ctx)
     except NotApplicable as exc:
         return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started)
     except Inconclusive as exc:
-        return CheckResult(Outcome.INFO, reason=f"inconclusive: {exc}",
-                           findings=tuple(ctx.findings) if ctx else (),
-                           duration=time.perf_counter() - started)
+        return result(Outcome.INFO, f"inconclusive: {exc}")
     except TargetError as exc:
-        return CheckResult(Outcome.ERROR, reason=f"target error: {exc}",
-                           findings=tuple(ctx.findings) if ctx else (),
-                           duration=time.perf_counter() - started)
+        return result(Outcome.ERROR, f"target error: {exc}")
     except Exception:  # a bug in the suite itself: an error, never a verdict on the target
         return CheckResult(Outcome.ERROR, reason="the check itself crashed:\n" + traceback.format_exc(),
                            duration=time.perf_counter() - started)
-    return CheckResult(outcome_of(check, version, case, ctx.findings), findings=tuple(ctx.findings),
-                       duration=time.perf_counter() - started)
+    return result(outcome_of(check, version, case, ctx.findings))

@@ -24,6 +24,14 @@ def _texts(svg: str) -> list[str]:
     return [el.text for el in ET.fromstring(svg).iter(f"{SVG}text")]
 
 
+def test_the_colour_follows_how_far_below_the_spec_versions_top_level_the_best_binding_is():
+    # OMF 1.0's requirements are all at L1: L1 is full conformance there, as L3 is for UMP
+    omf = {"target": "t", "spec": "omf", "version": "1.0", "bindings": {"cli": "L1"}}
+    upp = {"target": "t", "spec": "upp", "version": "1.0.0", "bindings": {"http": "L1"}}
+    assert shields_endpoint(omf)["color"] == "brightgreen"
+    assert shields_endpoint(upp)["color"] == "yellowgreen"
+
+
 @pytest.mark.parametrize("bindings, message, color", [
     ({"http": "L3", "mcp": "L3"}, "L3 · HTTP+MCP", "brightgreen"),
     ({"http": "L2"}, "L2 · HTTP", "green"),

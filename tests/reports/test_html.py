@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import struct
-import subprocess
-import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -132,77 +128,6 @@ def test_cli_report_html_refuses_what_is_not_a_report(tmp_path):
     bad.write_text('{"format": "other"}', encoding="utf-8")
     result = CliRunner().invoke(cli, ["report", "html", str(bad)])
     assert result.exit_code == 2 and "not a memconform report" in result.output
-
-
-# -- screenshot ------------------------------------------------------------------------------
-
-def _png_pixels_vary(data: bytes) -> bool:
-    """Decode a non-interlaced 8-bit PNG with zlib alone; True unless every pixel is the same."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, header = 8, b"", None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", chunk)
-        elif kind == b"IDAT":
-            idat += chunk
-        pos += 12 + length
-    width, height, depth, ctype, _, _, interlace = header
-    assert depth == 8 and interlace == 0 and ctype in (2, 6), header
-    bpp = 3 if ctype == 2 else 4
-    raw, stride, prev, pixels = zlib.decompress(idat), width * bpp, bytearray(width * bpp), set()
-    for y in range(height):
-        ftype, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):  # undo the PNG row filters
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if ftype == 1:
-                line[i] = (line[i] + a) & 255
-            elif ftype == 2:
-                line[i] = (line[i] + b) & 255
-            elif ftype == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif ftype == 4:
-                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        pixels.update(bytes(line[i:i + bpp]) for i in range(0, stride, bpp * 7))  # sample
-        if len(pixels) > 1:
-            return True
-        prev = line
-    return False
-
-
-def test_png_decoder_tells_blank_from_drawn():
-    def png(rows: list[bytes], width: int) -> bytes:
-        def chunk(kind, body):
-            return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-        ihdr = struct.pack(">IIBBBBB", width, len(rows), 8, 2, 0, 0, 0)
-        return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr)
-                + chunk(b"IDAT", zlib.compress(b"".join(b"\x00" + r for r in rows))) + chunk(b"IEND", b""))
-    white = b"\xff" * 3 * 8
-    assert not _png_pixels_vary(png([white] * 4, 8))
-    assert _png_pixels_vary(png([white] * 3 + [b"\x00" * 3 * 8], 8))
-
-
-def test_screenshot_is_not_blank(tmp_path, page):
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("chromium not installed (Debian package chromium)")
-    html_file, shot = tmp_path / "report.html", tmp_path / "shot.png"
-    html_file.write_text(page, encoding="utf-8")
-    proc = subprocess.Popen([browser, "--headless", "--no-sandbox", "--disable-gpu",
-                             f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
-                             "--window-size=1280,2000", html_file.as_uri()],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:  # ours to stop: never leave a browser behind
-            proc.kill()
-            proc.wait()
-    assert shot.exists(), "chromium wrote no screenshot"
-    assert _png_pixels_vary(Path(shot).read_bytes())
 
 
 def test_renders_a_report_of_a_real_run(pytester):

@@ -526,14 +526,14 @@ class _Fuzz:
 
 
 #: Stateless examples drawn for one document, replayed for the next subject (the other version)
-#: of the same target: generation does not depend on answers, and derandomized it would draw the
-#: very same examples again. Keyed by (base URL, document digest, label, mode, count).
-_DRAWN: dict[tuple[str, str, str, str, int], list[Any]] = {}
+#: of the same target: generation does not depend on answers, and seeded alike it would draw the
+#: very same examples again. Keyed by (base URL, document digest, label, mode, count, seed).
+_DRAWN: dict[tuple[str, str, str, str, int, int], list[Any]] = {}
 
 
 def _stateless(fuzz: _Fuzz, schema: Any, digest: str, labels: list[tuple[str, str]], examples: int,
-               deadline: float) -> None:
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+               deadline: float, run_seed: int) -> None:
+    from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
     from hypothesis.errors import HypothesisException
     from schemathesis import GenerationMode
     from schemathesis.errors import SchemathesisError
@@ -553,7 +553,7 @@ def _stateless(fuzz: _Fuzz, schema: Any, digest: str, labels: list[tuple[str, st
         fuzz.deadline = deadline
         fuzz.share, fuzz.run_deadline, fuzz.cut = (deadline - now) / (len(plan) - index), None, None
         label = f"{method.upper()} {path}"
-        key = (fuzz.base_url, digest, label, mode, n)
+        key = (fuzz.base_url, digest, label, mode, n, run_seed)
         if key in _DRAWN:
             try:
                 for case in _DRAWN[key]:
@@ -576,7 +576,8 @@ def _stateless(fuzz: _Fuzz, schema: Any, digest: str, labels: list[tuple[str, st
         drawn: list[Any] = []
         complete = True
 
-        @settings(max_examples=n, derandomize=True, database=None, deadline=None,
+        @seed(run_seed)
+        @settings(max_examples=n, database=None, deadline=None,
                   suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate],
                   report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
         @given(case=strategy)
@@ -608,8 +609,9 @@ def _stateless(fuzz: _Fuzz, schema: Any, digest: str, labels: list[tuple[str, st
             _DRAWN[key] = drawn
 
 
-def _stateful(fuzz: _Fuzz, schema: Any, labels: list[tuple[str, str]], scenarios: int, deadline: float) -> None:
-    from hypothesis import HealthCheck, Phase, Verbosity, reject, settings
+def _stateful(fuzz: _Fuzz, schema: Any, labels: list[tuple[str, str]], scenarios: int, deadline: float,
+              run_seed: int) -> None:
+    from hypothesis import HealthCheck, Phase, Verbosity, reject, seed, settings
     from hypothesis.errors import HypothesisException
     from schemathesis import GenerationMode
     from schemathesis.errors import SchemathesisError
@@ -639,8 +641,9 @@ def _stateful(fuzz: _Fuzz, schema: Any, labels: list[tuple[str, str]], scenarios
         def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
             fuzz.judge(case.operation.label, response, "stateful")
 
+    seed(run_seed)(Workflow)  # hypothesis carries a state machine's @seed into its run
     try:
-        Workflow.run(settings=settings(max_examples=scenarios, stateful_step_count=6, derandomize=True,
+        Workflow.run(settings=settings(max_examples=scenarios, stateful_step_count=6,
                                        database=None, deadline=None, suppress_health_check=list(HealthCheck),
                                        phases=[Phase.generate], report_multiple_bugs=False,
                                        verbosity=Verbosity.quiet, print_blob=False))
@@ -667,8 +670,9 @@ def openapi_fuzz(ctx: CheckContext) -> None:
     stateless with positive and negative examples, then stateful through the document's links
     (remember → get/revise/forget …). Requests go as owner-a (a fresh capability token) with
     `UMP-Version` of the subject; generation pins records' owner and actor to owner-a so that
-    remember mostly succeeds; answers are judged against the document as served. Derandomized
-    (the same examples every run; the second version of a target replays the first's), no
+    remember mostly succeeds; answers are judged against the document as served. Seeded by
+    `--seed` (default 0: the same examples every run; recorded in the report so `memconform
+    replay REPORT ump/l1/openapi-fuzz` re-runs them; the second version of a target replays the first's), no
     example database, Hypothesis' caches in the user's cache directory, never in the working
     directory. No document (404), one that is not OpenAPI 3.x, or one schemathesis cannot read:
     skipped with the reason.
@@ -726,9 +730,10 @@ def openapi_fuzz(ctx: CheckContext) -> None:
         with requests.Session() as session:
             fuzz.session = session
             digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
-            _stateless(fuzz, gen_schema, digest, labels, examples, started + seconds * 0.75)
+            run_seed = ctx.property_seed()
+            _stateless(fuzz, gen_schema, digest, labels, examples, started + seconds * 0.75, run_seed)
             if fuzz.transport is None:
-                _stateful(fuzz, gen_schema, labels, examples, deadline)
+                _stateful(fuzz, gen_schema, labels, examples, deadline, run_seed)
     for note in fuzz.notes:
         log.info("openapi-fuzz %s (UMP %s): %s", base_url, ctx.version, note)
     log.info("openapi-fuzz %s (UMP %s): %d requests judged in %.1f s: %s", base_url, ctx.version,
