@@ -194,5 +194,44 @@ def render_html(report: dict[str, Any]) -> str:
             parts.append(f"<h4>coverage: {_e(spec.upper())} {_e(version)}, requirements × bindings</h4>")
             parts.append(_matrix(spec, version, bindings, cells))
 
+    if report.get("interop"):
+        parts.append(_interop_html(report))
     parts.append(f"<script>{_JS}</script></body></html>\n")
+    return "".join(parts)
+
+
+def _interop_html(report: dict[str, Any]) -> str:
+    """The interop matrices (sources × destinations per spec version, then formats), and every
+    lost field with the record, the field and the requirement that promised it."""
+    from memconform.reports.interop import cell_text, matrices
+
+    parts = ["<h2>interop</h2>"]
+    for m in matrices(report):
+        parts.append(f"<h3>{_e(m.title)}</h3><table class=\"matrix\"><tr><th>from \\ to</th>")
+        parts.append("".join(f"<th>{_e(x)}</th>" for x in m.labels) + "</tr>")
+        for src in m.labels:
+            parts.append(f"<tr><th>{_e(src)}</th>")
+            for dst in m.labels:
+                entry = None if src == dst else m.cells.get((src, dst))
+                outcome = entry["outcome"] if entry else "none"
+                text = "" if src == dst else cell_text(entry)
+                parts.append(f'<td class="o-{_e(outcome)}" data-outcome="{_e(outcome)}">{_e(text)}</td>')
+            parts.append("</tr>")
+        parts.append("</table>")
+    losses = [(e, x) for e in report["interop"] for x in e["losses"]]
+    if losses:
+        parts.append("<h3>lost fields</h3><table><tr><th>spec</th><th>from → to</th><th>record</th><th>field</th>"
+                     "<th>promised by</th><th>seen at</th><th>expected</th><th>got</th></tr>")
+        for e, x in losses:
+            parts.append(f'<tr class="o-{_e(e["outcome"])}"><td>{_e(e["spec"].upper())} {_e(e["version"])}</td>'
+                         f'<td>{_e(e["source"])} → {_e(e["destination"])}</td><td><code>{_e(x["record"])}</code></td>'
+                         f'<td><code>{_e(x["field"])}</code></td><td><code>{_e(x["requirement"])}</code></td>'
+                         f'<td>{_e(x["stage"])}</td><td><code>{_e(x["expected"])}</code></td>'
+                         f'<td><code>{_e(x["got"])}</code></td></tr>')
+        parts.append("</table>")
+    notes = [(e, n) for e in report["interop"] for n in e["notes"]]
+    if notes:
+        parts.append("<h3>not compared</h3><ul>" + "".join(
+            f"<li>{_e(e['spec'].upper())} {_e(e['source'])} → {_e(e['destination'])}: {_e(n)}</li>"
+            for e, n in notes) + "</ul>")
     return "".join(parts)

@@ -112,7 +112,7 @@ def _summary_line(row: dict[str, Any]) -> str:
 
 
 def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
-                 run: dict[str, Any]) -> dict[str, Any]:
+                 run: dict[str, Any], interop: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     results = sorted(results, key=lambda r: r["node_id"])
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for res in results:
@@ -167,6 +167,9 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
                                                            r["binding"], r["id"])),
         "coverage": coverage(results),
         "totals": dict(sorted(Counter(r["outcome"] for r in results).items())),
+        # round trips between targets and between formats (suite/interop): only runs that made some
+        **({"interop": sorted(interop, key=lambda r: (r["spec"], r["version"], r["source"], r["destination"]))}
+           if interop else {}),
     }
 
 

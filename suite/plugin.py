@@ -75,7 +75,9 @@ class RunState:
     seed: int = 0
     checks: set[str] = field(default_factory=set)
     drivers: dict[str, Any] = field(default_factory=dict)
+    subjects: dict[str, list[Any]] = field(default_factory=dict)  # per target label, as its driver listed them
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    interop: dict[str, dict[str, Any]] = field(default_factory=dict)
     report: dict[str, Any] | None = None
 
     def wants(self, spec: str, version: str, binding: str) -> bool:
@@ -184,7 +186,22 @@ class MemconformCollector(pytest.Collector):
         items: list[pytest.Item] = []
         for text in state.targets:
             items.extend(self._items_for_target(state, text))
+        if len(state.drivers) > 1:
+            items.extend(self._interop_items(state))
         return items
+
+    def _interop_items(self, state: RunState) -> list[pytest.Item]:
+        """Round trips between every ordered pair of targets (suite/interop/pairing.py)."""
+        from memconform.suite.interop.pairing import pairings
+
+        if state.checks and not any(c.startswith("interop/") for c in state.checks):
+            return []
+        drivers = {d.label: d for d in state.drivers.values()}
+        subjects = {label: state.subjects[label] for label in drivers if label in state.subjects}
+        return [InteropItem.from_parent(self, name=f"interop::{p.name}", pairing=p,
+                                        source_driver=drivers[p.source.target],
+                                        destination_driver=drivers[p.destination.target])
+                for p in pairings(subjects, state.wants)]
 
     def _items_for_target(self, state: RunState, text: str) -> list[pytest.Item]:
         from memconform.targets import TargetStringError, open_driver
@@ -201,6 +218,7 @@ class MemconformCollector(pytest.Collector):
         except NotApplicable as exc:  # e.g. docker:IMAGE where no container engine runs
             return [TargetErrorItem.from_parent(self, name=f"{text}::connect", reason=str(exc), skipped=True)]
         state.drivers[text] = driver
+        state.subjects[driver.label] = list(subjects)
         items: list[pytest.Item] = []
         for subject in subjects:
             if not state.wants(subject.spec, subject.version, subject.binding):
@@ -357,6 +375,40 @@ class TargetErrorItem(pytest.Item):
         return self.path, None, self.name
 
 
+class InteropItem(pytest.Item):
+    """One round trip from one target to another (suite/interop): placed in A, exported, imported
+    into B, read back; a lost field fails with the requirement that promised it."""
+
+    def __init__(self, *, pairing: Any, source_driver: Any, destination_driver: Any, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.pairing = pairing
+        self.source_driver = source_driver
+        self.destination_driver = destination_driver
+        self.judged: Any = None
+
+    def setup(self) -> None:
+        from memconform.suite.interop.pairing import describe_losses, run_pairing
+
+        p = self.pairing
+        self.judged = run_pairing(p, lambda: self.source_driver.client(p.source),
+                                  lambda: self.destination_driver.client(p.destination))
+        self.user_properties.append(("memconform-interop", self.judged.to_json()))
+        if self.judged.outcome is Outcome.ERROR:
+            pytest.fail(describe_losses(self.judged), pytrace=False)
+        if self.judged.outcome is Outcome.SKIPPED:
+            pytest.skip(f"interop {p.name}: {self.judged.reason}")
+
+    def runtest(self) -> None:
+        from memconform.suite.interop.pairing import describe_losses
+
+        outcome = self.judged.outcome
+        if outcome is Outcome.FAILED or (outcome is Outcome.WARNING and self.config.stash[STATE].strict):
+            pytest.fail(describe_losses(self.judged), pytrace=False)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
 # -- results and the report ------------------------------------------------------------------
 
 class ResultCollector:
@@ -370,6 +422,8 @@ class ResultCollector:
         for key, value in report.user_properties:
             if key == "memconform":
                 self.state.results[report.nodeid] = value
+            elif key == "memconform-interop":
+                self.state.interop[report.nodeid] = value
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -397,7 +451,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         options["checks"] = sorted(state.checks)
     if state.baseline is not None:
         options["baseline"] = state.baseline.path
-    state.report = build_report(list(state.results.values()), targets, run_info(options))
+    state.report = build_report(list(state.results.values()), targets, run_info(options),
+                                interop=list(state.interop.values()))
     if state.report_path:
         path = Path(state.report_path)
         if not path.is_absolute():
@@ -432,6 +487,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         tr.write_line(row["summary"], bold=True,
                       green=row["level"] is not None and not row["must_failed"],
                       red=bool(row["must_failed"] or row["errors"]))
+    if report.get("interop"):
+        from memconform.reports.interop import loss_lines, matrices, render_text
+
+        tr.section("memconform interop")
+        for matrix in matrices(report):
+            for line in render_text(matrix):
+                tr.write_line(line)
+            tr.write_line("")
+        for line in loss_lines(report):
+            tr.write_line(line, red=True)
     if "_written_to" in report:
         tr.write_line(f"report: {os.path.relpath(report['_written_to'])}")
         report.pop("_written_to")

@@ -19,5 +19,9 @@ import schemathesis  # noqa: E402,F401
 import starlette.applications  # noqa: E402,F401
 import uvicorn  # noqa: E402,F401
 
-for _module in pkgutil.walk_packages(memconform.__path__, "memconform."):
-    importlib.import_module(_module.name)
+# `memconform` is a namespace package whose editable install maps each part to its folder: walk the
+# parts (whose __path__ are real folders), not the namespace (whose path hook pkgutil cannot list).
+for _part in ("suite", "targets", "reports", "reference_impl", "vectors"):
+    _package = importlib.import_module(f"memconform.{_part}")
+    for _module in pkgutil.walk_packages(_package.__path__, f"memconform.{_part}."):
+        importlib.import_module(_module.name)

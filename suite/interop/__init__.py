@@ -1,0 +1,1 @@
+"""Interop: what survives when memory moves between implementations and between formats."""

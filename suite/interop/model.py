@@ -1,0 +1,56 @@
+"""Value types for interop results: a round trip and the losses it found.
+
+A round trip moves a known set of records (UMP records, UPP events, OMF items) from a source to a
+destination and reads them back; every field the spec promises to keep and did not survive is one
+`Loss`, naming the record, the field and the requirement that promised it. Checks turn losses into
+findings; the matrix renders round trips side by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class _Missing:
+    """A field that was not there at all (as opposed to null)."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class Loss:
+    record: str        # the record's id in the source (UMP id, UPP event id, OMF content digest …)
+    field: str         # a JSON pointer into the record ("/body/text", "/supersedes")
+    requirement: str   # the catalogue requirement id that promised the field survives
+    expected: Any      # the value placed in the source
+    got: Any           # the value read back (MISSING when absent)
+    stage: str         # where it was seen: "export from A", "import into B", "export from B", …
+
+    def describe(self) -> str:
+        return (f"{self.record}{self.field}: expected {self.expected!r}, got {self.got!r} "
+                f"({self.stage}; {self.requirement})")
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """One spec version moved from `source` to `destination` (target labels, or format names for a
+    conversion) and back."""
+
+    spec: str
+    version: str
+    source: str
+    destination: str
+    placed: int                       # records placed in the source
+    compared: int                     # records compared at the end
+    losses: tuple[Loss, ...] = ()
+    notes: tuple[str, ...] = ()       # what was not compared and why
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kept_everything(self) -> bool:
+        return not self.losses and self.compared == self.placed
