@@ -31,7 +31,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="implementation to judge (repeatable): reference, reference?fault=NAME, file:PATH, "
                          "http://HOST:PORT (UMP and/or UPP, discovered), 'mcp+stdio:COMMAND ARGS', "
                          "mcp+http://HOST:PORT/mcp, jsonrpc+http://HOST:PORT/PATH (UPP at that URL), "
-                         "'jsonrpc+stdio:COMMAND ARGS' (UPP over stdio); *.toml, docker:IMAGE are reserved")
+                         "'jsonrpc+stdio:COMMAND ARGS' (UPP over stdio), path/to/target.toml (a descriptor: "
+                         "how to start and reach it, docs/descriptors.md), docker:IMAGE?port=N (testcontainers); "
+                         "two or more targets also make interop round trips between them")
     group.addoption("--spec", action="append", default=[], metavar="SPEC[@VERSION]",
                     help="only these specs (repeatable), e.g. ump or ump@1.0")
     group.addoption("--level", default=None, choices=LEVELS, help="judge levels up to this one only")

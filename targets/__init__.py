@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from memconform.targets.target_string import (
-    DescriptorTarget, FileTarget, HttpTarget, JsonRpcTarget, McpTarget, ReferenceTarget, TargetStringError, UnsupportedTarget,
-    parse_target,
+    DescriptorTarget, DockerTarget, FileTarget, HttpTarget, JsonRpcTarget, McpTarget, ReferenceTarget, TargetStringError,
+    UnsupportedTarget, parse_target,
 )
 
 
 def open_driver(text: str, forced_versions: tuple[str, ...] = (), timeout: float = 10.0,
                 mcp_protocol: str = "2025-11-25"):
-    """Parse a target string and return its driver. Raises TargetStringError for bad strings and
-    TargetError when the target cannot be reached."""
+    """Parse a target string and return its driver. Raises TargetStringError for bad strings,
+    TargetError when the target cannot be reached, and NotApplicable when it cannot be run here at
+    all (docker:IMAGE without a container engine): the plugin skips its items with the reason."""
     from memconform.suite.outcomes import TargetError
 
     target = parse_target(text)
@@ -34,7 +35,11 @@ def open_driver(text: str, forced_versions: tuple[str, ...] = (), timeout: float
     if isinstance(target, DescriptorTarget):
         from memconform.targets.descriptor import DescriptorDriver
 
-        return DescriptorDriver.open(target.path, label=target.label, timeout=timeout)
+        return DescriptorDriver.open(target.path, label=target.label, timeout=timeout, mcp_protocol=mcp_protocol)
+    if isinstance(target, DockerTarget):
+        from memconform.targets.docker import DockerDriver
+
+        return DockerDriver.open(target, forced_versions, timeout=timeout)
     if isinstance(target, JsonRpcTarget):
         from memconform.targets.jsonrpc import JsonRpcDriver
 
@@ -43,7 +48,7 @@ def open_driver(text: str, forced_versions: tuple[str, ...] = (), timeout: float
     raise TargetError(f"{target.kind} targets are not supported by this version of memconform yet "
                       f"({target.text}); supported now: reference, reference?fault=NAME, file:PATH, "
                       "http://HOST:PORT, mcp+stdio:COMMAND, mcp+http://HOST:PORT/mcp, "
-                      "jsonrpc+stdio:COMMAND, jsonrpc+http://HOST:PORT/PATH, path/to/target.toml")
+                      "jsonrpc+stdio:COMMAND, jsonrpc+http://HOST:PORT/PATH, path/to/target.toml, docker:IMAGE")
 
 
 __all__ = ["open_driver", "parse_target", "TargetStringError"]

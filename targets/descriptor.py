@@ -1,35 +1,63 @@
-"""Target descriptors: a TOML file saying how to reach an implementation (docs/omf.md, "Descriptor").
+"""Target descriptors: a TOML file saying how to reach an implementation, and how to start and stop
+it for the run (every key, with examples: docs/descriptors.md).
 
 ```toml
-name = "memd (CLI)"
-specs = ["omf@1.0"]
-known_deviations = [{ requirement = "OMF-…", reason = "…" }]   # optional; strings allowed too
+name = "my server"
+specs = ["ump@1.0", "upp@1.0.0", "omf@1.0"]     # ump@0.1, ump@1.0, upp@1.0.0, omf@1.0
+known_deviations = [{ requirement = "UMP-…", reason = "…" }]   # optional; strings allowed too
+[vars]                    # values of your own, {name} in commands, env and cwd ([omf.vars] too)
+db = "{workdir}/store.sqlite"
+[start]                   # optional: a server started once for the run, stopped at the end
+command = "my-server --port {port} --db {db}"
+cwd = "."                 # optional; relative to this file. Default: the work folder
+env = { MY_LOG = "debug" }                      # merged into the environment
+ready_url = "http://127.0.0.1:{port}/health"   # any HTTP answer = ready; and/or
+ready_line = "listening on .*:{port}"           # a regex, searched in each stdout/stderr line
+ready_timeout = 30
+[stop]                    # optional teardown
+command = "my-server shutdown --port {port}"    # run first; then SIGTERM, then SIGKILL
+timeout = 30              # seconds the stop command may take
+grace = 5                 # seconds the server gets to exit before each next step
+[ump.http]
+base_url = "http://127.0.0.1:{port}"
+[ump.mcp]                 # url = streamable HTTP, or command = "…" (stdio); one of the two
+url = "http://127.0.0.1:{port}/mcp"
+[upp.http]
+url = "http://127.0.0.1:{port}/upp"
+[upp.stdio]
+command = "my-server --upp-stdio"
 [omf.cli]
 export = "memd export-omf --tenant-id {tenant} {project?--project-id {project}} --output {file}"
 import = "memd import-omf --tenant-id {tenant} --input {file} --dry-run {dry_run}"
-cwd = "."                 # optional; relative to this file. Default: the work folder
-timeout = 60              # optional, seconds per command
-[omf.vars]
-db = "{workdir}/store.sqlite"
-[omf.http]                # optional
-base_url = "http://127.0.0.1:8700"
-[start]                   # optional: a server the driver starts before use and stops after
-command = "memd serve --port 8700"
-ready_url = "http://127.0.0.1:8700/health"   # default: [omf.http] base_url; any HTTP answer = ready
-ready_timeout = 30
+[omf.http]
+base_url = "http://127.0.0.1:{port}"
 ```
 
 Templates: `{name}` is the value, shell-quoted (commands are split with shlex and run without a
 shell, so a value with spaces stays one argument); `{name?TEXT}` is TEXT (itself a template) only
-when the value is set; booleans are `true`/`false`; `{{` and `}}` are literal braces. A name the
-command cannot know is a descriptor error naming the line, found when the file is loaded, not in
-the middle of a run.
+when the value is set; booleans are `true`/`false`; `{{` and `}}` are literal braces. Everywhere:
+`{workdir}` (one fresh folder for the run), `{python}` (this interpreter), `{port}` (a free
+127.0.0.1 port picked when the file is loaded); URLs and ready_line may use `{port}` only. A name a template
+cannot know, an unknown key, a value of the wrong type: a DescriptorError naming the file, the line
+and the key, found when the file is loaded, not in the middle of a run.
+
+The server of `[start]` starts when the first client is asked for (never while collecting, nor to
+describe the target), once for the run; `close()` tears it down (idempotent), and an atexit hook
+does so for any server still running when the interpreter exits.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
+import re
 import shlex
+import signal
+import socket
+import subprocess
 import sys
+import threading
+import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,13 +65,20 @@ from typing import Any, Mapping
 
 from memconform.targets.target_string import TargetStringError, shipped_descriptors
 
-#: Names every command may use: `{workdir}` the driver's fresh work folder, `{python}` this
-#: interpreter (so a descriptor can run `{python} -m memconform.suite.cli` without an activated venv).
-COMMON_NAMES = ("workdir", "python")
+#: Names every template may use: `{workdir}` the driver's fresh work folder, `{python}` this
+#: interpreter (so a descriptor can run `{python} -m memconform.suite.cli` without an activated
+#: venv), `{port}` a free 127.0.0.1 port chosen at load.
+COMMON_NAMES = ("workdir", "python", "port")
+#: URLs are expanded at load, before any work folder exists: only the port can be in them.
+URL_NAMES = ("port",)
 #: Names each OMF operation supplies (memd's flags, docs/omf.md).
 EXPORT_NAMES = ("tenant", "project", "include_history", "include_superseded", "include_expired", "file")
 IMPORT_NAMES = ("tenant", "file", "include_archived", "fuzzy_threshold", "dry_run")
-KNOWN_SPECS = {"omf": ("1.0",)}
+#: What a descriptor can drive (tests/harness/test_descriptor.py keeps this in step with the suite).
+KNOWN_SPECS = {"ump": ("0.1", "1.0"), "upp": ("1.0.0",), "omf": ("1.0",)}
+#: The sections reaching each spec, and the binding (subject) each one is.
+BINDING_SECTIONS = {"ump": ("http", "mcp"), "upp": ("http", "stdio"), "omf": ("cli", "http")}
+TOP_KEYS = ("name", "specs", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf")
 
 
 class DescriptorError(TargetStringError):
@@ -215,6 +250,7 @@ class Template:
 
 
 # -- the descriptor ------------------------------------------------------------------------------
+# -- the descriptor ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Deviation:
@@ -233,10 +269,57 @@ class OmfCli:
 
 
 @dataclass(frozen=True)
+class Binding:
+    """How one UMP or UPP binding is reached: a URL (expanded at load) or a command (a template,
+    expanded when the work folder exists). `binding` is the subject's binding name."""
+
+    spec: str
+    binding: str
+    url: str | None = None
+    command: Template | None = None
+
+    @property
+    def shown(self) -> str:
+        return self.url if self.url is not None else self.command.text if self.command else ""
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """When a started server counts as up: `url` answers (any HTTP status) and/or a line of its
+    output matches `line`; both, when both are given (the line first)."""
+
+    url: str | None = None
+    line: str | None = None
+    timeout: float = 30.0
+
+    def describe(self) -> dict[str, Any]:
+        return {k: v for k, v in (("url", self.url), ("line", self.line), ("timeout", self.timeout)) if v is not None}
+
+
+@dataclass(frozen=True)
 class StartCommand:
     command: Template
-    ready_url: str
-    ready_timeout: float = 30.0
+    ready: Readiness
+    cwd: Template | None = None
+    env: Mapping[str, Template] = field(default_factory=dict)
+
+    @property
+    def ready_url(self) -> str | None:  # the v1 attribute
+        return self.ready.url
+
+    @property
+    def ready_timeout(self) -> float:  # the v1 attribute
+        return self.ready.timeout
+
+
+@dataclass(frozen=True)
+class StopCommand:
+    """Teardown: `command` (if any) runs first, bounded by `timeout`; the server then gets `grace`
+    seconds to exit, then SIGTERM to its process group and `grace` more, then SIGKILL."""
+
+    command: Template | None = None
+    timeout: float = 30.0
+    grace: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -246,23 +329,142 @@ class Descriptor:
     specs: tuple[tuple[str, str], ...]
     cli: OmfCli | None = None
     vars: Mapping[str, Template] = field(default_factory=dict)
-    http_base_url: str | None = None
+    http_base_url: str | None = None  # [omf.http]
     start: StartCommand | None = None
     known_deviations: tuple[Deviation, ...] = ()
+    bindings: tuple[Binding, ...] = ()  # [ump.*] and [upp.*]
+    stop: StopCommand = StopCommand()
+    port: int | None = None  # the value of {port}; None when no template names it
 
     def var_values(self, workdir: Path) -> dict[str, str]:
-        """[omf.vars] with {workdir} and {python} filled in; plus those two themselves."""
+        """[vars] with {workdir}, {python} and {port} filled in; plus those three themselves."""
         base = {"workdir": str(workdir), "python": sys.executable}
+        if self.port is not None:
+            base["port"] = str(self.port)
         return {**base, **{k: t.expand_raw(base) for k, t in self.vars.items()}}
 
+    def versions(self, spec: str) -> tuple[str, ...]:
+        return tuple(v for s, v in self.specs if s == spec)
 
-def _line_of(lines: list[str], needle: str, fallback: str | None = None) -> int | None:
-    for probe in (needle, fallback):
-        if probe:
-            for n, line in enumerate(lines, 1):
-                if probe in line:
-                    return n
+    def binding(self, spec: str, name: str) -> Binding | None:
+        return next((b for b in self.bindings if (b.spec, b.binding) == (spec, name)), None)
+
+
+def free_port() -> int:
+    """A port nobody listens on at 127.0.0.1 right now (the kernel's pick; taken again only by luck)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -- loading -------------------------------------------------------------------------------------
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+
+def _header_name(line: str) -> str | None:
+    m = _HEADER.match(line)
+    return re.sub(r"\s*\.\s*", ".", m.group(1)).replace('"', "") if m else None
+
+
+def locate(lines: list[str], key: str) -> int | None:
+    """The line (1-based) where the dotted `key` is written: its own `[table]` header, or `name =`
+    inside the table of its longest prefix that has a header (inline tables sit on one line)."""
+    parts = key.split(".")
+    headers = [(n, _header_name(line)) for n, line in enumerate(lines)]
+    headers = [(n, h) for n, h in headers if h is not None]
+    for cut in range(len(parts), -1, -1):
+        table = ".".join(parts[:cut])
+        if cut:
+            opening = next((n for n, h in headers if h == table), None)
+            if opening is None and cut == len(parts):  # [ump.http] stands for a missing [ump]
+                opening = next((n for n, h in headers if h.startswith(table + ".")), None)
+            if opening is None:
+                continue
+        else:
+            opening = -1
+        if cut == len(parts):
+            return opening + 1
+        closing = next((n for n, _ in headers if n > opening), len(lines))
+        name = re.escape(parts[cut])
+        pattern = re.compile(rf'^\s*(?:{name}|"{name}"|\'{name}\')\s*[=.]')
+        for n in range(opening + 1, closing):
+            if pattern.match(lines[n]):
+                return n + 1
+        return opening + 1 if cut else None
     return None
+
+
+class _Reader:
+    """Typed reads of a parsed descriptor; every failure names the file, line and key."""
+
+    def __init__(self, path: Path, raw: str):
+        self.path = path
+        self.lines = raw.splitlines()
+        self._port: int | None = None
+
+    def where(self, key: str) -> str:
+        line = locate(self.lines, key) if key else None
+        return f"{self.path}" + (f" line {line}" if line else "") + (f" ({key})" if key else "")
+
+    def fail(self, key: str, message: str) -> DescriptorError:
+        return DescriptorError(f"{self.where(key)}: {message}")
+
+    def port(self) -> int:
+        if self._port is None:
+            self._port = free_port()
+        return self._port
+
+    @property
+    def port_value(self) -> int | None:
+        return self._port
+
+    def table(self, parent: Mapping[str, Any], key: str, dotted: str) -> dict[str, Any] | None:
+        value = parent.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise self.fail(dotted, f"[{dotted}] must be a table")
+        return value
+
+    def keys(self, table: Mapping[str, Any], known: tuple[str, ...], prefix: str) -> None:
+        unknown = sorted(set(table) - set(known))
+        if unknown:
+            inside = f" in [{prefix}]" if prefix else ""
+            raise self.fail(f"{prefix}.{unknown[0]}" if prefix else unknown[0],
+                            f"unknown key(s) {unknown}{inside}; known: {', '.join(known)}")
+
+    def string(self, table: Mapping[str, Any], key: str, dotted: str, *, required: bool = False) -> str | None:
+        value = table.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(dotted if key in table else dotted.rsplit(".", 1)[0],
+                            f"`{key}` must be a non-empty string")
+        return value
+
+    def seconds(self, table: Mapping[str, Any], key: str, dotted: str, default: float) -> float:
+        value = table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise self.fail(dotted, f"`{key}` must be a positive number of seconds")
+        return float(value)
+
+    def template(self, text: str, dotted: str, names: set[str] | tuple[str, ...]) -> Template:
+        t = Template.parse(text, self.where(dotted))
+        t.check_names(names)
+        if "port" in t.names:
+            self.port()  # picked now, so that every template of this file sees the same port
+        return t
+
+    def url(self, table: Mapping[str, Any], key: str, dotted: str, *, required: bool = False) -> str | None:
+        """An http(s) URL with {port} filled in; a `base_url` loses its trailing slash (routes are
+        appended to it), any other URL is used exactly as written."""
+        text = self.string(table, key, dotted, required=required)
+        if text is None:
+            return None
+        t = self.template(text, dotted, URL_NAMES)
+        url = t.expand_raw({"port": self.port()} if "port" in t.names else {})
+        if not url.startswith(("http://", "https://")):
+            raise self.fail(dotted, f"`{key}` must be an http:// or https:// URL, not {text!r}")
+        return url.rstrip("/") if key == "base_url" else url
 
 
 def load_descriptor(path: str | Path) -> Descriptor:
@@ -276,125 +478,197 @@ def load_descriptor(path: str | Path) -> Descriptor:
         data = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as exc:
         raise DescriptorError(f"{path}: not valid TOML: {exc}") from None
-    lines = raw.splitlines()
-
-    def where(key: str, text: str | None = None) -> str:
-        line = _line_of(lines, text or "", key.rsplit(".", 1)[-1] + " ") if text else _line_of(lines, key)
-        return f"{path}" + (f" line {line}" if line else "") + f" ({key})"
-
-    def fail(key: str, message: str, text: str | None = None) -> DescriptorError:
-        return DescriptorError(f"{where(key, text)}: {message}")
-
-    known_top = {"name", "specs", "omf", "start", "known_deviations"}
-    unknown = sorted(set(data) - known_top)
-    if unknown:
-        raise fail(unknown[0], f"unknown key(s) {unknown}; a descriptor has {sorted(known_top)}")
+    r = _Reader(path, raw)
+    r.keys(data, TOP_KEYS, "")
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not name.strip():
-        raise fail("name", "name must be a non-empty string")
-    specs = _specs(data.get("specs"), fail)
-    omf = data.get("omf", {})
-    if not isinstance(omf, dict):
-        raise fail("omf", "[omf] must be a table")
-    if ("omf", "1.0") in specs and not omf:
-        raise fail("specs", "specs names omf@1.0 but there is no [omf.cli] or [omf.http] section")
-    bad = sorted(set(omf) - {"cli", "vars", "http"})
-    if bad:
-        raise fail(f"omf.{bad[0]}", f"unknown [omf] section(s) {bad}; known: cli, vars, http")
-
-    vars_ = omf.get("vars", {})
-    if not isinstance(vars_, dict) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
-                                              for v in vars_.values()):
-        raise fail("omf.vars", "[omf.vars] must map names to strings or numbers")
-    clash = sorted(set(vars_) & (set(COMMON_NAMES) | set(EXPORT_NAMES) | set(IMPORT_NAMES)))
-    if clash:
-        raise fail("omf.vars", f"[omf.vars] may not redefine {clash}: the driver supplies them")
-    var_templates: dict[str, Template] = {}
-    for key, value in vars_.items():
-        text = str(value)
-        t = Template.parse(text, where(f"omf.vars.{key}", text))
-        t.check_names(COMMON_NAMES)
-        var_templates[key] = t
-    var_names = set(COMMON_NAMES) | set(var_templates)
-
-    cli = None
-    if "cli" in omf:
-        section = omf["cli"]
-        if not isinstance(section, dict):
-            raise fail("omf.cli", "[omf.cli] must be a table")
-        bad = sorted(set(section) - {"export", "import", "cwd", "timeout"})
-        if bad:
-            raise fail(f"omf.cli.{bad[0]}", f"unknown key(s) {bad} in [omf.cli]; known: export, import, cwd, timeout")
-        templates = {}
-        for op, names in (("export", EXPORT_NAMES), ("import", IMPORT_NAMES)):
-            text = section.get(op)
-            if not isinstance(text, str) or not text.strip():
-                raise fail(f"omf.cli.{op}" if op in section else "omf.cli",
-                           f"[omf.cli] needs `{op}`, a command template string")
-            t = Template.parse(text, where(f"omf.cli.{op}", text))
-            t.check_names(var_names | set(names))
-            templates[op] = t
-        cwd = section.get("cwd")
-        if cwd is not None and not isinstance(cwd, str):
-            raise fail("omf.cli.cwd", "cwd must be a path string")
-        timeout = section.get("timeout")
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-            raise fail("omf.cli.timeout", "timeout must be a positive number of seconds")
-        cli = OmfCli(templates["export"], templates["import"],
-                     cwd=(path.parent / cwd).resolve() if cwd is not None else None,
-                     timeout=float(timeout) if timeout is not None else None)
-
-    base_url = None
-    if "http" in omf:
-        section = omf["http"]
-        base_url = section.get("base_url") if isinstance(section, dict) else None
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise fail("omf.http", "[omf.http] needs base_url = \"http://HOST:PORT\"")
-        base_url = base_url.rstrip("/")
-
-    start = None
-    if "start" in data:
-        section = data["start"]
-        if not isinstance(section, dict) or not isinstance(section.get("command"), str):
-            raise fail("start", "[start] needs command = \"…\" (the server to start)")
-        bad = sorted(set(section) - {"command", "ready_url", "ready_timeout"})
-        if bad:
-            raise fail(f"start.{bad[0]}", f"unknown key(s) {bad} in [start]; known: command, ready_url, ready_timeout")
-        t = Template.parse(section["command"], where("start.command", section["command"]))
-        t.check_names(var_names)
-        ready_url = section.get("ready_url", base_url)
-        if not isinstance(ready_url, str) or not ready_url.startswith(("http://", "https://")):
-            raise fail("start", "[start] needs ready_url (or an [omf.http] base_url) to know when the server is up")
-        ready_timeout = section.get("ready_timeout", 30.0)
-        if isinstance(ready_timeout, bool) or not isinstance(ready_timeout, (int, float)) or ready_timeout <= 0:
-            raise fail("start.ready_timeout", "ready_timeout must be a positive number of seconds")
-        start = StartCommand(t, ready_url, float(ready_timeout))
-
-    if ("omf", "1.0") in specs and cli is None and base_url is None:
-        raise fail("omf", "an omf@1.0 descriptor needs [omf.cli] (export and import) or [omf.http] base_url")
+        raise r.fail("name", "name must be a non-empty string")
+    specs = _specs(r, data.get("specs"))
+    var_templates = _vars(r, data)
+    names = set(COMMON_NAMES) | set(var_templates)
+    omf = r.table(data, "omf", "omf") or {}
+    r.keys(omf, ("cli", "vars", "http"), "omf")
+    cli = _omf_cli(r, omf, names)
+    omf_http = r.table(omf, "http", "omf.http")
+    omf_url = None
+    if omf_http is not None:
+        r.keys(omf_http, ("base_url",), "omf.http")
+        omf_url = r.url(omf_http, "base_url", "omf.http.base_url", required=True)
+    bindings = _bindings(r, data, names)
+    _match_specs_and_sections(r, specs, bindings, cli is not None or omf_url is not None)
+    start = _start(r, data, names, _default_ready_url(bindings, omf_url))
+    stop = _stop(r, data, names, start)
     return Descriptor(path=path, name=name.strip(), specs=specs, cli=cli, vars=var_templates,
-                      http_base_url=base_url, start=start,
-                      known_deviations=_deviations(data.get("known_deviations", []), fail))
+                      http_base_url=omf_url, start=start, bindings=bindings, stop=stop, port=r.port_value,
+                      known_deviations=_deviations(r, data.get("known_deviations", [])))
 
 
-def _specs(value: Any, fail: Any) -> tuple[tuple[str, str], ...]:
+def _specs(r: _Reader, value: Any) -> tuple[tuple[str, str], ...]:
+    example = '["ump@1.0", "upp@1.0.0", "omf@1.0"]'
     if not isinstance(value, list) or not value or not all(isinstance(s, str) for s in value):
-        raise fail("specs", 'specs must be a list like ["omf@1.0"]')
+        raise r.fail("specs", f"specs must be a list like {example}")
     out = []
     for text in value:
         spec, _, version = text.partition("@")
         if spec not in KNOWN_SPECS:
-            raise fail("specs", f"{text!r}: descriptors can drive {', '.join(KNOWN_SPECS)} in this version",
-                       text)
+            raise r.fail("specs", f"{text!r}: descriptors can drive {', '.join(KNOWN_SPECS)}, e.g. {example}")
         if version not in KNOWN_SPECS[spec]:
-            raise fail("specs", f"{text!r}: known versions of {spec}: {', '.join(KNOWN_SPECS[spec])}", text)
+            raise r.fail("specs", f"{text!r}: known versions of {spec}: {', '.join(KNOWN_SPECS[spec])}")
         out.append((spec, version))
     return tuple(dict.fromkeys(out))
 
 
-def _deviations(value: Any, fail: Any) -> tuple[Deviation, ...]:
+def _vars(r: _Reader, data: Mapping[str, Any]) -> dict[str, Template]:
+    """[vars] and, as descriptors written for OMF alone have it, [omf.vars]: one namespace."""
+    omf = data.get("omf") if isinstance(data.get("omf"), dict) else {}
+    out: dict[str, Template] = {}
+    reserved = set(COMMON_NAMES) | set(EXPORT_NAMES) | set(IMPORT_NAMES)
+    for dotted, table in (("vars", r.table(data, "vars", "vars")), ("omf.vars", r.table(omf, "vars", "omf.vars"))):
+        for key, value in (table or {}).items():
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise r.fail(f"{dotted}.{key}", f"[{dotted}] maps names to strings or numbers")
+            if key in reserved:
+                raise r.fail(f"{dotted}.{key}", f"[{dotted}] may not redefine {key!r}: the driver supplies it")
+            if key in out:
+                raise r.fail(f"{dotted}.{key}", f"{key!r} is defined in both [vars] and [omf.vars]")
+            out[key] = r.template(str(value), f"{dotted}.{key}", COMMON_NAMES)
+    return out
+
+
+def _omf_cli(r: _Reader, omf: Mapping[str, Any], names: set[str]) -> OmfCli | None:
+    section = r.table(omf, "cli", "omf.cli")
+    if section is None:
+        return None
+    r.keys(section, ("export", "import", "cwd", "timeout"), "omf.cli")
+    templates = {}
+    for op, op_names in (("export", EXPORT_NAMES), ("import", IMPORT_NAMES)):
+        text = section.get(op)
+        if not isinstance(text, str) or not text.strip():
+            raise r.fail(f"omf.cli.{op}" if op in section else "omf.cli",
+                         f"[omf.cli] needs `{op}`, a command template string")
+        templates[op] = r.template(text, f"omf.cli.{op}", names | set(op_names))
+    cwd = section.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise r.fail("omf.cli.cwd", "cwd must be a path string")
+    timeout = r.seconds(section, "timeout", "omf.cli.timeout", 1.0) if "timeout" in section else None
+    return OmfCli(templates["export"], templates["import"],
+                  cwd=(r.path.parent / cwd).resolve() if cwd is not None else None, timeout=timeout)
+
+
+def _bindings(r: _Reader, data: Mapping[str, Any], names: set[str]) -> tuple[Binding, ...]:
+    out: list[Binding] = []
+    for spec in ("ump", "upp"):
+        table = r.table(data, spec, spec) or {}
+        r.keys(table, BINDING_SECTIONS[spec], spec)
+        for binding in BINDING_SECTIONS[spec]:
+            section = r.table(table, binding, f"{spec}.{binding}")
+            if section is not None:
+                out.append(_binding(r, spec, binding, section, names))
+    return tuple(out)
+
+
+def _binding(r: _Reader, spec: str, binding: str, section: Mapping[str, Any], names: set[str]) -> Binding:
+    dotted = f"{spec}.{binding}"
+    if binding == "stdio":
+        r.keys(section, ("command",), dotted)
+        text = r.string(section, "command", f"{dotted}.command", required=True)
+        return Binding(spec, binding, command=r.template(text, f"{dotted}.command", names))
+    if binding == "mcp":  # streamable HTTP or stdio: the subject is "mcp" either way
+        r.keys(section, ("url", "command"), dotted)
+        if ("url" in section) == ("command" in section):
+            raise r.fail(dotted, '[ump.mcp] needs one of url = "http://HOST:PORT/mcp" (streamable HTTP) '
+                                 'or command = "…" (stdio)')
+        if "url" in section:
+            return Binding(spec, binding, url=r.url(section, "url", f"{dotted}.url", required=True))
+        text = r.string(section, "command", f"{dotted}.command", required=True)
+        return Binding(spec, binding, command=r.template(text, f"{dotted}.command", names))
+    key = "base_url" if spec == "ump" else "url"  # UMP's routes hang under a base; UPP posts to one URL
+    r.keys(section, (key,), dotted)
+    return Binding(spec, binding, url=r.url(section, key, f"{dotted}.{key}", required=True))
+
+
+def _match_specs_and_sections(r: _Reader, specs: tuple[tuple[str, str], ...], bindings: tuple[Binding, ...],
+                              has_omf: bool) -> None:
+    """Every spec named is reachable, and every section reaches a spec named."""
+    reached = {b.spec for b in bindings} | ({"omf"} if has_omf else set())
+    named = {s for s, _ in specs}
+    for spec in sorted(named - reached):
+        sections = " or ".join(f"[{spec}.{b}]" for b in BINDING_SECTIONS[spec])
+        raise r.fail("specs", f"specs names {spec}@… but there is no {sections} section")
+    for spec in sorted(reached - named):
+        raise r.fail(spec, f"[{spec}.…] describes {spec.upper()}, but specs names no {spec}@VERSION "
+                           f"(known: {', '.join(f'{spec}@{v}' for v in KNOWN_SPECS[spec])})")
+
+
+def _default_ready_url(bindings: tuple[Binding, ...], omf_url: str | None) -> str | None:
+    """Without ready_url or ready_line, the server is up when its first HTTP URL answers."""
+    urls = [b.url for b in bindings if b.url is not None] + ([omf_url] if omf_url else [])
+    return urls[0] if urls else None
+
+
+def _start(r: _Reader, data: Mapping[str, Any], names: set[str], default_url: str | None) -> StartCommand | None:
+    section = r.table(data, "start", "start")
+    if section is None:
+        return None
+    r.keys(section, ("command", "cwd", "env", "ready_url", "ready_line", "ready_timeout"), "start")
+    text = r.string(section, "command", "start.command", required=True)
+    command = r.template(text, "start.command", names)
+    cwd_text = r.string(section, "cwd", "start.cwd")
+    cwd = r.template(cwd_text, "start.cwd", names) if cwd_text is not None else None
+    env = _env(r, section, names)
+    url = r.url(section, "ready_url", "start.ready_url")
+    line = _ready_line(r, section)
+    if url is None and line is None:
+        url = default_url
+    if url is None and line is None:
+        raise r.fail("start", "[start] needs ready_url or ready_line (or an HTTP URL of a binding) to know "
+                              "when the server is up")
+    timeout = r.seconds(section, "ready_timeout", "start.ready_timeout", 30.0)
+    return StartCommand(command, Readiness(url, line, timeout), cwd=cwd, env=env)
+
+
+def _ready_line(r: _Reader, section: Mapping[str, Any]) -> str | None:
+    """The regex, with {port} filled in like a URL (so `{{`/`}}` are a regex's literal braces)."""
+    text = r.string(section, "ready_line", "start.ready_line")
+    if text is None:
+        return None
+    t = r.template(text, "start.ready_line", URL_NAMES)
+    line = t.expand_raw({"port": r.port()} if "port" in t.names else {})
+    try:
+        re.compile(line)
+    except re.error as exc:
+        raise r.fail("start.ready_line", f"ready_line {line!r} is not a regular expression: {exc}") from None
+    return line
+
+
+def _env(r: _Reader, section: Mapping[str, Any], names: set[str]) -> dict[str, Template]:
+    table = r.table(section, "env", "start.env") or {}
+    out = {}
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise r.fail(f"start.env.{key}", f"env values are strings (templates) or numbers, not {value!r}")
+        if not key or "=" in key or "\0" in key:
+            raise r.fail(f"start.env.{key}", f"{key!r} cannot be an environment variable name")
+        out[key] = r.template(str(value), f"start.env.{key}", names)
+    return out
+
+
+def _stop(r: _Reader, data: Mapping[str, Any], names: set[str], start: StartCommand | None) -> StopCommand:
+    section = r.table(data, "stop", "stop")
+    if section is None:
+        return StopCommand()
+    if start is None:
+        raise r.fail("stop", "[stop] tears down the server of [start], and there is no [start]")
+    r.keys(section, ("command", "timeout", "grace"), "stop")
+    text = r.string(section, "command", "stop.command")
+    return StopCommand(command=r.template(text, "stop.command", names) if text is not None else None,
+                       timeout=r.seconds(section, "timeout", "stop.timeout", 30.0),
+                       grace=r.seconds(section, "grace", "stop.grace", 5.0))
+
+
+def _deviations(r: _Reader, value: Any) -> tuple[Deviation, ...]:
     if not isinstance(value, list):
-        raise fail("known_deviations", "known_deviations must be a list")
+        raise r.fail("known_deviations", "known_deviations must be a list")
     out = []
     for item in value:
         if isinstance(item, str) and item.strip():
@@ -402,35 +676,275 @@ def _deviations(value: Any, fail: Any) -> tuple[Deviation, ...]:
         elif isinstance(item, dict) and isinstance(item.get("requirement"), str):
             out.append(Deviation(item["requirement"], str(item.get("reason", ""))))
         else:
-            raise fail("known_deviations", f"{item!r}: each entry is a requirement id or "
-                       "{ requirement = \"…\", reason = \"…\" }")
+            raise r.fail("known_deviations", f"{item!r}: each entry is a requirement id or "
+                         "{ requirement = \"…\", reason = \"…\" }")
     return tuple(out)
+
+
+# -- a started server ----------------------------------------------------------------------------
+
+_TAIL = 4000  # bytes of a server's output kept for messages
+_LINE_LIMIT = 64 * 1024  # a "line" without a newline is searched up to this length
+_LIVE: set[ServerProcess] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _stop_all_at_exit() -> None:
+    """The safety net: a run that ends without close() (an interrupted session, a crash in the
+    harness) still tears down every server it started."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for server in live:
+        server.stop()
+
+
+atexit.register(_stop_all_at_exit)
+
+
+def exit_text(code: int) -> str:
+    """How a process ended, in words: a negative return code is the signal that killed it."""
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with {code}"
+
+
+def http_answers(url: str) -> bool:
+    """Whether anything answers HTTP at `url`: any status means it is listening."""
+    import httpx
+
+    try:
+        # readiness only: a self-signed certificate still means the server is up
+        httpx.get(url, timeout=1.0, verify=False)
+        return True
+    except httpx.HTTPError:
+        return False
+
+
+def _target_error(message: str) -> Exception:
+    from memconform.suite.outcomes import TargetError
+
+    return TargetError(message)
+
+
+class ServerProcess:
+    """One started server: its own process group (so its children stop with it), a thread
+    tee-ing its merged stdout/stderr to a log file (the server never blocks on a full pipe, and a
+    ready_line can be seen as it comes), and its teardown. `stop()` is idempotent."""
+
+    def __init__(self, argv: list[str], *, cwd: Path, env: Mapping[str, str], log: Path,
+                 stop: StopCommand = StopCommand(), stop_argv: list[str] | None = None, name: str = "[start]"):
+        self.argv = list(argv)
+        self.cwd = cwd
+        self.env = dict(env)
+        self.log = log
+        self.stop_spec = stop
+        self.stop_argv = stop_argv
+        self.name = name
+        self.proc: subprocess.Popen[bytes] | None = None
+        #: what teardown did, in words (None until stop() ran)
+        self.teardown: str | None = None
+        self._reader: threading.Thread | None = None
+        self._tail = bytearray()
+        self._tail_lock = threading.Lock()
+        self._pending = b""
+        self._line: re.Pattern[str] | None = None
+        self._line_seen = threading.Event()
+        self._stop_lock = threading.RLock()
+
+    @property
+    def shown(self) -> str:
+        return shlex.join(self.argv)
+
+    def poll(self) -> int | None:
+        """Its exit code (negative: the signal that ended it); None while it runs, as Popen.poll()."""
+        return self.proc.poll() if self.proc is not None else None
+
+    def start(self, ready_line: str | None = None) -> None:
+        self._line = re.compile(ready_line) if ready_line else None
+        try:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, cwd=self.cwd, env=self.env,
+                                         start_new_session=True)
+        except OSError as exc:
+            raise _target_error(f"{self.name}: cannot start {self.shown}: {exc.strerror or exc}") from None
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        self._reader = threading.Thread(target=self._pump, name=f"memconform server {self.proc.pid} output",
+                                        daemon=True)
+        self._reader.start()
+
+    # -- output --
+
+    def _pump(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        stream = self.proc.stdout
+        with self.log.open("ab") as log:
+            while True:
+                try:
+                    chunk = stream.read1(65536)
+                except (OSError, ValueError):
+                    break
+                if not chunk:
+                    break
+                log.write(chunk)
+                log.flush()
+                self._feed(chunk)
+        stream.close()
+
+    def _feed(self, chunk: bytes) -> None:
+        with self._tail_lock:
+            self._tail += chunk
+            del self._tail[:-_TAIL]
+        if self._line is None or self._line_seen.is_set():
+            return
+        lines = (self._pending + chunk).split(b"\n")
+        self._pending = lines[-1][-_LINE_LIMIT:]  # a prompt without a newline is searched too
+        for line in lines:
+            if self._line.search(line.decode("utf-8", "replace").rstrip("\r")):
+                self._line_seen.set()
+                return
+
+    def output_tail(self, limit: int = 2000) -> str:
+        with self._tail_lock:
+            return bytes(self._tail[-limit:]).decode("utf-8", "replace").strip()
+
+    # -- readiness --
+
+    def _missing(self, ready: Readiness) -> str:
+        if self._line is not None and not self._line_seen.is_set():
+            return f"no output line matched {ready.line!r}"
+        return f"{ready.url} did not answer"
+
+    def _ready(self, ready: Readiness) -> bool:
+        if self._line is not None and not self._line_seen.wait(0.2):
+            return False
+        return ready.url is None or http_answers(ready.url)
+
+    def wait_ready(self, ready: Readiness) -> None:
+        """Return once the server is up; a TargetError with its last output when it exits first
+        or is not up within ready.timeout (the caller tears it down)."""
+        assert self.proc is not None
+        deadline = time.monotonic() + ready.timeout
+        while True:
+            if self.proc.poll() is not None:
+                if self._reader is not None:
+                    self._reader.join(1.0)  # its last words, before quoting them
+                raise _target_error(f"{self.name}: {self.shown} {exit_text(self.proc.returncode)} before it was "
+                                    f"ready ({self._missing(ready)}); its output ends: "
+                                    f"{self.output_tail() or '(nothing)'}")
+            if self._ready(ready):
+                return
+            if time.monotonic() > deadline:
+                raise _target_error(f"{self.name}: {self.shown} was not ready within {ready.timeout:g} s "
+                                    f"({self._missing(ready)}); its output ends: {self.output_tail() or '(nothing)'}")
+            if self._line is None:
+                time.sleep(0.1)
+
+    # -- teardown --
+
+    def stop(self) -> str:
+        """Tear the server down (StopCommand says how); what happened, in words. Idempotent."""
+        with self._stop_lock:
+            if self.teardown is not None or self.proc is None:
+                return self.teardown or ""
+            notes: list[str] = []
+            try:
+                self._teardown(self.proc, notes)
+            finally:
+                with _LIVE_LOCK:
+                    _LIVE.discard(self)
+                if self._reader is not None:
+                    self._reader.join(2.0)
+                self.teardown = "; ".join(notes)
+            return self.teardown
+
+    def _teardown(self, proc: subprocess.Popen[bytes], notes: list[str]) -> None:
+        grace = self.stop_spec.grace
+        running = proc.poll() is None
+        if not running:
+            notes.append(f"the server {exit_text(proc.returncode)} before teardown")
+        if self.stop_argv:  # the server's own way down first: it may have state to flush
+            notes.append(self._run_stop_command())
+            # it may be gone already: it can exit while the stop command is still finishing
+            if running and _wait(proc, grace):
+                notes.append("the server exited after the stop command")
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+            if proc.poll() is not None:
+                break
+            self._signal(sig)
+            if _wait(proc, wait):
+                notes.append(f"the server stopped on {sig.name}")
+        if proc.poll() is None:
+            notes.append(f"the server (pid {proc.pid}) did not exit even on SIGKILL")
+        self._signal(signal.SIGKILL)  # whatever it left behind in its process group
+
+    def _signal(self, sig: signal.Signals) -> None:
+        assert self.proc is not None
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass  # nothing left in the group
+
+    def _run_stop_command(self) -> str:
+        assert self.stop_argv is not None
+        shown, limit = shlex.join(self.stop_argv), self.stop_spec.timeout
+        try:
+            # at interpreter exit the work folder may be removed before this runs: run it anyway
+            done = subprocess.run(self.stop_argv, stdin=subprocess.DEVNULL, capture_output=True,
+                                  cwd=self.cwd if self.cwd.is_dir() else None, env=self.env, timeout=limit)
+        except subprocess.TimeoutExpired:
+            return f"the stop command {shown} did not finish within {limit:g} s"
+        except OSError as exc:
+            return f"the stop command {shown} could not run: {exc.strerror or exc}"
+        if done.returncode != 0:
+            said = (done.stdout + done.stderr).decode("utf-8", "replace").strip()[-500:]
+            return f"the stop command {shown} {exit_text(done.returncode)}: {said or '(no output)'}"
+        return f"the stop command {shown} ran"
+
+
+def _wait(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    try:
+        proc.wait(seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
 
 
 # -- the driver ----------------------------------------------------------------------------------
 
 #: Where the shipped descriptors live (`--target=reference.toml` finds them here).
 SHIPPED = shipped_descriptors()
-_STOP_GRACE = 3.0
 
 
 class DescriptorDriver:
-    """`--target=path/to/target.toml`: the subjects the descriptor describes. A `[start]` server is
-    started before the first client is handed out and stopped on close; every command sees one
-    fresh work folder for the whole run."""
+    """`--target=path/to/target.toml`: the subjects the descriptor describes, one per spec version
+    and binding. Subjects come from the file alone (collecting starts nothing); the `[start]`
+    server starts before the first client is handed out, and UMP/UPP clients come from the
+    drivers of the plain target strings (HttpDriver, McpDriver, JsonRpcDriver) at the described
+    URLs or commands. Every command sees one fresh work folder for the whole run."""
 
-    def __init__(self, descriptor: Descriptor, label: str | None = None, timeout: float = 10.0):
+    def __init__(self, descriptor: Descriptor, label: str | None = None, timeout: float = 10.0,
+                 mcp_protocol: str = "2025-11-25"):
         self.descriptor = descriptor
         self.label = label or str(descriptor.path)
         self.timeout = timeout
+        self.mcp_protocol = mcp_protocol
+        self._lock = threading.RLock()
         self._tmp: Any = None
-        self._server: Any = None
-        self._server_log: Path | None = None
-        self._clients: dict[str, Any] = {}
+        self._server: ServerProcess | None = None
+        self._start_error: str | None = None
+        self._omf_clients: dict[str, Any] = {}
+        self._inner: dict[tuple[str, str], Any] = {}  # (spec, binding) → the plain target's driver
+        self._advertised: dict[str, str] = {}
+        self._closed = False
 
     @classmethod
-    def open(cls, path: str | Path, label: str | None = None, timeout: float = 10.0) -> DescriptorDriver:
-        return cls(load_descriptor(path), label=label, timeout=timeout)
+    def open(cls, path: str | Path, label: str | None = None, timeout: float = 10.0,
+             mcp_protocol: str = "2025-11-25") -> DescriptorDriver:
+        return cls(load_descriptor(path), label=label, timeout=timeout, mcp_protocol=mcp_protocol)
 
     @property
     def workdir(self) -> Path:
@@ -440,115 +954,221 @@ class DescriptorDriver:
             self._tmp = tempfile.TemporaryDirectory(prefix="memconform-desc-")
         return Path(self._tmp.name)
 
+    @property
+    def server(self) -> ServerProcess | None:
+        """The started server (None before start() or without [start])."""
+        return self._server
+
     def subjects(self) -> list[Any]:
         from memconform.targets.base import Subject
 
         out = []
-        if ("omf", "1.0") in self.descriptor.specs:
-            if self.descriptor.cli is not None:
-                out.append(Subject(self.label, "omf", "1.0", "cli"))
-            if self.descriptor.http_base_url is not None:
-                out.append(Subject(self.label, "omf", "1.0", "http"))
+        for spec, version in self.descriptor.specs:
+            for binding in BINDING_SECTIONS[spec]:
+                if self._reaches(spec, binding):
+                    out.append(Subject(self.label, spec, version, binding))
         return out
 
+    def _reaches(self, spec: str, binding: str) -> bool:
+        d = self.descriptor
+        if spec == "omf":
+            return d.cli is not None if binding == "cli" else d.http_base_url is not None
+        return d.binding(spec, binding) is not None
+
     def advertised_level(self, subject: Any) -> str | None:
-        return None  # OMF has no levels (docs/omf.md)
+        if subject.spec == "omf":
+            return None  # OMF has no levels (docs/omf.md)
+        level = self._inner_driver(subject).advertised_level(subject)
+        if isinstance(level, str):
+            self._advertised.setdefault(subject.spec, level)
+        return level
 
     def client(self, subject: Any) -> Any:
+        if subject.spec == "omf":
+            with self._lock:
+                return self._omf_client(subject)
+        # not cached here: each plain driver keeps its clients (the JSON-RPC one restarts a dead child)
+        return self._inner_driver(subject).client(subject)
+
+    # -- the server --
+
+    def start(self) -> None:
+        """Start the `[start]` server and wait until it is ready; once for the run: later calls
+        return at once, or repeat why it could not start (without waiting again)."""
+        with self._lock:
+            self._check_open()
+            start = self.descriptor.start
+            if self._start_error is not None:
+                raise _target_error(self._start_error)
+            if start is None or self._server is not None:
+                return
+            server = self._new_server(start)
+            self._server = server
+            try:
+                server.start(start.ready.line)
+                server.wait_ready(start.ready)
+            except BaseException as exc:  # a Ctrl-C while waiting must not leave it running either
+                self._start_error = str(exc) or f"{self.descriptor.path} [start]: {type(exc).__name__} while starting"
+                server.stop()
+                raise
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise _target_error(f"{self.label}: the descriptor's driver is closed")
+
+    def _new_server(self, start: StartCommand) -> ServerProcess:
+        where = f"{self.descriptor.path} [start]"
+        values = self.descriptor.var_values(self.workdir)
+        argv = start.command.argv(values)
+        if not argv:
+            raise _target_error(f"{where}: the command {start.command.text!r} is empty")
+        stop = self.descriptor.stop
+        return ServerProcess(argv, cwd=self._cwd(start, values, where), env=self._env(start, values),
+                             log=self.workdir / "server.log", stop=stop,
+                             stop_argv=stop.command.argv(values) if stop.command is not None else None, name=where)
+
+    def _cwd(self, start: StartCommand, values: Mapping[str, Any], where: str) -> Path:
+        if start.cwd is None:
+            return self.workdir
+        cwd = (self.descriptor.path.parent / start.cwd.expand_raw(values)).resolve()
+        if not cwd.is_dir():
+            raise _target_error(f"{where}: cwd {cwd} is not a folder")
+        return cwd
+
+    @staticmethod
+    def _env(start: StartCommand, values: Mapping[str, Any]) -> dict[str, str]:
+        env = dict(os.environ)
+        # a Python server writing to a pipe buffers its output: a ready_line would come late or never
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        env.update({name: t.expand_raw(values) for name, t in start.env.items()})
+        return env
+
+    # -- clients --
+
+    def _omf_client(self, subject: Any) -> Any:
         from memconform.suite.outcomes import NotApplicable
 
-        if subject.binding not in self._clients:
-            self._ensure_server()
-            if subject.spec == "omf" and subject.binding == "cli" and self.descriptor.cli is not None:
+        if subject.binding not in self._omf_clients:
+            if not self._reaches("omf", subject.binding) or ("omf", subject.version) not in self.descriptor.specs:
+                raise NotApplicable(f"{self.descriptor.path} describes no {subject.title}")
+            self.start()
+            if subject.binding == "cli":
                 from memconform.targets.cli import OmfCliTarget
 
-                self._clients["cli"] = OmfCliTarget.from_descriptor(self.descriptor, workdir=self.workdir,
-                                                                   timeout=None)
-            elif subject.spec == "omf" and subject.binding == "http" and self.descriptor.http_base_url:
+                self._omf_clients["cli"] = OmfCliTarget.from_descriptor(self.descriptor, workdir=self.workdir,
+                                                                       timeout=None)
+            else:
                 from memconform.targets.omf_http import OmfHttpTarget
 
-                self._clients["http"] = OmfHttpTarget(self.descriptor.http_base_url, timeout=self.timeout)
-            else:
-                raise NotApplicable(f"{self.descriptor.path} describes no {subject.title}")
-        return self._clients[subject.binding]
+                self._omf_clients["http"] = OmfHttpTarget(self.descriptor.http_base_url, timeout=self.timeout)
+        return self._omf_clients[subject.binding]
 
-    def _ensure_server(self) -> None:
-        start = self.descriptor.start
-        if start is None or self._server is not None:
-            return
-        import subprocess
-        import time
+    def _inner_driver(self, subject: Any) -> Any:
+        """The plain target's driver for a UMP or UPP binding, made once the server is up."""
+        from memconform.suite.outcomes import NotApplicable
 
-        import httpx
+        with self._lock:
+            key = (subject.spec, subject.binding)
+            if key not in self._inner:
+                binding = self.descriptor.binding(*key)
+                if binding is None or (subject.spec, subject.version) not in self.descriptor.specs:
+                    raise NotApplicable(f"{self.descriptor.path} describes no {subject.title}")
+                self.start()
+                self._inner[key] = self._new_inner(binding)
+            return self._inner[key]
 
-        from memconform.suite.outcomes import TargetError
+    def _new_inner(self, b: Binding) -> Any:
+        if b.spec == "ump" and b.binding == "http":
+            from memconform.targets.http import HttpDriver
 
-        argv = start.command.argv(self.descriptor.var_values(self.workdir))
-        shown = shlex.join(argv)
-        self._server_log = self.workdir / "server.log"
-        # output to a file, not a pipe: a chatty server must never block on a pipe nobody reads
-        log = self._server_log.open("wb")
-        try:
-            self._server = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                            cwd=self.workdir, start_new_session=True)
-        except OSError as exc:
-            raise TargetError(f"{self.descriptor.path} [start]: cannot start {shown}: {exc}") from None
-        finally:
-            log.close()
-        deadline = time.monotonic() + start.ready_timeout
-        while True:
-            if self._server.poll() is not None:
-                code, self._server = self._server.returncode, None
-                raise TargetError(f"{self.descriptor.path} [start]: {shown} exited with {code} before "
-                                  f"{start.ready_url} answered; output: {self._log_tail() or '(none)'}")
-            try:
-                httpx.get(start.ready_url, timeout=1.0)
-                return  # any HTTP answer means it is listening
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                self._stop_server()
-                raise TargetError(f"{self.descriptor.path} [start]: {start.ready_url} did not answer within "
-                                  f"{start.ready_timeout:g} s of starting {shown}; output: "
-                                  f"{self._log_tail() or '(none)'}")
-            time.sleep(0.2)
+            return HttpDriver(b.url, self.descriptor.versions("ump"), timeout=self.timeout)
+        if b.spec == "ump":
+            from memconform.targets.mcp import McpDriver
 
-    def _log_tail(self) -> str:
-        try:
-            return self._server_log.read_bytes()[-2000:].decode("utf-8", "replace").strip() if self._server_log else ""
-        except OSError:
-            return ""
+            text = f"mcp+{b.url}" if b.url is not None else f"mcp+stdio:{shlex.join(self._argv(b))}"
+            return McpDriver(text, self.descriptor.versions("ump"), timeout=self.timeout, protocol=self.mcp_protocol)
+        from memconform.targets.jsonrpc import JsonRpcDriver
 
-    def _stop_server(self) -> None:
-        import os
-        import signal
-        import subprocess
+        if b.binding == "http":
+            return JsonRpcDriver("http", b.url, label=self.label, timeout=self.timeout)
+        return JsonRpcDriver("stdio", self._argv(b), label=self.label, timeout=self.timeout)
 
-        proc, self._server = self._server, None
-        if proc is None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)  # its own session: whatever it started stops too
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                proc.wait(_STOP_GRACE)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+    def _argv(self, b: Binding) -> list[str]:
+        assert b.command is not None
+        argv = b.command.argv(self.descriptor.var_values(self.workdir))
+        if not argv:
+            raise _target_error(f"{b.command.where}: the command {b.command.text!r} is empty")
+        return argv
+
+    # -- the report --
 
     def describe(self) -> dict[str, Any]:
+        """What the report says of this target; starts nothing (it is also asked of a target never run)."""
         d = self.descriptor
-        return {"label": self.label, "kind": "descriptor", "path": str(d.path), "name": d.name,
-                "specs": [f"{s}@{v}" for s, v in d.specs], "advertised": {},
-                "known_deviations": [{"requirement": x.requirement, "reason": x.reason} for x in d.known_deviations]}
+        bindings = [{"spec": b.spec, "binding": b.binding, **({"url": b.url} if b.url is not None
+                                                              else {"command": b.command.text})}
+                    for b in d.bindings]
+        if d.cli is not None:
+            bindings.append({"spec": "omf", "binding": "cli", "command": d.cli.export.text})
+        if d.http_base_url is not None:
+            bindings.append({"spec": "omf", "binding": "http", "url": d.http_base_url})
+        out: dict[str, Any] = {
+            "label": self.label, "kind": "descriptor", "path": str(d.path), "name": d.name,
+            "specs": [f"{s}@{v}" for s, v in d.specs], "advertised": dict(self._advertised), "bindings": bindings,
+            "known_deviations": [{"requirement": x.requirement, "reason": x.reason} for x in d.known_deviations]}
+        if d.start is not None:
+            out["start"] = self._describe_start(d.start)
+        return out
+
+    def _describe_start(self, start: StartCommand) -> dict[str, Any]:
+        server = self._server
+        out: dict[str, Any] = {"command": server.shown if server else start.command.text,
+                               "readiness": start.ready.describe(), "env": sorted(start.env)}
+        if self.descriptor.port is not None:
+            out["port"] = self.descriptor.port
+        stop = self.descriptor.stop
+        out["stop"] = {"grace": stop.grace, **({"command": stop.command.text, "timeout": stop.timeout}
+                                               if stop.command is not None else {})}
+        if server is not None and server.proc is not None:
+            out["pid"] = server.proc.pid
+            if server.poll() is not None:
+                out["exit_code"] = server.poll()
+            if server.teardown is not None:
+                out["teardown"] = server.teardown
+        if self._start_error is not None:
+            out["error"] = self._start_error
+        return out
+
+    def _keep_advertised(self, spec: str, inner: Any) -> None:
+        """The levels a plain driver learned (keyed by spec or, HttpDriver's way, by version), kept
+        by spec: the report is built after close."""
+        try:
+            advertised = inner.describe().get("advertised", {})
+        except Exception:  # noqa: BLE001 - describing is best effort; the run's verdicts stand
+            return
+        for key, level in advertised.items():
+            if isinstance(level, str):
+                self._advertised.setdefault(key if key in KNOWN_SPECS else spec, level)
 
     def close(self) -> None:
-        for c in self._clients.values():
-            c.close()
-        self._clients.clear()
-        self._stop_server()
+        """Close every client and plain driver, tear the server down, remove the work folder.
+        Idempotent; a failure to close one part never keeps the others running."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for (spec, _), inner in self._inner.items():
+                self._keep_advertised(spec, inner)
+            parts = list(self._omf_clients.values()) + list(self._inner.values())
+            self._omf_clients.clear()
+            self._inner.clear()
+        for part in parts:
+            try:
+                part.close()
+            except Exception:  # noqa: BLE001 - the server must still stop
+                pass
+        if self._server is not None:
+            self._server.stop()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None

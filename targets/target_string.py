@@ -77,6 +77,25 @@ class DescriptorTarget:
 
 
 @dataclass(frozen=True)
+class DockerTarget:
+    """`docker:IMAGE[?port=PORT&ready=PATH&timeout=SECONDS&env=NAME=VALUE…]`: a container of IMAGE,
+    started with testcontainers, serving its HTTP bindings on container port PORT (default 8700,
+    as `memconform serve`); judged like `http://HOST:PORT` at the mapped port (targets/docker.py,
+    docs/descriptors.md "Containers")."""
+
+    text: str
+    image: str
+    port: int = 8700
+    ready_path: str = "/"  # any HTTP answer there means the server is up
+    ready_timeout: float = 60.0
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class UnsupportedTarget:
     """A target kind the language knows but this version of memconform cannot drive yet."""
 
@@ -89,9 +108,11 @@ class UnsupportedTarget:
 
 
 TargetString = (ReferenceTarget | FileTarget | HttpTarget | McpTarget | JsonRpcTarget | DescriptorTarget
-                | UnsupportedTarget)
+                | DockerTarget | UnsupportedTarget)
 
-_LATER_KINDS = {"docker:": "docker"}
+#: Prefixes of target kinds the language reserves before their driver exists (none at present).
+_LATER_KINDS: dict[str, str] = {}
+_DOCKER_OPTIONS = ("port", "ready", "timeout", "env")
 
 
 class TargetStringError(ValueError):
@@ -155,6 +176,8 @@ def parse_target(text: str) -> TargetString:
         if parsed.fragment:
             raise TargetStringError(f"{text!r}: a JSON-RPC URL has no fragment")
         return JsonRpcTarget(text, "http")
+    if text.startswith("docker:"):
+        return _docker(text)
     for prefix, kind in _LATER_KINDS.items():
         if text.startswith(prefix):
             return UnsupportedTarget(text, kind)
@@ -164,6 +187,57 @@ def parse_target(text: str) -> TargetString:
         f"cannot read target {text!r}: expected reference, reference?fault=NAME, file:PATH, "
         "http://HOST:PORT, mcp+stdio:COMMAND, mcp+http://HOST:PORT/mcp, jsonrpc+stdio:COMMAND, "
         "jsonrpc+http://HOST:PORT/PATH, a descriptor path ending in .toml, or docker:IMAGE")
+
+
+def _docker(text: str) -> DockerTarget:
+    image, _, query = text[len("docker:"):].partition("?")
+    if not image or any(c.isspace() for c in image):
+        raise TargetStringError(f"{text!r}: docker: needs an image, e.g. docker:ghcr.io/acme/ump-server:1.2?port=8700")
+    pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+    unknown = sorted({k for k, _ in pairs} - set(_DOCKER_OPTIONS))
+    if unknown:
+        raise TargetStringError(f"unknown docker option(s) {unknown} in {text!r}; known: {', '.join(_DOCKER_OPTIONS)}")
+    single = {k: [v for key, v in pairs if key == k] for k in ("port", "ready", "timeout")}
+    for key, values in single.items():
+        if len(values) > 1:
+            raise TargetStringError(f"{text!r}: {key}= given {len(values)} times")
+    return DockerTarget(text, image, port=_docker_port(text, single["port"]),
+                        ready_path=_docker_ready(text, single["ready"]),
+                        ready_timeout=_docker_timeout(text, single["timeout"]),
+                        env=tuple(_docker_env(text, v) for k, v in pairs if k == "env"))
+
+
+def _docker_port(text: str, values: list[str]) -> int:
+    if not values:
+        return DockerTarget.port
+    if not values[0].isdigit() or not 0 < int(values[0]) < 65536:
+        raise TargetStringError(f"{text!r}: port= is the container's port, 1-65535, not {values[0]!r}")
+    return int(values[0])
+
+
+def _docker_ready(text: str, values: list[str]) -> str:
+    if values and not values[0].startswith("/"):
+        raise TargetStringError(f"{text!r}: ready= is a path on the server, starting with '/', not {values[0]!r}")
+    return values[0] if values else DockerTarget.ready_path
+
+
+def _docker_timeout(text: str, values: list[str]) -> float:
+    if not values:
+        return DockerTarget.ready_timeout
+    try:
+        seconds = float(values[0])
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise TargetStringError(f"{text!r}: timeout= is a positive number of seconds, not {values[0]!r}")
+    return seconds
+
+
+def _docker_env(text: str, value: str) -> tuple[str, str]:
+    name, sep, val = value.partition("=")
+    if not sep or not name:
+        raise TargetStringError(f"{text!r}: env= takes NAME=VALUE, not {value!r}")
+    return name, val
 
 
 def shipped_descriptors() -> Path:

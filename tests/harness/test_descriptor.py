@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shlex
+import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
+
+from memconform.suite.outcomes import TargetError
 
 from memconform.targets.descriptor import (
     SHIPPED, DescriptorDriver, DescriptorError, Template, load_descriptor,
@@ -100,10 +108,11 @@ def test_an_export_only_name_is_unknown_in_import(tmp_path):
 
 @pytest.mark.parametrize("change, match", [
     (("specs = [\"omf@1.0\"]", "specs = [\"omf@2.0\"]"), "known versions of omf"),
-    (("specs = [\"omf@1.0\"]", "specs = [\"ump@1.0\"]"), "descriptors can drive omf"),
+    (("specs = [\"omf@1.0\"]", "specs = [\"ump@1.0\"]"), r"no \[ump.http\] or \[ump.mcp\] section"),
+    (("specs = [\"omf@1.0\"]", "specs = [\"xmp@1.0\"]"), "descriptors can drive ump, upp, omf"),
     (("specs = [\"omf@1.0\"]", "specs = []"), "specs must be a list"),
     (("import = ", "importt = "), r"unknown key\(s\) \['importt'\]"),
-    (("base_url = \"http://127.0.0.1:8700/\"", "base_url = \"127.0.0.1:8700\""), "needs base_url"),
+    (("base_url = \"http://127.0.0.1:8700/\"", "base_url = \"127.0.0.1:8700\""), r"line 10 \(omf.http.base_url\).*http:// or https:// URL"),
     (("db = ", "tenant = "), "may not redefine"),
     (("name = \"fake\"", "name = \"fake\"\ncolour = 1"), "unknown key"),
     (("[omf.vars]", "[omf.vars]\nx = \"{nope}\""), r"omf.vars.x.*\{nope\}"),
@@ -148,7 +157,393 @@ def test_driver_subjects_follow_the_sections(tmp_path):
 
 
 def test_a_mandatory_name_without_a_value_is_a_target_error_saying_how_to_fix_it():
-    from memconform.suite.outcomes import TargetError
-
     with pytest.raises(TargetError, match=r"\{project\} has no value.*\{project\?--flag \{project\}\}"):
         Template.parse("x --project-id {project}", "t.toml line 3").argv({"project": None})
+
+
+# -- format v2: UMP/UPP bindings, {port}, [start] and [stop] -----------------------------------------
+
+SERVERS = Path(__file__).parent / "descriptor_servers"
+ECHO = SERVERS / "echo_server.py"
+STOP = SERVERS / "stop_server.py"
+
+V2 = """\
+name = "v2"
+specs = ["ump@0.1", "ump@1.0", "upp@1.0.0", "omf@1.0"]
+[vars]
+db = "{workdir}/store.sqlite"
+[start]
+command = "srv --port {port} --db {db}"
+cwd = "{workdir}"
+env = { SRV_DB = "{db}", SRV_LEVEL = 3 }
+ready_line = "listening on .*{port}"
+ready_timeout = 12
+[stop]
+command = "srv stop --port {port}"
+timeout = 7
+grace = 2
+[ump.http]
+base_url = "http://127.0.0.1:{port}/"
+[ump.mcp]
+url = "http://127.0.0.1:{port}/mcp"
+[upp.http]
+url = "http://127.0.0.1:{port}/upp"
+[upp.stdio]
+command = "srv --upp-stdio --db {db}"
+[omf.http]
+base_url = "http://127.0.0.1:{port}"
+"""
+
+
+def test_a_v2_descriptor_loads_with_one_port_everywhere(tmp_path):
+    d = load_descriptor(write(tmp_path, V2))
+    port = d.port
+    assert isinstance(port, int) and 0 < port < 65536
+    assert d.specs == (("ump", "0.1"), ("ump", "1.0"), ("upp", "1.0.0"), ("omf", "1.0"))
+    assert [(b.spec, b.binding, b.shown) for b in d.bindings] == [
+        ("ump", "http", f"http://127.0.0.1:{port}"), ("ump", "mcp", f"http://127.0.0.1:{port}/mcp"),
+        ("upp", "http", f"http://127.0.0.1:{port}/upp"), ("upp", "stdio", "srv --upp-stdio --db {db}")]
+    assert d.http_base_url == f"http://127.0.0.1:{port}"
+    values = d.var_values(tmp_path)
+    assert d.start.command.argv(values) == ["srv", "--port", str(port), "--db", f"{tmp_path}/store.sqlite"]
+    assert {k: t.expand_raw(values) for k, t in d.start.env.items()} == {
+        "SRV_DB": f"{tmp_path}/store.sqlite", "SRV_LEVEL": "3"}
+    assert d.start.ready.line == f"listening on .*{port}" and d.start.ready.url is None
+    assert d.start.ready.timeout == 12.0
+    assert d.stop.command.argv(values) == ["srv", "stop", "--port", str(port)] and d.stop.timeout == 7.0
+    assert d.stop.grace == 2.0
+
+
+def test_the_port_is_free_and_only_chosen_when_named(tmp_path):
+    import socket
+
+    d = load_descriptor(write(tmp_path, V2))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", d.port))  # nobody listens there
+    assert load_descriptor(write(tmp_path, GOOD, "g.toml")).port is None
+    assert "port" not in load_descriptor(write(tmp_path, GOOD, "g.toml")).var_values(tmp_path)
+
+
+def test_v2_subjects_follow_specs_and_sections_without_starting_anything(tmp_path):
+    driver = DescriptorDriver.open(write(tmp_path, V2), label="v2.toml")
+    titles = [s.title for s in driver.subjects()]
+    assert titles == ["UMP 0.1 / http", "UMP 0.1 / mcp", "UMP 1.0 / http", "UMP 1.0 / mcp",
+                      "UPP 1.0.0 / http", "UPP 1.0.0 / stdio", "OMF 1.0 / http"]
+    info = driver.describe()
+    assert info["start"]["command"].startswith("srv --port {port}") and "pid" not in info["start"]
+    assert info["start"]["readiness"] == {"line": f"listening on .*{driver.descriptor.port}", "timeout": 12.0}
+    assert info["start"]["env"] == ["SRV_DB", "SRV_LEVEL"] and info["start"]["port"] == driver.descriptor.port
+    assert driver.server is None and driver._tmp is None  # noqa: SLF001 - describing made no folder either
+    driver.close()
+
+
+def test_the_ready_url_defaults_to_the_first_http_binding(tmp_path):
+    text = V2.replace('ready_line = "listening on .*{port}"\n', "")
+    d = load_descriptor(write(tmp_path, text))
+    assert d.start.ready.url == f"http://127.0.0.1:{d.port}" and d.start.ready.line is None
+
+
+V2_BAD = [
+    # (what to change, the key the message must name)
+    (("ready_timeout = 12", "ready_timeout = 12\nready_urll = \"http://x\""), "start.ready_urll"),
+    (("grace = 2", "grace = 2\nsignal = \"INT\""), "stop.signal"),
+    (("grace = 2", "grace = 0"), "stop.grace"),
+    (("timeout = 7", "timeout = \"7\""), "stop.timeout"),
+    (("ready_timeout = 12", "ready_timeout = -1"), "start.ready_timeout"),
+    (('ready_line = "listening on .*{port}"', 'ready_line = "listening on ("'), "start.ready_line"),
+    (('ready_line = "listening on .*{port}"', 'ready_line = "listening in {workdir}"'), "start.ready_line"),
+    (('ready_line = "listening on .*{port}"', "ready_line = 'port \\d{4}'"), "start.ready_line"),  # {{4}} in a template
+    (("SRV_LEVEL = 3", "SRV_LEVEL = [3]"), "start.env.SRV_LEVEL"),
+    (("SRV_LEVEL = 3", "SRV_LEVEL = \"{tenant}\""), "start.env.SRV_LEVEL"),
+    (('cwd = "{workdir}"', 'cwd = "{nowhere}"'), "start.cwd"),
+    (('command = "srv --port {port} --db {db}"', 'command = ""'), "start.command"),
+    (('command = "srv stop --port {port}"', 'command = "srv stop {file}"'), "stop.command"),
+    (('base_url = "http://127.0.0.1:{port}/"', 'url = "http://127.0.0.1:{port}/"'), "ump.http.url"),
+    (('base_url = "http://127.0.0.1:{port}/"', 'base_url = "127.0.0.1:{port}"'), "ump.http.base_url"),
+    (('url = "http://127.0.0.1:{port}/upp"', 'url = "http://127.0.0.1:{port}/{db}"'), "upp.http.url"),
+    (('url = "http://127.0.0.1:{port}/mcp"', 'url = "http://127.0.0.1:{port}/mcp"\ncommand = "srv --stdio"'),
+     "ump.mcp"),
+    (("[upp.stdio]", "[ump.grpc]\nurl = \"x\"\n[upp.stdio]"), "ump.grpc"),
+    (('command = "srv --upp-stdio --db {db}"', 'command = "srv --upp-stdio --db {dbb}"'), "upp.stdio.command"),
+    (('"upp@1.0.0", ', ""), "upp"),
+    (('"omf@1.0"', '"omf@1.0", "upp@2.0"'), "specs"),
+    (('db = "{workdir}/store.sqlite"', 'db = "{workdir}/store.sqlite"\npython = "/usr/bin/python3"'), "vars.python"),
+    (('db = "{workdir}/store.sqlite"', 'db = true'), "vars.db"),
+    (("[omf.http]", "[omf.vars]\ndb = \"x\"\n[omf.http]"), "omf.vars.db"),
+]
+
+
+@pytest.mark.parametrize("change, key", V2_BAD, ids=[k for _, k in V2_BAD])
+def test_each_bad_key_is_named_with_file_and_line(tmp_path, change, key):
+    assert change[0] in V2
+    path = write(tmp_path, V2.replace(*change))
+    with pytest.raises(DescriptorError) as caught:
+        load_descriptor(path)
+    assert re.match(rf"{re.escape(str(path))} line \d+ \({re.escape(key)}\): ", str(caught.value)), str(caught.value)
+
+
+def test_the_line_named_is_the_line_of_the_key(tmp_path):
+    path = write(tmp_path, V2.replace("grace = 2", "grace = 0"))
+    with pytest.raises(DescriptorError, match=r" line 14 \(stop.grace\): `grace` must be a positive number"):
+        load_descriptor(path)
+    path = write(tmp_path, V2.replace("SRV_LEVEL = 3", "SRV_LEVEL = [3]"))
+    with pytest.raises(DescriptorError, match=r" line 8 \(start.env.SRV_LEVEL\)"):
+        load_descriptor(path)
+
+
+def test_stop_without_start_and_start_without_readiness_are_errors(tmp_path):
+    no_start = 'name = "x"\nspecs = ["upp@1.0.0"]\n[upp.stdio]\ncommand = "srv"\n[stop]\ncommand = "srv stop"\n'
+    with pytest.raises(DescriptorError, match=r"line 5 \(stop\): \[stop\] tears down the server of \[start\]"):
+        load_descriptor(write(tmp_path, no_start))
+    blind = 'name = "x"\nspecs = ["upp@1.0.0"]\n[upp.stdio]\ncommand = "srv"\n[start]\ncommand = "srv serve"\n'
+    with pytest.raises(DescriptorError, match=r"line 5 \(start\): \[start\] needs ready_url or ready_line"):
+        load_descriptor(write(tmp_path, blind))
+
+
+def test_the_known_specs_are_the_suites():
+    from memconform.suite.ump.record import VERSIONS
+    from memconform.targets.descriptor import KNOWN_SPECS
+    from memconform.targets.jsonrpc import UPP_VERSION
+
+    assert KNOWN_SPECS["ump"] == tuple(VERSIONS) and KNOWN_SPECS["upp"] == (UPP_VERSION,)
+
+
+def test_the_shipped_server_descriptors_load():
+    server = load_descriptor(SHIPPED / "reference-server.toml")
+    assert {b.binding for b in server.bindings} == {"http", "mcp"} and server.http_base_url
+    assert server.start.ready.url == f"http://127.0.0.1:{server.port}/ump/capabilities"
+    stdio = load_descriptor(SHIPPED / "reference-stdio.toml")
+    assert stdio.start is None and stdio.cli is not None
+    assert [(b.spec, b.binding, b.url) for b in stdio.bindings] == [("ump", "mcp", None), ("upp", "stdio", None)]
+
+
+# -- the started server (tests/harness/descriptor_servers/echo_server.py) ----------------------------
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie nobody reaped yet counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def echo_descriptor(tmp_path: Path, *, args: str = "", start: str = "", stop: str = "", name: str = "echo.toml",
+                    vars_: str = "") -> Path:
+    """A descriptor starting the echo server on {port}; `start` adds keys to [start] (readiness)."""
+    text = f"""\
+name = "echo"
+specs = ["upp@1.0.0"]
+[vars]
+echo = {json.dumps(str(ECHO))}
+{vars_}
+[start]
+command = "{{python}} {{echo}} --port {{port}} {args}"
+env = {{ ECHO_VALUE = "{{workdir}}/a b" }}
+{start}
+{stop}
+[upp.http]
+url = "http://127.0.0.1:{{port}}/"
+"""
+    return write(tmp_path, text, name)
+
+
+def _get(driver: DescriptorDriver, path: str = "/") -> dict:
+    return httpx.get(f"http://127.0.0.1:{driver.descriptor.port}{path}", timeout=5).json()
+
+
+def test_ready_line_env_port_and_work_folder_reach_the_server_and_close_stops_it(tmp_path):
+    driver = DescriptorDriver.open(echo_descriptor(tmp_path, start='ready_line = "^echo server ready on port {port}$"'))
+    try:
+        driver.start()
+        answer = _get(driver)
+        assert answer["echo"] == f"{driver.workdir}/a b"  # env, a template, one value with its space
+        assert Path(answer["cwd"]).resolve() == driver.workdir.resolve()  # default cwd: the work folder
+        assert f"--port {driver.descriptor.port}" in " ".join(answer["argv"])
+        pid = answer["pid"]
+        assert driver.server.proc.pid == pid
+        driver.start()  # once for the run
+        assert _get(driver)["pid"] == pid
+        info = driver.describe()["start"]
+        assert info["pid"] == pid and str(driver.descriptor.port) in info["command"]
+        assert "echo server ready" in (driver.workdir / "server.log").read_text()  # the output is kept
+    finally:
+        driver.close()
+    assert _gone(pid)
+    assert driver.describe()["start"]["teardown"] == "the server stopped on SIGTERM"
+    driver.close()  # idempotent
+    with pytest.raises(TargetError, match="closed"):
+        driver.start()
+
+
+def test_ready_url_waits_for_an_http_answer(tmp_path):
+    driver = DescriptorDriver.open(echo_descriptor(tmp_path, start='ready_url = "http://127.0.0.1:{port}/"'))
+    try:
+        driver.start()
+        pid = _get(driver)["pid"]  # answers at once: start() returned only once it did
+    finally:
+        driver.close()
+    assert _gone(pid)
+
+
+def test_a_server_never_ready_is_a_target_error_with_its_output_and_is_stopped(tmp_path):
+    path = echo_descriptor(tmp_path, args="--never-ready", start='ready_line = "never"\nready_timeout = 1')
+    driver = DescriptorDriver.open(path)
+    try:
+        started = time.monotonic()
+        with pytest.raises(TargetError, match=r"\[start\]: .*echo_server.py --port \d+ --never-ready was not ready "
+                                              r"within 1 s \(no output line matched 'never'\); its output ends: "
+                                              r"echo server: booting, forever"):
+            driver.start()
+        assert time.monotonic() - started < 10
+        pid = driver.server.proc.pid
+        assert _gone(pid)
+        again = time.monotonic()
+        with pytest.raises(TargetError, match="was not ready within 1 s"):
+            driver.start()  # the same verdict, without waiting again
+        assert time.monotonic() - again < 0.5
+        assert "was not ready" in driver.describe()["start"]["error"]
+    finally:
+        driver.close()
+
+
+def test_a_server_dying_before_ready_is_a_target_error_with_its_exit_code(tmp_path):
+    path = echo_descriptor(tmp_path, args="--exit-before-ready 3", start='ready_url = "http://127.0.0.1:{port}/"')
+    driver = DescriptorDriver.open(path)
+    try:
+        with pytest.raises(TargetError, match=r"exited with 3 before it was ready \(http://127.0.0.1:\d+/ did "
+                                              r"not answer\); its output ends: echo server: fatal: no configuration"):
+            driver.start()
+        assert driver.describe()["start"]["exit_code"] == 3
+    finally:
+        driver.close()
+
+
+def test_a_start_command_that_cannot_run_is_a_target_error(tmp_path):
+    path = write(tmp_path, 'name = "x"\nspecs = ["upp@1.0.0"]\n[start]\ncommand = "/nonexistent/srv {port}"\n'
+                           '[upp.http]\nurl = "http://127.0.0.1:{port}/"\n')
+    driver = DescriptorDriver.open(path)
+    with pytest.raises(TargetError, match=r"cannot start /nonexistent/srv \d+: No such file"):
+        driver.start()
+    driver.close()
+
+
+def test_the_stop_command_runs_first_and_the_server_exits_by_itself(tmp_path):
+    marker = tmp_path / "stopped"
+    path = echo_descriptor(tmp_path, start='ready_line = "ready"',
+                           vars_=f"stopper = {json.dumps(str(STOP))}\nmarker = {json.dumps(str(marker))}",
+                           stop='[stop]\ncommand = "{python} {stopper} http://127.0.0.1:{port}/shutdown {marker}"\n'
+                                'grace = 5')
+    driver = DescriptorDriver.open(path)
+    try:
+        driver.start()
+        pid = _get(driver)["pid"]
+    finally:
+        driver.close()
+    assert marker.read_text().startswith("asked http://127.0.0.1:")
+    assert _gone(pid)
+    teardown = driver.describe()["start"]["teardown"]
+    assert re.fullmatch(r"the stop command .*stop_server.py .* ran; the server exited after the stop command", teardown)
+    assert driver.describe()["start"]["exit_code"] == 0  # it went its own way down: no signal
+
+
+def test_a_failing_stop_command_is_reported_and_the_server_still_stops(tmp_path):
+    path = echo_descriptor(tmp_path, start='ready_line = "ready"',
+                           stop='[stop]\ncommand = "{python} -c \'import sys; sys.exit(\\"no such server\\")\'"\n'
+                                'grace = 0.5')
+    driver = DescriptorDriver.open(path)
+    driver.start()
+    pid = _get(driver)["pid"]
+    driver.close()
+    assert _gone(pid)
+    assert re.fullmatch(r"the stop command .* exited with 1: no such server; the server stopped on SIGTERM",
+                        driver.describe()["start"]["teardown"])
+
+
+def test_a_server_ignoring_sigterm_is_killed_with_its_children(tmp_path):
+    path = echo_descriptor(tmp_path, args="--ignore-term --child", start='ready_line = "ready"',
+                           stop="[stop]\ngrace = 0.5")
+    driver = DescriptorDriver.open(path)
+    driver.start()
+    answer = _get(driver)
+    started = time.monotonic()
+    driver.close()
+    assert time.monotonic() - started < 5
+    assert _gone(answer["pid"]) and _gone(answer["child"])  # the whole process group
+    assert driver.describe()["start"]["teardown"] == "the server stopped on SIGKILL"
+
+
+def test_a_run_that_never_closes_still_stops_its_server_at_exit(tmp_path):
+    path = echo_descriptor(tmp_path, start='ready_line = "ready"')
+    script = ("import sys, httpx\n"
+              "from memconform.targets.descriptor import DescriptorDriver\n"
+              f"d = DescriptorDriver.open({str(path)!r})\n"
+              "d.start()\n"
+              "print(d.server.proc.pid, flush=True)\n"
+              "sys.exit(0)  # no close(): the atexit hook must tear the server down\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert _gone(int(done.stdout.strip()))
+
+
+def test_cwd_is_relative_to_the_descriptor(tmp_path):
+    (tmp_path / "srv").mkdir()
+    path = echo_descriptor(tmp_path, start='ready_line = "ready"\ncwd = "srv"')
+    driver = DescriptorDriver.open(path)
+    try:
+        driver.start()
+        assert Path(_get(driver)["cwd"]) == (tmp_path / "srv").resolve()
+    finally:
+        driver.close()
+
+
+def test_clients_of_a_binding_not_described_are_not_applicable(tmp_path):
+    from memconform.suite.outcomes import NotApplicable
+    from memconform.targets.base import Subject
+
+    driver = DescriptorDriver.open(echo_descriptor(tmp_path, start='ready_line = "ready"'))
+    with pytest.raises(NotApplicable, match="describes no UMP 1.0 / http"):
+        driver.client(Subject(driver.label, "ump", "1.0", "http"))
+    assert driver.server is None  # nothing started for it
+    driver.close()
+
+
+# -- end to end: pytest --target=<descriptor> against the reference server ---------------------------
+
+def test_a_descriptor_run_judges_the_reference_server_over_ump_and_upp(pytester, tmp_path):
+    from .helpers import run_suite
+
+    path = write(tmp_path, """\
+name = "reference server, two subjects"
+specs = ["ump@1.0", "upp@1.0.0"]
+[start]
+command = "{python} -m memconform.suite.cli serve --host 127.0.0.1 --port {port} --db {workdir}/s.sqlite --upp-export-dir {workdir}/exports"
+ready_line = "listening on http://127.0.0.1:{port}"
+ready_timeout = 60
+[ump.http]
+base_url = "http://127.0.0.1:{port}"
+[upp.http]
+url = "http://127.0.0.1:{port}/upp"
+""", "ref.toml")
+    result, report = run_suite(pytester, f"--target={path}", "--level", "L1")
+    out = result.stdout.str()
+    assert re.search(r"UMP 1\.0 / L1 / http: conformant — \d+ MUST passed", out), out[-3000:]
+    assert re.search(r"UPP 1\.0\.0 / L1 / http: conformant — \d+ MUST passed", out), out[-3000:]
+    assert report["totals"].get("failed", 0) == 0 and report["totals"].get("error", 0) == 0, report["totals"]
+    (target,) = report["targets"]
+    assert target["kind"] == "descriptor" and target["specs"] == ["ump@1.0", "upp@1.0.0"]
+    assert target["start"]["teardown"] == "the server stopped on SIGTERM"
+    assert _gone(target["start"]["pid"])

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memconform.targets.target_string import (
-    FileTarget, HttpTarget, JsonRpcTarget, McpTarget, ReferenceTarget, TargetStringError, UnsupportedTarget,
-    parse_target,
+    DockerTarget, FileTarget, HttpTarget, JsonRpcTarget, McpTarget, ReferenceTarget, TargetStringError, parse_target,
 )
 
 
@@ -22,7 +21,7 @@ from memconform.targets.target_string import (
     ("jsonrpc+http://127.0.0.1:8700/upp", JsonRpcTarget("jsonrpc+http://127.0.0.1:8700/upp", "http")),
     ("jsonrpc+https://upp.example.com/rpc?key=1", JsonRpcTarget("jsonrpc+https://upp.example.com/rpc?key=1", "http")),
     ("  jsonrpc+http://[::1]:8700/  ", JsonRpcTarget("jsonrpc+http://[::1]:8700/", "http")),
-    ("docker:upp/server", UnsupportedTarget("docker:upp/server", "docker")),
+    ("docker:upp/server", DockerTarget("docker:upp/server", "upp/server")),
 ])
 def test_kinds(text, expected):
     assert parse_target(text) == expected
