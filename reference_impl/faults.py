@@ -20,6 +20,11 @@ class Fault:
     #: None means every live binding the reference server offers for the fault's spec (UMP: http
     #: and mcp; UPP: http and stdio): a fault of the engine itself, seen through either binding.
     bindings: tuple[str, ...] | None = None
+    #: True for a fault only a round trip between two implementations shows (suite/interop): the
+    #: single-target suite has nothing to compare it against and passes it, so the fault tests
+    #: (tests/harness/test_faults.py) leave it out; the interop tests (tests/interop/) prove that the
+    #: round trip reports exactly its `breaks`.
+    interop_only: bool = False
 
     def applies_to(self, spec: str, version: str) -> bool:
         from memconform.suite.catalogue import version_key

@@ -215,6 +215,10 @@ class OmfEngine:
             lifecycle["expires_at_ms"] = _stamp_ms(item.get("expires_at"))
         if self.fault == "omf-untrusted-drops-fields" and not trusted:
             memd = {}  # project_id dropped with the untrusted extension (chunk_type/mode in _land)
+        if self.fault == "omf-import-dates-override-lifecycle" and trusted:
+            for stamp, name in (("updated_at", "lifecycle_updated_at_ms"), ("expires_at", "expires_at_ms")):
+                if _stamp_ms(item.get(stamp)) is not None:
+                    lifecycle[name] = _stamp_ms(item.get(stamp))
         return _Resolved(content=content, canonical=canonical(content), project_id=self._project(item, memd),
                          trusted=trusted, lifecycle=lifecycle, source_id=memd.get("chunk_id"))
 
@@ -372,7 +376,8 @@ class OmfEngine:
             run.fuzzy_cache.setdefault(run.scope(r.project_id), []).append(trigrams(r.canonical))
         if r.source_id:
             run.id_map[r.source_id] = target_id
-        if lc["supersedes"]:
+        if lc["supersedes"] and not (self.fault == "omf-import-one-pass-edges"
+                                     and lc["supersedes"] not in run.id_map):
             run.edges.append((target_id, lc["supersedes"]))
         result.imported += 1
         if r.project_id is None:
@@ -486,6 +491,8 @@ class OmfEngine:
             del memd["lifecycle"]["superseded_by"]
         if self.fault == "omf-exports-tier-top-level":
             out["tier"] = memd["lifecycle"]["tier"]
+        if self.fault == "omf-export-truncates-content":
+            out["content"] = out["content"][:256]
         return out
 
 

@@ -69,3 +69,9 @@ BINDING_FAULTS = (
           # way), so the 0.1 subject is served 1.0 records
           ("ump/mcp-tool-capabilities", "ump/record-version", "ump/served-records-valid"), bindings=("mcp",)),
 )
+
+# The engine faults only a round trip shows (faults.INTEROP_FAULTS) are registered with these: they
+# name the live bindings explicitly, like the faults here.
+from memconform.reference_impl.ump.faults import INTEROP_FAULTS  # noqa: E402
+
+BINDING_FAULTS = BINDING_FAULTS + INTEROP_FAULTS

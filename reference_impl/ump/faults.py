@@ -251,3 +251,29 @@ SERVER_FAULTS = (
 )
 
 UMP_FAULTS = UMP_FAULTS + SERVER_FAULTS
+
+# -- only a round trip between two implementations shows these (suite/interop/ump.py) --------------
+#
+# Engine faults that drop or alter a field when a record leaves (get) or arrives complete with its
+# own id and signature (remember of another store's export). The single-target suite has nothing to
+# compare them with and passes them (interop_only: tests/harness/test_faults.py leaves them out);
+# tests/interop/test_ump_round_trip.py proves that a round trip with the faulty reference as source
+# or destination reports exactly `breaks`. Each re-signs with the owner's key where the record
+# changes, so nothing but the field shows. `bindings` names both live bindings explicitly (for the
+# routing the same as None): tests/reference_server/test_service.py observes every bindings=None
+# server fault through a script that masks ids and signatures, which is all two of these change.
+# They are collected with the binding faults (binding_faults.py), since UMP_FAULTS holds only file
+# faults and bindings=None server faults.
+
+_LIVE = ("http", "mcp")
+
+INTEROP_FAULTS = (
+    Fault("get-drops-provenance-evidence", "ump", "get serves records without provenance.evidence (re-signed with "
+          "the owner's key, so the copy verifies)", ("ump/get-returns-record",), bindings=_LIVE, interop_only=True),
+    Fault("remember-remints-supplied-ids", "ump", "remember stores a record that arrives with its own id under a "
+          "newly minted id (re-signed with the owner's key) and answers the new id", ("ump/id-stable",),
+          bindings=_LIVE, interop_only=True),
+    Fault("remember-resigns-with-service-key", "ump", "remember replaces the integrity of a record that arrives "
+          "signed with a signature by the server's own key (and takes that key's signatures as valid on read)",
+          ("ump/integrity-signer-owner",), bindings=_LIVE, interop_only=True),
+)

@@ -13,9 +13,10 @@ the note says why.
 from memconform.reference_impl.faults import Fault
 
 
-def _f(name: str, description: str, *breaks: str, bindings: tuple[str, ...] | None = None) -> Fault:
+def _f(name: str, description: str, *breaks: str, bindings: tuple[str, ...] | None = None,
+       interop_only: bool = False) -> Fault:
     return Fault(f"upp-{name}", "upp", description, tuple(f"upp/{b}" for b in breaks), since="1.0.0",
-                 bindings=bindings)
+                 bindings=bindings, interop_only=interop_only)
 
 
 UPP_FAULTS = (
@@ -211,4 +212,14 @@ UPP_FAULTS = (
        "before checking", "import-ontology-mismatch"),
     _f("import-bad-file-internal", "a file that cannot be read or is not an ExportPackage is answered -32603 "
        "instead of -32602", "import-bad-file"),
+    # -- seen only by a round trip between two servers (suite/interop/upp.py) -------------------------
+    # The single-target checks read an export file by id and import the server's own export again,
+    # so a field its own import does not need, or that it reads back as it wrote it, goes unseen.
+    _f("export-drops-superseded-by", "the ExportPackage file leaves superseded_by out of every event (get_events "
+       "still shows it; an importer re-deriving supersession loses nothing, a reader of the file does)",
+       "supersession-superseded-by", interop_only=True),
+    _f("export-rounds-confidence", "the ExportPackage file writes confidence rounded to one decimal (0.85 → 0.8)",
+       "export-all-events", interop_only=True),
+    _f("import-drops-validity", "upp/import_events stores events without their valid_from / valid_until",
+       "import-persists", interop_only=True),
 )

@@ -541,6 +541,10 @@ class UppService:
         if self.fault == "upp-export-valid-only":
             rows = [r for r in rows if r.status == "valid"]
         events = [self._present(r) for r in rows]
+        if self.fault == "upp-export-drops-superseded-by":
+            events = [{k: v for k, v in e.items() if k != "superseded_by"} for e in events]
+        if self.fault == "upp-export-rounds-confidence":
+            events = [{**e, "confidence": round(e["confidence"], 1)} for e in events]
         package: dict[str, Any] = {"entity_key": key, "ontology": self.ontology.id, "events": events,
                                    "exported_at": format_time(now)}
         if self.fault == "upp-export-package-no-ontology":
@@ -584,6 +588,7 @@ class UppService:
         imported = skipped = 0
         check_labels = self.fault != "upp-import-ignores-labels"
         supersede = self.fault != "upp-import-no-supersession"
+        drop_validity = self.fault == "upp-import-drops-validity"
         with self._store.transaction():
             self._store.ensure_user(key, now)
             for event in exports.storage_order(events):
@@ -596,7 +601,8 @@ class UppService:
                     kept_id = event["id"]
                 self._store_event(key, value=event["value"], labels=event["labels"],
                                   confidence=float(event["confidence"]), source_type=event["source_type"],
-                                  valid_from=event.get("valid_from"), valid_until=event.get("valid_until"),
+                                  valid_from=None if drop_validity else event.get("valid_from"),
+                                  valid_until=None if drop_validity else event.get("valid_until"),
                                   created_at=now, id=kept_id, supersede=supersede)
                 imported += 1
         return {"imported_count": imported, "skipped_count": skipped}

@@ -466,7 +466,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf"}
-    assert len(names) == 49 and all(n.startswith("omf-") for n in names)
+    assert len(names) == 52 and all(n.startswith("omf-") for n in names)
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -718,3 +718,39 @@ def test_fault_expiry_drops_future() -> None:
     seed(bad)
     assert set(contents(good, include_expired=False)) - set(contents(bad, include_expired=False)) == {"future"}
     assert contents(good) == contents(bad)
+
+
+# -- interop-only faults (suite/interop/omf.py proves them; the single-target suite passes them) ----------
+
+def test_fault_import_one_pass_edges() -> None:
+    newer_first = doc(item("new", chunk_id="n", lifecycle={"supersedes": "o"}),
+                      item("old", chunk_id="o", lifecycle={"status": "superseded"}))
+    older_first = doc(*reversed(newer_first["memories"]))
+    for fault, d, edge in ((None, newer_first, True), ("omf-import-one-pass-edges", newer_first, False),
+                           ("omf-import-one-pass-edges", older_first, True)):
+        e = engine(fault)
+        e.import_document("t", d)
+        lcs = {i["content"]: i["extensions"]["memd"]["lifecycle"] for i in exported(e)}
+        assert (lcs["new"]["supersedes"] is not None, lcs["old"]["superseded_by"] is not None) == (edge, edge)
+
+
+def test_fault_import_dates_override_lifecycle() -> None:
+    it = item("a", lifecycle={"lifecycle_updated_at_ms": 1_700_000_000_123, "expires_at_ms": 1_600_000_000_250},
+              updated_at="2023-11-14T22:13:20Z", expires_at="2020-09-13T12:26:40Z")
+    for fault, want in ((None, (1_700_000_000_123, 1_600_000_000_250)),
+                        ("omf-import-dates-override-lifecycle", (1_700_000_000_000, 1_600_000_000_000))):
+        e = engine(fault)
+        e.import_document("t", doc(it))
+        (lc,) = lifecycles(e)
+        assert (lc["lifecycle_updated_at_ms"], lc["expires_at_ms"]) == want
+    untrusted = engine("omf-import-dates-override-lifecycle")
+    untrusted.import_document("t", doc(it, app="nanomem"))
+    assert lifecycles(untrusted)[0]["expires_at_ms"] is None  # untrusted: defaults, the dates unused
+
+
+def test_fault_export_truncates_content() -> None:
+    long = "x" * 300
+    e = engine("omf-export-truncates-content")
+    e.import_document("t", doc(item(long), item("short")))
+    assert [i["content"] for i in exported(e)] == ["x" * 256, "short"]
+    assert exported(engine_with(item(long)))[0]["content"] == long

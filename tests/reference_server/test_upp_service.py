@@ -1010,12 +1010,16 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     s.call("upp/retrieve", {"entity_key": "ghost", "query": "x"})
     s.call("upp/get_events", {"entity_key": "ghost"})
     # import: staged, bad labels, supersession order, another ontology, not a package
-    pkg = package([event("User lives in Oslo", ["where_home"], 0.82, "2025-01-02T00:00:00Z"),
+    pkg = package([event("User lives in Oslo", ["where_home"], 0.82, "2025-01-02T00:00:00Z",
+                         valid_from="2024-06-01T00:00:00Z"),
                    event("User lives in Rome", ["where_home"], 0.9, "2025-01-01T00:00:00Z"),
                    event("User speaks Tamil", ["who_languages", "made_up"]),
                    event("User speaks Hindi", ["who_languages"])])
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p1.json", pkg)})
     s.call("upp/get_events", {"entity_key": "c"})
+    imported = s.call("upp/export_events", {"entity_key": "c"})  # the file, as another server would read it
+    file_c = imported.get("file") if isinstance(imported, dict) else None
+    s.log.append(Path(file_c).read_text("utf-8") if file_c and Path(file_c).exists() else "no file")
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p2.json", package(pkg["events"], "user/v9"))})
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p3.json", "{}")})
     s.call("upp/get_events", {"entity_key": "c"})

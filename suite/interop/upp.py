@@ -1,0 +1,450 @@
+"""UPP round trip between two servers (issue 7): place events in A, move them to B with
+upp/export_events → upp/import_events, read them back, and name every field that did not survive.
+
+The journey, each step seen on its own so a loss is charged where it happened:
+
+1. **placing** — one ExportPackage the suite writes (`PLAN`, below) is imported into A for a fresh
+   entity_key; A's `upp/get_events` is the view *import into A*;
+2. A's `upp/export_events` file, read from A's export folder, is the view *export from A*;
+3. that file, copied byte for byte next to B's own exports (a folder B reads), is imported into B
+   for another fresh entity_key; B's `upp/get_events` is the view *import into B*;
+4. B's `upp/export_events` file is the view *export from B*.
+
+Every view is compared with the plan, event by event. Ids are re-minted by every import
+(upp/import-new-ids), so events are matched by their value (case and spacing folded); an event whose
+value changed is paired with a leftover of the same labels. Each field is charged once, at the
+first view where it differs (a value lost on export from A is not charged again on every later
+view). A view is skipped when the server cannot show it (no upp/get_events: the import is then seen
+through the export that follows, and the stage says so).
+
+What is placed (`PLAN`, one package, created one second apart in this order, all labels of user/v1):
+
+| key | labels | cardinality | confidence | source_type | validity | expected |
+|---|---|---|---|---|---|---|
+| name-1 | who_name | singular | 0.95 | user_stated | from + until | superseded by name-2 |
+| hobby-1 | what_interests_hobbies | plural | 0.85 | agent_observed | from | valid (accumulates) |
+| name-2 | who_name | singular | 0.9 | inferred | from | superseded by name-3 |
+| hobby-2 | what_interests_hobbies | plural | 0.82 | inferred | until | valid (accumulates) |
+| language-low | who_languages | plural | 0.3 | inferred | — | staged (or valid: MAY) |
+| home-1 | where_home | singular | 0.88 | user_stated | from | superseded by home-2 |
+| name-3 | who_name | singular | 1.0 | user_stated | — | valid |
+| both-plural | who_languages + what_interests_hobbies | plural | 0.8 | agent_observed | from + until | valid |
+| home-2 | where_home | singular | 0.99 | agent_observed | from (+02:00) | valid ("São Paulo") |
+
+Fields compared, and the requirement (suite/upp/catalogue.toml) that promises each survives:
+
+| field (JSON pointer) | seen at an import (into A / into B) | seen at an export (from A / from B) |
+|---|---|---|
+| the event itself (`""`) | upp/import-persists | upp/export-all-events |
+| `/value`, `/labels`, `/confidence`, `/source_type`, `/valid_from`, `/valid_until` | upp/import-persists | upp/export-all-events |
+| `/entity_key` | upp/import-persists (the request's user) | — |
+| `/status`: superseded expected, or a singular label's latest superseded | upp/import-supersession | upp/export-all-events |
+| `/status`: a plural event superseded | upp/plural-accumulate | upp/export-all-events |
+| `/status`: a high-confidence event staged | upp/high-confidence-valid | upp/export-all-events |
+| `/status`: not one of valid, staged, superseded | upp/stored-event-status | upp/stored-event-status |
+| `/superseded_by`: the re-id'd successor in the same view | upp/supersession-superseded-by | upp/supersession-superseded-by |
+
+Allowances (what a server may change without a loss):
+
+* `id` and `created_at` are the importing server's (upp/import-new-ids), `entity_key` is the
+  destination user, the package's `exported_at` is the export's; none is compared across servers.
+* `superseded_by` is compared as a structure, not as a string: it must name, in the same view, the
+  event that the plan's successor became. Importers re-derive supersession from the package
+  ("Supersession rules apply as during normal storage", stored in created_at order, package order
+  for ties: docs/live-upp.md), so the package's pointers need not be copied, only the result must
+  be the same. A server that copies them and re-maps the ids passes too.
+* The low-confidence event (0.3) may be stored `staged` or `valid` by either server
+  (upp/low-confidence-staged is a MAY): a change between them is a note, not a loss. An export
+  must still show the status its server holds (export-all-events).
+* `labels` are compared as a set (order and repeats are not promised); `confidence` within 1e-6
+  (a server may store a float); `valid_from`/`valid_until` as instants (an equivalent ISO-8601
+  spelling, another UTC offset or fractional zeros pass), and an absent member equals null.
+* `superseded_by` on an event that is not superseded may be null or absent.
+* Members beyond the StoredEvent (extensions) are ignored; events the destination holds beyond the
+  plan are listed in the notes, not charged (the user is fresh: an extra is the server's own).
+
+Preconditions (the round trip is skipped with the reason, `NotApplicable`, when one fails; each is
+judged by the single-target checks): both servers serve upp/export_events and upp/import_events and
+share this machine's files (`shares_files()`: the suite reads export files and writes packages);
+both speak the ontology user/v1; A accepts the placing package; A's and B's exports are readable
+ExportPackages. A package of A's that B refuses is no precondition: every event A exported is lost at
+*import into B* (upp/import-persists, `got` the refusal).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from memconform.suite.interop.model import MISSING, Loss, RoundTrip
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.upp import ontology
+from memconform.suite.upp.checks._common import (
+    INVALID_PARAMS, compact, fold, fresh_entity, need, served, server_ontology,
+)
+from memconform.suite.upp.checks._placing import (
+    folder_learned, import_folder, listed, package, package_file, read_export_file,
+)
+from memconform.suite.upp.client import UppClient
+
+SPEC = "upp"
+STATUSES = ("valid", "staged", "superseded")
+CONFIDENCE_TOLERANCE = 1e-6
+#: The Event members compared on every view (upp/02 §1), in the order losses are listed.
+CONTENT_FIELDS = ("value", "labels", "confidence", "source_type", "valid_from", "valid_until")
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One event of the plan: its Event members as placed, and what every server must make of it."""
+
+    key: str
+    event: dict[str, Any]
+    status: str                   # valid, superseded or staged (the status a conforming server stores)
+    successor: str | None = None  # the key of the event that supersedes it
+    may_stage: bool = False       # low confidence: staged or valid, the server's choice (MAY)
+
+    @property
+    def value(self) -> str:
+        return self.event["value"]
+
+    @property
+    def plural(self) -> bool:
+        return all(ontology.user_v1().cardinality(label) == "plural" for label in self.event["labels"])
+
+
+def _event(value: str, labels: list[str], confidence: float, source_type: str, **validity: str) -> dict[str, Any]:
+    return {"value": value, "labels": labels, "confidence": confidence, "source_type": source_type, **validity}
+
+
+#: The events placed in A, in storage order (the package's created_at order).
+PLAN: tuple[Planned, ...] = (
+    Planned("name-1", _event("My name is Ada Lovelace.", ["who_name"], 0.95, "user_stated",
+                             valid_from="2001-01-01T00:00:00Z", valid_until="2009-12-31T23:59:59Z"),
+            "superseded", successor="name-2"),
+    Planned("hobby-1", _event("I love hiking.", ["what_interests_hobbies"], 0.85, "agent_observed",
+                              valid_from="2003-05-01T08:00:00Z"), "valid"),
+    Planned("name-2", _event("My name is Grace Hopper.", ["who_name"], 0.9, "inferred",
+                             valid_from="2010-01-01T00:00:00Z"), "superseded", successor="name-3"),
+    Planned("hobby-2", _event("I love playing chess.", ["what_interests_hobbies"], 0.82, "inferred",
+                              valid_until="2030-06-30T12:00:00Z"), "valid"),
+    Planned("language-low", _event("I speak Finnish.", ["who_languages"], 0.3, "inferred"), "staged",
+            may_stage=True),
+    Planned("home-1", _event("I live in Lisbon.", ["where_home"], 0.88, "user_stated",
+                             valid_from="2004-02-29T10:30:00Z"), "superseded", successor="home-2"),
+    Planned("name-3", _event("My name is Ada Hopper.", ["who_name"], 1.0, "user_stated"), "valid"),
+    Planned("both-plural", _event("I speak Portuguese and love fado.", ["who_languages", "what_interests_hobbies"],
+                                  0.8, "agent_observed", valid_from="2015-03-01T00:00:00Z",
+                                  valid_until="2035-03-01T00:00:00Z"), "valid"),
+    Planned("home-2", _event("I live in São Paulo.", ["where_home"], 0.99, "agent_observed",
+                             valid_from="2020-07-14T09:15:00+02:00"), "valid"),
+)
+
+
+@dataclass
+class _Ctx:
+    """What the placing helpers need of a check context: the client."""
+
+    client: Any
+
+
+@dataclass
+class View:
+    """What one server showed of the user at one stage."""
+
+    stage: str
+    kind: str                # "import" (get_events after an import) or "export" (an export file)
+    side: str                # "source" or "destination"
+    entity_key: str
+    events: list[dict[str, Any]]
+
+
+def round_trip(source: UppClient, destination: UppClient, *, version: str, source_label: str,
+               destination_label: str) -> RoundTrip:
+    """Place `PLAN` in `source`, move it to `destination` through export_events/import_events, and
+    compare every view with the plan (module docstring). Raises NotApplicable when a precondition
+    fails; a driver's TargetError passes through."""
+    a, b = _Ctx(source), _Ctx(destination)
+    for ctx, label in ((a, source_label), (b, destination_label)):
+        _preconditions(ctx, label)
+    entity_a, entity_b = fresh_entity("interop-src"), fresh_entity("interop-dst")
+    notes: list[str] = []
+    extra: dict[str, Any] = {"source_entity": entity_a, "destination_entity": entity_b}
+    try:
+        views, refused = _journey(a, b, entity_a, entity_b, source_label, destination_label, notes, extra)
+    finally:
+        for ctx, entity in ((a, entity_a), (b, entity_b)):
+            _forget(ctx, entity)
+    records = _record_ids(views)
+    extra["records"] = {records[p.key]: p.value for p in PLAN}
+    losses, compared = _compare(views, records, notes)
+    if refused is not None:  # what A lost is charged to A; what it exported, B lost whole
+        travelled, _ = _match(views[-1].events)
+        losses += [Loss(records[p.key], "", "upp/import-persists", _brief(p.event), refused,
+                        f"import into {destination_label}") for p in PLAN if p.key in travelled]
+        compared = 0
+    return RoundTrip(SPEC, version, source_label, destination_label, placed=len(PLAN), compared=compared,
+                     losses=tuple(losses), notes=tuple(notes), extra=extra)
+
+
+# -- the journey ----------------------------------------------------------------------------------
+
+def _preconditions(ctx: _Ctx, label: str) -> None:
+    for op in ("upp/export_events", "upp/import_events"):
+        if not served(ctx, op):
+            raise NotApplicable(f"{label} does not serve {op} (upp/info does not list it and the server answers "
+                                f"-32601): a UPP round trip needs level 3 on both sides")
+    if not ctx.client.shares_files():
+        raise NotApplicable(f"{label} does not share this machine's files (neither a stdio child nor on a "
+                            f"loopback address): the suite can neither read its export files nor write a "
+                            f"package it can import")
+    served_ontology = server_ontology(ctx)
+    if served_ontology != ontology.USER_V1:
+        raise NotApplicable(f"{label} speaks the ontology {served_ontology!r} (upp/info), not {ontology.USER_V1}: "
+                            f"the round trip places user/v1 events")
+
+
+def _journey(a: _Ctx, b: _Ctx, entity_a: str, entity_b: str, source_label: str, destination_label: str,
+             notes: list[str], extra: dict[str, Any]) -> tuple[list[View], str | None]:
+    """The views in order; the second member is why B refused A's package (None: it imported it)."""
+    views: list[View] = []
+    placing = package(fresh_entity("interop-plan"), [dict(p.event) for p in PLAN], ontology_id=ontology.USER_V1)
+    extra["package_ids"] = {p.key: e["id"] for p, e in zip(PLAN, placing["events"], strict=True)}
+    with package_file(a, placing, "interop-place") as path:
+        reply = a.client.import_events(entity_a, str(path))
+    _readable(a, reply, source_label)
+    need(reply, f"upp/import_events of the round trip's package into {source_label}")
+    held = _held(a, entity_a, "source", views, notes, source_label)
+    exported_a, file_a = _exported(a, entity_a, "source", source_label, after_held=held)
+    views.append(exported_a)
+    extra["source_export"] = file_a
+
+    folder = import_folder(b)
+    copy = folder.path / f"mcf-interop-{secrets.token_hex(6)}.json"
+    copy.write_bytes(Path(file_a).read_bytes())  # byte for byte: B judges A's file, not the suite's rewrite
+    folder.written.append(copy)
+    try:
+        reply = b.client.import_events(entity_b, str(copy))
+    finally:
+        copy.unlink(missing_ok=True)
+        if copy in folder.written:
+            folder.written.remove(copy)
+    _readable(b, reply, destination_label)
+    if not reply.ok:
+        notes.append(f"{destination_label} refused {source_label}'s export file: {reply.describe()}")
+        return views, f"refused: {reply.describe()}"
+    result = reply.result if isinstance(reply.result, dict) else {}
+    skipped = result.get("skipped_count")
+    if isinstance(skipped, int) and not isinstance(skipped, bool) and skipped:
+        notes.append(f"{destination_label} skipped {skipped} event(s) of {source_label}'s export "
+                     f"(import_events answered {compact(result)})")
+    held = _held(b, entity_b, "destination", views, notes, destination_label)
+    exported_b, file_b = _exported(b, entity_b, "destination", destination_label, after_held=held)
+    views.append(exported_b)
+    extra["destination_export"] = file_b
+    return views, None
+
+
+def _readable(ctx: _Ctx, reply: Any, label: str) -> None:
+    """A package refused with -32602 where the suite could not learn the server's export folder: the
+    server may only read its own folders (06 §7), and the suite could not write there."""
+    if reply.error_code == INVALID_PARAMS and not folder_learned(ctx):
+        raise NotApplicable(f"{label} refused a package the suite wrote to {str(import_folder(ctx).path)!r} "
+                            f"({reply.describe()}): the suite could not learn the server's export folder, so it "
+                            f"cannot write where the server reads")
+
+
+def _held(ctx: _Ctx, entity: str, side: str, views: list[View], notes: list[str], label: str) -> bool:
+    """Append the view of what the import stored (upp/get_events); False when it cannot be read."""
+    if not served(ctx, "upp/get_events"):
+        notes.append(f"{label} does not serve upp/get_events: what its import stored is seen only through its "
+                     f"export, so a loss there is charged to the import")
+        return False
+    views.append(View(f"import into {label}", "import", side, entity,
+                      listed(ctx, entity, f"upp/get_events for {entity!r} ({label})")))
+    return True
+
+
+def _exported(ctx: _Ctx, entity: str, side: str, label: str, *, after_held: bool) -> tuple[View, str]:
+    """The view of the export file; judged as the import's result when no get_events view came first."""
+    reply = ctx.client.export_events(entity)
+    result = need(reply, f"upp/export_events for {entity!r} ({label})")
+    file = result.get("file") if isinstance(result, dict) else None
+    content, why = read_export_file(file)
+    if why is not None or not isinstance(content, dict) or not isinstance(content.get("events"), list):
+        raise NotApplicable(f"precondition failed: {label}'s export of {entity!r} is not a readable ExportPackage "
+                            f"({why or 'no events array'}); judged by upp/l3/export-file")
+    events = [e for e in content["events"] if isinstance(e, dict)]
+    if after_held:
+        return View(f"export from {label}", "export", side, entity, events), file
+    return View(f"import into {label} (seen in the export from {label})", "import", side, entity, events), file
+
+
+def _forget(ctx: _Ctx, entity: str) -> None:
+    """Leave nothing behind in a shared server (best effort: never hides the round trip's outcome)."""
+    try:
+        if served(ctx, "upp/delete_events"):
+            ctx.client.delete_events(entity)
+    except Exception:  # noqa: BLE001 - cleanup only
+        pass
+
+
+# -- matching and comparing -----------------------------------------------------------------------
+
+def _match(events: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """Each planned key → the view's event it became (by folded value; then a leftover of the same
+    labels, in order), and the events no planned one became."""
+    left = list(events)
+    found: dict[str, dict[str, Any]] = {}
+    for p in PLAN:
+        twin = next((e for e in left if fold(e.get("value")) == fold(p.value)), None)
+        if twin is not None:
+            found[p.key] = twin
+            left.remove(twin)
+    for p in PLAN:
+        if p.key in found:
+            continue
+        twin = next((e for e in left if _label_set(e.get("labels")) == _label_set(p.event["labels"])
+                     and fold(e.get("value")) not in {fold(q.value) for q in PLAN}), None)
+        if twin is not None:
+            found[p.key] = twin
+            left.remove(twin)
+    return found, left
+
+
+def _label_set(labels: Any) -> frozenset[str] | None:
+    if isinstance(labels, list) and all(isinstance(x, str) for x in labels):
+        return frozenset(labels)
+    return None
+
+
+def _record_ids(views: list[View]) -> dict[str, str]:
+    """The record name of each planned event: its id in A (the first view that shows it with a
+    string id), else the id the suite gave it in the placing package."""
+    names: dict[str, str] = {}
+    for view in (v for v in views if v.side == "source"):
+        found, _ = _match(view.events)
+        for key, e in found.items():
+            if key not in names and isinstance(e.get("id"), str) and e["id"]:
+                names[key] = e["id"]
+    return {p.key: names.get(p.key, f"(placed {p.key})") for p in PLAN}
+
+
+def _compare(views: list[View], records: dict[str, str], notes: list[str]) -> tuple[list[Loss], int]:
+    losses: list[Loss] = []
+    charged: set[tuple[str, str]] = set()
+    held_status: dict[tuple[str, str], Any] = {}  # (side, key) → the status its import view showed
+    compared = 0
+    for n, view in enumerate(views):
+        found, extras = _match(view.events)
+        if extras:
+            notes.append(f"{view.stage}: {len(extras)} event(s) beyond the plan: "
+                         + "; ".join(compact({k: e.get(k) for k in ("id", "value", "labels", "status")}, 160)
+                                     for e in extras[:4]))
+        if n == len(views) - 1:
+            compared = len(found)
+        for p in PLAN:
+            got = found.get(p.key)
+            record = records[p.key]
+            if got is None:
+                _charge(losses, charged, Loss(record, "", _content_requirement(view), _brief(p.event), MISSING,
+                                              view.stage))
+                continue
+            held = held_status.get((view.side, p.key))
+            for field, expected, value, rid in _differences(p, got, view, found, held, notes):
+                _charge(losses, charged, Loss(record, field, rid, expected, value, view.stage))
+            if view.kind == "import":
+                held_status[(view.side, p.key)] = got.get("status", MISSING)
+    return losses, compared
+
+
+def _charge(losses: list[Loss], charged: set[tuple[str, str]], loss: Loss) -> None:
+    """A field is charged once: at the first view where it was lost."""
+    if (loss.record, loss.field) in charged or (loss.record, "") in charged:
+        return
+    charged.add((loss.record, loss.field))
+    losses.append(loss)
+
+
+def _content_requirement(view: View) -> str:
+    return "upp/import-persists" if view.kind == "import" else "upp/export-all-events"
+
+
+def _differences(p: Planned, got: dict[str, Any], view: View, found: dict[str, dict[str, Any]],
+                 held: Any, notes: list[str]):
+    """(pointer, expected, got, requirement) for every field of `got` that is not what `p` promises."""
+    rid = _content_requirement(view)
+    for name in CONTENT_FIELDS:
+        expected = p.event.get(name)
+        value = got.get(name, MISSING)
+        if not _same(name, expected, value):
+            yield f"/{name}", expected, value, rid
+    if view.kind == "import" and got.get("entity_key", MISSING) != view.entity_key:
+        yield "/entity_key", view.entity_key, got.get("entity_key", MISSING), "upp/import-persists"
+    status = got.get("status", MISSING)
+    wanted = _wanted_status(p, view, held)
+    if status not in wanted:
+        yield "/status", wanted[0] if len(wanted) == 1 else list(wanted), status, _status_requirement(p, status, view)
+    elif p.may_stage and status != p.status and view.kind == "import":
+        notes.append(f"{view.stage}: {p.value!r} (confidence {p.event['confidence']}) was stored {status}, not "
+                     f"{p.status}: allowed (upp/low-confidence-staged is a MAY)")
+    if p.successor is not None and status == "superseded":
+        successor = found.get(p.successor)
+        if successor is not None:  # a missing successor is its own loss
+            pointer = got.get("superseded_by", MISSING)
+            if pointer != successor.get("id"):
+                yield "/superseded_by", successor.get("id"), pointer, "upp/supersession-superseded-by"
+
+
+def _wanted_status(p: Planned, view: View, held: Any) -> tuple[str, ...]:
+    if not p.may_stage:
+        return (p.status,)
+    if view.kind == "export" and held in ("staged", "valid"):
+        return (held,)  # the export shows what its server holds
+    return ("staged", "valid")
+
+
+def _status_requirement(p: Planned, status: Any, view: View) -> str:
+    if status not in STATUSES:
+        return "upp/stored-event-status"
+    if view.kind == "export":
+        return "upp/export-all-events"
+    if status == "staged":
+        return "upp/high-confidence-valid"
+    if status == "superseded" and p.plural:
+        return "upp/plural-accumulate"
+    return "upp/import-supersession"
+
+
+def _same(name: str, expected: Any, value: Any) -> bool:
+    if name == "labels":
+        return _label_set(value) is not None and _label_set(value) == frozenset(expected)
+    if name == "confidence":
+        return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                and abs(value - expected) <= CONFIDENCE_TOLERANCE)
+    if name in ("valid_from", "valid_until"):
+        if expected is None:
+            return value is MISSING or value is None
+        return value == expected or (_instant(value) is not None and _instant(value) == _instant(expected))
+    return value == expected
+
+
+def _instant(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith(("Z", "z")) else value)
+    except ValueError:
+        return None
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+
+def _brief(event: dict[str, Any]) -> dict[str, Any]:
+    return {k: event[k] for k in ("value", "labels") if k in event}
+
+
+__all__ = ["round_trip", "PLAN", "Planned", "View"]
