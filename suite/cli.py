@@ -24,7 +24,26 @@ def main() -> None:
     cli(prog_name="memconform")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Commands whose module loads heavy libraries are imported only when named (click's lazy
+    subcommand pattern): `memconform omf …` runs as a vendor's CLI in every OMF check and must
+    start fast, and the converters load jsonschema's format checks (over a second)."""
+
+    LAZY = {"convert": ("memconform.suite.convert.cli", "convert")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.LAZY])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.LAZY:
+            import importlib
+
+            module, attr = self.LAZY[name]
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="memconform")
 def cli() -> None:
     """Conformance suite and interop harness for agent-memory protocols (UMP, UPP, OMF)."""

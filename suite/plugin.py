@@ -200,10 +200,19 @@ class MemconformCollector(pytest.Collector):
             return []
         drivers = {d.label: d for d in state.drivers.values()}
         subjects = {label: state.subjects[label] for label in drivers if label in state.subjects}
-        return [InteropItem.from_parent(self, name=f"interop::{p.name}", pairing=p,
-                                        source_driver=drivers[p.source.target],
-                                        destination_driver=drivers[p.destination.target])
-                for p in pairings(subjects, state.wants)]
+        items: list[pytest.Item] = [
+            InteropItem.from_parent(self, name=f"interop::{p.name}", pairing=p,
+                                    source_driver=drivers[p.source.target],
+                                    destination_driver=drivers[p.destination.target])
+            for p in pairings(subjects, state.wants)]
+        if not state.checks or "interop/format-round-trip" in state.checks:
+            from memconform.suite.interop.formats import format_pairs
+
+            # what a move between products keeps depends on the formats too (docs/mapping.md)
+            items.extend(FormatRoundTripItem.from_parent(self, name=f"interop::formats::{a}→{b}→{a}",
+                                                         source=a, destination=b)
+                         for a, b in format_pairs())
+        return items
 
     def _items_for_target(self, state: RunState, text: str) -> list[pytest.Item]:
         from memconform.targets import TargetStringError, open_driver
@@ -406,6 +415,34 @@ class InteropItem(pytest.Item):
         outcome = self.judged.outcome
         if outcome is Outcome.FAILED or (outcome is Outcome.WARNING and self.config.stash[STATE].strict):
             pytest.fail(describe_losses(self.judged), pytrace=False)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+class FormatRoundTripItem(pytest.Item):
+    """One format round trip A → B → A (suite/interop/formats.py), judged by the mapping table."""
+
+    def __init__(self, *, source: str, destination: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.source = source
+        self.destination = destination
+        self.entry: dict[str, Any] | None = None
+
+    def setup(self) -> None:
+        from memconform.suite.interop.formats import describe, judge_format_pair
+
+        outcome, self.entry = judge_format_pair(self.source, self.destination)
+        self.user_properties.append(("memconform-interop", self.entry))
+        if outcome is Outcome.ERROR:
+            pytest.fail(describe(self.entry), pytrace=False)
+
+    def runtest(self) -> None:
+        from memconform.suite.interop.formats import describe
+
+        assert self.entry is not None
+        if self.entry["outcome"] == Outcome.FAILED.value:
+            pytest.fail(describe(self.entry), pytrace=False)
 
     def reportinfo(self):
         return self.path, None, self.name

@@ -120,3 +120,29 @@ def test_one_target_makes_no_interop_items(pytester, monkeypatch):
                                "--check=ump/l1/capabilities")
     assert [r["check"] for r in report["results"]] == ["ump/l1/capabilities"]
     assert "interop" not in report
+
+
+def test_two_targets_also_judge_the_format_round_trips_by_the_mapping_table(pytester, monkeypatch):
+    _script(monkeypatch, lambda *a, **k: RoundTrip("ump", k["version"], k["source_label"], k["destination_label"], 1, 1))
+    from memconform.suite.convert import dispatch
+
+    real = dispatch.DIRECTIONS[("ump", "omf")]
+
+    def drops_the_project(*args, **kwargs):  # a converter that breaks a promise of the table
+        document = real(*args, **kwargs)
+        for item in document["memories"]:
+            item.get("extensions", {}).get("memd", {}).pop("project_id", None)
+        return document
+
+    monkeypatch.setitem(dispatch.DIRECTIONS, ("ump", "omf"), drops_the_project)
+    result, report = run_suite(pytester, "--target=reference", "--target=reference?fault=recall-nonstandard-code",
+                               "--spec=ump@1.0", "--binding=http", "--check=interop/format-round-trip")
+    formats = {(e["source"], e["destination"]): e for e in report["interop"]
+               if e["check"] == "interop/format-round-trip"}
+    assert set(formats) == {(a, b) for a in ("ump", "omf", "upp") for b in ("ump", "omf", "upp") if a != b}
+    broken = formats[("ump", "omf")]
+    assert broken["outcome"] == "failed"
+    assert {x["requirement"] for x in broken["losses"]} == {"mapping/ump-omf/scope.project"}
+    # OMF → UMP → OMF comes back through the broken direction too; nothing else uses it
+    assert {k for k, e in formats.items() if e["outcome"] != "passed"} == {("ump", "omf"), ("omf", "ump")}
+    assert "formats (A → B → A, by the mapping table)" in result.stdout.str()

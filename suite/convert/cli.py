@@ -1,0 +1,96 @@
+"""`memconform convert --from F --to G INPUT`: the command (registered by suite/cli.py).
+
+Exit 0 converted (warnings and, with --report-losses, every lost field on stderr); 1 the input is
+not a valid document of its format (the message names each problem); 2 usage (an option that does
+not apply to this direction, an unreadable key). docs/mapping.md says what maps where.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from memconform.suite.convert import mapping
+from memconform.suite.convert.dispatch import OPTION_SIDES
+
+#: option → (side, format) it speaks to
+_APPLIES = {**OPTION_SIDES, "test_key": ("to", "ump")}
+
+
+def _key(sign_key: Path | None, test_key: str | None):
+    from nacl.signing import SigningKey
+
+    from memconform.suite.ump.testkeys import test_signing_key
+
+    if sign_key and test_key:
+        raise click.UsageError("give at most one of --sign-key and --test-key")
+    if test_key:
+        return test_signing_key(test_key)
+    if sign_key:
+        try:
+            return SigningKey(bytes.fromhex(sign_key.read_text("utf-8").strip()))
+        except (ValueError, OSError, TypeError) as exc:
+            raise click.BadParameter(f"{sign_key}: not a 32-byte hex Ed25519 seed ({exc})",
+                                     param_hint="--sign-key") from None
+    return None
+
+
+@click.command("convert")
+@click.option("--from", "source", type=click.Choice(mapping.FORMATS), required=True, help="the input's format")
+@click.option("--to", "target", type=click.Choice(mapping.FORMATS), required=True, help="the output's format")
+@click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, allow_dash=True))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="write here (default stdout); a UMP output ending .ndjson/.jsonl is NDJSON")
+@click.option("--entity-key", default=None, help="to UPP: the package's entity_key")
+@click.option("--tenant", default=None, help="from OMF: whose memories these are (owner / entity_key default)")
+@click.option("--project", default=None, help="to OMF: project_id of items whose source names none")
+@click.option("--owner", default=None, help="to UMP: scope.owner of new records")
+@click.option("--sign-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="to UMP: sign the records this key owns (a file holding the 32-byte seed in hex)")
+@click.option("--test-key", type=click.Choice(["owner-a", "owner-b", "mallory"]), default=None,
+              help="to UMP: sign with one of the suite's public test keys")
+@click.option("--report-losses", is_flag=True, help="list every lost field on stderr")
+def convert(source: str, target: str, input_path: str, output: str | None, entity_key: str | None,
+            tenant: str | None, project: str | None, owner: str | None, sign_key: Path | None,
+            test_key: str | None, report_losses: bool) -> None:
+    """Convert a memory document between UMP, OMF and UPP (what maps where: docs/mapping.md)."""
+    from memconform.suite.convert import reading
+    from memconform.suite.convert.common import ConversionError, ConvertOptions, InvalidInput
+    from memconform.suite.convert.dispatch import convert as run  # the command's own name is taken
+
+    given = {"entity_key": entity_key, "project": project, "owner": owner, "sign_key": sign_key,
+             "test_key": test_key, "tenant": tenant}
+    for name, (side, fmt) in _APPLIES.items():
+        if given[name] is not None and (target if side == "to" else source) != fmt:
+            flag = "--" + name.replace("_", "-")
+            raise click.UsageError(f"{flag} applies only when converting {side} {fmt}")
+    key = _key(sign_key, test_key)
+    options = ConvertOptions(entity_key=entity_key, tenant=tenant, project=project, owner=owner, sign_key=key)
+    where = "stdin" if input_path == "-" else input_path
+    try:
+        document = (reading.read_bytes(source, sys.stdin.buffer.read(), "stdin") if input_path == "-"
+                    else reading.read_path(source, input_path))
+        result = run(document, source=source, target=target, options=options)
+    except InvalidInput as exc:
+        click.echo(f"memconform convert: {where}: {exc}", err=True)
+        sys.exit(1)
+    except ConversionError as exc:
+        click.echo(f"memconform convert: {where}: conversion failed (a memconform bug, please report it): {exc}",
+                   err=True)
+        sys.exit(1)
+    text = reading.dumps(target, result.document, output)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if report_losses:
+        for lost in result.lost:
+            click.echo(f"lost: {lost.record or '(document)'} {lost.field or '(the whole record)'} "
+                       f"[{lost.row}] {lost.reason}", err=True)
+    click.echo(f"{source} → {target}: {result.records_in} in, {result.records_out} out, {len(result.lost)} "
+               f"field(s) lost{'' if report_losses or not result.lost else ' (--report-losses lists them)'}",
+               err=True)

@@ -1,0 +1,78 @@
+"""Reading a document of a format from a file (or stdin text) and writing one out.
+
+JSON is read strictly (NaN and Infinity are not JSON); anything unreadable is InvalidInput naming
+where. UMP documents from a path go through the file binding (`suite/ump/files.py`: `.ump.json`,
+NDJSON, `.ump.md`, folders); from stdin, a JSON array or object, or NDJSON.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memconform.suite.convert.common import InvalidInput
+from memconform.suite.ump import files as ump_files
+
+_NDJSON = (".ndjson", ".jsonl")
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(fmt: str, text: str, where: str = "") -> Any:
+    try:
+        return json.loads(text, parse_constant=_no_constants)
+    except RecursionError:
+        raise InvalidInput(fmt, [f"{where or '/'}: nested too deeply to read"]) from None
+    except ValueError as exc:
+        raise InvalidInput(fmt, [f"{where or '/'}: not JSON ({exc})"]) from None
+
+
+def _ump_text(text: str) -> Any:
+    stripped = text.lstrip()
+    try:
+        return loads("ump", text)
+    except InvalidInput:
+        if not stripped.startswith("{"):
+            raise
+    # Several lines each holding one record: NDJSON.
+    records = []
+    for n, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            records.append(loads("ump", line, f"line {n}"))
+    return records
+
+
+def read_text(fmt: str, text: str) -> Any:
+    return _ump_text(text) if fmt == "ump" else loads(fmt, text)
+
+
+def read_bytes(fmt: str, data: bytes, where: str) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(fmt, [f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})"]) from None
+    return read_text(fmt, text)
+
+
+def read_path(fmt: str, path: str) -> Any:
+    if fmt == "ump":
+        loaded = ump_files.load(path)
+        if loaded.problems:
+            raise InvalidInput(fmt, [f"{p.source}{p.pointer}: {p.message} ({p.requirement})" for p in loaded.problems])
+        return [located.record for located in loaded.records]
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(fmt, [f"{path}: {exc.strerror or exc}"]) from None
+    return read_bytes(fmt, data, path)
+
+
+def dumps(fmt: str, document: Any, output: str | None = None) -> str:
+    if fmt == "ump":
+        if output and output.lower().endswith(_NDJSON):
+            return ump_files.dump_ndjson(document)
+        return ump_files.dump_json(document)
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

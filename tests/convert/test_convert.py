@@ -1,0 +1,207 @@
+"""convert(): every output validates by the suite's models, losses are reported with record ids,
+the options do what they say, and records going home come back as they left."""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timezone
+
+import pytest
+
+from memconform.suite.convert import (ConversionResult, ConvertOptions, InvalidInput, convert, default_corpora,
+                                      validate)
+from memconform.suite.convert.common import CONVERTER_APP
+from memconform.suite.omf import model as omf_model
+from memconform.suite.ump import integrity
+from memconform.suite.ump.testkeys import test_did, test_signing_key
+from memconform.suite.upp import model as upp_model
+
+FORMATS = ("ump", "omf", "upp")
+NOW = datetime(2031, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
+OPTS = ConvertOptions(now=NOW)
+
+
+@pytest.fixture(scope="module")
+def corpora():
+    return default_corpora()
+
+
+def test_the_default_corpora_are_valid(corpora):
+    for fmt in FORMATS:
+        assert validate.problems(fmt, corpora[fmt]) == [], fmt
+
+
+@pytest.mark.parametrize("source", FORMATS)
+@pytest.mark.parametrize("target", FORMATS)
+def test_every_output_validates(corpora, source, target):
+    result = convert(corpora[source], source=source, target=target, options=OPTS)
+    assert isinstance(result, ConversionResult)
+    doc = result.document
+    if target == "ump":
+        assert validate.ump_problems(doc) == []
+    elif target == "omf":
+        assert omf_model.problems(doc, produced_by_memd=False) == []
+    else:
+        assert upp_model.export_package_problems(doc) == []
+    assert result.records_in == len(corpora[source] if source == "ump" else
+                                    corpora[source]["memories" if source == "omf" else "events"])
+
+
+@pytest.mark.parametrize("source", FORMATS)
+@pytest.mark.parametrize("target", FORMATS)
+def test_conversions_are_deterministic_and_leave_the_input_alone(corpora, source, target):
+    before = copy.deepcopy(corpora[source])
+    one = convert(corpora[source], source=source, target=target, options=OPTS)
+    two = convert(corpora[source], source=source, target=target, options=OPTS)
+    assert one.document == two.document
+    assert corpora[source] == before
+
+
+def test_ump_to_omf_reports_every_loss_with_the_record_id(corpora):
+    result = convert(corpora["ump"], source="ump", target="omf", options=OPTS)
+    by_row = {}
+    for lost in result.lost:
+        by_row.setdefault(lost.row, []).append(lost)
+    unexportable = [r["id"] for r in corpora["ump"] if r.get("consent", {}).get("exportable") is False]
+    signed = [r["id"] for r in corpora["ump"] if "integrity" in r]
+    assert [x.record for x in by_row["mapping/ump-omf/record.unexportable"]] == unexportable
+    assert [x.record for x in by_row["mapping/ump-omf/integrity"]] == signed
+    assert len(by_row["mapping/ump-omf/record.redacted"]) == 3
+    assert {x.field for x in by_row["mapping/ump-omf/record.redacted"]} >= {"body.structured.token"}
+    assert result.records_out == result.records_in - len(unexportable)
+
+
+def test_the_converter_is_the_producer_of_an_omf_document(corpora):
+    for source in ("ump", "upp"):
+        doc = convert(corpora[source], source=source, target="omf", options=OPTS).document
+        assert doc["source"] == {"app": CONVERTER_APP}
+        assert doc["exported_at"] == "2031-02-03T04:05:06Z"
+        assert all(not omf_model.is_trusted(doc, item) for item in doc["memories"])
+    # … even of a memd document that went through UMP and came back
+    there = convert(corpora["omf"], source="omf", target="ump", options=OPTS).document
+    back = convert(there, source="ump", target="omf", options=OPTS).document
+    assert back["source"] == {"app": CONVERTER_APP}
+    assert back["memories"] == corpora["omf"]["memories"]
+
+
+def test_a_record_going_home_brings_edits_of_its_mapped_fields(corpora):
+    there = convert(corpora["ump"], source="ump", target="omf", options=OPTS).document
+    there["memories"][0]["content"] = "edited in OMF"
+    there["memories"][0]["extensions"]["memd"]["project_id"] = "another/project"
+    back = convert(there, source="omf", target="ump", options=OPTS).document
+    assert back[0]["body"]["text"] == "edited in OMF"
+    assert back[0]["scope"]["project"] == "another/project"
+    assert back[0]["id"] == corpora["ump"][0]["id"]
+    assert "x-extensions" not in back[0]["body"].get("structured", {})
+
+
+def test_a_carried_signature_is_never_restored(corpora):
+    there = convert(corpora["ump"], source="ump", target="omf", options=OPTS).document
+    signed = next(r for r in corpora["ump"] if "integrity" in r)
+    there["memories"][0]["extensions"]["ump"]["fields"]["integrity"] = signed["integrity"]
+    back = convert(there, source="omf", target="ump", options=OPTS).document
+    assert "integrity" not in back[0]
+
+
+def test_a_carrier_that_does_not_restore_is_converted_as_new_with_a_warning(corpora):
+    there = convert(corpora["ump"], source="ump", target="omf", options=OPTS).document
+    there["memories"][0]["extensions"]["ump"] = {"fields": {"junk": 1}}
+    result = convert(there, source="omf", target="ump", options=OPTS)
+    assert any("does not restore" in w and "/junk" in w for w in result.warnings)
+    assert result.document[0]["provenance"]["actor_kind"] == "import"
+    assert validate.ump_problems(result.document) == []
+
+
+def test_signing_back_into_ump():
+    key = test_signing_key("owner-a")
+    corpus = default_corpora()
+    options = ConvertOptions(now=NOW, sign_key=key)
+    for via in ("omf", "upp"):
+        there = convert(corpus["ump"], source="ump", target=via, options=OPTS).document
+        back = convert(there, source=via, target="ump", options=options)
+        assert back.document and all(integrity.verify(r).ok for r in back.document)
+    # new records get the key's owner and are signed; another owner's records stay unsigned
+    fresh = convert(corpus["omf"], source="omf", target="ump", options=options).document
+    assert all(r["scope"]["owner"] == test_did("owner-a") and integrity.verify(r).ok for r in fresh)
+    other = convert(corpus["omf"], source="omf", target="ump",
+                    options=ConvertOptions(now=NOW, sign_key=key, owner=test_did("owner-b")))
+    assert all("integrity" not in r for r in other.document)
+    assert any("left unsigned" in w for w in other.warnings)
+
+
+def test_without_a_key_records_come_back_unsigned(corpora):
+    there = convert(corpora["ump"], source="ump", target="upp", options=OPTS).document
+    back = convert(there, source="upp", target="ump", options=OPTS).document
+    assert all("integrity" not in r for r in back)
+
+
+def test_options(corpora):
+    upp = convert(corpora["omf"], source="omf", target="upp",
+                  options=ConvertOptions(now=NOW, tenant="acme")).document
+    assert upp["entity_key"] == "acme" and {e["entity_key"] for e in upp["events"]} == {"acme"}
+    upp = convert(corpora["ump"], source="ump", target="upp", options=ConvertOptions(now=NOW, entity_key="u1")).document
+    assert upp["entity_key"] == "u1"
+    omf = convert(corpora["upp"], source="upp", target="omf", options=ConvertOptions(now=NOW, project="p9")).document
+    assert {i["extensions"]["memd"]["project_id"] for i in omf["memories"]} == {"p9"}
+    ump = convert(corpora["upp"], source="upp", target="ump", options=ConvertOptions(now=NOW, owner="did:web:x")).document
+    assert {r["scope"]["owner"] for r in ump} == {"did:web:x"} and {r["scope"]["user"] for r in ump} == {"user_alice"}
+    ignored = convert(corpora["upp"], source="upp", target="ump", options=ConvertOptions(now=NOW, project="p9"))
+    assert any("project applies only when converting to OMF" in w for w in ignored.warnings)
+
+
+def test_identity_is_a_copy(corpora):
+    for fmt in FORMATS:
+        result = convert(corpora[fmt], source=fmt, target=fmt, options=OPTS)
+        assert result.document == corpora[fmt] and result.document is not corpora[fmt] and not result.lost
+
+
+def test_one_ump_record_object_is_a_document(corpora):
+    result = convert(corpora["ump"][0], source="ump", target="upp", options=OPTS)
+    assert len(result.document["events"]) == 1
+
+
+def test_supersession_edges_land_on_the_records_the_chunks_became(corpora):
+    records = convert(corpora["omf"], source="omf", target="ump", options=OPTS).document
+    old, new = records[1], records[2]
+    assert old["superseded_by"] == [new["id"]] and new["supersedes"] == [old["id"]]
+    events = convert(corpora["omf"], source="omf", target="upp", options=OPTS).document["events"]
+    assert events[1]["status"] == "superseded" and events[1]["superseded_by"] == events[2]["id"]
+    records = convert(corpora["upp"], source="upp", target="ump", options=OPTS).document
+    assert records[0]["superseded_by"] == [records[1]["id"]]
+
+
+def test_hints_for_the_targets_own_consumers(corpora):
+    events = convert(corpora["ump"], source="ump", target="upp", options=OPTS).document["events"]
+    candidate = next(e for e in events if e["value"].startswith("Imported from another vendor"))
+    assert candidate["status"] == "staged"
+    omf = convert(corpora["upp"], source="upp", target="omf", options=OPTS).document
+    assert omf["memories"][0]["status"] == "superseded"
+    assert omf["memories"][0]["tags"] == ["who_name"]
+    upp = convert(corpora["omf"], source="omf", target="upp", options=OPTS).document
+    prefs = next(e for e in upp["events"] if e["value"].startswith("Prefers dark mode"))
+    assert prefs["labels"] == ["what_preferences"]
+    injected = upp["events"][-1]
+    assert injected["labels"] == ["who_name"] and injected["status"] == "staged"
+
+
+@pytest.mark.parametrize("source,bad,needle", [
+    ("ump", [{"ump": "1.0", "id": "nope"}], "/0/id"),
+    ("ump", {"not": "a record"}, "/0"),
+    ("ump", "text", "array of records"),
+    ("omf", {"omf": "2.0", "exported_at": "2026-01-01T00:00:00Z", "memories": []}, "omf/omf-version"),
+    ("omf", {"omf": "1.0", "exported_at": "2026-01-01T00:00:00Z", "memories": [{"content": "  "}]},
+     "omf/content-not-blank"),
+    ("upp", {"entity_key": "u", "ontology": "user/v1", "events": [{"id": "e"}], "exported_at": "2026-01-01T00:00:00Z"},
+     "/events/0"),
+    ("upp", [], "upp/export-package-fields"),
+])
+def test_invalid_input_is_refused_naming_the_problem(source, bad, needle):
+    with pytest.raises(InvalidInput) as caught:
+        convert(bad, source=source, target="omf" if source != "omf" else "ump", options=OPTS)
+    assert needle in str(caught.value)
+    assert caught.value.problems
+
+
+def test_unknown_format():
+    with pytest.raises(ValueError, match="unknown format"):
+        convert([], source="ump", target="oams")

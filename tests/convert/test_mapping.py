@@ -1,0 +1,87 @@
+"""The mapping table: complete for every pair, consistent with the converters' native fields, and
+rendered verbatim as docs/mapping.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memconform.suite.convert import mapping, mapping_markdown, omf_upp, ump_omf, ump_upp
+from memconform.suite.convert.mapping import Fate
+
+PAIRS = [(a, b) for a in mapping.FORMATS for b in mapping.FORMATS if a != b]
+DOC = Path(__file__).resolve().parents[2] / "docs" / "mapping.md"
+
+#: The converters' native fields per direction (the code the "mapped" rows describe).
+NATIVES = {("ump", "omf"): ump_omf.UMP_TO_OMF, ("omf", "ump"): ump_omf.OMF_TO_UMP,
+           ("ump", "upp"): ump_upp.UMP_TO_UPP, ("upp", "ump"): ump_upp.UPP_TO_UMP,
+           ("omf", "upp"): omf_upp.OMF_TO_UPP, ("upp", "omf"): omf_upp.UPP_TO_OMF}
+#: Mapped rows that are structure, not a field copy: a UPP event's entity_key is its package's.
+STRUCTURAL = {("upp", "ump", "/entity_key")}
+
+
+def test_the_doc_is_the_table():
+    assert DOC.read_text("utf-8") == mapping_markdown(), (
+        "docs/mapping.md differs from suite/convert/mapping.py; regenerate it (suite/convert/render.py)")
+
+
+@pytest.mark.parametrize("source,target", PAIRS)
+def test_every_field_of_the_source_has_exactly_one_row(source, target):
+    fields = [r.field for r in mapping.rows(source, target) if not r.is_policy]
+    assert sorted(fields) == sorted(mapping.RECORD_FIELDS[source] + mapping.DOCUMENT_FIELDS[source])
+    assert mapping.pair(source, target).row("@record").fate is Fate.MAPPED
+
+
+def test_row_ids_are_unique_and_named_after_the_pair():
+    ids = [r.id for pair in mapping.table().values() for r in pair.rows]
+    assert len(ids) == len(set(ids))
+    assert "mapping/ump-omf/body.text" in ids
+    assert "mapping/omf-upp/document.source" in ids
+    assert "mapping/ump-omf/record.unexportable" in ids
+
+
+@pytest.mark.parametrize("source,target", PAIRS)
+def test_mapped_rows_are_the_converters_native_fields(source, target):
+    rows = {(r.field, r.to) for r in mapping.rows(source, target)
+            if r.fate is Fate.MAPPED and r.field.startswith("/") and (source, target, r.field) not in STRUCTURAL}
+    assert rows == {(n.a, n.b) for n in NATIVES[(source, target)]}
+
+
+@pytest.mark.parametrize("source,target", PAIRS)
+def test_extension_rows_point_into_the_carrier(source, target):
+    carrier = f"{mapping.CARRIER[target]}/{source}/"
+    for row in mapping.rows(source, target):
+        if row.fate is Fate.EXTENSION:
+            assert row.to.startswith(carrier), row
+        if row.fate is Fate.LOST:
+            assert row.note and not row.to, row
+
+
+def test_every_lost_row_says_why():
+    for pair in mapping.table().values():
+        for row in pair.rows:
+            if row.fate is Fate.LOST:
+                assert len(row.note) > 20, row
+
+
+def test_what_the_pairs_lose():
+    lost = {(a, b): {r.field for r in mapping.rows(a, b) if r.fate is Fate.LOST} for a, b in PAIRS}
+    assert lost[("ump", "omf")] == {"/integrity", "@unexportable", "@redacted", "@blank-text"}
+    assert lost[("ump", "upp")] == {"/integrity", "@unexportable", "@redacted"}
+    assert lost[("omf", "ump")] == lost[("omf", "upp")] == {"document:/source", "document:/exported_at"}
+    assert lost[("upp", "ump")] == {"document:/exported_at"}
+    assert lost[("upp", "omf")] == {"document:/exported_at", "@blank-text"}
+
+
+def test_wildcards_know_their_siblings():
+    sib = mapping.siblings("omf")
+    assert sib["/extensions"] == {"memd"}
+    assert {"content", "tags", "extensions"} <= sib[""]
+    assert {"omf", "memories", "source", "exported_at"} <= sib["document:"]
+    assert mapping.siblings("upp")["document:"] == {"entity_key", "ontology", "exported_at", "events"}
+
+
+def test_unknown_pair():
+    with pytest.raises(KeyError, match="no mapping"):
+        mapping.pair("ump", "oams")
