@@ -2,12 +2,13 @@
 
 `HttpUmpClient` implements `suite.ump.client.UmpClient`; `HttpDriver` the driver protocol of
 `targets/base.py`. Neither ever raises for an answer it does not like: every answer becomes a
-`Reply` (status, parsed body, the §3.7 code from `{"error": {"code"}}`). Only when no answer
-comes (connection refused or reset, timeout, a stream that breaks off) do they raise
-`TargetError`.
+`Reply` (status, parsed body, the §3.7 code from `{"error": {"code"}}`). Only when no usable
+answer comes do they raise `TargetError` (docs/live-ump.md, "Broken targets"): connection refused
+or closed, timeout, a stream that breaks off, an answer over 16 MiB, or a success status whose
+body is not JSON (garbage, not a verdict).
 
 Reading of answers:
-* `body`: the parsed JSON (any JSON value); `raw`: the text when it is not JSON.
+* `body`: the parsed JSON (any JSON value); `raw`: the text when it is not JSON (an error status).
 * `error_code`/`error_message`: from the `{"error": {"code", "message"}}` envelope, whatever the
   status. A non-2xx answer without that envelope gets `error_code = "http_<status>"` (not a §3.7
   code, so a check comparing codes fails and `Reply.ok` is False), with the reason in `wire`.
@@ -18,11 +19,12 @@ Reading of answers:
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -31,7 +33,7 @@ from memconform.suite.outcomes import TargetError
 from memconform.suite.ump import captoken, record as ump_record, testkeys
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.base import Subject
-from memconform.targets.http_session import HttpSession
+from memconform.targets.http_session import MAX_BODY, HttpSession, first_bytes, size_text
 
 VERSION_HEADER = "UMP-Version"
 OPERATIONS = frozenset({"capabilities", "recall", "remember", "get", "revise", "forget", "feedback",
@@ -58,6 +60,48 @@ def _envelope(body: Any) -> tuple[str | None, str | None, bool]:
         return None, None, True
     code, message = err.get("code"), err.get("message")
     return (code if isinstance(code, str) else None), (message if isinstance(message, str) else None), True
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class _TooLarge(Exception):
+    """An event stream that carried more than it may (docs/live-ump.md, "Broken targets")."""
+
+
+def _capped_lines(chunks: Iterator[str], limit: int) -> Iterator[str]:
+    """The lines of a text stream (CRLF, LF or CR end one, as SSE has it), raising `_TooLarge`
+    once more than `limit` characters came: a line without end never grows past that."""
+    pending: list[str] = []
+    seen, held_cr = 0, False
+    for text in chunks:
+        seen += len(text)
+        if seen > limit:
+            raise _TooLarge(seen)
+        if held_cr:  # a CR that ended the last chunk may be the first half of a CRLF
+            text, held_cr = "\r" + text, False
+        if text.endswith("\r"):
+            text, held_cr = text[:-1], True
+        parts = _NEWLINE.split(text)
+        if len(parts) > 1:
+            yield "".join(pending) + parts[0]
+            yield from parts[1:-1]
+            pending = []
+        pending.append(parts[-1])
+    if held_cr:
+        yield "".join(pending)
+        pending = []
+    if "".join(pending):
+        yield "".join(pending)
+
+
+def _not_json(response: httpx.Response) -> TargetError:
+    """A success status with a body that is not JSON: the target answers garbage (an error, not a
+    verdict). An error status without JSON stays a Reply: the checks judge that envelope."""
+    request = response.request
+    return TargetError(f"{request.method} {request.url}: answered HTTP "
+                       f"{response.status_code} (Content-Type {response.headers.get('content-type')!r}) with "
+                       f"{len(response.content)} bytes that are not JSON: {first_bytes(response.content)}")
 
 
 class _TokenCache:
@@ -208,6 +252,8 @@ class HttpUmpClient:
             body = json.loads(data) if data.strip() else None
         except ValueError:
             body = None
+            if 200 <= status < 300:
+                raise _not_json(response) from None
         if body is None:
             raw = data.decode("utf-8", "replace")
         elif not _is_json_type(content_type):
@@ -337,7 +383,7 @@ class HttpUmpClient:
                                 break
                         state["body"] = data
                         return
-                    for line in response.iter_lines():
+                    for line in _capped_lines(response.iter_text(), MAX_BODY):
                         with lock:
                             if state["raw_len"] < _RAW_LIMIT:
                                 state["raw"].append(line + "\n")
@@ -367,6 +413,9 @@ class HttpUmpClient:
         try:
             if not headers_in.wait(self.timeout):
                 raise TargetError(f"GET {url}: no response headers within {self.timeout:g} s")
+            if isinstance(state["error"], _TooLarge):
+                raise TargetError(f"GET {url}: the event stream carried more than {size_text(MAX_BODY)}; "
+                                  f"memconform reads at most {size_text(MAX_BODY)} of an answer")
             if state["status"] is None:
                 exc = state["error"]
                 if isinstance(exc, httpx.TimeoutException):
@@ -396,6 +445,9 @@ class HttpUmpClient:
             if not reader.is_alive():
                 http.close()
 
+        if isinstance(state["error"], _TooLarge):  # found while the trigger ran
+            raise TargetError(f"GET {url}: the event stream carried more than {size_text(MAX_BODY)}; "
+                              f"memconform reads at most {size_text(MAX_BODY)} of an answer")
         with lock:
             raw = "".join(state["raw"])
             events = tuple(parser.events)
@@ -448,18 +500,19 @@ class HttpDriver:
         self._clients: dict[str, HttpUmpClient] = {}
         self._upp: Any = None  # a targets.jsonrpc.JsonRpcDriver once UPP is found
         self._upp_probes: list[str] | None = None  # what each UPP probe saw
+        self._http: HttpSession | None = None  # discovery's connections (bounded like every other)
 
     def _get(self, path: str, version: str | None = None) -> httpx.Response:
         url = f"{self.base_url}{path}"
         headers = {VERSION_HEADER: version} if version else {}
+        if self._http is None:
+            self._http = HttpSession(timeout=self.timeout, follow_redirects=True)
         try:
-            return httpx.get(url, headers=headers, timeout=self.timeout, follow_redirects=True)
-        except httpx.TimeoutException:
-            raise TargetError(f"GET {url}: no answer within {self.timeout:g} s") from None
-        except httpx.ConnectError as exc:
-            raise TargetError(f"cannot connect to {self.base_url} (GET {url}: {exc or 'connection refused'})") from None
-        except httpx.TransportError as exc:
-            raise TargetError(f"GET {url}: the connection failed ({type(exc).__name__}: {exc})") from None
+            return self._http.send(self._http.request("GET", url, headers=headers))
+        except TargetError as exc:
+            if "cannot connect" in str(exc):  # said first: nothing else about the target is known
+                raise TargetError(f"cannot connect to {self.base_url} ({exc})") from None
+            raise
 
     @staticmethod
     def _doc(response: httpx.Response) -> dict[str, Any] | None:
@@ -587,5 +640,7 @@ class HttpDriver:
         for c in self._clients.values():
             c.close()
         self._clients.clear()
+        if self._http is not None:
+            self._http.close()
         if self._upp is not None:
             self._upp.close()

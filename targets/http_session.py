@@ -1,13 +1,33 @@
 """One HTTP connection pool for a driver, shared by every driver that speaks HTTP (UMP, UPP's
-JSON-RPC, OMF): httpx underneath, bounded waits, and transport failures as `TargetError`."""
+JSON-RPC, OMF): httpx underneath, bounded waits, bounded answers, and transport failures as
+`TargetError`."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
 
 from memconform.suite.outcomes import TargetError
+
+#: The most of one answer's body that is read (docs/live-ump.md, "Broken targets"): a server
+#: streaming without end must not fill the judge's memory.
+MAX_BODY = 16 * 1024 * 1024
+_HEAD = 120  # bytes of an answer quoted in a reason
+
+#: A kept-alive connection the server closed under us: worth one resend on a fresh connection.
+_RESENDABLE = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+
+
+def size_text(size: int) -> str:
+    return f"{size // (1024 * 1024)} MiB" if size % (1024 * 1024) == 0 else f"{size} bytes"
+
+
+def first_bytes(data: bytes, limit: int = _HEAD) -> str:
+    """The start of an answer, for a reason: `b'<html>…'` plus how much more there was."""
+    shown = repr(bytes(data[:limit]))
+    return shown + (f" … ({len(data) - limit} more bytes)" if len(data) > limit else "")
 
 
 class HttpSession:
@@ -17,15 +37,22 @@ class HttpSession:
     exception); the next request can race that close and be reset before the server read it. Such a
     request is sent again once on a fresh connection, and after any 5xx the pool starts afresh. A
     request the server resets twice, a timeout or a refused connection is a `TargetError` whose
-    message starts with `what` (what was being sent, for the vendor reading it)."""
+    message starts with `what` (what was being sent, for the vendor reading it).
 
-    def __init__(self, *, timeout: float, base_url: str = ""):
+    Answers are read streamed: a body larger than `max_body`, or one still arriving `timeout`
+    seconds after its headers, is a `TargetError` too (httpx's own timeout bounds each read, not
+    a server trickling bytes)."""
+
+    def __init__(self, *, timeout: float, base_url: str = "", max_body: int = MAX_BODY,
+                 follow_redirects: bool = False):
         self.timeout = float(timeout)
         self.base_url = base_url
+        self.max_body = int(max_body)
+        self.follow_redirects = follow_redirects
         self._client = self._new_client()
 
     def _new_client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base_url, timeout=self.timeout, follow_redirects=False,
+        return httpx.Client(base_url=self.base_url, timeout=self.timeout, follow_redirects=self.follow_redirects,
                             headers={"Accept": "application/json"})
 
     def _renew(self) -> None:
@@ -39,10 +66,10 @@ class HttpSession:
         what = what or f"{request.method} {request.url}"
         try:
             try:
-                response = self._client.send(request)
-            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+                response = self._exchange(request, what)
+            except _RESENDABLE:
                 self._renew()
-                response = self._client.send(request)
+                response = self._exchange(request, what)
             if response.status_code >= 500:
                 self._renew()
             return response
@@ -50,8 +77,45 @@ class HttpSession:
             raise TargetError(f"{what}: no answer within {self.timeout:g} s ({type(exc).__name__})") from None
         except httpx.ConnectError as exc:
             raise TargetError(f"{what}: cannot connect ({exc or type(exc).__name__})") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise TargetError(f"{what}: the server closed the connection without a complete answer "
+                              f"({type(exc).__name__}: {exc})") from None
         except httpx.TransportError as exc:
             raise TargetError(f"{what}: the connection failed ({type(exc).__name__}: {exc})") from None
+
+    def _exchange(self, request: httpx.Request, what: str) -> httpx.Response:
+        """Send, then read the body within the bounds; the answer comes back fully read."""
+        response = self._client.send(request, stream=True)
+        try:
+            data = self._read_body(response, what)
+        finally:
+            response.close()
+        # the body is decoded now: a fresh response without Content-Encoding carries it
+        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+        return httpx.Response(response.status_code, headers=headers, content=data, request=request,
+                              extensions={k: v for k, v in response.extensions.items() if k == "http_version"})
+
+    def _read_body(self, response: httpx.Response, what: str) -> bytes:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body:
+            raise self._too_large(response, what, b"", f"Content-Length {declared}")
+        deadline = time.monotonic() + self.timeout
+        data = bytearray()
+        for chunk in response.iter_bytes():
+            data += chunk
+            if len(data) > self.max_body:
+                raise self._too_large(response, what, data, "it kept coming")
+            if time.monotonic() > deadline:
+                raise TargetError(f"{what}: the answer (HTTP {response.status_code}) was still arriving "
+                                  f"{self.timeout:g} s after its headers ({len(data)} bytes so far: "
+                                  f"{first_bytes(data)})")
+        return bytes(data)
+
+    def _too_large(self, response: httpx.Response, what: str, data: bytes, how: str) -> TargetError:
+        head = f"; it began {bytes(data[:_HEAD])!r}…" if data else ""
+        return TargetError(f"{what}: answered more than {size_text(self.max_body)} (HTTP {response.status_code}, "
+                           f"Content-Type {response.headers.get('content-type')!r}, {how}{head}); memconform "
+                           f"reads at most {size_text(self.max_body)} of an answer")
 
     def close(self) -> None:
         self._client.close()

@@ -9,16 +9,23 @@ server, JSON-RPC 2.0 over HTTP or over stdio (upp/05-transport.md, docs/live-upp
 
 Every exchange is judged by `suite.upp.jsonrpc`, and what it finds goes to
 `RpcExchange.wire_problems`: an answer the driver does not like is never raised. `TargetError` only
-when nothing usable came back (no answer in time, the process died, the connection failed).
-Nothing waits forever: every wait has a deadline, and `close()` ends the child.
+when nothing usable came back (no answer in time, the process died, the connection failed, an
+answer over 16 MiB) and, with `garbage_raises` (what `JsonRpcDriver` asks for: the suite's runs),
+when a well-formed request got an answer that is not JSON at all (docs/live-ump.md, "Broken
+targets": garbage is an error, not a verdict). With `forgive_late` (the suite's runs too), an
+answer that comes after its request timed out is passed over, not charged as a stray: the timeout
+was the error already. Nothing waits forever: every wait has a deadline,
+and `close()` ends the child. `JsonRpcDriver` restarts a stdio child that died once, never twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import ipaddress
 import itertools
 import json
+import logging
 import os
 import queue
 import shlex
@@ -35,11 +42,14 @@ import httpx
 from memconform.suite.outcomes import TargetError
 from memconform.suite.upp.client import OMIT, RpcExchange, RpcReply
 from memconform.suite.upp.jsonrpc import (
-    NOT_JSON, STDIO_LINE_FRAMING, Message, WireProblem, excerpt, expects_reply, framing_problem, join_lines,
-    judge_received, parse_sent, read_line, read_message, readable_id, same_id, stray_problem,
+    NOT_JSON, STDIO_LINE_FRAMING, UTF8_JSON, Message, WireProblem, excerpt, expects_reply, framing_problem,
+    is_request, join_lines, judge_received, parse_sent, read_line, read_message, readable_id, same_id,
+    stray_problem,
 )
 from memconform.targets.base import Subject
-from memconform.targets.http_session import HttpSession
+from memconform.targets.http_session import MAX_BODY, HttpSession, size_text
+
+log = logging.getLogger(__name__)
 
 UPP_VERSION = "1.0.0"
 #: How long a notification waits for a stray answer (a server must send none).
@@ -48,17 +58,50 @@ NOTIFY_WAIT = 0.3
 STOP_GRACE = 3.0
 _STDERR_KEEP = 64 * 1024
 _STDERR_TAIL = 2000
-_MAX_LINE = 32 * 1024 * 1024
+#: The longest line read from a child's stdout: a longer one is no message but a TargetError
+#: (the same bound as an HTTP answer; the reference server takes no longer line either).
+_MAX_LINE = MAX_BODY
+_SKIP = 64 * 1024  # how much of an over-long line's rest is read at a time (and dropped)
 _LOOSE_LINES = 200   # lines that are not JSON kept for piecing a message together
 _PROBLEMS_KEPT = 20  # stray-line problems kept per exchange
 _EOF: Any = type("Eof", (), {"__repr__": lambda self: "EOF"})()
 #: A request or notification of the server's own on stdout. JSON-RPC 2.0 lets either peer send
 #: them and no UPP rule forbids it; a UPP client serves none, so they are passed over, not charged.
 SERVER_MESSAGE = "a request or notification from the server"
+#: The answer to a request the driver gave up on (no answer in time), come after all. The server
+#: echoed the id; that the driver stopped waiting is no wire violation (with `forgive_late`).
+LATE_ANSWER = "a late answer to a request that timed out"
+_PASSED_OVER = (SERVER_MESSAGE, LATE_ANSWER)
 
 
 def _encode(message: Any) -> bytes:
     return json.dumps(message, ensure_ascii=False).encode("utf-8")
+
+
+@dataclasses.dataclass(frozen=True)
+class _TooLong:
+    """What stands on the line queue for a line longer than `_MAX_LINE`: its first bytes and size."""
+
+    head: bytes
+    size: int
+
+    def problem(self, why: str) -> WireProblem:
+        return WireProblem(UTF8_JSON, f"a line of more than {size_text(_MAX_LINE)} on stdout ({why}): it "
+                                      f"began {self.head!r}…")
+
+
+def well_formed(sent: Any) -> bool:
+    """A request (or a batch of requests) as the spec has it: what the suite's own calls send. Only
+    an answer to one of these can be garbage; a deliberately broken message may get anything back
+    (the wire and bad-input checks judge that)."""
+    if isinstance(sent, list):
+        return bool(sent) and all(is_request(m) for m in sent)
+    return is_request(sent)
+
+
+def _garbage(name: str, sent_text: str, answer: Message) -> TargetError:
+    return TargetError(f"{name}: the answer is not JSON at all (to {excerpt(sent_text)}; it came back as "
+                       f"{excerpt(answer.text, 200)})")
 
 
 def level_from_info(result: Any) -> str | None:
@@ -116,9 +159,10 @@ class HttpTransport:
 
     binding = "http"
 
-    def __init__(self, url: str, *, timeout: float = 10.0):
+    def __init__(self, url: str, *, timeout: float = 10.0, garbage_raises: bool = False):
         self.url = url
         self.timeout = float(timeout)
+        self.garbage_raises = garbage_raises
         self._http = HttpSession(timeout=self.timeout)
         self._closed = False
 
@@ -136,6 +180,8 @@ class HttpTransport:
         if status == 204 or not body.strip():
             return RpcExchange(sent_text, None, None, status, content_type)
         message = read_message(body, f"the HTTP {status} response body")
+        if self.garbage_raises and not message.is_json and status < 300 and well_formed(sent):
+            raise _garbage(f"POST {self.url}", sent_text, message)
         problems = judge_received(sent, message, content_type=content_type, http=True)
         return RpcExchange(sent_text, message.text, message.value if message.is_json else None, status,
                            content_type, tuple(problems))
@@ -160,13 +206,17 @@ class StdioTransport:
     binding = "stdio"
 
     def __init__(self, argv: list[str], *, timeout: float = 10.0, name: str | None = None,
-                 notify_wait: float = NOTIFY_WAIT, env: dict[str, str] | None = None):
+                 notify_wait: float = NOTIFY_WAIT, env: dict[str, str] | None = None,
+                 garbage_raises: bool = False, forgive_late: bool = False):
         if not argv:
             raise TargetError("jsonrpc+stdio: no command to start")
         self.argv = list(argv)
         self.name = name or f"jsonrpc+stdio:{shlex.join(self.argv)}"
         self.timeout = float(timeout)
         self.notify_wait = float(notify_wait)
+        self.garbage_raises = garbage_raises
+        self.forgive_late = forgive_late
+        self._given_up: set[str] = set()  # ids of requests that got no answer in time
         self._lock = threading.Lock()
         # bounded: a server flooding stdout between requests waits on its pipe, not on our memory
         self._lines: queue.Queue[Any] = queue.Queue(maxsize=10_000)
@@ -195,19 +245,26 @@ class StdioTransport:
         stream = self._proc.stdout
         try:
             while True:
-                line = stream.readline(_MAX_LINE)
+                line = stream.readline(_MAX_LINE + 1)
                 if not line:
                     break
-                if len(line) == _MAX_LINE and not line.endswith(b"\n"):
-                    rest = line  # longer than we keep: the rest of it, up to its newline, is dropped
-                    while rest and not rest.endswith(b"\n"):
-                        rest = stream.readline(_MAX_LINE)
-                    line += b"\n"
+                if len(line) > _MAX_LINE and not line.endswith(b"\n"):
+                    line = self._skip_rest(stream, line)
                 self._lines.put(line)
         except (OSError, ValueError):
             pass
         finally:
             self._lines.put(_EOF)
+
+    @staticmethod
+    def _skip_rest(stream: Any, start: bytes) -> _TooLong:
+        """A line longer than we read: its rest, up to its newline, is read in small pieces and
+        dropped, so the next line starts cleanly and the whole never sits in memory."""
+        size, rest = len(start), start
+        while rest and not rest.endswith(b"\n"):
+            rest = stream.readline(_SKIP)
+            size += len(rest)
+        return _TooLong(bytes(start[:120]), size)
 
     def _read_stderr(self) -> None:
         stream = self._proc.stderr
@@ -267,6 +324,12 @@ class StdioTransport:
                 return f"was killed by signal {-code}"
         return f"exited with code {code}"
 
+    def death(self) -> tuple[str, int | None]:
+        """(how the process ended, with the last of its stderr; its exit code) once it is gone."""
+        tail = self.stderr_tail()
+        return (f"the server process {self._exit_status()}" + (f" (stderr: …{tail[-300:]})" if tail else ""),
+                self._proc.returncode)
+
     def _died(self, sent_text: str, problems: list[WireProblem], closed: str = "its stdout") -> TargetError:
         return TargetError(f"{self.name}: the server process {self._exit_status(closed)} (sent "
                            f"{excerpt(sent_text)}){self._notes(problems)}")
@@ -274,7 +337,8 @@ class StdioTransport:
     # -- reading --
 
     def _next(self, deadline: float) -> Any:
-        """The next message on stdout, _EOF once stdout ended, None when none came by `deadline`."""
+        """The next message on stdout, _EOF once stdout ended, None when none came by `deadline`,
+        a `_TooLong` for a line too long to read."""
         while True:
             if self._backlog:
                 return self._backlog.popleft()
@@ -287,6 +351,8 @@ class StdioTransport:
             if raw is _EOF:
                 self._exited = True
                 return _EOF
+            if isinstance(raw, _TooLong):
+                return raw
             messages = read_line(raw[:-1] if raw.endswith(b"\n") else raw)
             if not messages:
                 continue  # a blank line: no message
@@ -303,12 +369,15 @@ class StdioTransport:
             item = self._next(time.monotonic())
             if item is None or item is _EOF:
                 return problems
-            if not (item.is_json and self._role(item.value, NOT_JSON) is SERVER_MESSAGE):
+            if isinstance(item, _TooLong):
+                problems.append(item.problem("it came before this request was sent"))
+                continue
+            if not (item.is_json and self._role(item.value, NOT_JSON) in _PASSED_OVER):
                 problems.append(stray_problem(item, "it came before this request was sent"))
 
     def _role(self, value: Any, sent: Any) -> str | None:
         """None when a JSON message answers the request in flight, SERVER_MESSAGE for a request or
-        notification of the server's own, else why it is a stray. Only one request is ever in
+        notification of the server's own, LATE_ANSWER for one forgiven, else why it is a stray. Only one request is ever in
         flight, so a response with another id is taken as its answer (and judged for the id)
         unless that id is one of an earlier request: a late answer."""
         if isinstance(value, dict) and "method" in value and "result" not in value and "error" not in value:
@@ -319,6 +388,8 @@ class StdioTransport:
             [readable_id(sent)[1]] if readable_id(sent)[0] else []
         if any(same_id(value["id"], x) for x in mine):
             return None
+        if self.forgive_late and _id_key(value["id"]) in self._given_up:
+            return LATE_ANSWER
         if _id_key(value["id"]) in self._earlier:
             return f"it carries \"id\": {json.dumps(value['id'])} of an earlier request"
         return None
@@ -347,7 +418,16 @@ class StdioTransport:
         loose: list[Message] = []  # lines that are not (yet) a message
         while True:
             item = self._next(deadline)
+            if isinstance(item, _TooLong):
+                raise TargetError(f"{self.name}: answered more than {size_text(_MAX_LINE)} on one line "
+                                  f"(a line of {item.size} bytes, to {excerpt(sent_text)}; it began "
+                                  f"{item.head!r}…); memconform reads at most "
+                                  f"{size_text(_MAX_LINE)} of a message{self._notes(problems)}")
             if item is None or item is _EOF:
+                if loose and self.garbage_raises and well_formed(sent):
+                    if item is _EOF:  # garbage, then gone: the death is the news
+                        raise self._died(sent_text, problems + [stray_problem(m, "before it ended") for m in loose])
+                    raise _garbage(self.name, sent_text, self._as_answer(loose))
                 if loose:
                     return self._as_answer(loose)
                 if item is _EOF:
@@ -370,7 +450,7 @@ class StdioTransport:
             why = self._role(item.value, sent)
             if why is None:
                 return item
-            if why is not SERVER_MESSAGE:
+            if why not in _PASSED_OVER:
                 problems.append(stray_problem(item, why))
 
     def _await_stray(self, sent: Any, sent_text: str, problems: list[WireProblem]) -> Message | None:
@@ -385,10 +465,13 @@ class StdioTransport:
                 if got:
                     break
                 raise self._died(sent_text, problems)
+            if isinstance(item, _TooLong):
+                problems.append(item.problem("after a notification"))
+                continue
             why = self._role(item.value, sent) if item.is_json else None
             if why is None:
                 got.append(item)
-            elif why is not SERVER_MESSAGE:
+            elif why not in _PASSED_OVER:
                 problems.append(stray_problem(item, why))
         if not got:
             return None
@@ -426,16 +509,26 @@ class StdioTransport:
                     answer = self._await_answer(sent, sent_text, time.monotonic() + self.timeout, problems)
                 else:
                     answer = self._await_stray(sent, sent_text, problems)
+            except TargetError:
+                self._given_up.update(self._ids(sent))
+                raise
             finally:
                 # a late answer to this request must not be taken for the next one's
-                for member in (sent if isinstance(sent, list) else [sent]):
-                    readable, rid = readable_id(member)
-                    if readable:
-                        self._earlier.add(_id_key(rid))
+                self._earlier.update(self._ids(sent))
         problems.extend(judge_received(sent, answer))
         return RpcExchange(sent_text, answer.text if answer else None,
                            answer.value if answer is not None and answer.is_json else None,
                            wire_problems=_bounded(problems))
+
+    @staticmethod
+    def _ids(sent: Any) -> list[str]:
+        """The ids (as set keys) of what was sent: a request's, or each of a batch's."""
+        out = []
+        for member in (sent if isinstance(sent, list) else [sent]):
+            readable, rid = readable_id(member)
+            if readable:
+                out.append(_id_key(rid))
+        return out
 
     def shares_files(self) -> bool:
         return True  # a child process runs on this machine
@@ -608,11 +701,48 @@ def probe_upp(url: str, timeout: float) -> tuple[bool, str]:
 
 # -- the driver ----------------------------------------------------------------------------------
 
+class OneRestart:
+    """The rule for a child process that dies (docs/live-ump.md, "Broken targets"): the first
+    death is survived (the driver starts a fresh process, says so in the log and in `describe()`),
+    the second is final: from then on every call is a quick TargetError, not a wait for timeouts.
+    A server that dies once may have hit one bad input; one that dies again would die all run."""
+
+    def __init__(self, name: str, logger: logging.Logger = log):
+        self.name = name
+        self.log = logger
+        self.deaths: list[dict[str, Any]] = []
+
+    @property
+    def restarts(self) -> int:
+        return sum(1 for d in self.deaths if d["restarted"])
+
+    def died(self, reason: str, exit_code: int | None) -> None:
+        """Note a death; returns when the process is to be started again, else raises."""
+        again = not self.deaths
+        self.deaths.append({"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                            "reason": reason, "exit_code": exit_code, "restarted": again})
+        if again:
+            self.log.warning("%s: %s; starting it again (once)", self.name, reason)
+        else:
+            self.log.warning("%s: %s; it died twice: not restarted again", self.name, reason)
+        self.check()
+
+    def check(self) -> None:
+        if len(self.deaths) > 1:
+            first, then = (d["reason"].split(" (stderr:")[0] for d in self.deaths[:2])
+            raise TargetError(f"{self.name}: the target died twice; not restarted again (first {first}, "
+                              f"then {then})")
+
+    def describe(self) -> dict[str, Any]:
+        return {"restarts": self.restarts, "deaths": [dict(d) for d in self.deaths]} if self.deaths else {}
+
+
 class JsonRpcDriver:
     """A UPP 1.0.0 server over one binding: `http` (a URL) or `stdio` (a command). One subject,
     ("upp", "1.0.0", binding); the level it advertises is upp/info's `conformance_level`. Over
     stdio the child starts on first use and, should it die, a fresh one starts for the next
-    client (the check that saw it die has its TargetError)."""
+    client (the check that saw it die has its TargetError) — once: a second death ends it
+    (`OneRestart`; both in `describe()["deaths"]`)."""
 
     def __init__(self, binding: str, where: str | list[str], *, label: str | None = None, timeout: float = 10.0,
                  notify_wait: float = NOTIFY_WAIT, env: dict[str, str] | None = None):
@@ -636,6 +766,7 @@ class JsonRpcDriver:
         self._lock = threading.RLock()
         self._client: UppRpcClient | None = None
         self._starts = 0
+        self._deaths = OneRestart(self.name)
         self._info: RpcReply | None = None
         self._info_error: str | None = None
         self._closed = False
@@ -656,18 +787,24 @@ class JsonRpcDriver:
         raise TargetError(f"not a JSON-RPC target: {text!r} (jsonrpc+http://HOST:PORT/PATH or jsonrpc+stdio:COMMAND)")
 
     def _transport(self) -> HttpTransport | StdioTransport:
+        # the suite's runs: an answer that is not JSON at all is garbage, an error (see the module doc)
         if self.binding == "http":
-            return HttpTransport(self.url, timeout=self.timeout)
+            return HttpTransport(self.url, timeout=self.timeout, garbage_raises=True)
         return StdioTransport(self.argv, timeout=self.timeout, name=self.name, notify_wait=self.notify_wait,
-                              env=self.env)
+                              env=self.env, garbage_raises=True, forgive_late=True)
 
     def live_client(self) -> UppRpcClient:
+        """The client of the running process; a dead one is replaced once (`OneRestart`)."""
         with self._lock:
             if self._closed:
                 raise TargetError(f"{self.name}: the driver is closed")
-            if self._client is None or not self._client.transport.alive:
-                if self._client is not None:
-                    self._client.close()
+            self._deaths.check()
+            if self._client is not None and not self._client.transport.alive:
+                dead, self._client = self._client, None
+                reason, code = dead.transport.death()
+                dead.close()
+                self._deaths.died(reason, code)
+            if self._client is None:
                 self._client = UppRpcClient(self._transport())
                 self._starts += 1
             return self._client
@@ -713,8 +850,7 @@ class JsonRpcDriver:
                              if k in self._info.result}
         elif self._info_error is not None:
             out["info_error"] = self._info_error
-        if self._starts > 1:
-            out["restarts"] = self._starts - 1
+        out.update(self._deaths.describe())
         return out
 
     def close(self) -> None:
@@ -731,5 +867,5 @@ class JsonRpcDriver:
         self.close()
 
 
-__all__ = ["HttpTransport", "JsonRpcDriver", "StdioTransport", "UppRpcClient", "level_from_info", "probe_upp",
+__all__ = ["HttpTransport", "JsonRpcDriver", "OneRestart", "StdioTransport", "UppRpcClient", "level_from_info", "probe_upp",
            "reply_from", "UPP_VERSION"]

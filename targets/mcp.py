@@ -7,6 +7,11 @@ that gets no answer within the timeout raises `TargetError`, a crashed server pr
 `TargetError` with the tail of its stderr, and `close()` always ends every session, process and
 the thread.
 
+Over stdio the driver runs the child itself (`_child_process`, not the SDK's `stdio_client`): it
+needs the exit code for its reasons and a bound on a line's length (the SDK keeps a line whole, however
+long). A child that dies is started again once, as a new session initialized afresh; a second
+death is final (`OneRestart`, docs/live-ump.md "Broken targets"; both in `describe()["deaths"]`).
+
 One MCP session per UMP version (docs/live-ump.md, "Versions"): `ump.capabilities {"client":
 {"ump": V}}` fixes a session's version, so each subject gets a session of its own (over stdio a
 process of its own). On a 2026-07-28 connection MCP has no sessions, so the driver also names the
@@ -26,8 +31,11 @@ import contextlib
 import functools
 import json
 import os
+import logging
 import re
 import shlex
+import signal
+import subprocess
 import tempfile
 import threading
 import time
@@ -37,6 +45,10 @@ from typing import Any
 from memconform.suite.outcomes import NotApplicable, TargetError
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.base import Subject
+from memconform.targets.http_session import MAX_BODY, size_text
+from memconform.targets.jsonrpc import OneRestart
+
+log = logging.getLogger(__name__)
 
 CAPABILITY_META = "ump/capability"
 CAPABILITY_ARG = "capability"
@@ -49,6 +61,10 @@ _TOKEN_TTL = 900.0
 _TOKEN_REUSE = 60.0
 _CODE_IN_TEXT = re.compile(r"^\s*([a-z][a-z_]*[a-z])\s*:\s*(.*)\Z", re.S)
 _STDERR_TAIL = 2000
+#: The longest line read from a stdio server (the same bound as an HTTP answer).
+_MAX_LINE = MAX_BODY
+#: How long a child that closed its stdout gets to exit, and each stop signal to work.
+_EXIT_WAIT = 2.0
 
 
 def _flatten(exc: BaseException) -> list[BaseException]:
@@ -132,6 +148,103 @@ class _Subscription:
             self.cond.notify_all()
 
 
+async def _exited_within(process: Any, seconds: float) -> bool:
+    import anyio
+
+    with anyio.move_on_after(seconds):
+        while process.returncode is None:  # polled: asyncio's wait() also waits for the pipes
+            await anyio.sleep(0.02)
+    return process.returncode is not None
+
+
+async def _stop_child(process: Any) -> None:
+    """End of input first (a well-behaved server exits), then SIGTERM, then SIGKILL to its group."""
+    with contextlib.suppress(Exception):
+        await process.stdin.aclose()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if await _exited_within(process, _EXIT_WAIT):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            os.killpg(process.pid, sig)  # its own session: the child and whatever it started
+    await _exited_within(process, _EXIT_WAIT)
+
+
+def _message_of(line: bytes) -> Any:
+    """One stdout line as the session reads it: a SessionMessage, or the error saying why not."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc
+
+
+@contextlib.asynccontextmanager
+async def _child_process(session: _Session) -> Any:
+    """The server as a child process speaking MCP one message per line: the (read, write) streams
+    a ClientSession takes. A line longer than `_MAX_LINE` is dropped and said as garbage; when
+    stdout ends the exit code goes to `session.exited` before the session learns the connection
+    closed, so the reason can name it."""
+    import anyio
+
+    process = await anyio.open_process(session.driver.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=session.stderr, env=dict(os.environ), start_new_session=True)
+    into_session, read_stream = anyio.create_memory_object_stream(0)
+    write_stream, from_session = anyio.create_memory_object_stream(0)
+
+    async def read_stdout() -> None:
+        async with into_session:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                await _read_lines(process.stdout, into_session.send)
+            await _exited_within(process, _EXIT_WAIT)
+            session.exited(process.returncode)
+
+    async def write_stdin() -> None:
+        try:
+            async with from_session:
+                async for message in from_session:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    await process.stdin.send(data.encode("utf-8"))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await into_session.aclose()  # it stopped reading: the session must not wait on it
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(read_stdout)
+        tasks.start_soon(write_stdin)
+        try:
+            yield read_stream, write_stream
+        finally:
+            session.expect_exit()
+            with anyio.CancelScope(shield=True):
+                await _stop_child(process)
+                for stream in (read_stream, write_stream):
+                    await stream.aclose()
+            tasks.cancel_scope.cancel()
+
+
+async def _read_lines(stdout: Any, deliver: Callable[[Any], Any]) -> None:
+    """Deliver each line of `stdout` as `_message_of` reads it, holding at most `_MAX_LINE` bytes."""
+    buffer, scanned, skipping = bytearray(), 0, False
+    async for chunk in stdout:
+        buffer += chunk
+        while (end := buffer.find(b"\n", scanned)) >= 0:
+            line = bytes(buffer[:end])
+            del buffer[:end + 1]
+            scanned = 0
+            if skipping:  # the end of an over-long line
+                skipping = False
+            elif line.strip():
+                await deliver(_message_of(line))
+        scanned = len(buffer)
+        if len(buffer) > _MAX_LINE:
+            if not skipping:
+                await deliver(ValueError(f"a line of more than {size_text(_MAX_LINE)} on stdout (not read "
+                                         f"further; it began {bytes(buffer[:120])!r}…)"))
+            buffer.clear()
+            scanned, skipping = 0, True
+
+
 class _Session:
     """One MCP session, living in a task of the driver's loop."""
 
@@ -149,6 +262,38 @@ class _Session:
         self._scope: Any = None
         self._runner: concurrent.futures.Future | None = None
         self.closed = False
+        self.stopping = False  # the driver is ending it: an exit now is no death
+        self.exit_code: int | None = None
+        self._gone = threading.Event()  # the child ended (or closed its stdout) on its own
+
+    def exited(self, code: int | None) -> None:
+        self.exit_code = code
+        self._gone.set()
+
+    def expect_exit(self) -> None:
+        """The driver ends the child now: its exit is no death (one that came before still is)."""
+        if not self._gone.is_set():
+            self.stopping = True
+
+    @property
+    def died(self) -> bool:
+        """The child process ended (or closed its stdout) while the session was in use."""
+        return self._gone.is_set() and not self.stopping
+
+    def exit_status(self) -> str:
+        code = self.exit_code
+        if code is None:
+            return "the server process closed its stdout"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"the server process was killed by signal {signal.Signals(-code).name}"
+            return f"the server process was killed by signal {-code}"
+        return f"the server process exited with code {code}"
+
+    def death(self) -> tuple[str, int | None]:
+        """(how the child ended, with the last of its stderr; its exit code), for `OneRestart`."""
+        tail = self.stderr_tail()
+        return self.exit_status() + (f" (stderr: …{tail[-300:]})" if tail else ""), self.exit_code
 
     # -- lifecycle (sync side) --
 
@@ -173,6 +318,7 @@ class _Session:
         if self.closed:
             return
         self.closed = True
+        self.expect_exit()
         runner = self._runner
         if runner is not None and not runner.done():
             if self._stop is not None:
@@ -262,7 +408,9 @@ class _Session:
 
     def _transport(self) -> Any:
         if self.driver.transport == "stdio":
-            from mcp import StdioServerParameters, stdio_client
+            if os.name == "posix":
+                return _child_process(self)
+            from mcp import StdioServerParameters, stdio_client  # pragma: no cover - no exit codes there
 
             argv = self.driver.argv
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
@@ -335,6 +483,8 @@ class _Session:
 
     def run(self, coro_factory: Callable[[], Any], what: str, timeout: float | None = None) -> Any:
         """Run `coro_factory()` in the loop, bounded by `timeout` (the driver's by default)."""
+        if self.died:
+            raise self.died_during(what)
         if self.closed or self.session is None:
             raise TargetError(f"{self.driver.name}: the MCP session is closed"
                               f"{self.notes()}")
@@ -355,6 +505,10 @@ class _Session:
             if any(isinstance(e, MCPError) and e.code == REQUEST_TIMEOUT for e in _flatten(exc)):
                 raise TargetError(f"{self.driver.name}: no answer to {what} within {timeout:g} s"
                                   f"{self.notes()}") from None
+            # a closed connection over stdio: the reader notes the exit code in a moment
+            if self.driver.transport == "stdio" and not self.stopping and \
+                    self._gone.wait(0.5 if _is_connection_closed(exc) else 0.0):
+                raise self.died_during(what) from None
             if _is_connection_closed(exc):
                 raise TargetError(f"{self.driver.name}: the server closed the connection during {what}"
                                   f"{self.notes()}") from None
@@ -364,6 +518,9 @@ class _Session:
                 raise
             raise TargetError(f"{self.driver.name}: {what} failed: {_describe_exc(exc)}"
                               f"{self.notes()}") from None
+
+    def died_during(self, what: str) -> TargetError:
+        return TargetError(f"{self.driver.name}: {self.exit_status()} during {what}{self.notes()}")
 
     @staticmethod
     async def _bounded(coro_factory: Callable[[], Any], timeout: float) -> Any:
@@ -537,19 +694,25 @@ def reply_from_result(operation: str, sent: Any, result: Any, auth: str | None) 
 # -- the client --------------------------------------------------------------------------------
 
 class McpUmpClient:
-    """`UmpClient` over one MCP session pinned to one UMP version."""
+    """`UmpClient` over one MCP session pinned to one UMP version: the driver's live one, asked
+    for on every call (`session` is the one it starts with; after a restart, the new one)."""
 
     binding = "mcp"
 
     def __init__(self, driver: McpDriver, session: _Session, version: str, *, token_via: str = "meta"):
         self.driver = driver
-        self.session = session
         self.version = version
         self.token_via = token_via
         self._tokens: dict[str, tuple[str, float]] = {}
         self._subscribe_lock = threading.Lock()
 
     # -- plumbing --
+
+    @property
+    def session(self) -> _Session:
+        """Asked of the driver on every use, so a restarted server is used from the next call on.
+        Never from inside the loop (coroutines capture the session they run on)."""
+        return self.driver.live_session(self.version)
 
     def _token(self, auth: Auth) -> tuple[str | None, str]:
         if auth.kind == "anonymous":
@@ -570,7 +733,8 @@ class McpUmpClient:
             self._tokens[name] = cached
         return cached[0], f"owner {name} (fresh token)"
 
-    def _prepare(self, arguments: Any, auth: Auth | None) -> tuple[Any, dict[str, Any], str]:
+    def _prepare(self, arguments: Any, auth: Auth | None,
+                 session: _Session | None = None) -> tuple[Any, dict[str, Any], str]:
         meta: dict[str, Any] = {}
         how = "no token (capabilities)"
         if auth is not None:
@@ -582,7 +746,7 @@ class McpUmpClient:
                 else:
                     meta[CAPABILITY_META] = token
                     how += f" in _meta {CAPABILITY_META}"
-        if self.session.modern:
+        if (session or self.session).modern:
             meta[VERSION_META] = self.version
         return arguments, meta, how
 
@@ -592,8 +756,9 @@ class McpUmpClient:
             return Reply(operation, "mcp", arguments, error_code="unsupported",
                          error_message=f"the server offers no tool {tool}",
                          wire=(f"no tool {tool} in tools/list",))
-        sent_args, meta, how = self._prepare(arguments, auth)
-        result = self.session.call_tool(tool, sent_args, meta)
+        session = self.session
+        sent_args, meta, how = self._prepare(arguments, auth, session)
+        result = session.call_tool(tool, sent_args, meta)
         return reply_from_result(operation, arguments, result, how)
 
     # -- UmpClient --
@@ -605,8 +770,9 @@ class McpUmpClient:
         if wanted is not None and wanted != self.version and "capabilities" in self.offered():
             # the request may have moved this session to another version: move it back
             with contextlib.suppress(TargetError):
-                self.session.call_tool("ump.capabilities", {"client": {"ump": self.version}},
-                                       {VERSION_META: self.version} if self.session.modern else None)
+                session = self.session
+                session.call_tool("ump.capabilities", {"client": {"ump": self.version}},
+                                  {VERSION_META: self.version} if session.modern else None)
         return reply
 
     def recall(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
@@ -644,12 +810,13 @@ class McpUmpClient:
 
     def _subscribe(self, trigger: Any, auth: Auth, sent: dict[str, Any], expect: int,
                    timeout: float) -> SubscribeOutcome:
-        arguments, meta, _ = self._prepare(sent, auth)
+        session = self.session
+        arguments, meta, _ = self._prepare(sent, auth, session)
         sub = _Subscription()
-        self.session.listeners.append(sub)
-        if self.session.closed or self.session.session is None:
+        session.listeners.append(sub)
+        if session.closed or session.session is None:
             raise TargetError(f"{self.driver.name}: the MCP session is closed")
-        future = self.session.submit_call("ump.subscribe", arguments, meta, timeout + 5)
+        future = session.submit_call("ump.subscribe", arguments, meta, timeout + 5)
         problems: list[str] = []
         try:
             # 1. established: the "subscribed" notification (or the call ended: an error)
@@ -660,7 +827,7 @@ class McpUmpClient:
                 subscribed = sub.subscribed
             if not subscribed:
                 if future.done():
-                    return self._finish(sent, sub, future, problems, subscribed=False)
+                    return self._finish(session, sent, sub, future, problems, subscribed=False)
                 problems.append(f"no {{\"type\": \"subscribed\"}} notification within {timeout:g} s")
             # 2. the trigger, in the caller's thread
             trigger()
@@ -675,15 +842,15 @@ class McpUmpClient:
                                                   if isinstance(sent.get("max_events"), int) else expect)
             with contextlib.suppress(concurrent.futures.TimeoutError, Exception):
                 future.result(timeout=min(timeout, 5.0) if complete else 0.2)
-            return self._finish(sent, sub, future, problems, subscribed=subscribed)
+            return self._finish(session, sent, sub, future, problems, subscribed=subscribed)
         finally:
             if not future.done():
                 future.cancel()
             with contextlib.suppress(ValueError):
-                self.session.listeners.remove(sub)
+                session.listeners.remove(sub)
 
-    def _finish(self, sent: dict[str, Any], sub: _Subscription, future: concurrent.futures.Future,
-                problems: list[str], *, subscribed: bool) -> SubscribeOutcome:
+    def _finish(self, session: _Session, sent: dict[str, Any], sub: _Subscription,
+                future: concurrent.futures.Future, problems: list[str], *, subscribed: bool) -> SubscribeOutcome:
         with sub.cond:
             notified = list(sub.events)
             problems = problems + sub.problems
@@ -693,8 +860,10 @@ class McpUmpClient:
             exc = future.exception()
             if exc is not None:
                 if _is_connection_closed(exc):
+                    if session.died:
+                        raise session.died_during("ump.subscribe")
                     raise TargetError(f"{self.driver.name}: the server closed the connection during ump.subscribe"
-                                      f"{self.session.notes()}")
+                                      f"{session.notes()}")
                 from mcp.shared.exceptions import MCPError
 
                 if isinstance(exc, MCPError):
@@ -744,12 +913,14 @@ class McpUmpClient:
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
+        session = self.session
+
         async def go() -> list[dict[str, Any]]:
             found: list[dict[str, Any]] = []
             cursor = None
             for _ in range(100):
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-                result = await self.session.session.list_resources(params=params)
+                result = await session.session.list_resources(params=params)
                 found.extend(r.model_dump(by_alias=True, mode="json", exclude_none=True) for r in result.resources)
                 cursor = result.next_cursor
                 if not cursor:
@@ -757,7 +928,7 @@ class McpUmpClient:
             return found
 
         try:
-            return self.session.run(go, "resources/list")
+            return session.run(go, "resources/list")
         except MCPError:
             return []
 
@@ -765,13 +936,15 @@ class McpUmpClient:
         """The text of one resource (resources/read), None when it has none or cannot be read."""
         from mcp.shared.exceptions import MCPError
 
+        session = self.session
+
         async def go() -> str | None:
-            result = await self.session.session.read_resource(uri)
+            result = await session.session.read_resource(uri)
             texts = [c.text for c in result.contents if isinstance(getattr(c, "text", None), str)]
             return "\n".join(texts) if texts else None
 
         try:
-            return self.session.run(go, f"resources/read {uri}")
+            return session.run(go, f"resources/read {uri}")
         except MCPError:
             return None
 
@@ -826,6 +999,7 @@ class McpDriver:
         self._versions: tuple[str, ...] | None = None
         self._default_version: str | None = None
         self._closed = False
+        self._deaths = OneRestart(self.name, log)
 
     # -- sessions --
 
@@ -888,7 +1062,10 @@ class McpDriver:
                 return session
             if self._spare is not None:
                 session, self._spare = self._spare, None
-            else:
+                if session.died:  # died unused: a fresh one below, after the rule for deaths
+                    self._buried(session)
+                    session = None
+            if session is None:
                 session = self._open_session(f"UMP {version}")
             self._sessions[version] = session
             names = {t.get("name") for t in self._tools or []}
@@ -899,6 +1076,29 @@ class McpDriver:
                 if reply.ok:
                     self._caps_per_version[version] = reply.body
             return session
+
+    def live_session(self, version: str) -> _Session:
+        """The session of `version`, started afresh once should its process have died (then
+        initialized and pinned to the version again, like the first); after a second death a
+        quick TargetError (`OneRestart`)."""
+        with self._lock:
+            self._deaths.check()
+            session = self._sessions.get(version)
+            if session is None or not session.died:
+                return self._session_for(version)
+            del self._sessions[version]
+            self._buried(session)
+            try:
+                return self._session_for(version)
+            except TargetError as exc:  # it does not even start again: that is its second death
+                self._deaths.died(f"could not be started again: {exc}", None)
+                raise
+
+    def _buried(self, session: _Session) -> None:
+        """Note a dead session's death (raises after the second) and end what is left of it."""
+        reason, code = session.death()
+        session.close()
+        self._deaths.died(reason, code)
 
     # -- Driver --
 
@@ -947,6 +1147,7 @@ class McpDriver:
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {"label": self.label, "kind": f"mcp+{self.transport}",
                                 "protocol_requested": self.protocol, "advertised": {}}
+        info.update(self._deaths.describe())
         if self._versions is None:
             return info
         info["advertised"] = {v: c.get("conformance") for v, c in self._caps_per_version.items()

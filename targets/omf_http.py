@@ -1,8 +1,10 @@
 """OMF over HTTP (docs/omf.md, "HTTP"): `POST /omf/export` with a JSON body of the flags,
 `POST /omf/import?…` and `POST /omf/preview?…` with the document as the body.
 
-Every answer, whatever its status, comes back as an `OmfRun`; `TargetError` only when no answer
-came (connection refused, timeout, a broken connection).
+Every answer, whatever its status, comes back as an `OmfRun` (a body that is not JSON too: the
+export *is* the document under judgment, as a `file:` export is); `TargetError` only when no
+answer came (connection refused, timeout, a broken connection) or one over 16 MiB
+(`http_session.MAX_BODY`, docs/live-ump.md "Broken targets").
 """
 
 from __future__ import annotations

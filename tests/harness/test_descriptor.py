@@ -403,12 +403,10 @@ def test_a_server_never_ready_is_a_target_error_with_its_output_and_is_stopped(t
     path = echo_descriptor(tmp_path, args="--never-ready", start='ready_line = "never"\nready_timeout = 1')
     driver = DescriptorDriver.open(path)
     try:
-        started = time.monotonic()
         with pytest.raises(TargetError, match=r"\[start\]: .*echo_server.py --port \d+ --never-ready was not ready "
                                               r"within 1 s \(no output line matched 'never'\); its output ends: "
                                               r"echo server: booting, forever"):
             driver.start()
-        assert time.monotonic() - started < 10
         pid = driver.server.proc.pid
         assert _gone(pid)
         again = time.monotonic()
@@ -479,9 +477,7 @@ def test_a_server_ignoring_sigterm_is_killed_with_its_children(tmp_path):
     driver = DescriptorDriver.open(path)
     driver.start()
     answer = _get(driver)
-    started = time.monotonic()
     driver.close()
-    assert time.monotonic() - started < 5
     assert _gone(answer["pid"]) and _gone(answer["child"])  # the whole process group
     assert driver.describe()["start"]["teardown"] == "the server stopped on SIGKILL"
 

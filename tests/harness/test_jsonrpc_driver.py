@@ -476,6 +476,10 @@ def test_stdio_stderr_noise_and_log_lines_on_stdout(stdio):
     assert reply.ok and reply.result == INFO
     assert reqs(reply.exchange) == [rpc.UTF8_JSON]
     assert "log: handling upp/info" in reply.exchange.wire_problems[0].message
+    # stderr is read by its own thread: the answer on stdout may come before it caught up
+    deadline = time.monotonic() + 10
+    while "debug 49" not in client.transport.stderr_tail() and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert "debug 49" in client.transport.stderr_tail()
 
 

@@ -8,7 +8,6 @@ import json
 import socket
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -153,14 +152,12 @@ def test_cli_garbage_output_is_no_result(fake):
 
 def test_cli_hang_is_a_target_error_with_what_ran_and_stderr(fake):
     t = cli_target(fake, "hang", timeout=1.5)
-    started = time.monotonic()
     try:
         with pytest.raises(TargetError, match=r"did not finish within 1.5 s.*stuck here") as info:
             t.export("t")
         assert "fake_omf.py hang export" in str(info.value)
     finally:
         t.close()
-    assert time.monotonic() - started < 15
 
 
 def test_cli_command_not_found(tmp_path):

@@ -377,13 +377,9 @@ def test_fuzz_is_off_with_zero_examples(monkeypatch):
 
 
 def test_a_hanging_target_ends_the_fuzz_as_a_target_error():
-    import time
-
-    started = time.monotonic()
     with serving(miniature(hang=True)) as url:
         result = run(FUZZ, client(url, timeout=1.5))
     assert result.outcome is Outcome.ERROR and "stopped answering" in (result.reason or ""), explain(result)
-    assert time.monotonic() - started < 15
 
 
 def test_the_fuzz_writes_nothing_into_the_working_directory(tmp_path, monkeypatch):

@@ -1,0 +1,211 @@
+"""A deliberately broken UMP server over HTTP (one misbehaviour per run), for the harness's own tests.
+
+    python http_target.py MODE [--after N]
+
+The reference UMP server runs inside this process on a port of its own; in front of it, a plain
+socket server on a free port of 127.0.0.1 passes requests through or misbehaves. Its URL is the
+first line on stdout. Discovery (`GET /ump/capabilities`, `GET /.well-known/ump.json`, the UPP
+probes `POST /upp` and `POST /`) is always passed through, so the suite gets as far as running
+checks; of the other requests the first N (`--after`, default 0) are passed through too, and then
+every one gets MODE:
+
+  hang      reads the request and never answers (the connection stays open)
+  close     reads the request and closes the connection without a byte
+  not-json  answers 200, Content-Type application/json, with an HTML page
+  huge      answers 200 with a 50 MB JSON-looking body, streamed without a length (until it closes)
+  huge-declared   the same with `Content-Length: 52428800` said first
+  huge-events     answers 200 text/event-stream: `: ok`, then one 50 MB line (an event stream)
+  trickle   answers 200 with `Content-Length: 1000` and then one byte every 0.2 s (each read is
+            quick; the whole never ends in time)
+  die       the whole process exits (code 3): every later connection is refused
+  good      passes everything through (a control)
+
+The process also ends when its stdin closes, so a test that dies cannot leave it behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import http.server
+import os
+import select
+import socket
+import socketserver
+import sys
+import threading
+import time
+import urllib.parse
+
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "te",
+              "trailer", "upgrade"}
+#: What the HTTP driver asks to learn what is there (UMP capabilities, UPP's upp/info probes):
+#: always answered by the reference, so that the checks get to run.
+DISCOVERY = {("GET", "/ump/capabilities"), ("GET", "/.well-known/ump.json"), ("POST", "/upp"), ("POST", "/")}
+HUGE = 50 * 1024 * 1024
+CHUNK = 64 * 1024
+NOT_JSON = b"<!doctype html><html><body><h1>It works!</h1><p>This is not the UMP server.</p></body></html>\n"
+
+state = {"served": 0, "lock": threading.Lock()}
+
+
+def start_upstream() -> str:
+    """The reference UMP server (no MCP: it starts faster) on a port of its own."""
+    from memconform.reference_impl.ump.http_app import build_app
+    from memconform.reference_impl.ump.serve import make_service, start_in_thread
+
+    service = make_service()
+    return start_in_thread(service, app=build_app(service, mcp=False)).base_url
+
+
+class Front(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"  # one request per connection: nothing is kept alive
+    mode = "good"
+    after = 0
+    upstream = ""
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        pass  # quiet: stderr stays for what matters
+
+    def _body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _misbehaves(self) -> bool:
+        path = urllib.parse.urlsplit(self.path).path
+        if (self.command, path) in DISCOVERY or self.mode == "good":
+            return False
+        with state["lock"]:
+            state["served"] += 1
+            return state["served"] > self.after
+
+    def _any(self) -> None:
+        body = self._body()
+        if not self._misbehaves():
+            self._pass_through(body)
+            return
+        getattr(self, "_" + self.mode.replace("-", "_"))()
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _any
+
+    # -- the misbehaviours --
+
+    def _hang(self) -> None:
+        # until the client gives up (its socket closes) or the process is stopped
+        sock = self.connection
+        while True:
+            readable, _, _ = select.select([sock], [], [], 0.5)
+            if readable:
+                try:
+                    if not sock.recv(1, socket.MSG_PEEK):
+                        return
+                except OSError:
+                    return
+
+    def _close(self) -> None:
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _not_json(self) -> None:
+        self._head(200, len(NOT_JSON))
+        self.wfile.write(NOT_JSON)
+
+    def _huge_declared(self) -> None:
+        self._huge(declared=True)
+
+    def _huge(self, declared: bool = False) -> None:
+        self._head(200, HUGE if declared else None)
+        try:
+            self.wfile.write(b'{"results": ["')
+            sent = 14
+            filler = b"x" * CHUNK
+            while sent < HUGE:
+                piece = filler[:HUGE - sent]
+                self.wfile.write(piece)
+                sent += len(piece)
+        except OSError:
+            pass  # the client stopped reading: as it should
+
+    def _huge_events(self) -> None:
+        self.send_response_only(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        try:
+            self.wfile.write(b": ok\n\ndata: ")
+            filler = b"x" * CHUNK
+            for _ in range(HUGE // CHUNK):
+                self.wfile.write(filler)
+        except OSError:
+            pass
+
+    def _trickle(self) -> None:
+        self._head(200, 1000)
+        try:
+            for _ in range(1000):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass
+
+    def _die(self) -> None:
+        print(f"http miniature: dying after {self.after} requests", file=sys.stderr, flush=True)
+        os._exit(3)
+
+    def _head(self, status: int, length: int | None) -> None:
+        self.send_response_only(status)
+        self.send_header("Content-Type", "application/json")
+        if length is not None:  # else the body ends where the connection closes (HTTP/1.0)
+            self.send_header("Content-Length", str(length))
+        self.end_headers()
+
+    # -- passing through --
+
+    def _pass_through(self, body: bytes) -> None:
+        up = urllib.parse.urlsplit(self.upstream)
+        conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+        try:
+            conn.request(self.command, self.path, body=body or None, headers=headers)
+            answer = conn.getresponse()
+            self.send_response_only(answer.status, answer.reason)
+            for name, value in answer.getheaders():
+                if name.lower() not in HOP_BY_HOP:
+                    self.send_header(name, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            while chunk := answer.read1(CHUNK):  # streamed: an event stream passes through live
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+
+def watch_stdin() -> None:
+    """End the process when stdin closes: the test that started it is gone."""
+    sys.stdin.buffer.read()
+    os._exit(0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=("hang", "close", "not-json", "huge", "huge-declared", "huge-events", "trickle", "die",
+                                         "good"))
+    parser.add_argument("--after", type=int, default=0)
+    args = parser.parse_args()
+    Handler.mode, Handler.after, Handler.upstream = args.mode, args.after, start_upstream()
+    front = Front(("127.0.0.1", 0), Handler)
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    print(f"http://127.0.0.1:{front.server_address[1]}", flush=True)
+    front.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""The reference UMP server over MCP stdio that dies mid-run, for the harness's own tests.
+
+    python mcp_stdio.py --die-on OPERATION [--die-after N] [--once-file PATH]
+
+It is `memconform serve --stdio` (the reference MCPServer over a UmpService) except that the
+service is wrapped: the (N+1)-th call of OPERATION (`remember`, `capabilities`, …; N defaults to 0)
+ends the process at once (exit code 3, a last word on stderr), without an answer. With `--once-file PATH` it dies only while PATH does
+not exist (creating it on the way out), so the process a driver restarts keeps going; without,
+every process it is started as dies the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class DyingService:
+    """A UmpService that ends the process on the (N+1)-th call of one operation."""
+
+    def __init__(self, service: Any, die_on: str, die_after: int, once_file: str | None):
+        self._service = service
+        self._die_on = die_on
+        self._left = die_after
+        self._once_file = Path(once_file) if once_file else None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._service, name)
+
+    def _dies(self) -> bool:
+        if self._once_file is None:
+            return True
+        if self._once_file.exists():
+            return False
+        self._once_file.write_text("died once\n", encoding="utf-8")
+        return True
+
+    def handle(self, operation: str, *args: Any, **kwargs: Any) -> Any:
+        if operation == self._die_on:
+            self._left -= 1
+        if self._left < 0 and self._dies():
+            print(f"mcp miniature: dying on {operation}", file=sys.stderr, flush=True)
+            os._exit(3)
+        return self._service.handle(operation, *args, **kwargs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--die-on", required=True)
+    parser.add_argument("--die-after", type=int, default=0)
+    parser.add_argument("--once-file", default=None)
+    args = parser.parse_args()
+    from memconform.reference_impl.ump import mcp_app
+    from memconform.reference_impl.ump.serve import make_service
+
+    service = make_service()
+    print(f"mcp miniature: dies on {args.die_on} after {args.die_after} calls", file=sys.stderr, flush=True)
+    mcp_app.run_stdio(DyingService(service, args.die_on, args.die_after, args.once_file))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,296 @@
+"""The harness survives bad targets (docs/live-ump.md, "Broken targets").
+
+Each miniature (tests/harness/miniatures.py) breaks one thing: it hangs, closes the connection,
+answers what is not JSON, answers 50 MB, or dies mid-run; over HTTP, JSON-RPC stdio and MCP stdio.
+Run through the plugin as a vendor runs it, the run completes, what the target broke is an `error`
+whose reason names the problem, and no check `failed` for it. A stdio server that dies is started
+again once (reported in the report's target entry); a second death ends it, quickly.
+
+Timeouts are small (1 s) where a miniature is meant to make the harness wait; no verdict here
+depends on how long anything took.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import pytest
+
+from memconform.suite.outcomes import TargetError
+from memconform.targets.http import HttpUmpClient
+from memconform.targets.jsonrpc import JsonRpcDriver
+from memconform.targets.mcp import McpDriver
+from memconform.targets.omf_http import OmfHttpTarget
+
+from .helpers import run_suite
+from .miniatures import http_miniature, reaper, shared_http_miniature, started, stdio_command  # noqa: F401
+
+#: What each misbehaviour must be called in the reason of the errors it causes.
+SAID = {
+    "hang": "no answer within 1 s",
+    "close": "closed the connection without a complete answer",
+    "not-json": "not JSON",
+    "huge": "answered more than 16 MiB",
+    "huge-declared": "answered more than 16 MiB",
+    "trickle": "still arriving 1 s after its headers",
+}
+
+#: Few checks, so that a miniature that makes every one wait a timeout keeps the run short. Each
+#: selection holds checks that talk to the target beyond discovery, and one that judges exactly
+#: what a garbage answer would otherwise fail (ump/l1/messages-json-objects, upp/wire/utf8-json).
+UMP_CHECKS = "l1/capabilities or l1/remember-result or l1/messages-json-objects"
+UPP_CHECKS = "l1/info or wire/id-echo or wire/utf8-json"
+MCP_CHECKS = "l1/capabilities or l1/remember-result or l1/get"
+
+
+def results_of(report: dict[str, Any], target: str) -> dict[str, dict[str, Any]]:
+    return {f"{r['check']}[{r['case']}]" if r["case"] else r["check"]: r
+            for r in report["results"] if r["target"] == target}
+
+
+def entry_of(report: dict[str, Any], target: str) -> dict[str, Any]:
+    (entry,) = [t for t in report["targets"] if t["label"] == target]
+    return entry
+
+
+def run_order(result) -> list[str]:
+    """The check ids in the order they ran (the report lists them sorted)."""
+    return [r.nodeid.rsplit("::", 1)[-1] for r in result.reprec.getreports("pytest_runtest_logreport")
+            if r.when == "setup"]
+
+
+def assert_valid(report: dict[str, Any]) -> None:
+    """The report, target entries with their deaths included, still meets its own schema."""
+    schema = json.loads(resources.files("memconform.reports").joinpath("report.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    assert not [e.message for e in validator.iter_errors(report)]
+
+
+def assert_no_failure(report: dict[str, Any]) -> None:
+    failed = [(r["check"], r["findings"]) for r in report["results"] if r["outcome"] == "failed"]
+    assert not failed, failed
+    assert report["totals"].get("failed", 0) == 0
+
+
+# == UMP over HTTP =====================================================================================
+
+def test_http_targets_that_hang_close_or_answer_garbage_or_too_much_are_errors(pytester, shared_http_miniature):
+    minis = [shared_http_miniature(mode) for mode in ("hang", "close", "not-json", "huge")]
+    result, report = run_suite(pytester, *(f"--target={m.url}" for m in minis), "--spec=ump@1.0", "--timeout=1",
+                               "-k", UMP_CHECKS)
+    assert report, result.stdout.str()[-3000:]  # the run completed and wrote its report
+    assert_no_failure(report)
+    for m in minis:
+        results = results_of(report, m.url)
+        assert "memconform/connect" not in results  # discovery went through: the checks ran
+        assert results["ump/l1/capabilities"]["outcome"] == "passed", m.mode
+        errors = {check: r["reason"] for check, r in results.items() if r["outcome"] == "error"}
+        # the checks that had to talk to the broken part, the JSON judge among them
+        assert {"ump/l1/remember-result", "ump/l1/messages-json-objects"} <= errors.keys(), (m.mode, results)
+        for check, reason in errors.items():
+            assert reason.startswith("target error: ") and SAID[m.mode] in reason, (m.mode, check, reason)
+    not_json = results_of(report, minis[2].url)["ump/l1/remember-result"]["reason"]
+    assert "It works!" in not_json  # the reason quotes what came back
+    huge = results_of(report, minis[3].url)["ump/l1/remember-result"]["reason"]
+    assert "it kept coming" in huge and "memconform reads at most 16 MiB" in huge  # streamed, no length
+
+
+def test_an_http_target_that_dies_mid_run_leaves_errors_and_the_run_completes(pytester, http_miniature):
+    mini = http_miniature("die", after=1)  # one operation passes (the audit probe), the next one kills
+    result, report = run_suite(pytester, f"--target={mini.url}", "--spec=ump@1.0", "--timeout=1", "-k", UMP_CHECKS)
+    assert report, result.stdout.str()[-3000:]
+    assert mini.proc.wait(10) == 3  # it really died
+    assert_no_failure(report)
+    order = run_order(result)
+    results = results_of(report, mini.url)
+    outcomes = [results[check]["outcome"] for check in order]
+    first_error = outcomes.index("error")
+    assert "passed" in outcomes[:first_error]  # it answered right before it died
+    assert set(outcomes[first_error:]) == {"error"}  # and everything after is an error, none a verdict
+    for check in order[first_error:]:
+        reason = results[check]["reason"]
+        assert "cannot connect" in reason or SAID["close"] in reason, reason
+
+
+# -- the same misbehaviours met by each HTTP client directly ------------------------------------------
+
+@pytest.mark.parametrize("mode", ["hang", "close", "not-json", "huge", "huge-declared", "trickle"])
+def test_the_ump_http_client_raises_target_errors_that_say_what_happened(shared_http_miniature, mode):
+    client = HttpUmpClient(shared_http_miniature(mode).url, "1.0", timeout=1)
+    try:
+        with pytest.raises(TargetError) as caught:
+            client.recall({"query": "anything"})
+    finally:
+        client.close()
+    assert SAID[mode] in str(caught.value) and "POST" in str(caught.value) and "/ump/recall" in str(caught.value)
+
+
+def test_an_event_stream_that_never_ends_its_line_is_cut_at_16_mib(shared_http_miniature):
+    client = HttpUmpClient(shared_http_miniature("huge-events").url, "1.0", timeout=5, event_timeout=5)
+    try:
+        with pytest.raises(TargetError, match="the event stream carried more than 16 MiB"):
+            client.subscribe(lambda: None)
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("mode", ["hang", "close", "not-json", "huge", "trickle"])
+def test_the_upp_http_driver_raises_target_errors_that_say_what_happened(shared_http_miniature, mode):
+    # /rpc: /upp is one of the discovery paths the miniature answers right
+    driver = JsonRpcDriver("http", shared_http_miniature(mode).url + "/rpc", timeout=1)
+    try:
+        with pytest.raises(TargetError) as caught:
+            driver.live_client().info()
+    finally:
+        driver.close()
+    said = "the answer is not JSON at all" if mode == "not-json" else SAID[mode]
+    assert said in str(caught.value) and "upp/info" in str(caught.value)
+
+
+@pytest.mark.parametrize("mode", ["hang", "close", "huge", "trickle"])
+def test_the_omf_http_target_raises_target_errors_that_say_what_happened(shared_http_miniature, mode):
+    target = OmfHttpTarget(shared_http_miniature(mode).url, timeout=1)
+    try:
+        with pytest.raises(TargetError) as caught:
+            target.export("tenant-a")
+    finally:
+        target.close()
+    assert SAID[mode] in str(caught.value) and "OMF export" in str(caught.value)
+
+
+# == UPP over JSON-RPC stdio ===========================================================================
+
+def upp_target(mode: str, *args: str) -> str:
+    return "jsonrpc+stdio:" + stdio_command("upp_stdio", mode, *args)
+
+
+def test_jsonrpc_stdio_targets_that_hang_print_garbage_or_too_much_are_errors(pytester, reaper):
+    targets = {mode: upp_target(mode) for mode in ("hang", "not-json", "huge")}
+    result, report = run_suite(pytester, *(f"--target={t}" for t in targets.values()), "--timeout=1",
+                               "-k", UPP_CHECKS)
+    assert report, result.stdout.str()[-3000:]
+    assert_no_failure(report)
+    said = {"hang": SAID["hang"], "not-json": "the answer is not JSON at all", "huge": SAID["huge"]}
+    for mode, target in targets.items():
+        results = results_of(report, target)
+        assert results and "memconform/connect" not in results
+        assert {"upp/l1/info", "upp/wire/utf8-json"} <= results.keys()
+        for check, r in results.items():  # every check spoke to the broken part (after the driver's upp/info)
+            assert r["outcome"] == "error" and said[mode] in r["reason"], (mode, check, r)
+        assert "deaths" not in entry_of(report, target)  # a live process that misbehaves is not restarted
+        assert started(reaper, mode) == 1
+    assert "OK, done that" in results_of(report, targets["not-json"])["upp/l1/info"]["reason"]
+    assert "a line of 52428" in results_of(report, targets["huge"])["upp/l1/info"]["reason"]
+
+
+def test_a_jsonrpc_stdio_server_that_dies_once_is_restarted_and_the_run_goes_on(pytester, reaper, tmp_path):
+    args = ("exit", "--after", "2", "--once-file", str(tmp_path / "died"))
+    target = upp_target(*args)
+    result, report = run_suite(pytester, f"--target={target}", "--timeout=20", "-k", UPP_CHECKS)
+    assert report, result.stdout.str()[-3000:]
+    assert_no_failure(report)
+    entry = entry_of(report, target)
+    assert entry["restarts"] == 1 and [d["exit_code"] for d in entry["deaths"]] == [3]
+    assert entry["deaths"][0]["restarted"] is True and "exited with code 3" in entry["deaths"][0]["reason"]
+    assert started(reaper, *args) == 2
+    results = results_of(report, target)
+    order = run_order(result)
+    outcomes = [results[check]["outcome"] for check in order]
+    assert outcomes.count("error") == 1, results  # the one check that saw it die
+    died_in = outcomes.index("error")
+    assert "exited with code 3" in results[order[died_in]]["reason"]
+    assert "upp miniature: exiting after 2 messages" in results[order[died_in]]["reason"]  # its stderr
+    assert "passed" in outcomes[died_in + 1:]  # checks after the restart ran, against the new process
+
+
+def test_a_jsonrpc_stdio_server_that_dies_twice_is_not_started_a_third_time(pytester, reaper):
+    args = ("exit", "--after", "2")
+    target = upp_target(*args)
+    result, report = run_suite(pytester, f"--target={target}", "--timeout=20", "-k", UPP_CHECKS)
+    assert report, result.stdout.str()[-3000:]
+    assert_no_failure(report)
+    entry = entry_of(report, target)
+    assert entry["restarts"] == 1 and [d["restarted"] for d in entry["deaths"]] == [True, False]
+    assert started(reaper, *args) == 2
+    results = results_of(report, target)
+    outcomes = [results[check] for check in run_order(result)]
+    gave_up = [r for r in outcomes if "died twice; not restarted again" in (r["reason"] or "")]
+    assert gave_up and all(r["outcome"] == "error" for r in gave_up)
+    assert outcomes[-1] in gave_up  # every check after the second death
+
+
+def test_a_late_answer_to_a_request_that_timed_out_is_not_held_against_the_server(reaper):
+    driver = JsonRpcDriver("stdio", shlex.split(stdio_command("upp_stdio", "late")), timeout=0.5)
+    try:
+        client = driver.live_client()
+        with pytest.raises(TargetError, match=r"no answer within 0\.5 s"):
+            client.info()  # answered 2 s late
+        client.transport.timeout = 20.0  # room for the late answer to come in before the next one
+        reply = client.info()
+    finally:
+        driver.close()
+    assert reply.ok and reply.exchange.wire_problems == ()  # the late answer was passed over, not a stray
+
+
+# == UMP over MCP stdio ================================================================================
+
+def mcp_target(*args: str) -> str:
+    return "mcp+stdio:" + stdio_command("mcp_stdio", *args)
+
+
+def test_an_mcp_stdio_server_that_dies_is_restarted_once_and_reported(pytester, reaper, tmp_path):
+    # the first remember kills it: after the capabilities checks, in ump/l1/remember-result
+    args = ("--die-on", "remember", "--once-file", str(tmp_path / "died"))
+    target = mcp_target(*args)
+    # the timeout must cover a restart: the reference MCP server takes seconds to start
+    result, report = run_suite(pytester, f"--target={target}", "--spec=ump@1.0", "--timeout=30", "-k", MCP_CHECKS)
+    assert report, result.stdout.str()[-3000:]
+    assert_no_failure(report)
+    entry = entry_of(report, target)
+    assert_valid(report)
+    assert entry["restarts"] == 1, entry
+    (death,) = entry["deaths"]
+    assert death["exit_code"] == 3 and death["restarted"] is True and death["at"]
+    assert "mcp miniature: dying on remember" in death["reason"]  # the stderr tail
+    assert started(reaper, *args) == 2
+    results = results_of(report, target)
+    order = run_order(result)
+    outcomes = [results[check]["outcome"] for check in order]
+    assert outcomes.count("error") == 1, results
+    died_in = outcomes.index("error")
+    assert "the server process exited with code 3 during tools/call ump.remember" in results[order[died_in]]["reason"]
+    after = outcomes[died_in + 1:]
+    assert after and "passed" in after and "error" not in after  # checks after the restart ran
+
+
+def test_an_mcp_stdio_server_that_dies_twice_gets_quick_errors_and_a_warning(reaper, caplog):
+    args = ("--die-on", "capabilities", "--die-after", "2")
+    driver = McpDriver(mcp_target(*args), timeout=30)
+    caplog.set_level(logging.WARNING, logger="memconform.targets.mcp")
+    try:
+        subject = next(s for s in driver.subjects() if s.version == "1.0")
+        client = driver.client(subject)
+        reasons = []
+        for _ in range(8):
+            try:
+                client.capabilities()
+            except TargetError as exc:
+                reasons.append(str(exc))
+        described = driver.describe()
+    finally:
+        driver.close()
+    # each process answers 2 operations: discovery's (or the new session's) capabilities and one call
+    assert len(reasons) == 8 - 2, reasons
+    assert "exited with code 3 during tools/call ump.capabilities" in reasons[0]
+    assert "exited with code 3 during tools/call ump.capabilities" in reasons[1]
+    assert all("the target died twice; not restarted again" in r for r in reasons[2:])
+    assert [d["restarted"] for d in described["deaths"]] == [True, False] and described["restarts"] == 1
+    assert started(reaper, *args) == 2
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("starting it again (once)" in w for w in warnings), warnings
+    assert any("not restarted again" in w for w in warnings), warnings
