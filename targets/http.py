@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 
+from memconform.suite.omf.vocabulary import VERSION as OMF_VERSION
 from memconform.suite.outcomes import TargetError
 from memconform.suite.ump import captoken, record as ump_record, testkeys
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
@@ -481,14 +482,19 @@ class NotUmpServer(TargetError):
     """The server answered discovery, but with no UMP capabilities document."""
 
 
+#: The tenant the OMF discovery export asks for: read-only, and meant to be empty
+OMF_PROBE_TENANT = "memconform-discovery"
+
+
 class HttpDriver:
-    """A server at `http://host:port`: UMP, UPP, or both (docs/live-upp.md, "Subjects").
+    """A server at `http://host:port`: UMP, UPP, OMF, or several (docs/live-upp.md, "Subjects").
 
     UMP: one subject per runtime version it speaks (from capabilities' `versions`, else its
     `ump`; `forced_versions` override), over binding "http". UPP: the subject ("upp", "1.0.0",
     "http") when `POST /upp` (then `POST /`) answers upp/info with a JSON-RPC `result`; its client
-    is `targets.jsonrpc.UppRpcClient` at that URL. A server offering neither is a TargetError
-    naming both probes."""
+    is `targets.jsonrpc.UppRpcClient` at that URL. OMF: ("omf", "1.0", "http") when `POST /omf/export`
+    answers with an OMF document (`discover_omf`). A server offering neither UMP nor UPP is a
+    TargetError naming both probes."""
 
     def __init__(self, base_url: str, forced_versions: tuple[str, ...] = (), timeout: float = 10.0):
         self.base_url = base_url.rstrip("/")
@@ -496,6 +502,7 @@ class HttpDriver:
         self.timeout = timeout
         self._forced = tuple(forced_versions)
         self._discovered: dict[str, Any] | None = None
+        self._omf: bool | None = None
         self._levels: dict[str, str | None] = {}
         self._clients: dict[str, HttpUmpClient] = {}
         self._upp: Any = None  # a targets.jsonrpc.JsonRpcDriver once UPP is found
@@ -591,7 +598,26 @@ class HttpDriver:
             upp = None  # UMP is here; a UPP probe without an answer only means no UPP
         if not ump and upp is None:
             raise NotUmpServer(f"{not_ump}; nor a UPP server: {'; '.join(self._upp_probes or [])}")
-        return ump + ([Subject(self.label, "upp", UPP_VERSION, "http")] if upp is not None else [])
+        omf = [Subject(self.label, "omf", OMF_VERSION, "http")] if self.discover_omf() else []
+        return ump + omf + ([Subject(self.label, "upp", UPP_VERSION, "http")] if upp is not None else [])
+
+    def discover_omf(self) -> bool:
+        """Whether OMF's HTTP routes are here (docs/omf.md, "HTTP"): an export for a tenant nobody
+        uses (read-only) that answers 2xx with an OMF document. No answer, or any other answer,
+        means no OMF: the UMP and UPP subjects are judged regardless."""
+        if self._omf is None:
+            from memconform.targets.omf_http import OmfHttpTarget
+
+            probe = OmfHttpTarget(self.base_url, timeout=self.timeout)
+            try:
+                run = probe.export(OMF_PROBE_TENANT)
+                document = run.parsed_document() if run.ok else None
+                self._omf = isinstance(document, dict) and document.get("omf") == OMF_VERSION
+            except TargetError:
+                self._omf = False
+            finally:
+                probe.close()
+        return self._omf
 
     def _upp_driver(self) -> Any:
         if self._upp is None:
@@ -601,6 +627,8 @@ class HttpDriver:
         return self._upp
 
     def advertised_level(self, subject: Subject) -> str | None:
+        if subject.spec == "omf":
+            return None  # OMF has no levels (docs/omf.md)
         if subject.spec == "upp":
             return self._upp_driver().advertised_level(subject)
         if subject.version not in self._levels:
@@ -618,6 +646,12 @@ class HttpDriver:
     def client(self, subject: Subject) -> Any:
         if subject.spec == "upp":
             return self._upp_driver().client(subject)
+        if subject.spec == "omf":
+            if "omf" not in self._clients:
+                from memconform.targets.omf_http import OmfHttpTarget
+
+                self._clients["omf"] = OmfHttpTarget(self.base_url, timeout=self.timeout)
+            return self._clients["omf"]
         if subject.version not in self._clients:
             self._clients[subject.version] = HttpUmpClient(self.base_url, subject.version, timeout=self.timeout)
         return self._clients[subject.version]
