@@ -59,14 +59,22 @@ def run(pytest_args: tuple[str, ...]) -> None:
     Takes the same options as `pytest --target=…` (--target, --spec, --level, --binding,
     --strict, --memconform-strict, --report, --timeout, -n with pytest-xdist, …), collects only the
     shipped checks, and defaults to `--target=reference` when no target is given.
+
+    Shows live progress per spec, level and binding (on a terminal; plain lines in a log) and
+    ends with the level table; --no-progress gives pytest's own output instead.
     """
     import pytest
 
     args = list(pytest_args)
+    progress = "--no-progress" not in args
+    args = [a for a in args if a != "--no-progress"]
     if not any(a == "--target" or a.startswith("--target=") for a in args):
         click.echo("memconform: no --target given; judging the built-in reference implementation", err=True)
         args.append("--target=reference")
-    sys.exit(int(pytest.main(["--memconform-only", "-p", "no:cacheprovider", *args])))
+    plugins = ["-p", "memconform.suite.progress"] if progress else []
+    # the checks use hypothesis and schemathesis as libraries; their pytest plugins only cost start-up
+    quiet = ["-p", "no:cacheprovider", "-p", "no:schemathesis", "-p", "no:hypothesispytest"]
+    sys.exit(int(pytest.main(["--memconform-only", *quiet, *plugins, *args])))
 
 
 # -- vectors ---------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from memconform.suite.outcomes import TargetError
 from memconform.suite.ump import captoken, record as ump_record, testkeys
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.base import Subject
-from memconform.targets.http_session import MAX_BODY, HttpSession, first_bytes, size_text
+from memconform.targets.http_session import MAX_BODY, HttpSession, first_bytes, size_text, tls_context
 
 VERSION_HEADER = "UMP-Version"
 OPERATIONS = frozenset({"capabilities", "recall", "remember", "get", "revise", "forget", "feedback",
@@ -363,7 +363,7 @@ class HttpUmpClient:
         lock = threading.Lock()
         headers_in, first_line, enough, stop = (threading.Event() for _ in range(4))
         holder: dict[str, Any] = {}
-        http = httpx.Client(timeout=httpx.Timeout(self.timeout), follow_redirects=False)
+        http = httpx.Client(timeout=httpx.Timeout(self.timeout), follow_redirects=False, verify=tls_context())
 
         def read() -> None:
             try:

@@ -4,6 +4,8 @@ JSON-RPC, OMF): httpx underneath, bounded waits, bounded answers, and transport 
 
 from __future__ import annotations
 
+import functools
+import ssl
 import time
 from typing import Any
 
@@ -30,6 +32,16 @@ def first_bytes(data: bytes, limit: int = _HEAD) -> str:
     return shown + (f" … ({len(data) - limit} more bytes)" if len(data) > limit else "")
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One verifying TLS context for every client: httpx builds a new one per client otherwise
+    (loading the CA bundle, ~0.1 s), and the drivers make a client per pool renewal and per
+    subscription."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 class HttpSession:
     """An httpx.Client that survives a server closing kept-alive connections.
 
@@ -53,7 +65,7 @@ class HttpSession:
 
     def _new_client(self) -> httpx.Client:
         return httpx.Client(base_url=self.base_url, timeout=self.timeout, follow_redirects=self.follow_redirects,
-                            headers={"Accept": "application/json"})
+                            headers={"Accept": "application/json"}, verify=tls_context())
 
     def _renew(self) -> None:
         old, self._client = self._client, self._new_client()

@@ -1,0 +1,521 @@
+"""Live progress for `memconform run` (a pytest plugin the command loads with `-p`).
+
+Plain `pytest --target=…` never loads it: its output stays what pytest users expect. Under
+`memconform run` (unless `--no-progress`) it
+
+- counts every check as its result arrives — per target, spec version, level and binding: done of
+  total and how many passed, failed, warned, errored, were skipped or only informational — from the
+  `memconform` result each item reports (`user_properties`), so it works the same on the
+  pytest-xdist controller, which receives the workers' reports;
+- on a terminal, shows those counts live (rich) instead of pytest's dot line; elsewhere (a CI log)
+  prints one plain line each time a spec / level / binding group completes, plus a line every
+  `HEARTBEAT` seconds of silence;
+- keeps pytest's own failures section and the memconform summary, and ends with the level table
+  (one row per spec / version / binding, from the report) rendered as a rich table.
+
+The counting and rendering live in `ProgressState`, `render_live`, `plain_line` and `level_table`:
+plain data in, text out, so they can be tested without running pytest.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from rich import box
+from rich.console import Console, Group as RenderGroup, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from memconform.suite.outcomes import LEVELS
+
+#: Seconds without a completed group after which the plain mode prints an overall line.
+HEARTBEAT = 30.0
+#: The counters shown, in order; `other` holds MAY-not-offered / inconclusive (info) and xfailed.
+COLUMNS = ("passed", "failed", "warning", "error", "skipped", "other")
+_OUTCOME_COLUMN = {"passed": "passed", "failed": "failed", "warning": "warning", "error": "error",
+                   "stale": "error", "skipped": "skipped", "info": "other", "xfailed": "other"}
+#: spec, version, level, binding of a target that could not be opened (plugin.TargetErrorItem)
+_CONNECT = ("ump", "-", "L0", "-")
+
+Key = tuple[str, str, str, str, str]  # target, spec, version, level, binding
+
+
+def _version_key(version: str) -> tuple[Any, ...]:
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.\-]", version))
+
+
+def _level_key(level: str) -> int:
+    return LEVELS.index(level) if level in LEVELS else len(LEVELS)
+
+
+# -- the counts ------------------------------------------------------------------------------
+
+@dataclass
+class GroupProgress:
+    key: Key
+    total: int | None = None
+    done: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    announced: bool = False
+
+    @property
+    def target(self) -> str:
+        return self.key[0]
+
+    @property
+    def title(self) -> str:
+        target, spec, version, level, binding = self.key
+        if self.key[1:] == _CONNECT:
+            return "opening the target"
+        return f"{spec.upper()} {version} / {level} / {binding}"
+
+    @property
+    def complete(self) -> bool:
+        return self.total is not None and self.done >= self.total
+
+    @property
+    def troubled(self) -> bool:
+        return bool(self.counts["failed"] or self.counts["error"])
+
+
+class ProgressState:
+    """Per group (target, spec, version, level, binding): how many checks exist and how each
+    finished one came out. Thread-safe: the live display renders it from rich's refresh thread."""
+
+    def __init__(self) -> None:
+        self.groups: dict[Key, GroupProgress] = {}
+        self.total: int | None = None
+        self.done = 0
+        self.started = time.monotonic()
+        self.seen: set[str] = set()
+        self.lock = threading.RLock()
+        self.targets: list[str] = []
+
+    def _group(self, key: Key) -> GroupProgress:
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = GroupProgress(key)
+            if key[0] not in self.targets:
+                self.targets.append(key[0])
+        return group
+
+    def set_totals(self, keys: Iterable[Key | None]) -> None:
+        """The collected items, one key each (None: an item whose group is unknown; it counts in
+        the overall total only)."""
+        with self.lock:
+            totals: Counter[Key] = Counter()
+            count = 0
+            for key in keys:
+                count += 1
+                if key is not None:
+                    totals[key] += 1
+            self.total = count
+            for key, n in totals.items():
+                self._group(key).total = n
+
+    def record(self, nodeid: str, result: dict[str, Any]) -> GroupProgress | None:
+        """One finished item's memconform result; returns its group, or None if already counted."""
+        with self.lock:
+            if nodeid in self.seen:
+                return None
+            self.seen.add(nodeid)
+            key = result_key(result)
+            group = self._group(key)
+            group.done += 1
+            group.counts[_OUTCOME_COLUMN.get(result.get("outcome", "error"), "error")] += 1
+            self.done += 1
+            return group
+
+    def ordered(self) -> list[GroupProgress]:
+        with self.lock:
+            groups = list(self.groups.values())
+        order = {t: i for i, t in enumerate(self.targets)}
+        return sorted(groups, key=lambda g: (order.get(g.key[0], 0), g.key[1], _version_key(g.key[2]),
+                                             _level_key(g.key[3]), g.key[4]))
+
+    def totals(self) -> Counter[str]:
+        out: Counter[str] = Counter()
+        with self.lock:
+            for group in self.groups.values():
+                out.update(group.counts)
+        return out
+
+
+def result_key(result: dict[str, Any]) -> Key:
+    return (str(result.get("target", "?")), str(result.get("spec", "?")), str(result.get("version", "?")),
+            str(result.get("level", "?")), str(result.get("binding", "?")))
+
+
+def item_key(item: pytest.Item) -> Key | None:
+    """The group of a collected memconform item (None for anything else)."""
+    check, subject = getattr(item, "check", None), getattr(item, "subject", None)
+    if check is not None and subject is not None:
+        return (subject.target, subject.spec, subject.version, check.level(subject.version, item.case),
+                subject.binding)
+    if type(item).__name__ == "TargetErrorItem":
+        return (item.name.rsplit("::", 1)[0], *_CONNECT)
+    return None
+
+
+class NodeIdKeys:
+    """The group of an item from its node id alone (the pytest-xdist controller sees only ids):
+    `memconform::LABEL::SPEC-VERSION::BINDING::CHECK[CASE]` or `memconform::TARGET::connect`."""
+
+    def __init__(self) -> None:
+        from memconform.suite.registry import all_checks
+
+        self.checks = {c.id: c for c in all_checks()}
+        self.case_cache: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+
+    def __call__(self, nodeid: str) -> Key | None:
+        try:
+            return self._key(nodeid)
+        except Exception:  # an id of another shape: counted overall, not in a group
+            return None
+
+    def _key(self, nodeid: str) -> Key | None:
+        prefix, sep, name = nodeid.partition("::")
+        if prefix != "memconform" or not sep:
+            return None
+        if name.endswith("::connect"):
+            return (name[: -len("::connect")], *_CONNECT)
+        label, spec_version, binding, check_part = name.rsplit("::", 3)
+        spec, _, version = spec_version.partition("-")
+        check_id, bracket, case_id = check_part.partition("[")
+        chk = self.checks.get(check_id)
+        if chk is None or chk.spec != spec:
+            return None
+        case = None
+        if bracket:
+            case_id = case_id[:-1] if case_id.endswith("]") else case_id
+            case = self._cases(chk, label, spec, version, binding).get(case_id)
+            if case is None:
+                return None
+        return (label, spec, version, chk.level(version, case), binding)
+
+    def _cases(self, chk: Any, label: str, spec: str, version: str, binding: str) -> dict[str, Any]:
+        cache_key = (chk.id, label, version, binding)
+        if cache_key not in self.case_cache:
+            from memconform.targets.base import Subject
+
+            cases = chk.cases(Subject(label, spec, version, binding)) if chk.cases else ()
+            self.case_cache[cache_key] = {c.id: c for c in cases}
+        return self.case_cache[cache_key]
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+_COLUMN_STYLE = {"passed": "green", "failed": "bold red", "warning": "yellow", "error": "bold magenta",
+                 "skipped": "dim", "other": "cyan"}
+
+
+def _elapsed(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else str(n)
+
+
+def render_live(state: ProgressState, *, elapsed: float | None = None, max_rows: int | None = None) -> RenderableType:
+    """The live view: an overall line, then one row per group. With `max_rows`, finished groups
+    without failures or errors are folded into one line so the view fits the terminal."""
+    elapsed = time.monotonic() - state.started if elapsed is None else elapsed
+    groups = state.ordered()
+    totals = state.totals()
+    head = Text.assemble(("memconform ", "bold"), f"{state.done}/{_count(state.total)} checks",
+                         f" · {_elapsed(elapsed)}")
+    for name in COLUMNS:
+        if totals[name]:
+            head.append(f" · {totals[name]} {name}", style=_COLUMN_STYLE[name])
+    folded = 0
+    if max_rows is not None and len(groups) > max_rows:
+        quiet = [g for g in groups if g.complete and not g.troubled]
+        keep = len(groups) - max_rows + 1  # how many must fold, counting the folded line itself
+        folded_ids = {id(g) for g in quiet[:keep]}
+        folded = len(folded_ids)
+        groups = [g for g in groups if id(g) not in folded_ids]
+    many_targets = len(state.targets) > 1
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    if many_targets:
+        table.add_column("target", overflow="fold")
+    table.add_column("spec")
+    table.add_column("level")
+    table.add_column("binding")
+    table.add_column("done", justify="right")
+    for name in COLUMNS:
+        table.add_column(name, justify="right", style=_COLUMN_STYLE[name])
+    for g in groups:
+        _, spec, version, level, binding = g.key
+        status = "bold green" if g.complete and not g.troubled else ("red" if g.troubled else "")
+        cells = [f"{spec.upper()} {version}", level, binding,
+                 Text(f"{g.done}/{_count(g.total)}", style=status)]
+        cells += [str(g.counts[name]) if g.counts[name] else "·" for name in COLUMNS]
+        table.add_row(*([g.target] if many_targets else []), *cells)
+    parts: list[RenderableType] = [head, table]
+    if folded:
+        parts.append(Text(f"+ {folded} finished group{'s' if folded != 1 else ''} without failures or errors",
+                          style="dim"))
+    return RenderGroup(*parts)
+
+
+def plain_line(group: GroupProgress, state: ProgressState, *, elapsed: float | None = None) -> str:
+    """One CI-log line for a group that finished (or the run ended with it unfinished)."""
+    elapsed = time.monotonic() - state.started if elapsed is None else elapsed
+    c = group.counts
+    who = f"{group.target}: " if len(state.targets) > 1 else ""
+    counts = (f"{c['passed']} passed, {c['failed']} failed, {c['warning']} warning{'s' if c['warning'] != 1 else ''}, "
+              f"{c['error']} error{'s' if c['error'] != 1 else ''}, {c['skipped']} skipped")
+    if c["other"]:
+        counts += f", {c['other']} other"
+    return (f"[memconform] {who}{group.title}: {group.done}/{_count(group.total)} done — {counts} "
+            f"({state.done}/{_count(state.total)} checks, {_elapsed(elapsed)})")
+
+
+def verdict(row: dict[str, Any]) -> str:
+    """The verdict part of a report level row, in a few words."""
+    blocked = row.get("blocked_at")
+    if row.get("level") is not None:
+        if blocked and not blocked["failed"] and not blocked["errors"]:
+            return f"conformant ({blocked['level']} not assessed)"
+        if blocked:
+            return f"conformant ({blocked['level']} not reached)"
+        return "conformant"
+    if blocked and (blocked["failed"] or blocked["errors"]):
+        return f"not conformant ({blocked['level']} blocked)"
+    if blocked is None and row.get("errors"):
+        return "error"
+    return "incomplete"
+
+
+def level_table(rows: list[dict[str, Any]]) -> Table:
+    """The report's level rows as a table: one row per target / spec / version / binding."""
+    many_targets = len({r["target"] for r in rows}) > 1
+    table = Table(title="memconform levels", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  collapse_padding=True, title_style="bold", title_justify="left")
+    if many_targets:
+        table.add_column("target", overflow="fold")
+    for name, justify in (("spec", "left"), ("version", "left"), ("level", "left"), ("binding", "left"),
+                          ("MUST\npassed", "right"), ("MUST\nfailed", "right"), ("SHOULD\nwarnings", "right"),
+                          ("errors", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    table.add_column("verdict", no_wrap=True)
+    for row in rows:
+        word = verdict(row)
+        style = "green" if word.startswith("conformant") else ("red" if word.startswith(("not", "error")) else "yellow")
+        cells = [row["spec"].upper(), row["version"], row["level"] or "—", row["binding"],
+                 str(row["must_passed"]), Text(str(row["must_failed"]), style="red" if row["must_failed"] else ""),
+                 Text(str(row["should_warnings"]), style="yellow" if row["should_warnings"] else ""),
+                 Text(str(row["errors"]), style="magenta" if row["errors"] else ""), Text(word, style=style)]
+        table.add_row(*([row["target"]] if many_targets else []), *cells)
+    return table
+
+
+# -- the plugin ------------------------------------------------------------------------------
+
+class _NullFile(io.TextIOBase):
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def isatty(self) -> bool:
+        return False
+
+
+class ProgressPlugin:
+    """Registered on the controller (or the only process) of a `memconform run`."""
+
+    def __init__(self, config: pytest.Config, *, live: bool | None = None) -> None:
+        self.config = config
+        self.state = ProgressState()
+        self.tr = config.pluginmanager.getplugin("terminalreporter")
+        tty = bool(self.tr is not None and self.tr.isatty)
+        self.live_mode = tty if live is None else live
+        self._saved_tw: Any = None
+        self._live: Live | None = None
+        self._stream: Any = None
+        self._last_line = time.monotonic()
+        self._xdist_keys: NodeIdKeys | None = None
+        self._announced_total = False
+
+    # the terminal reporter keeps counting (stats, failures); only its writing pauses
+    def _silence(self) -> None:
+        if self.tr is None or self._saved_tw is not None:
+            return
+        from _pytest._io import TerminalWriter
+
+        self._saved_tw = self.tr._tw
+        null = TerminalWriter(_NullFile())
+        null.fullwidth = self._saved_tw.fullwidth
+        self.tr._tw = null
+
+    def _restore(self) -> None:
+        if self.tr is None or self._saved_tw is None:
+            return
+        self.tr._tw = self._saved_tw
+        self.tr.currentfspath = None
+        self._saved_tw = None
+
+    def _write(self, line: str) -> None:
+        writer = self._saved_tw if self._saved_tw is not None else (self.tr._tw if self.tr else None)
+        if writer is None:
+            print(line, flush=True)
+        else:
+            writer.line(line)
+            writer.flush()
+        self._last_line = time.monotonic()
+
+    # -- collection: the totals
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection(self, session: pytest.Session):
+        self._silence()
+        return (yield)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.state.set_totals(item_key(item) for item in session.items)
+        self._announce_total()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.state.total is not None:
+            return  # every worker collects the same items
+        if self._xdist_keys is None:
+            self._xdist_keys = NodeIdKeys()
+        self.state.set_totals(self._xdist_keys(nodeid) for nodeid in ids)
+        self._announce_total()
+
+    def _announce_total(self) -> None:
+        if self.live_mode or self._announced_total:
+            return
+        self._announced_total = True
+        groups = [g for g in self.state.ordered() if g.total]
+        total = self.state.total or 0
+        self._write(f"[memconform] {total} check{'s' if total != 1 else ''} in {len(groups)} "
+                    f"spec / level / binding group{'s' if len(groups) != 1 else ''}")
+
+    # -- the run
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        if self.live_mode and self._live is None:
+            self._start_live()
+
+    def _start_live(self) -> None:
+        try:  # a duplicate of fd 1: the refresh thread must not write into pytest's fd capture
+            self._stream = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", errors="replace")
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            self._stream = None
+        console = Console(file=self._stream or sys.stdout, force_terminal=True)
+        height = console.size.height
+
+        def renderable() -> RenderableType:
+            with self.state.lock:
+                return render_live(self.state, max_rows=max(3, height - 6))
+
+        self._live = Live(get_renderable=renderable, console=console, refresh_per_second=4, transient=False,
+                          redirect_stdout=False, redirect_stderr=False)
+        self._live.start()
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            try:
+                self._live.stop()
+            finally:
+                self._live = None
+                if self._stream is not None:
+                    self._stream.flush()
+                    self._stream.close()
+                    self._stream = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = next((v for k, v in report.user_properties if k == "memconform"), None)
+        if result is None:
+            if (report.when != "teardown" or report.nodeid in self.state.seen
+                    or not report.nodeid.startswith("memconform::")):
+                return
+            # an item that ended without a memconform result (interrupted): an error of its group
+            if self._xdist_keys is None:
+                self._xdist_keys = NodeIdKeys()
+            key = self._xdist_keys(report.nodeid)
+            if key is None:
+                return
+            result = {"target": key[0], "spec": key[1], "version": key[2], "level": key[3],
+                      "binding": key[4], "outcome": "error"}
+        group = self.state.record(report.nodeid, result)
+        if group is None or self.live_mode:
+            return
+        if group.complete and not group.announced:
+            group.announced = True
+            self._write(plain_line(group, self.state))
+        elif time.monotonic() - self._last_line >= HEARTBEAT:
+            self._write(f"[memconform] {self.state.done}/{_count(self.state.total)} checks done "
+                        f"({_elapsed(time.monotonic() - self.state.started)})")
+
+    # -- the end
+    def _finish(self) -> None:
+        self._stop_live()
+        if not self.live_mode:
+            for group in self.state.ordered():
+                if not group.announced and group.done:
+                    group.announced = True
+                    self._write(plain_line(group, self.state))
+        self._restore()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._finish()
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self._finish()
+
+    def pytest_internalerror(self) -> None:
+        self._finish()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self._finish()
+        from memconform.suite.plugin import STATE
+
+        state = config.stash.get(STATE, None)
+        if state is None or not state.report or not state.report.get("levels"):
+            return
+        table = level_table(state.report["levels"])
+        if self.live_mode:
+            console = Console(file=sys.stdout, force_terminal=True)
+            console.print()
+            console.print(table)
+            return
+        # a log: no colour codes, no trailing blanks
+        buffer = io.StringIO()
+        Console(file=buffer, width=_plain_width(), no_color=True, force_terminal=False).print(table)
+        lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
+        sys.stdout.write("\n" + "\n".join(lines).strip("\n") + "\n")
+        sys.stdout.flush()
+
+
+def _plain_width() -> int:
+    try:
+        return max(100, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return 120
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """`-p memconform.suite.progress`: on for a run with --target, on the controller only."""
+    from memconform.suite.plugin import STATE
+
+    if hasattr(config, "workerinput") or STATE not in config.stash:
+        return
+    if config.getoption("collectonly", False) or config.pluginmanager.getplugin("terminalreporter") is None:
+        return
+    config.pluginmanager.register(ProgressPlugin(config), "memconform-progress")
