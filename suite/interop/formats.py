@@ -10,7 +10,7 @@ import time
 import traceback
 from typing import Any
 
-from memconform.suite.interop.model import Loss, RoundTrip
+from memconform.suite.interop.model import RoundTrip, loss_json
 from memconform.suite.outcomes import Outcome
 
 CHECK_ID = "interop/format-round-trip"
@@ -49,23 +49,9 @@ def judge_format_pair(a: str, b: str) -> tuple[Outcome, dict[str, Any]]:
         "check": CHECK_ID, "spec": a, "version": VERSIONS.get(a, "-"), "source": a, "destination": b,
         "source_binding": "convert", "destination_binding": "convert", "outcome": outcome.value, "reason": reason,
         "placed": rt.placed if rt else 0, "compared": rt.compared if rt else 0,
-        "losses": [_loss(x) for x in (rt.losses if rt else ())], "notes": notes,
+        "losses": [loss_json(x) for x in (rt.losses if rt else ())], "notes": notes,
         "duration": round(time.perf_counter() - started, 6),
     }
-
-
-def _loss(loss: Loss) -> dict[str, Any]:
-    import json
-
-    def plain(value: Any) -> Any:
-        try:
-            json.dumps(value)
-            return value
-        except (TypeError, ValueError):
-            return repr(value)
-
-    return {"record": loss.record, "field": loss.field, "requirement": loss.requirement,
-            "expected": plain(loss.expected), "got": plain(loss.got), "stage": loss.stage}
 
 
 def describe(entry: dict[str, Any], limit: int = 40) -> str:

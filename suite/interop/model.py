@@ -54,3 +54,28 @@ class RoundTrip:
     @property
     def kept_everything(self) -> bool:
         return not self.losses and self.compared == self.placed
+
+
+def charge_once(losses: list[Loss], charged: set[tuple[str, str]], loss: Loss) -> None:
+    """A field is charged once, at the first stage where it was lost (and nothing more of a record
+    already charged whole, field "")."""
+    if (loss.record, loss.field) in charged or (loss.record, "") in charged:
+        return
+    charged.add((loss.record, loss.field))
+    losses.append(loss)
+
+
+def loss_json(loss: Loss) -> dict[str, Any]:
+    """A loss as the report keeps it; a value JSON cannot hold (MISSING …) as its repr."""
+    return {"record": loss.record, "field": loss.field, "requirement": loss.requirement,
+            "expected": jsonable(loss.expected), "got": jsonable(loss.got), "stage": loss.stage}
+
+
+def jsonable(value: Any) -> Any:
+    import json
+
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)

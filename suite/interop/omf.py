@@ -89,7 +89,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.suite.interop.model import MISSING, Loss, RoundTrip
+from memconform.suite.interop.model import MISSING, Loss, RoundTrip, charge_once
 from memconform.suite.omf import model
 from memconform.suite.omf.client import OmfRun, OmfTarget
 from memconform.suite.outcomes import NotApplicable
@@ -325,26 +325,19 @@ def _compare(planned: tuple[Planned, ...], views: list[View], notes: list[str],
             if not p.exported:
                 if got is not None:
                     absent_everywhere.discard(p.key)
-                    _charge(losses, charged, Loss(p.record, "", "omf/export-never-deleted-error", MISSING,
+                    charge_once(losses, charged, Loss(p.record, "", "omf/export-never-deleted-error", MISSING,
                                                   f"exported with lifecycle status {_lc(got, 'status')!r}",
                                                   view.stage))
                 continue
             if got is None:
-                _charge(losses, charged, Loss(p.record, "", _missing_requirement(p), _brief(p), MISSING, view.stage))
+                charge_once(losses, charged, Loss(p.record, "", _missing_requirement(p), _brief(p), MISSING, view.stage))
                 continue
             for pointer, expected, value, rid in _differences(p, got, found, trusted[p.key]):
-                _charge(losses, charged, Loss(p.record, pointer, rid, expected, value, view.stage))
+                charge_once(losses, charged, Loss(p.record, pointer, rid, expected, value, view.stage))
         if n == len(views) - 1:
             compared = sum(1 for p in planned if p.exported and p.key in found) + len(absent_everywhere)
     return losses, compared
 
-
-def _charge(losses: list[Loss], charged: set[tuple[str, str]], loss: Loss) -> None:
-    """A field is charged once: at the first export where it was lost."""
-    if (loss.record, loss.field) in charged or (loss.record, "") in charged:
-        return
-    charged.add((loss.record, loss.field))
-    losses.append(loss)
 
 
 def _missing_requirement(p: Planned) -> str:

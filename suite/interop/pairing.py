@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from memconform.suite.interop.model import RoundTrip
+from memconform.suite.interop.model import RoundTrip, loss_json
 from memconform.suite.outcomes import Inconclusive, NotApplicable, Outcome, TargetError
 
 #: spec → the module whose `round_trip(source, destination, *, version, source_label,
@@ -96,21 +96,10 @@ class Judged:
             "source_binding": self.pairing.source.binding, "destination_binding": self.pairing.destination.binding,
             "outcome": self.outcome.value, "reason": self.reason,
             "placed": rt.placed if rt else 0, "compared": rt.compared if rt else 0,
-            "losses": [{"record": x.record, "field": x.field, "requirement": x.requirement,
-                        "expected": _jsonable(x.expected), "got": _jsonable(x.got), "stage": x.stage}
-                       for x in (rt.losses if rt else ())],
+            "losses": [loss_json(x) for x in (rt.losses if rt else ())],
             "notes": list(rt.notes) if rt else [], "duration": round(self.duration, 6),
         }
 
-
-def _jsonable(value: Any) -> Any:
-    import json
-
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def loss_outcome(rt: RoundTrip) -> Outcome:

@@ -80,7 +80,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memconform.suite.interop.model import MISSING, Loss, RoundTrip
+from memconform.suite.interop.model import MISSING, Loss, RoundTrip, charge_once
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.upp import ontology
 from memconform.suite.upp.checks._common import (
@@ -351,23 +351,16 @@ def _compare(views: list[View], records: dict[str, str], notes: list[str]) -> tu
             got = found.get(p.key)
             record = records[p.key]
             if got is None:
-                _charge(losses, charged, Loss(record, "", _content_requirement(view), _brief(p.event), MISSING,
+                charge_once(losses, charged, Loss(record, "", _content_requirement(view), _brief(p.event), MISSING,
                                               view.stage))
                 continue
             held = held_status.get((view.side, p.key))
             for field, expected, value, rid in _differences(p, got, view, found, held, notes):
-                _charge(losses, charged, Loss(record, field, rid, expected, value, view.stage))
+                charge_once(losses, charged, Loss(record, field, rid, expected, value, view.stage))
             if view.kind == "import":
                 held_status[(view.side, p.key)] = got.get("status", MISSING)
     return losses, compared
 
-
-def _charge(losses: list[Loss], charged: set[tuple[str, str]], loss: Loss) -> None:
-    """A field is charged once: at the first view where it was lost."""
-    if (loss.record, loss.field) in charged or (loss.record, "") in charged:
-        return
-    charged.add((loss.record, loss.field))
-    losses.append(loss)
 
 
 def _content_requirement(view: View) -> str:
