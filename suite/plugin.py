@@ -509,6 +509,15 @@ def _describe_only(text: str) -> dict[str, Any]:
         return {"label": text, "kind": "unknown", "advertised": {}, "error": str(exc)}
 
 
+def _deaths(target: dict[str, Any]) -> list[dict[str, Any]]:
+    """Deaths a stdio driver recorded, at the top of the target entry or under a nested spec's."""
+    found = list(target.get("deaths") or [])
+    for value in target.values():
+        if isinstance(value, dict):
+            found.extend(value.get("deaths") or [])
+    return found
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if STATE not in config.stash or config.stash[STATE].report is None:
         return
@@ -522,6 +531,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                           f"{r['version']} / {r['binding']})")
     if len(warnings) > 20:
         tr.write_line(f"… and {len(warnings) - 20} more SHOULD warnings in the report")
+    for target in report.get("targets", []):
+        for death in _deaths(target):  # a restart is part of the result: say it where it is read
+            tr.write_line(f"{target['label']}: the target process died ({death.get('reason')}, exit code "
+                          f"{death.get('exit_code')}); " + ("restarted once" if death.get("restarted")
+                                                             else "not restarted again"), yellow=True)
     for row in report["levels"]:
         tr.write_line(row["summary"], bold=True,
                       green=row["level"] is not None and not row["must_failed"],

@@ -198,6 +198,7 @@ def test_a_jsonrpc_stdio_server_that_dies_once_is_restarted_and_the_run_goes_on(
     assert entry["restarts"] == 1 and [d["exit_code"] for d in entry["deaths"]] == [3]
     assert entry["deaths"][0]["restarted"] is True and "exited with code 3" in entry["deaths"][0]["reason"]
     assert started(reaper, *args) == 2
+    assert "the target process died" in result.stdout.str() and "restarted once" in result.stdout.str()
     results = results_of(report, target)
     order = run_order(result)
     outcomes = [results[check]["outcome"] for check in order]
