@@ -204,14 +204,16 @@ class MemconformCollector(pytest.Collector):
             InteropItem.from_parent(self, name=f"interop::{p.name}", pairing=p,
                                     source_driver=drivers[p.source.target],
                                     destination_driver=drivers[p.destination.target])
-            for p in pairings(subjects, state.wants)]
+            for p in pairings(subjects, state.wants)
+            if not state.checks or "interop/round-trip" in state.checks]
         if not state.checks or "interop/format-round-trip" in state.checks:
             from memconform.suite.interop.formats import format_pairs
 
             # what a move between products keeps depends on the formats too (docs/mapping.md)
+            # --spec narrows them as it narrows the checks: both formats of a pair must be asked for
             items.extend(FormatRoundTripItem.from_parent(self, name=f"interop::formats::{a}→{b}→{a}",
                                                          source=a, destination=b)
-                         for a, b in format_pairs())
+                         for a, b in format_pairs() if not state.specs or {a, b} <= set(state.specs))
         return items
 
     def _items_for_target(self, state: RunState, text: str) -> list[pytest.Item]:

@@ -136,7 +136,7 @@ def test_two_targets_also_judge_the_format_round_trips_by_the_mapping_table(pyte
 
     monkeypatch.setitem(dispatch.DIRECTIONS, ("ump", "omf"), drops_the_project)
     result, report = run_suite(pytester, "--target=reference", "--target=reference?fault=recall-nonstandard-code",
-                               "--spec=ump@1.0", "--binding=http", "--check=interop/format-round-trip")
+                               "--binding=http", "--check=interop/format-round-trip")
     formats = {(e["source"], e["destination"]): e for e in report["interop"]
                if e["check"] == "interop/format-round-trip"}
     assert set(formats) == {(a, b) for a in ("ump", "omf", "upp") for b in ("ump", "omf", "upp") if a != b}
@@ -146,3 +146,10 @@ def test_two_targets_also_judge_the_format_round_trips_by_the_mapping_table(pyte
     # OMF → UMP → OMF comes back through the broken direction too; nothing else uses it
     assert {k for k, e in formats.items() if e["outcome"] != "passed"} == {("ump", "omf"), ("omf", "ump")}
     assert "formats (A → B → A, by the mapping table)" in result.stdout.str()
+
+
+def test_spec_narrows_the_format_round_trips_to_pairs_of_asked_formats(pytester, monkeypatch):
+    _script(monkeypatch, lambda *a, **k: RoundTrip("ump", k["version"], k["source_label"], k["destination_label"], 1, 1))
+    result, report = run_suite(pytester, "--target=reference", "--target=reference?fault=recall-nonstandard-code",
+                               "--spec=ump", "--spec=omf", "--binding=http", "--check=interop/format-round-trip")
+    assert {(e["source"], e["destination"]) for e in report["interop"]} == {("ump", "omf"), ("omf", "ump")}
