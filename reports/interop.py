@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-FORMAT_CHECK = "interop/format-round-trip"
+from memconform.suite.interop.formats import CHECK_ID as FORMAT_CHECK
 
 
 @dataclass(frozen=True)

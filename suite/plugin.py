@@ -7,6 +7,7 @@ outcomes by keyword (DESIGN.md, idea 3), and writes the JSON report.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -201,18 +202,18 @@ class MemconformCollector(pytest.Collector):
         drivers = {d.label: d for d in state.drivers.values()}
         subjects = {label: state.subjects[label] for label in drivers if label in state.subjects}
         items: list[pytest.Item] = [
-            InteropItem.from_parent(self, name=f"interop::{p.name}", pairing=p,
-                                    source_driver=drivers[p.source.target],
-                                    destination_driver=drivers[p.destination.target])
+            InteropItem.from_parent(self, name=f"interop::{p.name}",
+                                    judge=functools.partial(_round_trip, p, drivers[p.source.target],
+                                                            drivers[p.destination.target]))
             for p in pairings(subjects, state.wants)
             if not state.checks or "interop/round-trip" in state.checks]
         if not state.checks or "interop/format-round-trip" in state.checks:
-            from memconform.suite.interop.formats import format_pairs
+            from memconform.suite.interop.formats import format_pairs, judge_format_pair
 
             # what a move between products keeps depends on the formats too (docs/mapping.md)
             # --spec narrows them as it narrows the checks: both formats of a pair must be asked for
-            items.extend(FormatRoundTripItem.from_parent(self, name=f"interop::formats::{a}→{b}→{a}",
-                                                         source=a, destination=b)
+            items.extend(InteropItem.from_parent(self, name=f"interop::formats::{a}→{b}→{a}",
+                                                 judge=functools.partial(judge_format_pair, a, b))
                          for a, b in format_pairs() if not state.specs or {a, b} <= set(state.specs))
         return items
 
@@ -388,28 +389,32 @@ class TargetErrorItem(pytest.Item):
         return self.path, None, self.name
 
 
-class InteropItem(pytest.Item):
-    """One round trip from one target to another (suite/interop): placed in A, exported, imported
-    into B, read back; a lost field fails with the requirement that promised it."""
+def _round_trip(pairing: Any, source_driver: Any, destination_driver: Any) -> Any:
+    from memconform.suite.interop.pairing import run_pairing
 
-    def __init__(self, *, pairing: Any, source_driver: Any, destination_driver: Any, **kwargs: Any):
+    return run_pairing(pairing, lambda: source_driver.client(pairing.source),
+                       lambda: destination_driver.client(pairing.destination))
+
+
+class InteropItem(pytest.Item):
+    """One round trip (suite/interop): between two targets (records placed in A, exported, imported
+    into B, read back) or between two formats (A → B → A by the mapping table); `judge` makes it and
+    returns a `Judged`. A lost field fails with the promise that named it."""
+
+    def __init__(self, *, judge: Any, **kwargs: Any):
         super().__init__(**kwargs)
-        self.pairing = pairing
-        self.source_driver = source_driver
-        self.destination_driver = destination_driver
+        self.judge = judge
         self.judged: Any = None
 
     def setup(self) -> None:
-        from memconform.suite.interop.pairing import describe_losses, run_pairing
+        from memconform.suite.interop.pairing import describe_losses
 
-        p = self.pairing
-        self.judged = run_pairing(p, lambda: self.source_driver.client(p.source),
-                                  lambda: self.destination_driver.client(p.destination))
+        self.judged = self.judge()
         self.user_properties.append(("memconform-interop", self.judged.to_json()))
         if self.judged.outcome is Outcome.ERROR:
             pytest.fail(describe_losses(self.judged), pytrace=False)
         if self.judged.outcome is Outcome.SKIPPED:
-            pytest.skip(f"interop {p.name}: {self.judged.reason}")
+            pytest.skip(f"{self.name}: {self.judged.reason}")
 
     def runtest(self) -> None:
         from memconform.suite.interop.pairing import describe_losses
@@ -417,34 +422,6 @@ class InteropItem(pytest.Item):
         outcome = self.judged.outcome
         if outcome is Outcome.FAILED or (outcome is Outcome.WARNING and self.config.stash[STATE].strict):
             pytest.fail(describe_losses(self.judged), pytrace=False)
-
-    def reportinfo(self):
-        return self.path, None, self.name
-
-
-class FormatRoundTripItem(pytest.Item):
-    """One format round trip A → B → A (suite/interop/formats.py), judged by the mapping table."""
-
-    def __init__(self, *, source: str, destination: str, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.source = source
-        self.destination = destination
-        self.entry: dict[str, Any] | None = None
-
-    def setup(self) -> None:
-        from memconform.suite.interop.formats import describe, judge_format_pair
-
-        outcome, self.entry = judge_format_pair(self.source, self.destination)
-        self.user_properties.append(("memconform-interop", self.entry))
-        if outcome is Outcome.ERROR:
-            pytest.fail(describe(self.entry), pytrace=False)
-
-    def runtest(self) -> None:
-        from memconform.suite.interop.formats import describe
-
-        assert self.entry is not None
-        if self.entry["outcome"] == Outcome.FAILED.value:
-            pytest.fail(describe(self.entry), pytrace=False)
 
     def reportinfo(self):
         return self.path, None, self.name

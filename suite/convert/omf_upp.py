@@ -13,8 +13,9 @@ from typing import Any
 
 import blake3
 
-from memconform.suite.convert import carry, mapping, omfside, uppside, validate
+from memconform.suite.convert import carry, mapping, omfside, uppside
 from memconform.suite.convert.carry import Native
+from memconform.suite.convert.home import carried_home
 from memconform.suite.convert.common import Ctx, LostField, as_date_time
 from memconform.suite.convert.documents import note_lost_fields, policy_row, record_id
 from memconform.suite.convert.pointers import get
@@ -67,14 +68,8 @@ def omf_to_upp(document: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 def event_from_item(item: dict[str, Any], index: int, rid: str, part: dict[str, Any], taken: set[str],
                     ctx: Ctx) -> dict[str, Any]:
-    home = carry.payload_in(item, "omf", "upp")
-    if home is not None:
-        event = carry.restore(home, item, UPP_TO_OMF, mapping.lost_pointers("upp", "omf"))
-        problems = validate.upp_event_problems({**event, "entity_key": "-"})
-        if not problems:
-            return event
-        ctx.warn(f"{rid}: the UPP event it carries does not restore ({problems[0]}); converted as a new event")
-    return fresh_event(item, index, part, taken, ctx)
+    home = carried_home(item, "omf", "upp", UPP_TO_OMF, rid, ctx)
+    return home if home is not None else fresh_event(item, index, part, taken, ctx)
 
 
 def fresh_event(item: dict[str, Any], index: int, part: dict[str, Any], taken: set[str], ctx: Ctx) -> dict[str, Any]:
@@ -139,14 +134,8 @@ def upp_to_omf(package: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
 
 
 def item_from_event(event: dict[str, Any], rid: str, part: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-    home = carry.payload_in(event, "upp", "omf")
-    if home is not None:
-        item = omfside.tidy(carry.restore(home, event, OMF_TO_UPP, mapping.lost_pointers("omf", "upp")))
-        problems = validate.omf_item_problems(item)
-        if not problems:
-            return item
-        ctx.warn(f"{rid}: the OMF item it carries does not restore ({problems[0]}); converted as a new item")
-    return fresh_item(event, part, ctx)
+    home = carried_home(event, "upp", "omf", OMF_TO_UPP, rid, ctx)
+    return home if home is not None else fresh_item(event, part, ctx)
 
 
 def fresh_item(event: dict[str, Any], part: dict[str, Any], ctx: Ctx) -> dict[str, Any]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memconform.suite.convert import carry, mapping, omfside, umpside, validate
+from memconform.suite.convert import carry, mapping, omfside, umpside
 from memconform.suite.convert.carry import Native
+from memconform.suite.convert.home import carried_home
 from memconform.suite.convert.common import UMP_ID, Ctx, LostField, as_date_time, ump_id_for
 from memconform.suite.convert.documents import note_lost_fields, policy_row, record_id
 from memconform.suite.convert.pointers import get
@@ -63,14 +64,8 @@ def ump_to_omf(records: list[Any], ctx: Ctx) -> dict[str, Any]:
 
 
 def item_from_record(rec: dict[str, Any], rid: str, ctx: Ctx) -> dict[str, Any]:
-    home = carry.payload_in(rec, "ump", "omf")
-    if home is not None:
-        item = omfside.tidy(carry.restore(home, rec, OMF_TO_UMP, mapping.lost_pointers("omf", "ump")))
-        problems = validate.omf_item_problems(item)
-        if not problems:
-            return item
-        ctx.warn(f"{rid}: the OMF item it carries does not restore ({problems[0]}); converted as a new item")
-    return fresh_item(rec, ctx)
+    home = carried_home(rec, "ump", "omf", OMF_TO_UMP, rid, ctx)
+    return home if home is not None else fresh_item(rec, ctx)
 
 
 def fresh_item(rec: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -115,14 +110,8 @@ def omf_to_ump(document: dict[str, Any], ctx: Ctx) -> list[dict[str, Any]]:
 
 
 def record_from_item(item: dict[str, Any], rid: str, part: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-    home = carry.payload_in(item, "omf", "ump")
-    if home is not None:
-        rec = umpside.tidy(carry.restore(home, item, UMP_TO_OMF, mapping.lost_pointers("ump", "omf")))
-        problems = validate.ump_record_problems(rec)
-        if not problems:
-            return rec
-        ctx.warn(f"{rid}: the UMP record it carries does not restore ({problems[0]}); converted as a new record")
-    return fresh_record(item, part, ctx)
+    home = carried_home(item, "omf", "ump", UMP_TO_OMF, rid, ctx)
+    return home if home is not None else fresh_record(item, part, ctx)
 
 
 def fresh_record(item: dict[str, Any], part: dict[str, Any], ctx: Ctx) -> dict[str, Any]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.suite.convert import carry, mapping, umpside, uppside, validate
+from memconform.suite.convert import carry, mapping, umpside, uppside
 from memconform.suite.convert.carry import Native
+from memconform.suite.convert.home import carried_home
 from memconform.suite.convert.common import UMP_ID, Ctx, parse_instant, ump_id_for
 from memconform.suite.convert.documents import note_lost_fields, record_id
 from memconform.suite.convert.pointers import get
@@ -73,14 +74,8 @@ def subject(rec: dict[str, Any]) -> str:
 
 
 def event_from_record(rec: dict[str, Any], rid: str, taken: set[str], ctx: Ctx) -> dict[str, Any]:
-    home = carry.payload_in(rec, "ump", "upp")
-    if home is not None:
-        event = carry.restore(home, rec, UPP_TO_UMP, mapping.lost_pointers("upp", "ump"))
-        problems = validate.upp_event_problems({**event, "entity_key": "-"})
-        if not problems:
-            return event
-        ctx.warn(f"{rid}: the UPP event it carries does not restore ({problems[0]}); converted as a new event")
-    return fresh_event(rec, ctx, taken)
+    home = carried_home(rec, "ump", "upp", UPP_TO_UMP, rid, ctx)
+    return home if home is not None else fresh_event(rec, ctx, taken)
 
 
 def fresh_event(rec: dict[str, Any], ctx: Ctx, taken: set[str] = frozenset()) -> dict[str, Any]:
@@ -135,14 +130,8 @@ def upp_to_ump(package: dict[str, Any], ctx: Ctx) -> list[dict[str, Any]]:
 
 
 def record_from_event(event: dict[str, Any], rid: str, key: str, part: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-    home = carry.payload_in(event, "upp", "ump")
-    if home is not None:
-        rec = umpside.tidy(carry.restore(home, event, UMP_TO_UPP, mapping.lost_pointers("ump", "upp")))
-        problems = validate.ump_record_problems(rec)
-        if not problems:
-            return rec
-        ctx.warn(f"{rid}: the UMP record it carries does not restore ({problems[0]}); converted as a new record")
-    return fresh_record(event, key, part, ctx)
+    home = carried_home(event, "upp", "ump", UMP_TO_UPP, rid, ctx)
+    return home if home is not None else fresh_record(event, key, part, ctx)
 
 
 def fresh_record(event: dict[str, Any], key: str, part: dict[str, Any], ctx: Ctx) -> dict[str, Any]:

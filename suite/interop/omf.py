@@ -86,7 +86,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memconform.suite.interop.model import MISSING, Loss, RoundTrip, charge_once
@@ -116,7 +116,6 @@ class Planned:
     supersedes: str | None = None        # the key of its predecessor
     superseded_by: str | None = None     # the key of its successor
     orphan: bool = False                 # its edges point outside the document: dropped on import
-    placed_edges: dict[str, Any] = field(default_factory=dict)
 
     @property
     def content(self) -> str:
@@ -169,7 +168,7 @@ def plan(now_ms: int | None = None) -> tuple[Planned, ...]:
             kw["tags"] = list(tags)
         out.append(Planned(key, model.item(content, **kw, **standard),
                            project if project_member else category, tuple(tags or ()), chunk_type, ingestion_mode,
-                           {k: lifecycle[k] for k in LIFECYCLE_VALUES}, supersedes, superseded_by, orphan, edges))
+                           {k: lifecycle[k] for k in LIFECYCLE_VALUES}, supersedes, superseded_by, orphan))
 
     add("working", "mcf interop: the release train leaves every second Tuesday",
         lc("final", "working", 1_700_000_000_123, review=future), project="p-interop", category="c-ignored",

@@ -87,11 +87,12 @@ class Judged:
     round_trip: RoundTrip | None
     reason: str | None
     duration: float
+    check: str = CHECK_ID
 
     def to_json(self) -> dict[str, Any]:
         rt = self.round_trip
         return {
-            "check": CHECK_ID, "spec": self.pairing.spec, "version": self.pairing.version,
+            "check": self.check, "spec": self.pairing.spec, "version": self.pairing.version,
             "source": self.pairing.source.target, "destination": self.pairing.destination.target,
             "source_binding": self.pairing.source.binding, "destination_binding": self.pairing.destination.binding,
             "outcome": self.outcome.value, "reason": self.reason,

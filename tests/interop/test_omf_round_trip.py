@@ -16,8 +16,10 @@ import pytest
 from memconform.reference_impl.faults import FAULTS
 from memconform.suite.interop import omf
 from memconform.suite.omf import model
-from memconform.targets import open_driver
 from memconform.targets.omf_http import OmfHttpTarget
+
+from . import helpers
+from .helpers import described
 
 SERVED, IN_PROCESS = "served", "in-process"
 ALL = dict(include_history=True, include_superseded=True, include_expired=True)
@@ -45,11 +47,10 @@ def served(served_reference) -> Iterator[OmfHttpTarget]:
         target.close()
 
 
-def in_process(fault: str | None = None, binding: str = "http"):
-    """(driver, OMF target) of the in-process reference, optionally with one fault."""
-    driver = open_driver("reference" + (f"?fault={fault}" if fault else ""), timeout=30.0)
-    subject = next(s for s in driver.subjects() if s.spec == "omf" and s.binding == binding)
-    return driver, driver.client(subject)
+
+
+def in_process(fault: str | None = None, **kw: Any) -> tuple[Any, Any]:
+    return helpers.in_process("omf", fault, **kw)
 
 
 def trip(source, destination, source_label: str, destination_label: str):
@@ -57,8 +58,6 @@ def trip(source, destination, source_label: str, destination_label: str):
                           destination_label=destination_label)
 
 
-def described(rt) -> str:
-    return "\n".join([*(loss.describe() for loss in rt.losses), *(f"note: {n}" for n in rt.notes)])
 
 
 class Rewritten:

@@ -28,6 +28,9 @@ from memconform.suite.ump.client import Reply
 from memconform.suite.ump.testkeys import test_did, test_signing_key
 from memconform.targets import open_driver
 
+from . import helpers
+from .helpers import described
+
 SERVED, IN_PROCESS = "served", "in-process"
 VERSIONS = ("0.1", "1.0")
 OWNER = test_did("owner-a")
@@ -45,10 +48,6 @@ def sent_keys(version: str) -> set[str]:
     return set(corpus_keys(version)) - {"revised-1", "revised-2"}
 
 
-def in_process(fault: str | None = None, *, version: str = "1.0", binding: str = "http") -> tuple[Any, Any]:
-    driver = open_driver("reference" + (f"?fault={fault}" if fault else ""), timeout=30.0)
-    subject = next(s for s in driver.subjects() if (s.spec, s.version, s.binding) == ("ump", version, binding))
-    return driver, driver.client(subject)
 
 
 def served_client(url: str, version: str) -> tuple[Any, Any]:
@@ -57,14 +56,16 @@ def served_client(url: str, version: str) -> tuple[Any, Any]:
     return driver, driver.client(subject)
 
 
+def in_process(fault: str | None = None, **kw: Any) -> tuple[Any, Any]:
+    return helpers.in_process("ump", fault, **{"version": "1.0", **kw})
+
+
 def trip(source: Any, destination: Any, source_label: str, destination_label: str,
          version: str = "1.0") -> RoundTrip:
     return ump.round_trip(source, destination, version=version, source_label=source_label,
                           destination_label=destination_label)
 
 
-def described(rt: RoundTrip) -> str:
-    return "\n".join([*(loss.describe() for loss in rt.losses), *(f"note: {n}" for n in rt.notes)])
 
 
 def keys_of(rt: RoundTrip, records: set[str]) -> set[str]:

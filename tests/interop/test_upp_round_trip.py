@@ -6,6 +6,7 @@ on whichever side it sits, as a loss naming the field, the stage and exactly the
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,9 @@ from memconform.reference_impl.faults import FAULTS
 from memconform.suite.interop import upp
 from memconform.suite.upp.checks._common import USER_NOT_FOUND
 from memconform.targets import open_driver
+
+from . import helpers
+from .helpers import described
 
 SERVED, IN_PROCESS = "served", "in-process"
 
@@ -40,11 +44,10 @@ def served(served_reference) -> Iterator:
         driver.close()
 
 
-def in_process(fault: str | None = None, binding: str = "http"):
-    """(driver, UPP client) of the in-process reference, optionally with one fault."""
-    driver = open_driver("reference" + (f"?fault={fault}" if fault else ""), timeout=30.0)
-    subject = next(s for s in driver.subjects() if s.spec == "upp" and s.binding == binding)
-    return driver, driver.client(subject)
+
+
+def in_process(fault: str | None = None, **kw: Any) -> tuple[Any, Any]:
+    return helpers.in_process("upp", fault, **kw)
 
 
 def trip(source, destination, source_label: str, destination_label: str):
@@ -52,8 +55,6 @@ def trip(source, destination, source_label: str, destination_label: str):
                           destination_label=destination_label)
 
 
-def described(rt) -> str:
-    return "\n".join([*(loss.describe() for loss in rt.losses), *(f"note: {n}" for n in rt.notes)])
 
 
 # -- clean: nothing lost ----------------------------------------------------------------------------
