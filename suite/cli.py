@@ -2,7 +2,8 @@
 
 Exit codes: 0 all good; 1 a verdict against the input (a signature that does not verify, a
 manifest that does not match, failed checks); 2 input that could not be read (a malformed
-file or record, a bad option) — always with the file, the JSON pointer and the requirement.
+file or record, a bad option) — always with the file, the JSON pointer and the requirement;
+`run` adds pytest's 4 (usage) and 69 when the target could not be judged (suite/exit_codes.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import click
 
 from memconform.suite.cli_reports import baseline_write, report_sign, report_verify
+from memconform.suite.cli_run import RunCommand
 
 MALFORMED = 2
 VERDICT = 1
@@ -29,7 +31,8 @@ class _Commands(click.Group):
     subcommand pattern): `memconform omf …` runs as a vendor's CLI in every OMF check and must
     start fast, and the converters load jsonschema's format checks (over a second)."""
 
-    LAZY = {"convert": ("memconform.suite.convert.cli", "convert")}
+    LAZY = {"convert": ("memconform.suite.convert.cli", "convert"),
+            "faults": ("memconform.suite.cli_faults", "faults")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.LAZY])
@@ -51,7 +54,7 @@ def cli() -> None:
 
 # -- run -------------------------------------------------------------------------------------
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@cli.command(cls=RunCommand, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("pytest_args", nargs=-1, type=click.UNPROCESSED)
 def run(pytest_args: tuple[str, ...]) -> None:
     """Run the suite: `memconform run --target=reference [pytest options]`.
@@ -62,6 +65,10 @@ def run(pytest_args: tuple[str, ...]) -> None:
 
     Shows live progress per spec, level and binding (on a terminal; plain lines in a log) and
     ends with the level table; --no-progress gives pytest's own output instead.
+
+    Exit status: 0 conformant as asked; 1 a check failed; 4 a usage error (an unknown --spec,
+    --binding or target); 69 the target could not be judged (every item that did not pass is a
+    target error: unreachable, crashed, not the protocol).
     """
     import pytest
 
@@ -131,6 +138,16 @@ def _read_report(path: Path) -> dict[str, Any]:
     return data
 
 
+def _report_with_results(path: Path) -> dict[str, Any]:
+    """The report, or exit 2 when it judged nothing: a page or badge of nothing would look like a verdict."""
+    data = _read_report(path)
+    if not data.get("results") and not data.get("levels") and not data.get("interop"):
+        click.echo(f"{path}: the report holds no results (nothing ran: --collect-only, or --spec/--binding/"
+                   f"--check/--level that matched no check); nothing to render", err=True)
+        sys.exit(MALFORMED)
+    return data
+
+
 @cli.group()
 def report() -> None:
     """Render the JSON report a run writes (memconform-report.json, or --report PATH) for people:
@@ -189,7 +206,7 @@ def report_html(report_path: Path, output: Path | None) -> None:
     outcome filters and a requirements × bindings coverage matrix."""
     from memconform.reports.html import render_html
 
-    _emit(render_html(_read_report(report_path)), output)
+    _emit(render_html(_report_with_results(report_path)), output)
 
 
 @cli.command("compare")
@@ -221,7 +238,7 @@ def report_badge(report_path: Path, out_dir: Path) -> None:
 
     from memconform.reports.badge import badge_rows, badge_svg, shields_endpoint
 
-    rows = badge_rows(_read_report(report_path))
+    rows = badge_rows(_report_with_results(report_path))
     several = len({r["target"] for r in rows}) > 1
     out_dir.mkdir(parents=True, exist_ok=True)
     for row in rows:
@@ -571,7 +588,7 @@ def _check_fault(ctx: click.Context, param: click.Parameter, value: str | None) 
                    "(Authorization: Bearer). On by default because L3 requires capability tokens; "
                    "--no-require-capability serves anonymous requests (below L3)")
 @click.option("--fault", default=None, callback=_check_fault, metavar="NAME",
-              help="serve with one deliberate defect switched on (see the fault list in the docs); a UPP "
+              help="serve with one deliberate defect switched on (`memconform faults` lists them); a UPP "
                    "fault (upp-...) goes to the UPP server, an OMF fault (omf-...) to /omf/..., any other to "
                    "the UMP server")
 @click.option("--stdio", is_flag=True,

@@ -1,8 +1,10 @@
-"""`memconform convert --from F --to G INPUT`: the command (registered by suite/cli.py).
+"""`memconform convert [--from F] --to G INPUT`: the command (registered by suite/cli.py).
 
-Exit 0 converted (warnings and, with --report-losses, every lost field on stderr); 1 the input is
-not a valid document of its format (the message names each problem); 2 usage (an option that does
-not apply to this direction, an unreadable key). docs/mapping.md says what maps where.
+Exit 0 converted (warnings and, with --report-losses, every lost field on stderr); 2 the input could
+not be read as a document of its format (the message names the file, the line or JSON pointer and
+each problem), or usage (an option that does not apply to this direction, an unreadable key, no
+--from and an extension that does not tell); 1 only for a conversion that went wrong inside
+memconform. docs/mapping.md says what maps where.
 """
 
 from __future__ import annotations
@@ -17,6 +19,25 @@ from memconform.suite.convert.dispatch import OPTION_SIDES
 
 #: option → (side, format) it speaks to
 _APPLIES = {**OPTION_SIDES, "test_key": ("to", "ump")}
+#: what a file's name says about its format when --from is not given (longest ending first; a bare
+#: .json or .md could be any of them). UPP has no extension of its own: .upp.json is memconform's.
+EXTENSIONS = ((".ump.ndjson", "ump"), (".ump.json", "ump"), (".ump.md", "ump"), (".ndjson", "ump"),
+              (".jsonl", "ump"), (".omf.json", "omf"), (".upp.json", "upp"))
+UNREADABLE = 2
+
+
+def infer_format(input_path: str) -> str:
+    """The format a file's extension names (a folder: UMP records), or a usage error saying how to tell."""
+    if input_path != "-":
+        if Path(input_path).is_dir():
+            return "ump"
+        low = input_path.lower()
+        for ending, fmt in EXTENSIONS:
+            if low.endswith(ending):
+                return fmt
+    said = "stdin" if input_path == "-" else f"{input_path}: its extension"
+    raise click.UsageError(f"{said} does not tell the format: give --from ump|omf|upp (inferred from "
+                           + ", ".join(f"{e} → {f}" for e, f in EXTENSIONS) + ", a folder → ump)")
 
 
 def _key(sign_key: Path | None, test_key: str | None):
@@ -38,7 +59,9 @@ def _key(sign_key: Path | None, test_key: str | None):
 
 
 @click.command("convert")
-@click.option("--from", "source", type=click.Choice(mapping.FORMATS), required=True, help="the input's format")
+@click.option("--from", "source", type=click.Choice(mapping.FORMATS), default=None,
+              help="the input's format (default: from its extension: .ump.json, .ump.md, .ndjson, .jsonl or a "
+                   "folder → ump, .omf.json → omf, .upp.json → upp)")
 @click.option("--to", "target", type=click.Choice(mapping.FORMATS), required=True, help="the output's format")
 @click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, allow_dash=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
@@ -52,7 +75,7 @@ def _key(sign_key: Path | None, test_key: str | None):
 @click.option("--test-key", type=click.Choice(["owner-a", "owner-b", "mallory"]), default=None,
               help="to UMP: sign with one of the suite's public test keys")
 @click.option("--report-losses", is_flag=True, help="list every lost field on stderr")
-def convert(source: str, target: str, input_path: str, output: str | None, entity_key: str | None,
+def convert(source: str | None, target: str, input_path: str, output: str | None, entity_key: str | None,
             tenant: str | None, project: str | None, owner: str | None, sign_key: Path | None,
             test_key: str | None, report_losses: bool) -> None:
     """Convert a memory document between UMP, OMF and UPP (what maps where: docs/mapping.md)."""
@@ -60,6 +83,8 @@ def convert(source: str, target: str, input_path: str, output: str | None, entit
     from memconform.suite.convert.common import ConversionError, ConvertOptions, InvalidInput
     from memconform.suite.convert.dispatch import convert as run  # the command's own name is taken
 
+    if source is None:
+        source = infer_format(input_path)
     given = {"entity_key": entity_key, "project": project, "owner": owner, "sign_key": sign_key,
              "test_key": test_key, "tenant": tenant}
     for name, (side, fmt) in _APPLIES.items():
@@ -75,7 +100,7 @@ def convert(source: str, target: str, input_path: str, output: str | None, entit
         result = run(document, source=source, target=target, options=options)
     except InvalidInput as exc:
         click.echo(f"memconform convert: {where}: {exc}", err=True)
-        sys.exit(1)
+        sys.exit(UNREADABLE)
     except ConversionError as exc:
         click.echo(f"memconform convert: {where}: conversion failed (a memconform bug, please report it): {exc}",
                    err=True)

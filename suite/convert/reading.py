@@ -26,7 +26,11 @@ def loads(fmt: str, text: str, where: str = "") -> Any:
         return json.loads(text, parse_constant=_no_constants)
     except RecursionError:
         raise InvalidInput(fmt, [f"{where or '/'}: nested too deeply to read"]) from None
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
+        # `where` is a line of NDJSON: the decoder's line is then always 1, its column is what tells
+        at = f"{where}, column {exc.colno}" if where else f"line {exc.lineno}, column {exc.colno}"
+        raise InvalidInput(fmt, [f"{at}: not JSON ({exc.msg})"]) from None
+    except ValueError as exc:  # NaN, Infinity
         raise InvalidInput(fmt, [f"{where or '/'}: not JSON ({exc})"]) from None
 
 
@@ -61,7 +65,8 @@ def read_path(fmt: str, path: str) -> Any:
     if fmt == "ump":
         loaded = ump_files.load(path)
         if loaded.problems:
-            raise InvalidInput(fmt, [f"{p.source}{p.pointer}: {p.message} ({p.requirement})" for p in loaded.problems])
+            raise InvalidInput(fmt, [f"{p.source}{' ' + p.pointer if p.pointer else ''}: {p.message} ({p.requirement})"
+                                     for p in loaded.problems])
         return [located.record for located in loaded.records]
     try:
         data = Path(path).read_bytes()

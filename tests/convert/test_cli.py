@@ -1,5 +1,5 @@
 """`memconform convert`: files and stdin in, files and stdout out, losses on stderr, exit codes
-0 (converted), 1 (invalid input, named), 2 (usage)."""
+0 (converted), 2 (unreadable input, named; usage)."""
 
 from __future__ import annotations
 
@@ -100,39 +100,38 @@ def test_signing_with_a_seed_file_and_a_test_key(inputs, tmp_path):
     ('{"omf": "1.0", "exported_at": "2026-01-01T00:00:00Z"}', "required member 'memories' is missing"),
     ('{"omf": "1.0", "exported_at": "2026-01-01T00:00:00Z", "memories": [{"content": ""}]}', "/memories/0/content"),
 ])
-def test_invalid_omf_exits_1_naming_the_problem(tmp_path, content, needle):
+def test_invalid_omf_exits_2_naming_the_problem(tmp_path, content, needle):
     bad = tmp_path / "bad.json"
     bad.write_text(content, "utf-8")
     result = run("--from", "omf", "--to", "ump", str(bad))
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "not a valid OMF document" in result.stderr and needle in result.stderr
     assert str(bad) in result.stderr and result.stdout == ""
 
 
-def test_invalid_input_of_each_format_exits_1(tmp_path, inputs):
-    assert run("--from", "upp", "--to", "omf", str(inputs["omf"])).exit_code == 1
+def test_invalid_input_of_each_format_exits_2(tmp_path, inputs):
+    assert run("--from", "upp", "--to", "omf", str(inputs["omf"])).exit_code == 2
     record = default_corpora()["ump"][0]
     record["kind"] = "gossip"
     bad = tmp_path / "bad.ump.json"
     bad.write_text(json.dumps([record]), "utf-8")
     result = run("--from", "ump", "--to", "upp", str(bad))
-    assert result.exit_code == 1 and "/0/kind" in result.stderr and "ump/record-kind" in result.stderr
+    assert result.exit_code == 2 and "/0/kind" in result.stderr and "ump/record-kind" in result.stderr
     latin = tmp_path / "latin.json"
     latin.write_bytes(b'{"omf": "1.0", "content": "caf\xe9"}')
     result = run("--from", "omf", "--to", "upp", str(latin))
-    assert result.exit_code == 1 and "not UTF-8" in result.stderr
+    assert result.exit_code == 2 and "not UTF-8" in result.stderr
 
 
 def test_nothing_is_written_for_invalid_input(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("[]", "utf-8")
     out = tmp_path / "out.json"
-    assert run("--from", "omf", "--to", "ump", str(bad), "-o", str(out)).exit_code == 1
+    assert run("--from", "omf", "--to", "ump", str(bad), "-o", str(out)).exit_code == 2
     assert not out.exists()
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--to", "omf"], "--from"),
     (["--from", "omf"], "--to"),
     (["--from", "xml", "--to", "omf"], "xml"),
     (["--from", "ump", "--to", "omf", "--entity-key", "k"], "--entity-key applies only when converting to upp"),

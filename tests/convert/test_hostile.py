@@ -116,12 +116,12 @@ def test_lone_surrogates_are_not_text():
         convert(doc, source="omf", target="ump", options=OPTS)
 
 
-def test_the_command_refuses_absurd_nesting_with_exit_1(tmp_path):
+def test_the_command_refuses_absurd_nesting_with_exit_2(tmp_path):
     bad = tmp_path / "deep.json"
     bad.write_text('{"omf": "1.0", "exported_at": "2026-01-01T00:00:00Z", "memories": [{"content": "x", "j": '
                    + "[" * 200_000 + "]" * 200_000 + "}]}", "utf-8")
     result = CliRunner().invoke(convert_command, ["--from", "omf", "--to", "ump", str(bad)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "nested" in result.stderr and "Traceback" not in result.output
 
 
