@@ -1,8 +1,10 @@
 """Badges rendered from the JSON report: an SVG and a shields.io endpoint document per
 target/spec/version.
 
-A badge says only what the report computed: the level each binding reached, bindings with the same
-level combined ("L3 · HTTP+MCP"), or "not conformant" when no binding reached any level.
+A badge says only what the report computed from real outcomes (a baseline never raises it): the
+level each binding reached, bindings with the same level combined ("L3 · HTTP+MCP"), a file's claim
+("L0 (emitted file) · FILE"), or, when nothing was reached, "not conformant" (red: MUSTs failed) or
+"not assessed" (grey: nothing failed, but nothing could be shown here; never red).
 """
 
 from __future__ import annotations
@@ -17,10 +19,18 @@ from memconform.suite.outcomes import LEVELS
 #: end at L1 (OMF) is fully met at L1 and shows as brightly as UMP at L3.
 SHADES = ("brightgreen", "green", "yellowgreen", "yellow")
 NO_LEVEL = "red"
+#: a level was reached, but MUSTs failed above it (or on another binding): never a shade of green
+BLOCKED = "orange"
+#: a file's claim: about a file, not an implementation level
+CLAIM = "blue"
+#: nothing reached and nothing failed: not assessable here, or the target could not be judged
+NEUTRAL = "lightgrey"
 #: shields.io's named colours as hex, so the SVG needs nothing from the network.
 HEX = {"brightgreen": "#4c1", "green": "#97ca00", "yellowgreen": "#a4a61d", "yellow": "#dfb317",
-       "red": "#e05d44"}
+       "red": "#e05d44", "orange": "#fe7d37", "blue": "#007ec6", "lightgrey": "#9f9f9f"}
 NOT_CONFORMANT = "not conformant"
+NOT_ASSESSED = "not assessed"
+NOT_JUDGED = "not judged"
 #: Average advance of an 11px Verdana glyph, plus padding either side: good enough for a badge.
 CHAR_WIDTH = 7
 PADDING = 10
@@ -28,11 +38,20 @@ PADDING = 10
 
 def badge_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The report's level rows grouped per target/spec/version: {target, spec, version,
-    bindings: {binding: level or None}}."""
+    bindings: {binding: level or None}, statuses: {binding: status}, claims: {binding: title}}."""
     groups: dict[tuple[str, str, str], dict[str, Any]] = defaultdict(dict)
+    statuses: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
+    claims: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)
     for row in report["levels"]:
-        groups[(row["target"], row["spec"], row["version"])][row["binding"]] = row["level"]
-    return [{"target": t, "spec": s, "version": v, "bindings": dict(sorted(b.items()))}
+        key = (row["target"], row["spec"], row["version"])
+        groups[key][row["binding"]] = row["level"]
+        if row.get("status"):
+            statuses[key][row["binding"]] = row["status"]
+        if (row.get("claim") or {}).get("reached") and row["level"] is None:
+            claims[key][row["binding"]] = row["claim"]["title"]
+    return [{"target": t, "spec": s, "version": v, "bindings": dict(sorted(b.items())),
+             **({"statuses": dict(sorted(statuses[(t, s, v)].items()))} if statuses[(t, s, v)] else {}),
+             **({"claims": dict(sorted(claims[(t, s, v)].items()))} if claims[(t, s, v)] else {})}
             for (t, s, v), b in sorted(groups.items())]
 
 
@@ -52,10 +71,15 @@ def message(row: dict[str, Any]) -> str:
     for binding, level in row["bindings"].items():
         if level is not None:
             by_level[level].append(binding.upper())
-    if not by_level:
+    parts = [f"{lv} · {'+'.join(sorted(by_level[lv]))}"
+             for lv in sorted(by_level, key=LEVELS.index, reverse=True)]
+    parts += [f"{title} · {binding.upper()}" for binding, title in (row.get("claims") or {}).items()]
+    if parts:
+        return ", ".join(parts)
+    statuses = set((row.get("statuses") or {}).values())
+    if not statuses or "not-conformant" in statuses or "partial" in statuses:
         return NOT_CONFORMANT
-    return ", ".join(f"{lv} · {'+'.join(sorted(by_level[lv]))}"
-                     for lv in sorted(by_level, key=LEVELS.index, reverse=True))
+    return NOT_JUDGED if statuses <= {"error", "skipped"} else NOT_ASSESSED
 
 
 def top_level(spec: str, version: str) -> str:
@@ -71,8 +95,16 @@ def top_level(spec: str, version: str) -> str:
 
 def color(row: dict[str, Any]) -> str:
     best = _best(row)
+    statuses = set((row.get("statuses") or {}).values())
+    failing = bool(statuses & {"partial", "not-conformant"})
     if best is None:
-        return NO_LEVEL
+        if row.get("claims") and not failing:
+            return CLAIM
+        if failing or not statuses:  # a report without statuses predates them: red as it was
+            return NO_LEVEL
+        return NEUTRAL
+    if failing:
+        return BLOCKED
     short = LEVELS.index(top_level(row["spec"], row["version"])) - LEVELS.index(best)
     return SHADES[min(max(short, 0), len(SHADES) - 1)]
 

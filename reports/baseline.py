@@ -16,10 +16,14 @@ An entry *matches* a result when its narrowing fits and its id is the result's c
 ``check[case]``, or one of the requirements the check covers. Then:
 
 * a result that failed (MUST) or warned (SHOULD) only on requirements the matching entries
-  accept becomes ``xfailed``, its reason the baseline's reason: the run does not fail;
-* a matching result that now passes becomes ``stale``, which fails the run, so that a fixed bug
+  accept is *accepted* (pytest: xfailed), with the baseline's reason: the run does not fail;
+* a matching result that now passes is *stale*, which fails the run, so that a fixed bug
   leaves the baseline instead of hiding the next regression;
 * skipped, errored and inconclusive results are left alone: nothing was judged.
+
+Either way the result keeps its real `outcome` and gains a `baseline` member saying what the
+baseline made of it: levels, badges and comparisons are computed from real outcomes only, so a
+baseline changes the exit status and nothing else (reports/verdict.py).
 
 A requirement id matches every item whose check covers it, so when several items cover one
 requirement and only some fail, use the check id (``write_baseline`` always does).
@@ -64,6 +68,16 @@ class Entry:
 class Baseline:
     path: str
     entries: tuple[Entry, ...]
+    #: BLAKE3 of the file's bytes: a signed report carries it, so what was accepted is fixed too
+    digest: str | None = None
+
+    def merged(self, other: Baseline) -> Baseline:
+        return Baseline(f"{self.path} and {other.path}", self.entries + tuple(
+            e for e in other.entries if e not in self.entries), self.digest)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, **({"blake3": self.digest} if self.digest else {}),
+                "entries": [{k: v for k, v in e.__dict__.items() if v is not None} for e in self.entries]}
 
 
 def _names(result: dict[str, Any]) -> set[str]:
@@ -74,13 +88,17 @@ def _names(result: dict[str, Any]) -> set[str]:
 
 
 def load_baseline(path: str | Path) -> Baseline:
+    import blake3
+
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
+        data = tomllib.loads(raw.decode("utf-8"))
     except OSError as exc:
         raise BaselineError(f"baseline {path}: cannot be read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BaselineError(f"baseline {path}: not valid TOML: {exc}") from None
-    return parse_baseline(data, str(path))
+    parsed = parse_baseline(data, str(path))
+    return Baseline(parsed.path, parsed.entries, blake3.blake3(raw).hexdigest())
 
 
 def parse_baseline(data: dict[str, Any], path: str = "<baseline>") -> Baseline:
@@ -115,18 +133,27 @@ def parse_baseline(data: dict[str, Any], path: str = "<baseline>") -> Baseline:
     return Baseline(path, tuple(entries))
 
 
+def baseline_outcome(result_json: dict[str, Any]) -> Outcome:
+    """What pytest makes of a result: XFAILED when accepted, STALE when stale, else its outcome."""
+    status = (result_json.get("baseline") or {}).get("status")
+    return {"accepted": Outcome.XFAILED, "stale": Outcome.STALE}.get(status) or Outcome(result_json["outcome"])
+
+
 def apply_baseline(result_json: dict[str, Any], baseline: Baseline | None) -> dict[str, Any]:
-    """The result as the baseline sees it: a new dict, the input untouched."""
+    """The result with what the baseline made of it under `baseline`: a new dict, the input
+    untouched, its `outcome` always the real one."""
     if baseline is None:
         return result_json
     outcome = Outcome(result_json["outcome"])
     matching = [e for e in baseline.entries if e.matches(result_json)]
     if not matching or outcome not in (*_VIOLATIONS, Outcome.PASSED):
         return result_json
+    ids = [e.id for e in matching]
     if outcome is Outcome.PASSED:
-        ids = ", ".join(e.id for e in matching)
-        return {**result_json, "outcome": Outcome.STALE.value,
-                "reason": f"baseline entry {ids} is stale: this item now passes; remove it from {baseline.path}"}
+        return {**result_json, "baseline": {
+            "status": "stale", "by": baseline.path, "entries": ids,
+            "reason": f"baseline entry {', '.join(ids)} is stale: this item now passes; remove it from "
+                      f"{baseline.path}"}}
     # Only failures the baseline accepts become xfailed: a new finding on another requirement of
     # the same check must still fail the run.
     whole_item = any(e.id not in result_json.get("requirements", ()) for e in matching)  # a check id
@@ -134,7 +161,8 @@ def apply_baseline(result_json: dict[str, Any], baseline: Baseline | None) -> di
     if not whole_item and any(f["requirement"] not in accepted for f in result_json.get("findings", ())):
         return result_json
     reason = "; ".join(e.reason + (f" ({e.issue})" if e.issue else "") for e in matching)
-    return {**result_json, "outcome": Outcome.XFAILED.value, "reason": f"expected by baseline: {reason}"}
+    return {**result_json, "baseline": {"status": "accepted", "by": baseline.path, "entries": ids,
+                                        "reason": f"expected by {baseline.path}: {reason}"}}
 
 
 def _toml_str(s: str) -> str:

@@ -14,35 +14,45 @@ from collections.abc import Iterable
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
+from memconform.reports.verdict import blocking, compute_claim, compute_level, status_of, summary_line
 from memconform.suite.outcomes import LEVELS, Keyword, Outcome
 
 REPORT_FORMAT = "memconform-report/1"
-#: The highest level a binding can carry: files are the portable record (§7 L0), the operations
-#: of L1 and above need a live server.
-BINDING_TOP_LEVEL = {"file": "L0"}
 #: The check id of the stand-in result for a target that could not be opened at all.
 CONNECT_CHECK = "memconform/connect"
 
-# How item outcomes combine into a requirement outcome: the worst wins.
+# How item outcomes combine into a requirement outcome: the worst wins. XFAILED and STALE only
+# come from reports written before results kept their real outcome beside the baseline's word.
 _SEVERITY = {
     Outcome.FAILED: 6, Outcome.ERROR: 5, Outcome.STALE: 4, Outcome.WARNING: 3, Outcome.INFO: 2,
     Outcome.XFAILED: 1, Outcome.PASSED: 0,
 }
 
 
+def real_outcome(res: dict[str, Any]) -> Outcome:
+    """What the target got, whatever a baseline said of it (older reports wrote the baseline's
+    word in `outcome`: an xfailed item failed, a stale one passed)."""
+    outcome = Outcome(res["outcome"])
+    if outcome is Outcome.XFAILED:
+        return Outcome.WARNING if res.get("keyword") == "SHOULD" else Outcome.FAILED
+    if outcome is Outcome.STALE:
+        return Outcome.PASSED
+    return outcome
+
+
 def requirement_outcomes(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Requirement id -> {outcome, checks}. A requirement a finding names takes the finding's
-    outcome; the other requirements of a failing check are unaffected by it."""
+    """Requirement id -> {outcome, checks}, from real outcomes only. A requirement a finding names
+    takes the finding's outcome; the other requirements of a failing check are unaffected by it."""
     acc: dict[str, dict[str, Any]] = {}
     for res in results:
-        outcome = Outcome(res["outcome"])
+        outcome = real_outcome(res)
         if outcome is Outcome.SKIPPED:
             continue
         named = {f["requirement"] for f in res.get("findings", ())}
         for rid in res["requirements"]:
             if outcome is Outcome.INFO and not named:
                 per_req = Outcome.INFO  # inconclusive: nothing was judged, so nothing passed
-            elif outcome in (Outcome.FAILED, Outcome.WARNING, Outcome.INFO, Outcome.XFAILED):
+            elif outcome in (Outcome.FAILED, Outcome.WARNING, Outcome.INFO):
                 per_req = outcome if rid in named else Outcome.PASSED
             else:
                 per_req = outcome
@@ -53,62 +63,29 @@ def requirement_outcomes(results: Iterable[dict[str, Any]]) -> dict[str, dict[st
     return acc
 
 
-def compute_level(spec: str, version: str, outcomes: dict[str, dict[str, Any]],
-                  claimed_levels: tuple[str, ...], binding: str | None = None) -> dict[str, Any]:
-    """The highest level whose testable MUSTs all passed, counting up from L0. On a binding,
-    only the MUSTs that can be judged there count (the file formats are not an HTTP server's)."""
-    cat = catalogues.load(spec)
-    reached = None
-    blocked: dict[str, Any] | None = None
-    for level in LEVELS[:LEVELS.index(BINDING_TOP_LEVEL.get(binding, LEVELS[-1])) + 1]:
-        if not any(r.level == level for r in cat.for_version(version)):
-            continue  # a level the spec does not have (UPP starts at level 1)
-        musts = [r for r in cat.for_version(version, binding)
-                 if r.level == level and r.keyword is Keyword.MUST and r.testable]
-        failed = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]
-        errored = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") in (Outcome.ERROR, Outcome.STALE)]
-        unassessed = [r.id for r in musts if r.id not in outcomes]
-        if failed or errored or unassessed:
-            blocked = {"level": level, "failed": failed, "errors": errored, "not_assessed": unassessed,
-                       "suite_claims_level": level in claimed_levels}
-            break
-        reached = level
-    return {"level": reached, "blocked_at": blocked}
+def not_exercised(results: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Requirement id -> why, for checks skipped because the subject holds nothing they are about."""
+    return {rid: res.get("reason") or "" for res in results if res.get("not_exercised")
+            for rid in res["requirements"]}
 
 
-def _summary_line(row: dict[str, Any]) -> str:
-    head = f"{row['spec'].upper()} {row['version']}"
-    counts = []
-    if row["must_passed"]:
-        counts.append(f"{row['must_passed']} MUST passed")
-    if row["must_failed"]:
-        counts.append(f"{row['must_failed']} MUST failed")
-    if row["errors"]:
-        counts.append(f"{row['errors']} error{'s' if row['errors'] != 1 else ''}")
-    counts.append(f"{row['should_warnings']} SHOULD warning{'s' if row['should_warnings'] != 1 else ''}")
-    if row["may_info"]:
-        counts.append(f"{row['may_info']} MAY not offered")
-    if row.get("inconclusive"):
-        counts.append(f"{row['inconclusive']} MUST/SHOULD inconclusive")
-    blocked = row["blocked_at"]
-    if row["level"] is not None:
-        status = f"{head} / {row['level']} / {row['binding']}: conformant"
-        if blocked and not blocked["failed"] and not blocked["errors"]:
-            counts.append(f"{blocked['level']} not assessed ({len(blocked['not_assessed'])} MUST without a "
-                          f"check on this binding)")
-        elif blocked:
-            counts.append(f"{blocked['level']} not reached")
-    elif blocked and (blocked["failed"] or blocked["errors"]):
-        status = f"{head} / {row['binding']}: not conformant"
-        counts.append(f"{blocked['level']} blocked by {', '.join((blocked['failed'] + blocked['errors'])[:4])}")
-    else:
-        status = f"{head} / {row['binding']}: incomplete"
-        if blocked:
-            counts.append(f"{len(blocked['not_assessed'])} {blocked['level']} MUST not assessable here: "
-                          f"{', '.join(blocked['not_assessed'][:4])}")
-    if row.get("overclaimed"):
-        counts.append(f"advertises {row['advertised']}")
-    return f"{status} — {', '.join(counts)}"
+def accepted_failures(results: Iterable[dict[str, Any]], cat: Any) -> dict[str, Any]:
+    """The MUST failures a baseline or known deviation accepted: they change the exit status only."""
+    must, by, ids = 0, set(), set()
+    for res in results:
+        accepted = res.get("baseline") or {}
+        if accepted.get("status") != "accepted":
+            continue
+        for f in res.get("findings", ()):
+            try:
+                req = cat.get(f["requirement"])
+            except KeyError:
+                continue
+            if req.keyword is Keyword.MUST and f["requirement"] not in ids:
+                ids.add(f["requirement"])
+                must += 1
+        by.add(accepted.get("by") or "baseline")
+    return {"must": must, "requirements": sorted(ids), "by": sorted(by)} if by else {}
 
 
 def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
@@ -118,6 +95,8 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
     for res in results:
         groups[(res["target"], res["spec"], res["version"], res["binding"])].append(res)
     advertised = {t["label"]: t.get("advertised", {}) for t in targets}
+    kinds = {t["label"]: t.get("kind") for t in targets}
+    file_as = {t["label"]: t.get("as", "export") for t in targets}
 
     levels, requirements = [], []
     for (target, spec, version, binding), group in sorted(groups.items()):
@@ -125,8 +104,10 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             skipped = group[0]["outcome"] == "skipped"
             levels.append({
                 "target": target, "spec": spec, "version": version, "binding": binding, "level": None,
-                "blocked_at": None, "must_passed": 0, "must_failed": 0, "errors": 0 if skipped else len(group),
+                "blocked_at": None, "blocked_by": [], "claim": None, "accepted": {},
+                "must_passed": 0, "must_failed": 0, "errors": 0 if skipped else len(group),
                 "should_warnings": 0, "may_info": 0, "inconclusive": 0, "advertised": None, "overclaimed": False,
+                "status": "skipped" if skipped else "error",
                 "summary": f"{target}: {'skipped' if skipped else 'error'} — {group[0]['reason']}",
             })
             continue
@@ -142,20 +123,31 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
                                  "keyword": req.keyword.value, "outcome": entry["outcome"].value,
                                  "checks": sorted(entry["checks"])})
         adv = advertised.get(target, {}).get(spec)
+        blocked = computed["blocked_at"]
         row = {
             "target": target, "spec": spec, "version": version, "binding": binding,
-            "level": computed["level"], "blocked_at": computed["blocked_at"],
+            "level": computed["level"], "blocked_at": blocked,
+            "blocked_by": blocking(spec, version, binding, outcomes, blocked),
+            "claim": (compute_claim(spec, version, binding, outcomes, not_exercised(group),
+                                    file_as.get(target, "export"))
+                      if computed["level"] is None and kinds.get(target) == "file" else None),
+            "accepted": accepted_failures(group, cat),
             "must_passed": by_kw[("MUST", "passed")], "must_failed": by_kw[("MUST", "failed")],
-            "errors": sum(v for (k, o), v in by_kw.items() if o in ("error", "stale")),
+            "errors": sum(v for (k, o), v in by_kw.items() if o == "error"),
             "should_warnings": by_kw[("SHOULD", "warning")], "may_info": by_kw[("MAY", "info")],
             "inconclusive": by_kw[("MUST", "info")] + by_kw[("SHOULD", "info")],
             "advertised": adv,
-            "overclaimed": bool(adv and computed["blocked_at"] and computed["blocked_at"]["failed"]
-                                and LEVELS.index(adv) >= LEVELS.index(computed["blocked_at"]["level"])),
+            "overclaimed": bool(adv and blocked and blocked["failed"]
+                                and LEVELS.index(adv) >= LEVELS.index(blocked["level"])),
         }
-        row["summary"] = _summary_line(row)
+        row["status"] = status_of(row)
+        row["summary"] = summary_line(row)
         levels.append(row)
 
+    totals = Counter(real_outcome(r).value for r in results)
+    for r in results:
+        if (r.get("baseline") or {}).get("status") in ("accepted", "stale"):
+            totals[r["baseline"]["status"]] += 1
     return {
         "format": REPORT_FORMAT,
         "generated_at": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
@@ -166,7 +158,7 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
         "requirements": sorted(requirements, key=lambda r: (r["target"], r["spec"], r["version"],
                                                            r["binding"], r["id"])),
         "coverage": coverage(results),
-        "totals": dict(sorted(Counter(r["outcome"] for r in results).items())),
+        "totals": dict(sorted(totals.items())),
         # round trips between targets and between formats (suite/interop): only runs that made some
         **({"interop": sorted(interop, key=lambda r: (r["spec"], r["version"], r["source"], r["destination"]))}
            if interop else {}),

@@ -34,6 +34,11 @@ class Requirement:
     #: The bindings a requirement can be judged on; None means every binding. A level on a
     #: binding is computed from the MUSTs that bind there ("UMP 1.0 / L3 / http").
     bindings: tuple[str, ...] | None = None
+    #: Who the requirement binds when that is narrower than "an implementation": "reader" (how a
+    #: record is read, accepted or refused: no file an implementation emitted can show it) or
+    #: "export" (rules for an export: a plain record dump is not bound by them). A file claim
+    #: (`Claim`) leaves out the roles it names.
+    role: str | None = None
 
     def applies_to_binding(self, binding: str) -> bool:
         return self.bindings is None or binding in self.bindings
@@ -48,6 +53,25 @@ class Requirement:
         return f"{self.id} (§{self.section}, {self.keyword.value}, {self.level})"
 
 
+ROLES = ("reader", "export")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A conformance claim of a subject that is not an implementation: what a file it emitted can
+    show (`[[claim]]` in the catalogue). Reached when every testable MUST of `level` that binds to
+    `binding`, except those of the roles it leaves out, passed, or was not exercised because the
+    file holds nothing it is about (said in the level line)."""
+
+    id: str
+    title: str  # e.g. "L0 (emitted file)", shown where a level would be
+    binding: str
+    level: str
+    file_as: str  # which `file:PATH?as=…` reading the claim is for: "export" or "dump"
+    excludes_roles: tuple[str, ...]
+    summary: str
+
+
 @dataclass(frozen=True)
 class Catalogue:
     spec: str
@@ -55,6 +79,10 @@ class Catalogue:
     versions: tuple[str, ...]
     claimed_levels: tuple[str, ...]
     requirements: tuple[Requirement, ...]
+    claims: tuple[Claim, ...] = ()
+
+    def claim_for(self, binding: str, file_as: str = "export") -> Claim | None:
+        return next((c for c in self.claims if c.binding == binding and c.file_as == file_as), None)
 
     @functools.cached_property
     def by_id(self) -> dict[str, Requirement]:
@@ -99,12 +127,35 @@ def parse_catalogue(data: dict, spec: str) -> Catalogue:
             summary=raw["summary"], quote=raw["quote"], note=raw.get("note"),
             derived=bool(raw.get("derived", False)), testable=bool(raw.get("testable", True)),
             bindings=tuple(raw["bindings"]) if "bindings" in raw else None,
+            role=_role(raw.get("role"), where),
         ))
     return Catalogue(
         spec=spec, title=data.get("title", spec.upper()),
         versions=tuple(data["versions"]), claimed_levels=tuple(data.get("claimed_levels", ())),
-        requirements=tuple(reqs),
+        requirements=tuple(reqs), claims=tuple(_claims(data.get("claim", []), spec)),
     )
+
+
+def _role(value: object, where: str) -> str | None:
+    if value is not None and value not in ROLES:
+        raise CatalogueError(f"{where}: role {value!r} is not one of {ROLES}")
+    return value  # type: ignore[return-value]
+
+
+def _claims(raw: list[dict], spec: str) -> list[Claim]:
+    out = []
+    for i, c in enumerate(raw):
+        where = f"{spec} catalogue, claim #{i} ({c.get('id', '?')})"
+        missing = [k for k in ("id", "title", "binding", "level", "as", "summary") if k not in c]
+        if missing:
+            raise CatalogueError(f"{where}: missing {', '.join(missing)}")
+        if c["level"] not in LEVELS or c["as"] not in ("export", "dump"):
+            raise CatalogueError(f"{where}: level {c['level']!r} / as {c['as']!r}")
+        excludes = tuple(c.get("excludes_roles", ()))
+        for role in excludes:
+            _role(role, where)
+        out.append(Claim(c["id"], c["title"], c["binding"], c["level"], c["as"], excludes, c["summary"]))
+    return out
 
 
 @functools.cache

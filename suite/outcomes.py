@@ -108,3 +108,10 @@ class Inconclusive(Exception):
 
 class NotApplicable(Exception):
     """The check cannot run on this target (a binding or feature it does not offer)."""
+
+
+class NotExercised(NotApplicable):
+    """The subject holds nothing the requirement is about (an export in which no record declares
+    consent.redact cannot break the redaction rule). Skipped like NotApplicable, never a pass; a
+    claim about the subject itself (a file's "L0 (emitted file)") may be reached without it, and
+    says so."""

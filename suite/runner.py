@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.suite.outcomes import (
-    OUTCOME_FOR_KEYWORD, CheckResult, Finding, Inconclusive, NotApplicable, Outcome, TargetError,
+    OUTCOME_FOR_KEYWORD, CheckResult, Finding, Inconclusive, NotApplicable, NotExercised, Outcome, TargetError,
 )
 from memconform.suite.registry import Case, Check
 
@@ -76,12 +77,17 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
         client = client_factory()
         ctx = CheckContext(check=check, version=version, binding=binding, client=client, case=case, seed=seed)
         check.func(ctx)
+    except NotExercised as exc:
+        return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started,
+                           extra={"not_exercised": True})
     except NotApplicable as exc:
         return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started)
     except Inconclusive as exc:
         return result(Outcome.INFO, f"inconclusive: {exc}")
     except TargetError as exc:
-        return result(Outcome.ERROR, f"target error: {exc}")
+        # suite/breaker.py counts failures to get an answer, not answers outside the protocol
+        return dataclasses.replace(result(Outcome.ERROR, f"target error: {exc}"),
+                                   extra={"transport_failure": getattr(exc, "transport_failure", True)})
     except Exception:  # a bug in the suite itself: an error, never a verdict on the target
         return CheckResult(Outcome.ERROR, reason="the check itself crashed:\n" + traceback.format_exc(),
                            duration=time.perf_counter() - started)

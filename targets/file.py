@@ -16,9 +16,10 @@ from memconform.targets.target_string import FileTarget
 
 
 class FileUmpClient:
-    def __init__(self, version: str, loaded: files.Loaded):
+    def __init__(self, version: str, loaded: files.Loaded, file_as: str = "export"):
         self.version = version
         self._loaded = loaded
+        self.file_as = file_as
 
     def exported(self) -> files.Loaded:
         return self._loaded
@@ -130,10 +131,11 @@ class FileDriver:
                               if not isinstance(r.record, dict) or r.record.get("ump") == subject.version
                               or r.record.get("ump") not in ump_record.VERSIONS),
                 problems=loaded.problems)
-        return FileUmpClient(subject.version, loaded)
+        return FileUmpClient(subject.version, loaded, self.target.file_as)
 
     def describe(self) -> dict[str, Any]:
         return {"label": self.label, "kind": "file", "path": str(self.target.path), "advertised": {},
+                "as": self.target.file_as,
                 **({"format": "omf"} if self._omf_paths() else {})}
 
     def close(self) -> None:

@@ -20,10 +20,13 @@ class ReferenceTarget:
 @dataclass(frozen=True)
 class FileTarget:
     path: Path
+    #: what the user says the file is: an export (export rules such as redact and exportable
+    #: apply) or a plain dump of records (`file:PATH?as=dump`: they do not)
+    file_as: str = "export"
 
     @property
     def label(self) -> str:
-        return f"file:{self.path}"
+        return f"file:{self.path}" + ("?as=dump" if self.file_as == "dump" else "")
 
 
 @dataclass(frozen=True)
@@ -142,9 +145,16 @@ def parse_target(text: str) -> TargetString:
         return ReferenceTarget(fault=fault)
     if text.startswith("file:"):
         path = text[len("file:"):]
+        file_as = "export"
+        head, sep, query = path.rpartition("?")
+        if sep and query.startswith("as="):
+            path, file_as = head, query[len("as="):]
+            if file_as not in ("export", "dump"):
+                raise TargetStringError(f"{text!r}: as={file_as!r}; a file is read as an export "
+                                        "(?as=export, the default) or as a plain record dump (?as=dump)")
         if not path:
             raise TargetStringError("file: needs a path, e.g. file:export.ump.json")
-        return FileTarget(Path(path))
+        return FileTarget(Path(path), file_as)
     if text.startswith(("http://", "https://")):
         parsed = urllib.parse.urlsplit(text)
         if not parsed.hostname:

@@ -45,6 +45,22 @@ def test_message_and_colour(bindings, message, color):
     assert _texts(badge_svg(row)) == ["UMP 1.0", message]
 
 
+@pytest.mark.parametrize("statuses, claims, message, color", [
+    ({"http": "partial"}, {}, "not conformant", "red"),
+    ({"http": "incomplete"}, {}, "not assessed", "lightgrey"),
+    ({"http": "error"}, {}, "not judged", "lightgrey"),
+    ({"file": "claim"}, {"file": "L0 (emitted file)"}, "L0 (emitted file) · FILE", "blue"),
+])
+def test_nothing_reached_is_red_only_when_a_must_failed(statuses, claims, message, color):
+    row = {**_row(**{b: None for b in statuses}), "statuses": statuses, **({"claims": claims} if claims else {})}
+    assert (shields_endpoint(row)["message"], shields_endpoint(row)["color"]) == (message, color)
+
+
+def test_a_level_with_failures_above_it_is_never_green():
+    row = {**_row(http="L1"), "statuses": {"http": "partial"}}
+    assert shields_endpoint(row) == {"schemaVersion": 1, "label": "UMP 1.0", "message": "L1 · HTTP", "color": "orange"}
+
+
 def test_width_grows_with_the_text():
     short = ET.fromstring(badge_svg(_row(http="L1")))
     long = ET.fromstring(badge_svg(_row(http="L1", mcp="L3", file="L0")))
@@ -56,7 +72,8 @@ def test_width_grows_with_the_text():
 def test_rows_group_bindings_of_one_spec_version():
     report = make_report()  # ump 1.0: file reaches L0, http is blocked
     rows = badge_rows(report)
-    assert rows == [{"target": "demo", "spec": "ump", "version": "1.0", "bindings": {"file": "L0", "http": None}}]
+    assert rows == [{"target": "demo", "spec": "ump", "version": "1.0", "bindings": {"file": "L0", "http": None},
+                     "statuses": {"file": "conformant", "http": "not-conformant"}}]
     assert shields_endpoint(rows[0])["message"] == "L0 · FILE"
 
 
@@ -72,8 +89,9 @@ def test_cli_report_badge(tmp_path):
     result = CliRunner().invoke(cli, ["report", "badge", str(src), "-o", str(out)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["ump-1.0.json", "ump-1.0.svg"]
+    # file reached L0, http failed a MUST: the badge shows the level and never green
     assert json.loads((out / "ump-1.0.json").read_text()) == {
-        "schemaVersion": 1, "label": "UMP 1.0", "message": "L0 · FILE", "color": "yellow"}
+        "schemaVersion": 1, "label": "UMP 1.0", "message": "L0 · FILE", "color": "orange"}
     assert _texts((out / "ump-1.0.svg").read_text()) == ["UMP 1.0", "L0 · FILE"]
 
 

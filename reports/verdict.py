@@ -1,0 +1,201 @@
+"""What a run concluded, per target / spec / version / binding: the one model the terminal, the JSON
+report, HTML, badges and `compare` all render (DESIGN.md ideas 4 and 9).
+
+* The level is computed from the outcomes the target really got: a baseline or a descriptor's
+  `known_deviations` accepts failures for the exit status and never raises a level or a badge.
+* Every row says what blocks the next level, naming every requirement (or "+N more" in a line).
+* A subject that is not an implementation (a file) cannot reach an implementation's level: it
+  reaches the catalogue's claim for it ("L0 (emitted file)"), and what it could not show is said.
+* `status` is one word a renderer can colour by:
+
+  ``conformant``      the binding's top level reached, nothing failed
+  ``partial``         a level reached (or none), the next one blocked by failed or errored MUSTs
+  ``not-assessed``    a level reached, the next one not assessable on this binding; nothing failed
+  ``claim``           a file reached its claim (`claim.title`); nothing failed
+  ``incomplete``      no level and no claim, nothing failed: not assessable here (never red)
+  ``not-conformant``  no level reached, MUSTs of the lowest level failed
+  ``error``           the target could not be judged
+  ``skipped``         the target cannot run here (no container engine …)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite import catalogue as catalogues
+from memconform.suite.outcomes import LEVELS, Keyword, Outcome
+
+#: The highest level a binding can carry: files are the portable record (§7 L0), the operations
+#: of L1 and above need a live server.
+BINDING_TOP_LEVEL = {"file": "L0"}
+#: How many requirement ids a one-line summary names before "+N more" (the report keeps them all).
+LINE_IDS = 3
+STATUSES = ("conformant", "partial", "not-assessed", "claim", "incomplete", "not-conformant", "error", "skipped")
+
+
+def _musts(cat: catalogues.Catalogue, version: str, binding: str | None, level: str) -> list[Any]:
+    return [r for r in cat.for_version(version, binding)
+            if r.level == level and r.keyword is Keyword.MUST and r.testable]
+
+
+def compute_level(spec: str, version: str, outcomes: dict[str, dict[str, Any]],
+                  claimed_levels: tuple[str, ...], binding: str | None = None) -> dict[str, Any]:
+    """The highest level whose testable MUSTs all passed, counting up from L0. On a binding,
+    only the MUSTs that can be judged there count (the file formats are not an HTTP server's)."""
+    cat = catalogues.load(spec)
+    reached = None
+    blocked: dict[str, Any] | None = None
+    for level in LEVELS[:LEVELS.index(BINDING_TOP_LEVEL.get(binding or "", LEVELS[-1])) + 1]:
+        if not any(r.level == level for r in cat.for_version(version)):
+            continue  # a level the spec does not have (UPP starts at level 1)
+        musts = _musts(cat, version, binding, level)
+        failed = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]
+        errored = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.ERROR]
+        unassessed = [r.id for r in musts if r.id not in outcomes]
+        if failed or errored or unassessed:
+            blocked = {"level": level, "failed": failed, "errors": errored, "not_assessed": unassessed,
+                       "suite_claims_level": level in claimed_levels}
+            break
+        reached = level
+    return {"level": reached, "blocked_at": blocked}
+
+
+def compute_claim(spec: str, version: str, binding: str, outcomes: dict[str, dict[str, Any]],
+                  not_exercised: dict[str, str], file_as: str) -> dict[str, Any] | None:
+    """The catalogue's claim for a file: reached when every MUST it covers passed or was not
+    exercised because the file holds nothing it is about (`not_exercised`: id -> reason)."""
+    cat = catalogues.load(spec)
+    claim = cat.claim_for(binding, file_as)
+    if claim is None:
+        return None
+    covered = [r for r in _musts(cat, version, binding, claim.level) if r.role not in claim.excludes_roles]
+    failed = [r.id for r in covered if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]
+    errored = [r.id for r in covered if outcomes.get(r.id, {}).get("outcome") is Outcome.ERROR]
+    passed = [r.id for r in covered if outcomes.get(r.id, {}).get("outcome") is Outcome.PASSED]
+    vacuous = {r.id: not_exercised[r.id] for r in covered if r.id not in outcomes and r.id in not_exercised}
+    unassessed = [r.id for r in covered if r.id not in outcomes and r.id not in not_exercised]
+    excluded: dict[str, list[str]] = {}
+    for r in _musts(cat, version, binding, claim.level):
+        if r.role in claim.excludes_roles:
+            excluded.setdefault(r.role, []).append(r.id)
+    return {"id": claim.id, "title": claim.title, "as": file_as, "summary": claim.summary,
+            "reached": bool(passed) and not (failed or errored or unassessed),
+            "passed": len(passed), "failed": failed, "errors": errored, "not_assessed": unassessed,
+            "not_exercised": vacuous, "left_out": excluded}
+
+
+def next_level(spec: str, version: str, level: str | None) -> str | None:
+    """The level above `level` that the spec version has (its lowest when `level` is None)."""
+    have = {r.level for r in catalogues.load(spec).for_version(version)}
+    start = 0 if level is None else LEVELS.index(level) + 1
+    return next((lv for lv in LEVELS[start:] if lv in have), None)
+
+
+def blocked_by(row: dict[str, Any]) -> list[str]:
+    """Every requirement that blocks the next level, or one above it (row["blocked_by"] when the
+    report has it); the blocked level's own first, failed before errored."""
+    if "blocked_by" in row:
+        return list(row["blocked_by"])
+    blocked = row.get("blocked_at") or {}
+    return [*blocked.get("failed", ()), *blocked.get("errors", ())]
+
+
+def blocking(spec: str, version: str, binding: str, outcomes: dict[str, dict[str, Any]],
+             blocked: dict[str, Any] | None) -> list[str]:
+    """The MUSTs that failed or errored at the blocked level and every level above it."""
+    if not blocked:
+        return []
+    cat = catalogues.load(spec)
+    first = [*blocked["failed"], *blocked["errors"]]
+    above = []
+    for level in LEVELS[LEVELS.index(blocked["level"]) + 1:]:
+        musts = _musts(cat, version, binding, level)
+        above += [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]
+        above += [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.ERROR]
+    return first + above
+
+
+def status_of(row: dict[str, Any]) -> str:
+    blocked = row.get("blocked_at")
+    claim = row.get("claim")
+    if blocked_by(row):
+        return "partial" if row["level"] is not None else "not-conformant"
+    if row["level"] is not None:
+        return "not-assessed" if blocked else "conformant"
+    if claim and claim["reached"]:
+        return "claim"
+    if row.get("errors") and not row.get("must_passed"):
+        return "error"
+    return "incomplete"
+
+
+def ids_text(ids: list[str], limit: int = LINE_IDS) -> str:
+    more = len(ids) - limit
+    return ", ".join(ids[:limit]) + (f" (+{more} more)" if more > 0 else "")
+
+
+def summary_line(row: dict[str, Any]) -> str:
+    """One line: who, where, what was reached, what blocks the next level, and the counts."""
+    level = row["level"]
+    claim = row.get("claim")
+    shown = level or (claim["title"] if claim and claim["reached"] else "—")
+    head = f"{row['target']} · {row['spec'].upper()} {row['version']} / {shown} / {row['binding']}"
+    blocked = row.get("blocked_at")
+    status = row["status"]
+    if status == "conformant":
+        words = "conformant"
+    elif status == "partial":
+        words = f"{blocked['level']} blocked by {ids_text(blocked_by(row))}"
+    elif status == "not-conformant":
+        words = f"not conformant: {blocked['level']} blocked by {ids_text(blocked_by(row))}"
+    elif status == "not-assessed":
+        words = (f"conformant up to {level}; {blocked['level']} not assessed "
+                 f"({len(blocked['not_assessed'])} MUST without a check on this binding)")
+    elif status == "claim":
+        words = "claim reached"
+    elif status == "error":
+        words = "error: could not be judged"
+    else:
+        words = "incomplete"
+    counts = []
+    if row["must_passed"]:
+        counts.append(f"{row['must_passed']} MUST passed")
+    if row["must_failed"]:
+        counts.append(f"{row['must_failed']} MUST failed")
+    accepted = row.get("accepted") or {}
+    if accepted.get("must"):
+        counts.append(f"{accepted['must']} accepted by {' and '.join(accepted['by'])}")
+    if row["errors"]:
+        counts.append(f"{row['errors']} error{'s' if row['errors'] != 1 else ''}")
+    counts.append(f"{row['should_warnings']} SHOULD warning{'s' if row['should_warnings'] != 1 else ''}")
+    if row["may_info"]:
+        counts.append(f"{row['may_info']} MAY not offered")
+    if row.get("inconclusive"):
+        counts.append(f"{row['inconclusive']} MUST/SHOULD inconclusive")
+    if claim and level is None:
+        if claim["not_exercised"]:
+            counts.append(f"{len(claim['not_exercised'])} not exercised by this file "
+                          f"({ids_text(sorted(claim['not_exercised']))})")
+        if not claim["reached"] and claim["not_assessed"]:
+            counts.append(f"{len(claim['not_assessed'])} {claim['title']} MUST not assessable here: "
+                          f"{ids_text(claim['not_assessed'])}")
+        left_out = claim["left_out"]
+        if left_out.get("reader"):
+            counts.append(f"{len(left_out['reader'])} MUST about reading records need a live implementation")
+        if left_out.get("export"):
+            counts.append(f"{len(left_out['export'])} export rules not applied to a dump")
+    elif status == "incomplete" and blocked:
+        counts.append(f"{len(blocked['not_assessed'])} {blocked['level']} MUST not assessable here: "
+                      f"{ids_text(blocked['not_assessed'])}")
+    if row.get("overclaimed"):
+        counts.append(f"advertises {row['advertised']}")
+    return f"{head}: {words} — {', '.join(counts)}"
+
+
+def badge_status(rows: list[dict[str, Any]]) -> str:
+    """The status of a badge's group of rows (one target / spec / version, every binding)."""
+    statuses = {r["status"] for r in rows}
+    for s in ("conformant", "partial", "not-assessed", "claim", "not-conformant", "error", "incomplete"):
+        if s in statuses:
+            return s
+    return "incomplete"
