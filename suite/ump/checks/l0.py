@@ -13,7 +13,7 @@ from typing import Any
 from memconform.suite.ump import consent, integrity, markdown, record as ump_record
 from memconform.suite.ump.corpus import KINDS
 from memconform.suite.ump.did import is_did
-from memconform.suite.outcomes import NotApplicable, TargetError
+from memconform.suite.outcomes import NotApplicable, NotExercised, TargetError
 from memconform.suite.registry import Case, check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump.files import Located
@@ -215,7 +215,7 @@ def md_roundtrip(ctx: CheckContext) -> None:
                               "differ: " + "; ".join(diffs[:8]), sent=other.record, received=locs[0].record,
                               where=_where(locs[0]))
     if not compared:
-        raise NotApplicable("the export holds no record in both .ump.md and .ump.json form, so the round "
+        raise NotExercised("the export holds no record in both .ump.md and .ump.json form, so the round "
                             "trip cannot be judged from files alone")
 
 
@@ -305,7 +305,7 @@ def import_provider(ctx: CheckContext) -> None:
     imported = [loc for loc in _records(ctx) if isinstance(loc.record.get("provenance"), dict)
                 and loc.record["provenance"].get("actor_kind") == "import"]
     if not imported:
-        raise NotApplicable("no exported record has provenance.actor_kind import")
+        raise NotExercised("no exported record has provenance.actor_kind import")
     for loc in imported:
         prov = loc.record["provenance"]
         source = prov.get("source")
@@ -316,14 +316,22 @@ def import_provider(ctx: CheckContext) -> None:
 
 # -- consent on export -----------------------------------------------------------------------
 
+def _export_rules_apply(ctx: CheckContext) -> None:
+    # The user says what a file is: an export (the default) is bound by the export rules, a plain
+    # dump of records (file:PATH?as=dump) is not.
+    if getattr(ctx.client, "file_as", "export") == "dump":
+        raise NotApplicable("a plain record dump (file:…?as=dump): the export rules do not apply")
+
+
 @check("ump/l0/export-redact", spec="ump", requirements=("ump/export-redact",), bindings=FILE,
        title="consent.redact paths are stripped from exported records")
 def export_redact(ctx: CheckContext) -> None:
+    _export_rules_apply(ctx)
     exported = _records(ctx)
     seeded = ctx.client.seeded()
     declaring = [loc for loc in exported if (loc.record.get("consent") or {}).get("redact")]
     if not declaring and not (seeded and any((r.get("consent") or {}).get("redact") for r in seeded)):
-        raise NotApplicable("no exported record declares consent.redact paths, so redaction cannot be judged "
+        raise NotExercised("no exported record declares consent.redact paths, so redaction cannot be judged "
                             "from these files")
     for loc in exported:
         try:
@@ -353,6 +361,7 @@ def export_redact(ctx: CheckContext) -> None:
 @check("ump/l0/export-exportable", spec="ump", requirements=("ump/export-exportable",), bindings=FILE,
        title="records marked exportable: false stay out of exports")
 def export_exportable(ctx: CheckContext) -> None:
+    _export_rules_apply(ctx)
     for loc in _records(ctx):
         if not consent.is_exportable(loc.record):
             ctx.violation("ump/export-exportable", f"record {loc.record.get('id')} says consent.exportable "
@@ -378,7 +387,7 @@ def record_integrity(ctx: CheckContext) -> None:
     judged = [loc for loc in (_records(ctx, ("json", "ndjson")) or _records(ctx, ("md",)))
               if "integrity" in loc.record]
     if not judged:
-        raise NotApplicable("no exported record carries an integrity block")
+        raise NotExercised("no exported record carries an integrity block")
     for loc in judged:
         report = integrity.verify(loc.record)
         for problem in report.problems:
@@ -531,7 +540,7 @@ def relations_open(ctx: CheckContext) -> None:
        title="relation targets are record ids or entity nodes")
 def relation_targets(ctx: CheckContext) -> None:
     if not any(loc.record.get("relations") for loc in _records(ctx)):
-        raise NotApplicable("no exported record carries relations")
+        raise NotExercised("no exported record carries relations")
     for loc in _records(ctx):
         for i, rel in enumerate(loc.record.get("relations") or ()):
             target = rel.get("target") if isinstance(rel, dict) else None
