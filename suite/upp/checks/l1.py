@@ -329,21 +329,21 @@ def retrieve_shape(ctx: CheckContext) -> None:
         if reply.error_code == USER_NOT_FOUND:
             fail(ctx, "upp/error-user-not-found", f"upp/retrieve answered -32001 User Not Found for {entity!r}, "
                  f"which upp/ingest had just stored events for", reply, "the user's events, ranked")
-            return
+            continue  # the next event is judged too: every failing one is reported
         if reply.error_code == INTERNAL_ERROR:
             raise TargetError(f"upp/retrieve failed inside the server: {reply.describe()}")
         if not reply.ok or not isinstance(reply.result, list):
             fail(ctx, "upp/retrieve-returns-events", "upp/retrieve of well-formed params did not answer a list",
                  reply, "a result: an array of Events ranked by relevance")
-            return
+            continue
         if check_events(ctx, "upp/retrieve-returns-events", reply.result, "upp/retrieve result", reply=reply):
-            return
+            continue
         if not any(fold(e.get("value")) == fold(event["value"]) for e in reply.result if isinstance(e, dict)):
             fail(ctx, "upp/retrieve-finds-stored",
                  f"upp/retrieve asked for the exact value of a stored valid event ({event['value']!r}, labels "
                  f"{event.get('labels')}) did not return it", reply,
                  "that event among the results: it is the best possible match for the query")
-            return
+            continue
     # A question nothing matches is still a question about a known user: [] (or a ranking of
     # whatever the server holds), never User Not Found.
     reply = ctx.client.retrieve(entity, "quarks gluons chromodynamics zeppelin")
@@ -394,7 +394,6 @@ def entity_isolation(ctx: CheckContext) -> None:
         if leaked:
             fail(ctx, "upp/entity-isolation", f"upp/retrieve for {two!r} returned {len(leaked)} event(s) of {one!r}: "
                  f"{compact(leaked[:3])}", reply, f"only events of {two!r}")
-            return
 
 
 # =============================================================================================
