@@ -1,15 +1,25 @@
 """One self-contained HTML page rendered from the JSON report (DESIGN.md, idea 8).
 
+The page reads top down as a reader asks: what level each target reached and what blocks the
+next (the level table), why (every failure with its requirement, what was sent and what came
+back), then the requirement tables and the coverage matrix. Verdict words and colours come from
+the report's level rows (`status`, `blocked_by`: reports/verdict.py), never recomputed here.
+
 Everything is inline (CSS, a few lines of JS, no fonts, no URLs) so the file can be mailed,
 attached to CI or opened offline. Findings carry text a server under test chose, so every value
 taken from the report goes through `_e` (html.escape) — nothing from the report is trusted.
+Capability tokens in findings are redacted here, on the page only: the JSON report keeps what the
+check recorded, and the page still says whose token it was.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections import defaultdict
 from typing import Any
+
+from memconform.reports.verdict import blocked_by
 
 #: The filter buttons, always shown in this order; other outcomes get a button when present.
 FILTER_OUTCOMES = ("passed", "failed", "warning", "info", "skipped", "error")
@@ -26,6 +36,10 @@ td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:to
 .finding{margin:.2em 0;padding:.2em;border-left:3px solid #c00}
 pre{white-space:pre-wrap;word-break:break-all;margin:.1em 0;font-size:.85em;background:#fafafa}
 #filters button{margin-right:.3em}#filters button.on{font-weight:bold;outline:2px solid #444}
+.s-conformant,.s-claim{background:#e6f4ea}.s-partial{background:#fef7e0}.s-not-conformant{background:#fce8e6}
+.s-error{background:#f9d6d2}.s-not-assessed,.s-incomplete,.s-skipped{background:#f1f3f4}
+dl.options,.finding dl{display:grid;grid-template-columns:max-content auto;gap:.1em .8em;margin:.3em 0}
+dt{font-weight:bold}dd{margin:0}.accepted{color:#555;font-style:italic}
 """
 
 # Plain JS: show only the requirement rows whose outcome matches the pressed button.
@@ -88,33 +102,269 @@ def _rows_for(report: dict[str, Any], key: tuple[str, str, str, str]) -> list[di
     return sorted(rows, key=lambda r: r["id"])
 
 
-def _findings_html(rid: str, checks: list[str], by_node: dict[str, list[dict[str, Any]]]) -> str:
+#: A capability token wherever it appears: after `Bearer` (any scheme a check sent) or in the
+#: interoperable `umpcap.<payload>.ed25519:<signature>` form, whole or shortened by a message.
+_TOKEN = re.compile(r"(?<=Bearer )[^\s\"'\\,;]+|umpcap\.[A-Za-z0-9_\-.:!%]+…?")
+#: How much of a token stays visible: enough to tell two tokens apart, not enough to replay one.
+TOKEN_SHOWN = 8
+_REQUEST_LINE = re.compile(r"^(?:\[[^\]\n]*\]\s*)?(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+(\S+)[ \t]*(.*)$")
+
+
+def redact(text: str) -> str:
+    return _TOKEN.sub(lambda m: m.group(0) if len(m.group(0)) <= TOKEN_SHOWN
+                      else m.group(0)[:TOKEN_SHOWN] + "…(redacted)", text)
+
+
+def _test_identities() -> dict[str, str]:
+    """did:key -> test key name: the suite's own identities are public (vectors/README.md), so
+    naming them tells a reader which owner a request acted as without revealing anything."""
+    try:
+        from memconform.suite.ump import testkeys
+
+        return {testkeys.test_did(name): name for name in testkeys.TEST_KEY_NAMES}
+    except Exception:  # an installation without the key code still renders the page
+        return {}
+
+
+def _identity(text: str, names: dict[str, str]) -> list[str]:
+    """Who a request acted as: the owner of each token it carried, then every test identity named."""
+    out: list[str] = []
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        try:
+            from memconform.suite.ump.captoken import claims_of
+
+            claims = claims_of(token)
+        except Exception:  # not a decodable umpcap token (garbage on purpose, or shortened)
+            what = "a bearer token that is no decodable umpcap token"
+        else:
+            iss = str(claims.get("iss", "?"))
+            what = f"token of {names.get(iss, iss)}"
+            owner = (claims.get("scope") or {}).get("owner") if isinstance(claims.get("scope"), dict) else None
+            if owner and owner != iss:
+                what += f", scoped to {names.get(str(owner), owner)}'s records"
+        if what not in out:
+            out.append(what)
+    for did, name in names.items():
+        if did in text and f"{name} = {did}" not in out:
+            out.append(f"{name} = {did}")
+    return out
+
+
+def _sent_html(text: str, names: dict[str, str]) -> str:
+    """`sent`: the request line (method, path) when the check recorded one, who it acted as, then
+    the text with tokens redacted."""
+    first = text.split("\n", 1)[0]
+    parts = []
+    m = _REQUEST_LINE.match(first)
+    if m:
+        parts.append(f"<dt>request</dt><dd><code>{_e(m.group(1))}</code> <code>{_e(redact(m.group(2)))}</code></dd>")
+    who = _identity(text, names)
+    if who:
+        parts.append(f"<dt>as</dt><dd>{'<br>'.join(_e(w) for w in who)}</dd>")
+    parts.append(f"<dt>sent</dt><dd><pre>{_e(redact(text))}</pre></dd>")
+    return "".join(parts)
+
+
+def _cite(spec: str, rid: str, res: dict[str, Any]) -> str:
+    section, level, keyword = _req_meta(spec, rid, res)
+    meta = " · ".join(x for x in (f"§{section}" if section else "", level, keyword) if x)
+    return f"<code>{_e(rid)}</code> {_e(meta)}"
+
+
+def _finding_html(f: dict[str, Any], res: dict[str, Any], names: dict[str, str], *, cite: bool) -> str:
+    rows = []
+    if cite:
+        rows.append(f"<dt>requirement</dt><dd>{_cite(res['spec'], f.get('requirement', ''), res)}</dd>")
+    rows.append(f"<dt>message</dt><dd>{_e(redact(str(f.get('message', ''))))}</dd>")
+    if f.get("where"):
+        rows.append(f"<dt>where</dt><dd><code>{_e(redact(str(f['where'])))}</code></dd>")
+    if f.get("sent"):
+        rows.append(_sent_html(str(f["sent"]), names))
+    if f.get("received"):
+        rows.append(f"<dt>received</dt><dd><pre>{_e(redact(str(f['received'])))}</pre></dd>")
+    return f'<div class="finding"><dl>{"".join(rows)}</dl></div>'
+
+
+def _accepted_note(res: dict[str, Any]) -> str:
+    base = res.get("baseline") or {}
+    if base.get("status") == "accepted":
+        why = f": {base['reason']}" if base.get("reason") else ""
+        return f' <span class="accepted">accepted by {_e(base.get("by") or "baseline")}{_e(why)}</span>'
+    if base.get("status") == "stale":
+        return f' <span class="accepted">listed by {_e(base.get("by") or "baseline")} but passed (stale)</span>'
+    return ""
+
+
+def _result_head(res: dict[str, Any], outcome: str) -> str:
+    head = (f'<div><code>{_e(res["check"])}</code>{" [" + _e(res["case"]) + "]" if res.get("case") else ""}'
+            f' — <span class="o-{_e(outcome)}">{_e(outcome)}</span>')
+    if res.get("reason"):
+        head += f": {_e(redact(str(res['reason'])))}"
+    return head + _accepted_note(res) + "</div>"
+
+
+def _findings_html(rid: str, checks: list[str], by_node: dict[str, list[dict[str, Any]]],
+                   names: dict[str, str]) -> str:
+    from memconform.reports.model import real_outcome
+
     out = []
     for node in checks:
         for res in by_node.get(node, ()):
-            head = f'<div><code>{_e(res["check"])}</code>{" [" + _e(res["case"]) + "]" if res.get("case") else ""}' \
-                   f' — <span class="o-{_e(res["outcome"])}">{_e(res["outcome"])}</span>'
-            if res.get("reason"):
-                head += f": {_e(res['reason'])}"
-            out.append(head + "</div>")
+            out.append(_result_head(res, _outcome_word(res, real_outcome)))
             for f in res.get("findings", ()):
                 if f.get("requirement") != rid:
                     continue  # a finding belongs to the requirement it names
-                parts = [f"<div>{_e(f['message'])}</div>"]
-                for field in ("sent", "received", "where"):
-                    if f.get(field):
-                        parts.append(f"<div>{field}:<pre>{_e(f[field])}</pre></div>")
-                out.append(f'<div class="finding">{"".join(parts)}</div>')
+                out.append(_finding_html(f, res, names, cite=False))
     return "".join(out)
 
 
-def _requirements_table(rows: list[dict[str, Any]], by_node: dict[str, list[dict[str, Any]]]) -> str:
+def _outcome_word(res: dict[str, Any], real_outcome: Any) -> str:
+    try:
+        return real_outcome(res).value
+    except ValueError:  # an outcome this installation does not know: shown as written
+        return str(res.get("outcome"))
+
+
+def _failures_html(report: dict[str, Any], keys: list[tuple[str, str, str, str]], names: dict[str, str]) -> str:
+    """Every failed or errored result, in level-table order: each finding with its requirement."""
+    from memconform.reports.model import real_outcome
+
+    order = {k: i for i, k in enumerate(keys)}
+    bad = [(res, word) for res in report["results"]
+           if (word := _outcome_word(res, real_outcome)) in ("failed", "error")]
+    bad.sort(key=lambda x: (order.get((x[0]["target"], x[0]["spec"], x[0]["version"], x[0]["binding"]), len(order)),
+                            x[0]["node_id"]))
+    if not bad:
+        return "<h2>failures</h2><p>No check failed or errored.</p>"
+    parts = [f"<h2>failures</h2><p>{len(bad)} check{'s' if len(bad) != 1 else ''} failed or errored.</p>"]
+    current = None
+    for res, word in bad:
+        key = (res["target"], res["spec"], res["version"], res["binding"])
+        if key != current:
+            current = key
+            parts.append(f"<h3>{_e(key[0])} · {_e(key[1].upper())} {_e(key[2])} / {_e(key[3])}</h3>")
+        parts.append(_result_head(res, word))
+        parts.extend(_finding_html(f, res, names, cite=True) for f in res.get("findings", ()))
+    return "".join(parts)
+
+
+def _level_cell(row: dict[str, Any]) -> str:
+    claim = row.get("claim")
+    if row.get("level"):
+        return _e(row["level"])
+    if claim and claim.get("reached"):
+        return _e(claim.get("title"))
+    return "—"
+
+
+def _blocks_cell(row: dict[str, Any]) -> str:
+    """What blocks the next level, by the row's status: every blocking requirement (the page has
+    room for all), or why the next level was not assessed, or what a file's claim left out."""
+    status = row.get("status")
+    blocked = row.get("blocked_at") or {}
+    ids = blocked_by(row)
+    if ids:
+        return (f"{_e(blocked.get('level', ''))} blocked by "
+                + ", ".join(f"<code>{_e(i)}</code>" for i in ids))
+    if status in ("error", "skipped"):
+        return _e(redact(str(row.get("summary", ""))))
+    claim = row.get("claim") or {}
+    if status == "claim":
+        notes = []
+        if claim.get("not_exercised"):
+            notes.append(f"{len(claim['not_exercised'])} MUST not exercised by this file")
+        left = claim.get("left_out") or {}
+        if left.get("reader"):
+            notes.append(f"{len(left['reader'])} MUST about reading records need a live implementation")
+        if left.get("export"):
+            notes.append(f"{len(left['export'])} export rules not applied to a dump")
+        return _e("; ".join(["claim reached", *notes]))
+    if blocked.get("not_assessed"):
+        n = len(blocked["not_assessed"])
+        return _e(f"{blocked.get('level', '')} not assessed: {n} MUST not assessable on this binding")
+    return "—"
+
+
+def _levels_html(report: dict[str, Any]) -> str:
+    rows = []
+    for row in report["levels"]:
+        status = str(row.get("status") or "—")
+        accepted = row.get("accepted") or {}
+        acc = (f"{_e(accepted.get('must', 0))} MUST accepted by {_e(' and '.join(accepted.get('by') or ()))}"
+               if accepted.get("must") else "—")
+        rows.append(f"<tr><td>{_e(row['target'])}</td><td>{_e(row['spec'].upper())}</td><td>{_e(row['version'])}</td>"
+                    f"<td>{_e(row['binding'])}</td><td>{_level_cell(row)}</td>"
+                    f'<td class="s-{_e(status)}">{_e(status.replace("-", " "))}</td>'
+                    f"<td>{_blocks_cell(row)}</td><td>{acc}</td></tr>")
+    return ("<h2>levels</h2><table class=\"levels\"><tr><th>target</th><th>spec</th><th>version</th><th>binding</th>"
+            "<th>level reached</th><th>status</th><th>what blocks the next level</th><th>accepted failures</th></tr>"
+            + "".join(rows) + "</table>")
+
+
+def _plain(value: Any) -> str:
+    """An option value as a reader writes it: lists joined, mappings as `key: value`."""
+    if value is None or value == [] or value == {}:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_plain(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _entries_text(entries: list[Any]) -> str:
+    ids = [e.get("id", "?") if isinstance(e, dict) else str(e) for e in entries]
+    return f"{len(ids)} entr{'y' if len(ids) == 1 else 'ies'}" + (f": {', '.join(ids)}" if ids else "")
+
+
+def _options_html(options: Any) -> str:
+    """The run's options as a definition list (a reader should not have to parse JSON)."""
+    if not isinstance(options, dict):
+        return f'<dl class="options"><dt>options</dt><dd>{_e(_plain(options))}</dd></dl>'
+    shown = {
+        "targets": _plain(options.get("targets")),
+        "specs": _plain(options.get("specs")) if options.get("specs") else "all",
+        "level": _plain(options.get("level")) if options.get("level") else "all",
+        "bindings": _plain(options.get("bindings")) if options.get("bindings") else "all",
+        "strict": _plain(bool(options.get("strict"))),
+        "seed": _plain(options.get("seed")),
+        "timeout": f"{options['timeout']} s" if options.get("timeout") is not None else "—",
+    }
+    if options.get("checks"):
+        shown["checks"] = _plain(options["checks"])
+    if options.get("environment"):
+        shown["environment"] = ", ".join(f"{k}={v}" for k, v in options["environment"].items())
+    base = options.get("baseline")
+    if isinstance(base, dict):
+        text = str(base.get("path", "?"))
+        if base.get("blake3"):
+            text += f" · blake3 {base['blake3']}"
+        shown["baseline"] = f"{text} · {_entries_text(base.get('entries') or [])}"
+    else:
+        shown["baseline"] = _plain(base) if base else "none"
+    devs = options.get("known_deviations")
+    shown["known deviations"] = ("; ".join(f"{label}: {', '.join(e.get('id', '?') if isinstance(e, dict) else str(e) for e in entries)}"
+                                           for label, entries in devs.items())
+                                 if isinstance(devs, dict) and devs else "none")
+    known = {"targets", "specs", "level", "bindings", "strict", "seed", "timeout", "checks", "environment",
+             "baseline", "known_deviations"}
+    for key, value in options.items():
+        if key not in known:  # options of a newer suite: shown as written, never dropped
+            shown[str(key)] = _plain(value)
+    return '<dl class="options">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in shown.items()) + "</dl>"
+
+
+def _requirements_table(rows: list[dict[str, Any]], by_node: dict[str, list[dict[str, Any]]],
+                        names: dict[str, str]) -> str:
     body = []
     for r in rows:
         o = _e(r["outcome"])
         body.append(f'<tr class="req o-{o}" data-outcome="{o}"><td><code>{_e(r["id"])}</code></td>'
                     f'<td>{_e(r["section"])}</td><td>{_e(r["level"])}</td><td>{_e(r["keyword"])}</td>'
-                    f'<td>{o}</td><td>{_findings_html(r["id"], r["checks"], by_node)}</td></tr>')
+                    f'<td>{o}</td><td>{_findings_html(r["id"], r["checks"], by_node, names)}</td></tr>')
     return ("<table><tr><th>requirement</th><th>section</th><th>level</th><th>keyword</th><th>outcome</th>"
             f"<th>checks and findings</th></tr>{''.join(body)}</table>")
 
@@ -154,6 +404,8 @@ def render_html(report: dict[str, Any]) -> str:
     keys = sorted({(r["target"], r["spec"], r["version"], r["binding"])
                    for r in [*report["levels"], *report["results"]]})
     levels = {(r["target"], r["spec"], r["version"], r["binding"]): r for r in report["levels"]}
+    names = _test_identities()
+    level_order = [(r["target"], r["spec"], r["version"], r["binding"]) for r in report["levels"]]
 
     run = report.get("run", {})
     parts = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -161,7 +413,10 @@ def render_html(report: dict[str, Any]) -> str:
              "<h1>memconform report</h1>",
              f"<p>generated {_e(report.get('generated_at'))} · memconform {_e(run.get('memconform'))}"
              f" · pytest {_e(run.get('pytest'))} · python {_e(run.get('python'))}</p>",
-             f"<p>options: <code>{_e(run.get('options'))}</code></p>",
+             _options_html(run.get("options")),
+             _levels_html(report),
+             _failures_html(report, level_order + [k for k in keys if k not in levels], names),
+             "<h2>requirements</h2>",
              "<table><tr><th>target</th><th>kind</th><th>advertised</th></tr>"]
     for t in report.get("targets", ()):
         adv = ", ".join(f"{s} {lv}" for s, lv in sorted(t.get("advertised", {}).items())) or "—"
@@ -177,21 +432,21 @@ def render_html(report: dict[str, Any]) -> str:
                  f"{buttons}</div>")
 
     for target in sorted({k[0] for k in keys}):
-        parts.append(f"<h2>{_e(target)}</h2>")
+        parts.append(f"<h3>{_e(target)}</h3>")
         specs = sorted({(k[1], k[2]) for k in keys if k[0] == target})
         for spec, version in specs:
             bindings = sorted(k[3] for k in keys if k[:3] == (target, spec, version))
-            parts.append(f"<h3>{_e(spec.upper())} {_e(version)}</h3>")
+            parts.append(f"<h4>{_e(spec.upper())} {_e(version)}</h4>")
             cells: dict[tuple[str, str], str] = {}
             for binding in bindings:
                 key = (target, spec, version, binding)
                 rows = _rows_for(report, key)
                 cells.update({(r["id"], binding): r["outcome"] for r in rows})
-                parts.append(f"<h4>binding {_e(binding)}</h4>")
+                parts.append(f"<h5>binding {_e(binding)}</h5>")
                 if key in levels:
                     parts.append(f'<div class="level">{_e(levels[key]["summary"])}</div>')
-                parts.append(_requirements_table(rows, by_node))
-            parts.append(f"<h4>coverage: {_e(spec.upper())} {_e(version)}, requirements × bindings</h4>")
+                parts.append(_requirements_table(rows, by_node, names))
+            parts.append(f"<h5>coverage: {_e(spec.upper())} {_e(version)}, requirements × bindings</h5>")
             parts.append(_matrix(spec, version, bindings, cells))
 
     if report.get("interop"):
