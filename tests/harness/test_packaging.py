@@ -40,3 +40,11 @@ def test_pytest11_entry_point_names_the_plugin():
 
     (ep,) = [e for e in entry_points(group="pytest11") if e.name == "memconform"]
     assert ep.value == "memconform.suite.plugin"
+
+
+def test_pytest_xdist_comes_with_the_plain_install():
+    """README's `pip install .` must be enough for `pytest -n 2` and the workflow's `-n auto`."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert any(d.replace(" ", "").startswith("pytest-xdist>=") for d in project["dependencies"])
+    # old instructions said memconform[xdist]: the extra stays, as an alias
+    assert "xdist" in project["optional-dependencies"]
