@@ -7,11 +7,14 @@ Plain `pytest --target=…` never loads it: its output stays what pytest users e
   total and how many passed, failed, warned, errored, were skipped or only informational — from the
   `memconform` result each item reports (`user_properties`), so it works the same on the
   pytest-xdist controller, which receives the workers' reports;
-- on a terminal, shows those counts live (rich) instead of pytest's dot line; elsewhere (a CI log)
-  prints one plain line each time a spec / level / binding group completes, plus a line every
-  `HEARTBEAT` seconds of silence;
+- on a terminal, shows those counts live (rich) instead of pytest's dot line, laid out for the
+  terminal's size at each refresh: one line per group, finished groups folded into summary lines
+  until every group fits on screen, and a legend of the counters; elsewhere (a CI log) prints one
+  plain line each time a spec / level / binding group completes, plus a line every `HEARTBEAT`
+  seconds of silence;
 - keeps pytest's own failures section and the memconform summary, and ends with the level table
-  (one row per spec / version / binding, from the report) rendered as a rich table.
+  (one row per spec / version / binding, from the report) rendered as a rich table whose verdict
+  is the row's `status` and `blocked_by` in words (reports/verdict.py), never recomputed.
 
 The counting and rendering live in `ProgressState`, `render_live`, `plain_line` and `level_table`:
 plain data in, text out, so they can be tested without running pytest.
@@ -32,11 +35,12 @@ from typing import Any
 
 import pytest
 from rich import box
-from rich.console import Console, Group as RenderGroup, RenderableType
+from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from memconform.reports.verdict import blocked_by, ids_text
 from memconform.suite.outcomes import LEVELS
 
 #: Seconds without a completed group after which the plain mode prints an overall line.
@@ -229,46 +233,130 @@ def _count(n: int | None) -> str:
     return "?" if n is None else str(n)
 
 
-def render_live(state: ProgressState, *, elapsed: float | None = None, max_rows: int | None = None) -> RenderableType:
-    """The live view: an overall line, then one row per group. With `max_rows`, finished groups
-    without failures or errors are folded into one line so the view fits the terminal."""
-    elapsed = time.monotonic() - state.started if elapsed is None else elapsed
-    groups = state.ordered()
-    totals = state.totals()
-    head = Text.assemble(("memconform ", "bold"), f"{state.done}/{_count(state.total)} checks",
-                         f" · {_elapsed(elapsed)}")
-    for name in COLUMNS:
-        if totals[name]:
-            head.append(f" · {totals[name]} {name}", style=_COLUMN_STYLE[name])
-    folded = 0
-    if max_rows is not None and len(groups) > max_rows:
-        quiet = [g for g in groups if g.complete and not g.troubled]
-        keep = len(groups) - max_rows + 1  # how many must fold, counting the folded line itself
-        folded_ids = {id(g) for g in quiet[:keep]}
-        folded = len(folded_ids)
-        groups = [g for g in groups if id(g) not in folded_ids]
-    many_targets = len(state.targets) > 1
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-    if many_targets:
-        table.add_column("target", overflow="fold")
-    table.add_column("spec")
-    table.add_column("level")
-    table.add_column("binding")
-    table.add_column("done", justify="right")
-    for name in COLUMNS:
-        table.add_column(name, justify="right", style=_COLUMN_STYLE[name])
-    for g in groups:
-        _, spec, version, level, binding = g.key
-        status = "bold green" if g.complete and not g.troubled else ("red" if g.troubled else "")
-        cells = [f"{spec.upper()} {version}", level, binding,
-                 Text(f"{g.done}/{_count(g.total)}", style=status)]
-        cells += [str(g.counts[name]) if g.counts[name] else "·" for name in COLUMNS]
-        table.add_row(*([g.target] if many_targets else []), *cells)
-    parts: list[RenderableType] = [head, table]
-    if folded:
-        parts.append(Text(f"+ {folded} finished group{'s' if folded != 1 else ''} without failures or errors",
-                          style="dim"))
-    return RenderGroup(*parts)
+#: The counters' column headings, and what each counts (the legend under the live table).
+_HEADINGS = {"passed": "passed", "failed": "failed", "warning": "warn", "error": "err", "skipped": "skip",
+             "other": "other"}
+LEGEND = (("passed", "met"), ("failed", "a MUST violated"), ("warn", "a SHOULD violated"),
+          ("err", "target error"), ("skip", "cannot run here"),
+          ("other", "MAY not offered, inconclusive"))
+#: The lines of the live view that are not group rows: the overall line, the heading and its
+#: rule; one more stays free for the cursor rich's live display leaves under it.
+_FIXED_LINES = 3 + 1
+
+
+def _legend_lines(width: int) -> list[str]:
+    """The legend, wrapped at `width` between its entries (never inside one)."""
+    lines: list[str] = []
+    for word, meaning in LEGEND:
+        entry = f"{word}: {meaning}"
+        if lines and len(lines[-1]) + 3 + len(entry) <= width:
+            lines[-1] += " · " + entry
+        else:
+            lines.append(entry)
+    return lines
+
+
+def _fold(groups: list[GroupProgress], budget: int) -> tuple[list[GroupProgress], list[str]]:
+    """The groups shown as rows and the summary lines for the others, in at most `budget` lines.
+    What needs a look folds last: finished quiet groups first, then those not started, then
+    finished ones with failures or errors, then (only on a tiny terminal) running ones."""
+    shown = list(groups)
+    lines: list[str] = []
+    kinds = (
+        ("quiet", lambda g: g.complete and not g.troubled, False,
+         lambda n, f: f"+ {n} finished group{'s' if n != 1 else ''} without failures or errors"),
+        ("waiting", lambda g: g.done == 0 and not g.complete, True,
+         lambda n, f: f"+ {n} group{'s' if n != 1 else ''} not started"),
+        ("troubled", lambda g: g.complete and g.troubled, False,
+         lambda n, f: (f"+ {n} finished group{'s' if n != 1 else ''} with failures or errors "
+                       f"({sum(g.counts['failed'] for g in f)} failed, {sum(g.counts['error'] for g in f)} err)")),
+        ("running", lambda g: True, True,
+         lambda n, f: f"+ {n} more group{'s' if n != 1 else ''} running"),
+    )
+    for _, belongs, from_end, text in kinds:
+        over = len(shown) + len(lines) - budget
+        if over <= 0:
+            break
+        members = [g for g in shown if belongs(g)]
+        if not members:
+            continue
+        take = min(len(members), over + 1)  # the summary line takes a line itself
+        folded = members[-take:] if from_end else members[:take]
+        gone = {id(g) for g in folded}
+        shown = [g for g in shown if id(g) not in gone]
+        lines.append(text(len(folded), folded))
+    return shown, lines
+
+
+class LiveView:
+    """The live view, laid out for the console it is drawn on: one line per group row, cut to
+    the width, finished groups folded into summary lines until everything fits the height."""
+
+    def __init__(self, state: ProgressState, *, elapsed: float | None = None, height: int | None = None) -> None:
+        self.state = state
+        self.elapsed = elapsed
+        self.height = height
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        with self.state.lock:
+            lines = self.lines(options.max_width, self.height or options.height or options.size.height)
+        for line in lines:
+            line.no_wrap = True
+            line.overflow = "ellipsis"
+            yield line
+
+    def lines(self, width: int, height: int) -> list[Text]:
+        state = self.state
+        elapsed = time.monotonic() - state.started if self.elapsed is None else self.elapsed
+        totals = state.totals()
+        head = Text.assemble(("memconform ", "bold"), f"{state.done}/{_count(state.total)} checks",
+                             f" · {_elapsed(elapsed)}")
+        for name in COLUMNS:
+            if totals[name]:
+                head.append(f" · {totals[name]} {name}", style=_COLUMN_STYLE[name])
+        legend = _legend_lines(width)
+        budget = max(1, height - _FIXED_LINES - len(legend))
+        groups, folded = _fold(state.ordered(), budget)
+
+        many_targets = len(state.targets) > 1
+        cells = [[f"{g.key[1].upper()} {g.key[2]}", g.key[3], g.key[4], f"{g.done}/{_count(g.total)}",
+                  *(str(g.counts[n]) if g.counts[n] else "·" for n in COLUMNS)] for g in groups]
+        headings = ["spec", "level", "binding", "done", *(_HEADINGS[n] for n in COLUMNS)]
+        widths = [max([len(h), *(len(c[i]) for c in cells)]) for i, h in enumerate(headings)]
+        rest = sum(widths) + len(widths) - 1
+        target_width = 0
+        if many_targets:  # the target gives way first: its start tells targets apart
+            target_width = max(6, min(max([6, *(len(g.target) for g in groups)]), width - rest - 1))
+
+        def line(values: list[str], styles: list[str] | None = None, target: str | None = None) -> Text:
+            text = Text()
+            if many_targets:
+                t = target if target is not None else ""
+                if len(t) > target_width:
+                    t = t[:target_width - 1] + "…"
+                text.append(t.ljust(target_width) + " ")
+            for i, (value, w) in enumerate(zip(values, widths)):
+                cell = value.ljust(w) if i < 3 else value.rjust(w)
+                text.append(cell, style=(styles[i] if styles else "") or "")
+                if i < len(values) - 1:
+                    text.append(" ")
+            return text
+
+        out = [head, line(headings, ["bold"] * len(headings), "target" if many_targets else None)]
+        out.append(Text("─" * min(width, rest + (target_width + 1 if many_targets else 0))))
+        for g, row in zip(groups, cells):
+            status = "bold green" if g.complete and not g.troubled else ("red" if g.troubled else "")
+            styles = ["", "", "", status, *(_COLUMN_STYLE[n] if g.counts[n] else "dim" for n in COLUMNS)]
+            out.append(line(row, styles, g.target))
+        out += [Text(f, style="dim") for f in folded]
+        out += [Text(x, style="dim italic") for x in legend]
+        return out
+
+
+def render_live(state: ProgressState, *, elapsed: float | None = None, height: int | None = None) -> RenderableType:
+    """The live view: an overall line, one row per group, summary lines for the groups folded to
+    fit the terminal's height (or `height`), and the legend of the counters."""
+    return LiveView(state, elapsed=elapsed, height=height)
 
 
 def plain_line(group: GroupProgress, state: ProgressState, *, elapsed: float | None = None) -> str:
@@ -285,36 +373,52 @@ def plain_line(group: GroupProgress, state: ProgressState, *, elapsed: float | N
 
 
 def verdict(row: dict[str, Any]) -> str:
-    """The verdict part of a report level row, in a few words."""
-    blocked = row.get("blocked_at")
-    if row.get("level") is not None:
-        if blocked and not blocked["failed"] and not blocked["errors"]:
-            return f"conformant ({blocked['level']} not assessed)"
-        if blocked:
-            return f"conformant ({blocked['level']} not reached)"
-        return "conformant"
-    if blocked and (blocked["failed"] or blocked["errors"]):
-        return f"not conformant ({blocked['level']} blocked)"
-    if blocked is None and row.get("errors"):
-        return "error"
-    return "incomplete"
+    """The verdict of a report level row in a few words, from its `status` and `blocked_by`
+    (reports/verdict.py): what blocks the next level, a file's claim, or why nothing was judged."""
+    status = row.get("status")
+    blocked = row.get("blocked_at") or {}
+    ids = ids_text(blocked_by(row), 1)
+    claim = row.get("claim") or {}
+    if status == "partial":
+        word = f"{blocked.get('level')} blocked by {ids}"
+    elif status == "not-conformant":
+        word = f"not conformant: {blocked.get('level')} blocked by {ids}"
+    elif status == "not-assessed":
+        word = f"{blocked.get('level')} not assessed"
+    elif status == "claim":
+        word = str(claim.get("title") or "claim reached")
+    elif status == "incomplete":
+        word = "not assessed"
+    else:  # conformant, error, skipped: the word itself
+        word = str(status or "—")
+    accepted = row.get("accepted") or {}
+    if accepted.get("must"):
+        word += f"; {accepted['must']} MUST accepted by {' and '.join(accepted.get('by') or ('baseline',))}"
+    return word
+
+
+#: The verdict's colour by status: red only where MUSTs failed, never for what was not assessed.
+_STATUS_STYLE = {"conformant": "green", "claim": "green", "partial": "yellow", "not-conformant": "red",
+                 "error": "magenta", "not-assessed": "dim", "incomplete": "dim", "skipped": "dim"}
 
 
 def level_table(rows: list[dict[str, Any]]) -> Table:
     """The report's level rows as a table: one row per target / spec / version / binding."""
     many_targets = len({r["target"] for r in rows}) > 1
-    table = Table(title="memconform levels", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                  collapse_padding=True, title_style="bold", title_justify="left")
+    # one space between columns: the verdict keeps its line on a 120-column terminal
+    table = Table(title="memconform levels", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0),
+                  title_style="bold", title_justify="left")
     if many_targets:
         table.add_column("target", overflow="fold")
     for name, justify in (("spec", "left"), ("version", "left"), ("level", "left"), ("binding", "left"),
                           ("MUST\npassed", "right"), ("MUST\nfailed", "right"), ("SHOULD\nwarnings", "right"),
                           ("errors", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    table.add_column("verdict", no_wrap=True)
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    # on a narrow terminal the verdict wraps rather than hide what blocks the next level
+    table.add_column("verdict")
     for row in rows:
         word = verdict(row)
-        style = "green" if word.startswith("conformant") else ("red" if word.startswith(("not", "error")) else "yellow")
+        style = _STATUS_STYLE.get(str(row.get("status")), "")
         cells = [row["spec"].upper(), row["version"], row["level"] or "—", row["binding"],
                  str(row["must_passed"]), Text(str(row["must_failed"]), style="red" if row["must_failed"] else ""),
                  Text(str(row["should_warnings"]), style="yellow" if row["should_warnings"] else ""),
@@ -416,11 +520,9 @@ class ProgressPlugin:
         except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
             self._stream = None
         console = Console(file=self._stream or sys.stdout, force_terminal=True)
-        height = console.size.height
 
         def renderable() -> RenderableType:
-            with self.state.lock:
-                return render_live(self.state, max_rows=max(3, height - 6))
+            return render_live(self.state)  # laid out at each refresh for the terminal's size then
 
         self._live = Live(get_renderable=renderable, console=console, refresh_per_second=4, transient=False,
                           redirect_stdout=False, redirect_stderr=False)

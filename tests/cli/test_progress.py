@@ -18,7 +18,7 @@ import pytest
 from rich.console import Console
 
 from memconform.suite.progress import (
-    GroupProgress, NodeIdKeys, ProgressState, level_table, plain_line, render_live, verdict,
+    GroupProgress, NodeIdKeys, ProgressState, _legend_lines, level_table, plain_line, render_live, verdict,
 )
 from memconform.suite.registry import all_checks
 from memconform.suite.ump.corpus import export_corpus
@@ -129,10 +129,13 @@ def _norm(text: str) -> list[str]:
 def test_live_rendering_shows_counts_per_spec_level_and_binding():
     lines = _norm(_text(render_live(_state(), elapsed=75)))
     assert lines[0] == "memconform 6/7 checks · 1:15 · 3 passed · 1 failed · 1 warning · 1 skipped"
-    assert lines[1] == "spec level binding done passed failed warning error skipped other"
+    assert lines[1] == "spec level binding done passed failed warn err skip other"
     assert lines[3] == "UMP 1.0 L0 file 2/2 2 · · · · ·"
     assert lines[4] == "UMP 1.0 L1 http 4/5 1 1 1 · 1 ·"
-    assert len(lines) == 5
+    # the legend under the table says what each counter counts
+    assert " · ".join(lines[5:]) == ("passed: met · failed: a MUST violated · warn: a SHOULD violated · "
+                                     "err: target error · skip: cannot run here · "
+                                     "other: MAY not offered, inconclusive")
 
 
 def test_live_rendering_before_totals_and_with_several_targets():
@@ -152,9 +155,10 @@ def test_live_rendering_folds_finished_groups_to_fit():
     state.set_totals([("reference", "ump", "1.0", lvl, "http") for lvl in levels])
     for lvl in levels[:3]:
         state.record(lvl, _result("passed", lvl))
-    lines = _norm(_text(render_live(state, elapsed=0, max_rows=2)))
-    assert lines[-2] == "UMP 1.0 L3 http 0/1 · · · · · ·"
-    assert lines[-1] == "+ 3 finished groups without failures or errors"
+    legend = len(_legend_lines(120))
+    lines = _norm(_text(render_live(state, elapsed=0, height=4 + legend + 2)))  # room for two lines
+    assert lines[-legend - 2] == "UMP 1.0 L3 http 0/1 · · · · · ·"
+    assert lines[-legend - 1] == "+ 3 finished groups without failures or errors"
 
 
 def test_plain_line():
@@ -168,24 +172,79 @@ def test_plain_line():
     assert "opening the target: 1/1 done" in plain_line(lone, state, elapsed=0)
 
 
+def _row(binding: str, level, status: str, *, blocked=None, blocked_by=(), claim=None, accepted=None,
+         spec: str = "ump", version: str = "1.0", passed: int = 10, failed: int = 0, errors: int = 0) -> dict:
+    return {"target": "reference", "spec": spec, "version": version, "binding": binding, "level": level,
+            "blocked_at": blocked, "blocked_by": list(blocked_by), "claim": claim, "accepted": accepted or {},
+            "status": status, "must_passed": passed, "must_failed": failed, "errors": errors, "should_warnings": 0}
+
+
 def test_level_table_text():
+    """The verdict column says what the report's level row says: its status, every blocking id (or
+    "+N more"), a file's claim; never "conformant" beside failed MUSTs."""
+    blocked_l2 = {"level": "L2", "failed": ["ump/x", "ump/y"], "errors": ["ump/z"], "not_assessed": []}
     rows = [
-        {"target": "reference", "spec": "ump", "version": "1.0", "binding": "http", "level": "L3",
-         "blocked_at": None, "must_passed": 96, "must_failed": 0, "errors": 0, "should_warnings": 1},
-        {"target": "reference", "spec": "upp", "version": "1.0.0", "binding": "stdio", "level": None,
-         "blocked_at": {"level": "L1", "failed": ["upp/x"], "errors": [], "not_assessed": []},
-         "must_passed": 10, "must_failed": 2, "errors": 0, "should_warnings": 0},
-        {"target": "reference", "spec": "ump", "version": "1.0", "binding": "file", "level": "L0",
-         "blocked_at": {"level": "L1", "failed": [], "errors": [], "not_assessed": ["ump/a"]},
-         "must_passed": 20, "must_failed": 0, "errors": 0, "should_warnings": 0},
+        _row("http", "L3", "conformant", passed=96),
+        _row("mcp", "L1", "partial", blocked=blocked_l2, blocked_by=["ump/x", "ump/y", "ump/z"], failed=2, errors=1),
+        _row("stdio", None, "not-conformant", spec="upp", version="1.0.0", failed=2,
+             blocked={"level": "L1", "failed": ["upp/x", "upp/w"], "errors": [], "not_assessed": []},
+             blocked_by=["upp/x", "upp/w"]),
+        _row("file", "L0", "not-assessed", blocked={"level": "L1", "failed": [], "errors": [], "not_assessed": ["ump/a"]}),
+        _row("file", None, "claim", claim={"id": "emitted-file", "title": "L0 (emitted file)", "reached": True},
+             blocked={"level": "L0", "failed": [], "errors": [], "not_assessed": ["ump/r"]}),
+        _row("file", None, "incomplete", blocked={"level": "L0", "failed": [], "errors": [], "not_assessed": ["ump/r"]}),
+        _row("http", "L1", "partial", blocked=blocked_l2, blocked_by=["ump/x"], failed=1,
+             accepted={"must": 1, "requirements": ["ump/x"], "by": ["baseline.toml"]}),
     ]
-    lines = _norm(_text(level_table(rows)))
+    words = [verdict(r) for r in rows]
+    assert words == ["conformant", "L2 blocked by ump/x (+2 more)", "not conformant: L1 blocked by upp/x (+1 more)",
+                     "L1 not assessed", "L0 (emitted file)", "not assessed",
+                     "L2 blocked by ump/x; 1 MUST accepted by baseline.toml"]
+    lines = _norm(_text(level_table(rows), width=140))
     assert lines[0] == "memconform levels"
     assert lines[1] == "MUST MUST SHOULD"
     assert lines[2] == "spec version level binding passed failed warnings errors verdict"
-    assert lines[4] == "UMP 1.0 L3 http 96 0 1 0 conformant"
-    assert lines[5] == "UPP 1.0.0 — stdio 10 2 0 0 not conformant (L1 blocked)"
-    assert lines[6] == "UMP 1.0 L0 file 20 0 0 0 conformant (L1 not assessed)"
+    assert lines[4] == "UMP 1.0 L3 http 96 0 0 0 conformant"
+    assert lines[5] == "UMP 1.0 L1 mcp 10 2 0 1 L2 blocked by ump/x (+2 more)"
+    assert lines[6] == "UPP 1.0.0 — stdio 10 2 0 0 not conformant: L1 blocked by upp/x (+1 more)"
+    assert lines[7] == "UMP 1.0 L0 file 10 0 0 0 L1 not assessed"
+    assert lines[8] == "UMP 1.0 — file 10 0 0 0 L0 (emitted file)"
+    assert not any(re.search(r"(?<!not )conformant", ln) for ln in lines if "blocked" in ln)
+
+
+def test_live_view_fits_an_80_by_24_terminal_with_every_group_represented():
+    """Two targets, 56 groups: finished, troubled, running and waiting ones. On 80×24 the view fits,
+    no row wraps, every group is a row or counted in a summary line, and a legend explains the counts."""
+    state = ProgressState()
+    groups = [(t, spec, version, level, binding) for t in ("http://127.0.0.1:8700", "reference?fault=cross-owner-leak")
+              for spec, version, levels, bindings in (("ump", "0.1", ("L0", "L1", "L2", "L3"), ("http", "mcp")),
+                                                      ("ump", "1.0", ("L0", "L1", "L2", "L3"), ("http", "mcp")),
+                                                      ("upp", "1.0.0", ("L1", "L2", "L3"), ("http", "stdio")),
+                                                      ("omf", "1.0", ("L1",), ("cli", "http")))
+              for level in levels for binding in bindings]
+    assert len(groups) == 48
+    state.set_totals([g for g in groups for _ in range(4)])
+    for i, g in enumerate(groups):
+        done = 4 if i < 30 else (2 if i < 34 else 0)  # 30 finished, 4 running, 14 waiting
+        for n in range(done):
+            outcome = "failed" if (i % 7 == 0 and n == 0) else ("error" if i % 11 == 0 and n == 1 else "passed")
+            state.record(f"{i}-{n}", {"target": g[0], "spec": g[1], "version": g[2], "level": g[3],
+                                      "binding": g[4], "outcome": outcome})
+    console = Console(record=True, width=80, height=24, file=io.StringIO(), force_terminal=True)
+    console.print(render_live(state, elapsed=5))
+    text = console.export_text()
+    lines = text.rstrip("\n").split("\n")
+    assert len(lines) <= 23, text  # one line left for the cursor under rich's live display
+    assert all(len(ln.rstrip()) <= 80 for ln in lines)
+    row = re.compile(r"(UMP|UPP|OMF) \S+ +L\d +\S+ +\d+/\d+")
+    rows = [ln for ln in lines if row.search(ln)]
+    folded = [int(m.group(1)) for ln in lines if (m := re.match(r"^\+ (\d+) ", ln))]
+    assert len(rows) + sum(folded) == len(groups), text
+    running = [g for g in state.ordered() if 0 < g.done < (g.total or 0)]
+    troubled = [g for g in state.ordered() if g.troubled]
+    assert len(rows) >= len(running) + len(troubled)  # what needs a look stays on screen
+    for word in ("passed", "failed", "warn", "err", "skip", "other"):
+        assert f"{word}: " in text, text  # the legend
 
 
 def test_node_ids_give_the_same_groups_as_the_items():
