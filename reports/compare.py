@@ -215,8 +215,9 @@ def render_terminal(cmp: Comparison, *, everything: bool = False, width: int | N
     def table(title: str, columns: list[str], *widths: int) -> Table:
         """`widths`: the least width of the first columns (what a row is about stays readable;
         the target columns give way first)."""
-        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                  collapse_padding=True)
+        # the title on a line of its own: as a table title it would wrap to the table's width
+        console.print(Text(title, no_wrap=not everything, overflow="ellipsis"))
+        t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
         for i, name in enumerate(columns):
             # without --all one line per row, so the count of lines is the count of rows
             t.add_column(Text(name), no_wrap=not everything, overflow="ellipsis" if not everything else "fold",
@@ -232,6 +233,9 @@ def render_terminal(cmp: Comparison, *, everything: bool = False, width: int | N
         if n:
             console.print(Text(f"+{n} more, --all for everything"))
 
+    def line(text: str) -> None:
+        console.print(Text(text, no_wrap=not everything, overflow="ellipsis"))
+
     changed = cmp.level_changes()
     same = [k for k in sorted(cmp.rows) if k not in changed]
     if changed:
@@ -245,8 +249,8 @@ def render_terminal(cmp: Comparison, *, everything: bool = False, width: int | N
         console.print(t)
         more(hidden)
     else:
-        console.print(Text(f"Level changes: none ({len(cmp.rows)} spec / version / binding rows, the same "
-                           "level and status in every report)"))
+        line(f"Level changes: none ({len(cmp.rows)} spec / version / binding rows, the same "
+             "level and status in every report)")
     if everything and same:
         t = table("Levels unchanged", ["spec / version / binding", *cmp.targets], _key_width(same))
         for key in same:
@@ -259,7 +263,7 @@ def render_terminal(cmp: Comparison, *, everything: bool = False, width: int | N
             ("fixes", cmp.fixes(), f"Fixes ({{n}}): failed in {first}, passed in a later report")):
         console.print()
         if not keys:
-            console.print(Text(title.format(n=0).split(":")[0] + ": none"))
+            line(title.format(n=0).split(":")[0] + ": none")
             continue
         shown, hidden = capped(keys, name)
         t = table(title.format(n=len(keys)), ["requirement", "spec / binding", *cmp.targets],
@@ -278,11 +282,11 @@ def render_terminal(cmp: Comparison, *, everything: bool = False, width: int | N
                       *(Text(c) for c in _outcome_cells(cmp, key)))
         console.print(t)
     else:
-        console.print(Text(f"{len(other)} other difference{'s' if len(other) != 1 else ''} "
-                           "(SHOULD, MAY, errors, skips)" + (", --all lists them" if other else "")))
+        line(f"{len(other)} other difference{'s' if len(other) != 1 else ''} "
+             "(SHOULD, MAY, errors, skips)" + (", --all lists them" if other else ""))
     one_sided = {(k[0], k[1], k[3]) for k in cmp.one_sided()}
-    console.print(Text(f"{len(one_sided)} requirement{'s' if len(one_sided) != 1 else ''} judged on one side only "
-                       "(absent or skipped in a report): not compared"))
+    line(f"{len(one_sided)} requirement{'s' if len(one_sided) != 1 else ''} judged on one side only "
+         "(absent or skipped in a report): not compared")
 
     if everything:
         console.print()

@@ -152,8 +152,8 @@ def _identity(text: str, names: dict[str, str]) -> list[str]:
 
 
 def _sent_html(text: str, names: dict[str, str]) -> str:
-    """`sent`: the request line (method, path) when the check recorded one, who it acted as, then
-    the text with tokens redacted."""
+    """`sent`: the request line (method, path) when the check recorded one, the identities it
+    carries (a token's owner, the test keys' DIDs by name), then the text with tokens redacted."""
     first = text.split("\n", 1)[0]
     parts = []
     m = _REQUEST_LINE.match(first)
@@ -161,7 +161,8 @@ def _sent_html(text: str, names: dict[str, str]) -> str:
         parts.append(f"<dt>request</dt><dd><code>{_e(m.group(1))}</code> <code>{_e(redact(m.group(2)))}</code></dd>")
     who = _identity(text, names)
     if who:
-        parts.append(f"<dt>as</dt><dd>{'<br>'.join(_e(w) for w in who)}</dd>")
+        # a token names who the request acted as; a DID in the body names whose records it is about
+        parts.append(f"<dt>identity</dt><dd>{'<br>'.join(_e(w) for w in who)}</dd>")
     parts.append(f"<dt>sent</dt><dd><pre>{_e(redact(text))}</pre></dd>")
     return "".join(parts)
 
