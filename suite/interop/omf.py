@@ -384,7 +384,9 @@ def _differences(p: Planned, got: dict[str, Any], found: dict[str, dict[str, Any
             expected = _memd(found[other]).get("chunk_id", MISSING)
             edge_rid = "omf/supersedes-replayed" if name == "supersedes" else "omf/superseded-by-derived"
         value = _lc(got, name)
-        if not _same_nullable(expected, value):
+        # An edge whose other side shows no chunk_id cannot be followed: two missing values do not
+        # make a kept edge.
+        if expected is MISSING or not _same_nullable(expected, value):
             yield f"{MEMD}/lifecycle/{name}", expected, value, edge_rid
 
 

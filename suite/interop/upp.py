@@ -389,8 +389,10 @@ def _differences(p: Planned, got: dict[str, Any], view: View, found: dict[str, d
         successor = found.get(p.successor)
         if successor is not None:  # a missing successor is its own loss
             pointer = got.get("superseded_by", MISSING)
-            if pointer != successor.get("id"):
-                yield "/superseded_by", successor.get("id"), pointer, "upp/supersession-superseded-by"
+            successor_id = successor.get("id", MISSING)
+            # A successor without an id cannot be pointed at: a null pointer to it is no kept edge.
+            if not (isinstance(successor_id, str) and successor_id) or pointer != successor_id:
+                yield "/superseded_by", successor_id, pointer, "upp/supersession-superseded-by"
 
 
 def _wanted_status(p: Planned, view: View, held: Any) -> tuple[str, ...]:

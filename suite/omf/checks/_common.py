@@ -116,14 +116,39 @@ def contents(items: Any) -> list[str]:
     return [it.get("content") for it in (items.values() if isinstance(items, dict) else items)]
 
 
+class _Absent:
+    """What `memd_field` / `lc_field` give for a member the export does not show. It equals
+    nothing, itself included, and is no string: a check comparing two members the export left out
+    (an id with an edge, a kept id with a fresh one) must not find them equal, and a type test must
+    not take it for a value."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+    __str__ = __repr__
+
+
+ABSENT: Any = _Absent()
+
+
 def memd_field(it: dict[str, Any] | None, field: str) -> Any:
     memd = model.memd_extension(it) or {}
-    return memd.get(field, "(absent)")
+    return memd.get(field, ABSENT)
 
 
 def lc_field(it: dict[str, Any] | None, field: str) -> Any:
     lc = model.lifecycle_of(it)
-    return lc.get(field, "(absent)")
+    return lc.get(field, ABSENT)
 
 
 def refused(ctx: Any, rid: str, tenant: str, doc: Any, run: OmfRun, why: str) -> None:

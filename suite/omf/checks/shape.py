@@ -18,12 +18,15 @@ SHAPE_RULES = (
     "omf/lifecycle-status-vocabulary", "omf/lifecycle-tier-vocabulary", "omf/lifecycle-field-types",
     "omf/export-never-deleted-error", "omf/memd-chunk-id-uuidv7", "omf/export-status-hint",
 )
+#: What a document without items still shows.
+ENVELOPE_RULES = ("omf/omf-version", "omf/exported-at-format", "omf/memories-required")
 UUID7 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.I)
 SHOWN = 8
 
 
-def judge(ctx: Any, doc: Any, *, sent: str, received: Any, where: str) -> None:
-    """Report every problem of an exported document, one finding per requirement."""
+def judge(ctx: Any, doc: Any, *, sent: str, received: Any, where: str) -> int:
+    """Report every problem of an exported document, one finding per requirement; the number of
+    items it held."""
     found: dict[str, list[str]] = {}
     for p in model.problems(doc):
         found.setdefault(p.requirement, []).append(str(p))
@@ -43,6 +46,14 @@ def judge(ctx: Any, doc: Any, *, sent: str, received: Any, where: str) -> None:
         more = f" … and {len(lines) - SHOWN} more" if len(lines) > SHOWN else ""
         ctx.violation(rid, f"The exported document breaks {rid}: {'; '.join(lines[:SHOWN])}{more}. "
                            f"Sent: {sent}. The spec: {cite(rid)}", sent=sent, received=received, where=where)
+    memories = doc.get("memories") if isinstance(doc, dict) else None
+    return len(memories) if isinstance(memories, list) else 0
+
+
+def _nothing_judged(what: str) -> str:
+    rules = ", ".join(r for r in SHAPE_RULES if r not in ENVELOPE_RULES)
+    return (f"{what} holds no memories: its envelope is well-formed, but the item rules ({rules}) had no item to "
+            "judge")
 
 
 #: A tenant of every lifecycle state memd can hold, so the export has each kind of item to show.
@@ -73,7 +84,10 @@ def export_shape(ctx) -> None:
         ctx.violation("omf/memories-required", f"The export is not a JSON object. Came back: {run.describe()}. "
                       f"The spec: {cite('omf/memories-required')}", sent=run.sent, received=run.document)
         return
-    judge(ctx, doc, sent=run.sent, received=run.document, where="export")
+    if not judge(ctx, doc, sent=run.sent, received=run.document, where="export") and not ctx.findings:
+        raise NotApplicable("precondition failed: " + _nothing_judged(
+            f"the export of a tenant seeded with {len(_varied())} items ({run.describe()})")
+            + "; the export's contents are judged by omf/export/exclusions")
 
 
 @check("omf/file/shape", spec="omf", requirements=SHAPE_RULES, bindings=FILE,
@@ -84,6 +98,7 @@ def file_shape(ctx) -> None:
     docs = ctx.client.documents()
     if not docs:
         raise NotApplicable("no document was given")
+    items = 0
     for path, text in docs:
         try:
             doc = json.loads(text)
@@ -91,4 +106,6 @@ def file_shape(ctx) -> None:
             ctx.violation("omf/memories-required", f"{path} is not JSON ({exc}), so it has no memories array. "
                           f"The spec: {cite('omf/memories-required')}", received=text[:2000], where=path)
             continue
-        judge(ctx, doc, sent=f"the file {path}", received=None, where=path)
+        items += judge(ctx, doc, sent=f"the file {path}", received=None, where=path)
+    if not items and not ctx.findings:
+        raise NotApplicable(_nothing_judged(f"the file{'s' if len(docs) > 1 else ''} {', '.join(p for p, _ in docs)}"))

@@ -38,7 +38,7 @@ from importlib import resources
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
-from memconform.suite.outcomes import LEVELS, NotApplicable, TargetError
+from memconform.suite.outcomes import LEVELS, Inconclusive, NotApplicable, TargetError
 from memconform.suite.registry import Case, check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump import ids as ump_ids
@@ -1608,6 +1608,7 @@ _OPTIONAL = {
 def optional_members(ctx: CheckContext) -> None:
     """One record per optional member, so a refusal names the member. Informational."""
     older = _remember(ctx, _full_record(ctx, "semantic"))
+    unread: list[str] = []
     for requirement, (path, value) in _OPTIONAL.items():
         rec = _full_record(ctx, "semantic")
         if requirement == "ump/optional-scope-user":
@@ -1630,6 +1631,7 @@ def optional_members(ctx: CheckContext) -> None:
         rid = _new_id(reply)
         _, stored = _get(ctx, rid) if rid else (None, None)
         if stored is None:
+            unread.append(name)
             continue  # judged by get / remember-persists
         node: Any = stored
         for key in path:
@@ -1639,6 +1641,10 @@ def optional_members(ctx: CheckContext) -> None:
                           f"{'absent' if node is _MISSING else json.dumps(node)}, where "
                           f"{json.dumps(value)} was given; {_spec(requirement)}", sent=rec, received=stored,
                           where=rid)
+    if unread and not ctx.findings:
+        # Accepted is not kept: a member is judged only on a record read back.
+        raise Inconclusive(f"records carrying {', '.join(unread)} were accepted, but get returned none of them, so "
+                           "whether those optional members are kept was not seen (get is judged by ump/l1/get)")
 
 
 _MISSING = object()
@@ -2188,10 +2194,12 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
         return  # merged into an equal record: accepted
     rid = _new_id(reply)
     if rid is None:
-        return  # judged by ump/l1/remember-result
+        raise Inconclusive(f"the valid record was accepted ({reply.describe()}) without an id, so whether it "
+                           "persisted (ump/remember-persists) cannot be read back; judged by ump/l1/remember-result")
     got, stored = _get(ctx, rid, auth=auth)
     if stored is None:
-        return  # judged by ump/l1/get
+        raise Inconclusive(f"the valid record was accepted as {rid}, but get {rid} answered {got.describe()}, so "
+                           "whether it persisted (ump/remember-persists) was not seen; judged by ump/l1/get")
     for path in ("kind", "body/text", "scope/owner"):
         if _member(stored, "/" + path) != _member(sent, "/" + path):
             ctx.violation("ump/remember-persists", f"{path.replace('/', '.')} was "
@@ -2213,8 +2221,13 @@ def _vector_invalid(ctx: CheckContext, case: Any, sent: dict[str, Any], reply: R
     if code is None:
         if fillable:
             rid = _new_id(reply)
-            _, stored = _get(ctx, rid, auth=auth) if rid else (None, None)
-            if stored is not None and _member(stored, pointer) is _MISSING:
+            got, stored = _get(ctx, rid, auth=auth) if rid else (None, None)
+            if stored is None:
+                # Taking a partial record is right only if the stored one is completed: unseen here.
+                raise Inconclusive(f"remember took the record without {pointer} (a partial record, §3.3: "
+                                   f"{reply.describe()}), but " + (f"get {rid} answered {got.describe()}" if rid else
+                                   "answered no id") + f", so whether the server filled {pointer} was not seen")
+            if _member(stored, pointer) is _MISSING:
                 for r in reqs:
                     ctx.violation(r, f"remember took a record without {pointer} (a partial record, §3.3) but the "
                                   f"stored record {rid} still lacks it; the server fills what it accepts "

@@ -808,6 +808,16 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
     server stamps time.created itself (so the retention cannot have elapsed) or refuses the
     back-dated record, a record with retention PT1S is used and read after two seconds."""
     R = "ump/consent-retention-tombstone"
+    # An expired record's not_found is evidence only from a server that serves what it keeps: a
+    # store that keeps nothing answers not_found to everything.
+    control = sample_record(text=f"{marker('rtc')} a note without retention")
+    cid = remember_new(ctx.client, control, what="remember of a control record without consent.retention")
+    seen = ctx.client.get(cid)
+    if _record_of(seen) is None:
+        raise NotApplicable(f"precondition failed: get of {cid}, a control record without consent.retention "
+                            f"remembered just before, answered {seen.describe()}; a server that does not serve what "
+                            "it keeps shows no difference for a record whose retention elapsed (get is judged by "
+                            "ump/l1/get)")
     m = marker("rtn")
     created = _now() - _days(10)
     rec = sample_record(text=f"{m} a temporary note", consent={"retention": "P1D", "exportable": True},

@@ -57,6 +57,16 @@ def info_reply(ctx: Any) -> RpcReply:
     return state["info"]
 
 
+def still_answers(ctx: Any, when: str) -> None:
+    """An upp/info request gets a response on this binding: only then does a notification's
+    silence say anything (a server that answers nothing is silent to notifications too)."""
+    control = ctx.client.call("upp/info", {})
+    if control.response is None:
+        raise Inconclusive(f"the control request upp/info sent {when} got no JSON-RPC response "
+                           f"({control.describe()}): a server that answers no request says nothing to a notification "
+                           "either, so no reply to one shows nothing (the wire checks judge the missing response)")
+
+
 def offered(ctx: Any) -> frozenset[str]:
     """The operations upp/info lists (empty when info fails or has no usable list)."""
     reply = info_reply(ctx)

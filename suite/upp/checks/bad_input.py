@@ -19,13 +19,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memconform.suite.outcomes import NotApplicable
+from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc, ontology
 from memconform.suite.upp.checks._common import (
     INTERNAL_ERROR, INVALID_PARAMS, LIVE, PROFILE_TEXT, answer_of, compact, fail, fail_exchange, fold, fresh_entity,
-    need, require_offered, server_ontology, served,
+    need, require_offered, server_ontology, served, still_answers,
 )
 from memconform.suite.upp.client import ImportFolder, RpcExchange, RpcReply
 
@@ -348,6 +348,7 @@ def bad_notifications(ctx: CheckContext) -> None:
              ("upp/retrieve", {"entity_key": 5, "query": "name"})]
     if served(ctx, "upp/delete_events"):
         notes.append(("upp/delete_events", {"entity_key": entity, "event_ids": "all"}))
+    still_answers(ctx, "before any notification")
     for method, params in notes:
         ex = ctx.client.notify(method, params)
         problems = jsonrpc.expect_no_reply(ex.received_text)
@@ -355,7 +356,14 @@ def bad_notifications(ctx: CheckContext) -> None:
             fail_exchange(ctx, "upp/jsonrpc-notification-no-reply", problems[0].message, ex,
                           "no response to a notification, even one with bad params")
             break
+        still_answers(ctx, f"right after the notification {method}")
     _judge_state(ctx, "upp/error-invalid-params", entity, before, "notifications with bad params")
+    if not before and not ctx.findings:
+        # A subject holding nothing cannot show a change (a delete of "all" least of all).
+        raise Inconclusive(f"the subject {entity!r} holds no events (upp/ingest of {PROFILE_TEXT!r} made none, or "
+                           "neither upp/get_events nor upp/retrieve could list them), so whether the notifications "
+                           "with bad params changed nothing was not seen; their silence is judged by "
+                           "upp/wire/notification-no-reply")
 
 
 # =============================================================================================

@@ -24,7 +24,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from memconform.suite.outcomes import NotApplicable
+from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import model, ontology
@@ -169,14 +169,21 @@ def contextualize_task(ctx: CheckContext) -> None:
     if poll.final is None:
         _report_unfinished(ctx, task_id, poll)
         return
+    empty = False
     if poll.final.get("status") == "completed":
-        _judge_completed(ctx, entity, task_id, poll.final, poll.replies[-1])
+        empty = _judge_completed(ctx, entity, task_id, poll.final, poll.replies[-1])
     again = ctx.client.get_tasks([task_id])
     later = status_of(again, task_id)
     if not isinstance(later, dict) or later.get("status") != poll.final.get("status"):
         fail(ctx, "upp/get-tasks-retained", f"task {task_id!r} was reported {poll.final.get('status')!r}; asked again "
              f"right after, upp/get_tasks reports {compact(later)}", again,
              f"the finished task still reported as {poll.final.get('status')!r} during the retention period")
+    if empty and not ctx.findings:
+        # As for a level-1 server fed text: no event from the text is nothing to judge, not a pass
+        # of the background ingest and the stored-event rules.
+        raise Inconclusive(f"task {task_id!r} completed with no events, and upp/ingest of the same text "
+                           f"{TASK_TEXT!r} (for another fresh user) made none either: the server's extraction gave "
+                           "the background ingest and the stored-event rules nothing to judge")
 
 
 def _poll_after(ctx: CheckContext, task_id: str, first: RpcReply) -> TaskPoll:
@@ -226,12 +233,13 @@ def _report_unfinished(ctx: CheckContext, task_id: str, poll: Any) -> None:
          "the task to reach completed (with its events) or failed (with an error)")
 
 
-def _judge_completed(ctx: CheckContext, entity: str, task_id: str, final: dict[str, Any], reply: RpcReply) -> None:
+def _judge_completed(ctx: CheckContext, entity: str, task_id: str, final: dict[str, Any], reply: RpcReply) -> bool:
     """A completed task's result: StoredEvents of the user, each listed by get_events; some
-    events when the server's own ingest finds some in the same text."""
+    events when the server's own ingest finds some in the same text. True when there was nothing
+    to judge: no event in the result, none stored, and none from upp/ingest of the same text."""
     result = final.get("result")
     if not isinstance(result, list):
-        return  # judged with the TaskStatus shape (upp/get-tasks-result-by-status)
+        return False  # judged with the TaskStatus shape (upp/get-tasks-result-by-status)
     events = [e for e in result if isinstance(e, dict)]
     _judge_owner(ctx, "upp/contextualize-background-ingest", events, entity, f"task {task_id!r}'s result", reply)
     stored = by_id(listed(ctx, entity))
@@ -247,6 +255,8 @@ def _judge_completed(ctx: CheckContext, entity: str, task_id: str, final: dict[s
                  f"{entity!r}, yet upp/ingest of the same text {TASK_TEXT!r} (for another fresh user) stores "
                  f"{len(found)} event(s): {compact([e.get('value') for e in found], 300)}", reply,
                  "the text ingested in the background, as upp/ingest would")
+        return not found
+    return False
 
 
 def _ingest_finds(ctx: CheckContext, text: str) -> list[dict[str, Any]]:

@@ -366,11 +366,18 @@ def import_confined_paths(ctx: CheckContext) -> None:
     if folder == Path(tempfile.gettempdir()):
         raise NotApplicable("the suite could not learn the server's export folder, so it cannot tell a folder the "
                             "server is configured to read from one it is not")
+    content = package(fresh_entity("pkg-source"), [saying(SINGULAR_LABEL)], ontology_id=server_ontology(ctx))
+    # A refusal shows confinement only from a server that reads the same package where it may.
+    with package_file(ctx, content, "confined-control") as inside:
+        control = ctx.client.import_events(fresh_entity("import-control"), str(inside))
+    if control.error_code == INVALID_PARAMS:
+        raise NotApplicable(f"precondition failed: upp/import_events refused even the same package written in its "
+                            f"export folder {str(folder)!r} ({control.describe()}), so refusing one elsewhere shows no "
+                            "confinement; imports are judged by upp/l3/import")
     elsewhere = Path(tempfile.mkdtemp(prefix="mcf-elsewhere-"))
     try:
         path = elsewhere / "package.json"
-        path.write_text(json.dumps(package(fresh_entity("pkg-source"), [saying(SINGULAR_LABEL)],
-                                                         ontology_id=server_ontology(ctx))), encoding="utf-8")
+        path.write_text(json.dumps(content), encoding="utf-8")
         entity = fresh_entity("import-confined")
         reply = ctx.client.import_events(entity, str(path))
     finally:

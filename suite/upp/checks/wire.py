@@ -22,7 +22,7 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc
 from memconform.suite.upp.checks._common import (
-    LIVE, answer_of, client_state, fail, fail_exchange, fresh_entity, wire_problems,
+    LIVE, answer_of, client_state, fail, fail_exchange, fresh_entity, still_answers, wire_problems,
 )
 from memconform.suite.upp.client import RpcExchange
 
@@ -216,10 +216,14 @@ def method_not_found(ctx: CheckContext) -> None:
        bindings=LIVE, title="a notification gets no response")
 def notification_no_reply(ctx: CheckContext) -> None:
     """Notifications (no id) for upp/info, for an unknown method, and for upp/retrieve with wrong
-    params: none may be answered, not even with an error."""
+    params: none may be answered, not even with an error. Silence counts only from a server seen
+    to answer: an upp/info request on the same binding before the notifications and after each
+    must get its response."""
+    still_answers(ctx, "before any notification")
     for method, params in (("upp/info", {}), (UNKNOWN_METHOD, {}),
                            ("upp/retrieve", {"entity_key": 5, "query": None})):
         ex = ctx.client.notify(method, params)
+        still_answers(ctx, f"right after the notification {method}")
         problems = jsonrpc.expect_no_reply(ex.received_text)
         problems += [p for p in _notification_problems(ex)]
         if problems:
