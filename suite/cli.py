@@ -32,7 +32,8 @@ class _Commands(click.Group):
     start fast, and the converters load jsonschema's format checks (over a second)."""
 
     LAZY = {"convert": ("memconform.suite.convert.cli", "convert"),
-            "faults": ("memconform.suite.cli_faults", "faults")}
+            "faults": ("memconform.suite.cli_faults", "faults"),
+            "variants": ("memconform.suite.cli_variants", "variants")}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.LAZY])
@@ -422,7 +423,7 @@ def _omf_fail(code: str, message: str, exit_code: int) -> None:
     sys.exit(exit_code)
 
 
-def _omf_engine(db: str, fault: str | None, *, read_only: bool = False) -> Any:
+def _omf_engine(db: str, fault: str | None, *, read_only: bool = False, variants: tuple[str, ...] = ()) -> Any:
     from memconform.reference_impl.omf import make_engine
 
     # A dry run against a store that does not exist yet sees the same (empty) state in memory,
@@ -430,7 +431,7 @@ def _omf_engine(db: str, fault: str | None, *, read_only: bool = False) -> Any:
     if read_only and db != ":memory:" and not Path(db).exists():
         db = ":memory:"
     try:
-        return make_engine(db, fault=fault)
+        return make_engine(db, fault=fault, variants=variants)
     except Exception as exc:  # sqlite: not a database, unwritable folder …
         _omf_fail("store", f"cannot open the store {db}: {exc}", VERDICT)
 
@@ -439,6 +440,10 @@ _omf_db = click.option("--db", default=OMF_DEFAULT_DB, show_default=True, type=c
                        help="sqlite file of the OMF store, shared by successive invocations")
 _omf_fault = click.option("--fault", default=None, callback=_check_omf_fault, metavar="NAME",
                           help="run with one deliberate OMF defect switched on (omf-...)")
+_omf_variant = click.option("--variant", "variants", multiple=True, metavar="NAME",
+                            callback=lambda ctx, param, value: _check_variants(ctx, param, value),
+                            help="run with a legitimate OMF reading made the other way (repeatable; "
+                                 "`memconform variants --spec omf`)")
 
 
 @cli.group()
@@ -456,15 +461,17 @@ def omf() -> None:
 @click.option("--include-expired", type=_TF, default=True, show_default=True)
 @_omf_db
 @_omf_fault
+@_omf_variant
 def omf_export(tenant_id: str, project_id: str | None, output: str | None, include_history: bool,
-               include_superseded: bool, include_expired: bool, db: str, fault: str | None) -> None:
+               include_superseded: bool, include_expired: bool, db: str, fault: str | None,
+               variants: tuple[str, ...]) -> None:
     """Export a tenant's memories as an OMF 1.0 document."""
     import io
     import sqlite3
 
     from memconform.reference_impl.omf import ValidationError
 
-    engine = _omf_engine(db, fault)
+    engine = _omf_engine(db, fault, variants=variants)
     flags = {"project_id": project_id, "include_history": include_history,
              "include_superseded": include_superseded, "include_expired": include_expired}
     try:
@@ -507,13 +514,13 @@ def _omf_read(input_path: str | None) -> Any:
 
 
 def _omf_import(tenant_id: str, input_path: str | None, include_archived: bool, fuzzy_threshold: float | None,
-                dry_run: bool, db: str, fault: str | None) -> None:
+                dry_run: bool, db: str, fault: str | None, variants: tuple[str, ...] = ()) -> None:
     import sqlite3
 
     from memconform.reference_impl.omf import ValidationError
 
     document = _omf_read(input_path)
-    engine = _omf_engine(db, fault, read_only=dry_run)
+    engine = _omf_engine(db, fault, read_only=dry_run, variants=variants)
     try:
         run = engine.preview if dry_run else engine.import_document
         result = run(tenant_id, document, include_archived=include_archived, fuzzy_threshold=fuzzy_threshold)
@@ -549,20 +556,22 @@ def _with(options: list[Any]) -> Any:
 @click.option("--dry-run", type=_TF, default=False, show_default=True, help="true: preview, write nothing")
 @_omf_db
 @_omf_fault
+@_omf_variant
 def omf_import(tenant_id: str, input_path: str | None, include_archived: bool, fuzzy_threshold: float | None,
-               dry_run: bool, db: str, fault: str | None) -> None:
+               dry_run: bool, db: str, fault: str | None, variants: tuple[str, ...]) -> None:
     """Import an OMF 1.0 document; prints {imported, duplicates, skipped} (or, dry run, the preview)."""
-    _omf_import(tenant_id, input_path, include_archived, fuzzy_threshold, dry_run, db, fault)
+    _omf_import(tenant_id, input_path, include_archived, fuzzy_threshold, dry_run, db, fault, variants)
 
 
 @omf.command("preview")
 @_with(_omf_import_options)
 @_omf_db
 @_omf_fault
+@_omf_variant
 def omf_preview(tenant_id: str, input_path: str | None, include_archived: bool, fuzzy_threshold: float | None,
-                db: str, fault: str | None) -> None:
+                db: str, fault: str | None, variants: tuple[str, ...]) -> None:
     """What `import` would do, writing nothing (= import --dry-run true)."""
-    _omf_import(tenant_id, input_path, include_archived, fuzzy_threshold, True, db, fault)
+    _omf_import(tenant_id, input_path, include_archived, fuzzy_threshold, True, db, fault, variants)
 
 
 # -- serve -----------------------------------------------------------------------------------
@@ -575,6 +584,15 @@ def _check_fault(ctx: click.Context, param: click.Parameter, value: str | None) 
     if value not in FAULTS:
         raise click.BadParameter(f"unknown fault {value!r}; known faults: {', '.join(sorted(FAULTS))}")
     return value
+
+
+def _check_variants(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    from memconform.reference_impl.variants import VariantError, check_names
+
+    try:
+        return check_names(value)
+    except VariantError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @cli.command()
@@ -591,6 +609,9 @@ def _check_fault(ctx: click.Context, param: click.Parameter, value: str | None) 
               help="serve with one deliberate defect switched on (`memconform faults` lists them); a UPP "
                    "fault (upp-...) goes to the UPP server, an OMF fault (omf-...) to /omf/..., any other to "
                    "the UMP server")
+@click.option("--variant", "variants", multiple=True, callback=_check_variants, metavar="NAME",
+              help="serve with a legitimate reading the spec leaves open made the other way (repeatable; "
+                   "`memconform variants` lists them); each goes to the server of its spec")
 @click.option("--stdio", is_flag=True,
               help="speak UMP over MCP on stdin/stdout instead of HTTP (stdout carries only the protocol)")
 @click.option("--upp-stdio", is_flag=True,
@@ -604,8 +625,9 @@ def _check_fault(ctx: click.Context, param: click.Parameter, value: str | None) 
                                   "files anywhere else are refused")
 @click.option("--omf-db", type=click.Path(dir_okay=False), default=None, metavar="PATH",
               help="sqlite file of the OMF store served at POST /omf/... (default: in memory)")
-def serve(host: str, port: int, db: str | None, require_capability: bool, fault: str | None, stdio: bool,
-          upp_stdio: bool, upp_export_dir: str | None, upp_import_dirs: tuple[str, ...], omf_db: str | None) -> None:
+def serve(host: str, port: int, db: str | None, require_capability: bool, fault: str | None,
+          variants: tuple[str, ...], stdio: bool, upp_stdio: bool, upp_export_dir: str | None,
+          upp_import_dirs: tuple[str, ...], omf_db: str | None) -> None:
     """Run the reference servers: UMP over HTTP (§4.2, SSE subscribe, /.well-known/ump.json,
     /openapi.json) with MCP streamable HTTP at /mcp, and UPP 1.0.0 (JSON-RPC 2.0) at POST /upp;
     or UMP over MCP stdio with --stdio; or UPP over stdio with --upp-stdio.
@@ -619,14 +641,14 @@ def serve(host: str, port: int, db: str | None, require_capability: bool, fault:
         from memconform.reference_impl.upp.stdio import serve_upp_stdio
 
         serve_upp_stdio(fault=fault if fault is not None and FAULTS[fault].spec == "upp" else None,
-                        export_dir=upp_export_dir, import_dirs=upp_import_dirs)
+                        export_dir=upp_export_dir, import_dirs=upp_import_dirs, variants=variants)
         return
     from memconform.reference_impl.ump.serve import serve as run_server
 
     try:
         run_server(host=host, port=port, db=db, require_capability=require_capability, fault=fault, stdio=stdio,
                    upp_stdio=upp_stdio, upp_export_dir=upp_export_dir, upp_import_dirs=upp_import_dirs,
-                   omf_db=omf_db)
+                   omf_db=omf_db, variants=variants)
     except OSError as exc:
         raise click.ClickException(f"cannot serve on {host}:{port}: {exc}") from None
     except KeyboardInterrupt:

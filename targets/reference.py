@@ -24,9 +24,10 @@ class ReferenceUmpFileClient:
     """The reference implementation's file binding: seeded with the export corpus, then exported
     as .ump.json, NDJSON and a folder of .ump.md into a private temporary folder."""
 
-    def __init__(self, version: str, fault: str | None):
+    def __init__(self, version: str, fault: str | None, variants: tuple[str, ...] = ()):
         self.version = version
         self.fault = fault if fault is not None and FAULTS[fault].applies_to("ump", version) else None
+        self.variants = variants
         self._seeded = export_corpus(version)
         self._tmp = tempfile.TemporaryDirectory(prefix="memconform-ref-")
         engine = self._engine()
@@ -44,7 +45,7 @@ class ReferenceUmpFileClient:
         self._exported = files.load(root)
 
     def _engine(self) -> UmpEngine:
-        return UmpEngine(version=self.version, fault=self.fault)
+        return UmpEngine(version=self.version, fault=self.fault, variants=self.variants)
 
     def exported(self) -> files.Loaded:
         return self._exported
@@ -89,13 +90,17 @@ def _fault_shows_on(fault: str | None, binding: str, spec: str = "ump") -> str |
     return fault if binding in bindings else None
 
 
-def upp_stdio_command(fault: str | None) -> list[str]:
+def _variant_args(variants: tuple[str, ...]) -> list[str]:
+    return [arg for v in variants for arg in ("--variant", v)]
+
+
+def upp_stdio_command(fault: str | None, variants: tuple[str, ...] = ()) -> list[str]:
     """The reference UPP server over stdio, as a child of this interpreter."""
     return [sys.executable, "-m", "memconform.suite.cli", "serve", "--upp-stdio",
-            *(["--fault", fault] if fault else [])]
+            *(["--fault", fault] if fault else []), *_variant_args(variants)]
 
 
-def omf_cli(fault: str | None) -> Any:
+def omf_cli(fault: str | None, variants: tuple[str, ...] = ()) -> Any:
     """The reference OMF CLI's command templates: the shipped targets/descriptors/reference.toml
     (child processes of this interpreter, `--db` in the work folder), plus `--fault NAME`."""
     import shlex
@@ -104,8 +109,8 @@ def omf_cli(fault: str | None) -> Any:
 
     descriptor = load_descriptor(SHIPPED / "reference.toml")
     cli = descriptor.cli
-    if fault:
-        extra = " --fault " + shlex.quote(fault)
+    if fault or variants:
+        extra = "".join(" " + shlex.quote(a) for a in [*(["--fault", fault] if fault else []), *_variant_args(variants)])
         cli = dataclasses.replace(cli, export=Template.parse(cli.export.text + extra, cli.export.where),
                                   import_=Template.parse(cli.import_.text + extra, cli.import_.where))
     return descriptor, cli
@@ -147,7 +152,7 @@ class ReferenceDriver:
         try:
             from memconform.reference_impl.upp.service import UppService
 
-            return UppService(fault=_fault_shows_on(self.target.fault, "http", "upp"))
+            return UppService(fault=_fault_shows_on(self.target.fault, "http", "upp"), variants=self.target.variants)
         except Exception as exc:  # noqa: BLE001 - reported to the UPP subjects, not raised
             self._upp_missing = f"{type(exc).__name__}: {exc}"
             return None
@@ -158,7 +163,8 @@ class ReferenceDriver:
         try:
             from memconform.reference_impl.omf import make_engine
 
-            return make_engine(None, fault=_fault_shows_on(self.target.fault, "http", "omf"))
+            return make_engine(None, fault=_fault_shows_on(self.target.fault, "http", "omf"),
+                               variants=self.target.variants)
         except Exception as exc:  # noqa: BLE001 - reported to the OMF subjects, not raised
             self._omf_missing = f"{type(exc).__name__}: {exc}"
             return None
@@ -182,7 +188,7 @@ class ReferenceDriver:
             omf = None
         extra = {k: v for k, v in (("upp", upp), ("omf", omf)) if v is not None}
         try:
-            self._server = start_in_thread(UmpService(fault=fault), **extra)
+            self._server = start_in_thread(UmpService(fault=fault, variants=self.target.variants), **extra)
         except Exception as exc:  # noqa: BLE001 - any failure to start is the target's error
             for service in extra.values():
                 service.close()
@@ -196,7 +202,7 @@ class ReferenceDriver:
             if spec == "upp" and binding == "stdio":
                 from memconform.targets.jsonrpc import JsonRpcDriver
 
-                command = upp_stdio_command(_fault_shows_on(self.target.fault, "stdio", "upp"))
+                command = upp_stdio_command(_fault_shows_on(self.target.fault, "stdio", "upp"), self.target.variants)
                 self._live[key] = JsonRpcDriver("stdio", command, label=self.label, timeout=self.timeout)
                 return self._live[key]
             self._start()
@@ -229,7 +235,8 @@ class ReferenceDriver:
                 self._clients[key] = self._omf_client(subject.binding)
             elif subject.binding == "file":
                 self._clients[key] = ReferenceUmpFileClient(subject.version,
-                                                            _fault_shows_on(self.target.fault, "file"))
+                                                            _fault_shows_on(self.target.fault, "file"),
+                                                            self.target.variants)
             elif subject.spec == "upp":
                 # not cached here: the JSON-RPC driver hands out a fresh child should the last one die
                 inner = self._live_driver(subject.spec, subject.binding)
@@ -243,7 +250,7 @@ class ReferenceDriver:
         if binding == "cli":
             from memconform.targets.cli import OmfCliTarget
 
-            descriptor, cli = omf_cli(_fault_shows_on(self.target.fault, "cli", "omf"))
+            descriptor, cli = omf_cli(_fault_shows_on(self.target.fault, "cli", "omf"), self.target.variants)
             target = OmfCliTarget(cli, timeout=max(self.timeout, OMF_CLI_TIMEOUT))
             target.values.update(descriptor.var_values(target.workdir))
             return target
@@ -256,7 +263,7 @@ class ReferenceDriver:
 
     def describe(self) -> dict[str, Any]:
         return {"label": self.label, "kind": "reference", "fault": self.target.fault,
-                "advertised": {}}
+                **({"variants": list(self.target.variants)} if self.target.variants else {}), "advertised": {}}
 
     def close(self) -> None:
         for key, c in self._clients.items():

@@ -11,10 +11,13 @@ from pathlib import Path
 @dataclass(frozen=True)
 class ReferenceTarget:
     fault: str | None = None
+    #: legitimate readings made the other way (reference_impl/variants.py); several combine
+    variants: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
-        return f"reference?fault={self.fault}" if self.fault else "reference"
+        query = ([f"fault={self.fault}"] if self.fault else []) + [f"variant={v}" for v in self.variants]
+        return "reference" + ("?" + "&".join(query) if query else "")
 
 
 @dataclass(frozen=True)
@@ -129,10 +132,16 @@ def parse_target(text: str) -> TargetString:
         raise TargetStringError("empty --target")
     if text == "reference" or text.startswith("reference?"):
         query = urllib.parse.parse_qs(text.partition("?")[2], keep_blank_values=True)
-        unknown = set(query) - {"fault"}
+        unknown = set(query) - {"fault", "variant"}
         if unknown:
             raise TargetStringError(f"unknown reference option(s) {sorted(unknown)} in {text!r}; "
-                                    "only ?fault=NAME is understood")
+                                    "?fault=NAME and ?variant=NAME (repeatable) are understood")
+        from memconform.reference_impl.variants import VariantError, check_names
+
+        try:
+            variants = check_names(v.strip() for value in query.get("variant", []) for v in value.split(","))
+        except VariantError as exc:
+            raise TargetStringError(str(exc)) from None
         faults = query.get("fault", [])
         if len(faults) > 1:
             raise TargetStringError("a reference target takes one fault at a time")
@@ -142,7 +151,7 @@ def parse_target(text: str) -> TargetString:
 
             if fault not in FAULTS:
                 raise TargetStringError(f"unknown fault {fault!r}; known faults: {', '.join(sorted(FAULTS))}")
-        return ReferenceTarget(fault=fault)
+        return ReferenceTarget(fault=fault, variants=variants)
     if text.startswith("file:"):
         path = text[len("file:"):]
         file_as = "export"

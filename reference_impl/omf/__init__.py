@@ -7,5 +7,5 @@ from memconform.reference_impl.omf.store import OmfStore
 __all__ = ["OmfEngine", "OmfStore", "ValidationError", "make_engine"]
 
 
-def make_engine(db: str | None = None, *, fault: str | None = None) -> OmfEngine:
-    return OmfEngine(OmfStore(db or ":memory:"), fault=fault)
+def make_engine(db: str | None = None, *, fault: str | None = None, variants: tuple[str, ...] = ()) -> OmfEngine:
+    return OmfEngine(OmfStore(db or ":memory:"), fault=fault, variants=variants)

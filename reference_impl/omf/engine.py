@@ -129,7 +129,12 @@ class OmfEngine:
     """Export / import / preview over an `OmfStore`. `clock()` returns epoch milliseconds
     (injectable, for lazy expiry and the exported_at stamp); `fault` is one `omf-…` fault name."""
 
-    def __init__(self, store: OmfStore, *, fault: str | None = None, clock: Callable[[], int] | None = None):
+    def __init__(self, store: OmfStore, *, fault: str | None = None, clock: Callable[[], int] | None = None,
+                 variants: tuple[str, ...] = ()):
+        from memconform.reference_impl import variants as switches
+        from memconform.reference_impl.omf.policy import OmfPolicy
+
+        self.policy = switches.apply(OmfPolicy(), "omf", variants)
         self.store = store
         self.fault = fault
         self.clock = clock or (lambda: time.time_ns() // 1_000_000)

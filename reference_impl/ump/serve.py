@@ -135,10 +135,11 @@ def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, upp
     return RunningServer(_url(host, actual), app, server, thread, sock)
 
 
-def make_service(*, db: str | None = None, require_capability: bool = True, fault: str | None = None) -> Any:
+def make_service(*, db: str | None = None, require_capability: bool = True, fault: str | None = None,
+                 variants: tuple[str, ...] = ()) -> Any:
     from memconform.reference_impl.ump.service import UmpService
 
-    return UmpService(db=db or ":memory:", require_capability=require_capability, fault=fault)
+    return UmpService(db=db or ":memory:", require_capability=require_capability, fault=fault, variants=variants)
 
 
 def _fault_for(spec: str, fault: str | None) -> str | None:
@@ -153,16 +154,19 @@ def _fault_for(spec: str, fault: str | None) -> str | None:
 def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
           require_capability: bool = True, fault: str | None = None, stdio: bool = False,
           upp_stdio: bool = False, upp_export_dir: str | Path | None = None,
-          upp_import_dirs: Sequence[str | Path] = (), omf_db: str | None = None) -> None:
+          upp_import_dirs: Sequence[str | Path] = (), omf_db: str | None = None,
+          variants: tuple[str, ...] = ()) -> None:
     """Run in the foreground until interrupted (or, over stdio, until end of input). Over stdio
     nothing but the protocol goes to stdout."""
     from memconform.reference_impl.upp.stdio import make_upp_service, serve_upp_stdio
 
     if upp_stdio:
-        serve_upp_stdio(fault=_fault_for("upp", fault), export_dir=upp_export_dir, import_dirs=upp_import_dirs)
+        serve_upp_stdio(fault=_fault_for("upp", fault), export_dir=upp_export_dir, import_dirs=upp_import_dirs,
+                        variants=variants)
         return
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    service = make_service(db=db, require_capability=require_capability, fault=_fault_for("ump", fault))
+    service = make_service(db=db, require_capability=require_capability, fault=_fault_for("ump", fault),
+                           variants=variants)
     try:
         if stdio:
             try:
@@ -175,10 +179,10 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
             mcp_app.run_stdio(service)
             return
         upp = make_upp_service(fault=_fault_for("upp", fault), export_dir=upp_export_dir,
-                               import_dirs=upp_import_dirs)
+                               import_dirs=upp_import_dirs, variants=variants)
         from memconform.reference_impl.omf import make_engine
 
-        omf = make_engine(omf_db, fault=_fault_for("omf", fault))
+        omf = make_engine(omf_db, fault=_fault_for("omf", fault), variants=variants)
         try:
             app = build_app(service, upp=upp, omf=omf)
             sock = _bind(host, port)
@@ -190,7 +194,8 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
                 print(f"memconform: reference UMP server listening on {url} "
                       f"(UMP {', '.join(service.versions)}; capabilities "
                       f"{'required' if require_capability else 'optional'}"
-                      f"{'; fault ' + fault if fault else ''}; {mcp_note}; "
+                      f"{'; fault ' + fault if fault else ''}"
+                      f"{'; variants ' + ', '.join(variants) if variants else ''}; {mcp_note}; "
                       f"UPP 1.0.0 JSON-RPC at POST {url}/upp, exports in {upp.export_dir}; "
                       f"OMF 1.0 at POST {url}/omf/export|import|preview)", file=sys.stderr, flush=True)
 

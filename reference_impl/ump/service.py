@@ -301,7 +301,12 @@ class UmpService:
 
     def __init__(self, *, db: str = ":memory:", require_capability: bool = True, fault: str | None = None,
                  keyring: Keyring | None = None, clock: Callable[[], datetime] | None = None,
-                 versions: tuple[str, ...] | list[str] = ("1.0", "0.1")):
+                 versions: tuple[str, ...] | list[str] = ("1.0", "0.1"), variants: tuple[str, ...] = ()):
+        from memconform.reference_impl import variants as switches
+        from memconform.reference_impl.ump.policy import UmpPolicy
+
+        self.policy = switches.apply(UmpPolicy(), "ump", variants)
+        self.variants = switches.check_names(variants)
         versions = tuple(versions)
         if not versions or any(v not in ump_record.VERSIONS for v in versions) or len(set(versions)) != len(versions):
             raise ValueError(f"versions must be distinct UMP versions among {ump_record.VERSIONS}, got {versions!r}")

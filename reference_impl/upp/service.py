@@ -110,7 +110,11 @@ class UppService:
 
     def __init__(self, *, db: str = ":memory:", export_dir: Path | None = None, import_dirs: Sequence[Path] = (),
                  extractor: Extractor | None = None, fault: str | None = None,
-                 clock: Callable[[], datetime] | None = None):
+                 clock: Callable[[], datetime] | None = None, variants: tuple[str, ...] = ()):
+        from memconform.reference_impl import variants as switches
+        from memconform.reference_impl.upp.policy import UppPolicy
+
+        self.policy = switches.apply(UppPolicy(), "upp", variants)
         if fault is not None:
             from memconform.reference_impl.faults import FAULTS
 

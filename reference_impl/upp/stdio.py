@@ -73,20 +73,20 @@ def run(service: Any, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
 
 
 def make_upp_service(*, fault: str | None = None, export_dir: str | Path | None = None,
-                     import_dirs: Sequence[str | Path] = ()) -> Any:
+                     import_dirs: Sequence[str | Path] = (), variants: tuple[str, ...] = ()) -> Any:
     from memconform.reference_impl.upp.service import UppService
 
     return UppService(fault=fault, export_dir=Path(export_dir) if export_dir else None,
-                      import_dirs=[Path(d) for d in import_dirs])
+                      import_dirs=[Path(d) for d in import_dirs], variants=variants)
 
 
 def serve_upp_stdio(*, fault: str | None = None, export_dir: str | Path | None = None,
-                    import_dirs: Sequence[str | Path] = ()) -> None:
+                    import_dirs: Sequence[str | Path] = (), variants: tuple[str, ...] = ()) -> None:
     """`memconform serve --upp-stdio`: UPP over stdin/stdout until end of input, the log on
     stderr. `fault` must be a UPP fault (or None). Imports nothing of the HTTP stack, so the
     child process a stdio driver starts is ready quickly."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    upp = make_upp_service(fault=fault, export_dir=export_dir, import_dirs=import_dirs)
+    upp = make_upp_service(fault=fault, export_dir=export_dir, import_dirs=import_dirs, variants=variants)
     print(f"memconform: reference UPP server over stdio (UPP 1.0.0, ontology {upp.ontology.id}; exports in "
           f"{upp.export_dir}{'; fault ' + upp.fault if upp.fault else ''})", file=sys.stderr, flush=True)
     run(upp)

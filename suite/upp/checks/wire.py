@@ -129,9 +129,10 @@ def id_echo(ctx: CheckContext) -> None:
         exchanges.append(reply.exchange)
         got = reply.exchange.received
         if isinstance(got, dict) and "id" in got and not jsonrpc.same_id(got["id"], rid_value):
+            # every probe is judged and every failing one reported, not only the first
             fail(ctx, "upp/jsonrpc-id-echo", f"the request had \"id\": {json.dumps(rid_value)}, the response "
                  f"\"id\": {json.dumps(got['id'])}", reply, f"\"id\": {json.dumps(rid_value)} (same value and type)")
-            return
+            exchanges.pop()  # judged just now: not charged twice below
     _charge(ctx, "upp/jsonrpc-id-echo", _problems(ctx, exchanges, "upp/jsonrpc-id-echo"),
             "the request's id, same value and type")
 
@@ -164,11 +165,10 @@ def _judge_provoked(ctx: CheckContext, rid: str, exchange: RpcExchange, problems
 def parse_error(ctx: CheckContext) -> None:
     """Four texts that are not JSON (truncated, plain words, a trailing comma, single quotes):
     each must get one error response with code -32700 and `"id": null`."""
-    for text in NOT_JSON:
+    for text in NOT_JSON:  # each judged: every failing text is reported
         ex = ctx.client.send_raw(text)
-        if not _judge_provoked(ctx, "upp/jsonrpc-parse-error", ex, jsonrpc.expect_parse_error(answer_of(ex)),
-                               "{\"jsonrpc\": \"2.0\", \"error\": {\"code\": -32700, …}, \"id\": null}"):
-            return
+        _judge_provoked(ctx, "upp/jsonrpc-parse-error", ex, jsonrpc.expect_parse_error(answer_of(ex)),
+                        "{\"jsonrpc\": \"2.0\", \"error\": {\"code\": -32700, …}, \"id\": null}")
 
 
 #: JSON values that are not request objects, with why.
@@ -190,12 +190,10 @@ def invalid_request(ctx: CheckContext) -> None:
     """Eight JSON values that are not valid request objects (a non-string method, jsonrpc 1.0,
     no jsonrpc, no method, an object id, a number, a string, null): each gets -32600 with `id:
     null`, or with its id when one can be read."""
-    for text, why in INVALID_REQUESTS:
+    for text, why in INVALID_REQUESTS:  # each judged: every failing value is reported
         ex = ctx.client.send_raw(text)
-        if not _judge_provoked(ctx, "upp/jsonrpc-invalid-request", ex,
-                               jsonrpc.expect_invalid_request(answer_of(ex), text),
-                               f"error -32600 Invalid Request ({why})"):
-            return
+        _judge_provoked(ctx, "upp/jsonrpc-invalid-request", ex, jsonrpc.expect_invalid_request(answer_of(ex), text),
+                        f"error -32600 Invalid Request ({why})")
 
 
 @check("upp/wire/method-not-found", spec="upp", requirements=("upp/jsonrpc-method-not-found",), bindings=LIVE,
@@ -209,7 +207,6 @@ def method_not_found(ctx: CheckContext) -> None:
         if problems:
             fail(ctx, "upp/jsonrpc-method-not-found", "; ".join(p.message for p in problems), reply,
                  f"error -32601 Method Not Found with \"id\": {json.dumps(rid_value)}")
-            return
 
 
 @check("upp/wire/notification-no-reply", spec="upp", requirements=("upp/jsonrpc-notification-no-reply",),
@@ -229,7 +226,6 @@ def notification_no_reply(ctx: CheckContext) -> None:
         if problems:
             fail_exchange(ctx, "upp/jsonrpc-notification-no-reply", "; ".join(dict.fromkeys(p.message for p in problems)),
                           ex, "no response at all (HTTP: an empty body; stdio: no line)")
-            return
 
 
 def _notification_problems(ex: RpcExchange) -> list[jsonrpc.WireProblem]:

@@ -1,0 +1,88 @@
+"""The mirror of the fault tests (DESIGN.md idea 5): each variant of the reference implementation is a
+legitimate reading the spec leaves open, made the other way; the whole suite must pass it over every
+binding it shows on: no MUST failure, no error, the top level reached. A check that fails a variant is
+a defect, exactly like a check that passes a fault."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memconform.reference_impl.variants import VARIANTS, Variant, VariantError, apply, check_names
+from memconform.suite import catalogue
+from memconform.targets.reference import _LIVE_BY_SPEC
+
+from .helpers import failed_requirements, run_suite
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+#: Where each spec's levels end on each binding the reference serves.
+TOP = {("ump", "file"): "L0", ("ump", "http"): "L3", ("ump", "mcp"): "L3", ("upp", "http"): "L3",
+       ("upp", "stdio"): "L3", ("omf", "cli"): "L1", ("omf", "http"): "L1"}
+
+
+def _bindings(variant: Variant) -> tuple[str, ...]:
+    if variant.bindings is not None:
+        return variant.bindings
+    return ("file", *_LIVE_BY_SPEC["ump"]) if variant.spec == "ump" else _LIVE_BY_SPEC[variant.spec]
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_variant_passes_the_whole_suite(pytester, monkeypatch, name):
+    monkeypatch.setenv("MEMCONFORM_FUZZ_EXAMPLES", "0")  # the fuzz judges 5xx only: no reading to pin
+    variant = VARIANTS[name]
+    bindings = _bindings(variant)
+    result, report = run_suite(pytester, f"--target=reference?variant={name}", f"--spec={variant.spec}",
+                               *[f"--binding={b}" for b in bindings])
+    assert report["totals"].get("error", 0) == 0, [r["reason"] for r in report["results"] if r["outcome"] == "error"]
+    assert failed_requirements(report) == set(), [
+        f["message"] for r in report["results"] if r["outcome"] == "failed" for f in r["findings"]]
+    reached = {(r["version"], r["binding"]): r["level"] for r in report["levels"]}
+    expected = {(v, b): TOP[(variant.spec, b)] for v in catalogue.load(variant.spec).versions
+                if variant.applies_to(variant.spec, v) for b in bindings}
+    assert {k: reached.get(k) for k in expected} == expected, [r["summary"] for r in report["levels"]]
+    assert result.ret == 0
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_variant_is_documented_beside_the_reading_it_pins(name):
+    variant = VARIANTS[name]
+    cat = catalogue.load(variant.spec)
+    assert variant.readings, f"{name}: a variant names the requirement(s) whose reading it pins"
+    for rid in variant.readings:
+        cat.get(rid)  # raises for an unknown id
+    text = (DOCS / f"catalogue-{variant.spec}.md").read_text(encoding="utf-8")
+    assert f"`{name}`" in text, f"docs/catalogue-{variant.spec}.md does not name the variant `{name}`"
+    assert variant.overrides, f"{name}: a variant overrides at least one decision point"
+
+
+def test_unknown_and_conflicting_variants_are_refused():
+    with pytest.raises(VariantError, match="unknown variant"):
+        check_names(["no-such-variant"])
+
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Policy:
+        point: str = "a"
+
+    one = Variant("t-one", "omf", "x", ("omf/omf-version",), {"point": "b"})
+    two = Variant("t-two", "omf", "x", ("omf/omf-version",), {"point": "c"})
+    VARIANTS.update({v.name: v for v in (one, two)})
+    try:
+        assert apply(Policy(), "omf", ["t-one"]).point == "b"
+        assert apply(Policy(), "ump", ["t-one"]).point == "a"  # another spec's variant is ignored
+        with pytest.raises(VariantError, match="two ways"):
+            apply(Policy(), "omf", ["t-one", "t-two"])
+    finally:
+        for v in (one, two):
+            VARIANTS.pop(v.name)
+
+
+def test_the_target_string_carries_variants_and_a_fault(pytester):
+    from memconform.targets.target_string import TargetStringError, parse_target
+
+    with pytest.raises(TargetStringError, match="unknown variant"):
+        parse_target("reference?variant=no-such-variant")
+    target = parse_target("reference?fault=omf-accepts-other-version")
+    assert target.variants == () and target.label == "reference?fault=omf-accepts-other-version"
