@@ -107,10 +107,12 @@ def _rows_for(report: dict[str, Any], key: tuple[str, str, str, str]) -> list[di
 _TOKEN = re.compile(r"(?<=Bearer )[^\s\"'\\,;]+|umpcap\.[A-Za-z0-9_\-.:!%]+…?")
 #: How much of a token stays visible: enough to tell two tokens apart, not enough to replay one.
 TOKEN_SHOWN = 8
-_REQUEST_LINE = re.compile(r"^(?:\[[^\]\n]*\]\s*)?(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+(\S+)[ \t]*(.*)$")
+#: The request line a check may put first in `sent` ("POST /ump/recall", a fuzz phase before it).
+_REQUEST_LINE = re.compile(r"^(?:\[[^\]\n]*\]\s*)?(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+(\S+)")
 
 
 def redact(text: str) -> str:
+    """`text` with every capability token cut to its first characters (the page may be published)."""
     return _TOKEN.sub(lambda m: m.group(0) if len(m.group(0)) <= TOKEN_SHOWN
                       else m.group(0)[:TOKEN_SHOWN] + "…(redacted)", text)
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 from rich import box
-from rich.console import Console, RenderableType
+from rich.console import Console, Group as RenderGroup, RenderableType
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
@@ -262,18 +262,18 @@ def _fold(groups: list[GroupProgress], budget: int) -> tuple[list[GroupProgress]
     finished ones with failures or errors, then (only on a tiny terminal) running ones."""
     shown = list(groups)
     lines: list[str] = []
-    kinds = (
-        ("quiet", lambda g: g.complete and not g.troubled, False,
+    kinds = (  # (which groups, fold the last ones first, the summary line)
+        (lambda g: g.complete and not g.troubled, False,
          lambda n, f: f"+ {n} finished group{'s' if n != 1 else ''} without failures or errors"),
-        ("waiting", lambda g: g.done == 0 and not g.complete, True,
+        (lambda g: g.done == 0 and not g.complete, True,
          lambda n, f: f"+ {n} group{'s' if n != 1 else ''} not started"),
-        ("troubled", lambda g: g.complete and g.troubled, False,
+        (lambda g: g.complete and g.troubled, False,
          lambda n, f: (f"+ {n} finished group{'s' if n != 1 else ''} with failures or errors "
                        f"({sum(g.counts['failed'] for g in f)} failed, {sum(g.counts['error'] for g in f)} err)")),
-        ("running", lambda g: True, True,
+        (lambda g: True, True,
          lambda n, f: f"+ {n} more group{'s' if n != 1 else ''} running"),
     )
-    for _, belongs, from_end, text in kinds:
+    for belongs, from_end, text in kinds:
         over = len(shown) + len(lines) - budget
         if over <= 0:
             break
@@ -402,28 +402,37 @@ _STATUS_STYLE = {"conformant": "green", "claim": "green", "partial": "yellow", "
                  "error": "magenta", "not-assessed": "dim", "incomplete": "dim", "skipped": "dim"}
 
 
-def level_table(rows: list[dict[str, Any]]) -> Table:
-    """The report's level rows as a table: one row per target / spec / version / binding."""
-    many_targets = len({r["target"] for r in rows}) > 1
+def level_table(rows: list[dict[str, Any]]) -> RenderableType:
+    """The report's level rows as a table per target (titled with it when there are several: a
+    column of long target labels would squeeze the verdicts): one row per spec / version / binding."""
+    targets = list(dict.fromkeys(r["target"] for r in rows))
+    if len(targets) == 1:
+        return _level_table(rows, "memconform levels")
+    tables: list[RenderableType] = []
+    for target in targets:
+        if tables:
+            tables.append(Text(""))
+        tables.append(_level_table([r for r in rows if r["target"] == target], f"memconform levels · {target}"))
+    return RenderGroup(*tables)
+
+
+def _level_table(rows: list[dict[str, Any]], title: str) -> Table:
     # one space between columns: the verdict keeps its line on a 120-column terminal
-    table = Table(title="memconform levels", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0),
+    table = Table(title=Text(title), box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0),
                   title_style="bold", title_justify="left")
-    if many_targets:
-        table.add_column("target", overflow="fold")
     for name, justify in (("spec", "left"), ("version", "left"), ("level", "left"), ("binding", "left"),
                           ("MUST\npassed", "right"), ("MUST\nfailed", "right"), ("SHOULD\nwarnings", "right"),
                           ("errors", "right")):
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     # on a narrow terminal the verdict wraps rather than hide what blocks the next level
-    table.add_column("verdict")
+    table.add_column("verdict", overflow="fold")
     for row in rows:
         word = verdict(row)
         style = _STATUS_STYLE.get(str(row.get("status")), "")
-        cells = [row["spec"].upper(), row["version"], row["level"] or "—", row["binding"],
-                 str(row["must_passed"]), Text(str(row["must_failed"]), style="red" if row["must_failed"] else ""),
-                 Text(str(row["should_warnings"]), style="yellow" if row["should_warnings"] else ""),
-                 Text(str(row["errors"]), style="magenta" if row["errors"] else ""), Text(word, style=style)]
-        table.add_row(*([row["target"]] if many_targets else []), *cells)
+        table.add_row(row["spec"].upper(), row["version"], row["level"] or "—", row["binding"],
+                      str(row["must_passed"]), Text(str(row["must_failed"]), style="red" if row["must_failed"] else ""),
+                      Text(str(row["should_warnings"]), style="yellow" if row["should_warnings"] else ""),
+                      Text(str(row["errors"]), style="magenta" if row["errors"] else ""), Text(word, style=style))
     return table
 
 

@@ -212,6 +212,20 @@ def test_level_table_text():
     assert not any(re.search(r"(?<!not )conformant", ln) for ln in lines if "blocked" in ln)
 
 
+def test_level_tables_per_target_never_cut_the_verdict():
+    blocked = {"level": "L1", "failed": ["upp/jsonrpc-version"], "errors": [], "not_assessed": []}
+    rows = [_row("http", "L3", "conformant", spec="upp", version="1.0.0"),
+            {**_row("http", None, "not-conformant", spec="upp", version="1.0.0", failed=1, blocked=blocked,
+                    blocked_by=["upp/jsonrpc-version"]), "target": "reference?fault=upp-jsonrpc-version-missing"}]
+    lines = _norm(_text(level_table(rows), width=80))
+    assert "memconform levels · reference" in lines
+    assert "memconform levels · reference?fault=upp-jsonrpc-version-missing" in lines
+    assert not any(ln.startswith("target") for ln in lines)
+    assert "upp/jsonrpc-version" in lines  # wrapped on 80 columns, never cut
+    wide = _norm(_text(level_table(rows), width=120))
+    assert "UPP 1.0.0 — http 10 1 0 0 not conformant: L1 blocked by upp/jsonrpc-version" in wide
+
+
 def test_live_view_fits_an_80_by_24_terminal_with_every_group_represented():
     """Two targets, 56 groups: finished, troubled, running and waiting ones. On 80×24 the view fits,
     no row wraps, every group is a row or counted in a summary line, and a legend explains the counts."""
