@@ -203,8 +203,8 @@ def replay(report_path: Path, check_id: str, target: str | None, binding: str | 
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="write the page here (default: stdout)")
 def report_html(report_path: Path, output: Path | None) -> None:
-    """One self-contained HTML page: run info, level lines, requirements with their findings,
-    outcome filters and a requirements × bindings coverage matrix."""
+    """One self-contained HTML page: the level table (what each target reached and what blocks the
+    next level), every failure, then the requirements, the coverage matrix and the run's options."""
     from memconform.reports.html import render_html
 
     _emit(render_html(_report_with_results(report_path)), output)
@@ -216,10 +216,10 @@ def report_html(report_path: Path, output: Path | None) -> None:
 @click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="also write the side-by-side page (self-contained HTML) here")
 @click.option("--all", "everything", is_flag=True, default=False,
-              help="list every requirement, not only those where the targets differ")
+              help="print every section in full and every requirement, not a screen's worth")
 def compare(reports: tuple[Path, ...], html_out: Path | None, everything: bool) -> None:
-    """Several targets' results side by side: the level each reached per spec, version and binding,
-    then the requirements where their outcomes differ."""
+    """What changed from the first report: level changes, then MUST regressions (passed, now failed),
+    then fixes; requirements judged on one side only are counted apart."""
     from memconform.reports.compare import comparison, render_html, render_terminal
 
     cmp = comparison([(p.name, _read_report(p)) for p in reports])
