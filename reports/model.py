@@ -14,7 +14,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
-from memconform.reports.verdict import blocking, compute_claim, compute_level, status_of, summary_line
+from memconform.reports.verdict import (
+    blocking, compute_claim, compute_classes, compute_level, status_of, summary_line,
+)
 from memconform.suite.outcomes import LEVELS, Keyword, Outcome
 
 REPORT_FORMAT = "memconform-report/1"
@@ -104,7 +106,7 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             skipped = group[0]["outcome"] == "skipped"
             levels.append({
                 "target": target, "spec": spec, "version": version, "binding": binding, "level": None,
-                "blocked_at": None, "blocked_by": [], "claim": None, "accepted": {},
+                "blocked_at": None, "blocked_by": [], "claim": None, "accepted": {}, "profile": None, "classes": [],
                 "must_passed": 0, "must_failed": 0, "errors": 0 if skipped else len(group),
                 "should_warnings": 0, "may_info": 0, "inconclusive": 0, "advertised": None, "overclaimed": False,
                 "status": "skipped" if skipped else "error",
@@ -112,8 +114,12 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             })
             continue
         cat = catalogues.load(spec)
-        outcomes = requirement_outcomes(group)
-        computed = compute_level(spec, version, outcomes, cat.claimed_levels, binding)
+        # the profile the target was judged under (OMF: memd or a plain consumer); the catalogue's
+        # default when it has profiles and the results predate them
+        profile = next((r["profile"] for r in group if r.get("profile")), cat.default_profile)
+        outcomes = {rid: e for rid, e in requirement_outcomes(group).items()
+                    if cat.get(rid).in_profile(profile)}
+        computed = compute_level(spec, version, outcomes, cat.claimed_levels, binding, profile)
         by_kw: Counter[tuple[str, str]] = Counter()
         for rid, entry in outcomes.items():
             req = cat.get(rid)
@@ -127,7 +133,9 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
         row = {
             "target": target, "spec": spec, "version": version, "binding": binding,
             "level": computed["level"], "blocked_at": blocked,
-            "blocked_by": blocking(spec, version, binding, outcomes, blocked),
+            "blocked_by": blocking(spec, version, binding, outcomes, blocked, profile),
+            "profile": profile,
+            "classes": compute_classes(spec, version, binding, outcomes, profile),
             "claim": (compute_claim(spec, version, binding, outcomes, not_exercised(group),
                                     file_as.get(target, "export"))
                       if computed["level"] is None and kinds.get(target) == "file" else None),

@@ -33,13 +33,17 @@ LINE_IDS = 3
 STATUSES = ("conformant", "partial", "not-assessed", "claim", "incomplete", "not-conformant", "error", "skipped")
 
 
-def _musts(cat: catalogues.Catalogue, version: str, binding: str | None, level: str) -> list[Any]:
+def _musts(cat: catalogues.Catalogue, version: str, binding: str | None, level: str,
+           profile: str | None = None) -> list[Any]:
+    """The testable MUSTs of `level` that count toward it: not those of a conformance class of their
+    own, nor those the target's profile is not bound by."""
     return [r for r in cat.for_version(version, binding)
-            if r.level == level and r.keyword is Keyword.MUST and r.testable]
+            if r.level == level and r.keyword is Keyword.MUST and r.testable and r.counts_for_level(profile)]
 
 
 def compute_level(spec: str, version: str, outcomes: dict[str, dict[str, Any]],
-                  claimed_levels: tuple[str, ...], binding: str | None = None) -> dict[str, Any]:
+                  claimed_levels: tuple[str, ...], binding: str | None = None,
+                  profile: str | None = None) -> dict[str, Any]:
     """The highest level whose testable MUSTs all passed, counting up from L0. On a binding,
     only the MUSTs that can be judged there count (the file formats are not an HTTP server's)."""
     cat = catalogues.load(spec)
@@ -48,7 +52,7 @@ def compute_level(spec: str, version: str, outcomes: dict[str, dict[str, Any]],
     for level in LEVELS[:LEVELS.index(BINDING_TOP_LEVEL.get(binding or "", LEVELS[-1])) + 1]:
         if not any(r.level == level for r in cat.for_version(version)):
             continue  # a level the spec does not have (UPP starts at level 1)
-        musts = _musts(cat, version, binding, level)
+        musts = _musts(cat, version, binding, level, profile)
         failed = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]
         errored = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.ERROR]
         unassessed = [r.id for r in musts if r.id not in outcomes]
@@ -84,6 +88,27 @@ def compute_claim(spec: str, version: str, binding: str, outcomes: dict[str, dic
             "not_exercised": vacuous, "left_out": excluded}
 
 
+def compute_classes(spec: str, version: str, binding: str, outcomes: dict[str, dict[str, Any]],
+                    profile: str | None = None) -> list[dict[str, Any]]:
+    """Each conformance class of the catalogue with MUSTs on this binding: reached when every one of
+    them that applies passed (reported beside the level, never blocking it)."""
+    cat = catalogues.load(spec)
+    rows = []
+    for cls in cat.conformance_classes:
+        musts = [r for r in cat.for_version(version, binding) if r.conformance_class == cls.id
+                 and r.keyword is Keyword.MUST and r.testable and r.in_profile(profile)]
+        if not musts:
+            continue
+        state = {r.id: outcomes.get(r.id, {}).get("outcome") for r in musts}
+        failed = [i for i, o in state.items() if o is Outcome.FAILED]
+        errored = [i for i, o in state.items() if o is Outcome.ERROR]
+        unassessed = [i for i, o in state.items() if o is None]
+        passed = [i for i, o in state.items() if o is Outcome.PASSED]
+        rows.append({"id": cls.id, "title": cls.title, "reached": bool(passed) and not (failed or errored or unassessed),
+                     "passed": len(passed), "failed": failed, "errors": errored, "not_assessed": unassessed})
+    return rows
+
+
 def next_level(spec: str, version: str, level: str | None) -> str | None:
     """The level above `level` that the spec version has (its lowest when `level` is None)."""
     have = {r.level for r in catalogues.load(spec).for_version(version)}
@@ -101,7 +126,7 @@ def blocked_by(row: dict[str, Any]) -> list[str]:
 
 
 def blocking(spec: str, version: str, binding: str, outcomes: dict[str, dict[str, Any]],
-             blocked: dict[str, Any] | None) -> list[str]:
+             blocked: dict[str, Any] | None, profile: str | None = None) -> list[str]:
     """The MUSTs that failed or errored at the blocked level and every level above it."""
     if not blocked:
         return []
@@ -109,7 +134,7 @@ def blocking(spec: str, version: str, binding: str, outcomes: dict[str, dict[str
     first = [*blocked["failed"], *blocked["errors"]]
     above = []
     for level in LEVELS[LEVELS.index(blocked["level"]) + 1:]:
-        musts = _musts(cat, version, binding, level)
+        musts = _musts(cat, version, binding, level, profile)
         above += [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]
         above += [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.ERROR]
     return first + above
@@ -139,7 +164,8 @@ def summary_line(row: dict[str, Any]) -> str:
     level = row["level"]
     claim = row.get("claim")
     shown = level or (claim["title"] if claim and claim["reached"] else "—")
-    head = f"{row['target']} · {row['spec'].upper()} {row['version']} / {shown} / {row['binding']}"
+    profile = f" ({row['profile']})" if row.get("profile") else ""
+    head = f"{row['target']} · {row['spec'].upper()} {row['version']}{profile} / {shown} / {row['binding']}"
     blocked = row.get("blocked_at")
     status = row["status"]
     if status == "conformant":
@@ -189,7 +215,15 @@ def summary_line(row: dict[str, Any]) -> str:
                       f"{ids_text(blocked['not_assessed'])}")
     if row.get("overclaimed"):
         counts.append(f"advertises {row['advertised']}")
-    return f"{head}: {words} — {', '.join(counts)}"
+    beside = []
+    for cls in row.get("classes") or ():
+        if cls["reached"]:
+            beside.append(f"{cls['title']}: yes ({cls['passed']} MUST)")
+        elif cls["failed"] or cls["errors"]:
+            beside.append(f"{cls['title']}: no, {ids_text([*cls['failed'], *cls['errors']])}")
+        else:
+            beside.append(f"{cls['title']}: not assessed ({len(cls['not_assessed'])} MUST)")
+    return f"{head}: {words} — {', '.join(counts)}" + "".join(f"; {b}" for b in beside)
 
 
 def badge_status(rows: list[dict[str, Any]]) -> str:

@@ -39,6 +39,17 @@ class Requirement:
     #: "export" (rules for an export: a plain record dump is not bound by them). A file claim
     #: (`Claim`) leaves out the roles it names.
     role: str | None = None
+    #: A conformance class of its own (`[[conformance_class]]`): what only a public implementation's
+    #: choices demand. Such a requirement never counts toward a level; it is reported beside it.
+    conformance_class: str | None = None
+    #: The profiles of the spec bound by it (`profiles`); None: every profile.
+    profiles: tuple[str, ...] | None = None
+
+    def in_profile(self, profile: str | None) -> bool:
+        return profile is None or self.profiles is None or profile in self.profiles
+
+    def counts_for_level(self, profile: str | None = None) -> bool:
+        return self.conformance_class is None and self.in_profile(profile)
 
     def applies_to_binding(self, binding: str) -> bool:
         return self.bindings is None or binding in self.bindings
@@ -73,6 +84,17 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class ConformanceClass:
+    """A class reported beside the level (e.g. "interoperates with the UMP reference implementation"):
+    its requirements are the choices of one implementation the text does not make, so they never
+    block a level the text gives."""
+
+    id: str
+    title: str
+    summary: str
+
+
+@dataclass(frozen=True)
 class Catalogue:
     spec: str
     title: str
@@ -80,6 +102,10 @@ class Catalogue:
     claimed_levels: tuple[str, ...]
     requirements: tuple[Requirement, ...]
     claims: tuple[Claim, ...] = ()
+    conformance_classes: tuple[ConformanceClass, ...] = ()
+    #: The roles the spec names (OMF: memd, a plain consumer); a target is judged under one.
+    profiles: tuple[str, ...] = ()
+    default_profile: str | None = None
 
     def claim_for(self, binding: str, file_as: str = "export") -> Claim | None:
         return next((c for c in self.claims if c.binding == binding and c.file_as == file_as), None)
@@ -128,11 +154,25 @@ def parse_catalogue(data: dict, spec: str) -> Catalogue:
             derived=bool(raw.get("derived", False)), testable=bool(raw.get("testable", True)),
             bindings=tuple(raw["bindings"]) if "bindings" in raw else None,
             role=_role(raw.get("role"), where),
+            conformance_class=raw.get("class"),
+            profiles=tuple(raw["profiles"]) if "profiles" in raw else None,
         ))
+    classes = tuple(ConformanceClass(c["id"], c["title"], c.get("summary", ""))
+                    for c in data.get("conformance_class", []))
+    profiles = tuple(data.get("profiles", ()))
+    default_profile = data.get("default_profile")
+    if profiles and default_profile not in profiles:
+        raise CatalogueError(f"{spec} catalogue: default_profile {default_profile!r} is not one of {profiles}")
+    for r in reqs:
+        if r.conformance_class is not None and r.conformance_class not in {c.id for c in classes}:
+            raise CatalogueError(f"{spec} catalogue, {r.id}: class {r.conformance_class!r} has no [[conformance_class]]")
+        if r.profiles is not None and not set(r.profiles) <= set(profiles):
+            raise CatalogueError(f"{spec} catalogue, {r.id}: profiles {list(r.profiles)} not among {list(profiles)}")
     return Catalogue(
         spec=spec, title=data.get("title", spec.upper()),
         versions=tuple(data["versions"]), claimed_levels=tuple(data.get("claimed_levels", ())),
         requirements=tuple(reqs), claims=tuple(_claims(data.get("claim", []), spec)),
+        conformance_classes=classes, profiles=profiles, default_profile=default_profile,
     )
 
 

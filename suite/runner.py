@@ -26,6 +26,9 @@ class CheckContext:
     findings: list[Finding] = field(default_factory=list)
     seed: int = 0
     seed_used: bool = False
+    #: Which requirements bind the target under its profile (OMF: memd or a plain consumer); a
+    #: finding on one that does not is left out: that profile promised nothing there.
+    applies: Any = None
 
     def property_seed(self) -> int:
         """The run's seed (`--seed`) for a property-based check's generator. Asking for it records
@@ -44,6 +47,8 @@ class CheckContext:
             # A check may only report against the requirements it names; anything else is a
             # bug in the suite, not in the target.
             raise AssertionError(f"check {self.check.id} reported {requirement}, which it does not name")
+        if self.applies is not None and not self.applies(requirement):
+            return
         self.findings.append(Finding.make(requirement, message, sent=sent, received=received, where=where))
 
     def require(self, condition: bool, requirement: str, message: str, **details: Any) -> bool:
@@ -64,7 +69,7 @@ def outcome_of(check: Check, version: str, case: Case | None, findings: list[Fin
 
 
 def run_check(check: Check, version: str, binding: str, client_factory, case: Case | None,
-              seed: int = 0) -> CheckResult:
+              seed: int = 0, applies: Any = None) -> CheckResult:
     started = time.perf_counter()
     ctx: CheckContext | None = None
 
@@ -75,7 +80,8 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
 
     try:
         client = client_factory()
-        ctx = CheckContext(check=check, version=version, binding=binding, client=client, case=case, seed=seed)
+        ctx = CheckContext(check=check, version=version, binding=binding, client=client, case=case, seed=seed,
+                           applies=applies)
         check.func(ctx)
     except NotExercised as exc:
         return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started,
