@@ -248,8 +248,9 @@ def test_nothing_passes_on_an_omf_export_without_memd_extension(pytester, empty_
 
 
 def test_silence_is_no_reply_only_from_a_target_that_answers(pytester, reaper):
-    # A child that reads every line and answers none: its silence to a notification proves nothing.
-    target = "jsonrpc+stdio:" + stdio_command("upp_stdio", "hang")
+    # A child that answers the driver's upp/info and then reads every line and answers none: its
+    # silence to a notification proves nothing.
+    target = "jsonrpc+stdio:" + stdio_command("upp_stdio", "hang", "--after", "1")
     checks = ("upp/wire/notification-no-reply", "upp/bad-input/bad-notifications")
     result, report = run_suite(pytester, f"--target={target}", "--timeout=1",
                                *(f"--check={c}" for c in checks))
