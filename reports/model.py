@@ -148,6 +148,8 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             "overclaimed": bool(adv and blocked and blocked["failed"]
                                 and LEVELS.index(adv) >= LEVELS.index(blocked["level"])),
         }
+        if (run.get("options") or {}).get("level"):
+            row["judged_up_to"] = run["options"]["level"]  # --level: what was asked, not a verdict
         row["status"] = status_of(row)
         row["summary"] = summary_line(row)
         levels.append(row)

@@ -174,6 +174,9 @@ def summary_line(row: dict[str, Any]) -> str:
         words = f"{blocked['level']} blocked by {ids_text(blocked_by(row))}"
     elif status == "not-conformant":
         words = f"not conformant: {blocked['level']} blocked by {ids_text(blocked_by(row))}"
+    elif status == "not-assessed" and row.get("judged_up_to") and \
+            LEVELS.index(blocked["level"]) > LEVELS.index(row["judged_up_to"]):
+        words = f"conformant up to {level}; {blocked['level']} and above not judged (--level {row['judged_up_to']})"
     elif status == "not-assessed":
         words = (f"conformant up to {level}; {blocked['level']} not assessed "
                  f"({len(blocked['not_assessed'])} MUST without a check on this binding)")

@@ -66,6 +66,21 @@ def _short(value: Any, limit: int = 2000) -> str | None:
     return text
 
 
+class SentRequest(dict):
+    """A request object as a driver sent it, knowing how: the request line ("POST /ump/remember",
+    "tools/call remember") and the identity it carried ("token of owner-a", "no token"). It is the
+    dict it was (checks compare it as before); a finding renders it with that line first, so a
+    vendor reads what was sent, where and as whom from the message alone."""
+
+    def __init__(self, body: dict, request: str, identity: str | None = None):
+        super().__init__(body)
+        self.request = request
+        self.identity = identity
+
+    def head(self) -> str:
+        return self.request + (f" ({self.identity})" if self.identity else "")
+
+
 @dataclass(frozen=True)
 class Finding:
     """One observed violation of one requirement."""
@@ -79,7 +94,10 @@ class Finding:
     @classmethod
     def make(cls, requirement: str, message: str, *, sent: Any = None, received: Any = None,
              where: str | None = None) -> Finding:
-        return cls(requirement, message, _short(sent), _short(received), where)
+        text = _short(sent)
+        if isinstance(sent, SentRequest):
+            text = sent.head() + "\n" + (text or "")
+        return cls(requirement, message, text, _short(received), where)
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
