@@ -2,7 +2,7 @@
 answer well and hold nothing (tests/harness/miniatures/empty_target.py), and none may pass unless
 what it requires is really met by such a target, shown by something the check observed.
 
-* UMP over HTTP: capabilities as the reference says them; remember answers "created" and keeps
+* UMP over HTTP and MCP: capabilities as the reference says them; remember answers "created" and keeps
   nothing, so get is not_found, recall finds nothing and a subscription stays silent;
 * UPP over JSON-RPC (HTTP and stdio): every method answers a valid empty result;
 * OMF over HTTP: imports validate and import nothing, exports are valid and empty; and a plain OMF
@@ -71,6 +71,9 @@ ALLOWED = {
     "ump/runner13/discovery": "observed the well-known document with ump and conformance",
     "ump/runner13/capability-tokens": "observed recall without a token refused 401",
     "ump/runner13/subscribe": "observed GET /ump/subscribe answer 200 text/event-stream",
+    "ump/l1/mcp-tool-*": "observed the tool listing (the reserved ump.* names, their schemas; ump.capabilities' "
+                         "answer)",
+    "ump/l1/mcp-errors": "observed the failing tools' results, each with a readable §3.7 code",
     # -- UPP: every method answered, the JSON-RPC wire rules on real exchanges ------------------------
     "upp/l1/info": "observed upp/info's result",
     "upp/l1/info-operations": "observed upp/info list the operations it answers",
@@ -222,6 +225,16 @@ def test_nothing_passes_on_an_empty_ump_upp_and_omf_server(pytester, empty_targe
     assert report, result.stdout.str()[-3000:]
     judged = {r["spec"] for r in report["results"] if r["outcome"] != "error"}
     assert judged == {"ump", "upp", "omf"}, judged  # discovery found all three: the guard covers them
+    offenders = _offenders(report, ALLOWED)
+    assert not offenders, f"{len(offenders)} check(s) passed on nothing: {offenders}"
+
+
+def test_nothing_passes_on_an_empty_ump_server_over_mcp(pytester, empty_target):
+    target = empty_target("http")
+    mcp = "mcp+http://" + target.url.removeprefix("http://") + "/mcp"
+    result, report = run_suite(pytester, f"--target={mcp}", "--timeout=10")
+    assert report, result.stdout.str()[-3000:]
+    assert {(r["spec"], r["binding"]) for r in report["results"]} == {("ump", "mcp")}
     offenders = _offenders(report, ALLOWED)
     assert not offenders, f"{len(offenders)} check(s) passed on nothing: {offenders}"
 

@@ -1,7 +1,8 @@
 """A target that answers everything well and holds nothing, for the guard "absence is never a pass"
 (tests/harness/test_nothing_passes_on_nothing.py).
 
-    python empty_target.py http          # UMP, UPP (POST /upp) and OMF (POST /omf/…) on one port
+    python empty_target.py http          # UMP (HTTP, and MCP at /mcp), UPP (POST /upp) and OMF
+                                         # (POST /omf/…) on one port
     python empty_target.py upp-stdio     # UPP over stdio
     python empty_target.py omf-plain     # as `http`, but OMF keeps what it imports and exports it
                                          # without extensions (no chunk ids, no lifecycle, no edges)
@@ -34,10 +35,22 @@ import tempfile
 from typing import Any
 
 
+def _hooks(cls: type, *names: str) -> None:
+    """The reference's internals this miniature replaces: should one be renamed, the miniature
+    would silently hold things again, so it stops with the reason instead."""
+    missing = [n for n in names if not hasattr(cls, n)]
+    if missing:
+        raise SystemExit(f"empty_target: {cls.__qualname__} has no {', '.join(missing)} any more; "
+                         "update tests/harness/miniatures/empty_target.py")
+
+
 def empty_ump() -> Any:
     from memconform.reference_impl.ump.serve import make_service
 
     service = make_service()
+    _hooks(type(service), "_publish")
+    if not hasattr(service, "_store") or not hasattr(service._store, "insert"):
+        raise SystemExit("empty_target: UmpService._store.insert is gone; update this miniature")
     # Nothing written means nothing found later: the answers stay the reference's own.
     service._store.insert = lambda *args, **kwargs: 0
     service._publish = lambda *args, **kwargs: None
@@ -46,6 +59,8 @@ def empty_ump() -> Any:
 
 def empty_upp(export_dir: str) -> Any:
     from memconform.reference_impl.upp.service import UppService
+
+    _hooks(UppService, "_extract_and_store", "_known_user", "_get_labels", "_no_params", "_store_imported")
 
     class EmptyUpp(UppService):
         def _extract_and_store(self, entity_key: str, text: str) -> list[Any]:
@@ -69,6 +84,8 @@ def empty_upp(export_dir: str) -> Any:
 def empty_omf() -> Any:
     from memconform.reference_impl.omf import OmfEngine, OmfStore
 
+    _hooks(OmfEngine, "_land", "resolve_item")
+
     class EmptyOmf(OmfEngine):
         def _land(self, run: Any, index: int, item: Any) -> None:
             # validated like the reference (a bad item still refuses the document), never counted
@@ -79,6 +96,8 @@ def empty_omf() -> Any:
 
 def plain_omf() -> Any:
     from memconform.reference_impl.omf import OmfEngine, OmfStore
+
+    _hooks(OmfEngine, "_export_item")
 
     class PlainOmf(OmfEngine):
         def _export_item(self, row: Any, now_ms: int) -> dict[str, Any]:
@@ -98,7 +117,7 @@ def serve_http(export_dir: str, *, plain: bool = False) -> None:
     from memconform.reference_impl.ump.serve import start_in_thread
 
     ump, upp, omf = empty_ump(), empty_upp(export_dir), plain_omf() if plain else empty_omf()
-    server = start_in_thread(ump, app=build_app(ump, upp=upp, omf=omf, mcp=False))
+    server = start_in_thread(ump, app=build_app(ump, upp=upp, omf=omf, mcp=True))  # MCP at /mcp
     print(server.base_url, flush=True)
     wait_for_stdin_to_close()  # the server runs in a daemon thread: it ends with the process
 
