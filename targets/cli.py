@@ -7,7 +7,9 @@ without `{file}` gets the import document on stdin, and its export is taken from
 
 What the implementation answers is never raised: exit code, stdout, stderr and the last JSON
 object printed on stdout go into an `OmfRun`. `TargetError` only when nothing could be run (command
-not found, not executable) or it did not finish in time.
+not found, not executable) or it did not finish in time, and `NotTheProtocol` for a run that is
+not the protocol at all (`targets/answers.py`): an import or preview that exits 0 without printing
+its JSON result.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from memconform.suite.omf.client import OmfRun
 from memconform.suite.outcomes import TargetError
+from memconform.targets.answers import NotTheProtocol
 from memconform.targets.descriptor import Descriptor, OmfCli, Template
 
 DEFAULT_TIMEOUT = 30.0
@@ -186,6 +189,9 @@ def _omf_run(operation: Any, argv: list[str], code: int, stdout: str, stderr: st
              document: str | None) -> OmfRun:
     result = last_json_object(stdout)
     ok = code == 0
+    if ok and operation != "export" and result is None:
+        raise NotTheProtocol(f"OMF {operation}: {shlex.join(argv)} exited 0 without printing a JSON result "
+                             f"(stdout: {tail(stdout, 300).strip() or 'empty'!r})")
     error = None
     if not ok:
         reported = result.get("error") if isinstance(result, dict) else None

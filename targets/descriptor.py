@@ -960,6 +960,46 @@ class DescriptorDriver:
         return self._server
 
     def subjects(self) -> list[Any]:
+        """The described subjects, once the server was started and each described UMP and UPP
+        binding (and OMF's HTTP) was shown to answer in its protocol (`probe`): a server that is
+        absent or speaks something else is one target error with the reason, not a verdict."""
+        from memconform.suite.outcomes import TargetError
+
+        subjects = self.described_subjects()
+        try:
+            self.probe(subjects)
+        except TargetError:
+            self.close()  # the server started for the probe must not outlive it
+            raise
+        return subjects
+
+    def probe(self, subjects: list[Any]) -> None:
+        """Raise TargetError naming every described binding that cannot be reached or is not its
+        protocol. OMF's command line is not run here: each operation is a run of its own."""
+        from memconform.suite.outcomes import TargetError
+        from memconform.targets.http import OMF_PROBE_TENANT, HttpDriver
+
+        failures = []
+        for spec, binding in dict.fromkeys((s.spec, s.binding) for s in subjects):
+            if (spec, binding) == ("omf", "cli"):
+                continue
+            subject = next(s for s in subjects if (s.spec, s.binding) == (spec, binding))
+            try:
+                if spec == "omf":
+                    self._omf_client(subject).export(OMF_PROBE_TENANT)
+                elif isinstance(inner := self._inner_driver(subject), HttpDriver):
+                    inner.discover()
+                else:
+                    inner.subjects()
+            except TargetError as exc:
+                if self._start_error is not None:  # every binding would say the same
+                    raise
+                failures.append(f"{subject.spec.upper()} over {binding}: {exc}")
+        if failures:
+            raise TargetError(f"{self.label}: " + "; ".join(failures))
+
+    def described_subjects(self) -> list[Any]:
+        """The subjects the file describes, one per spec version and binding; starts nothing."""
         from memconform.targets.base import Subject
 
         out = []

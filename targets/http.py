@@ -4,8 +4,9 @@
 `targets/base.py`. Neither ever raises for an answer it does not like: every answer becomes a
 `Reply` (status, parsed body, the §3.7 code from `{"error": {"code"}}`). Only when no usable
 answer comes do they raise `TargetError` (docs/live-ump.md, "Broken targets"): connection refused
-or closed, timeout, a stream that breaks off, an answer over 16 MiB, or a success status whose
-body is not JSON (garbage, not a verdict).
+or closed, timeout, a stream that breaks off, an answer over 16 MiB; or an answer that is not the
+protocol at all (`targets/answers.py`: a success status whose body is not JSON, or for subscribe
+not an event stream, a 5xx without the error envelope): garbage, not a verdict.
 
 Reading of answers:
 * `body`: the parsed JSON (any JSON value); `raw`: the text when it is not JSON (an error status).
@@ -33,8 +34,9 @@ from memconform.suite.omf.vocabulary import VERSION as OMF_VERSION
 from memconform.suite.outcomes import TargetError
 from memconform.suite.ump import captoken, record as ump_record, testkeys
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
+from memconform.targets.answers import http_answer
 from memconform.targets.base import Subject
-from memconform.targets.http_session import MAX_BODY, HttpSession, first_bytes, size_text, tls_context
+from memconform.targets.http_session import MAX_BODY, HttpSession, size_text, tls_context
 
 VERSION_HEADER = "UMP-Version"
 OPERATIONS = frozenset({"capabilities", "recall", "remember", "get", "revise", "forget", "feedback",
@@ -94,15 +96,6 @@ def _capped_lines(chunks: Iterator[str], limit: int) -> Iterator[str]:
         pending = []
     if "".join(pending):
         yield "".join(pending)
-
-
-def _not_json(response: httpx.Response) -> TargetError:
-    """A success status with a body that is not JSON: the target answers garbage (an error, not a
-    verdict). An error status without JSON stays a Reply: the checks judge that envelope."""
-    request = response.request
-    return TargetError(f"{request.method} {request.url}: answered HTTP "
-                       f"{response.status_code} (Content-Type {response.headers.get('content-type')!r}) with "
-                       f"{len(response.content)} bytes that are not JSON: {first_bytes(response.content)}")
 
 
 class _TokenCache:
@@ -251,15 +244,16 @@ class HttpUmpClient:
         data = response.content
         try:
             body = json.loads(data) if data.strip() else None
+            parsed = True
         except ValueError:
-            body = None
-            if 200 <= status < 300:
-                raise _not_json(response) from None
+            body, parsed = None, False
+        code, message, present = _envelope(body)
+        http_answer(f"{response.request.method} {response.request.url}", status, content_type, data,
+                    body_ok=parsed, envelope=present)
         if body is None:
             raw = data.decode("utf-8", "replace")
         elif not _is_json_type(content_type):
             wire.append(f"a JSON answer with Content-Type {content_type!r}, not application/json")
-        code, message, present = _envelope(body)
         if present and code is None:
             wire.append("an {error} envelope without a string `code`")
         if 200 <= status < 300:
@@ -459,11 +453,11 @@ class HttpUmpClient:
                 body = json.loads(data) if data.strip() else None
             except ValueError:
                 body = None
-            code, message, _ = _envelope(body)
-            if code is None and state["status"] != 200:
+            code, message, present = _envelope(body)
+            http_answer(f"GET {url}", state["status"], state["content_type"], data, body_ok=False,
+                        envelope=present, expected="an event stream (text/event-stream)")
+            if code is None:
                 code = f"http_{state['status']}"
-            if state["status"] == 200:
-                problems.append(f"HTTP 200 with Content-Type {state['content_type']!r}, not text/event-stream")
             return SubscribeOutcome(sent=sent, status=state["status"], content_type=state["content_type"],
                                     raw=data.decode("utf-8", "replace"), error_code=code,
                                     error_message=message, problems=tuple(problems))

@@ -11,11 +11,14 @@ Every exchange is judged by `suite.upp.jsonrpc`, and what it finds goes to
 `RpcExchange.wire_problems`: an answer the driver does not like is never raised. `TargetError` only
 when nothing usable came back (no answer in time, the process died, the connection failed, an
 answer over 16 MiB) and, with `garbage_raises` (what `JsonRpcDriver` asks for: the suite's runs),
-when a well-formed request got an answer that is not JSON at all (docs/live-ump.md, "Broken
-targets": garbage is an error, not a verdict). With `forgive_late` (the suite's runs too), an
-answer that comes after its request timed out is passed over, not charged as a stray: the timeout
-was the error already. Nothing waits forever: every wait has a deadline,
-and `close()` ends the child. `JsonRpcDriver` restarts a stdio child that died once, never twice.
+`NotTheProtocol` when a message (a deliberately malformed one too) got an answer that is not the
+protocol at all (`targets/answers.py`: not JSON, a 5xx without a JSON-RPC error; over stdio a line
+that cannot begin a message fails the request at once, not at the timeout). Answers that are JSON
+with flaws (Latin-1 bytes, a message split over lines, a wrong id) stay wire problems the checks
+judge. With `forgive_late` (the suite's runs too), an answer that comes after its request timed out
+is passed over, not charged as a stray: the timeout was the error already. Nothing waits forever:
+every wait has a deadline, and `close()` ends the child. `JsonRpcDriver` restarts a stdio child
+that died once, never twice.
 """
 
 from __future__ import annotations
@@ -43,15 +46,20 @@ from memconform.suite.outcomes import TargetError
 from memconform.suite.upp.client import OMIT, RpcExchange, RpcReply
 from memconform.suite.upp.jsonrpc import (
     NOT_JSON, STDIO_LINE_FRAMING, UTF8_JSON, Message, WireProblem, excerpt, expects_reply, framing_problem,
-    is_request, join_lines, judge_received, parse_sent, read_line, read_message, readable_id, same_id,
+    join_lines, judge_received, parse_sent, read_line, read_message, readable_id, same_id,
     stray_problem,
 )
+from memconform.targets.answers import NotTheProtocol, http_answer
 from memconform.targets.base import Subject
 from memconform.targets.http_session import MAX_BODY, HttpSession, size_text
 
 log = logging.getLogger(__name__)
 
 UPP_VERSION = "1.0.0"
+#: Whom the discovery probe asks about (read-only: upp/retrieve; meant to be unknown).
+PROBE_USER = "memconform-discovery"
+#: JSON-RPC errors any server gives for a method it does not have (or a request it cannot read).
+NOT_SERVED = frozenset({-32601, -32600, -32700})
 #: How long a notification waits for a stray answer (a server must send none).
 NOTIFY_WAIT = 0.3
 #: terminate, then kill after this long (docs/live-upp.md)
@@ -90,18 +98,31 @@ class _TooLong:
                                       f"began {self.head!r}…")
 
 
-def well_formed(sent: Any) -> bool:
-    """A request (or a batch of requests) as the spec has it: what the suite's own calls send. Only
-    an answer to one of these can be garbage; a deliberately broken message may get anything back
-    (the wire and bad-input checks judge that)."""
-    if isinstance(sent, list):
-        return bool(sent) and all(is_request(m) for m in sent)
-    return is_request(sent)
+def _error_response(message: Message) -> bool:
+    """Whether a message is JSON-RPC's error answer: a response object with `error` (or a batch
+    of responses holding one)."""
+    value = message.value if message.is_json else None
+    members = value if isinstance(value, list) else [value]
+    return any(isinstance(m, dict) and isinstance(m.get("error"), dict) for m in members)
 
 
 def _garbage(name: str, sent_text: str, answer: Message) -> TargetError:
-    return TargetError(f"{name}: the answer is not JSON at all (to {excerpt(sent_text)}; it came back as "
-                       f"{excerpt(answer.text, 200)})")
+    return NotTheProtocol(f"{name}: the answer is not JSON at all (to {excerpt(sent_text)}; it came back as "
+                          f"{excerpt(answer.text, 200)})")
+
+
+def _may_continue(loose: list[Message]) -> bool:
+    """Whether lines that make no JSON yet could be the start of one JSON text spread over lines
+    (a pretty-printed answer: judged for its framing), rather than garbage: JSON read up to their
+    end broke off only because the text ended."""
+    text = "\n".join(m.text for m in loose)
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.pos >= len(text.rstrip())
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def level_from_info(result: Any) -> str | None:
@@ -180,8 +201,9 @@ class HttpTransport:
         if status == 204 or not body.strip():
             return RpcExchange(sent_text, None, None, status, content_type)
         message = read_message(body, f"the HTTP {status} response body")
-        if self.garbage_raises and not message.is_json and status < 300 and well_formed(sent):
-            raise _garbage(f"POST {self.url}", sent_text, message)
+        if self.garbage_raises:  # a deliberately broken message too: garbage is never judged
+            http_answer(f"POST {self.url} of {excerpt(sent_text)}", status, content_type, body,
+                        body_ok=message.is_json, envelope=_error_response(message), expected="JSON at all")
         problems = judge_received(sent, message, content_type=content_type, http=True)
         return RpcExchange(sent_text, message.text, message.value if message.is_json else None, status,
                            content_type, tuple(problems))
@@ -424,7 +446,7 @@ class StdioTransport:
                                   f"{item.head!r}…); memconform reads at most "
                                   f"{size_text(_MAX_LINE)} of a message{self._notes(problems)}")
             if item is None or item is _EOF:
-                if loose and self.garbage_raises and well_formed(sent):
+                if loose and self.garbage_raises:
                     if item is _EOF:  # garbage, then gone: the death is the news
                         raise self._died(sent_text, problems + [stray_problem(m, "before it ended") for m in loose])
                     raise _garbage(self.name, sent_text, self._as_answer(loose))
@@ -441,6 +463,9 @@ class StdioTransport:
                     problems.append(stray_problem(loose.pop(0), "not part of any message"))
                 joined = self._joined(loose)
                 if joined is None:
+                    if self.garbage_raises and not _may_continue(loose):
+                        # no message can start like this: waiting out the timeout would only delay the error
+                        raise _garbage(self.name, sent_text, self._as_answer(loose))
                     continue
                 i, item = joined
                 problems.extend(stray_problem(m, "before the answer") for m in loose[:i])
@@ -812,9 +837,35 @@ class JsonRpcDriver:
     # -- Driver --
 
     def subjects(self) -> list[Subject]:
-        if self.binding == "stdio":
-            self.live_client()  # a command that cannot start is the target's error, reported now
+        """The one subject, once the server was shown to be there and to speak UPP (`probe`): an
+        absent server, or one that is not UPP, is one target error, not a verdict."""
+        try:
+            self.probe()
+        except TargetError:
+            self.close()  # a child started for the probe must not outlive it
+            raise
         return [Subject(self.label, "upp", UPP_VERSION, self.binding)]
+
+    def probe(self) -> None:
+        """Raises TargetError unless the server answers as UPP: upp/info with a result, or else
+        (a server that does not serve upp/info is judged for that) upp/retrieve of a user nobody
+        has with a result or an error only a server of that method gives. A method-not-found
+        (or invalid-request, parse-error) answer to both is another JSON-RPC server, not UPP."""
+        info = self.info()
+        if info is None:
+            raise TargetError(self._info_error or f"{self.name}: upp/info could not be asked")
+        if info.has_result:
+            return
+        retrieve = self.live_client().retrieve(PROBE_USER, "memconform discovery")
+        if retrieve.has_result or (retrieve.error_code is not None and retrieve.error_code not in NOT_SERVED):
+            return
+        raise TargetError(f"{self.name} is not a UPP server: {self._probe_said(info)}; "
+                          f"{self._probe_said(retrieve)}")
+
+    @staticmethod
+    def _probe_said(reply: RpcReply) -> str:
+        said, status = reply.describe(), reply.exchange.http_status
+        return said if status is None or "HTTP" in said else f"{said} (HTTP {status})"
 
     def info(self) -> RpcReply | None:
         """upp/info, asked once; None when the server could not be asked."""

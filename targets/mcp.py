@@ -44,6 +44,7 @@ from typing import Any
 
 from memconform.suite.outcomes import NotApplicable, TargetError
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
+from memconform.targets.answers import NotTheProtocol
 from memconform.targets.base import Subject
 from memconform.targets.http_session import MAX_BODY, size_text
 from memconform.targets.jsonrpc import OneRestart
@@ -258,6 +259,7 @@ class _Session:
             if driver.transport == "stdio" else None
         self.listeners: list[_Subscription] = []
         self.garbage: list[str] = []
+        self._pending: set[concurrent.futures.Future] = set()  # calls waiting for an answer
         self._stop: asyncio.Event | None = None
         self._scope: Any = None
         self._runner: concurrent.futures.Future | None = None
@@ -459,6 +461,8 @@ class _Session:
         if isinstance(message, Exception):  # something on the wire that is not JSON-RPC
             lines = [ln.strip() for ln in _describe_exc(message).splitlines() if ln.strip()]
             self.garbage.append(" ".join(lines[:2])[:300])
+            for waiting in list(self._pending):  # no answer comes in garbage: waiting would only delay the error
+                waiting.cancel()
 
     def notes(self) -> str:
         """What to add to a failure message: garbage seen on the wire, the stderr tail."""
@@ -489,7 +493,11 @@ class _Session:
             raise TargetError(f"{self.driver.name}: the MCP session is closed"
                               f"{self.notes()}")
         timeout = self.driver.timeout if timeout is None else timeout
+        garbage_before = len(self.garbage)
         future = self.driver._loop.submit(self._bounded(coro_factory, timeout))
+        self._pending.add(future)
+        if len(self.garbage) > garbage_before:
+            future.cancel()
         try:
             return future.result(timeout=timeout + 2)
         except (concurrent.futures.TimeoutError, TimeoutError):
@@ -497,6 +505,9 @@ class _Session:
             raise TargetError(f"{self.driver.name}: no answer to {what} within {timeout:g} s"
                               f"{self.notes()}") from None
         except concurrent.futures.CancelledError:
+            if len(self.garbage) > garbage_before:
+                raise NotTheProtocol(f"{self.driver.name}: during {what} the server wrote something that is "
+                                     f"not JSON-RPC: {self.garbage[-1]}{self.stderr_tail(' (stderr: {})')}") from None
             raise TargetError(f"{self.driver.name}: {what} was cancelled (the session closed)") from None
         except Exception as exc:
             from mcp.shared.exceptions import MCPError
@@ -518,6 +529,8 @@ class _Session:
                 raise
             raise TargetError(f"{self.driver.name}: {what} failed: {_describe_exc(exc)}"
                               f"{self.notes()}") from None
+        finally:
+            self._pending.discard(future)
 
     def died_during(self, what: str) -> TargetError:
         return TargetError(f"{self.driver.name}: {self.exit_status()} during {what}{self.notes()}")

@@ -1,10 +1,11 @@
 """OMF over HTTP (docs/omf.md, "HTTP"): `POST /omf/export` with a JSON body of the flags,
 `POST /omf/import?…` and `POST /omf/preview?…` with the document as the body.
 
-Every answer, whatever its status, comes back as an `OmfRun` (a body that is not JSON too: the
-export *is* the document under judgment, as a `file:` export is); `TargetError` only when no
-answer came (connection refused, timeout, a broken connection) or one over 16 MiB
-(`http_session.MAX_BODY`, docs/live-ump.md "Broken targets").
+Every answer in the protocol, whatever its status, comes back as an `OmfRun`; `TargetError` when
+no answer came (connection refused, timeout, a broken connection) or one over 16 MiB
+(`http_session.MAX_BODY`, docs/live-ump.md "Broken targets"), and `NotTheProtocol` for an answer
+that is not OMF at all (`targets/answers.py`): a 2xx whose body is not JSON (an HTML page where a
+document or a result is due), a 5xx without OMF's `{"error": …}`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from typing import Any
 
 from memconform.suite.omf.client import OmfRun
+from memconform.targets.answers import http_answer
 from memconform.targets.descriptor import render_value
 from memconform.targets.http_session import HttpSession
 
@@ -42,9 +44,12 @@ class OmfHttpTarget:
         response = self._http.send(request, f"OMF {operation}: {sent}")
         body = response.content.decode("utf-8", "replace")
         try:
-            result = json.loads(body) if body.strip() else None
+            result, parsed = (json.loads(body) if body.strip() else None), True
         except ValueError:
-            result = None
+            result, parsed = None, False
+        http_answer(f"OMF {operation}: {sent}", response.status_code, response.headers.get("content-type"),
+                    response.content, body_ok=parsed and result is not None,
+                    envelope=isinstance(result, dict) and "error" in result)
         ok = 200 <= response.status_code < 300
         return OmfRun(operation=operation, sent=sent, ok=ok, http_status=response.status_code, result=result,
                       document=body if operation == "export" and ok else None, stdout=body,

@@ -8,8 +8,8 @@ really die): `http_target.py` (UMP over HTTP in front of the reference server), 
 on an operation), `run.py` (notes a stdio miniature's pid). This module starts them and makes sure
 they stop:
 
-* `http_miniature(mode, after=0)` (fixture): starts `http_target.py` on a free port of 127.0.0.1
-  (`.url`); stopped when the test ends. `shared_http_miniature`: the same, kept for the module.
+* `http_miniature(mode, after=0, *extra)` (fixture): starts `http_target.py` on a free port of 127.0.0.1
+  (`.url`; `extra`: more of its options); stopped when the test ends. `shared_http_miniature`: the same, kept for the module.
 * `stdio_command(script, *args)`: the command line of a stdio miniature, for a
   `jsonrpc+stdio:` or `mcp+stdio:` target string (the driver under test starts it). Each such
   process writes its pid into the `reaper` folder; the `reaper` fixture kills whatever of them is
@@ -81,10 +81,10 @@ def _alive(pid: int) -> bool:
 class HttpMiniature:
     """`http_target.py MODE --after N` as a child in a session of its own; `url` once it listens."""
 
-    def __init__(self, mode: str, after: int = 0):
+    def __init__(self, mode: str, after: int = 0, *extra: str):
         self.mode = mode
         self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, script("http_target"), mode, "--after", str(after)],
+        self.proc = subprocess.Popen([sys.executable, script("http_target"), mode, "--after", str(after), *extra],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                      start_new_session=True)
         self._url: str | None = None
@@ -129,10 +129,10 @@ class HttpMiniature:
 def _miniatures(shared: bool) -> Iterator[Callable[..., HttpMiniature]]:
     started: dict[object, HttpMiniature] = {}
 
-    def start(mode: str, after: int = 0) -> HttpMiniature:
-        key = (mode, after) if shared else len(started)
+    def start(mode: str, after: int = 0, *extra: str) -> HttpMiniature:
+        key = (mode, after, *extra) if shared else len(started)
         if key not in started:
-            started[key] = HttpMiniature(mode, after)
+            started[key] = HttpMiniature(mode, after, *extra)
         return started[key]
 
     try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+import time
 from importlib import resources
 from typing import Any
 
@@ -148,8 +149,7 @@ def test_the_upp_http_driver_raises_target_errors_that_say_what_happened(shared_
             driver.live_client().info()
     finally:
         driver.close()
-    said = "the answer is not JSON at all" if mode == "not-json" else SAID[mode]
-    assert said in str(caught.value) and "upp/info" in str(caught.value)
+    assert SAID[mode] in str(caught.value) and "upp/info" in str(caught.value)
 
 
 @pytest.mark.parametrize("mode", ["hang", "close", "huge", "trickle"])
@@ -170,7 +170,8 @@ def upp_target(mode: str, *args: str) -> str:
 
 
 def test_jsonrpc_stdio_targets_that_hang_print_garbage_or_too_much_are_errors(pytester, reaper):
-    targets = {mode: upp_target(mode) for mode in ("hang", "not-json", "huge")}
+    # --after 1: the driver's probe (upp/info) is answered, so the checks run
+    targets = {mode: upp_target(mode, "--after", "1") for mode in ("hang", "not-json", "huge")}
     result, report = run_suite(pytester, *(f"--target={t}" for t in targets.values()), "--timeout=1",
                                "-k", UPP_CHECKS)
     assert report, result.stdout.str()[-3000:]
@@ -183,7 +184,7 @@ def test_jsonrpc_stdio_targets_that_hang_print_garbage_or_too_much_are_errors(py
         for check, r in results.items():  # every check spoke to the broken part (after the driver's upp/info)
             assert r["outcome"] == "error" and said[mode] in r["reason"], (mode, check, r)
         assert "deaths" not in entry_of(report, target)  # a live process that misbehaves is not restarted
-        assert started(reaper, mode) == 1
+        assert started(reaper, mode, "--after", "1") == 1
     assert "OK, done that" in results_of(report, targets["not-json"])["upp/l1/info"]["reason"]
     assert "a line of 52428" in results_of(report, targets["huge"])["upp/l1/info"]["reason"]
 
@@ -222,7 +223,8 @@ def test_a_jsonrpc_stdio_server_that_dies_twice_is_not_started_a_third_time(pyte
     outcomes = [results[check] for check in run_order(result)]
     gave_up = [r for r in outcomes if "died twice; not restarted again" in (r["reason"] or "")]
     assert gave_up and all(r["outcome"] == "error" for r in gave_up)
-    assert outcomes[-1] in gave_up  # every check after the second death
+    after = outcomes[outcomes.index(gave_up[0]):]  # every check after the second death: or the breaker's
+    assert all(r["outcome"] == "error" and ("died twice" in r["reason"] or DEAD in r["reason"]) for r in after)
 
 
 def test_a_late_answer_to_a_request_that_timed_out_is_not_held_against_the_server(reaper):
@@ -295,3 +297,223 @@ def test_an_mcp_stdio_server_that_dies_twice_gets_quick_errors_and_a_warning(rea
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("starting it again (once)" in w for w in warnings), warnings
     assert any("not restarted again" in w for w in warnings), warnings
+
+
+# == alive but broken: the circuit breaker (suite/breaker.py) ==========================================
+# A binding that answers discovery and then hangs: three items wait their timeout, every later item
+# of that target and binding is an error at once naming the first cause. Judged on counts and on the
+# reasons, never on how long the run took.
+
+DEAD = "binding declared dead after 3 consecutive transport failures; first: "
+
+
+def assert_declared_dead(result, report: dict[str, Any], target: str, said: str) -> None:
+    assert report, result.stdout.str()[-3000:]
+    assert_no_failure(report)
+    results = results_of(report, target)
+    outcomes = [results[check] for check in run_order(result) if check in results]
+    assert len(outcomes) == len(results) > 20
+    waited = [r for r in outcomes if r["outcome"] == "error" and DEAD not in r["reason"]]
+    dead = [r for r in outcomes if DEAD in (r["reason"] or "")]
+    passed = [r for r in outcomes if r["outcome"] == "passed"]
+    # without the breaker every item waits its timeout; with it three in a row, and a verdict between resets
+    assert len(waited) <= 3 + 2 * len(passed), [(r["check"], r["reason"]) for r in waited]
+    assert dead and outcomes[outcomes.index(dead[0]):] == dead  # once dead, every later item
+    assert len(dead) > len(outcomes) / 2
+    assert all(r["duration"] == 0 for r in dead)  # answered without running, at once
+    first_cause = waited[-3]["reason"].removeprefix("target error: ")  # the first of the last three in a row
+    assert said in first_cause and {r["reason"].split(DEAD, 1)[1] for r in dead} == {first_cause}
+
+
+def test_an_http_target_that_answers_discovery_then_hangs_is_declared_dead(pytester, shared_http_miniature):
+    mini = shared_http_miniature("hang")
+    result, report = run_suite(pytester, f"--target={mini.url}", "--spec=ump@1.0", "--timeout=1")
+    assert_declared_dead(result, report, mini.url, SAID["hang"])
+
+
+def test_a_jsonrpc_http_target_that_answers_its_probe_then_hangs_is_declared_dead(pytester, http_miniature):
+    mini = http_miniature("hang", 1, "--count-discovery", "--upp-omf")  # upp/info answered, then nothing
+    target = f"jsonrpc+{mini.url}/upp"
+    result, report = run_suite(pytester, f"--target={target}", "--timeout=1")
+    assert_declared_dead(result, report, target, SAID["hang"])
+
+
+def test_a_jsonrpc_stdio_target_that_answers_its_probe_then_hangs_is_declared_dead(pytester, reaper):
+    target = upp_target("hang", "--after", "1")
+    result, report = run_suite(pytester, f"--target={target}", "--timeout=1")
+    assert_declared_dead(result, report, target, SAID["hang"])
+    assert started(reaper, "hang", "--after", "1") == 1
+
+
+def test_an_mcp_stdio_target_that_answers_capabilities_then_hangs_is_declared_dead(pytester, reaper):
+    target = mcp_target("--hang-after", "1")
+    # the timeout covers the process start and MCP handshake of the reference server
+    result, report = run_suite(pytester, f"--target={target}", "--spec=ump@1.0", "--timeout=10")
+    assert_declared_dead(result, report, target, "no answer to tools/call")
+
+
+def test_each_xdist_worker_has_its_own_breaker_and_each_is_bounded(pytester, shared_http_miniature):
+    mini = shared_http_miniature("hang")
+    path = pytester.path / "memconform-report.json"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-n", "2", "--report", str(path),
+                                           f"--target={mini.url}", "--spec=ump@1.0", "--timeout=1")
+    report = json.loads(path.read_text(encoding="utf-8"))
+    assert_no_failure(report)
+    results = list(results_of(report, mini.url).values())
+    waited = [r for r in results if r["outcome"] == "error" and DEAD not in r["reason"]]
+    dead = [r for r in results if DEAD in (r["reason"] or "")]
+    passed = [r for r in results if r["outcome"] == "passed"]
+    assert len(waited) <= 2 * 3 + 2 * len(passed), (len(waited), result.stdout.str()[-2000:])
+    assert len(dead) > len(results) / 2 and all(SAID["hang"] in r["reason"] for r in dead)
+
+
+def test_a_dead_binding_stops_interop_round_trips_at_once(pytester, shared_http_miniature):
+    dead, alive = shared_http_miniature("hang"), shared_http_miniature("good")
+    result, report = run_suite(pytester, f"--target={dead.url}", f"--target={alive.url}", "--spec=ump@1.0",
+                               "--timeout=1", "-k", "not formats")
+    assert report, result.stdout.str()[-3000:]
+    trips = [t for t in report["interop"] if dead.url in (t["source"], t["destination"])]
+    assert trips and all(t["outcome"] == "error" and DEAD in t["reason"] and t["duration"] == 0 for t in trips)
+
+
+def test_a_stdio_line_that_is_not_json_fails_the_pending_request_at_once(reaper):
+    driver = JsonRpcDriver("stdio", shlex.split(stdio_command("upp_stdio", "not-json", "--after", "1")), timeout=60)
+    try:
+        client = driver.live_client()
+        assert client.info().ok
+        started_at = time.monotonic()
+        with pytest.raises(TargetError, match="OK, done that") as caught:
+            client.info()
+        waited = time.monotonic() - started_at
+    finally:
+        driver.close()
+    assert "not JSON at all" in str(caught.value)
+    assert waited < 30  # not held until the 60 s deadline (it comes in milliseconds)
+
+
+def test_an_mcp_stdio_line_that_is_not_json_fails_the_pending_call_at_once(reaper):
+    driver = McpDriver(mcp_target("--hang-after", "1", "--garbage"), ("1.0",), timeout=60)
+    try:
+        (subject,) = driver.subjects()  # discovery's capabilities is answered
+        with pytest.raises(TargetError, match="OK, done that") as caught:
+            driver.client(subject).capabilities()  # garbage on stdout, then nothing
+    finally:
+        driver.close()
+    assert "no answer" not in str(caught.value)  # failed by the garbage, not by the timeout
+
+
+# == an absent target, or one that is not the protocol: one target error, no verdict ===================
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+ABSENT = {
+    "jsonrpc+http closed port": lambda m, tmp: (f"jsonrpc+http://127.0.0.1:{_closed_port()}/rpc", "cannot connect"),
+    "jsonrpc+http hangs": lambda m, tmp: (f"jsonrpc+{m('hang').url}/rpc", SAID["hang"]),
+    "jsonrpc+http not UPP": lambda m, tmp: (f"jsonrpc+{m('good').url}/rpc", "is not a UPP server"),
+    "jsonrpc+stdio no such command": lambda m, tmp: ("jsonrpc+stdio:/nonexistent/upp-server", "cannot start"),
+    "jsonrpc+stdio exits": lambda m, tmp: (upp_target("exit"), "exited with code 3"),
+    "jsonrpc+stdio not UPP": lambda m, tmp: (upp_target("not-upp"), "is not a UPP server"),
+    "mcp+http absent": lambda m, tmp: (f"mcp+http://127.0.0.1:{_closed_port()}/mcp", "cannot open an MCP session"),
+    "mcp+stdio not MCP": lambda m, tmp: ("mcp+stdio:" + stdio_command("upp_stdio", "not-upp"),
+                                         "cannot open an MCP session"),
+    "descriptor not UPP": lambda m, tmp: (str(_echo_descriptor(tmp)), "UPP over http"),
+    "file missing": lambda m, tmp: (f"file:{tmp / 'missing.ump.json'}", "does not exist"),
+}
+
+
+def _echo_descriptor(tmp_path):
+    from .test_descriptor import echo_descriptor
+
+    # the echo server answers GET with JSON about itself and POST with HTTP 501: not UPP
+    return echo_descriptor(tmp_path, start='ready_line = "echo server ready"')
+
+
+@pytest.mark.parametrize("kind", list(ABSENT))
+def test_an_absent_target_or_one_not_speaking_the_protocol_is_one_target_error(pytester, shared_http_miniature,
+                                                                                 reaper, tmp_path, kind):
+    target, said = ABSENT[kind](shared_http_miniature, tmp_path)
+    result, report = run_suite(pytester, f"--target={target}", "--timeout=1")
+    assert report, result.stdout.str()[-3000:]
+    (only,) = report["results"]
+    assert only["check"] == "memconform/connect" and only["outcome"] == "error", only
+    assert said in only["reason"], only["reason"]
+    assert not [row for row in report["levels"] if row.get("must_passed") or row.get("must_failed")]
+    assert len(result.stdout.lines) < 40  # one error said once, not a page per check
+
+
+# == what is judged and what is a target error (targets/answers.py) ====================================
+
+def test_an_omf_http_target_answering_html_to_import_and_preview_gets_errors_not_failures(pytester, http_miniature):
+    mini = http_miniature("not-json", 0, "--upp-omf", "--only", "/omf/import", "--only", "/omf/preview")
+    result, report = run_suite(pytester, f"--target={mini.url}", "--spec=omf", "--timeout=5")
+    assert report, result.stdout.str()[-3000:]
+    assert_no_failure(report)
+    results = results_of(report, mini.url)
+    errors = [r for r in results.values() if r["outcome"] == "error"]
+    # every OMF check places its records by import: each is an error that says what came back
+    assert len(errors) > 20 and all("not JSON" in r["reason"] and "It works!" in r["reason"] for r in errors)
+
+
+def _clients(url: str) -> dict[str, Any]:
+    return {"ump": HttpUmpClient(url, "1.0", timeout=5), "upp": JsonRpcDriver("http", url + "/rpc", timeout=5),
+            "omf": OmfHttpTarget(url, timeout=5)}
+
+
+def _ask(kind: str, client: Any) -> Any:
+    if kind == "ump":
+        return client.recall({"query": "anything"})
+    if kind == "upp":
+        return client.live_client().info()
+    return client.import_document("tenant-a", '{"omf": "1.0", "memories": []}')
+
+
+@pytest.mark.parametrize("kind", ["ump", "upp", "omf"])
+def test_a_5xx_without_the_error_envelope_is_a_target_error_for_every_driver(shared_http_miniature, kind):
+    client = _clients(shared_http_miniature("error-page").url)[kind]
+    try:
+        with pytest.raises(TargetError, match="answered HTTP 500 .* without the spec's error envelope") as caught:
+            _ask(kind, client)
+    finally:
+        client.close()
+    assert "Oops" in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["ump", "upp", "omf"])
+def test_a_5xx_with_the_error_envelope_is_judged(shared_http_miniature, kind):
+    client = _clients(shared_http_miniature("error-envelope").url)[kind]
+    try:
+        answer = _ask(kind, client)
+    finally:
+        client.close()
+    if kind == "ump":
+        assert answer.status == 500 and answer.error_code == "internal"
+    elif kind == "upp":
+        assert answer.exchange.http_status == 500 and answer.error is not None
+    else:
+        assert answer.http_status == 500 and not answer.ok and "the store is down" in answer.error
+
+
+def test_a_json_answer_where_the_event_stream_is_due_is_a_target_error(shared_http_miniature):
+    client = HttpUmpClient(shared_http_miniature("json-not-stream", 0, "--only", "/ump/subscribe").url, "1.0",
+                           timeout=5)
+    try:
+        with pytest.raises(TargetError, match="not an event stream") as caught:
+            client.subscribe(lambda: None)
+    finally:
+        client.close()
+    assert "HTTP 200" in str(caught.value) and "subscribed" in str(caught.value)
+
+
+def test_a_4xx_without_the_envelope_is_still_judged(shared_http_miniature):
+    client = HttpUmpClient(shared_http_miniature("text-404").url, "1.0", timeout=5)
+    try:
+        reply = client.recall({"query": "anything"})
+    finally:
+        client.close()
+    assert reply.status == 404 and reply.error_code == "http_404" and reply.raw == "Not Found"

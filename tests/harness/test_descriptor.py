@@ -147,12 +147,13 @@ def test_the_shipped_descriptors_load_and_use_memds_flags():
 
 def test_driver_subjects_follow_the_sections(tmp_path):
     both = DescriptorDriver.open(write(tmp_path, GOOD), label="t.toml")
-    assert [(s.spec, s.version, s.binding) for s in both.subjects()] == [("omf", "1.0", "cli"), ("omf", "1.0", "http")]
+    assert [(s.spec, s.version, s.binding) for s in both.described_subjects()] == [("omf", "1.0", "cli"),
+                                                                                  ("omf", "1.0", "http")]
     assert both.describe()["known_deviations"][1] == {"requirement": "OMF-Y", "reason": "because"}
     both.close()
     cli_only = GOOD.split("[omf.http]")[0]
     only = DescriptorDriver.open(write(tmp_path, cli_only, "c.toml"))
-    assert [s.binding for s in only.subjects()] == ["cli"]
+    assert [s.binding for s in only.subjects()] == ["cli"]  # the command line is not run to probe it
     only.close()
 
 
@@ -226,7 +227,7 @@ def test_the_port_is_free_and_only_chosen_when_named(tmp_path):
 
 def test_v2_subjects_follow_specs_and_sections_without_starting_anything(tmp_path):
     driver = DescriptorDriver.open(write(tmp_path, V2), label="v2.toml")
-    titles = [s.title for s in driver.subjects()]
+    titles = [s.title for s in driver.described_subjects()]  # subjects() starts the server to probe it
     assert titles == ["UMP 0.1 / http", "UMP 0.1 / mcp", "UMP 1.0 / http", "UMP 1.0 / mcp",
                       "UPP 1.0.0 / http", "UPP 1.0.0 / stdio", "OMF 1.0 / http"]
     info = driver.describe()

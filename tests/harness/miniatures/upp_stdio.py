@@ -11,6 +11,7 @@ is not even loaded while none is answered right: a miniature must start fast on 
   huge      answered at once with one 50 MB line (a JSON-RPC response with a long string)
   exit      the process exits with code 3, a last word on stderr
   late      the first message answered right but 2 s late, the rest at once
+  not-upp   answered at once with JSON-RPC error -32601 Method not found (another JSON-RPC server)
   good      answered right (a control)
 
 With `--once-file PATH`, `exit` happens only while PATH does not exist (it is created on the way
@@ -61,7 +62,7 @@ def dies(once_file: str | None) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=("hang", "not-json", "huge", "exit", "late", "good"))
+    parser.add_argument("mode", choices=("hang", "not-json", "huge", "exit", "late", "not-upp", "good"))
     parser.add_argument("--after", type=int, default=0)
     parser.add_argument("--once-file", default=None)
     args = parser.parse_args()
@@ -96,6 +97,9 @@ def main() -> None:
             elif (message_id := request_id(line)) is not None:  # notifications get nothing anyway
                 if mode == "not-json":
                     sys.stdout.write("OK, done that\n")
+                elif mode == "not-upp":
+                    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message_id, "error": {
+                        "code": -32601, "message": "Method not found"}}) + "\n")
                 else:
                     huge_line(message_id)
             sys.stdout.flush()
