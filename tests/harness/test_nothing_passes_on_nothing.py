@@ -5,8 +5,9 @@ what it requires is really met by such a target, shown by something the check ob
 * UMP over HTTP and MCP: capabilities as the reference says them; remember answers "created" and keeps
   nothing, so get is not_found, recall finds nothing and a subscription stays silent;
 * UPP over JSON-RPC (HTTP and stdio): every method answers a valid empty result;
-* OMF over HTTP: imports validate and import nothing, exports are valid and empty; and a plain OMF
-  producer whose export shows no extensions.memd (no chunk ids, lifecycle or edges);
+* OMF over HTTP and as a command line (a descriptor's [omf.cli]): imports validate and import
+  nothing, exports are valid and empty; and a plain OMF producer whose export shows no
+  extensions.memd (no chunk ids, lifecycle or edges);
 * a JSON-RPC stdio child that answers nothing at all (silence is no "no reply").
 
 A check that passed and is not in the allow-list below passed on nothing: it must skip
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import json
 import selectors
 import subprocess
 import sys
@@ -244,6 +246,22 @@ def test_nothing_passes_on_an_empty_upp_server_over_stdio(pytester, reaper):
     result, report = run_suite(pytester, f"--target={target}", "--timeout=10")
     assert report, result.stdout.str()[-3000:]
     assert {r["spec"] for r in report["results"]} == {"upp"}
+    offenders = _offenders(report, ALLOWED)
+    assert not offenders, f"{len(offenders)} check(s) passed on nothing: {offenders}"
+
+
+def test_nothing_passes_on_an_empty_omf_command_line(pytester, tmp_path):
+    descriptor = tmp_path / "empty-omf.toml"
+    descriptor.write_text(
+        'name = "empty OMF command line"\nspecs = ["omf@1.0"]\n\n[omf.vars]\n'
+        f"script = {json.dumps(script('empty_target'))}\n\n[omf.cli]\n"
+        'export = "{python} {script} omf-cli export --tenant-id {tenant} --output {file} '
+        '{project?--project-id {project}}"\n'
+        'import = "{python} {script} omf-cli import --tenant-id {tenant} --input {file} '
+        '{fuzzy_threshold?--fuzzy-threshold {fuzzy_threshold}} --dry-run {dry_run}"\n', encoding="utf-8")
+    result, report = run_suite(pytester, f"--target={descriptor}")
+    assert report, result.stdout.str()[-3000:]
+    assert {(r["spec"], r["binding"]) for r in report["results"]} == {("omf", "cli")}
     offenders = _offenders(report, ALLOWED)
     assert not offenders, f"{len(offenders)} check(s) passed on nothing: {offenders}"
 

@@ -6,6 +6,10 @@
     python empty_target.py upp-stdio     # UPP over stdio
     python empty_target.py omf-plain     # as `http`, but OMF keeps what it imports and exports it
                                          # without extensions (no chunk ids, no lifecycle, no edges)
+    python empty_target.py omf-cli export --tenant-id T --output FILE [--project-id P] …
+    python empty_target.py omf-cli import --tenant-id T --input FILE [--include-archived B]
+                                          [--fuzzy-threshold F] --dry-run B
+                                         # OMF as a command line (a descriptor's [omf.cli]), empty
 
 It is the reference implementation with its memory taken away, so every answer keeps the
 protocol's shape, validation and error codes, and only what a store would give is missing:
@@ -108,6 +112,44 @@ def plain_omf() -> Any:
     return PlainOmf(OmfStore(":memory:"))
 
 
+def omf_cli(argv: list[str]) -> int:
+    """One OMF command as docs/descriptors.md asks it to print; a process holds no store, so every
+    export is empty and every import imports nothing."""
+    import argparse
+    import json
+
+    from memconform.reference_impl.omf import ValidationError
+
+    parser = argparse.ArgumentParser(prog="empty_target.py omf-cli")
+    parser.add_argument("operation", choices=("export", "import"))
+    parser.add_argument("--tenant-id", required=True)
+    parser.add_argument("--project-id")
+    parser.add_argument("--output")
+    parser.add_argument("--input")
+    parser.add_argument("--include-history", "--include-superseded", "--include-expired", "--include-archived",
+                        dest="ignored", action="append")
+    parser.add_argument("--fuzzy-threshold", type=float)
+    parser.add_argument("--dry-run", default="false")
+    args = parser.parse_args(argv)
+    engine = empty_omf()
+    try:
+        if args.operation == "export":
+            with open(args.output, "w", encoding="utf-8") as out:
+                count = engine.export(out, args.tenant_id, project_id=args.project_id)
+            print(json.dumps({"exported": count, "output": args.output}))
+            return 0
+        with open(args.input, "rb") as f:
+            document = json.loads(f.read())
+        run = engine.preview if args.dry_run == "true" else engine.import_document
+        print(json.dumps(run(args.tenant_id, document, fuzzy_threshold=args.fuzzy_threshold)))
+        return 0
+    except (ValueError, RecursionError, ValidationError) as exc:  # not JSON, or not a valid document
+        print(json.dumps({"error": {"code": "validation", "message": str(exc)[:500]}}))
+        return 2
+    finally:
+        engine.close()
+
+
 def wait_for_stdin_to_close() -> None:
     sys.stdin.buffer.read()
 
@@ -140,6 +182,8 @@ def serve_stdio(export_dir: str) -> None:
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "http"
+    if mode == "omf-cli":
+        raise SystemExit(omf_cli(sys.argv[2:]))
     with tempfile.TemporaryDirectory(prefix="empty-upp-exports-") as export_dir:
         if mode in ("http", "omf-plain"):
             serve_http(export_dir, plain=mode == "omf-plain")
