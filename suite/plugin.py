@@ -39,7 +39,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="only these specs (repeatable), e.g. ump or ump@1.0")
     group.addoption("--level", default=None, choices=LEVELS, help="judge levels up to this one only")
     group.addoption("--binding", action="append", default=[], metavar="BINDING",
-                    help="only these bindings (repeatable): file, http, mcp, stdio")
+                    help="only these bindings (repeatable): file, http, mcp, stdio, cli")
     # pytest 9 owns `--strict` (its global strict mode, ini `strict`); the suite honours it too,
     # and `--memconform-strict` asks for the suite's part alone.
     group.addoption("--memconform-strict", action="store_true", default=False,
@@ -59,6 +59,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "'random' picks one; the report records it per check (memconform replay)")
     group.addoption("--check", action="append", default=[], metavar="CHECK_ID[CASE]",
                     help="only this check (repeatable), e.g. ump/l1/openapi-fuzz or ump/l1/bad-input[huge-body]")
+    group.addoption("--profile", action="append", default=[], metavar="NAME",
+                    help="judge under this profile of a spec that names several (OMF: memd, the default, or "
+                         "consumer, a plain OMF producer/consumer); repeatable, one per spec; a descriptor's "
+                         "`profile` key says it for its target")
     group.addoption("--baseline", default=None, metavar="FILE",
                     help="TOML file of accepted failures: a listed failure is xfailed, a listed item "
                          "that now passes is stale and fails the run (see memconform.reports.baseline)")
@@ -77,6 +81,10 @@ class RunState:
     baseline: Any = None  # a reports.baseline.Baseline, loaded once per process (xdist workers too)
     seed: int = 0
     checks: set[str] = field(default_factory=set)
+    #: per target label: a descriptor's known_deviations as a baseline narrowed to that target
+    deviations: dict[str, Any] = field(default_factory=dict)
+    #: the --profile names asked for (each checked against the catalogues that declare profiles)
+    profile_names: tuple[str, ...] = ()
     drivers: dict[str, Any] = field(default_factory=dict)
     subjects: dict[str, list[Any]] = field(default_factory=dict)  # per target label, as its driver listed them
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -138,8 +146,39 @@ def pytest_configure(config: pytest.Config) -> None:
         baseline=baseline,
         seed=_seed(config),
         checks=set(config.getoption("check")),
+        profile_names=_profile_names(config.getoption("profile")),
     )
     config.pluginmanager.register(ResultCollector(config.stash[STATE]), "memconform-results")
+    from memconform.suite import filters, junit
+
+    filters.check_filters(config.stash[STATE].specs, config.stash[STATE].bindings)
+    config.pluginmanager.register(junit.JunitNames(config), "memconform-junit")
+
+
+def _profile_names(names: list[str]) -> tuple[str, ...]:
+    from memconform.suite import catalogue as catalogues
+
+    known = {p: spec for spec in catalogues.SPECS for p in catalogues.load(spec).profiles}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise pytest.UsageError(f"--profile {', '.join(unknown)}: unknown; the profiles are "
+                                + (", ".join(f"{p} ({s})" for p, s in sorted(known.items())) or "none"))
+    return tuple(dict.fromkeys(names))
+
+
+def profile_for(state: RunState, driver: Any, spec: str) -> str | None:
+    """The profile a target is judged under for `spec`: its descriptor's, else the one --profile asked
+    for among the spec's, else the spec's default (None for a spec without profiles)."""
+    from memconform.suite import catalogue as catalogues
+
+    cat = catalogues.load(spec)
+    if not cat.profiles:
+        return None
+    described = getattr(getattr(driver, "descriptor", None), "profile", None)
+    for name in (described, *state.profile_names):
+        if name in cat.profiles:
+            return name
+    return cat.default_profile
 
 
 def _seed(config: pytest.Config) -> int:
@@ -233,6 +272,9 @@ class MemconformCollector(pytest.Collector):
             return [TargetErrorItem.from_parent(self, name=f"{text}::connect", reason=str(exc), skipped=True)]
         state.drivers[text] = driver
         state.subjects[driver.label] = list(subjects)
+        deviations = _known_deviations(driver)
+        if deviations is not None:
+            state.deviations[driver.label] = deviations
         items: list[pytest.Item] = []
         for subject in subjects:
             if not state.wants(subject.spec, subject.version, subject.binding):
@@ -257,7 +299,7 @@ class MemconformCollector(pytest.Collector):
                     if case is not None:
                         name += f"[{case.id}]"
                     item = CheckItem.from_parent(self, name=name, check=chk, subject=subject, case=case,
-                                                 driver=driver)
+                                                 driver=driver, profile=profile_for(state, driver, subject.spec))
                     item.add_marker(f"memconform_{chk.keyword(subject.version, case).value.lower()}")
                     items.append(item)
         return items
@@ -271,6 +313,29 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     collector = MemconformCollector.from_parent(session, name="memconform", nodeid="memconform")
     items.extend(collector.collect())
+
+
+def _known_deviations(driver: Any) -> Any:
+    """A descriptor's `known_deviations` as a baseline of this target only: like a baseline they
+    change the exit status and never the level. An id the catalogues do not know is a usage error
+    (a typo would otherwise accept nothing and say nothing)."""
+    descriptor = getattr(driver, "descriptor", None)
+    deviations = getattr(descriptor, "known_deviations", ())
+    if not deviations:
+        return None
+    from memconform.reports.baseline import Baseline, Entry
+    from memconform.suite import catalogue as catalogues
+
+    known = {r.id for spec in catalogues.SPECS for r in catalogues.load(spec).requirements}
+    known |= {c.id for c in all_checks()}
+    unknown = [d.requirement for d in deviations if d.requirement not in known]
+    if unknown:
+        raise pytest.UsageError(f"{descriptor.path}: known_deviations names {', '.join(map(repr, unknown))}, "
+                                "which no catalogue knows; use requirement ids such as ump/record-kind "
+                                "(memconform's catalogues: docs/catalogue-*.md) or check ids")
+    return Baseline(f"{descriptor.path} known_deviations", tuple(
+        Entry(d.requirement, d.reason or "a known deviation of this implementation", target=driver.label)
+        for d in deviations))
 
 
 # -- items -----------------------------------------------------------------------------------
@@ -302,15 +367,40 @@ def _indent(text: str) -> str:
 
 
 class CheckItem(pytest.Item):
-    def __init__(self, *, check: Check, subject, case: Case | None, driver, **kwargs: Any):
+    def __init__(self, *, check: Check, subject, case: Case | None, driver, profile: str | None = None,
+                 **kwargs: Any):
         super().__init__(**kwargs)
         self.check = check
         self.subject = subject
         self.case = case
         self.driver = driver
+        self.profile = profile
         self.result: CheckResult | None = None
         self.baseline_outcome: Outcome | None = None
         self.baseline_reason: str | None = None
+
+    def _client(self) -> Any:
+        client = self.driver.client(self.subject)
+        if self.profile is not None:
+            try:  # checks that read an import back ask what the profile promises
+                client.profile = self.profile
+            except AttributeError:
+                pass
+        return client
+
+    def _run(self) -> CheckResult:
+        applies = None
+        if self.profile is not None:
+            from memconform.suite import catalogue as catalogues
+
+            cat = catalogues.load(self.check.spec)
+            mine = [r for r in self.check.requirements_for(self.subject.version, self.case)]
+            if mine and not any(r.in_profile(self.profile) for r in mine):
+                return CheckResult(Outcome.SKIPPED, reason=f"the {self.profile} profile is not bound by "
+                                   f"{', '.join(r.id for r in mine)}")
+            applies = lambda rid: cat.get(rid).in_profile(self.profile)  # noqa: E731
+        return run_check(self.check, self.subject.version, self.subject.binding, self._client, self.case,
+                         seed=self.config.stash[STATE].seed, applies=applies)
 
     def _result_json(self, result: CheckResult) -> dict[str, Any]:
         version = self.subject.version
@@ -324,22 +414,28 @@ class CheckItem(pytest.Item):
             "outcome": result.outcome.value, "reason": result.reason,
             "findings": [f.to_json() for f in result.findings],
             "duration": round(result.duration, 6), "seed": result.seed,
+            **({"not_exercised": True} if result.extra.get("not_exercised") else {}),
+            **({"profile": self.profile} if self.profile else {}),
         }
 
     def setup(self) -> None:
         # The check runs here so that a target failure is a pytest *error* (setup) and a
         # requirement violation is a pytest *failure* (call), as DESIGN.md idea 3 asks.
-        result = run_check(self.check, self.subject.version, self.subject.binding,
-                           lambda: self.driver.client(self.subject), self.case,
-                           seed=self.config.stash[STATE].seed)
+        from memconform.suite.breaker import guarded
+
+        result = guarded(self.driver, self.subject.binding, lambda: self._run())
         self.result = result
-        from memconform.reports.baseline import apply_baseline
+        from memconform.reports.baseline import apply_baseline, baseline_outcome
 
         # The baseline is applied here, per item, so the pytest outcome and the report agree
-        # however the run is split across xdist workers.
-        result_json = apply_baseline(self._result_json(result), self.config.stash[STATE].baseline)
-        self.baseline_outcome = Outcome(result_json["outcome"])
-        self.baseline_reason = result_json["reason"]
+        # however the run is split across xdist workers. It adds its word beside the real outcome.
+        state = self.config.stash[STATE]
+        result_json = self._result_json(result)
+        for accepting in (state.baseline, state.deviations.get(self.driver.label)):
+            if accepting is not None and "baseline" not in result_json:
+                result_json = apply_baseline(result_json, accepting)
+        self.baseline_outcome = baseline_outcome(result_json)
+        self.baseline_reason = (result_json.get("baseline") or {}).get("reason")
         self.user_properties.append(("memconform", result_json))
         if result.outcome is Outcome.ERROR:
             pytest.fail(_format_result(self, result), pytrace=False)
@@ -390,8 +486,12 @@ class TargetErrorItem(pytest.Item):
 
 
 def _round_trip(pairing: Any, source_driver: Any, destination_driver: Any) -> Any:
-    from memconform.suite.interop.pairing import run_pairing
+    from memconform.suite.breaker import dead_reason
+    from memconform.suite.interop.pairing import Judged, run_pairing
 
+    for driver, subject in ((source_driver, pairing.source), (destination_driver, pairing.destination)):
+        if (dead := dead_reason(driver, subject.binding)) is not None:
+            return Judged(pairing, Outcome.ERROR, None, f"target error: {subject.target}: {dead}", 0.0)
     return run_pairing(pairing, lambda: source_driver.client(pairing.source),
                        lambda: destination_driver.client(pairing.destination))
 
@@ -453,6 +553,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         driver.close()
     if hasattr(config, "workerinput"):  # an xdist worker: the controller writes the report
         return
+    if config.option.collectonly or exitstatus == pytest.ExitCode.USAGE_ERROR:
+        return  # nothing ran (collect only, or a usage error): no report, and an earlier one stays
+    from memconform.suite.exit_codes import session_status
+
+    session.exitstatus = session_status(session, [*state.results.values(), *state.interop.values()])
     from memconform.reports.model import build_report, run_info
 
     targets = []
@@ -468,7 +573,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.checks:
         options["checks"] = sorted(state.checks)
     if state.baseline is not None:
-        options["baseline"] = state.baseline.path
+        # a signed report fixes what was accepted, not only that something was
+        options["baseline"] = state.baseline.to_json()
+    if state.deviations:
+        options["known_deviations"] = {label: b.to_json()["entries"] for label, b in sorted(state.deviations.items())}
     state.report = build_report(list(state.results.values()), targets, run_info(options),
                                 interop=list(state.interop.values()))
     if state.report_path:
@@ -515,10 +623,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             tr.write_line(f"{target['label']}: the target process died ({death.get('reason')}, exit code "
                           f"{death.get('exit_code')}); " + ("restarted once" if death.get("restarted")
                                                              else "not restarted again"), yellow=True)
+    for label, entries in (report["run"]["options"].get("known_deviations") or {}).items():
+        for e in entries:
+            tr.write_line(f"{label}: known deviation {e['id']} — {e['reason']}", yellow=True)
     for row in report["levels"]:
-        tr.write_line(row["summary"], bold=True,
-                      green=row["level"] is not None and not row["must_failed"],
-                      red=bool(row["must_failed"] or row["errors"]))
+        status = row.get("status")
+        tr.write_line(row["summary"], bold=True, green=status in ("conformant", "claim"),
+                      red=status in ("partial", "not-conformant", "error"),
+                      yellow=status in ("not-assessed", "incomplete"))
     if report.get("interop"):
         from memconform.reports.interop import loss_lines, matrices, render_text
 

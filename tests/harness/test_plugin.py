@@ -72,9 +72,11 @@ def test_file_target_judges_a_vendor_export(pytester):
     assert report["totals"].get("failed", 0) == 0, [r["findings"] for r in report["results"] if r["outcome"] == "failed"]
     (row,) = report["levels"]
     assert row["version"] == "1.0"
-    # Parsing cannot be judged from files: L0 is incomplete, and says why.
+    # Parsing cannot be judged from files: no implementation level, but the file's own claim
     assert row["level"] is None and "ump/kinds-accept-all" in row["blocked_at"]["not_assessed"]
-    assert "incomplete" in row["summary"]
+    assert row["status"] == "claim" and row["claim"]["reached"] and row["claim"]["id"] == "emitted-file"
+    assert "ump/kinds-accept-all" in row["claim"]["left_out"]["reader"]
+    assert "UMP 1.0 / L0 (emitted file) / file: claim reached" in row["summary"]
     skipped = [r for r in report["results"] if r["outcome"] == "skipped"]
     assert skipped and all(r["reason"] for r in skipped)
 
