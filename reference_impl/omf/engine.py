@@ -35,12 +35,20 @@ class ValidationError(Exception):
     """A document (or request) that fails validation: nothing is written."""
 
 
-def canonical(content: str) -> str:
-    """The dedup form: whitespace collapsed, casefolded."""
-    return " ".join(content.split()).casefold()
+class LifecycleError(ValidationError):
+    """A trusted item's malformed lifecycle block (extract_lifecycle_strict): found while the items
+    are walked, so an importer that writes item by item may already have written earlier ones."""
 
 
-def trigrams(text: str) -> frozenset[str]:
+def canonical(content: str, form: str = "folded") -> str:
+    """The dedup form: whitespace collapsed, casefolded (or, `verbatim`, the text as given)."""
+    return content if form == "verbatim" else " ".join(content.split()).casefold()
+
+
+def trigrams(text: str, kind: str = "characters") -> frozenset[str]:
+    if kind == "words":  # pg_trgm: each word padded with two blanks before and one after
+        return frozenset(g for word in text.split() for padded in ("  " + word + " ",)
+                         for g in (padded[i:i + 3] for i in range(len(padded) - 2)))
     if len(text) < 3:
         return frozenset((text,)) if text else frozenset()
     return frozenset(text[i:i + 3] for i in range(len(text) - 2))
@@ -117,6 +125,7 @@ class _Pass:
     preview: bool
     any_project: bool
     id_map: dict[str, str] = field(default_factory=dict)          # source chunk_id → target (imported only)
+    pending: list[dict[str, Any]] = field(default_factory=list)   # rows held back until the walk ends
     edges: list[tuple[str, str]] = field(default_factory=list)    # (new target id, source id it supersedes)
     fuzzy_cache: dict[Any, list[frozenset[str]]] = field(default_factory=dict)
 
@@ -224,7 +233,8 @@ class OmfEngine:
             for stamp, name in (("updated_at", "lifecycle_updated_at_ms"), ("expires_at", "expires_at_ms")):
                 if _stamp_ms(item.get(stamp)) is not None:
                     lifecycle[name] = _stamp_ms(item.get(stamp))
-        return _Resolved(content=content, canonical=canonical(content), project_id=self._project(item, memd),
+        return _Resolved(content=content, canonical=canonical(content, self.policy.canonical_form),
+                         project_id=self._project(item, memd),
                          trusted=trusted, lifecycle=lifecycle, source_id=memd.get("chunk_id"))
 
     def _project(self, item: dict[str, Any], memd: dict[str, Any]) -> str | None:
@@ -232,6 +242,8 @@ class OmfEngine:
         project = memd.get("project_id")
         if self.fault == "omf-category-first" and item.get("category"):
             return item.get("category")
+        if "project_id" in memd and project is None and not self.policy.null_project_falls_back:
+            return None  # an explicit null is a project_id present: "no project"
         if project:
             return project
         if self.fault == "omf-category-ignored":
@@ -253,11 +265,11 @@ class OmfEngine:
         if not isinstance(block, dict):
             if lenient:
                 return out
-            raise ValidationError(f"{where} must be an object, not {a_json_type(block)}")
+            raise LifecycleError(f"{where} must be an object, not {a_json_type(block)}")
         if self.fault == "omf-refuses-null-lifecycle":
             nulls = [name for name, value in block.items() if value is None]
             if nulls:
-                raise ValidationError(f"{where}.{nulls[0]} must not be null")
+                raise LifecycleError(f"{where}.{nulls[0]} must not be null")
         for name, vocabulary in (("status", STATUSES), ("tier", TIERS)):
             value = block.get(name)
             if value is None:
@@ -265,7 +277,7 @@ class OmfEngine:
             if not isinstance(value, str) or value not in vocabulary:
                 if lenient:
                     continue
-                raise ValidationError(f"{where}.{name} must be one of {', '.join(vocabulary)} "
+                raise LifecycleError(f"{where}.{name} must be one of {', '.join(vocabulary)} "
                                       f"(got {json.dumps(value)[:60]})")
             out[name] = value
         for name in MS_FIELDS:
@@ -275,7 +287,7 @@ class OmfEngine:
             if not _is_int(value) or not _I64[0] <= value <= _I64[1]:
                 if lenient:
                     continue
-                raise ValidationError(f"{where}.{name} must be an integer (milliseconds), not {a_json_type(value)}")
+                raise LifecycleError(f"{where}.{name} must be an integer (milliseconds), not {a_json_type(value)}")
             if name == "lifecycle_updated_at_ms" and self.fault == "omf-restamps-lifecycle":
                 continue  # stamped with the import time instead
             out[name] = value
@@ -284,7 +296,7 @@ class OmfEngine:
             if value is not None and not isinstance(value, str):
                 if lenient:
                     continue
-                raise ValidationError(f"{where}.{name} must be a string or null, not {a_json_type(value)}")
+                raise LifecycleError(f"{where}.{name} must be a string or null, not {a_json_type(value)}")
         out["supersedes"] = block.get("supersedes") if isinstance(block.get("supersedes"), str) else None
         return out
 
@@ -319,8 +331,9 @@ class OmfEngine:
             try:
                 self._pass_one_and_two(tenant, memories, source_trusted, now_ms, include_archived,
                                        fuzzy_threshold, result, preview=preview)
-            except ValidationError:
-                if self.fault == "omf-partial-write-on-invalid" and not preview:
+            except ValidationError as error:
+                keeps_earlier = (isinstance(error, LifecycleError) and self.policy.lifecycle_error_keeps_earlier)
+                if (self.fault == "omf-partial-write-on-invalid" or keeps_earlier) and not preview:
                     store.commit()  # keeps the items before the bad one
                 raise
             if preview and self.fault != "omf-preview-writes":
@@ -341,44 +354,59 @@ class OmfEngine:
             except UnicodeEncodeError:  # sqlite stores UTF-8: a lone surrogate (\ud800) cannot be stored
                 raise ValidationError(f"memories[{index}] holds text that is not valid Unicode "
                                       "(a lone surrogate)") from None
+        for row in run.pending:
+            self.store.insert(row)
         self._replay_edges(tenant, run.id_map, run.edges)
 
     def _land(self, run: _Pass, index: int, item: Any) -> None:
         """Pass 1 for one item: validate, filter, dedupe, write; count it in exactly one bucket."""
         r = self.resolve_item(index, item, run.source_trusted, run.now_ms)
         result = run.result
-        if (not run.include_archived and item.get("status") in ARCHIVAL_STATUSES
-                and self.fault != "omf-archived-not-skipped"):
+        filtered = (not run.include_archived and item.get("status") in ARCHIVAL_STATUSES
+                    and self.fault != "omf-archived-not-skipped")
+        if filtered and self.policy.filter_before_dedup:
             result.skipped += 1
             return
         skip_dedup = run.preview and self.fault == "omf-preview-miscounts"  # a "fast" preview without lookups
         if not skip_dedup and self._is_duplicate(run, r):
             result.duplicates += 1
             return
+        if filtered:
+            result.skipped += 1
+            return
         memd = (item.get("extensions") or {}).get(MEMD_APP) or {}
         if self.fault == "omf-untrusted-drops-fields" and not r.trusted:
             memd = {}
         tags = item.get("tags") or []
-        if self.fault == "omf-tags-sorted":
-            tags = sorted(tags)
+        if self.policy.tag_order == "sorted":
+            tags = sorted(set(tags))
+        if self.fault == "omf-tags-lowercased":
+            tags = [t.lower() for t in tags]
         if self.fault == "omf-keeps-source-ids" and r.source_id:
             target_id = r.source_id
         else:
             target_id = new_chunk_id(run.now_ms)
         lc = r.lifecycle
-        self.store.insert({
+        row = {
             "chunk_id": target_id, "tenant": run.tenant, "project_id": r.project_id, "content": r.content,
             "canonical": r.canonical, "tags": tags, "category": item.get("category"),
             "chunk_type": _vocab(memd.get("chunk_type"), CHUNK_TYPES,
-                                 "other" if self.fault == "omf-unknown-type-other" else "doc"),
+                                 "other" if self.fault == "omf-unknown-type-other" else "doc",
+                                 fold=self.policy.vocab_case_insensitive),
             "ingestion_mode": _vocab(memd.get("ingestion_mode"), INGESTION_MODES,
-                                     "conversation" if self.fault == "omf-unknown-mode-conversation" else "document"),
+                                     "conversation" if self.fault == "omf-unknown-mode-conversation" else "document",
+                                     fold=self.policy.vocab_case_insensitive),
             "status": lc["status"], "tier": lc["tier"], "supersedes": None, "superseded_by": None,
             "expires_at_ms": lc["expires_at_ms"], "review_after_ms": lc["review_after_ms"],
             "lifecycle_updated_at_ms": lc["lifecycle_updated_at_ms"], "created_at_ms": run.now_ms,
-        })
-        if run.fuzzy_threshold is not None:  # later items of this document dedupe against this one too
-            run.fuzzy_cache.setdefault(run.scope(r.project_id), []).append(trigrams(r.canonical))
+        }
+        if self.policy.dedup_within_document:
+            self.store.insert(row)
+            if run.fuzzy_threshold is not None:  # later items of this document dedupe against this one too
+                run.fuzzy_cache.setdefault(run.scope(r.project_id), []).append(
+                    trigrams(r.canonical, self.policy.trigrams))
+        else:  # written after the walk, so no item of this document is an "existing row" for another
+            run.pending.append(row)
         if r.source_id:
             run.id_map[r.source_id] = target_id
         if lc["supersedes"] and not (self.fault == "omf-import-one-pass-edges"
@@ -410,9 +438,9 @@ class OmfEngine:
             return False
         key = run.scope(r.project_id)
         if key not in run.fuzzy_cache:  # the scope's stored rows, read once per import
-            run.fuzzy_cache[key] = [trigrams(c) for c in self.store.canonicals_in_scope(
+            run.fuzzy_cache[key] = [trigrams(c, self.policy.trigrams) for c in self.store.canonicals_in_scope(
                 run.tenant, r.project_id, any_project=run.any_project)]
-        mine = trigrams(r.canonical)
+        mine = trigrams(r.canonical, self.policy.trigrams)
         return any(jaccard(mine, other) >= run.fuzzy_threshold for other in run.fuzzy_cache[key])
 
     # -- export ------------------------------------------------------------------------------------
@@ -471,7 +499,7 @@ class OmfEngine:
         return True
 
     def _export_item(self, row: Any, now_ms: int) -> dict[str, Any]:
-        out = _item(row, now_ms)
+        out = _item(row, now_ms, self.policy)
         memd = out["extensions"][MEMD_APP]
         if self.fault == "omf-exports-v-string":
             memd["v"] = str(MEMD_EXT_VERSION)
@@ -501,7 +529,7 @@ class OmfEngine:
         return out
 
 
-def _item(row: Any, now_ms: int) -> dict[str, Any]:
+def _item(row: Any, now_ms: int, policy: Any) -> dict[str, Any]:
     status = row["status"]
     expires = row["expires_at_ms"]
     item: dict[str, Any] = {"content": row["content"]}
@@ -509,15 +537,17 @@ def _item(row: Any, now_ms: int) -> dict[str, Any]:
         item["category"] = row["category"]
     item["tags"] = json.loads(row["tags"])
     # The archival hint: memd emits "superseded"/"expired" for those chunk states.
+    lapsed = expires is not None and expires <= now_ms and policy.expired_hint_for_lapsed
     if status == "superseded":
         item["status"] = "superseded"
-    elif status == "expired" or (expires is not None and expires <= now_ms):
+    elif status == "expired" or lapsed:
         item["status"] = "expired"
     for name, value in (("created_at", row["created_at_ms"]), ("updated_at", row["lifecycle_updated_at_ms"]),
                         ("expires_at", expires)):
-        stamp = rfc3339(value) if value is not None else None
+        stamp = rfc3339(value) if value is not None and policy.export_dates else None
         if stamp is not None:
             item[name] = stamp
+    item.update(policy.extra_item_members)
     item["extensions"] = {MEMD_APP: {
         "v": MEMD_EXT_VERSION, "chunk_id": row["chunk_id"], "project_id": row["project_id"],
         "chunk_type": row["chunk_type"], "ingestion_mode": row["ingestion_mode"],
@@ -541,10 +571,12 @@ def _stamp_ms(stamp: Any) -> int | None:
     return int(when.timestamp() * 1000)
 
 
-def _vocab(value: Any, vocabulary: Iterable[str], default: str) -> str:
+def _vocab(value: Any, vocabulary: Iterable[str], default: str, *, fold: bool = True) -> str:
     """`FromStr` with a fallback: unknown or missing values take the default."""
-    if isinstance(value, str) and value.strip().lower() in vocabulary:
-        return value.strip().lower()
+    if isinstance(value, str):
+        value = value.strip().lower() if fold else value
+        if value in vocabulary:
+            return value
     return default
 
 

@@ -24,8 +24,11 @@ OMF_FAULTS = (
     _f("exported-at-millis", "export stamps exported_at with milliseconds (…:SS.mmmZ), not seconds precision",
        "exported-at-format"),
     # Shows only where the check puts a valid item before the invalid one.
+    # Whole-document validation only: a malformed lifecycle found while the items are walked may keep
+    # the earlier items (the variant omf-lifecycle-error-keeps-earlier), a document that fails
+    # validate_omf or deserialization may not.
     _f("partial-write-on-invalid", "an import that fails validation on an item keeps the items before it",
-       "content-not-blank", "content-required", "fail-closed-ms", "fail-closed-object", "fail-closed-string", "fail-closed-vocabulary", "malformed-document-refused"),
+       "content-not-blank", "content-required", "malformed-document-refused"),
     # -- trust gate and lifecycle ------------------------------------------------------------------
     # Every document is trusted: a lifecycle claim from a foreign or missing source is honoured, and a
     # malformed untrusted lifecycle block is now parsed (and refused).
@@ -73,7 +76,7 @@ OMF_FAULTS = (
     _f("export-by-content", "export lists rows sorted by content, not in creation order", "export-order"),
     _f("project-filter-ignored", "export ignores project_id and lists every project's rows", "export-project-filter"),
     _f("fuzzy-ignored", "fuzzy_threshold is accepted but ignored: only exact duplicates are found", "dedup-fuzzy"),
-    _f("tags-sorted", "imported tags are stored sorted, not in the document's order", "tags-verbatim"),
+    _f("tags-lowercased", "imported tags are stored lower-cased, not verbatim", "tags-verbatim"),
     _f("unknown-type-other", "an unknown or missing chunk_type imports as other, not doc", "chunk-type-import"),
     _f("unknown-mode-conversation", "an unknown or missing ingestion_mode imports as conversation, not document",
        "ingestion-mode-import"),

@@ -11,3 +11,43 @@ from dataclasses import dataclass
 class OmfPolicy:
     """Each field is one open choice of the OMF text; its default is the reference reading, and its
     comment names the requirement and the other legitimate reading."""
+
+    #: omf/tags-verbatim: "Applied verbatim" keeps the array as given ("document"); the other reading
+    #: keeps every string unaltered but stores the tags as a set, read back sorted ("sorted").
+    tag_order: str = "document"
+    #: omf/fail-closed-*: a malformed trusted lifecycle is a ValidationError; the reference rolls the
+    #: whole import back. Atomicity is not stated: an importer that writes item by item may keep the
+    #: items it wrote before the bad one (True). Whole-document validation (validate_omf, JSON
+    #: deserialization) still refuses everything either way.
+    lifecycle_error_keeps_earlier: bool = False
+    #: omf/dedup-exact: a duplicate "matched an existing row"; the reference counts rows written
+    #: earlier in the same document as existing (True). The other reading dedups against the rows
+    #: stored before this import only, so the same text twice in one document lands twice (False).
+    dedup_within_document: bool = True
+    #: omf/dedup-exact: the canonical form is not defined; the reference collapses whitespace and
+    #: casefolds ("folded"); the text as given is canonical too ("verbatim").
+    canonical_form: str = "folded"
+    #: omf/dedup-fuzzy: "trigram Jaccard" without a trigram definition; the reference takes the
+    #: character trigrams of the canonical text ("characters"); pg_trgm's padded per-word trigrams
+    #: ("words") are another.
+    trigrams: str = "characters"
+    #: omf/import-buckets, omf/archived-skipped: an archived item that is also a duplicate fits two
+    #: buckets; the reference filters first (skipped: True), the other order dedups first (False).
+    filter_before_dedup: bool = True
+    #: omf/project-resolution: "extensions.memd.project_id if present"; the reference reads an explicit
+    #: null as absent, so category is the fallback (True); null as "present, no project" keeps the
+    #: item unscoped whatever its category (False).
+    null_project_falls_back: bool = True
+    #: omf/chunk-type-import, omf/ingestion-mode-import: FromStr's case is not fixed; the reference
+    #: trims and lowercases (True); an exact, case-sensitive match is as valid (False).
+    vocab_case_insensitive: bool = True
+    #: omf/memd-namespace: only memd-specific data must live under extensions.memd; the reference
+    #: writes no other top-level member (()); an exporter may add members of another convention
+    #: ((name, value) pairs) — the item object is not closed.
+    extra_item_members: tuple[tuple[str, object], ...] = ()
+    #: omf/export-status-hint: "expired" for "the corresponding chunk states"; the reference hints
+    #: lazily expired rows too (True); hinting only status=expired rows is the other reading (False).
+    expired_hint_for_lapsed: bool = True
+    #: omf/item-field-types: created_at / updated_at / expires_at are optional ("Required no"); the
+    #: reference writes them (True); an exporter may leave them out (False).
+    export_dates: bool = True

@@ -7,4 +7,36 @@ from __future__ import annotations
 
 from memconform.reference_impl.variants import Variant
 
-OMF_VARIANTS: tuple[Variant, ...] = ()
+
+def _v(name: str, description: str, readings: tuple[str, ...], **overrides: object) -> Variant:
+    return Variant(f"omf-{name}", "omf", description, tuple(f"omf/{r}" for r in readings), overrides, since="1.0")
+
+
+OMF_VARIANTS: tuple[Variant, ...] = (
+    _v("tags-as-set", "tags are stored as a set: every string kept unaltered, read back sorted",
+       ("tags-verbatim",), tag_order="sorted"),
+    _v("lifecycle-error-keeps-earlier", "an import writes item by item: a malformed trusted lifecycle fails it "
+       "with a validation error, keeping the items written before the bad one",
+       ("fail-closed-string", "fail-closed-vocabulary", "fail-closed-ms", "fail-closed-object"),
+       lifecycle_error_keeps_earlier=True),
+    _v("dedup-stored-rows-only", "dedup compares against the rows stored before the import only: the same "
+       "text twice in one document lands twice", ("dedup-exact", "import-buckets"), dedup_within_document=False),
+    _v("canonical-verbatim", "the dedup canonical form is the text as given (no case or whitespace folding)",
+       ("dedup-exact",), canonical_form="verbatim"),
+    _v("word-trigrams", "fuzzy dedup uses pg_trgm-style trigrams (each word padded) instead of character "
+       "trigrams of the whole text", ("dedup-fuzzy",), trigrams="words"),
+    _v("dedup-before-filter", "an archived item that duplicates a stored row is counted a duplicate, not "
+       "skipped (dedup before the include_archived filter)", ("import-buckets", "archived-skipped"),
+       filter_before_dedup=False),
+    _v("null-project-unscoped", "an explicit extensions.memd.project_id null means no project: category is "
+       "the fallback only when the member is absent", ("project-resolution", "category-fallback-project"),
+       null_project_falls_back=False),
+    _v("vocab-case-sensitive", "chunk_type and ingestion_mode are matched exactly (\"Code\" is unknown, so doc)",
+       ("chunk-type-import", "ingestion-mode-import"), vocab_case_insensitive=False),
+    _v("export-open-item", "export adds a top-level member of another convention (importance) beside the "
+       "standard fields", ("memd-namespace",), extra_item_members=(("importance", 0.5),)),
+    _v("hint-status-only", "export hints top-level status \"expired\" only for status=expired chunks, not "
+       "for final chunks whose expires_at_ms has passed", ("export-status-hint",), expired_hint_for_lapsed=False),
+    _v("export-no-dates", "export leaves out the informational top-level created_at / updated_at / expires_at",
+       ("item-field-types", "dates-informational"), export_dates=False),
+)

@@ -132,6 +132,12 @@ def _say(err: jsonschema.ValidationError) -> str:
     return f"{shown}: {err.message.split(' is ', 1)[-1] if ' is ' in err.message else err.message}"
 
 
+#: Names of memd's own data (the extensions.memd and lifecycle tables): at an item's top level, they
+#: are memd-specific data outside its namespace.
+MEMD_SPECIFIC = frozenset(("v", "chunk_id", "project_id", "chunk_type", "ingestion_mode", "lifecycle",
+                           *LIFECYCLE_FIELDS))
+
+
 def _memd_export_problems(memories: list[Any]) -> list[Problem]:
     out: list[Problem] = []
     seen: dict[str, int] = {}
@@ -139,10 +145,12 @@ def _memd_export_problems(memories: list[Any]) -> list[Problem]:
         if not isinstance(it, dict):
             continue
         where = f"/memories/{i}"
-        extra = sorted(k for k in it if k not in STANDARD_ITEM_FIELDS)
+        # The item is not closed: only memd's own data is bound to the namespace, so a top-level member
+        # is charged when it bears the name of an extensions.memd or lifecycle member.
+        extra = sorted(k for k in it if k not in STANDARD_ITEM_FIELDS and k in MEMD_SPECIFIC)
         if extra:
-            out.append(Problem("omf/memd-namespace", where, f"member(s) {', '.join(extra)} outside the standard "
-                                                            f"fields; memd-specific data belongs under extensions.memd"))
+            out.append(Problem("omf/memd-namespace", where, f"member(s) {', '.join(extra)} outside extensions.memd; "
+                                                            f"memd-specific data belongs under extensions.memd"))
         memd = it.get("extensions", {}).get("memd") if isinstance(it.get("extensions"), dict) else None
         if not isinstance(memd, dict):
             out.append(Problem("omf/memd-v", where, "no extensions.memd object (memd emits v: 1 on every item)"))

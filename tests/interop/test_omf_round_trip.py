@@ -151,7 +151,7 @@ def test_existing_faults_are_caught_across_too(served):
     """Faults the single-target suite already proves show in a round trip as well, on their field.
     (A category-only project reaches B as an explicit project_id: category-ignored shows at A.)"""
     for name, side, field, requirement in (
-            ("omf-tags-sorted", "destination", "/tags", "omf/tags-verbatim"),
+            ("omf-tags-lowercased", "destination", "/tags", "omf/tags-verbatim"),
             ("omf-drops-supersession", "destination", "/extensions/memd/lifecycle/supersedes",
              "omf/supersedes-replayed"),
             ("omf-category-ignored", "source", "/extensions/memd/project_id", "omf/project-resolution")):

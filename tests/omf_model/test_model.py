@@ -93,6 +93,9 @@ def test_memd_extension_rules():
     same = export_item(chunk_id="c1"), export_item("other", chunk_id="c1")
     assert "omf/memd-chunk-id" in rids(m.document(list(same)))
     assert "omf/memd-namespace" in rids(m.document([export_item() | {"chunk_id": "x"}]))
+    assert "omf/memd-namespace" in rids(m.document([export_item() | {"tier": "working"}]))
+    # The item is open: a member of another convention is not memd-specific data (omf-export-open-item).
+    assert rids(m.document([export_item() | {"importance": 0.5, "id": "n-1"}])) == set()
 
 
 def test_trust_gate():

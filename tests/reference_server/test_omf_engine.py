@@ -568,10 +568,10 @@ def test_fault_fuzzy_ignored() -> None:
     assert e.import_document("t", doc(item(base)), fuzzy_threshold=0.5)["duplicates"] == 1
 
 
-def test_fault_tags_sorted() -> None:
-    e = engine("omf-tags-sorted")
-    e.import_document("t", doc(item("a", tags=["z", "a", "m"])))
-    assert exported(e)[0]["tags"] == ["a", "m", "z"]
+def test_fault_tags_lowercased() -> None:
+    e = engine("omf-tags-lowercased")
+    e.import_document("t", doc(item("a", tags=["Z", "a", "M"])))
+    assert exported(e)[0]["tags"] == ["z", "a", "m"]
 
 
 @pytest.mark.parametrize("fault,field,value,expected", [
@@ -754,3 +754,87 @@ def test_fault_export_truncates_content() -> None:
     e.import_document("t", doc(item(long), item("short")))
     assert [i["content"] for i in exported(e)] == ["x" * 256, "short"]
     assert exported(engine_with(item(long)))[0]["content"] == long
+
+
+# -- variants: each decision point made the other way (reference_impl/omf/policy.py) --------------------
+
+def variant(*names: str) -> OmfEngine:
+    return OmfEngine(OmfStore(":memory:"), clock=lambda: NOW, variants=names)
+
+
+def test_variant_tags_as_set_keeps_every_string() -> None:
+    e = variant("omf-tags-as-set")
+    e.import_document("t", doc(item("a", tags=["Z", "a", "M", "a"])))
+    assert exported(e)[0]["tags"] == ["M", "Z", "a"]
+
+
+def test_variant_lifecycle_error_keeps_earlier_items_only_for_lifecycle_errors() -> None:
+    e = variant("omf-lifecycle-error-keeps-earlier")
+    with pytest.raises(ValidationError):
+        e.import_document("t", doc(item("first"), item("second", lifecycle={"tier": "x"}), item("third")))
+    assert [i["content"] for i in exported(e)] == ["first"]
+    with pytest.raises(ValidationError):  # whole-document validation still writes nothing
+        e.import_document("u", doc(item("first"), item("   ")))
+    with pytest.raises(ValidationError):  # nor does a preview
+        e.preview("v", doc(item("first"), item("second", lifecycle={"tier": "x"})))
+    assert e.store.count("u") == e.store.count("v") == 0
+
+
+def test_variant_dedup_stored_rows_only() -> None:
+    e = variant("omf-dedup-stored-rows-only")
+    assert e.import_document("t", doc(item("same"), item("same"))) == {"imported": 2, "duplicates": 0, "skipped": 0}
+    assert e.preview("t", doc(item("same"), item("new"), item("new")))["to_import"] == 2
+    assert e.import_document("t", doc(item("same"))) == {"imported": 0, "duplicates": 1, "skipped": 0}
+
+
+def test_variant_canonical_verbatim_and_word_trigrams() -> None:
+    e = variant("omf-canonical-verbatim")
+    e.import_document("t", doc(item("Fact  A")))
+    assert e.import_document("t", doc(item("fact a")))["imported"] == 1
+    assert e.import_document("t", doc(item("Fact  A")))["duplicates"] == 1
+    e = variant("omf-word-trigrams")
+    base = "the quarterly release of the storage engine ships on the first friday of june"
+    e.import_document("t", doc(item(base)))
+    assert e.import_document("t", doc(item(base + " again")), fuzzy_threshold=0.5)["duplicates"] == 1
+    assert e.import_document("t", doc(item("something else entirely")), fuzzy_threshold=0.5)["imported"] == 1
+
+
+def test_variant_dedup_before_filter() -> None:
+    e = variant("omf-dedup-before-filter")
+    e.import_document("t", doc(item("x")))
+    assert e.import_document("t", doc(item("x", status="archived"), item("y", status="archived")),
+                             include_archived=False) == {"imported": 0, "duplicates": 1, "skipped": 1}
+    assert engine().import_document("t", doc(item("x", status="archived")), include_archived=False)["skipped"] == 1
+
+
+def test_variant_null_project_unscoped() -> None:
+    e = variant("omf-null-project-unscoped")
+    it = item("n", category="cat")
+    it["extensions"]["memd"]["project_id"] = None
+    e.import_document("t", doc(it, item("absent", category="cat")))
+    assert [i["extensions"]["memd"]["project_id"] for i in exported(e)] == [None, "cat"]
+    d = engine()
+    d.import_document("t", doc(it))
+    assert exported(d)[0]["extensions"]["memd"]["project_id"] == "cat"
+
+
+def test_variant_vocab_case_sensitive() -> None:
+    a, b = item("a"), item("b")
+    a["extensions"]["memd"].update(chunk_type="Code", ingestion_mode="Conversation")
+    b["extensions"]["memd"].update(chunk_type="code", ingestion_mode="conversation")
+    e = variant("omf-vocab-case-sensitive")
+    e.import_document("t", doc(a, b))
+    assert [(i["extensions"]["memd"]["chunk_type"], i["extensions"]["memd"]["ingestion_mode"])
+            for i in exported(e)] == [("doc", "document"), ("code", "conversation")]
+
+
+def test_variants_of_the_export() -> None:
+    lapsed = item("lapsed", lifecycle={"expires_at_ms": NOW - 1})
+    e = variant("omf-export-open-item", "omf-hint-status-only", "omf-export-no-dates")
+    e.import_document("t", doc(lapsed))
+    out = exported(e)[0]
+    assert out["importance"] == 0.5 and "status" not in out
+    assert not {"created_at", "updated_at", "expires_at"} & set(out)
+    d = engine()
+    d.import_document("t", doc(lapsed))
+    assert exported(d)[0]["status"] == "expired" and "importance" not in exported(d)[0]

@@ -7,7 +7,8 @@ from typing import Any
 
 from memconform.suite.omf import model
 from memconform.suite.omf.checks._common import (
-    LIVE, cite, counts, export_doc, fail, fresh_tenant, lc_field, memd_field, read_back, seed, send,
+    LIVE, cite, contents, counts, counts_as, export_doc, fail, fresh_tenant, is_memd, lc_field, memd_field, read_back,
+    seed, send,
 )
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -21,6 +22,13 @@ def _expect_counts(ctx: Any, rid: str, run: Any, want: dict[str, int], doc: Any,
     return True
 
 
+#: The same text twice in one document: whether the second copy "matched an existing row" is open
+#: (the first copy is a row by then, or only rows stored before the import count:
+#: omf-dedup-stored-rows-only). Each reading fixes the counts and the rows written.
+_BUCKET_READINGS = (({"imported": 2, "duplicates": 2, "skipped": 1}, 1),
+                    ({"imported": 3, "duplicates": 1, "skipped": 1}, 2))
+
+
 @check("omf/import/buckets", spec="omf", requirements=("omf/import-buckets", "omf/dedup-exact", "omf/archived-skipped"),
        bindings=LIVE, title="Each item lands in exactly one of imported / duplicates / skipped")
 def buckets(ctx) -> None:
@@ -28,17 +36,27 @@ def buckets(ctx) -> None:
     seed(ctx, tenant, [model.item("mcf bucket: already there")])
     items = [model.item("mcf bucket: new one"), model.item("mcf bucket: new two"),
              model.item("mcf bucket: already there"), model.item("mcf bucket: archived", status="archived"),
-             model.item("mcf bucket: new one")]  # the same text twice in one document lands once
+             model.item("mcf bucket: new one")]
     doc = model.document(items)
     run = send(ctx, tenant, doc, include_archived=False)
-    _expect_counts(ctx, "omf/import-buckets", run, {"imported": 2, "duplicates": 2, "skipped": 1}, doc,
-                   "Two new items, one already stored, one repeated and one archived (include_archived=false)")
-    after, held = read_back(ctx, tenant)
-    want = ["mcf bucket: already there", "mcf bucket: new one", "mcf bucket: new two"]
-    if sorted(held) != want or len(export_doc(ctx, tenant, include_history=True, include_superseded=True,
-                                               include_expired=True)[1]) != 3:
-        rid = "omf/archived-skipped" if "mcf bucket: archived" in held else "omf/dedup-exact"
-        fail(ctx, rid, f"After the import the tenant holds {sorted(held)}", after, f"exactly {want}", sent_doc=doc)
+    got = counts(run)
+    reading = next((r for r in _BUCKET_READINGS if r[0] == got), None)
+    if reading is None:
+        fail(ctx, "omf/import-buckets", f"Two new items, one already stored, one archived (include_archived=false) "
+             f"and one repeating an earlier item of the document: the import answered {got if got else 'no counts'}",
+             run, f"{_BUCKET_READINGS[0][0]} (the repeat a duplicate of the copy just written) or "
+             f"{_BUCKET_READINGS[1][0]} (dedup against rows stored before the import only)", sent_doc=doc)
+    shown, listed = export_doc(ctx, tenant, include_history=True, include_superseded=True, include_expired=True)
+    written = sorted(contents(listed))
+    base = ["mcf bucket: already there", "mcf bucket: new two"]
+    allowed = [sorted(base + ["mcf bucket: new one"] * n) for n in ((reading[1],) if reading else (1, 2))]
+    if written not in allowed:
+        rid = ("omf/archived-skipped" if "mcf bucket: archived" in written
+               else "omf/dedup-exact" if written.count("mcf bucket: already there") != 1
+               else "omf/import-buckets")  # the rows written do not match the counts answered
+        fail(ctx, rid, f"After the import the tenant holds {written}", shown,
+             " or ".join(f"exactly {a}" for a in allowed) + (f", as the import answered {got}" if reading else ""),
+             sent_doc=doc)
     again = send(ctx, tenant, doc, include_archived=False)
     _expect_counts(ctx, "omf/dedup-exact", again, {"imported": 0, "duplicates": 4, "skipped": 1}, doc,
                    "The same document imported a second time")
@@ -57,6 +75,17 @@ def include_archived(ctx) -> None:
         run = send(ctx, tenant, doc, include_archived=flag)
         _expect_counts(ctx, "omf/archived-skipped", run, want, doc,
                        f"Items with status archived, expired and superseded, include_archived={flag}")
+    # An archived item that repeats a stored row fits two buckets; the text orders neither first
+    # (omf-dedup-before-filter), but it lands in exactly one and is not written again.
+    tenant = fresh_tenant("archdup")
+    seed(ctx, tenant, [model.item("mcf archived: stored")], trusted=False)
+    doc = model.document([model.item("mcf archived: stored", status="archived")], trusted=False)
+    run = send(ctx, tenant, doc, include_archived=False)
+    if counts(run) not in ({"imported": 0, "duplicates": 0, "skipped": 1}, {"imported": 0, "duplicates": 1, "skipped": 0}):
+        fail(ctx, "omf/archived-skipped", f"An archived item repeating a stored row, include_archived=false: the "
+             f"import answered {counts(run) or 'no counts'}", run,
+             '{"imported": 0, "duplicates": 0, "skipped": 1} or {"imported": 0, "duplicates": 1, "skipped": 0}',
+             sent_doc=doc)
 
 
 @check("omf/import/dedup-scopes", spec="omf", requirements=("omf/dedup-scope-project", "omf/dedup-scope-null"),
@@ -97,14 +126,18 @@ def project_resolution(ctx) -> None:
     cases = [("omf/project-resolution", model.item("mcf resolve: both", project="pA", category="cA"), "pA"),
              ("omf/category-fallback-project", model.item("mcf resolve: category", category="cB"), "cB"),
              ("omf/category-fallback-project", model.item("mcf resolve: nanomem", memd=False, category="cC"), "cC"),
-             ("omf/project-resolution", model.item("mcf resolve: neither"), None)]
+             ("omf/project-resolution", model.item("mcf resolve: neither"), None),
+             # "if present": an explicit null is absent to one reader (category wins) and a present
+             # "no project" to another (omf-null-project-unscoped); either, never anything else.
+             ("omf/project-resolution", model.item("mcf resolve: null", project=None, category="cD"), ("cD", None))]
     seed(ctx, tenant, [it for _, it, _ in cases])
     after, held = read_back(ctx, tenant)
     for rid, it, want in cases:
         got = memd_field(held.get(it["content"]), "project_id")
-        if got != want:
-            fail(ctx, rid, f"{it['content']!r} landed in project {got!r}", after, f"project {want!r}",
-                 sent_doc=model.document([it]))
+        allowed = want if isinstance(want, tuple) else (want,)
+        if not any(got == w for w in allowed):
+            fail(ctx, rid, f"{it['content']!r} landed in project {got!r}", after,
+                 " or ".join(f"project {w!r}" for w in allowed), sent_doc=model.document([it]))
 
 
 @check("omf/import/fresh-chunk-id", spec="omf", requirements=("omf/fresh-chunk-id",), bindings=LIVE,
@@ -141,6 +174,21 @@ def nanomem(ctx) -> None:
     foreign["extensions"] = {"nanomem": {"v": 9, "lifecycle": {"tier": "history", "status": "expired"}}}
     doc = model.document([plain, foreign], source=None)
     run = send(ctx, tenant, doc)
+    if not is_memd(ctx):
+        # A plain consumer promises the standard fields only: the items land, with their tags.
+        if not counts_as(ctx, run, {"imported": 2, "duplicates": 0, "skipped": 0}):
+            fail(ctx, "omf/nanomem-compatible", "A nanomem document without source or extensions.memd did not "
+                 "import", run, "it imports (exit 0 / HTTP 2xx)", sent_doc=doc)
+            return
+        after, held = read_back(ctx, tenant)
+        missing = [c for c in ("mcf nanomem: plain", "mcf nanomem: foreign") if c not in held]
+        if missing:
+            fail(ctx, "omf/nanomem-compatible", f"After importing a nanomem document the export lacks {missing}",
+                 after, "both items, by their content", sent_doc=doc)
+        elif held["mcf nanomem: plain"].get("tags") != ["n1"]:
+            fail(ctx, "omf/nanomem-compatible", "The nanomem item's tags did not come back", after, "tags ['n1']",
+                 sent_doc=doc)
+        return
     if not _expect_counts(ctx, "omf/nanomem-compatible", run, {"imported": 2, "duplicates": 0, "skipped": 0}, doc,
                           "A nanomem document without source or extensions.memd"):
         return

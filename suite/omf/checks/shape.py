@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from memconform.suite.omf import model
-from memconform.suite.omf.checks._common import ALL_FLAGS, FILE, LIVE, cite, fresh_tenant, seed
+from memconform.suite.omf.checks._common import ALL_FLAGS, FILE, LIVE, cite, fresh_tenant, is_memd, seed
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
@@ -26,11 +26,13 @@ SHOWN = 8
 
 def judge(ctx: Any, doc: Any, *, sent: str, received: Any, where: str) -> int:
     """Report every problem of an exported document, one finding per requirement; the number of
-    items it held."""
+    items it held. A plain consumer's export is judged as a wire document only: what memd's own
+    export must carry (extensions.memd, its hints and ids) binds the memd profile."""
     found: dict[str, list[str]] = {}
-    for p in model.problems(doc):
+    memd = is_memd(ctx)
+    for p in model.problems(doc, produced_by_memd=memd):
         found.setdefault(p.requirement, []).append(str(p))
-    for i, it in enumerate(doc.get("memories", []) if isinstance(doc, dict) else []):
+    for i, it in enumerate(doc.get("memories", []) if isinstance(doc, dict) and memd else []):
         lc = model.lifecycle_of(it)
         status = lc.get("status")
         if status in ("deleted", "error"):
@@ -76,7 +78,7 @@ def _varied() -> list[dict[str, Any]]:
 def export_shape(ctx) -> None:
     tenant = fresh_tenant("shape")
     seed(ctx, tenant, _varied())
-    run = ctx.client.export(tenant, **ALL_FLAGS)
+    run = ctx.client.export(tenant, **(ALL_FLAGS if is_memd(ctx) else {}))
     if not run.ok:
         raise NotApplicable(f"precondition failed: the export did not succeed ({run.describe()})")
     doc = run.parsed_document()
