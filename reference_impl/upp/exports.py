@@ -26,6 +26,7 @@ from typing import Any
 
 from memconform.reference_impl.upp.params import utf8_text
 from memconform.reference_impl.upp.rpc import INVALID_PARAMS, ONTOLOGY_NOT_FOUND, RpcError
+from memconform.suite.upp.isotime import is_date_or_date_time
 from memconform.suite.upp.ontology import SOURCE_TYPES
 
 MAX_PACKAGE_BYTES = 64 << 20
@@ -144,13 +145,9 @@ def event_problem(event: Any, label_names: Collection[str], *, check_labels: boo
         return "confidence must be a number from 0 to 1"
     if event.get("source_type") not in SOURCE_TYPES:
         return "unknown source_type"
-    # Imported here, not at the top: the format checks load jsonschema (over a second), and
-    # `serve --upp-stdio` should start without it; only an imported package needs them.
-    from memconform.suite.formats import is_date_time  # what the StoredEvent schema asserts
-
     for name in ("valid_from", "valid_until"):
-        if event.get(name) is not None and not (utf8_text(event[name]) and is_date_time(event[name])):
-            return f"{name} must be an ISO-8601 (RFC 3339) date-time or null"
+        if event.get(name) is not None and not (utf8_text(event[name]) and is_date_or_date_time(event[name])):
+            return f"{name} must be an ISO-8601 date or date-time, or null"
     return None
 
 

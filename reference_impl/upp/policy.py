@@ -1,13 +1,72 @@
 """The UPP reference implementation's decision points: where the spec leaves a choice open, the
 reference reads it one way (the defaults here) and a variant (`variants.py`) may read it the other
-way (reference_impl/variants.py). The service reads `self.policy.<point>` where the choice is made."""
+way (reference_impl/variants.py). The service reads `self.policy.<point>` where the choice is made.
+
+A few faults are the same decision points set to a value the text forbids (`FAULT_POLICIES`): the
+service then reads one policy whatever made it, and the deliberate bug is a table entry, not a
+branch in the logic."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
 class UppPolicy:
     """Each field is one open choice of the UPP text; its default is the reference reading, and its
     comment names the requirement and the other legitimate reading."""
+
+    # upp/params-may-be-omitted: info and get_labels answer a request without `params` (JSON-RPC
+    # 2.0 lets a client omit it). Other reading: 05 §2 marks `params` Required, so -32602.
+    params_required: bool = False
+    # upp/unknown-params-ignored: a member the server does not know is ignored ("ignore"). Other
+    # reading: a strict server refuses it with -32602 ("reject"); 08 §5 tells clients not to rely
+    # on extensions, so a strict server breaks no conforming client.
+    unknown_params: str = "ignore"
+    # upp/stored-event-created-at (and every UPP timestamp): RFC 3339 UTC with a Z. Other reading:
+    # ISO-8601 local date-times without an offset ("2026-01-15T10:30:00.123456").
+    times_with_offset: bool = True
+    # upp/info-protocol-version: "1.0.0". Other reading: a later 1.x release, which semver (01 §8)
+    # makes backward-compatible with 1.0.0.
+    protocol_version: str = "1.0.0"
+    # upp/high-confidence-valid, upp/low-confidence-staged: events below this confidence are
+    # stored staged. "High" and "low" are not defined; any threshold keeps confidence 1.0 valid.
+    staged_below: float = 0.5
+    # upp/import-ontology-mismatch: a package of another ontology is refused with -32002
+    # ("refuse"). Other reading: import it under the label rule, skipping events whose labels are
+    # not in this server's ontology ("by-labels"); 03 §4 names only that rule.
+    foreign_ontology: str = "refuse"
+    # upp/import-bad-file: a file that cannot be read or is no ExportPackage is -32602. Other
+    # reading: an implementation error code of -32000..-32099 (05 §4 allows them).
+    bad_file_code: int = -32602
+    # upp/error-invalid-params: entity_key "" is -32602. Other reading: "" is a string, so it names
+    # a user the server does not know (-32001 for reads).
+    empty_entity_key_valid: bool = False
+    # upp/retrieve-unknown-user, upp/get-events-unknown-user, upp/export-unknown-user: a user never
+    # written is -32001 ("error"). Other reading: an empty result ("empty").
+    unknown_user: str = "error"
+    # upp/retrieve-returns-events: retrieve returns full StoredEvents (a superset of Event,
+    # "stored"). Other reading: only the Event members 03 §2 names ("event").
+    retrieve_members: str = "stored"
+    # upp/event-field-types: extracted events carry no validity window. Other reading: a server
+    # dates each fact from the day it was told (valid_from "2026-01-15", an ISO-8601 date).
+    valid_from_date: bool = False
+    # upp/jsonrpc-batch: batches are answered with an array (JSON-RPC 2.0 §6). Other reading: 05 §1
+    # says "All messages are JSON objects", so a batch is one invalid request (-32600).
+    batches: bool = True
+    # upp/ontology-major-stable: labels are served as the official user/v1 file has them. Other
+    # reading: a deployment handles personal data more strictly (tier_personal labels served as
+    # tier_sensitive); 07 §5 fixes category and cardinality within a major version, not the tier.
+    stricter_sensitivity: bool = False
+
+
+#: Faults that are a decision point set to a value the text does not allow (reference_impl/upp/faults.py).
+FAULT_POLICIES: dict[str, dict[str, Any]] = {
+    "upp-import-bad-file-internal": {"bad_file_code": -32603},
+    "upp-low-confidence-valid": {"staged_below": 0.0},
+    # Readings the text allows at MUST level, kept as faults of the SHOULD they miss: each proves
+    # its check warns (its variant proves it does not fail).
+    "upp-params-required": {"params_required": True},
+    "upp-unknown-params-rejected": {"unknown_params": "reject"},
+}

@@ -120,9 +120,11 @@ class RpcEndpoint:
     (`params` is `ABSENT` when the message has none). `fault` is one of the wire faults of
     `reference_impl/upp/faults.py`, or anything else (ignored here)."""
 
-    def __init__(self, dispatch: Dispatch, *, fault: str | None = None):
+    def __init__(self, dispatch: Dispatch, *, fault: str | None = None, batches: bool = True):
         self._dispatch = dispatch
         self.fault = fault
+        # False: a batch is not a JSON object, so it is one invalid request (policy.batches)
+        self.batches = batches
 
     def handle_text(self, text: str | bytes | bytearray) -> str | None:
         try:
@@ -164,7 +166,10 @@ class RpcEndpoint:
                 if self.fault == "upp-batch-empty-array":
                     return []
                 return error_response(None, INVALID_REQUEST, "Invalid Request: an empty batch")
-            responses = [r for r in (self._handle_request(m) for m in message) if r is not None]
+            if not self.batches:
+                return error_response(None, INVALID_REQUEST, "Invalid Request: a request must be a JSON object "
+                                                             "(this server does not take batches)")
+            responses = [r for r in (self._handle_request(m, in_batch=True) for m in message) if r is not None]
             return responses or None
         return self._handle_request(message)
 
@@ -174,7 +179,7 @@ class RpcEndpoint:
             id_ = 0
         return error_response(id_, PARSE_ERROR, f"Parse error: {why}")
 
-    def _handle_request(self, message: Any) -> dict[str, Any] | None:
+    def _handle_request(self, message: Any, *, in_batch: bool = False) -> dict[str, Any] | None:
         problem = request_problem(message)
         if problem is not None:
             if self.fault == "upp-invalid-request-as-parse-error":
@@ -197,7 +202,8 @@ class RpcEndpoint:
             log.exception("unexpected error in %r", message["method"][:100])
             response = error_response(id_, INTERNAL_ERROR, "Internal error")
         if notification:
-            if self.fault == "upp-notification-replied":
+            if self.fault == "upp-notification-replied" \
+                    or (self.fault == "upp-batch-notification-replied" and in_batch):
                 return response | {"id": None}
             return None
         if self.fault == "upp-id-not-echoed" and "result" in response \

@@ -62,14 +62,12 @@ from memconform.reference_impl.upp.store import Row, Store
 from memconform.reference_impl.upp.tasks import TaskRunner
 from memconform.suite.upp.client import LEVEL_OPERATIONS, OPERATIONS
 
-__all__ = ["UppService", "RpcError", "PROTOCOL_VERSION", "CONFORMANCE_LEVEL", "STAGED_BELOW", "format_time"]
+__all__ = ["UppService", "RpcError", "PROTOCOL_VERSION", "CONFORMANCE_LEVEL", "format_time"]
 
 log = logging.getLogger("memconform.reference_impl.upp.service")
 
-PROTOCOL_VERSION = "1.0.0"
+PROTOCOL_VERSION = "1.0.0"  # the reference's; policy.protocol_version is what info reports
 CONFORMANCE_LEVEL = 3
-#: Events below this confidence are stored `staged` (docs/live-upp.md, "Staged").
-STAGED_BELOW = 0.5
 DEFAULT_EXPORT_DIR = Path(tempfile.gettempdir()) / "memconform-upp-exports"
 
 #: Fault upp-near-miss-method-names: the names public implementations answer instead.
@@ -78,6 +76,10 @@ NEAR_MISS = {"upp/get_events": "upp/events", "upp/delete_events": "upp/delete", 
 #: Faults that leave one operation out (not served, not listed by info).
 UNSERVED = {"upp-no-info": "upp/info", "upp-no-ingest": "upp/ingest", "upp-no-retrieve": "upp/retrieve",
             "upp-no-contextualize": "upp/contextualize", "upp-no-get-tasks": "upp/get_tasks"}
+
+
+#: The members of an Event (upp/02 §1), what retrieve returns when policy.retrieve_members is "event".
+EVENT_MEMBERS = ("value", "labels", "confidence", "source_type", "valid_from", "valid_until")
 
 
 def format_time(t: datetime) -> str:
@@ -112,9 +114,12 @@ class UppService:
                  extractor: Extractor | None = None, fault: str | None = None,
                  clock: Callable[[], datetime] | None = None, variants: tuple[str, ...] = ()):
         from memconform.reference_impl import variants as switches
-        from memconform.reference_impl.upp.policy import UppPolicy
+        from memconform.reference_impl.upp.policy import FAULT_POLICIES, UppPolicy
 
-        self.policy = switches.apply(UppPolicy(), "upp", variants)
+        policy = switches.apply(UppPolicy(), "upp", variants)
+        if fault in FAULT_POLICIES:
+            policy = replace(policy, **FAULT_POLICIES[fault])
+        self.policy = policy
         if fault is not None:
             from memconform.reference_impl.faults import FAULTS
 
@@ -134,8 +139,8 @@ class UppService:
         self._hidden: set[tuple[str, str]] = set()  # fault upp-delete-soft: "deleted" events
         self._ids_per_user: dict[str, int] = {}      # fault upp-ids-per-user
         self._info_calls = 0                          # fault upp-info-ontology-changes
-        self._tasks = TaskRunner(self._now, format_time, hold_running=fault == "upp-task-never-completes")
-        self._endpoint = RpcEndpoint(self.call, fault=fault)
+        self._tasks = TaskRunner(self._now, self._format, hold_running=fault == "upp-task-never-completes")
+        self._endpoint = RpcEndpoint(self.call, fault=fault, batches=self.policy.batches)
         methods: dict[str, Callable[[Any], Any]] = {
             "upp/ingest": self._ingest, "upp/retrieve": self._retrieve, "upp/info": self._info,
             "upp/contextualize": self._contextualize, "upp/get_tasks": self._get_tasks,
@@ -184,13 +189,24 @@ class UppService:
         now = self._clock()
         return (now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now).astimezone(timezone.utc)
 
+    def _format(self, t: datetime) -> str:
+        if self.policy.times_with_offset:
+            return format_time(t)
+        return t.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
+
+    @property
+    def _key(self) -> Callable[[Any], bool]:
+        """What an entity_key parameter must be: a non-empty string, or any string where the
+        policy reads "" as one more user nobody wrote."""
+        return params.string if self.policy.empty_entity_key_valid else params.entity_key
+
     def _check_open(self) -> None:
         if self._closed:
             raise RpcError(INTERNAL_ERROR, "Internal error: the server is shutting down")
 
     def _take(self, raw: Any, method: str, required: dict[str, Callable[[Any], bool]],
               optional: dict[str, Callable[[Any], bool]] | None = None) -> dict[str, Any]:
-        if self.fault == "upp-unknown-params-rejected":
+        if self.policy.unknown_params == "reject":
             extra = sorted(set(params.params_object(raw, method)) - set(required) - set(optional or {}))
             if extra:
                 raise RpcError(INVALID_PARAMS, f"Invalid params: unknown parameter {extra[0][:100]!r}",
@@ -199,12 +215,12 @@ class UppService:
 
     def _no_params(self, raw: Any, method: str) -> None:
         """info and get_labels: params absent or an object (whose members are ignored)."""
-        if self.fault == "upp-params-required" and raw is ABSENT:
+        if self.policy.params_required and raw is ABSENT:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {method} needs params", {"missing_params": ["params"]})
         self._take(raw, method, {})
 
     def _known_user(self, entity_key: str) -> None:
-        if not self._store.user_exists(entity_key):
+        if not self._store.user_exists(entity_key) and self.policy.unknown_user == "error":
             if self.fault == "upp-unknown-user-invalid-params":
                 raise RpcError(INVALID_PARAMS, f"Invalid params: no user {entity_key[:200]!r}",
                                {"invalid_params": ["entity_key"]})
@@ -223,8 +239,8 @@ class UppService:
             del event["source_type"]
         if self.fault == "upp-confidence-as-string":
             event["confidence"] = str(event["confidence"])
-        if self.fault == "upp-created-at-without-zone":
-            event["created_at"] = event["created_at"].removesuffix("Z")
+        if self.fault == "upp-created-at-not-iso":
+            event["created_at"] = exports.parse_time(event["created_at"]).strftime("%a, %d %b %Y %H:%M:%S GMT")
         if self.fault == "upp-entity-key-prefixed":
             event["entity_key"] = f"user:{event['entity_key']}"
         if self.fault == "upp-superseded-by-empty" and event["superseded_by"] is None:
@@ -264,9 +280,7 @@ class UppService:
                 if supersede:
                     self._supersede(entity_key, staged, labels)
                 return self._store.by_seq(staged.seq)
-        threshold = STAGED_BELOW
-        if self.fault == "upp-high-confidence-staged":
-            threshold = 0.85
+        threshold = self.policy.staged_below
         status = "staged" if confidence < threshold else "valid"
         if self.fault == "upp-supersedes-as-staged" and self._contradicts(entity_key, labels):
             status = "staged"
@@ -335,12 +349,13 @@ class UppService:
                            {"reason": "the extractor failed on this text"}) from None
         with self._lock:
             self._check_open()
-            now = format_time(self._now())
+            now = self._format(self._now())
+            told = self._now().date().isoformat() if self.policy.valid_from_date else None
             try:
                 with self._store.transaction():
                     self._store.ensure_user(entity_key, now)
                     seqs = [self._store_event(entity_key, value=e.value, labels=e.labels, confidence=e.confidence,
-                                              source_type=e.source_type, valid_from=e.valid_from,
+                                              source_type=e.source_type, valid_from=e.valid_from or told,
                                               valid_until=e.valid_until, created_at=now).seq for e in extracted]
             except sqlite3.Error as exc:
                 log.error("storing events failed: %s", exc)
@@ -352,13 +367,13 @@ class UppService:
     def _info(self, raw: Any) -> dict[str, Any]:
         self._no_params(raw, "upp/info")
         if self.fault == "upp-info-needs-entity-key":
-            self._take(raw, "upp/info", {"entity_key": params.entity_key})
+            self._take(raw, "upp/info", {"entity_key": self._key})
         operations = [op for op in OPERATIONS if op in self._methods]
         operations += [name for name in self._methods if name not in OPERATIONS]  # near-miss names
         level = level_of(operations)
         if self.fault == "upp-info-level-mismatch":
             operations.remove("upp/import_events")
-        result: dict[str, Any] = {"protocol_version": PROTOCOL_VERSION, "ontology": self.ontology.id,
+        result: dict[str, Any] = {"protocol_version": self.policy.protocol_version, "ontology": self.ontology.id,
                                   "operations": operations, "conformance_level": level}
         if self.fault == "upp-info-version-2":
             result["protocol_version"] = "2.0.0"
@@ -376,6 +391,9 @@ class UppService:
     def _get_labels(self, raw: Any) -> Any:
         self._no_params(raw, "upp/get_labels")
         definitions = self.ontology.label_definitions()
+        if self.policy.stricter_sensitivity:
+            definitions = [{**d, "sensitivity": "tier_sensitive"} if d["sensitivity"] == "tier_personal" else d
+                           for d in definitions]
         if self.fault == "upp-get-labels-partial":
             definitions = definitions[:50]
         if self.fault == "upp-label-missing-durability":
@@ -393,7 +411,7 @@ class UppService:
         return definitions
 
     def _ingest(self, raw: Any) -> Any:
-        p = self._take(raw, "upp/ingest", {"entity_key": params.entity_key, "text": params.string})
+        p = self._take(raw, "upp/ingest", {"entity_key": self._key, "text": params.string})
         if self.fault == "upp-ingest-not-persisted":
             with self._lock:
                 try:
@@ -412,7 +430,7 @@ class UppService:
 
     def _retrieve(self, raw: Any) -> Any:
         optional = {"max_results": params.positive_int}
-        required = {"entity_key": params.entity_key, "query": params.string}
+        required = {"entity_key": self._key, "query": params.string}
         if self.fault == "upp-requires-extension-param":
             required |= optional
         p = self._take(raw, "upp/retrieve", required, optional)
@@ -428,12 +446,14 @@ class UppService:
                             for e in events):
             raise RpcError(USER_NOT_FOUND, f"User not found: {p['entity_key'][:200]!r}",
                            {"entity_key": p["entity_key"]})
+        if self.policy.retrieve_members == "event":
+            events = [{k: e[k] for k in EVENT_MEMBERS if k in e} for e in events]
         if self.fault == "upp-retrieve-returns-object":
             return {"events": events}
         return events
 
     def _contextualize(self, raw: Any) -> dict[str, Any]:
-        p = self._take(raw, "upp/contextualize", {"entity_key": params.entity_key, "text": params.string},
+        p = self._take(raw, "upp/contextualize", {"entity_key": self._key, "text": params.string},
                        {"max_results": params.positive_int})
         key, text = p["entity_key"], p["text"]
         limit = p.get("max_results", ranking.DEFAULT_LIMIT)
@@ -452,7 +472,7 @@ class UppService:
         with self._lock:  # the existing events, retrieved before the ingest can run
             self._check_open()
             with self._store.transaction():
-                self._store.ensure_user(key, format_time(self._now()))
+                self._store.ensure_user(key, self._format(self._now()))
             events = self._ranked(key, text, limit)
             task_id = self._tasks.submit(job)
         result: dict[str, Any] = {"events": events, "task_id": task_id}
@@ -493,7 +513,7 @@ class UppService:
         return found
 
     def _get_events(self, raw: Any) -> Any:
-        p = self._take(raw, "upp/get_events", {"entity_key": params.entity_key})
+        p = self._take(raw, "upp/get_events", {"entity_key": self._key})
         key = p["entity_key"]
         self._known_user(key)
         rows = self._store.events(key)
@@ -508,7 +528,7 @@ class UppService:
         return [self._present(r) for r in rows]
 
     def _delete_events(self, raw: Any) -> Any:
-        p = self._take(raw, "upp/delete_events", {"entity_key": params.entity_key},
+        p = self._take(raw, "upp/delete_events", {"entity_key": self._key},
                        {"event_ids": params.string_array})
         key = p["entity_key"]
         ids = list(dict.fromkeys(p.get("event_ids") or [])) or None  # omitted or empty: all
@@ -537,7 +557,7 @@ class UppService:
         return {"deleted_count": count}
 
     def _export_events(self, raw: Any) -> dict[str, Any]:
-        p = self._take(raw, "upp/export_events", {"entity_key": params.entity_key})
+        p = self._take(raw, "upp/export_events", {"entity_key": self._key})
         key = p["entity_key"]
         self._known_user(key)
         now = self._now()
@@ -550,7 +570,7 @@ class UppService:
         if self.fault == "upp-export-rounds-confidence":
             events = [{**e, "confidence": round(e["confidence"], 1)} for e in events]
         package: dict[str, Any] = {"entity_key": key, "ontology": self.ontology.id, "events": events,
-                                   "exported_at": format_time(now)}
+                                   "exported_at": self._format(now)}
         if self.fault == "upp-export-package-no-ontology":
             del package["ontology"]
         try:
@@ -566,29 +586,33 @@ class UppService:
         return result
 
     def _import_events(self, raw: Any) -> dict[str, Any]:
-        p = self._take(raw, "upp/import_events", {"entity_key": params.entity_key, "file": params.nonempty_string})
+        p = self._take(raw, "upp/import_events", {"entity_key": self._key, "file": params.nonempty_string})
         key = p["entity_key"]
         try:
             path = exports.resolve_import(p["file"], self.export_dir, self.import_dirs)
             package = exports.read_package(path)
         except RpcError as exc:
-            if self.fault == "upp-import-bad-file-internal" and exc.code == INVALID_PARAMS:
-                raise RpcError(INTERNAL_ERROR, "Internal error") from None
+            code = self.policy.bad_file_code
+            if exc.code == INVALID_PARAMS and code != INVALID_PARAMS:
+                message = "Internal error" if code == INTERNAL_ERROR else exc.message.replace("Invalid params", "Bad file")
+                raise RpcError(code, message, exc.data if code != INTERNAL_ERROR else None) from None
             raise
         if self.fault == "upp-import-into-package-user":
             key = package["entity_key"] or key
+        foreign = package["ontology"] != self.ontology.id
         if self.fault == "upp-bad-input-changes-state":
             result = self._store_imported(key, package["events"])
             exports.check_ontology(package, self.ontology.id)
             return result
-        exports.check_ontology(package, self.ontology.id)  # every refusal happens before a write
+        if not (foreign and self.policy.foreign_ontology == "by-labels"):
+            exports.check_ontology(package, self.ontology.id)  # every refusal happens before a write
         result = self._store_imported(key, package["events"])
         if self.fault == "upp-import-result-renamed":
             return {"imported": result["imported_count"], "skipped": result["skipped_count"]}
         return result
 
     def _store_imported(self, key: str, events: list[Any]) -> dict[str, Any]:
-        now = format_time(self._now())
+        now = self._format(self._now())
         imported = skipped = 0
         check_labels = self.fault != "upp-import-ignores-labels"
         supersede = self.fault != "upp-import-no-supersession"
@@ -603,10 +627,12 @@ class UppService:
                 if self.fault == "upp-import-keeps-ids" and params.nonempty_string(event.get("id")) \
                         and not self._store.id_taken(key, event["id"]):
                     kept_id = event["id"]
-                self._store_event(key, value=event["value"], labels=event["labels"],
-                                  confidence=float(event["confidence"]), source_type=event["source_type"],
-                                  valid_from=None if drop_validity else event.get("valid_from"),
-                                  valid_until=None if drop_validity else event.get("valid_until"),
-                                  created_at=now, id=kept_id, supersede=supersede)
+                row = self._store_event(key, value=event["value"], labels=event["labels"],
+                                        confidence=float(event["confidence"]), source_type=event["source_type"],
+                                        valid_from=None if drop_validity else event.get("valid_from"),
+                                        valid_until=None if drop_validity else event.get("valid_until"),
+                                        created_at=now, id=kept_id, supersede=supersede)
+                if self.fault == "upp-import-keeps-superseded-by" and isinstance(event.get("superseded_by"), str):
+                    self._store.supersede(row.seq, event["superseded_by"])
                 imported += 1
         return {"imported_count": imported, "skipped_count": skipped}

@@ -7,4 +7,44 @@ from __future__ import annotations
 
 from memconform.reference_impl.variants import Variant
 
-UPP_VARIANTS: tuple[Variant, ...] = ()
+
+def _v(name: str, description: str, readings: tuple[str, ...], **overrides: object) -> Variant:
+    return Variant(f"upp-{name}", "upp", description, tuple(f"upp/{r}" for r in readings), overrides,
+                   since="1.0.0")
+
+
+UPP_VARIANTS: tuple[Variant, ...] = (
+    _v("params-required", "upp/info and upp/get_labels refuse a request without a `params` member (-32602), "
+       "as 05 §2 marks params Required", ("params-may-be-omitted",), params_required=True),
+    _v("unknown-params-rejected", "a request carrying a parameter the server does not know is refused with -32602 "
+       "(a strict server; 08 §5 tells clients not to rely on extensions)", ("unknown-params-ignored",),
+       unknown_params="reject"),
+    _v("times-without-offset", "every timestamp (created_at, exported_at, task times) is an ISO-8601 local "
+       "date-time without an offset, as Python's isoformat() writes a naive time",
+       ("stored-event-created-at", "export-result-shape", "export-package-fields", "get-tasks-returns-statuses"),
+       times_with_offset=False),
+    _v("protocol-version-1-x", "upp/info reports protocol_version \"1.2.0\": a later minor release, which semver "
+       "makes backward-compatible with 1.0.0", ("info-protocol-version",), protocol_version="1.2.0"),
+    _v("high-staging-threshold", "events below confidence 0.9 are stored staged (the reference stages below 0.5); "
+       "\"high\" and \"low\" confidence are the server's to define", ("high-confidence-valid", "low-confidence-staged"),
+       staged_below=0.9),
+    _v("import-foreign-ontology", "a package of another ontology is imported under the label rule: events whose "
+       "labels this server's ontology defines are imported, the rest skipped (no -32002)",
+       ("import-ontology-mismatch",), foreign_ontology="by-labels"),
+    _v("import-bad-file-own-code", "a file that cannot be read or is no ExportPackage is refused with the "
+       "implementation code -32010 (05 §4: -32000..-32099) instead of -32602",
+       ("import-bad-file", "import-confined-paths"), bad_file_code=-32010),
+    _v("empty-entity-key", "entity_key \"\" is a string like any other: it names a user nobody wrote (reads answer "
+       "-32001), not invalid params", ("error-invalid-params",), empty_entity_key_valid=True),
+    _v("unknown-user-empty", "upp/retrieve, upp/get_events and upp/export_events answer an empty result for a user "
+       "never written, not -32001", ("retrieve-unknown-user", "get-events-unknown-user", "export-unknown-user"),
+       unknown_user="empty"),
+    _v("retrieve-plain-events", "upp/retrieve returns only the Event members 03 §2 names (value, labels, "
+       "confidence, source_type), no id or status", ("retrieve-returns-events",), retrieve_members="event"),
+    _v("validity-dates", "extracted events carry valid_from, the ISO-8601 date the fact was told (\"2026-01-15\", "
+       "no time)", ("event-field-types",), valid_from_date=True),
+    _v("stricter-sensitivity", "upp/get_labels reports every tier_personal label of user/v1 as tier_sensitive (a "
+       "deployment that handles personal data more strictly)", ("ontology-major-stable",), stricter_sensitivity=True),
+    _v("no-batches", "a batch (a JSON array) is answered with one -32600 Invalid Request object: 05 §1 says every "
+       "UPP message is a JSON object", ("jsonrpc-batch", "jsonrpc-batch-notifications"), batches=False),
+)

@@ -37,6 +37,7 @@ METHOD_NOT_FOUND = "upp/jsonrpc-method-not-found"
 NOTIFICATION_NO_REPLY = "upp/jsonrpc-notification-no-reply"
 BATCH_EMPTY = "upp/jsonrpc-batch-empty"
 BATCH = "upp/jsonrpc-batch"
+BATCH_NOTIFICATIONS = "upp/jsonrpc-batch-notifications"
 UTF8_JSON = "upp/jsonrpc-utf8-json"
 HTTP_CONTENT_TYPE = "upp/http-content-type"
 STDIO_LINE_FRAMING = "upp/stdio-line-framing"
@@ -452,10 +453,13 @@ def expect_batch_empty(response: Any) -> list[WireProblem]:
     return expect_error(response, INVALID_REQUEST_CODE, None, requirement=BATCH_EMPTY)
 
 
-def expect_batch(sent: Iterable[Any], response: Any) -> list[WireProblem]:
+def expect_batch(sent: Iterable[Any], response: Any, *, takes_batches: bool = True) -> list[WireProblem]:
     """A batch gets an array with one response per member that is not a notification (a request
-    with an id gets one carrying that id; an invalid member gets one -32600 error); a batch of
-    notifications only gets nothing at all."""
+    with an id gets one carrying that id; an invalid member gets one -32600 error): upp/jsonrpc-batch,
+    a SHOULD. No response answers a notification, and a batch of notifications only gets nothing
+    at all: JSON-RPC 2.0 §4.1 and §6, a MUST NOT (upp/jsonrpc-batch-notifications) for a server that
+    takes batches (`takes_batches`: it answered a batch with an array). A server that answers a
+    batch with one -32600 object takes none: that is the SHOULD's business only."""
     members = list(sent)
     calls = [m for m in members if is_request(m) and "id" in m]
     invalid = [m for m in members if not is_request(m)]
@@ -463,15 +467,27 @@ def expect_batch(sent: Iterable[Any], response: Any) -> list[WireProblem]:
     if wanted == 0:
         if response is None:
             return []
-        return [WireProblem(BATCH, f"a batch of notifications only was answered (expected nothing): "
-                                   f"{excerpt(response)}")]
+        if isinstance(response, list) or takes_batches:
+            return [WireProblem(BATCH_NOTIFICATIONS, f"a batch of notifications only was answered (expected "
+                                                     f"nothing): {excerpt(response)}")]
+        return []
     if response is None:
         return [WireProblem(BATCH, f"a batch of {len(members)} was not answered (expected {wanted} responses)")]
     if not isinstance(response, list):
         return [WireProblem(BATCH, f"a batch was answered with a JSON {json_type(response)}, not an array: "
                                    f"{excerpt(response)}")]
     problems = []
-    if len(response) != wanted:
+    # responses with `id: null` answer invalid members (and calls that used a null id themselves);
+    # more of them than that answer the notifications
+    nulls = sum(1 for r in response if isinstance(r, dict) and r.get("id", 0) is None) \
+        - sum(1 for c in calls if c["id"] is None)
+    replied = min(max(0, nulls - len(invalid)), len(members) - wanted)
+    if replied:
+        problems.append(WireProblem(BATCH_NOTIFICATIONS, f"the batch holds {len(members) - wanted} notification(s) "
+                                                         f"and {len(invalid)} invalid member(s), and the answer "
+                                                         f"{nulls} response(s) with \"id\": null: {replied} "
+                                                         "notification(s) were answered"))
+    if len(response) - replied != wanted:
         problems.append(WireProblem(BATCH, f"a batch of {len(members)} ({len(calls)} call(s), {len(invalid)} "
                                            f"invalid, {len(members) - wanted} notification(s)) was answered "
                                            f"with {len(response)} response(s), expected {wanted}"))
@@ -484,9 +500,7 @@ def expect_batch(sent: Iterable[Any], response: Any) -> list[WireProblem]:
         if matches != 1:
             problems.append(WireProblem(BATCH, f"the batch answer holds {matches} response(s) with \"id\": {key}, "
                                                "expected exactly one"))
-    # responses with `id: null` answer invalid members (and calls that used a null id themselves)
-    nulls = sum(1 for r in response if isinstance(r, dict) and r.get("id", 0) is None) \
-        - sum(1 for c in calls if c["id"] is None)
+    nulls -= replied
     readable_invalid = sum(1 for m in invalid if readable_id(m)[0])
     if not (len(invalid) - readable_invalid <= nulls <= len(invalid)):
         problems.append(WireProblem(BATCH, f"{len(invalid)} invalid member(s) in the batch, {nulls} response(s) "

@@ -15,10 +15,11 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError
+from jsonschema import Draft202012Validator, FormatChecker, ValidationError
 from referencing import Registry, Resource
 
 from memconform.suite.formats import FORMAT_CHECKER, is_date_time
+from memconform.suite.upp import isotime
 from memconform.suite.upp.ontology import SOURCE_TYPES  # noqa: F401  re-exported
 
 EVENT_STATUSES = ("valid", "staged", "superseded")  # 02 §5 EventStatus
@@ -46,8 +47,17 @@ class Problem(str):
 
 # -- date-times ------------------------------------------------------------------------------------
 
-#: An RFC 3339 date-time (date, time, and a UTC offset or Z), as the validators check it.
+#: UPP's timestamps are ISO-8601 (02 §2 "datetime … (ISO-8601)"), offset optional; an event's
+#: validity window may also be a date alone (suite/upp/isotime.py says why).
+is_iso_date_time = isotime.is_date_time
+#: RFC 3339 (with an offset): what the reference writes, a stricter form than UPP asks for.
 is_rfc3339 = is_date_time
+
+UPP_FORMATS = FormatChecker()
+UPP_FORMATS.checkers = dict(FORMAT_CHECKER.checkers)
+# A format judges strings only; a value of another type is the schema's `type` business.
+UPP_FORMATS.checks("upp-date-time")(lambda v: not isinstance(v, str) or isotime.is_date_time(v))
+UPP_FORMATS.checks("upp-date-or-date-time")(lambda v: not isinstance(v, str) or isotime.is_date_or_date_time(v))
 
 
 # -- schemas ---------------------------------------------------------------------------------------
@@ -69,7 +79,7 @@ def _registry() -> Registry:
 
 @functools.cache
 def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(schema(name), registry=_registry(), format_checker=FORMAT_CHECKER)
+    return Draft202012Validator(schema(name), registry=_registry(), format_checker=UPP_FORMATS)
 
 
 # -- routing a validation error to its requirement ------------------------------------------------
@@ -128,8 +138,10 @@ def _pointer(path: Iterable[Any]) -> str:
 
 
 def _message(error: ValidationError) -> str:
+    if error.validator == "format" and error.validator_value == "upp-date-or-date-time":
+        return f"{error.instance!r} is not an ISO-8601 date or date-time (e.g. 2026-01-15 or 2026-01-15T10:30:00Z)"
     if error.validator == "format":
-        return f"{error.instance!r} is not an RFC 3339 date-time (e.g. 2026-01-15T10:30:00Z)"
+        return f"{error.instance!r} is not an ISO-8601 date-time (e.g. 2026-01-15T10:30:00Z)"
     if error.validator == "enum":
         return f"{error.instance!r} is not one of {', '.join(map(str, error.validator_value))}"
     return error.message

@@ -745,7 +745,8 @@ def test_reference_upp_stdio_is_a_child_given_its_fault(monkeypatch, script):
 
     fake_faults(monkeypatch)
     asked: list[str | None] = []
-    monkeypatch.setattr(reference, "upp_stdio_command", lambda fault: asked.append(fault) or command(script, "good"))
+    monkeypatch.setattr(reference, "upp_stdio_command",
+                        lambda fault, variants=(): asked.append(fault) or command(script, "good"))
     assert reference.upp_stdio_command.__name__ == "<lambda>"
     driver = reference.ReferenceDriver(ReferenceTarget(fault="upp-fake-stdio"), timeout=3)
     try:
@@ -778,7 +779,7 @@ def test_reference_upp_http_is_the_in_thread_servers_upp(monkeypatch, serve):
     seen: dict[str, Any] = {}
 
     class StandInUppService:
-        def __init__(self, *, fault: str | None = None):
+        def __init__(self, *, fault: str | None = None, variants: tuple[str, ...] = ()):
             seen["upp_fault"] = fault
 
         def close(self) -> None:

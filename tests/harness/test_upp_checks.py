@@ -69,7 +69,7 @@ def _now() -> str:
 
 def _valid(kind: str, value: Any) -> bool:
     if kind == "key":
-        return isinstance(value, str) and value != ""
+        return isinstance(value, str) and (value != "" or MINI.flags.get("empty_key_is_a_user", False))
     if kind == "str":
         return isinstance(value, str)
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
@@ -162,8 +162,10 @@ class Miniature:
         f, out = self.flags, dict(event)
         if f.get("bad_status"):
             out["status"] = "active"
-        if f.get("naive_time"):
+        if f.get("naive_time"):  # ISO-8601 without an offset: legitimate (issue 13)
             out["created_at"] = out["created_at"][:19]
+        if f.get("http_date_time"):
+            out["created_at"] = datetime.fromisoformat(out["created_at"]).strftime("%a, %d %b %Y %H:%M:%S GMT")
         if f.get("confidence_high"):
             out["confidence"] = 1.5
         if f.get("bad_source"):
@@ -331,7 +333,10 @@ class Miniature:
             elif f.get("no_batches"):
                 out = self.error(None, -32600, "batches are not supported")
             else:
-                out = [a for a in (self.answer(m) for m in message) if a is not None] or None
+                answers = [self.answer(m) for m in message]
+                if f.get("batch_notifications_replied"):
+                    answers = [a if a is not None else self.error(None, -32603, "no id") for a in answers]
+                out = [a for a in answers if a is not None] or None
         else:
             out = self.answer(message)
         if out is None:
@@ -437,7 +442,7 @@ FAILS = [
     ("upp/l1/op-ingest", {"require_namespace": True}, "upp/extension-params-optional"),
     # -- ingest --
     ("upp/l1/ingest-shape", {"bad_status": True}, "upp/stored-event-status"),
-    ("upp/l1/ingest-shape", {"naive_time": True}, "upp/stored-event-created-at"),
+    ("upp/l1/ingest-shape", {"http_date_time": True}, "upp/stored-event-created-at"),
     ("upp/l1/ingest-shape", {"confidence_high": True}, "upp/event-confidence-range"),
     ("upp/l1/ingest-shape", {"bad_source": True}, "upp/event-source-type"),
     ("upp/l1/ingest-shape", {"wrong_entity": True}, "upp/stored-event-entity-key"),
@@ -483,6 +488,7 @@ FAILS = [
     ("upp/wire/notification-no-reply", {"answer_notifications": True}, "upp/jsonrpc-notification-no-reply"),
     ("upp/wire/batch-empty", {"empty_batch_array": True}, "upp/jsonrpc-batch-empty"),
     ("upp/wire/batch", {"no_batches": True}, "upp/jsonrpc-batch"),
+    ("upp/wire/batch-notifications", {"batch_notifications_replied": True}, "upp/jsonrpc-batch-notifications"),
     # -- bad input --
     ("upp/bad-input/missing-params", {"lax": True}, "upp/error-invalid-params"),
     ("upp/bad-input/missing-params", {"no_missing_names": True}, "upp/error-invalid-params-data"),
@@ -545,12 +551,38 @@ def test_protocol_2_is_named_as_not_the_version_judged(url):
 
 
 def test_a_failure_says_what_was_sent_what_came_back_and_what_the_spec_asks(url):
-    result = judge(url, "upp/l1/ingest-shape", naive_time=True)
+    result = judge(url, "upp/l1/ingest-shape", http_date_time=True)
     finding = next(f for f in result.findings if f.requirement == "upp/stored-event-created-at")
     assert "Sent: upp/ingest" in finding.message
     assert "Came back: upp/ingest -> result" in finding.message
     assert "The spec: upp/stored-event-created-at (UPP 02 §2, MUST)" in finding.message
-    assert "/created_at" in finding.message and "RFC 3339" in finding.message
+    assert "/created_at" in finding.message and "ISO-8601" in finding.message
+
+
+# issue 13: readings the text allows, once charged as MUST failures
+@pytest.mark.parametrize("check_id, flags", [
+    ("upp/l1/ingest-shape", {"naive_time": True}),           # ISO-8601 without an offset
+    ("upp/l1/info", {"protocol_version": "1.2.0"}),           # a later, backward-compatible 1.x
+    ("upp/l1/info", {"protocol_version": "1.0.3"}),
+    ("upp/wire/batch-notifications", {"no_batches": True}),  # no batches: nothing to judge, no failure
+])
+def test_a_legitimate_reading_does_not_fail(url, check_id, flags):
+    result = judge(url, check_id, **flags)
+    assert result.outcome in (Outcome.PASSED, Outcome.SKIPPED), explain(result)
+
+
+@pytest.mark.parametrize("check_id, flags, requirement", [
+    ("upp/l1/params-may-be-omitted", {"refuse_absent_params": True}, "upp/params-may-be-omitted"),
+    ("upp/l1/unknown-params-ignored", {"reject_unknown": True}, "upp/unknown-params-ignored"),
+])
+def test_a_strict_server_is_warned_not_failed(url, check_id, flags, requirement):
+    result = judge(url, check_id, **flags)
+    assert requirement in broken(result) and result.outcome is Outcome.WARNING, explain(result)
+
+
+def test_an_empty_entity_key_may_be_read_as_a_user_nobody_wrote(url):
+    result = judge(url, "upp/bad-input/wrong-types", empty_key_is_a_user=True)
+    assert result.outcome is Outcome.PASSED, explain(result)
 
 
 def test_a_state_change_by_bad_input_is_reported_with_before_and_after(url):

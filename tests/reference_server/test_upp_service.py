@@ -991,7 +991,8 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     # the wire
     for text in ("{oops", "[]", "[1]", '{"jsonrpc":"2.0","method":"upp/nope","id":3}',
                  '{"jsonrpc":"2.0","method":"upp/info"}', '{"jsonrpc":"2.0","method":"upp/info","id":7}',
-                 '{"jsonrpc":"2.0","method":"upp/ingest","params":{},"id":"s"}'):
+                 '{"jsonrpc":"2.0","method":"upp/ingest","params":{},"id":"s"}',
+                 '[{"jsonrpc":"2.0","method":"upp/info","id":8},{"jsonrpc":"2.0","method":"upp/info"}]'):
         s.send(text)
     s.call("upp/info", None)
     s.call("upp/info", {})
@@ -1014,7 +1015,8 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
                          valid_from="2024-06-01T00:00:00Z"),
                    event("User lives in Rome", ["where_home"], 0.9, "2025-01-01T00:00:00Z"),
                    event("User speaks Tamil", ["who_languages", "made_up"]),
-                   event("User speaks Hindi", ["who_languages"])])
+                   event("User speaks Hindi", ["who_languages"]),
+                   event("User speaks Basque", ["who_languages"], 0.05)])
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p1.json", pkg)})
     s.call("upp/get_events", {"entity_key": "c"})
     imported = s.call("upp/export_events", {"entity_key": "c"})  # the file, as another server would read it

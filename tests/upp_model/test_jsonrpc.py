@@ -234,7 +234,11 @@ def test_expect_batch():
     right = [ok(id="x"), err(-32600, id=None), ok(id=1)]
     assert rpc.expect_batch(batch, right) == []
     assert rpc.expect_batch([NOTE, NOTE], None) == []
-    assert reqs(rpc.expect_batch([NOTE, NOTE], [])) == [rpc.BATCH]
+    # issue 13: an answer to notifications inside a batch is JSON-RPC's MUST NOT, not the batch SHOULD
+    assert reqs(rpc.expect_batch([NOTE, NOTE], [])) == [rpc.BATCH_NOTIFICATIONS]
+    assert reqs(rpc.expect_batch([NOTE], err(-32600, id=None))) == [rpc.BATCH_NOTIFICATIONS]
+    assert rpc.expect_batch([NOTE], err(-32600, id=None), takes_batches=False) == []
+    assert reqs(rpc.expect_batch(batch, right + [ok(id=None)])) == [rpc.BATCH_NOTIFICATIONS]
     assert reqs(rpc.expect_batch(batch, None)) == [rpc.BATCH]
     assert reqs(rpc.expect_batch(batch, ok(id=1))) == [rpc.BATCH]
     missing = rpc.expect_batch(batch, [ok(id=1), err(-32600, id=None)])

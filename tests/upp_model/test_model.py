@@ -91,7 +91,7 @@ def test_additional_members_are_allowed():
     ({"confidence": -0.1}, "upp/event-confidence-range"),
     ({"confidence": "0.9"}, "upp/stored-event-field-types"),
     ({"confidence": True}, "upp/stored-event-field-types"),
-    ({"created_at": "2026-01-15T10:30:00"}, "upp/stored-event-created-at"),  # no offset
+    ({"created_at": "Thu, 15 Jan 2026 10:30:00 GMT"}, "upp/stored-event-created-at"),  # not ISO-8601
     ({"created_at": "2026-01-15 10:30:00Z"}, "upp/stored-event-created-at"),
     ({"created_at": "2026-01-15T10:30:00Z\n"}, "upp/stored-event-created-at"),
     ({"created_at": 1768473000}, "upp/stored-event-created-at"),
@@ -215,6 +215,30 @@ def test_every_rule_a_problem_can_name_is_in_the_catalogue():
 ])
 def test_is_rfc3339(value, ok):
     assert model.is_rfc3339(value) is ok
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("2026-01-15T10:30:00Z", True), ("2026-01-15T10:30:00.123+02:00", True),
+    # issue 13: ISO-8601 allows a local time without an offset (Python's isoformat() of a naive time)
+    ("2026-01-15T10:30:00", True), ("2026-01-15T10:30:00.123456", True),
+    ("2026-02-30T10:30:00Z", False), ("2026-01-15", False), ("Thu, 15 Jan 2026 10:30:00 GMT", False),
+    ("15/01/2026 10:30", False), (None, False), (20260115, False),
+])
+def test_created_at_is_any_iso_8601_date_time(value, ok):
+    stored = {"id": "e", "entity_key": "u", "value": "v", "labels": ["who_name"], "confidence": 0.9,
+              "source_type": "user_stated", "status": "valid", "created_at": value}
+    found = [p for p in model.stored_event_problems(stored) if p.requirement == "upp/stored-event-created-at"]
+    assert (not found) is ok, found
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("2026-01-15", True), ("2026-01-15T10:30:00", True), ("2026-01-15T10:30:00Z", True),
+    ("2026-13-01", False), ("next week", False), ("", False),
+])
+def test_validity_window_is_an_iso_8601_date_or_date_time(value, ok):
+    event = {"value": "v", "labels": ["where_home"], "confidence": 0.9, "source_type": "user_stated",
+             "valid_from": value}
+    assert (not model.event_problems(event)) is ok
 
 
 def test_vocabularies_match_the_schemas():

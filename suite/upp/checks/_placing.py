@@ -63,9 +63,9 @@ def utc(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def event(value: str, label: str, *, confidence: float = 0.9, source_type: str = "user_stated") -> dict[str, Any]:
-    """An Event (02 §1). Confidence 0.9 by default: high enough that a conforming server stores it
-    valid (docs/live-upp.md, Staged)."""
+def event(value: str, label: str, *, confidence: float = 1.0, source_type: str = "user_stated") -> dict[str, Any]:
+    """An Event (02 §1). Confidence 1.0 by default: high in every reading of 02 §6, so a conforming
+    server stores it valid whatever its staging threshold (docs/live-upp.md, Staged)."""
     return {"value": value, "labels": [label], "confidence": confidence, "source_type": source_type}
 
 

@@ -24,8 +24,8 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc, ontology
 from memconform.suite.upp.checks._common import (
-    INTERNAL_ERROR, INVALID_PARAMS, LIVE, PROFILE_TEXT, answer_of, compact, fail, fail_exchange, fold, fresh_entity,
-    need, require_offered, server_ontology, served, still_answers,
+    INTERNAL_ERROR, INVALID_PARAMS, LIVE, PROFILE_TEXT, USER_NOT_FOUND, answer_of, compact, fail, fail_exchange,
+    fold, fresh_entity, need, require_offered, server_ontology, served, still_answers,
 )
 from memconform.suite.upp.client import ImportFolder, RpcExchange, RpcReply
 
@@ -112,8 +112,10 @@ class _Refusals:
         self.unknown_codes: list[tuple[str, RpcReply]] = []
         self.no_names: list[tuple[str, RpcReply, str]] = []
 
-    def judge(self, case: str, reply: RpcReply, *, missing: str | None = None) -> None:
-        why = _why_not(reply, self.code)
+    def judge(self, case: str, reply: RpcReply, *, missing: str | None = None, code: int | None = None,
+              accepted: bool = False) -> None:
+        """`accepted`: the answer is one the reading allows (judged only for leaks and codes)."""
+        why = None if accepted else _why_not(reply, code or self.code)
         if why is not None:
             self.wrong.append((case, reply, why))
         if _leaks(reply.error):
@@ -197,15 +199,16 @@ def missing_params(ctx: CheckContext) -> None:
 @check("upp/bad-input/wrong-types", spec="upp", requirements=_REFUSAL, bindings=LIVE,
        title="a parameter of the wrong type gets -32602 and changes nothing")
 def wrong_types(ctx: CheckContext) -> None:
-    """entity_key as a number, "", null or an array; text and query as a number, null or an
-    object; event_ids as a string ("all"), numbers or an object; task_ids as a string or numbers;
-    file as a number: each gets -32602, and the subject's events are unchanged (event_ids "all"
-    is aimed at the subject: a server that reads it as "delete everything" is caught)."""
+    """entity_key as a number, null or an array; text and query as a number, null or an object;
+    event_ids as a string ("all"), numbers or an object; task_ids as a string or numbers; file as
+    a number: each gets -32602, and the subject's events are unchanged (event_ids "all" is aimed
+    at the subject: a server that reads it as "delete everything" is caught). entity_key "" is a
+    string: upp/retrieve for it may get -32602 or be read as a user nobody wrote (-32001 or []),
+    never someone's events or another error."""
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
     cases = [
         ("upp/ingest", "entity_key 5", {"entity_key": 5, "text": INTRUDER_TEXT}, None),
-        ("upp/ingest", "entity_key \"\"", {"entity_key": "", "text": INTRUDER_TEXT}, None),
         ("upp/ingest", "entity_key null", {"entity_key": None, "text": INTRUDER_TEXT}, None),
         ("upp/ingest", "entity_key [subject]", {"entity_key": [entity], "text": INTRUDER_TEXT}, None),
         ("upp/ingest", "text 42", {"entity_key": entity, "text": 42}, None),
@@ -228,6 +231,13 @@ def wrong_types(ctx: CheckContext) -> None:
     ]
     refusals = _Refusals(ctx)
     _calls(ctx, cases, refusals)
+    if served(ctx, "upp/retrieve"):
+        empty = ctx.client.retrieve("", "What is the user's name?")
+        if empty.error_code in (INVALID_PARAMS, USER_NOT_FOUND) or (empty.ok and empty.result == []):
+            refusals.judge("upp/retrieve entity_key \"\"", empty, code=empty.error_code or INVALID_PARAMS,
+                           accepted=True)
+        else:
+            refusals.judge("upp/retrieve entity_key \"\" (-32602, or -32001 / [] for a user nobody wrote)", empty)
     refusals.report("error -32602 Invalid Params")
     _judge_state(ctx, "upp/error-invalid-params", entity, before, "requests with mistyped parameters")
 

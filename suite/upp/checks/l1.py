@@ -19,6 +19,7 @@ Requirements judged nowhere here, and why:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from memconform.suite.outcomes import Inconclusive, NotApplicable, TargetError
@@ -45,8 +46,10 @@ PROTOCOL_PARAMS = {
     "upp/get_labels": set(), "upp/export_events": {"entity_key"}, "upp/import_events": {"entity_key", "file"},
 }
 
-#: The version this suite judges (01 §8).
+#: The version this suite judges (01 §8), and what speaks it: 1.0.0 or any later 1.x release, which
+#: semver makes backward-compatible (minor: "backward-compatible" additions; patch: clarifications).
 PROTOCOL_VERSION = "1.0.0"
+SPEAKS_1_0 = re.compile(r"1\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\+[0-9A-Za-z.-]+)?")
 
 
 def _level_of(op: str) -> int:
@@ -84,10 +87,14 @@ def info(ctx: CheckContext) -> None:
     if not isinstance(result, dict):
         return
     version = result.get("protocol_version")
-    if isinstance(version, str) and version != PROTOCOL_VERSION:
+    if isinstance(version, str) and SPEAKS_1_0.fullmatch(version) is None:
+        why = ("another major version" if re.fullmatch(r"\d+\.\d+\.\d+.*", version) and not version.startswith("1.")
+               else "not a MAJOR.MINOR.PATCH release of major version 1")
         fail(ctx, "upp/info-protocol-version",
-             f"upp/info reports protocol_version {version!r}: this server does not speak the UPP "
-             f"{PROTOCOL_VERSION} this suite judges", reply, f"protocol_version \"{PROTOCOL_VERSION}\"")
+             f"upp/info reports protocol_version {version!r} ({why}): this server does not speak the UPP "
+             f"{PROTOCOL_VERSION} this suite judges", reply,
+             f"protocol_version \"{PROTOCOL_VERSION}\" or a later 1.x release (\"1.0.1\", \"1.2.0\"), which semver "
+             f"makes backward-compatible")
     ops = result.get("operations")
     level = result.get("conformance_level")
     if isinstance(ops, list) and level in (1, 2, 3) and not isinstance(level, bool):

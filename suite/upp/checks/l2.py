@@ -34,7 +34,7 @@ from memconform.suite.upp.checks._common import (
 )
 from memconform.suite.upp.checks._placing import (
     FINISHED, PLURAL_LABEL, SECOND_SINGULAR_LABEL, SINGULAR_LABEL, TaskPoll, by_id, event, imports, listed,
-    place_events, poll_task, read_export_file, saying, status_of, store_events,
+    package, package_file, place_events, poll_task, read_export_file, saying, status_of, store_events,
 )
 from memconform.suite.upp.client import RpcReply
 
@@ -43,13 +43,18 @@ from memconform.suite.upp.client import RpcReply
 CONTENT = ("id", "entity_key", "value", "labels", "confidence", "source_type", "created_at")
 #: The status changes 02 §6 allows (besides none).
 TRANSITIONS = {("staged", "valid"), ("valid", "superseded")}
-#: The confidence from which the catalogue reads "high" (upp/high-confidence-valid).
-HIGH_CONFIDENCE = 0.8
+#: Where "high" and "low" begin is the server's (02 §6 defines neither): the checks judge only what
+#: every reading agrees on, 1.0 as high (upp/high-confidence-valid) and 0.05 as low
+#: (upp/low-confidence-staged).
+HIGH_CONFIDENCE, LOW_CONFIDENCE = 1.0, 0.05
 #: The StoredEvent requirements: a check that validates StoredEvents names them, so each problem
 #: is charged to its own requirement whatever operation showed it.
 STORED_EVENT_RULES = ("upp/stored-event-required-fields", "upp/stored-event-field-types", "upp/stored-event-status",
                       "upp/stored-event-created-at", "upp/stored-event-entity-key", "upp/stored-event-id-unique",
                       "upp/event-confidence-range", "upp/event-source-type", "upp/superseded-by-consistent")
+#: What a major version of an ontology fixes for each label (07 §5: "Major version — Breaking changes:
+#: removing labels, changing label semantics, changing cardinality or category").
+FIXED_IN_MAJOR = ("category", "cardinality")
 #: contextualize's text in upp/l2/contextualize-task: two facts of the extractor subset.
 TASK_TEXT = "My name is Grace Hopper. I love sailing."
 
@@ -503,25 +508,22 @@ def plural_accumulate(ctx: CheckContext) -> None:
 
 
 @check("upp/l2/event-lifecycle", spec="upp",
-       requirements=("upp/high-confidence-valid", "upp/event-immutable", "upp/lifecycle-transitions",
-                     "upp/events-retained"),
+       requirements=("upp/event-immutable", "upp/lifecycle-transitions", "upp/events-retained"),
        bindings=LIVE, title="stored events keep their content, change status only as 02 §6 allows, and stay listed")
 def event_lifecycle(ctx: CheckContext) -> None:
-    """A fresh user gets, one at a time, two names, a home and two hobbies (confidence 0.8 when
-    imported), and last an ingested language; upp/get_events is read after each. Each placed event
-    with confidence ≥ 0.8 is valid when first listed; every event (the ingested one as upp/ingest
+    """A fresh user gets, one at a time, two names, a home and two hobbies, and last an ingested
+    language; upp/get_events is read after each. Every event (the ingested one as upp/ingest
     returned it) is listed every time afterwards, with the same id, entity_key, value, labels,
     confidence, source_type and created_at, and its status changes only staged → valid or
     valid → superseded. (A superseded event left out of the listing is judged by
-    upp/l2/get-events, not here.)"""
+    upp/l2/get-events, not here; the status a new event gets by upp/l2/high-confidence-valid.)"""
     require_offered(ctx, "upp/get_events")
     entity = fresh_entity("lifecycle")
     steps = [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1), saying(SECOND_SINGULAR_LABEL, 0),
              saying(PLURAL_LABEL, 0, confidence=HIGH_CONFIDENCE), saying(PLURAL_LABEL, 1, confidence=HIGH_CONFIDENCE)]
     seen = _Sightings()
     for step, item in enumerate(steps, 1):
-        placed = place_events(ctx, entity, [item])[0]
-        _judge_new(ctx, placed, item, seen.judged)
+        place_events(ctx, entity, [item])
         _observe(ctx, entity, seen, f"step {step} ({item['value']!r})")
     if served(ctx, "upp/ingest"):
         text = "I speak Portuguese."
@@ -565,13 +567,64 @@ def _observe(ctx: CheckContext, entity: str, seen: _Sightings, after: str) -> No
         seen.record(eid, f"upp/get_events after {after}", e)
 
 
-def _judge_new(ctx: CheckContext, placed: dict[str, Any], item: dict[str, Any], judged: set) -> None:
-    confidence = placed.get("confidence")
-    if isinstance(confidence, (int, float)) and confidence >= HIGH_CONFIDENCE and placed.get("status") != "valid":
-        judged.add(("upp/high-confidence-valid", placed.get("id")))
-        fail(ctx, "upp/high-confidence-valid", f"the event placed from {item['value']!r} with confidence {confidence} "
-             f"is listed right after storage as {_brief(placed)}", None,
-             f"a new event with confidence ≥ {HIGH_CONFIDENCE} created valid")
+@check("upp/l2/high-confidence-valid", spec="upp", requirements=("upp/high-confidence-valid",), bindings=LIVE,
+       title="a new event of confidence 1.0 is created valid")
+def high_confidence_valid(ctx: CheckContext) -> None:
+    """A fresh user gets two names, then a hobby, each with confidence 1.0 (the highest there is:
+    high in any reading of 02 §6), one at a time; upp/get_events right after each must list it
+    valid (the second name included: it supersedes the first, and a superseding event is created
+    valid too). Placed by ingest, only events the server itself reports with confidence 1.0 are
+    judged; when there are none the check is inconclusive."""
+    require_offered(ctx, "upp/get_events")
+    entity = fresh_entity("high")
+    judged = 0
+    for item in (saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1), saying(PLURAL_LABEL, 0)):
+        placed = place_events(ctx, entity, [item])[0]
+        confidence = placed.get("confidence")
+        if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or confidence < HIGH_CONFIDENCE:
+            continue
+        judged += 1
+        if placed.get("status") != "valid":
+            fail(ctx, "upp/high-confidence-valid", f"the event placed from {item['value']!r} with confidence "
+                 f"{confidence} is listed by upp/get_events right after storage as {_brief(placed)}", None,
+                 "a new event of confidence 1.0 created valid: 1.0 is high confidence whatever the threshold")
+    if not judged:
+        raise Inconclusive(f"the server's extraction reported no event with confidence {HIGH_CONFIDENCE} and without "
+                           "upp/import_events the suite cannot give one that confidence, so no new event of high "
+                           "confidence in every reading was seen")
+
+
+@check("upp/l2/low-confidence-staged", spec="upp", requirements=("upp/low-confidence-staged",), bindings=LIVE,
+       title="a new event of confidence 0.05 is created staged")
+def low_confidence_staged(ctx: CheckContext) -> None:
+    """One event (who_languages, plural) with confidence 0.05, low in any reading of 02 §6, is
+    imported for a fresh user; upp/get_events must list it staged. A server that skips it (03 §4
+    allows skipping events for reasons like invalid labels) leaves the check inconclusive, and so
+    does a server the suite cannot give a confidence to (no upp/import_events, or files not
+    shared)."""
+    require_offered(ctx, "upp/get_events")
+    if not imports(ctx):
+        raise Inconclusive("the suite places an event of a chosen confidence only with upp/import_events on a "
+                           "server sharing this machine's files; extracted events carry the server's own confidence")
+    entity = fresh_entity("low")
+    item = event("I speak Finnish.", "who_languages", confidence=LOW_CONFIDENCE)
+    content = package(fresh_entity("pkg-source"), [item], ontology_id=server_ontology(ctx))
+    with package_file(ctx, content, "low") as path:
+        reply = ctx.client.import_events(entity, str(path))
+    result = need(reply, f"upp/import_events of one event of confidence {LOW_CONFIDENCE}")
+    if isinstance(result, dict) and result.get("imported_count") == 0:
+        raise Inconclusive(f"the server skipped the event of confidence {LOW_CONFIDENCE} ({compact(result)}): "
+                           "nothing was created, so there is no status to judge")
+    listing, events = _get_events(ctx, entity)
+    found = [e for e in events.values() if fold(e.get("value")) == fold(item["value"])]
+    if not found:
+        raise NotApplicable(f"precondition failed: upp/import_events answered {compact(result)}, but upp/get_events "
+                            f"lists no event {item['value']!r} for {entity!r} (judged by upp/import-persists)")
+    if found[0].get("status") != "staged":
+        fail(ctx, "upp/low-confidence-staged", f"an event imported with confidence {LOW_CONFIDENCE} is listed as "
+             f"{_brief(found[0])}", listing,
+             f"status staged: a new event of low confidence (and {LOW_CONFIDENCE} is low in any reading) is created "
+             "staged")
 
 
 def _judge_later(ctx: CheckContext, eid: str, where: str, then: dict[str, Any], now: dict[str, Any] | None,
@@ -817,10 +870,12 @@ def _judge_user_v1(ctx: CheckContext, served_defs: dict[str, dict[str, Any]], re
         mine = served_defs.get(label.name)
         if mine is not None:
             # A member that is missing or not a string is the LabelDefinition shape's business.
+            # 07 §5 names category and cardinality as what a major version fixes; a sensitivity or
+            # durability of its own is a deployment's choice the text does not forbid.
             diff = {k: (v, mine.get(k)) for k, v in label.semantics().items()
-                    if isinstance(mine.get(k), str) and mine.get(k) != v}
+                    if k in FIXED_IN_MAJOR and isinstance(mine.get(k), str) and mine.get(k) != v}
             changed += [f"{label.name}.{k} is {compact(got)} (official: {want})" for k, (want, got) in diff.items()]
     if changed:
         fail(ctx, "upp/ontology-major-stable", f"{len(changed)} differences from the official {ontology.USER_V1} file: "
              + "; ".join(changed[:8]) + (f"; and {len(changed) - 8} more" if len(changed) > 8 else ""), reply,
-             "the official category, sensitivity, cardinality and durability of every user/v1 label")
+             "the official category and cardinality of every user/v1 label")

@@ -84,11 +84,23 @@ def _import(ctx: CheckContext, entity: str, content: Any, name: str, *, raw: boo
         return ctx.client.import_events(entity, str(path))
 
 
+#: UPP's own codes in the implementation range (05 §4), each with a meaning of its own: no way to say
+#: "this file is not an ExportPackage".
+UPP_CODES = (-32001, -32002, -32003, -32004)
+
+
+def file_refused(reply: RpcReply) -> bool:
+    """An error that refuses the named file as the client's mistake: -32602, or an implementation
+    code of -32000..-32099 other than UPP's four (05 §4; upp/import-bad-file)."""
+    code = reply.error_code
+    return code == INVALID_PARAMS or (code is not None and -32099 <= code <= -32000 and code not in UPP_CODES)
+
+
 def _readable(ctx: CheckContext, reply: RpcReply) -> None:
-    """Skip when a well-formed package was refused with -32602 and the suite wrote it to the
+    """Skip when a well-formed package was refused as a bad file and the suite wrote it to the
     fallback folder: the server may only read its own folders (06 §7), which the suite could not
     learn (docs/live-upp.md, import_events)."""
-    if reply.error_code == INVALID_PARAMS and not folder_learned(ctx):
+    if file_refused(reply) and not folder_learned(ctx):
         raise NotApplicable(f"the server refused a package the suite wrote to {str(import_folder(ctx).path)!r} "
                             f"({reply.describe()}): the suite could not learn the server's export folder, so it "
                             f"cannot write where the server reads")
@@ -136,13 +148,14 @@ def export(ctx: CheckContext) -> None:
 
 @check("upp/l3/export-file", spec="upp",
        requirements=("upp/export-writes-package", "upp/export-package-fields", "upp/export-all-events",
-                     *STORED_EVENT_RULES),
+                     "upp/superseded-by-existing", *STORED_EVENT_RULES),
        bindings=LIVE, title="the file upp/export_events writes is an ExportPackage with every event of the user")
 def export_file(ctx: CheckContext) -> None:
     """The export of a user holding two names (one superseded) and a hobby is read from the file
     the server names: a .json file holding an ExportPackage whose entity_key is the user, whose
     ontology is the server's, and whose events are exactly the user's events (every status),
-    event_count of them. Skipped when the server does not share this machine's files."""
+    event_count of them, every superseded_by naming an event of the file. Skipped when the server
+    does not share this machine's files."""
     for op in ("upp/export_events", "upp/get_events"):
         require_offered(ctx, op)
     _need_files(ctx)
@@ -171,6 +184,22 @@ def export_file(ctx: CheckContext) -> None:
     events = content.get("events")
     if isinstance(events, list):
         _judge_exported_events(ctx, file, [e for e in events if isinstance(e, dict)], held, result, reply)
+        judge_pointers(ctx, [e for e in events if isinstance(e, dict)], f"the export file {file!r}", reply)
+
+
+def judge_pointers(ctx: CheckContext, events: list[dict[str, Any]], where: str, reply: RpcReply) -> None:
+    """Every superseded_by among `events` (all the events of one user) names one of them: an export
+    holds every event of the user, so a pointer to anything else dangles (a successor deleted since
+    clears the pointer in a conforming server; the checks delete nothing here)."""
+    ids = set(by_id(events))
+    # Only a superseded event's pointer means anything (one on another event is
+    # upp/superseded-by-consistent's business, judged with the StoredEvent shape).
+    dangling = [e for e in events if e.get("status") == "superseded" and isinstance(e.get("superseded_by"), str)
+                and e["superseded_by"] not in ids]
+    if dangling:
+        fail(ctx, "upp/superseded-by-existing", f"in {where}, {len(dangling)} superseded_by pointer(s) dangle: they "
+             f"name no event among the user's {len(events)}: " + "; ".join(_brief(e) for e in dangling[:4]), reply,
+             "every superseded_by naming an event of the same user (after an import, one of the new ids)")
 
 
 def _judge_exported_events(ctx: CheckContext, file: str, events: list[dict[str, Any]],
@@ -313,29 +342,55 @@ def import_supersession(ctx: CheckContext) -> None:
 
 
 @check("upp/l3/import-ontology-mismatch", spec="upp", requirements=("upp/import-ontology-mismatch",), bindings=LIVE,
-       title="a package of another ontology is refused with -32002 and imports nothing")
+       title="a package of another ontology is refused, importing nothing, or imported by the label rule")
 def import_ontology_mismatch(ctx: CheckContext) -> None:
-    """A package whose `ontology` is `mcf-other/v9` (an event labelled who_name inside) is imported
-    for a fresh user: -32002 Ontology Not Found, and the user holds nothing afterwards."""
+    """A package whose `ontology` is `mcf-other/v9`, holding an event labelled who_name (a label of
+    the server's ontology) and one labelled `mcf_other_label` (in none), is imported for a fresh
+    user. Two readings conform (docs/catalogue-upp.md): a refusal (-32002 Ontology Not Found,
+    -32602, or an implementation code of -32000..-32099) after which the user holds nothing; or an
+    import under 03 §4's label rule: imported_count 1, skipped_count 1, and only the who_name
+    event stored. A success that counts otherwise, or -32603, fails."""
     require_offered(ctx, "upp/import_events")
     _need_files(ctx)
     entity = fresh_entity("import-ontology")
     other = "mcf-other/v9"
-    content = package(fresh_entity("pkg-source"), [saying(SINGULAR_LABEL)], ontology_id=other)
+    foreign = saying(SINGULAR_LABEL)
+    alien = {**saying(PLURAL_LABEL), "labels": ["mcf_other_label"]}
+    content = package(fresh_entity("pkg-source"), [foreign, alien], ontology_id=other)
     reply = _import(ctx, entity, content, "ontology")
     _readable(ctx, reply)
-    if reply.error_code != ONTOLOGY_NOT_FOUND:
+    if reply.ok:
+        stored = listed(ctx, entity) if served(ctx, "upp/get_events") else None
+        counts = _counts(reply)
+        wrong = []
+        if counts is not None and counts != (1, 1):
+            wrong.append(f"answered {compact(reply.result)}")
+        if stored is not None:
+            values = sorted(fold(e.get("value")) for e in stored)
+            if values != [fold(foreign["value"])]:
+                wrong.append(f"upp/get_events then lists {compact([_brief(e) for e in stored], 600)}")
+        if wrong:
+            fail(ctx, "upp/import-ontology-mismatch", f"a package whose ontology is {other!r} (the server's is "
+                 f"{server_ontology(ctx)!r}), holding a {SINGULAR_LABEL} event and one labelled 'mcf_other_label', "
+                 f"was imported for {entity!r}: " + "; ".join(wrong), reply,
+                 "a refusal (-32002, -32602 or an implementation code) storing nothing, or an import by the label "
+                 f"rule: imported_count 1, skipped_count 1, only {foreign['value']!r} stored")
+        return
+    if not (reply.error_code == ONTOLOGY_NOT_FOUND or file_refused(reply)):
         fail(ctx, "upp/import-ontology-mismatch", f"a package whose ontology is {other!r} (the server's is "
-             f"{server_ontology(ctx)!r}) was imported for {entity!r}", reply, "the error -32002 Ontology Not Found")
-    _nothing_stored(ctx, "upp/import-ontology-mismatch", entity, f"a package of ontology {other!r} was imported", reply)
+             f"{server_ontology(ctx)!r}) was refused for {entity!r}, but not as a bad request", reply,
+             "-32002 Ontology Not Found, -32602 or an implementation code of -32000..-32099 (the package is the "
+             "client's, so not -32603), or an import by the label rule")
+    _nothing_stored(ctx, "upp/import-ontology-mismatch", entity, f"a package of ontology {other!r} was refused", reply)
 
 
 @check("upp/l3/import-bad-file", spec="upp", requirements=("upp/import-bad-file",), bindings=LIVE,
-       title="a file that cannot be read or is not an ExportPackage is refused with -32602")
+       title="a file that cannot be read or is not an ExportPackage is refused as a bad request")
 def import_bad_file(ctx: CheckContext) -> None:
     """import_events with a path where no file is; and, when the server shares this machine's
     files, with a file that is not JSON, a JSON object that is no ExportPackage, and a JSON array:
-    each -32602 Invalid Params, and the user holds nothing afterwards."""
+    each refused with -32602 Invalid Params or an implementation code of -32000..-32099 other than
+    UPP's four (not -32603: the file is the client's), and the user holds nothing afterwards."""
     require_offered(ctx, "upp/import_events")
     entity = fresh_entity("import-bad")
     nowhere = str(import_folder(ctx).path / f"mcf-missing-{secrets.token_hex(6)}.json")
@@ -345,11 +400,12 @@ def import_bad_file(ctx: CheckContext) -> None:
                                    ("a JSON object that is no ExportPackage", {"mcf": "no package"}, False),
                                    ("a JSON array", [], False)):
             cases.append((what, _import(ctx, entity, content, "bad", raw=raw)))
-    wrong = [(what, reply) for what, reply in cases if reply.error_code != INVALID_PARAMS]
+    wrong = [(what, reply) for what, reply in cases if not file_refused(reply)]
     if wrong:
-        fail(ctx, "upp/import-bad-file", f"{len(wrong)} of {len(cases)} bad files were not refused with -32602: "
+        fail(ctx, "upp/import-bad-file", f"{len(wrong)} of {len(cases)} bad files were not refused as a bad request: "
              + "; ".join(f"{what} → {reply.describe()}" for what, reply in wrong) + ". The first in full",
-             wrong[0][1], "the error -32602 Invalid Params for each")
+             wrong[0][1], "for each, the error -32602 Invalid Params or an implementation code of -32000..-32099 "
+             "(not -32603 Internal Error, not -32001..-32004, which mean other things)")
     _nothing_stored(ctx, "upp/import-bad-file", entity, "files that are no ExportPackage were imported", cases[0][1])
 
 
@@ -370,7 +426,7 @@ def import_confined_paths(ctx: CheckContext) -> None:
     # A refusal shows confinement only from a server that reads the same package where it may.
     with package_file(ctx, content, "confined-control") as inside:
         control = ctx.client.import_events(fresh_entity("import-control"), str(inside))
-    if control.error_code == INVALID_PARAMS:
+    if file_refused(control):
         raise NotApplicable(f"precondition failed: upp/import_events refused even the same package written in its "
                             f"export folder {str(folder)!r} ({control.describe()}), so refusing one elsewhere shows no "
                             "confinement; imports are judged by upp/l3/import")
@@ -382,12 +438,14 @@ def import_confined_paths(ctx: CheckContext) -> None:
         reply = ctx.client.import_events(entity, str(path))
     finally:
         shutil.rmtree(elsewhere, ignore_errors=True)
-    if reply.error_code != INVALID_PARAMS:
+    if not file_refused(reply):
         fail(ctx, "upp/import-confined-paths", f"upp/import_events read {str(path)!r}, outside the server's export "
-             f"folder {str(folder)!r}", reply, "-32602: a client cannot make the server read arbitrary files")
+             f"folder {str(folder)!r}", reply, "a refusal (-32602, or an implementation code of -32000..-32099): a "
+             "client cannot make the server read arbitrary files")
 
 
-@check("upp/l3/round-trip", spec="upp", requirements=("upp/import-persists",), bindings=LIVE,
+@check("upp/l3/round-trip", spec="upp", requirements=("upp/import-persists", "upp/superseded-by-existing"),
+       bindings=LIVE,
        title="export → import into another user keeps every event's value, labels, confidence and source_type")
 def round_trip(ctx: CheckContext) -> None:
     """A fresh user holds two names (one superseded) and a hobby; the server's own export file is
@@ -395,7 +453,9 @@ def round_trip(ctx: CheckContext) -> None:
     second user's valid events are the export's valid events, compared by value, labels,
     confidence and source_type. The exported events are read from the file when the server shares
     this machine's files (the export itself is judged by upp/l3/export-file), else from
-    upp/get_events of the first user."""
+    upp/get_events of the first user. Every superseded_by among the second user's events must name
+    one of them: an import that keeps the package's pointers while minting new ids leaves them
+    dangling."""
     for op in ("upp/export_events", "upp/import_events", "upp/get_events"):
         require_offered(ctx, op)
     origin, copy = fresh_entity("trip-from"), fresh_entity("trip-to")
@@ -419,6 +479,7 @@ def round_trip(ctx: CheckContext) -> None:
         fail(ctx, "upp/import-persists", f"importing the server's own export of {count} events answered "
              f"{compact(reply.result)}", reply, f"imported_count {count}, skipped_count 0")
     stored = listed(ctx, copy)
+    judge_pointers(ctx, stored, f"upp/get_events for {copy!r} after the import", reply)
     if not all(_comparable(e) for e in stored):
         return  # the members' types are the StoredEvent shape's business
     # The valid events are compared: the superseded ones are superseded again on import, and how

@@ -242,23 +242,57 @@ def batch_empty(ctx: CheckContext) -> None:
                     "{\"jsonrpc\": \"2.0\", \"error\": {\"code\": -32600, …}, \"id\": null}")
 
 
+_MIXED_BATCH: list[Any] = [
+    {"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": 31},
+    {"jsonrpc": "2.0", "method": UNKNOWN_METHOD, "params": {}, "id": "b-32"},
+    {"jsonrpc": "2.0", "method": "upp/info", "params": {}},
+    1,
+]
+_NOTIFICATIONS_ONLY: list[Any] = [{"jsonrpc": "2.0", "method": "upp/info", "params": {}}]
+
+
+def _batches(ctx: CheckContext) -> tuple[RpcExchange, RpcExchange]:
+    """The mixed batch and the batch of notifications only, sent once per client (both batch
+    checks judge the same two exchanges)."""
+    state = client_state(ctx.client)
+    if "batches" not in state:
+        state["batches"] = (ctx.client.send_raw(json.dumps(_MIXED_BATCH)),
+                            ctx.client.send_raw(json.dumps(_NOTIFICATIONS_ONLY)))
+    return state["batches"]
+
+
 @check("upp/wire/batch", spec="upp", requirements=("upp/jsonrpc-batch",), bindings=LIVE,
-       title="a batch gets one response per request with an id")
+       title="a batch gets an array with one response per request with an id (SHOULD)")
 def batch(ctx: CheckContext) -> None:
     """A batch of upp/info (id 31), an unknown method (id "b-32"), a notification and an invalid
-    member (`1`): the answer is an array of three responses (ids 31, "b-32", null); and a batch of
-    notifications only gets no answer."""
-    members: list[Any] = [
-        {"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": 31},
-        {"jsonrpc": "2.0", "method": UNKNOWN_METHOD, "params": {}, "id": "b-32"},
-        {"jsonrpc": "2.0", "method": "upp/info", "params": {}},
-        1,
-    ]
-    ex = ctx.client.send_raw(json.dumps(members))
-    if not _judge_provoked(ctx, "upp/jsonrpc-batch", ex, jsonrpc.expect_batch(members, answer_of(ex)),
-                           "an array of 3 responses: ids 31, \"b-32\" and null (-32600 for the member 1)"):
-        return
-    only = [{"jsonrpc": "2.0", "method": "upp/info", "params": {}}]
-    ex = ctx.client.send_raw(json.dumps(only))
-    _judge_provoked(ctx, "upp/jsonrpc-batch", ex, jsonrpc.expect_batch(only, answer_of(ex)),
-                    "no answer: a batch of notifications only")
+    member (`1`): the answer should be an array of three responses (ids 31, "b-32", null). A server
+    answering one -32600 object (it takes no batches: 05 §1 calls UPP messages JSON objects) is
+    warned. Answers to the notifications are upp/wire/batch-notifications' business."""
+    mixed, _ = _batches(ctx)
+    problems = [p for p in jsonrpc.expect_batch(_MIXED_BATCH, answer_of(mixed)) if p.requirement == jsonrpc.BATCH]
+    _judge_provoked(ctx, "upp/jsonrpc-batch", mixed, problems,
+                    "an array of 3 responses: ids 31, \"b-32\" and null (-32600 for the member 1)")
+
+
+@check("upp/wire/batch-notifications", spec="upp", requirements=("upp/jsonrpc-batch-notifications",),
+       bindings=LIVE, title="notifications inside a batch get no response; a batch of notifications only gets nothing")
+def batch_notifications(ctx: CheckContext) -> None:
+    """The mixed batch of upp/wire/batch holds one notification: no response in the answer may
+    answer it (a response with "id": null beyond the one for the invalid member). A batch holding
+    one notification only must get no answer at all — not `[]`, not a response (JSON-RPC 2.0 §4.1
+    and §6, MUST NOT). A server that answers the mixed batch with one -32600 object takes no batches
+    (05 §1 calls UPP messages JSON objects; upp/wire/batch warns): to it every batch is one invalid
+    request, so its -32600 to the batch of notifications answers that request, not a notification;
+    an array would still answer them."""
+    mixed, only = _batches(ctx)
+    takes_batches = isinstance(answer_of(mixed), list)
+    still_answers(ctx, "after the batches")
+    judged = [(_NOTIFICATIONS_ONLY, only, "nothing at all (HTTP: an empty body; stdio: no line)"
+               + ("" if takes_batches else ", or the one -32600 object a server without batches answers"))]
+    if takes_batches:
+        judged.insert(0, (_MIXED_BATCH, mixed, "no response for the notification: 3 responses (ids 31, \"b-32\", "
+                                               "null for the member 1)"))
+    for sent, ex, expected in judged:
+        problems = [p for p in jsonrpc.expect_batch(sent, answer_of(ex), takes_batches=takes_batches)
+                    if p.requirement == jsonrpc.BATCH_NOTIFICATIONS]
+        _judge_provoked(ctx, "upp/jsonrpc-batch-notifications", ex, problems, expected)

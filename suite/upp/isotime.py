@@ -1,0 +1,53 @@
+"""ISO-8601 as UPP uses it (02 §1–§4: "ISO-8601", "datetime"; 03 §3 tasks: "ISO-8601 UTC").
+
+UPP says ISO-8601, not RFC 3339: a date-time without a UTC offset ("2026-01-15T10:30:00", what
+Python's `isoformat()` writes for a naive time) is ISO-8601, and so is a calendar date alone
+("2026-01-15") where the spec asks for no time of day (an event's validity window). What is not
+ISO-8601 is refused: another layout ("Thu, 15 Jan 2026 10:30:00 GMT", "15/01/2026"), an epoch number,
+a time without a date, an impossible date. Extended format only (with `-` and `:`), which is what
+every UPP example and every JSON encoder writes; no dependency on jsonschema, so the reference
+server can use it without loading the validators.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+
+_DATE = r"(\d{4})-(\d{2})-(\d{2})"
+_DATE_TIME = re.compile(_DATE + r"[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?")
+_DATE_ONLY = re.compile(_DATE)
+
+
+def is_date_time(value: object) -> bool:
+    """An ISO-8601 extended date-time, with or without a UTC offset, seconds and fraction optional."""
+    if not isinstance(value, str):
+        return False
+    m = _DATE_TIME.fullmatch(value)
+    if m is None:
+        return False
+    y, mo, d, h, mi, sec, _, offset = m.groups()
+    try:
+        datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec or 0))
+    except ValueError:
+        return False
+    if offset and offset not in "Zz":
+        hours, minutes = int(offset[1:3]), int(offset.replace(":", "")[3:5] or 0)
+        if hours > 23 or minutes > 59:
+            return False
+    return True
+
+
+def is_date(value: object) -> bool:
+    """An ISO-8601 calendar date in extended format (2026-01-15)."""
+    if not isinstance(value, str) or _DATE_ONLY.fullmatch(value) is None:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def is_date_or_date_time(value: object) -> bool:
+    return is_date(value) or is_date_time(value)
