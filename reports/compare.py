@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from memconform.reports.verdict import blocked_by, ids_text
+from memconform.reports.verdict import blocked_by, verdict_words
 
 #: Outcome of a requirement on one target and binding, worst first, for the one-word cell.
 _SEVERITY = ("failed", "error", "stale", "warning", "info", "xfailed", "skipped", "passed")
@@ -156,32 +156,7 @@ def _cell(per_binding: dict[str, str] | None) -> str:
 def level_text(row: dict[str, Any] | None, *, ids: int = 0) -> str:
     """A report's level row in a few words: what was reached, its status, what blocks the next
     level (how many MUSTs, or naming `ids` of them, then "+N more")."""
-    if row is None:
-        return "—"
-    claim = row.get("claim") or {}
-    shown = row.get("level") or (claim.get("title") if claim.get("reached") else None)
-    status = row.get("status")
-    blocked = row.get("blocked_at") or {}
-    if status is None:  # a report written before level rows had a status: the level alone
-        return shown or "no level"
-    blocking = blocked_by(row)
-    which = ids_text(blocking, ids) if ids else f"{len(blocking)} MUST"
-    if status == "conformant":
-        text = f"{shown} conformant"
-    elif status == "partial":
-        text = f"{shown} partial ({blocked.get('level')} blocked by {which})"
-    elif status == "not-conformant":
-        text = f"not conformant ({blocked.get('level')} blocked by {which})"
-    elif status == "not-assessed":
-        text = f"{shown} ({blocked.get('level')} not assessed)"
-    elif status == "claim":
-        text = f"{shown} (claim)"
-    elif status == "incomplete":
-        text = "not assessed"
-    else:
-        text = status
-    accepted = (row.get("accepted") or {}).get("must")
-    return text + (f"; {accepted} MUST accepted" if accepted else "")
+    return "—" if row is None else verdict_words(row, ids=ids, with_level=True)
 
 
 def _key_width(keys: list[tuple[str, str, str]]) -> int:

@@ -159,6 +159,40 @@ def ids_text(ids: list[str], limit: int = LINE_IDS) -> str:
     return ", ".join(ids[:limit]) + (f" (+{more} more)" if more > 0 else "")
 
 
+def verdict_words(row: dict[str, Any], *, ids: int = 1, with_level: bool = False) -> str:
+    """The verdict of a level row in a few words, for a table cell (the level table, compare):
+    what blocks the next level naming `ids` requirements then "+N more" (0: how many), a file's
+    claim, or why nothing was judged; `with_level` puts the level reached first."""
+    status = row.get("status")
+    claim = row.get("claim") or {}
+    shown = row.get("level") or (claim.get("title") if claim.get("reached") else None)
+    if status is None:  # a report written before level rows had a status: the level alone
+        return shown or "no level"
+    blocked = row.get("blocked_at") or {}
+    blocking = blocked_by(row)
+    which = ids_text(blocking, ids) if ids else f"{len(blocking)} MUST"
+    lead = f"{shown} " if with_level and shown else ""
+    if status == "partial":
+        word = f"{lead}partial ({blocked.get('level')} blocked by {which})" if with_level \
+            else f"{blocked.get('level')} blocked by {which}"
+    elif status == "not-conformant":
+        word = f"not conformant: {blocked.get('level')} blocked by {which}"
+    elif status == "not-assessed":
+        word = f"{lead}({blocked.get('level')} not assessed)" if with_level else f"{blocked.get('level')} not assessed"
+    elif status == "claim":
+        word = f"{shown} (claim)" if with_level else str(claim.get("title") or "claim reached")
+    elif status == "incomplete":
+        word = "not assessed"
+    elif status == "conformant":
+        word = f"{lead}conformant"
+    else:  # error, skipped: the word itself
+        word = str(status)
+    accepted = row.get("accepted") or {}
+    if accepted.get("must"):
+        word += f"; {accepted['must']} MUST accepted by {' and '.join(accepted.get('by') or ('baseline',))}"
+    return word
+
+
 def summary_line(row: dict[str, Any]) -> str:
     """One line: who, where, what was reached, what blocks the next level, and the counts."""
     level = row["level"]

@@ -40,7 +40,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from memconform.reports.verdict import blocked_by, ids_text
+from memconform.reports.verdict import verdict_words
 from memconform.suite.outcomes import LEVELS
 
 #: Seconds without a completed group after which the plain mode prints an overall line.
@@ -373,28 +373,8 @@ def plain_line(group: GroupProgress, state: ProgressState, *, elapsed: float | N
 
 
 def verdict(row: dict[str, Any]) -> str:
-    """The verdict of a report level row in a few words, from its `status` and `blocked_by`
-    (reports/verdict.py): what blocks the next level, a file's claim, or why nothing was judged."""
-    status = row.get("status")
-    blocked = row.get("blocked_at") or {}
-    ids = ids_text(blocked_by(row), 1)
-    claim = row.get("claim") or {}
-    if status == "partial":
-        word = f"{blocked.get('level')} blocked by {ids}"
-    elif status == "not-conformant":
-        word = f"not conformant: {blocked.get('level')} blocked by {ids}"
-    elif status == "not-assessed":
-        word = f"{blocked.get('level')} not assessed"
-    elif status == "claim":
-        word = str(claim.get("title") or "claim reached")
-    elif status == "incomplete":
-        word = "not assessed"
-    else:  # conformant, error, skipped: the word itself
-        word = str(status or "—")
-    accepted = row.get("accepted") or {}
-    if accepted.get("must"):
-        word += f"; {accepted['must']} MUST accepted by {' and '.join(accepted.get('by') or ('baseline',))}"
-    return word
+    """The verdict of a report level row in a few words (reports/verdict.py says them)."""
+    return verdict_words(row, ids=1)
 
 
 #: The verdict's colour by status: red only where MUSTs failed, never for what was not assessed.

@@ -112,7 +112,7 @@ def test_compare_leads_with_level_changes_then_regressions_then_fixes_on_one_scr
     level_rows = [ln for ln in lines[heads[0]:heads[1]] if ln.startswith("UMP 1.0 / http")]
     assert len(level_rows) == 1
     assert "L0 partial (L1 blocked by 12 MUST)" in level_rows[0]
-    assert "not conformant (L0 blocked by 15 MUST)" in level_rows[0]
+    assert "not conformant: L0 blocked by 15 MUST" in level_rows[0]
     assert "MUST regressions (15)" in text and "Fixes (12)" in text
     assert "+7 more, --all for everything" in text  # 15 regressions, 8 shown
     assert "4 requirements judged on one side only" in text
