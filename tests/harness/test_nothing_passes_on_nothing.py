@@ -98,6 +98,8 @@ ALLOWED = {
     "upp/bad-input/bad-batch": "observed each bad request of the batch refused",
     "upp/wire/batch": "observed the batch's responses",
     "upp/wire/batch-empty": "observed the answer to []",
+    "upp/wire/batch-notifications": "observed the mixed batch answered without a response to its notification, and "
+                                    "no answer to a batch of notifications from a server seen answering upp/info",
     "upp/wire/error-object": "observed the error objects of the sample exchanges",
     "upp/wire/http-content-type": "observed the responses' Content-Type",
     "upp/wire/id-echo": "observed each response echo its request's id",
