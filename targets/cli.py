@@ -151,9 +151,9 @@ class OmfCliTarget:
                include_superseded: bool | None = None, include_expired: bool | None = None) -> OmfRun:
         template = self.cli.export
         out = self._file("export") if "file" in template.names else None
-        values = {"tenant": tenant, "project": project, "include_history": include_history,
-                  "include_superseded": include_superseded, "include_expired": include_expired,
-                  "file": str(out) if out else None}
+        values = self._offered("export", {"tenant": tenant, "project": project, "include_history": include_history,
+                                          "include_superseded": include_superseded, "include_expired": include_expired,
+                                          "file": str(out) if out else None})
         argv, done = self._run("export", template, values, None)
         stdout, stderr = _text(done.stdout), _text(done.stderr)
         if out is not None:
@@ -171,10 +171,39 @@ class OmfCliTarget:
         if "file" in template.names:
             path = self._file(operation)
             path.write_bytes(data)
-        values = {"tenant": tenant, "include_archived": include_archived, "fuzzy_threshold": fuzzy_threshold,
-                  "dry_run": dry_run, "file": str(path) if path else None}
+        values = self._offered(operation, {"tenant": tenant, "include_archived": include_archived,
+                                           "fuzzy_threshold": fuzzy_threshold, "dry_run": dry_run,
+                                           "file": str(path) if path else None})
         argv, done = self._run(operation, template, values, None if path else data)
-        return _omf_run(operation, argv, done.returncode, _text(done.stdout), _text(done.stderr), None)
+        return self._mapped(_omf_run(operation, argv, done.returncode, _text(done.stdout), _text(done.stderr), None))
+
+    def _offered(self, operation: str, values: dict[str, Any]) -> dict[str, Any]:
+        """`values` without the flags the implementation lacks: one asked at the spec's default is
+        simply left out (the implementation's default is the same); any other value cannot be
+        asked, so the check that needs it is not offered — NotApplicable, never a failure."""
+        from memconform.suite.outcomes import NotApplicable
+        from memconform.targets.descriptor import OMF_FLAG_DEFAULTS
+
+        for flag in self.cli.lacks:
+            value = values.get(flag)
+            if value is None or value == OMF_FLAG_DEFAULTS[flag]:
+                values[flag] = None
+                continue
+            raise NotApplicable(f"not offered: the implementation lacks the OMF {operation} flag {flag} (its "
+                                f"descriptor's [omf.cli] lacks), and this check needs {flag}={json.dumps(value)}")
+        return values
+
+    def _mapped(self, run: OmfRun) -> OmfRun:
+        """The result with the implementation's printed keys renamed to the suite's ([omf.cli.result])."""
+        if not self.cli.result_keys or not isinstance(run.result, dict):
+            return run
+        import dataclasses
+
+        result = dict(run.result)
+        for ours, printed in self.cli.result_keys:
+            if printed in result and ours not in result:
+                result[ours] = result.pop(printed)
+        return dataclasses.replace(run, result=result)
 
     def close(self) -> None:
         if self._tmp is not None:

@@ -74,6 +74,10 @@ URL_NAMES = ("port",)
 #: Names each OMF operation supplies (memd's flags, docs/omf.md).
 EXPORT_NAMES = ("tenant", "project", "include_history", "include_superseded", "include_expired", "file")
 IMPORT_NAMES = ("tenant", "file", "include_archived", "fuzzy_threshold", "dry_run")
+#: The flags an OMF command line may declare it lacks (`[omf.cli] lacks`), each with the spec's default:
+#: a check asking the default runs without the flag, any other value is not offered.
+OMF_FLAG_DEFAULTS = {"project": None, "include_history": False, "include_superseded": True, "include_expired": True,
+                     "include_archived": True, "fuzzy_threshold": None, "dry_run": False}
 #: What a descriptor can drive (tests/harness/test_descriptor.py keeps this in step with the suite).
 KNOWN_SPECS = {"ump": ("0.1", "1.0"), "upp": ("1.0.0",), "omf": ("1.0",)}
 #: The sections reaching each spec, and the binding (subject) each one is.
@@ -266,6 +270,10 @@ class OmfCli:
     import_: Template
     cwd: Path | None = None
     timeout: float | None = None
+    #: flags the implementation does not have (`lacks`)
+    lacks: tuple[str, ...] = ()
+    #: (the suite's result key, the key the implementation prints) for each renamed member (`[omf.cli.result]`)
+    result_keys: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -539,7 +547,7 @@ def _omf_cli(r: _Reader, omf: Mapping[str, Any], names: set[str]) -> OmfCli | No
     section = r.table(omf, "cli", "omf.cli")
     if section is None:
         return None
-    r.keys(section, ("export", "import", "cwd", "timeout"), "omf.cli")
+    r.keys(section, ("export", "import", "cwd", "timeout", "lacks", "result"), "omf.cli")
     templates = {}
     for op, op_names in (("export", EXPORT_NAMES), ("import", IMPORT_NAMES)):
         text = section.get(op)
@@ -552,7 +560,33 @@ def _omf_cli(r: _Reader, omf: Mapping[str, Any], names: set[str]) -> OmfCli | No
         raise r.fail("omf.cli.cwd", "cwd must be a path string")
     timeout = r.seconds(section, "timeout", "omf.cli.timeout", 1.0) if "timeout" in section else None
     return OmfCli(templates["export"], templates["import"],
-                  cwd=(r.path.parent / cwd).resolve() if cwd is not None else None, timeout=timeout)
+                  cwd=(r.path.parent / cwd).resolve() if cwd is not None else None, timeout=timeout,
+                  lacks=_omf_lacks(r, section, templates), result_keys=_omf_result_keys(r, section))
+
+
+def _omf_lacks(r: _Reader, section: Mapping[str, Any], templates: Mapping[str, Template]) -> tuple[str, ...]:
+    value = section.get("lacks", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise r.fail("omf.cli.lacks", "lacks must be a list of flag names")
+    unknown = [v for v in value if v not in OMF_FLAG_DEFAULTS]
+    if unknown:
+        raise r.fail("omf.cli.lacks", f"lacks {unknown}: the flags are {', '.join(OMF_FLAG_DEFAULTS)}")
+    used = [v for v in value if any(v in t.names for t in templates.values())]
+    if used:  # a flag both lacked and passed: one of the two is wrong
+        raise r.fail("omf.cli.lacks", f"lacks {used}, yet the command templates use {{{used[0]}}}")
+    return tuple(dict.fromkeys(value))
+
+
+def _omf_result_keys(r: _Reader, section: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    table = r.table(section, "result", "omf.cli.result") or {}
+    r.keys(table, ("imported", "duplicates", "skipped", "total", "to_import", "filtered", "unscoped", "by_project"),
+           "omf.cli.result")
+    out = []
+    for key, printed in table.items():
+        if not isinstance(printed, str) or not printed.strip():
+            raise r.fail(f"omf.cli.result.{key}", f"`{key}` must name the key the command prints (a string)")
+        out.append((key, printed))
+    return tuple(out)
 
 
 def _bindings(r: _Reader, data: Mapping[str, Any], names: set[str]) -> tuple[Binding, ...]:
