@@ -117,3 +117,25 @@ def test_bad_lacks_and_result_tables_are_refused_with_the_line(tmp_path, body, m
     """ + body + "\n")
     with pytest.raises(DescriptorError, match=message):
         load_descriptor(path)
+
+
+def test_a_consumer_import_that_prints_nothing_is_an_answer_a_memd_one_is_not(tmp_path):
+    from memconform.targets.answers import NotTheProtocol
+
+    body = """
+        [omf.cli]
+        export = "{python} -c 'print(1)' {tenant}"
+        import = "{python} -c 'pass' {tenant} {file}"
+        lacks = ["project", "include_history", "include_superseded", "include_expired", "include_archived",
+                 "fuzzy_threshold", "dry_run"]
+    """
+    target = OmfCliTarget.from_descriptor(load_descriptor(_descriptor(tmp_path, body)))
+    try:
+        doc = '{"omf": "1.0", "exported_at": "2026-04-18T00:00:00Z", "memories": []}'
+        with pytest.raises(NotTheProtocol):
+            target.import_document("t", doc)
+        target.profile = "consumer"
+        run = target.import_document("t", doc)
+        assert run.ok and run.result is None and counts(run) is None
+    finally:
+        target.close()
