@@ -3,12 +3,23 @@
 export takes a JSON object {tenant_id, project_id?, include_history?, include_superseded?,
 include_expired?} and answers the OMF document; import and preview take the document as the body
 and their options in the query string. A document (or request) that fails validation: 400
-{"error": {"code": "validation", "message"}}; a body over `MAX_BODY`: 413; never a 500 with a
-traceback. The engine is synchronous (one lock around sqlite): every call runs in the threadpool.
+{"error": {"code": "validation", "message"}}; a body over the limit (`MAX_BODY`, 16 MiB unless
+`memconform serve --omf-max-body` says otherwise): 413 {"error": {"code": "too_large", "message"}};
+never a 500 with a traceback.
+
+The body is read as it arrives and refused as soon as it is known to be too large: a Content-Length over
+the limit before a byte of it is read, a chunked body the moment its count passes the limit; the
+connection is then closed, since the rest of an oversized body is never read. A parsed document costs
+many times its bytes (a dict per item, then a row per item in the engine's transaction: about 25x for a
+document of tiny items, 7x for items of a few hundred bytes; docs/omf.md), so the limit is what bounds a
+request's memory, and documents are parsed and applied one at a time so that concurrent requests do not
+multiply it. The engine is synchronous (one lock around sqlite): parsing and every engine call run in the
+threadpool, off the event loop that serves UMP and UPP too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -24,8 +35,19 @@ from memconform.reference_impl.omf.engine import OmfEngine, ValidationError
 log = logging.getLogger("memconform.reference_impl.omf.http")
 
 JSON_TYPE = "application/json; charset=utf-8"
-#: OMF documents are whole memory stores: a larger limit than the 1 MiB of UMP requests.
-MAX_BODY = 64 << 20
+#: OMF documents are whole memory stores: a larger limit than the 1 MiB of UMP requests, but one whose
+#: parsed form (up to ~25x, see above) still fits a small machine.
+DEFAULT_MAX_BODY = 16 << 20
+#: Read at each request, so `set_max_body` (memconform serve --omf-max-body) and tests can change it.
+MAX_BODY = DEFAULT_MAX_BODY
+
+
+def set_max_body(limit: int) -> None:
+    """The body limit of every OMF route in this process, in bytes (at least 1)."""
+    global MAX_BODY
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"the OMF body limit must be a positive number of bytes, not {limit!r}")
+    MAX_BODY = limit
 
 
 class _Refused(Exception):
@@ -39,19 +61,25 @@ def _error(status: int, code: str, message: str, headers: dict[str, str] | None 
                     status_code=status, media_type=JSON_TYPE, headers=headers)
 
 
-async def _body(request: Request) -> bytes:
+def _too_large(limit: int) -> _Refused:
+    return _Refused(413, "too_large", f"the request body exceeds the OMF limit of {limit} bytes "
+                                      "(memconform serve --omf-max-body)")
+
+
+async def _body(request: Request) -> bytearray:
+    limit = MAX_BODY  # one value for the whole read, should the setting change meanwhile
     declared = request.headers.get("content-length", "")
-    if declared.strip().isdigit() and int(declared) > MAX_BODY:
-        raise _Refused(413, "too_large", f"the request body exceeds the limit of {MAX_BODY} bytes")
+    if declared.strip().isdigit() and int(declared) > limit:
+        raise _too_large(limit)
     data = bytearray()
     async for chunk in request.stream():
         data += chunk
-        if len(data) > MAX_BODY:
-            raise _Refused(413, "too_large", f"the request body exceeds the limit of {MAX_BODY} bytes")
-    return bytes(data)
+        if len(data) > limit:  # a chunked body, or one longer than it declared
+            raise _too_large(limit)
+    return data
 
 
-def _json(raw: bytes) -> Any:
+def _json(raw: bytes | bytearray) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, RecursionError) as exc:
@@ -85,12 +113,18 @@ def _import_options(request: Request) -> dict[str, Any]:
 
 
 def omf_routes(engine: OmfEngine) -> list[Route]:
+    # One parsed document at a time: the engine serialises its work anyway, and this keeps a burst of
+    # concurrent uploads from holding several parsed documents at once.
+    one_document = asyncio.Lock()
+
     def guarded(fn: Any) -> Any:
         async def run(request: Request) -> Response:
             try:
                 return await fn(request)
             except _Refused as exc:
-                return _error(exc.status, exc.code, exc.message)
+                # The rest of the body stays unread: the connection cannot be reused.
+                return _error(exc.status, exc.code, exc.message,
+                              {"Connection": "close"} if exc.status == 413 else None)
             except ValidationError as exc:
                 return _error(400, "validation", str(exc))
             except Exception:
@@ -101,7 +135,7 @@ def omf_routes(engine: OmfEngine) -> list[Route]:
 
     @guarded
     async def export(request: Request) -> Response:
-        body = _json(await _body(request))
+        body = await run_in_threadpool(_json, await _body(request))
         if not isinstance(body, dict):
             raise ValidationError("the request body must be a JSON object {tenant_id, ...}")
         project = body.get("project_id")
@@ -123,11 +157,17 @@ def omf_routes(engine: OmfEngine) -> list[Route]:
     def importer(preview: bool) -> Any:
         async def handler(request: Request) -> Response:
             options = _import_options(request)
-            document = _json(await _body(request))
+            raw = [await _body(request)]
             run = engine.preview if preview else engine.import_document
-            result = await run_in_threadpool(lambda: run(options["tenant"], document,
-                                                         include_archived=options["include_archived"],
-                                                         fuzzy_threshold=options["fuzzy_threshold"]))
+
+            def parse_and_run() -> Any:
+                # The raw bytes are dropped once parsed, so they are not held beside the engine's rows.
+                document = _json(raw.pop())
+                return run(options["tenant"], document, include_archived=options["include_archived"],
+                           fuzzy_threshold=options["fuzzy_threshold"])
+
+            async with one_document:
+                result = await run_in_threadpool(parse_and_run)
             return Response(json.dumps(result, ensure_ascii=False), media_type=JSON_TYPE)
         handler.__name__ = "preview" if preview else "import_"
         return guarded(handler)
