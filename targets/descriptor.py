@@ -82,7 +82,11 @@ OMF_FLAG_DEFAULTS = {"project": None, "include_history": False, "include_superse
 KNOWN_SPECS = {"ump": ("0.1", "1.0"), "upp": ("1.0.0",), "omf": ("1.0",)}
 #: The sections reaching each spec, and the binding (subject) each one is.
 BINDING_SECTIONS = {"ump": ("http", "mcp"), "upp": ("http", "stdio"), "omf": ("cli", "http")}
-TOP_KEYS = ("name", "specs", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf")
+#: `[ump]` keys saying who the UMP checks act as (suite/ump/owners.py, docs/vendor-keys.md)
+UMP_OWNER_KEYS = ("token_times", "owners")
+#: [upp.methods]: spec operation name -> the name the server serves it under (docs/descriptors.md)
+UPP_METHOD_KEYS = ("methods",)
+TOP_KEYS = ("name", "specs", "profile", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf")
 
 
 class DescriptorError(TargetStringError):
@@ -340,6 +344,8 @@ class Descriptor:
     http_base_url: str | None = None  # [omf.http]
     start: StartCommand | None = None
     known_deviations: tuple[Deviation, ...] = ()
+    #: the spec profile the implementation claims (OMF: "memd" or "consumer"), for the specs that have it
+    profile: str | None = None
     bindings: tuple[Binding, ...] = ()  # [ump.*] and [upp.*]
     stop: StopCommand = StopCommand()
     port: int | None = None  # the value of {port}; None when no template names it
@@ -356,6 +362,24 @@ class Descriptor:
 
     def binding(self, spec: str, name: str) -> Binding | None:
         return next((b for b in self.bindings if (b.spec, b.binding) == (spec, name)), None)
+
+    @property
+    def upp_methods(self) -> dict[str, str]:
+        """[upp.methods]: spec operation -> the server's name for it (validated when loaded)."""
+        section = tomllib.loads(self.path.read_text(encoding="utf-8")).get("upp") or {}
+        methods = section.get("methods") if isinstance(section, dict) else None
+        return {k: v for k, v in methods.items() if isinstance(v, str)} if isinstance(methods, dict) else {}
+
+    @property
+    def ump_owners(self) -> Any:
+        """Who the UMP checks act as: `[ump] token_times` and `[ump.owners.<name>]` (docs/vendor-keys.md;
+        validated when the file was loaded); None when the file names neither."""
+        section = tomllib.loads(self.path.read_text(encoding="utf-8")).get("ump") or {}
+        if not any(k in section for k in UMP_OWNER_KEYS):
+            return None
+        from memconform.suite.ump.owners import owners_from_table
+
+        return owners_from_table(section, base_dir=str(self.path.parent), where=f"{self.path} [ump]")
 
 
 def free_port() -> int:
@@ -508,7 +532,19 @@ def load_descriptor(path: str | Path) -> Descriptor:
     stop = _stop(r, data, names, start)
     return Descriptor(path=path, name=name.strip(), specs=specs, cli=cli, vars=var_templates,
                       http_base_url=omf_url, start=start, bindings=bindings, stop=stop, port=r.port_value,
-                      known_deviations=_deviations(r, data.get("known_deviations", [])))
+                      known_deviations=_deviations(r, data.get("known_deviations", [])),
+                      profile=_profile(r, data.get("profile")))
+
+
+def _profile(r: _Reader, value: Any) -> str | None:
+    if value is None:
+        return None
+    from memconform.suite import catalogue as catalogues
+
+    known = sorted({p for spec in catalogues.SPECS for p in catalogues.load(spec).profiles})
+    if not isinstance(value, str) or value not in known:
+        raise r.fail("profile", f"profile {value!r}: one of {', '.join(known) or '(no spec has profiles)'}")
+    return value
 
 
 def _specs(r: _Reader, value: Any) -> tuple[tuple[str, str], ...]:
@@ -593,12 +629,40 @@ def _bindings(r: _Reader, data: Mapping[str, Any], names: set[str]) -> tuple[Bin
     out: list[Binding] = []
     for spec in ("ump", "upp"):
         table = r.table(data, spec, spec) or {}
-        r.keys(table, BINDING_SECTIONS[spec], spec)
+        r.keys(table, BINDING_SECTIONS[spec] + (UMP_OWNER_KEYS if spec == "ump" else UPP_METHOD_KEYS), spec)
+        if spec == "upp" and "methods" in table:
+            _upp_methods(r, table)
+        if spec == "ump" and any(k in table for k in UMP_OWNER_KEYS):
+            from memconform.suite.ump.owners import OwnerError, owners_from_table
+
+            try:  # the vendor's owners are checked now (a seed that is not its DID's), not mid-run
+                owners_from_table(table, base_dir=str(r.path.parent), where="[ump]")
+            except OwnerError as exc:
+                raise r.fail("ump.owners" if "owners" in table else "ump.token_times", str(exc)) from None
         for binding in BINDING_SECTIONS[spec]:
             section = r.table(table, binding, f"{spec}.{binding}")
             if section is not None:
                 out.append(_binding(r, spec, binding, section, names))
     return tuple(out)
+
+
+def _upp_methods(r: _Reader, table: Mapping[str, Any]) -> dict[str, str]:
+    """[upp.methods]: each key a UPP operation, each value the server's own method name for it."""
+    from memconform.suite.upp.client import OPERATIONS
+
+    methods = r.table(table, "methods", "upp.methods") or {}
+    out: dict[str, str] = {}
+    for op, name in methods.items():
+        if op not in OPERATIONS:
+            raise r.fail(f"upp.methods.{op}", f"{op!r} is no UPP operation (known: {', '.join(OPERATIONS)}); "
+                                              'quote the key: "upp/get_events" = "upp/events"')
+        if not isinstance(name, str) or not name.strip():
+            raise r.fail(f"upp.methods.{op}", f"the server's name for {op} must be a non-empty string")
+        out[op] = name
+    doubled = sorted(n for n in set(out.values()) if list(out.values()).count(n) > 1)
+    if doubled:
+        raise r.fail("upp.methods", f"{doubled[0]!r} is named for more than one operation")
+    return out
 
 
 def _binding(r: _Reader, spec: str, binding: str, section: Mapping[str, Any], names: set[str]) -> Binding:
@@ -1155,17 +1219,24 @@ class DescriptorDriver:
         if b.spec == "ump" and b.binding == "http":
             from memconform.targets.http import HttpDriver
 
-            return HttpDriver(b.url, self.descriptor.versions("ump"), timeout=self.timeout)
+            driver = HttpDriver(b.url, self.descriptor.versions("ump"), timeout=self.timeout)
+            driver.owners = self.descriptor.ump_owners
+            return driver
         if b.spec == "ump":
             from memconform.targets.mcp import McpDriver
 
             text = f"mcp+{b.url}" if b.url is not None else f"mcp+stdio:{shlex.join(self._argv(b))}"
-            return McpDriver(text, self.descriptor.versions("ump"), timeout=self.timeout, protocol=self.mcp_protocol)
+            driver = McpDriver(text, self.descriptor.versions("ump"), timeout=self.timeout, protocol=self.mcp_protocol)
+            driver.owners = self.descriptor.ump_owners
+            return driver
         from memconform.targets.jsonrpc import JsonRpcDriver
 
         if b.binding == "http":
-            return JsonRpcDriver("http", b.url, label=self.label, timeout=self.timeout)
-        return JsonRpcDriver("stdio", self._argv(b), label=self.label, timeout=self.timeout)
+            driver = JsonRpcDriver("http", b.url, label=self.label, timeout=self.timeout)
+        else:
+            driver = JsonRpcDriver("stdio", self._argv(b), label=self.label, timeout=self.timeout)
+        driver.methods = self.descriptor.upp_methods
+        return driver
 
     def _argv(self, b: Binding) -> list[str]:
         assert b.command is not None
@@ -1189,7 +1260,10 @@ class DescriptorDriver:
         out: dict[str, Any] = {
             "label": self.label, "kind": "descriptor", "path": str(d.path), "name": d.name,
             "specs": [f"{s}@{v}" for s, v in d.specs], "advertised": dict(self._advertised), "bindings": bindings,
-            "known_deviations": [{"requirement": x.requirement, "reason": x.reason} for x in d.known_deviations]}
+            "known_deviations": [{"requirement": x.requirement, "reason": x.reason} for x in d.known_deviations],
+            **({"profile": d.profile} if d.profile else {}),
+            # the UPP checks of semantics call these operations by the server's names (docs/descriptors.md)
+            **({"upp_methods": d.upp_methods} if d.upp_methods else {})}
         if d.start is not None:
             out["start"] = self._describe_start(d.start)
         return out

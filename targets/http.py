@@ -32,7 +32,7 @@ import httpx
 
 from memconform.suite.omf.vocabulary import VERSION as OMF_VERSION
 from memconform.suite.outcomes import TargetError
-from memconform.suite.ump import captoken, record as ump_record, testkeys
+from memconform.suite.ump import owners as ump_owners, record as ump_record, testkeys
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.answers import http_answer
 from memconform.targets.base import Subject
@@ -99,9 +99,10 @@ def _capped_lines(chunks: Iterator[str], limit: int) -> Iterator[str]:
 
 
 class _TokenCache:
-    def __init__(self) -> None:
+    def __init__(self, owners: Any = None) -> None:
         self._lock = threading.Lock()
         self._tokens: dict[str, tuple[float, str]] = {}
+        self.owners = owners if owners is not None else ump_owners.from_environment()
 
     def for_owner(self, name: str) -> str:
         now = time.monotonic()
@@ -110,11 +111,12 @@ class _TokenCache:
             if cached is not None and now - cached[0] < TOKEN_REUSE:
                 return cached[1]
             try:
-                key, did = testkeys.test_signing_key(name), testkeys.test_did(name)
+                token = self.owners.token(name)
             except KeyError:
-                raise ValueError(f"Auth.as_owner({name!r}): not one of the test keys "
+                raise ValueError(f"Auth.as_owner({name!r}): not one of the owners "
                                  f"{', '.join(testkeys.TEST_KEY_NAMES)}") from None
-            token = captoken.mint(key, scope={"owner": did})
+            except ump_owners.CannotSign as exc:
+                raise TargetError(f"cannot act as {name}: {exc}") from None
             self._tokens[name] = (now, token)
             return token
 
@@ -198,15 +200,20 @@ class HttpUmpClient:
     binding = "http"
 
     def __init__(self, base_url: str, version: str = "1.0", *, timeout: float = 10.0,
-                 event_timeout: float | None = None, send_version: bool = True):
+                 event_timeout: float | None = None, send_version: bool = True, owners: Any = None):
         self.base_url = base_url.rstrip("/")
         self.version = version
         self.timeout = timeout
         self.event_timeout = timeout if event_timeout is None else event_timeout
         self.send_version = send_version
-        self._tokens = _TokenCache()
+        self._tokens = _TokenCache(owners)
+        self.owners = self._tokens.owners  # who owner-a and owner-b are here (suite/ump/owners.py)
         self._http = HttpSession(timeout=timeout, base_url=self.base_url)
         self._offered: frozenset[str] | None = None
+
+    def activate(self) -> None:
+        """Before each check: the checks' owner-a and owner-b are this target's."""
+        ump_owners.activate(self.owners)
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -490,6 +497,9 @@ class HttpDriver:
     answers with an OMF document (`discover_omf`). A server offering neither UMP nor UPP is a
     TargetError naming both probes."""
 
+    #: who the UMP checks act as (suite/ump/owners.py); None: the environment's, else the test keys
+    owners: Any = None
+
     def __init__(self, base_url: str, forced_versions: tuple[str, ...] = (), timeout: float = 10.0):
         self.base_url = base_url.rstrip("/")
         self.label = base_url
@@ -647,7 +657,8 @@ class HttpDriver:
                 self._clients["omf"] = OmfHttpTarget(self.base_url, timeout=self.timeout)
             return self._clients["omf"]
         if subject.version not in self._clients:
-            self._clients[subject.version] = HttpUmpClient(self.base_url, subject.version, timeout=self.timeout)
+            self._clients[subject.version] = HttpUmpClient(self.base_url, subject.version, timeout=self.timeout,
+                                                           owners=self.owners)
         return self._clients[subject.version]
 
     def describe(self) -> dict[str, Any]:

@@ -713,11 +713,21 @@ class McpUmpClient:
     binding = "mcp"
 
     def __init__(self, driver: McpDriver, session: _Session, version: str, *, token_via: str = "meta"):
+        from memconform.suite.ump import owners as ump_owners
+
         self.driver = driver
         self.version = version
         self.token_via = token_via
+        # who owner-a and owner-b are here (suite/ump/owners.py)
+        self.owners = getattr(driver, "owners", None) or ump_owners.from_environment()
         self._tokens: dict[str, tuple[str, float]] = {}
         self._subscribe_lock = threading.Lock()
+
+    def activate(self) -> None:
+        """Before each check: the checks' owner-a and owner-b are this target's."""
+        from memconform.suite.ump import owners as ump_owners
+
+        ump_owners.activate(self.owners)
 
     # -- plumbing --
 
@@ -736,13 +746,12 @@ class McpUmpClient:
         cached = self._tokens.get(name)
         now = time.time()
         if cached is None or now - cached[1] > _TOKEN_REUSE:
-            from memconform.suite.ump.captoken import mint
-            from memconform.suite.ump.did import did_key_from_public_key
-            from memconform.suite.ump.testkeys import test_signing_key
+            from memconform.suite.ump.owners import CannotSign
 
-            key = test_signing_key(name)
-            owner = did_key_from_public_key(bytes(key.verify_key))
-            cached = (mint(key, scope={"owner": owner}, ttl=_TOKEN_TTL, now=now), now)
+            try:
+                cached = (self.owners.token(name, ttl=_TOKEN_TTL, now=now), now)
+            except CannotSign as exc:
+                raise TargetError(f"cannot act as {name}: {exc}") from None
             self._tokens[name] = cached
         return cached[0], f"owner {name} (fresh token)"
 
@@ -966,6 +975,9 @@ class McpUmpClient:
 
 class McpDriver:
     """A UMP implementation reached over MCP: `mcp+stdio:COMMAND ARGS` or `mcp+http://HOST:PORT/PATH`."""
+
+    #: who the UMP checks act as (suite/ump/owners.py); None: the environment's, else the test keys
+    owners: Any = None
 
     def __init__(self, target_text: str, forced_versions: tuple[str, ...] = (), timeout: float = 10.0,
                  protocol: str = "2025-11-25", *, token_via: str = "meta", startup_timeout: float | None = None):

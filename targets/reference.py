@@ -217,12 +217,23 @@ class ReferenceDriver:
                 from memconform.targets.http import HttpDriver
 
                 self._live[key] = HttpDriver(self._server.base_url, timeout=self.timeout)
+                self._live[key].owners = self._owners()
             else:
                 from memconform.targets.mcp import McpDriver
 
                 url = "mcp+" + self._server.base_url + "/mcp"
                 self._live[key] = McpDriver(url, timeout=self.timeout, protocol=self.mcp_protocol)
+                self._live[key].owners = self._owners()
         return self._live[key]
+
+    def _owners(self) -> Any:
+        """The test keys, and the token time format the variants make the server read: the
+        reference says which, as a vendor's descriptor does (docs/vendor-keys.md)."""
+        from memconform.reference_impl.ump.policy import UmpPolicy
+        from memconform.reference_impl.variants import apply
+        from memconform.suite.ump.owners import Owners
+
+        return Owners(times=apply(UmpPolicy(), "ump", self.target.variants).token_times)
 
     @staticmethod
     def _inner_subject(inner: Any, subject: Subject) -> Subject:

@@ -218,8 +218,11 @@ class OmfEngine:
             value = memd.get(name)
             if value is not None and not isinstance(value, str):
                 raise ValidationError(f"{where}.extensions.memd.{name} must be a string, not {a_json_type(value)}")
-        # v is not type-checked: any value but the integer 1 ("1", 2, missing) is simply not trusted.
+        # v's type is a decision point: by default any value but the integer 1 ("1", 2, missing) is
+        # simply not trusted; a typed reader refuses a v that is no integer like any mistyped member.
         v = memd.get("v")
+        if self.policy.ext_v_typed and v is not None and not _is_int(v):
+            raise ValidationError(f"{where}.extensions.memd.v must be an integer, not {a_json_type(v)}")
         trusted = source_trusted and self._ext_trusted(v)
         lifecycle = (self._lifecycle(where, memd.get("lifecycle"), now_ms) if trusted
                      else self._default_lifecycle(now_ms))  # untrusted: the block is not even parsed

@@ -41,6 +41,10 @@ class OmfPolicy:
     #: omf/chunk-type-import, omf/ingestion-mode-import: FromStr's case is not fixed; the reference
     #: trims and lowercases (True); an exact, case-sensitive match is as valid (False).
     vocab_case_insensitive: bool = True
+    #: omf/memd-v-gated: "only 1 is trusted"; the reference reads any other v, a string "1" too, as
+    #: untrusted (False); the table types v as an integer, so a typed reader may refuse a non-integer v
+    #: as a malformed document, like any mistyped member (True).
+    ext_v_typed: bool = False
     #: omf/memd-namespace: only memd-specific data must live under extensions.memd; the reference
     #: writes no other top-level member (()); an exporter may add members of another convention
     #: ((name, value) pairs) — the item object is not closed.

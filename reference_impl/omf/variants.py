@@ -33,6 +33,8 @@ OMF_VARIANTS: tuple[Variant, ...] = (
        null_project_falls_back=False),
     _v("vocab-case-sensitive", "chunk_type and ingestion_mode are matched exactly (\"Code\" is unknown, so doc)",
        ("chunk-type-import", "ingestion-mode-import"), vocab_case_insensitive=False),
+    _v("v-typed", "a non-integer extensions.memd.v (\"1\") refuses the document as mistyped instead of being "
+       "untrusted", ("memd-v-gated",), ext_v_typed=True),
     _v("export-open-item", "export adds a top-level member of another convention (importance) beside the "
        "standard fields", ("memd-namespace",), extra_item_members=(("importance", 0.5),)),
     _v("hint-status-only", "export hints top-level status \"expired\" only for status=expired chunks, not "

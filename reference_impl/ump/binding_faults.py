@@ -53,9 +53,16 @@ BINDING_FAULTS = (
          "ump/cap-token-required", "ump/cap-token-signature", "ump/cap-token-verbs", "ump/forget-hard-owner-only",
          "ump/forget-tombstones", "ump/unknown-id-not-found"),
     _mcp("feedback", "ump/mcp-tool-feedback", "ump/feedback-accepts-outcome"),
+    # the §3 envelope as output is a reading the text allows (variant mcp-errors-as-output): only
+    # the public implementation's isError form is missing
     Fault("mcp-errors-not-iserror", "ump",
           "failures come back as ordinary results (isError false) carrying the error envelope",
+          ("ump/mcp-errors-iserror",), bindings=("mcp",)),
+    Fault("mcp-errors-codeless", "ump",
+          "get of an id never stored fails as a tool error whose text names no §3.7 code",
           ("ump/mcp-errors",), bindings=("mcp",)),
+    Fault("sse-events-misnamed", "ump", "every SSE frame of subscribe is named `change` (data.type still says what "
+          "changed)", ("ump/subscribe-event-form",), bindings=("http",)),
     Fault("mcp-schemas-without-members", "ump", "the ump.* inputSchemas name none of the request's members",
           ("ump/mcp-tool-schemas",), bindings=("mcp",)),
     Fault("errors-without-message", "ump", "the HTTP error envelope leaves out `message`",

@@ -166,8 +166,12 @@ SERVER_FAULTS = (
     Fault("serves-python-json-hash", "ump", "served records are hashed over Python's json.dumps(sort_keys, "
           "ensure_ascii) instead of RFC 8785", ("ump/canonical-jcs",)),
     Fault("serves-signature-over-raw-hash", "ump", "served records are signed over the raw BLAKE3 digest instead "
-          "of BLAKE3(content_hash string)", ("ump/integrity-signature", "ump/integrity-sign-on-write")),
+          "of BLAKE3(content_hash string)", ("ump/integrity-signature",)),
     Fault("serves-service-key-signature", "ump", "served records are signed with the server's key, not the owner's",
+          ("ump/integrity-signer-owner",)),
+    # issue 13: an operator that loaded one owner's seed signed every owner's records with it, and
+    # a check that judged only owner-a's records never saw it
+    Fault("signs-all-owners-with-one-key", "ump", "every record is signed with owner-a's key, whoever owns it",
           ("ump/integrity-signer-owner",)),
     Fault("serves-unsigned", "ump", "records are served without integrity",
           ("ump/integrity-required", "ump/integrity-sign-on-write")),
@@ -218,6 +222,10 @@ SERVER_FAULTS = (
     Fault("token-expiry-unchecked", "ump", "expired tokens are accepted", ("ump/cap-token-expiry",)),
     Fault("token-nbf-unchecked", "ump", "tokens whose nbf lies in the future are accepted",
           ("ump/cap-token-not-before",)),
+    # fails open: a token whose time it cannot read (not a time, or the other encoding) is taken
+    # as if it had no such bound
+    Fault("token-unreadable-time-ignored", "ump", "a token whose exp/nbf cannot be read is accepted as unbounded",
+          ("ump/cap-token-unreadable-time",)),
     Fault("token-verbs-unchecked", "ump", "a token's verbs are not checked", ("ump/cap-token-verbs",)),
     Fault("token-scope-ignores-visibility", "ump", "the visibility member of a token's scope is ignored",
           ("ump/cap-token-scope",)),

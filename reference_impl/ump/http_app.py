@@ -211,10 +211,23 @@ class _SSEResponse(StreamingResponse):
             self._on_close()
 
 
-def _sse_frame(event: Any) -> str:
+#: Every SSE frame is named `change` (data.type still says what changed): breaks
+#: ump/subscribe-event-form only (registered in binding_faults.py).
+FAULT_SSE_MISNAMED = "sse-events-misnamed"
+
+
+def _sse_frame(event: Any, named: bool | str = True) -> str:
     etype = event.get("type") if isinstance(event, dict) else None
     data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    if not named:
+        # policy.subscribe_event_names == "data": unnamed frames of another shape, {change, record}
+        # (or {change, id} when no record goes with it)
+        other = {"change": etype, **({"record": event["record"]} if isinstance(event, dict) and "record" in event
+                                     else {"id": event.get("id") if isinstance(event, dict) else None})}
+        return f"data: {json.dumps(other, ensure_ascii=False, separators=(',', ':'))}\n\n"
     name = etype if isinstance(etype, str) and etype and "\n" not in etype and "\r" not in etype else "message"
+    if named == FAULT_SSE_MISNAMED:
+        name = "change"
     return f"event: {name}\ndata: {data}\n\n"
 
 
@@ -352,6 +365,10 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
         scope = {k: v for k, v in request.query_params.items() if k in _SUBSCRIBE_SCOPE}
         sub_request = {"scope": scope} if scope else None
         sub = await run_in_threadpool(lambda: service.subscribe(version=version, token=token, request=sub_request))
+        policy = getattr(service, "policy", None)
+        named: bool | str = getattr(policy, "subscribe_event_names", "event") != "data"
+        if getattr(service, "fault", None) == FAULT_SSE_MISNAMED:
+            named = FAULT_SSE_MISNAMED
         closed = threading.Lock()
         done = []
 
@@ -373,7 +390,7 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
             while not closing.is_set() and not done:
                 try:
                     event = await anyio.to_thread.run_sync(sub.next, poll, limiter=sse_limiter)
-                    frame = _sse_frame(event) if event is not None else None
+                    frame = _sse_frame(event, named) if event is not None else None
                 except Exception:  # the headers are out: end the stream, never a half-written frame
                     log.exception("subscription failed; ending the stream")
                     return

@@ -99,6 +99,9 @@ OPERATIONS: dict[str, tuple[str, str, str, str]] = {
 #: error envelope: breaks ump/mcp-errors only (the code stays readable, so every other check
 #: still sees the refusal).
 FAULT_ERRORS_NOT_ISERROR = "mcp-errors-not-iserror"
+#: get of an id never stored fails as a tool error whose text names no §3.7 code: breaks
+#: ump/mcp-errors (the code cannot be read) and what reads that code.
+FAULT_ERRORS_CODELESS = "mcp-errors-codeless"
 #: The ump.* tools' inputSchemas name none of the §3 request's members (only `capability`):
 #: breaks ump/mcp-tool-schemas only.
 FAULT_SCHEMAS_WITHOUT_MEMBERS = "mcp-schemas-without-members"
@@ -227,6 +230,10 @@ class _Binding:
         self.fault: str | None = fault if isinstance(fault, str) else None
 
     def error(self, code: str, message: str) -> types.CallToolResult:
+        if getattr(getattr(self.service, "policy", None), "mcp_error_form", "iserror") == "output":
+            envelope = {"error": {"code": code, "message": message}}  # §3's envelope as the tool's output
+            return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(envelope))],
+                                        structured_content=envelope, is_error=False)
         return error_result(code, message, fault=self.fault)
 
     def version(self, ctx: Context) -> str:
@@ -257,6 +264,10 @@ class _Binding:
                 response = await anyio.to_thread.run_sync(
                     lambda: self.service.handle(operation, arguments, version=version, token=token))
             except UmpError as exc:
+                if self.fault == FAULT_ERRORS_CODELESS and operation == "get" and exc.code == "not_found" \
+                        and self.service._store.get(version, arguments.get("id")) is None:
+                    return types.CallToolResult(content=[types.TextContent(type="text", text="no such memory")],
+                                                is_error=True)
                 return self.error(exc.code, exc.message)
             except Exception as exc:  # a bug: reported, never a crash of the server
                 log.exception("ump.%s failed unexpectedly", operation)

@@ -136,10 +136,33 @@ def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, upp
 
 
 def make_service(*, db: str | None = None, require_capability: bool = True, fault: str | None = None,
-                 variants: tuple[str, ...] = ()) -> Any:
+                 variants: tuple[str, ...] = (), owners_file: str | None = None) -> Any:
     from memconform.reference_impl.ump.service import UmpService
 
-    return UmpService(db=db or ":memory:", require_capability=require_capability, fault=fault, variants=variants)
+    return UmpService(db=db or ":memory:", require_capability=require_capability, fault=fault, variants=variants,
+                      **({"keyring": keyring_from(owners_file)} if owners_file else {}))
+
+
+def keyring_from(path: str) -> Any:
+    """The owners' keys an owners file or descriptor names (`[ump.owners.NAME]` with seeds): the keys
+    this server's operator holds instead of the suite's test keys (docs/vendor-keys.md)."""
+    import tomllib
+
+    from nacl.signing import SigningKey
+
+    from memconform.reference_impl.ump.engine import Keyring
+    from memconform.suite.ump.owners import OwnerError, owners_from_table
+
+    try:
+        with open(path, "rb") as fh:
+            doc = tomllib.load(fh)
+        owners = owners_from_table(doc.get("ump", doc), base_dir=str(Path(path).resolve().parent), where=path)
+    except (OSError, tomllib.TOMLDecodeError, OwnerError) as exc:
+        raise SystemExit(f"memconform serve --owners {path}: {exc}") from None
+    keys = {o.did: SigningKey(o.seed) for o in owners.owners.values() if o.seed is not None}
+    if not keys:
+        raise SystemExit(f"memconform serve --owners {path}: no owner there has a seed to sign with")
+    return Keyring(keys)
 
 
 def _fault_for(spec: str, fault: str | None) -> str | None:
@@ -155,7 +178,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
           require_capability: bool = True, fault: str | None = None, stdio: bool = False,
           upp_stdio: bool = False, upp_export_dir: str | Path | None = None,
           upp_import_dirs: Sequence[str | Path] = (), omf_db: str | None = None,
-          variants: tuple[str, ...] = ()) -> None:
+          variants: tuple[str, ...] = (), owners_file: str | None = None) -> None:
     """Run in the foreground until interrupted (or, over stdio, until end of input). Over stdio
     nothing but the protocol goes to stdout."""
     from memconform.reference_impl.upp.stdio import make_upp_service, serve_upp_stdio
@@ -166,7 +189,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
         return
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     service = make_service(db=db, require_capability=require_capability, fault=_fault_for("ump", fault),
-                           variants=variants)
+                           variants=variants, owners_file=owners_file)
     try:
         if stdio:
             try:

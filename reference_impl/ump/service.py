@@ -354,6 +354,9 @@ class UmpService:
             _check_json(request)
             req = _request_object(request, "subscribe", "{scope?}")
             scope = _opt_scope(req, "subscribe")
+            if self.policy.subscribe_needs_owner and not scope.get("owner"):
+                raise UmpError("forbidden_scope", "subscribe: name the owner whose records to stream "
+                                                  "(scope.owner; over HTTP ?owner=<did>)")
             who = self._who(grant, scope.get("owner"))
             self._check_request_scope(who, scope, "subscribe")
             sub = Subscription(self, version, who, scope)
@@ -413,7 +416,7 @@ class UmpService:
             grant = self._verify_token(token)
         except captoken.TokenError as exc:
             raise UmpError("unauthorized", f"capability token refused ({exc.code}): {exc.message}") from None
-        verb = captoken.VERB_FOR_OPERATION.get(operation)
+        verb = self.policy.feedback_verb if operation == "feedback" else captoken.VERB_FOR_OPERATION.get(operation)
         if not grant.allows_verb(verb) and self.fault != "token-verbs-unchecked":
             raise UmpError("forbidden_scope", f"{operation} needs the verb {verb!r}; the token grants "
                                               f"{', '.join(sorted(grant.verbs))}")
@@ -435,22 +438,35 @@ class UmpService:
         if self.fault == "token-format-lenient" and token.count(".") == 2 and ":" not in token.rsplit(".", 1)[1]:
             head, payload, sig = token.split(".")
             token = f"{head}.{payload}.ed25519:{sig}"  # a signature part without its ed25519: prefix
+        times = self.policy.token_times
         if self.fault in ("token-expiry-unchecked", "token-nbf-unchecked"):
             claims = captoken.claims_of(token)
-            if self.fault == "token-expiry-unchecked" and isinstance(claims.get("exp"), (int, float)):
-                now = min(now, float(claims["exp"]) - 1)
-            if self.fault == "token-nbf-unchecked" and isinstance(claims.get("nbf"), (int, float)):
-                now = max(now, float(claims["nbf"]))
+            for name, fault, moved in (("exp", "token-expiry-unchecked", lambda t: min(now, t - 1)),
+                                       ("nbf", "token-nbf-unchecked", lambda t: max(now, t))):
+                if self.fault == fault and name in claims:
+                    try:
+                        now = moved(captoken.read_time(claims[name], name, times))
+                    except captoken.TokenError:
+                        pass
         try:
-            return captoken.verify(token, now=now)
+            return captoken.verify(token, now=now, times=times)
         except captoken.TokenError as exc:
+            if self.fault == "token-unreadable-time-ignored" and exc.code == "bad_payload" \
+                    and exc.message.startswith(("exp ", "nbf ")):
+                # fails open: a time it cannot read bounds nothing, as if the token carried none
+                claims = captoken.claims_of(token)
+                return captoken.Grant(issuer=claims["iss"], verbs=frozenset(claims["verbs"]),
+                                      scope={k: v for k, v in claims.get("scope", {}).items()
+                                             if k in captoken.SCOPE_MEMBERS}, expires=now + 60,
+                                      jti=claims.get("jti"), version=claims["v"])
             if self.fault != "token-signature-unchecked" or exc.code != "signature_invalid":
                 raise
             claims = captoken.claims_of(token)  # the signature did not verify; take the claims anyway
             return captoken.Grant(issuer=claims["iss"], verbs=frozenset(claims["verbs"]),
                                   scope={k: v for k, v in claims.get("scope", {}).items()
                                          if k in captoken.SCOPE_MEMBERS},
-                                  expires=float(claims["exp"]), jti=claims.get("jti"), version=claims["v"])
+                                  expires=captoken.read_time(claims["exp"], "exp", times), jti=claims.get("jti"),
+                                  version=claims["v"])
 
     def _who(self, grant: captoken.Grant | None, asserted: Any) -> _Who:
         """With a token: its issuer. Without: the identity the request asserts (or anonymous)."""
@@ -568,12 +584,18 @@ class UmpService:
             # the server's own re-signature of an import passes its read check
             return bool(report.hash_ok and report.signature_ok and report.signer_is_owner is False
                         and (rec.get("integrity") or {}).get("signer") == _service_did())
+        if self.fault == "signs-all-owners-with-one-key" and not report.ok:
+            # it trusts its own one key on read, whoever owns the record
+            return bool(report.hash_ok and report.signature_ok
+                        and (rec.get("integrity") or {}).get("signer") in self.keyring.keys)
         return report.ok
 
     def _sign(self, rec: dict[str, Any]) -> dict[str, Any]:
         """Sign with the owner's key (L3: every stored record is signed), or UmpError."""
         owner = _owner_of(rec)
         key = self.keyring.for_owner(owner)
+        if self.fault == "signs-all-owners-with-one-key" and key is not None:
+            key = next(iter(self.keyring.keys.values()))  # one key loaded, every owner's records signed with it
         bare = without_integrity(rec)
         if key is None:
             if not is_did(owner):  # reachable only under accepts-opaque-owner: nothing can sign it

@@ -5,9 +5,14 @@
 The signature is Ed25519 over BLAKE3 of the payload's base64url text, by the key named in
 `iss` (a did:key). Claims: `v` ("ump-cap/1.0", "ump-cap/0.1" accepted), `iss`, `aud?`,
 `verbs` (a subset of read/write/derive/export), `scope {owner?, project?, agent?, visibility?}`
-(an absent member means any), `nbf?`, `exp`, `jti`. Times are NumericDate (seconds since the
-epoch, as JWT); RFC 3339 strings are accepted on reading because the notes leave the encoding
-open.
+(an absent member means any), `nbf?`, `exp`, `jti`.
+
+Times: the public reference implementation writes `exp`/`nbf` as ISO-8601 (RFC 3339) strings and
+refuses an expired one ("token expired"); §5.2 says only "verbs × scope × time", so a JWT-style
+NumericDate (seconds since the epoch) is as legitimate. `mint` writes either (`times`, "iso" by
+default, the public implementation's); `verify` reads what it is told to read (`times`: "iso",
+"numeric" or "either") and refuses, never ignores, a time it cannot read: a token whose time
+bound cannot be established grants nothing (fail closed).
 
 Verifying a token proves only who signed it. Whether that signer may grant access to a record
 (the issuer bound to the owner, §5.2) is the server's decision: `Grant.covers` answers it.
@@ -19,6 +24,8 @@ import base64
 import binascii
 import datetime as _dt
 import json
+import math
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -34,6 +41,10 @@ from memconform.suite.ump.did import DidError, did_key_from_public_key, public_k
 PREFIX = "umpcap"
 VERSIONS = ("ump-cap/1.0", "ump-cap/0.1")
 VERBS = ("read", "write", "derive", "export")
+#: How a token writes `exp`/`nbf`: "iso" (RFC 3339 strings, the public implementation's) or
+#: "numeric" (NumericDate seconds, as JWT). Readers may also take "either".
+TIME_FORMATS = ("iso", "numeric")
+DEFAULT_TIMES = "iso"
 SCOPE_MEMBERS = ("owner", "project", "agent", "visibility")
 
 #: The verb each operation needs (the reference implementation's mapping).
@@ -102,24 +113,34 @@ def _digest(payload_text: str) -> bytes:
     return blake3.blake3(payload_text.encode("ascii")).digest()
 
 
+def format_time(seconds: float, times: str = DEFAULT_TIMES) -> int | str:
+    """A point in time as a token claim: NumericDate or an RFC 3339 UTC string (whole seconds)."""
+    if times == "numeric":
+        return int(seconds)
+    if times == "iso":
+        return _dt.datetime.fromtimestamp(int(seconds), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    raise ValueError(f"token times are one of {TIME_FORMATS}, not {times!r}")
+
+
 def mint(signing_key: SigningKey, *, verbs: tuple[str, ...] | list[str] = VERBS,
          scope: Mapping[str, str] | None = None, ttl: float = 900.0, now: float | None = None,
          exp: float | None = None, nbf: float | None = None, aud: str | None = None,
          version: str = VERSIONS[0], iss: str | None = None, jti: str | None = None,
-         extra: Mapping[str, Any] | None = None) -> str:
-    """A token signed by `signing_key`. `iss` defaults to that key's did:key; passing another
-    value makes a token whose claimed issuer is not its signer (for negative tests)."""
+         extra: Mapping[str, Any] | None = None, times: str = DEFAULT_TIMES) -> str:
+    """A token signed by `signing_key`, its times written as `times` says. `iss` defaults to that
+    key's did:key; passing another value makes a token whose claimed issuer is not its signer
+    (for negative tests)."""
     now = time.time() if now is None else now
     claims: dict[str, Any] = {
         "v": version,
         "iss": iss or did_key_from_public_key(bytes(signing_key.verify_key)),
         "verbs": list(verbs),
         "scope": dict(scope or {}),
-        "exp": int(exp if exp is not None else now + ttl),
+        "exp": format_time(exp if exp is not None else now + ttl, times),
         "jti": jti or secrets.token_hex(8),
     }
     if nbf is not None:
-        claims["nbf"] = int(nbf)
+        claims["nbf"] = format_time(nbf, times)
     if aud is not None:
         claims["aud"] = aud
     if extra:
@@ -129,17 +150,25 @@ def mint(signing_key: SigningKey, *, verbs: tuple[str, ...] | list[str] = VERBS,
     return f"{PREFIX}.{payload}.ed25519:{_b64url(signature)}"
 
 
-def _time(value: Any, name: str) -> float:
-    if isinstance(value, bool):
-        raise TokenError("bad_payload", f"{name} is not a time")
-    if isinstance(value, (int, float)):
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def read_time(value: Any, name: str, times: str = "either") -> float:
+    """A claim's time in seconds since the epoch, read as `times` says; TokenError (bad_payload)
+    for anything else: a time that cannot be read bounds nothing, so it is never skipped."""
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if numeric and times in ("numeric", "either"):
         return float(value)
-    if isinstance(value, str):
+    if isinstance(value, str) and times in ("iso", "either") and _RFC3339.match(value):
         try:
-            return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            parsed = _dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:
-            pass
-    raise TokenError("bad_payload", f"{name} is not a NumericDate or RFC 3339 time: {value!r}")
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return parsed.timestamp()
+    want = {"numeric": "a NumericDate (seconds since the epoch)", "iso": "an RFC 3339 time with an offset",
+            "either": "a NumericDate or an RFC 3339 time with an offset"}[times]
+    raise TokenError("bad_payload", f"{name} is not {want}: {value!r}")
 
 
 def claims_of(token: str) -> dict[str, Any]:
@@ -157,8 +186,9 @@ def claims_of(token: str) -> dict[str, Any]:
 
 
 def verify(token: str, *, now: float | None = None, audience: str | None = None,
-           leeway: float = 0.0) -> Grant:
-    """Check format, signature and time window. Raises TokenError; never checks ownership."""
+           leeway: float = 0.0, times: str = "either") -> Grant:
+    """Check format, signature and time window (`exp`/`nbf` read as `times` says). Raises
+    TokenError; never checks ownership."""
     if not isinstance(token, str):
         raise TokenError("malformed", "the token is not a string")
     claims = claims_of(token)
@@ -193,8 +223,8 @@ def verify(token: str, *, now: float | None = None, audience: str | None = None,
     except BadSignatureError:
         raise TokenError("signature_invalid", "the signature does not verify under the iss key") from None
     now = time.time() if now is None else now
-    exp = _time(claims["exp"], "exp")
-    nbf = _time(claims["nbf"], "nbf") if "nbf" in claims else None
+    exp = read_time(claims["exp"], "exp", times)
+    nbf = read_time(claims["nbf"], "nbf", times) if "nbf" in claims else None
     if nbf is not None and now + leeway < nbf:
         raise TokenError("not_yet_valid", "nbf lies in the future")
     if now - leeway >= exp:

@@ -249,3 +249,41 @@ def verify(record: Any) -> IntegrityReport:
         signer_is_owner = True
 
     return IntegrityReport(True, hash_ok, signature_ok, signer_is_owner, expected, tuple(problems))
+
+
+#: What "sign the hash" (§6.1) can be read to sign, the public implementation's reading first:
+#: BLAKE3 of the content_hash string, the raw 32-byte BLAKE3 digest, the content_hash string itself.
+SIGNATURE_INPUTS = ("blake3-of-hash-string", "digest", "hash-string")
+
+
+def signed_over(record: Any) -> str | None:
+    """Which reading of "sign the hash" the record's signature verifies under its signer's key (one
+    of SIGNATURE_INPUTS), or None when it verifies under none or cannot be read. Only
+    "blake3-of-hash-string" satisfies ump/integrity-signature (the public implementation's input);
+    the others are as literal readings of the text (docs/catalogue-ump.md)."""
+    integ = record.get("integrity") if isinstance(record, Mapping) else None
+    if not isinstance(integ, Mapping):
+        return None
+    ch, sig, signer = integ.get("content_hash"), integ.get("signature"), integ.get("signer")
+    if not (isinstance(ch, str) and isinstance(sig, str) and sig.startswith("ed25519:") and isinstance(signer, str)):
+        return None
+    try:
+        key = VerifyKey(public_key_from_did_key(signer))
+        sig_bytes = base64.b64decode(sig[len("ed25519:"):], validate=True)
+    except (DidError, binascii.Error, ValueError, TypeError):
+        return None
+    messages = {"blake3-of-hash-string": _hash_digest_for_signing(ch), "hash-string": ch.encode("utf-8")}
+    if ch.startswith("blake3:"):
+        text = ch[len("blake3:"):].upper()
+        try:
+            messages["digest"] = base64.b32decode(text + "=" * (-len(text) % 8))
+        except (binascii.Error, ValueError):
+            pass
+    for name in SIGNATURE_INPUTS:
+        if name in messages:
+            try:
+                key.verify(messages[name], sig_bytes)
+            except (BadSignatureError, ValueError, TypeError):
+                continue
+            return name
+    return None

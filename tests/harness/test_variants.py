@@ -35,13 +35,17 @@ def test_variant_passes_the_whole_suite(pytester, monkeypatch, name):
     result, report = run_suite(pytester, f"--target=reference?variant={name}", f"--spec={variant.spec}",
                                *[f"--binding={b}" for b in bindings])
     assert report["totals"].get("error", 0) == 0, [r["reason"] for r in report["results"] if r["outcome"] == "error"]
-    assert failed_requirements(report) == set(), [
+    # a variant that reads the text otherwise than the public implementation may fail that
+    # implementation's class (e.g. ump-reference-interop) on the requirements it names: never a level
+    cat = catalogue.load(variant.spec)
+    own_class = {r for r in variant.readings if cat.get(r).conformance_class is not None}
+    assert failed_requirements(report) - own_class == set(), [
         f["message"] for r in report["results"] if r["outcome"] == "failed" for f in r["findings"]]
     reached = {(r["version"], r["binding"]): r["level"] for r in report["levels"]}
     expected = {(v, b): TOP[(variant.spec, b)] for v in catalogue.load(variant.spec).versions
                 if variant.applies_to(variant.spec, v) for b in bindings}
     assert {k: reached.get(k) for k in expected} == expected, [r["summary"] for r in report["levels"]]
-    assert result.ret == 0
+    assert result.ret == 0 or (own_class and failed_requirements(report) <= own_class)
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

@@ -838,3 +838,13 @@ def test_variants_of_the_export() -> None:
     d = engine()
     d.import_document("t", doc(lapsed))
     assert exported(d)[0]["status"] == "expired" and "importance" not in exported(d)[0]
+
+
+def test_variant_v_typed_refuses_a_string_v_and_keeps_other_values_untrusted() -> None:
+    e = variant("omf-v-typed")
+    with pytest.raises(ValidationError, match="extensions.memd.v must be an integer"):
+        e.import_document("t", doc(item("a", v="1")))
+    assert e.import_document("t", doc(item("b", v=2, lifecycle={"tier": "history"})))["imported"] == 1
+    assert lifecycles(e)[0]["tier"] == "long_term"
+    assert engine().import_document("t", doc(item("a", v="1")))["imported"] == 1
+

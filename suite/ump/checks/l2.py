@@ -177,9 +177,15 @@ def _full_record(ctx: CheckContext, *, owner: str = OWNER_A, text: str | None = 
 
 
 def _sign(rec: dict[str, Any], signer: str = OWNER_A) -> dict[str, Any]:
-    from memconform.suite.ump.testkeys import test_signing_key
+    """Signed as `signer` with the key the target's owners give (suite/ump/owners.py); a check
+    cannot sign as an owner the vendor gave only a token command for, and skips saying so."""
+    from memconform.suite.ump import owners
 
-    return ump_integrity.sign(rec, test_signing_key(signer))
+    try:
+        key = owners.signing_key(signer)
+    except owners.CannotSign as exc:
+        raise NotApplicable(str(exc)) from None
+    return ump_integrity.sign(rec, key)
 
 
 def _not_stored(ctx: CheckContext, text_marker: str, rid: Any, *, auth: Auth | None = None,
@@ -964,6 +970,14 @@ def _served_sample(ctx: CheckContext) -> list[tuple[str, dict[str, Any]]]:
         out.append((f"get {rid} (revised prior)", _read(ctx, rid, "get of the prior")))
         _forget(ctx, new)
         out.append((f"get {new} (tombstone)", _read(ctx, new, "get of the tombstone")))
+    except NotApplicable:
+        pass
+    try:  # every owner's records, not only owner-a's: one key must not sign for every owner (issue 13)
+        bid = remember_new(ctx.client, sample_record(owner=OWNER_B, text=f"{m} owner-b's own record"), auth=AS_B,
+                           what="remember by owner-b")
+        got = ctx.client.get(bid, auth=AS_B)
+        if _record_of(got) is not None:
+            out.append((f"get {bid} by owner-b (owner-b's record)", _record_of(got)))
     except NotApplicable:
         pass
     try:

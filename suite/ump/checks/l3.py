@@ -4,11 +4,14 @@ Integrity (every record signed on write by its owner's key, verified on read), f
 subscribe, capability tokens (format, required, signature, time, verbs, scope, issuer = owner),
 and the §5.3 rehydration obligations.
 
-Capability tokens are minted with `memconform.suite.ump.captoken` and the deterministic test keys:
-owner-a and owner-b are keys a server's operator may hold; mallory never is. Negative tokens:
-forged (a signature byte flipped), expired (exp an hour ago), not yet valid (nbf in an hour),
-wrong verb, out-of-scope (project, owner, visibility), wrong issuer (signed by mallory for
-owner-a's scope; iss claiming owner-a but signed by mallory).
+Capability tokens are minted for the target's owners (`memconform.suite.ump.owners`: the
+deterministic test keys unless the vendor named its own, docs/vendor-keys.md), in the umpcap
+format with times as the target reads them (ISO-8601 strings by default, the public
+implementation's; NumericDate when the target says so): owner-a and owner-b are keys a server's
+operator may hold; mallory never is. Negative tokens: forged (a signature byte flipped), expired
+(exp an hour ago), not yet valid (nbf in an hour), times it cannot read, wrong verb, out-of-scope
+(project, owner, visibility), wrong issuer (signed by mallory for owner-a's scope; iss claiming
+owner-a but signed by mallory).
 
 §5.3 binds a *consumer* that injects memory into a model context; no binding exposes a model
 context, so these requirements are judged through the target's rehydration helper
@@ -28,6 +31,7 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump import captoken
 from memconform.suite.ump import integrity as ump_integrity
+from memconform.suite.ump import owners as ump_owners
 from memconform.suite.ump.checks._live import (
     LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, recalled_ids, remember_new, results_of, sample_record,
 )
@@ -36,7 +40,6 @@ from memconform.suite.ump.checks.l2 import (
     _served_sample, _short, _sign, _text,
 )
 from memconform.suite.ump.client import Auth, Reply
-from memconform.suite.ump.testkeys import test_signing_key
 
 SPEC = "ump"
 HTTP = ("http",)
@@ -47,17 +50,30 @@ MALLORY = "mallory"
 
 def _token(signer: str = OWNER_A, *, verbs: tuple[str, ...] | list[str] = captoken.VERBS,
            scope: dict[str, str] | None = None, **kw: Any) -> str:
-    """A token signed by a test key; scope defaults to {owner: the signer's DID}."""
-    return captoken.mint(test_signing_key(signer), verbs=verbs,
-                         scope=scope if scope is not None else {"owner": did(signer)}, **kw)
+    """A token of `signer` as the target's owners make it (its seed, or the vendor's token
+    command), times in the target's format; scope defaults to {owner: the signer's DID}. A token
+    the suite cannot make for this target skips the check with the reason."""
+    try:
+        return ump_owners.active().token(signer, verbs=verbs, scope=scope, **kw)
+    except ump_owners.CannotSign as exc:
+        raise NotApplicable(f"cannot make the token this check needs: {exc}") from None
+
+
+def _times() -> str:
+    return ump_owners.active().times
 
 
 def _forge(token: str) -> str:
-    """The same token with one byte of its signature flipped."""
-    head, payload, sig = token.split(".")
-    raw = bytearray(base64.urlsafe_b64decode(sig[len("ed25519:"):] + "=" * (-len(sig[len("ed25519:"):]) % 4)))
-    raw[0] ^= 0x01
-    return f"{head}.{payload}.ed25519:{base64.urlsafe_b64encode(bytes(raw)).rstrip(b'=').decode()}"
+    """The same token with one byte of its signature flipped (for a token not in the umpcap
+    format: one character of its last dot-separated part changed)."""
+    head, _, sig = token.rpartition(".")
+    if sig.startswith("ed25519:"):
+        raw = bytearray(base64.urlsafe_b64decode(sig[len("ed25519:"):] + "=" * (-len(sig[len("ed25519:"):]) % 4)))
+        raw[0] ^= 0x01
+        return f"{head}.ed25519:{base64.urlsafe_b64encode(bytes(raw)).rstrip(b'=').decode()}"
+    if not sig:
+        return token + "x"
+    return f"{head}.{'B' if sig[0] == 'A' else 'A'}{sig[1:]}" if head else ("B" if sig[0] == "A" else "A") + sig[1:]
 
 
 def _bearer(token: str) -> Auth:
@@ -124,11 +140,16 @@ def integrity_required(ctx: CheckContext) -> None:
 
 
 def _sign_problems(rec: dict[str, Any]) -> list[str]:
+    """Why the server's own signature on `rec` does not hold. "Sign the hash" (§6.1) is taken in
+    any of its literal readings (integrity.SIGNATURE_INPUTS): which one the public implementation
+    signs is ump/integrity-signature's question (class ump-reference-interop), not this one's."""
     report = ump_integrity.verify(rec)
     if not report.present:
         return ["it carries no integrity"]
+    other_input = ump_integrity.signed_over(rec) not in (None, ump_integrity.SIGNATURE_INPUTS[0])
     return [p.message for p in report.problems
-            if p.requirement in (ump_integrity.REQ_CONTENT_HASH, ump_integrity.REQ_SIGNATURE)]
+            if p.requirement == ump_integrity.REQ_CONTENT_HASH
+            or (p.requirement == ump_integrity.REQ_SIGNATURE and not other_input)]
 
 
 @check("ump/l3/integrity-sign-on-write", spec=SPEC, requirements=("ump/integrity-sign-on-write",),
@@ -136,8 +157,9 @@ def _sign_problems(rec: dict[str, Any]) -> list[str]:
 def integrity_sign_on_write(ctx: CheckContext) -> None:
     """An unsigned record is remembered; it, the revise successor, the re-written prior and the
     forget tombstone are read back: each carries integrity whose content hash and signature
-    verify (that the signer is the owner is ump/l2/integrity-signer-owner). A get answering
-    signature_invalid for a record the server itself just wrote counts as not signed."""
+    verify, the signature over any literal reading of "sign the hash" (that the signer is the owner
+    is ump/l2/integrity-signer-owner). A get answering signature_invalid for a record the server
+    itself just wrote counts as not signed."""
     R = "ump/integrity-sign-on-write"
     m = marker("sow")
     rid = remember_new(ctx.client, sample_record(text=f"{m} signed on write"))
@@ -250,26 +272,47 @@ def feedback_accepts_outcome(ctx: CheckContext) -> None:
 
 
 def _event_ids(ev: dict[str, Any]) -> set[str]:
-    ids = {ev.get("id")}
-    rec = ev.get("record")
-    if isinstance(rec, dict):
-        ids.add(rec.get("id"))
-        ids.update(x for x in (rec.get("supersedes") or []) if isinstance(x, str))
-    return {i for i in ids if isinstance(i, str)}
+    """The records an event is about, in any event encoding (§3.8): the ids it gives as its own
+    members, and the records it carries. Ids inside a carried record (a successor's `supersedes`,
+    its provenance's source) name other records, not the event's subject."""
+    ids = {v for v in ev.values() if isinstance(v, str) and v.startswith("urn:ump:")}
+    return ids | {r["id"] for r in _event_records(ev)}
 
 
-@check("ump/l3/subscribe-stream", spec=SPEC, requirements=("ump/subscribe-stream",), bindings=LIVE,
-       title="subscribe streams the changes in its scope (created, revised, tombstoned), none from outside")
-def subscribe_stream(ctx: CheckContext) -> None:
-    """owner-a subscribes to {owner: owner-a, project: P}. While subscribed: owner-a writes a
-    record in another project and owner-b a private record (both outside the scope, written
-    first), then owner-a remembers R in P, revises it and forgets the successor. Expected: events
-    created (R), revised (the successor) and tombstoned (the successor), each with type, id and
-    the record; no event about the two outside records. Over MCP a server offering no subscribe
-    is skipped (§3.8: MCP notifications; the public implementation has none)."""
-    R = "ump/subscribe-stream"
-    m = marker("sub")
-    project = f"{PROJECT}/sub-{m}"
+def _event_records(ev: Any) -> list[dict[str, Any]]:
+    """The records an event carries (objects with an id and a body), wherever they sit."""
+    out: list[dict[str, Any]] = []
+    if isinstance(ev, dict):
+        if isinstance(ev.get("id"), str) and isinstance(ev.get("body"), dict):
+            return [ev]
+        for value in ev.values():
+            out += _event_records(value)
+    elif isinstance(ev, list):
+        for value in ev:
+            out += _event_records(value)
+    return out
+
+
+def _says_tombstoned(ev: dict[str, Any], rid: str) -> bool:
+    """Whether the event tells that `rid` was forgotten: its type, or the record it carries."""
+    if any(r.get("id") == rid and _status(r) == "tombstoned" for r in _event_records(ev)):
+        return True
+    words = {str(v).lower() for k, v in ev.items() if isinstance(v, str) and k != "id"}
+    return bool(words & {"tombstoned", "forgotten", "forget", "erased", "deleted"})
+
+
+def _subscribe_scoped(ctx: CheckContext, trigger: Any, *, auth: Auth | None = None, expect: int = 1,
+                      scope: dict[str, str] | None = None) -> Any:
+    """subscribe naming the owner whose records it streams (the public implementation refuses one
+    that names none, and §3.8 streams "record changes in a scope")."""
+    request = {"scope": scope if scope is not None else {"owner": did(OWNER_A)}}
+    return ctx.client.subscribe(trigger, request=request, expect=expect, **({"auth": auth} if auth else {}))
+
+
+def _subscribed_writes(ctx: CheckContext, m: str, project: str) -> tuple[Any, dict[str, str]]:
+    """owner-a subscribes to {owner: owner-a, project}; while subscribed: owner-a writes a record in
+    another project and owner-b a private record in the project (both outside the scope, first),
+    then owner-a remembers R in the project, revises it and forgets the successor."""
     ids: dict[str, str] = {}
 
     def trigger() -> None:
@@ -299,16 +342,35 @@ def subscribe_stream(ctx: CheckContext) -> None:
     outcome = None
     for expect in (3, 6):
         ids.clear()
-        outcome = ctx.client.subscribe(trigger, request={"scope": {"owner": did(OWNER_A), "project": project}},
-                                       expect=expect)
+        outcome = _subscribe_scoped(ctx, trigger, scope={"owner": did(OWNER_A), "project": project}, expect=expect)
         if outcome.error_code is not None or outcome.status not in (None, 200) and not outcome.events:
             break
-        types = {e.get("type") for e in outcome.events if isinstance(e, dict)}
-        if {"created", "revised", "tombstoned"} <= types or len(outcome.events) < expect:
+        events = [e for e in outcome.events if isinstance(e, dict)]
+        if all(i in ids for i in ("created", "revised", "tombstoned")) and ids["created"] in set().union(
+                *map(_event_ids, events)) and any(_says_tombstoned(e, ids["tombstoned"]) for e in events):
+            break
+        if len(outcome.events) < expect:
             break
     assert outcome is not None
     if outcome.error_code == "unsupported" and ctx.binding == "mcp":
         raise NotApplicable(f"the server offers no subscribe over MCP ({outcome.error_message})")
+    return outcome, ids
+
+
+@check("ump/l3/subscribe-stream", spec=SPEC, requirements=("ump/subscribe-stream",), bindings=LIVE,
+       title="subscribe streams the changes in its scope (remembered, revised, forgotten), none from outside")
+def subscribe_stream(ctx: CheckContext) -> None:
+    """owner-a subscribes to {owner: owner-a, project: P}. While subscribed: owner-a writes a
+    record in another project and owner-b a private record (both outside the scope, written
+    first), then owner-a remembers R in P, revises it and forgets the successor S. Expected, in any
+    event encoding: an event naming R, one naming S, one naming S that says it was tombstoned (its
+    type, or the record it carries); no event naming either outside record. How the public
+    implementation encodes events is ump/l3/subscribe-event-form. Over MCP a server offering no
+    subscribe is skipped (§3.8: MCP notifications; the public implementation has none)."""
+    R = "ump/subscribe-stream"
+    m = marker("sub")
+    project = f"{PROJECT}/sub-{m}"
+    outcome, ids = _subscribed_writes(ctx, m, project)
     sent = {"subscribe": outcome.sent, "writes": ids}
     if outcome.error_code is not None or (outcome.status not in (None, 200)):
         _fail(ctx, R, f"subscribe {outcome.sent} by owner-a was refused: status {outcome.status}, error "
@@ -325,13 +387,47 @@ def subscribe_stream(ctx: CheckContext) -> None:
             _fail(ctx, R, f"the subscription to {{owner: owner-a, project: {project}}} delivered an event about "
                           f"{ids[kind]}, a record outside it ({'another project' if kind == 'outside-project' else 'owner-b, private'})",
                   sent=sent, received=received)
+    listed = [sorted(_event_ids(e)) for e in events]
+    for what, rid in (("the remembered record", ids["created"]), ("the revise successor", ids["revised"])):
+        if not any(rid in _event_ids(e) for e in events):
+            _fail(ctx, R, f"no event naming {what} {rid} arrived within the driver's timeout ({len(events)} event(s), "
+                          f"naming {listed})", sent=sent, received=received)
+    if not any(ids["tombstoned"] in _event_ids(e) and _says_tombstoned(e, ids["tombstoned"]) for e in events):
+        _fail(ctx, R, f"no event says that {ids['tombstoned']} was forgotten (tombstoned) within the driver's timeout "
+                      f"({len(events)} event(s), naming {listed})", sent=sent, received=received)
+
+
+@check("ump/l3/subscribe-event-form", spec=SPEC, requirements=("ump/subscribe-event-form",), bindings=HTTP,
+       title="subscribe's events take the public implementation's form (event: created|revised|tombstoned, "
+             "data {type, id, record})")
+def subscribe_event_form(ctx: CheckContext) -> None:
+    """The writes of ump/l3/subscribe-stream, judged by the public implementation's encoding: every
+    SSE frame has an `event:` name equal to its data.type, data carries type, id and record, and
+    the remember, the revise and the forget come as `created`, `revised` and `tombstoned` events
+    whose record is the record written (the tombstone's lifecycle.status tombstoned)."""
+    R = "ump/subscribe-event-form"
+    m = marker("sef")
+    outcome, ids = _subscribed_writes(ctx, m, f"{PROJECT}/sef-{m}")
+    if outcome.error_code is not None or outcome.status not in (None, 200):
+        raise NotApplicable(f"precondition failed: subscribe did not stream ({outcome.status}, "
+                            f"{outcome.error_code!r}); judged by ump/l3/subscribe-stream")
+    if any(op not in ids for op in ("created", "revised", "tombstoned")):
+        raise NotApplicable(f"precondition failed: a write of the trigger did not succeed ({ids})")
+    events = [e for e in outcome.events if isinstance(e, dict)]
+    sent = {"subscribe": outcome.sent, "writes": ids}
+    received = {"events": events, "problems": list(outcome.problems)}
+    for problem in outcome.problems:
+        if "`event:`" in problem or "data lacks" in problem or "but data.type" in problem:
+            _fail(ctx, R, f"an SSE frame is not in the public implementation's form: {problem}", sent=sent,
+                  received=received)
+            break
     for typ in ("created", "revised", "tombstoned"):
         rid = ids[typ]
-        match = [e for e in events if e.get("type") == typ and (rid in _event_ids(e) or (typ == "revised" and ids["created"] in _event_ids(e)))]
+        match = [e for e in events if e.get("type") == typ and (e.get("id") == rid or
+                 (typ == "revised" and e.get("id") == ids["created"]))]
         if not match:
-            _fail(ctx, R, f"no `{typ}` event for {rid} arrived within the driver's timeout "
-                          f"({len(events)} event(s): {[(e.get('type'), e.get('id')) for e in events]})",
-                  sent=sent, received=received)
+            _fail(ctx, R, f"no `{typ}` event with id {rid} ({len(events)} event(s): "
+                          f"{[(e.get('type'), e.get('id')) for e in events]})", sent=sent, received=received)
             continue
         ev = match[0]
         if not isinstance(ev.get("record"), dict):
@@ -395,16 +491,18 @@ def http_route_feedback(ctx: CheckContext) -> None:
 @check("ump/l3/http-route-subscribe", spec=SPEC, requirements=("ump/http-route-subscribe",), bindings=HTTP,
        title="GET /ump/subscribe answers 200 text/event-stream")
 def http_route_subscribe(ctx: CheckContext) -> None:
-    """GET /ump/subscribe with owner-a's token answers 200 with Content-Type text/event-stream
-    (what the stream carries is ump/l3/subscribe-stream's)."""
+    """GET /ump/subscribe?owner=<owner-a> with owner-a's token answers 200 with Content-Type
+    text/event-stream (what the stream carries is ump/l3/subscribe-stream's). The owner scope is
+    sent because the public implementation asks it (403 forbidden_scope without)."""
     m = marker("hsb")
-    outcome = ctx.client.subscribe(lambda: ctx.client.remember(sample_record(text=f"{m} over sse")), expect=1)
+    outcome = _subscribe_scoped(ctx, lambda: ctx.client.remember(sample_record(text=f"{m} over sse")))
     mime = (outcome.content_type or "").split(";")[0].strip().lower()
     if outcome.status != 200 or mime != "text/event-stream":
         ctx.violation("ump/http-route-subscribe",
-                      f"GET /ump/subscribe answered status {outcome.status} with Content-Type {outcome.content_type!r} "
-                      f"(error {outcome.error_code!r}); expected 200 text/event-stream. §4.2/§3.8: subscribe is "
-                      "“Binding-specific (MCP notifications / SSE)”", sent="GET /ump/subscribe", received=outcome.raw)
+                      f"GET /ump/subscribe?owner={did(OWNER_A)} answered status {outcome.status} with Content-Type "
+                      f"{outcome.content_type!r} (error {outcome.error_code!r}); expected 200 text/event-stream. "
+                      "§4.2/§3.8: subscribe is “Binding-specific (MCP notifications / SSE)”",
+                      sent=f"GET /ump/subscribe?owner={did(OWNER_A)}", received=outcome.raw)
 
 
 @check("ump/l3/http-bearer-token", spec=SPEC, requirements=("ump/http-bearer-token",), bindings=HTTP,
@@ -494,7 +592,7 @@ def cap_token_required(ctx: CheckContext) -> None:
             continue
         if reply.error_code != "unauthorized":
             _fail(ctx, R, f"{name} without a capability token was not refused with unauthorized", reply)
-    outcome = ctx.client.subscribe(lambda: None, auth=anon, expect=1)
+    outcome = _subscribe_scoped(ctx, lambda: None, auth=anon)
     if outcome.error_code != "unsupported" and outcome.error_code != "unauthorized" and outcome.status != 401:
         ctx.violation(R, f"subscribe without a capability token was not refused with unauthorized (status "
                          f"{outcome.status}, error {outcome.error_code!r}, {len(outcome.events)} event(s))",
@@ -547,8 +645,9 @@ def cap_token_signature(ctx: CheckContext) -> None:
 @check("ump/l3/cap-token-expiry", spec=SPEC, requirements=("ump/cap-token-expiry",), bindings=LIVE,
        title="a token whose exp has passed is refused with unauthorized")
 def cap_token_expiry(ctx: CheckContext) -> None:
-    """owner-a's token with exp an hour ago (NumericDate): recall, get, remember, forget answer
-    unauthorized; nothing is stored or changed."""
+    """owner-a's token with exp an hour ago, written as the target reads times (ISO-8601 by default,
+    NumericDate when it says so): recall, get, remember, forget answer unauthorized; nothing is
+    stored or changed."""
     now = _time.time()
     _refused_everywhere(ctx, "ump/cap-token-expiry", _token(OWNER_A, now=now - 7200, ttl=3600),
                         "an expired token (exp an hour ago)")
@@ -564,19 +663,45 @@ def cap_token_not_before(ctx: CheckContext) -> None:
                         "a token not yet valid (nbf in an hour)")
 
 
+@check("ump/l3/cap-token-unreadable-time", spec=SPEC, requirements=("ump/cap-token-unreadable-time",),
+       bindings=LIVE, title="a token whose exp or nbf cannot be read is refused, not taken as unbounded")
+def cap_token_unreadable_time(ctx: CheckContext) -> None:
+    """owner-a's tokens, each otherwise valid: exp not a time ("whenever"); exp a JSON object;
+    nbf not a time; and an expired token whose times are in the other encoding (NumericDate where
+    the target reads ISO-8601 strings, and back). Each is refused with unauthorized for recall,
+    get, remember and forget, nothing stored or changed: a server that cannot read a token's time
+    must not grant it as if it had none (a server reading both encodings refuses the last one as
+    expired)."""
+    R = "ump/cap-token-unreadable-time"
+    now = _time.time()
+    other = "numeric" if _times() == "iso" else "iso"
+    cases = (
+        ("a token whose exp is not a time (\"whenever\")", _token(OWNER_A, extra={"exp": "whenever"})),
+        ("a token whose exp is a JSON object", _token(OWNER_A, extra={"exp": {"in": "1h"}})),
+        ("a token whose nbf is not a time (\"soon\")", _token(OWNER_A, extra={"nbf": "soon"})),
+        (f"a token expired an hour ago with its times in the other encoding ({other})",
+         _token(OWNER_A, extra={"exp": captoken.format_time(now - 3600, other),
+                                "nbf": captoken.format_time(now - 7200, other)})),
+    )
+    for label, token in cases:
+        _refused_everywhere(ctx, R, token, label)
+
+
 @check("ump/l3/cap-token-verbs", spec=SPEC, requirements=("ump/cap-token-verbs",), bindings=LIVE,
        title="a token must carry the operation's verb (read, write, derive), else forbidden_scope")
 def cap_token_verbs(ctx: CheckContext) -> None:
     """read-only: get succeeds; remember, revise, forget answer forbidden_scope (nothing stored or
-    changed). write-only: remember succeeds; recall and get answer forbidden_scope. read+write
-    without derive: feedback answers forbidden_scope (where feedback is offered)."""
+    changed). write-only: remember succeeds; recall and get answer forbidden_scope. export-only
+    (none of read, write, derive): feedback answers forbidden_scope (where feedback is offered).
+    Which verb feedback needs the text leaves open (the public implementation asks derive, a
+    server may ask write): a token holding none of them cannot be enough for any reading."""
     R = "ump/cap-token-verbs"
     m = marker("vrb")
     text = f"{m} owner-a's record"
     rid = remember_new(ctx.client, sample_record(text=text))
     read = _bearer(_token(OWNER_A, verbs=["read"]))
     write = _bearer(_token(OWNER_A, verbs=["write"]))
-    rw = _bearer(_token(OWNER_A, verbs=["read", "write"]))
+    export_only = _bearer(_token(OWNER_A, verbs=["export"]))
     got = ctx.client.get(rid, auth=read)
     if _record_of(got) is None:
         _fail(ctx, R, f"get (needs read) of {rid} with a token whose verbs are [read] was refused", got)
@@ -594,9 +719,10 @@ def cap_token_verbs(ctx: CheckContext) -> None:
     for label, reply in refused:
         if reply.error_code != "forbidden_scope":
             _fail(ctx, R, f"{label} was not refused with forbidden_scope", reply)
-    fb = ctx.client.feedback({"id": rid, "outcome": "followed", "actor": did(OWNER_A)}, auth=rw)
+    fb = ctx.client.feedback({"id": rid, "outcome": "followed", "actor": did(OWNER_A)}, auth=export_only)
     if fb.error_code != "unsupported" and fb.error_code != "forbidden_scope":
-        _fail(ctx, R, "feedback (needs derive) with verbs [read, write] was not refused with forbidden_scope", fb)
+        _fail(ctx, R, "feedback with a token whose verbs are [export] (none of read, write, derive) was not refused "
+                      "with forbidden_scope", fb)
     m3 = marker("vrb")
     ok = ctx.client.remember(sample_record(text=f"{m3} write-only write"), auth=write)
     if not ok.ok:

@@ -757,7 +757,7 @@ _ANSWER = ("ump/error-envelope", "ump/error-codes", "ump/http-error-status", "um
 _ROUTE = ("ump/unsupported-operation", "ump/error-codes", "ump/http-error-status", "ump/messages-json-objects",
           "ump/remember-persists")
 _REMEMBER = (*_ANSWER, "ump/remember-invalid-record")
-_MCP_ANSWER = ("ump/mcp-errors", "ump/error-codes", "ump/remember-persists")
+_MCP_ANSWER = ("ump/mcp-errors", "ump/mcp-errors-iserror", "ump/error-codes", "ump/remember-persists")
 _MCP_REMEMBER = (*_MCP_ANSWER, "ump/remember-invalid-record")
 
 _OVERSIZE = (1 << 20) + (64 << 10)  # 1 MiB + 64 KiB
@@ -1133,13 +1133,18 @@ def bad_arguments(ctx: CheckContext) -> None:
     else:
         text = "\n".join(t for t in (reply.raw, reply.error_message) if t)
         trace = _traceback_in(text, reply.body)
-        if "JSON-RPC error" in remarks or "without isError" in remarks:
-            ctx.violation("ump/mcp-errors", f"{what} failed, but not as a tool result with isError: true "
-                          f"({remarks}): {reply.describe()}; {_spec('ump/mcp-errors')}", sent=sent, received=received)
+        if "JSON-RPC error" in remarks:
+            ctx.violation("ump/mcp-errors", f"{what} failed as a JSON-RPC error, not as tool output carrying the §3 "
+                          f"envelope ({remarks}): {reply.describe()}; {_spec('ump/mcp-errors')}", sent=sent,
+                          received=received)
         elif code is None:
             ctx.violation("ump/mcp-errors", f"{what} failed with {reply.describe()}: no §3.7 code can be read from "
                           f"structuredContent.error.code or a \"<code>: …\" message; {_spec('ump/mcp-errors')}",
                           sent=sent, received=received)
+        if "without isError" in remarks:  # the envelope as output: a reading the text allows
+            ctx.violation("ump/mcp-errors-iserror", f"{what} failed as ordinary tool output carrying the §3 "
+                          f"envelope, not as a tool result with isError: true ({remarks}): {reply.describe()}; "
+                          f"{_spec('ump/mcp-errors-iserror')}", sent=sent, received=received)
         if code == "internal" or trace:
             how = ", ".join(x for x in ("code internal" if code == "internal" else "",
                                         f"a stack trace: {trace}" if trace else "") if x)

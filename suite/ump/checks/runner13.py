@@ -186,6 +186,8 @@ def runner_validation(ctx: CheckContext) -> None:
     rec = sample_record(text="x")
     del rec["body"]
     reply = ctx.client.remember(rec)
+    if reply.error_code is None and isinstance(reply.body, dict) and reply.body.get("result") == "rejected":
+        return  # §3.3's own refusal: the runner's 400 invalid_record is its implementation's form, not the text's
     if reply.error_code != "invalid_record":
         _fail(ctx, "ump/remember-invalid-record", "remember of a record without body did not answer invalid_record", reply)
     if reply.status != 400:
@@ -256,11 +258,16 @@ def runner_capability_tokens(ctx: CheckContext) -> None:
 @check("ump/runner13/subscribe", spec=SPEC, bindings=HTTP, title="runner: subscribe (200, text/event-stream)",
        requirements=("ump/http-route-subscribe",))
 def runner_subscribe(ctx: CheckContext) -> None:
-    """Runner rule: GET /ump/subscribe → 200 with Content-Type text/event-stream."""
+    """Runner rule: GET /ump/subscribe?owner=<owner> → 200 with Content-Type text/event-stream. The
+    runner names the owner it subscribes for; the public implementation answers 403
+    forbidden_scope to a subscription that names none."""
     m = marker("r13e")
-    outcome = ctx.client.subscribe(lambda: ctx.client.remember(sample_record(text=f"{m} streamed")), expect=1)
+    owner = did(OWNER_A)
+    outcome = ctx.client.subscribe(lambda: ctx.client.remember(sample_record(text=f"{m} streamed")),
+                                   request={"scope": {"owner": owner}}, expect=1)
     mime = (outcome.content_type or "").split(";")[0].strip().lower()
     if outcome.status != 200 or mime != "text/event-stream":
-        ctx.violation("ump/http-route-subscribe", f"GET /ump/subscribe answered status {outcome.status} with "
-                                                  f"Content-Type {outcome.content_type!r}; the runner expects 200 "
-                                                  "text/event-stream", sent="GET /ump/subscribe", received=outcome.raw)
+        ctx.violation("ump/http-route-subscribe", f"GET /ump/subscribe?owner={owner} answered status {outcome.status} "
+                                                  f"with Content-Type {outcome.content_type!r}; the runner expects 200 "
+                                                  "text/event-stream", sent=f"GET /ump/subscribe?owner={owner}",
+                      received=outcome.raw)
