@@ -82,11 +82,9 @@ OMF_FLAG_DEFAULTS = {"project": None, "include_history": False, "include_superse
 KNOWN_SPECS = {"ump": ("0.1", "1.0"), "upp": ("1.0.0",), "omf": ("1.0",)}
 #: The sections reaching each spec, and the binding (subject) each one is.
 BINDING_SECTIONS = {"ump": ("http", "mcp"), "upp": ("http", "stdio"), "omf": ("cli", "http")}
-#: `[ump]` keys saying who the UMP checks act as (suite/ump/owners.py, docs/vendor-keys.md)
-UMP_OWNER_KEYS = ("token_times", "owners")
 #: [upp.methods]: spec operation name -> the name the server serves it under (docs/descriptors.md)
 UPP_METHOD_KEYS = ("methods",)
-TOP_KEYS = ("name", "specs", "profile", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf")
+TOP_KEYS = ("name", "specs", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf")
 
 
 class DescriptorError(TargetStringError):
@@ -344,8 +342,6 @@ class Descriptor:
     http_base_url: str | None = None  # [omf.http]
     start: StartCommand | None = None
     known_deviations: tuple[Deviation, ...] = ()
-    #: the spec profile the implementation claims (OMF: "memd" or "consumer"), for the specs that have it
-    profile: str | None = None
     bindings: tuple[Binding, ...] = ()  # [ump.*] and [upp.*]
     stop: StopCommand = StopCommand()
     port: int | None = None  # the value of {port}; None when no template names it
@@ -369,17 +365,6 @@ class Descriptor:
         section = tomllib.loads(self.path.read_text(encoding="utf-8")).get("upp") or {}
         methods = section.get("methods") if isinstance(section, dict) else None
         return {k: v for k, v in methods.items() if isinstance(v, str)} if isinstance(methods, dict) else {}
-
-    @property
-    def ump_owners(self) -> Any:
-        """Who the UMP checks act as: `[ump] token_times` and `[ump.owners.<name>]` (docs/vendor-keys.md;
-        validated when the file was loaded); None when the file names neither."""
-        section = tomllib.loads(self.path.read_text(encoding="utf-8")).get("ump") or {}
-        if not any(k in section for k in UMP_OWNER_KEYS):
-            return None
-        from memconform.suite.ump.owners import owners_from_table
-
-        return owners_from_table(section, base_dir=str(self.path.parent), where=f"{self.path} [ump]")
 
 
 def free_port() -> int:
@@ -532,19 +517,7 @@ def load_descriptor(path: str | Path) -> Descriptor:
     stop = _stop(r, data, names, start)
     return Descriptor(path=path, name=name.strip(), specs=specs, cli=cli, vars=var_templates,
                       http_base_url=omf_url, start=start, bindings=bindings, stop=stop, port=r.port_value,
-                      known_deviations=_deviations(r, data.get("known_deviations", [])),
-                      profile=_profile(r, data.get("profile")))
-
-
-def _profile(r: _Reader, value: Any) -> str | None:
-    if value is None:
-        return None
-    from memconform.suite import catalogue as catalogues
-
-    known = sorted({p for spec in catalogues.SPECS for p in catalogues.load(spec).profiles})
-    if not isinstance(value, str) or value not in known:
-        raise r.fail("profile", f"profile {value!r}: one of {', '.join(known) or '(no spec has profiles)'}")
-    return value
+                      known_deviations=_deviations(r, data.get("known_deviations", [])))
 
 
 def _specs(r: _Reader, value: Any) -> tuple[tuple[str, str], ...]:
@@ -629,16 +602,9 @@ def _bindings(r: _Reader, data: Mapping[str, Any], names: set[str]) -> tuple[Bin
     out: list[Binding] = []
     for spec in ("ump", "upp"):
         table = r.table(data, spec, spec) or {}
-        r.keys(table, BINDING_SECTIONS[spec] + (UMP_OWNER_KEYS if spec == "ump" else UPP_METHOD_KEYS), spec)
+        r.keys(table, BINDING_SECTIONS[spec] + (UPP_METHOD_KEYS if spec == "upp" else ()), spec)
         if spec == "upp" and "methods" in table:
             _upp_methods(r, table)
-        if spec == "ump" and any(k in table for k in UMP_OWNER_KEYS):
-            from memconform.suite.ump.owners import OwnerError, owners_from_table
-
-            try:  # the vendor's owners are checked now (a seed that is not its DID's), not mid-run
-                owners_from_table(table, base_dir=str(r.path.parent), where="[ump]")
-            except OwnerError as exc:
-                raise r.fail("ump.owners" if "owners" in table else "ump.token_times", str(exc)) from None
         for binding in BINDING_SECTIONS[spec]:
             section = r.table(table, binding, f"{spec}.{binding}")
             if section is not None:
@@ -1219,16 +1185,12 @@ class DescriptorDriver:
         if b.spec == "ump" and b.binding == "http":
             from memconform.targets.http import HttpDriver
 
-            driver = HttpDriver(b.url, self.descriptor.versions("ump"), timeout=self.timeout)
-            driver.owners = self.descriptor.ump_owners
-            return driver
+            return HttpDriver(b.url, self.descriptor.versions("ump"), timeout=self.timeout)
         if b.spec == "ump":
             from memconform.targets.mcp import McpDriver
 
             text = f"mcp+{b.url}" if b.url is not None else f"mcp+stdio:{shlex.join(self._argv(b))}"
-            driver = McpDriver(text, self.descriptor.versions("ump"), timeout=self.timeout, protocol=self.mcp_protocol)
-            driver.owners = self.descriptor.ump_owners
-            return driver
+            return McpDriver(text, self.descriptor.versions("ump"), timeout=self.timeout, protocol=self.mcp_protocol)
         from memconform.targets.jsonrpc import JsonRpcDriver
 
         if b.binding == "http":
@@ -1261,7 +1223,6 @@ class DescriptorDriver:
             "label": self.label, "kind": "descriptor", "path": str(d.path), "name": d.name,
             "specs": [f"{s}@{v}" for s, v in d.specs], "advertised": dict(self._advertised), "bindings": bindings,
             "known_deviations": [{"requirement": x.requirement, "reason": x.reason} for x in d.known_deviations],
-            **({"profile": d.profile} if d.profile else {}),
             # the UPP checks of semantics call these operations by the server's names (docs/descriptors.md)
             **({"upp_methods": d.upp_methods} if d.upp_methods else {})}
         if d.start is not None:

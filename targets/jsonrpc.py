@@ -637,9 +637,11 @@ class UppRpcClient:
     """`UppClient` over one transport. Ids are integers from a counter (1, 2, …) unless a call
     gives its own."""
 
-    def __init__(self, transport: HttpTransport | StdioTransport):
+    def __init__(self, transport: HttpTransport | StdioTransport, methods: dict[str, str] | None = None):
         self.transport = transport
         self.binding = transport.binding
+        #: spec name -> the target's own name (a descriptor's [upp.methods]); `call` never uses it
+        self.methods = dict(methods or {})
         self._ids = itertools.count(1)
         self._ids_lock = threading.Lock()
 
@@ -665,11 +667,16 @@ class UppRpcClient:
         data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
         return self.transport.exchange(data, parse_sent(data))
 
+    def call_op(self, op: str, params: Any = OMIT) -> RpcReply:
+        name = self.methods.get(op, op)
+        reply = self.call(name, params)
+        return reply if name == op else dataclasses.replace(reply, method=op, called_as=name)
+
     def _op(self, method: str, **members: Any) -> RpcReply:
-        return self.call(method, {k: v for k, v in members.items() if v is not OMIT})
+        return self.call_op(method, {k: v for k, v in members.items() if v is not OMIT})
 
     def info(self) -> RpcReply:
-        return self.call("upp/info", {})
+        return self.call_op("upp/info", {})
 
     def ingest(self, entity_key: Any, text: Any, **extra: Any) -> RpcReply:
         return self._op("upp/ingest", entity_key=entity_key, text=text, **extra)
@@ -687,7 +694,7 @@ class UppRpcClient:
         return self._op("upp/delete_events", entity_key=entity_key, event_ids=event_ids, **extra)
 
     def get_labels(self) -> RpcReply:
-        return self.call("upp/get_labels", {})
+        return self.call_op("upp/get_labels", {})
 
     def get_tasks(self, task_ids: Any) -> RpcReply:
         return self._op("upp/get_tasks", task_ids=task_ids)
@@ -795,6 +802,9 @@ class JsonRpcDriver:
         self._info: RpcReply | None = None
         self._info_error: str | None = None
         self._closed = False
+        #: spec name -> the server's name for the operation (a descriptor's [upp.methods]): the
+        #: semantic checks call through it, the naming checks never (docs/descriptors.md)
+        self.methods: dict[str, str] = {}
 
     @classmethod
     def from_target(cls, text: str, timeout: float = 10.0) -> JsonRpcDriver:
@@ -830,7 +840,7 @@ class JsonRpcDriver:
                 dead.close()
                 self._deaths.died(reason, code)
             if self._client is None:
-                self._client = UppRpcClient(self._transport())
+                self._client = UppRpcClient(self._transport(), self.methods)
                 self._starts += 1
             return self._client
 
@@ -901,6 +911,8 @@ class JsonRpcDriver:
                              if k in self._info.result}
         elif self._info_error is not None:
             out["info_error"] = self._info_error
+        if self.methods:
+            out["methods"] = dict(self.methods)  # the aliases the semantic checks called through
         out.update(self._deaths.describe())
         return out
 

@@ -77,6 +77,14 @@ class RpcReply:
     has_result: bool = False
     result: Any = None
     error: Any = None
+    #: the name the request went out under when the target maps `method` to a name of its own (a
+    #: descriptor's [upp.methods], docs/descriptors.md); None when it went out as `method`
+    called_as: str | None = None
+
+    @property
+    def named(self) -> str:
+        """`upp/get_events`, or `upp/get_events (called as upp/events)` through an alias."""
+        return self.method if self.called_as is None else f"{self.method} (called as {self.called_as})"
 
     @property
     def ok(self) -> bool:
@@ -101,13 +109,13 @@ class RpcReply:
             r = self.result
             shape = (f"[{len(r)} item{'s' if len(r) != 1 else ''}]" if isinstance(r, list)
                      else "{" + ", ".join(sorted(r)) + "}" if isinstance(r, dict) else json.dumps(r)[:80])
-            return f"{self.method} -> result {shape}"
+            return f"{self.named} -> result {shape}"
         if self.error is not None:
-            return f"{self.method} -> error {self.error_code} {self.error_message!r}"
+            return f"{self.named} -> error {self.error_code} {self.error_message!r}"
         if self.exchange.received_text is None:
             status = self.exchange.http_status
-            return f"{self.method} -> no response" + (f" (HTTP {status})" if status not in (None, 200, 204) else "")
-        return f"{self.method} -> not a JSON-RPC response: {self.exchange.received_text[:200]!r}"
+            return f"{self.named} -> no response" + (f" (HTTP {status})" if status not in (None, 200, 204) else "")
+        return f"{self.named} -> not a JSON-RPC response: {self.exchange.received_text[:200]!r}"
 
 
 Binding = Literal["http", "stdio"]
@@ -122,7 +130,15 @@ class UppClient(Protocol):
     def call(self, method: str, params: Any = OMIT, *, id: Any = OMIT) -> RpcReply:
         """A request with `method` and `params` (OMIT leaves the member out). `id` OMIT means a
         fresh id from the driver's counter (alternating numbers and strings is the driver's
-        business); any other value, including None, is sent as given."""
+        business); any other value, including None, is sent as given. `method` goes out exactly
+        as given, never through an alias (the naming checks judge the spec's names)."""
+
+    def call_op(self, op: str, params: Any = OMIT) -> RpcReply:
+        """The operation `op` (a spec name) with `params`, under the target's own name for it when
+        the target maps one (`methods`); the reply names both (`called_as`)."""
+
+    #: the target's names for spec operations it serves under another name: spec name -> its name
+    methods: dict[str, str]
 
     def notify(self, method: str, params: Any = OMIT) -> RpcExchange:
         """A notification (no `id`): per JSON-RPC 2.0 the server answers nothing. Waits a short,
@@ -131,7 +147,7 @@ class UppClient(Protocol):
     def send_raw(self, text: str | bytes) -> RpcExchange:
         """Send bytes as one message (malformed JSON, a batch, a wrong `jsonrpc`), as given."""
 
-    # The operations, each `call(method, params)` with the spec's parameter names. `extra`
+    # The operations, each `call_op(op, params)` with the spec's parameter names. `extra`
     # members are added to params as given (extension parameters, wrong types on purpose).
     def info(self) -> RpcReply: ...
     def ingest(self, entity_key: Any, text: Any, **extra: Any) -> RpcReply: ...

@@ -67,19 +67,41 @@ def still_answers(ctx: Any, when: str) -> None:
                            "either, so no reply to one shows nothing (the wire checks judge the missing response)")
 
 
-def offered(ctx: Any) -> frozenset[str]:
-    """The operations upp/info lists (empty when info fails or has no usable list)."""
+def aliases(ctx: Any) -> dict[str, str]:
+    """The target's own names for spec operations (a descriptor's [upp.methods]): spec name -> its
+    name. The naming checks (upp/op-*, upp/info-operations, upp/l1/info) never use them; every other
+    check judges the operation's semantics through them, and its messages say "called as …"."""
+    methods = getattr(ctx.client, "methods", None)
+    return dict(methods) if isinstance(methods, dict) else {}
+
+
+def call_op(ctx: Any, op: str, params: Any = OMIT) -> RpcReply:
+    """The operation `op` (a spec name) under the target's name for it (`aliases`)."""
+    via = getattr(ctx.client, "call_op", None)
+    return via(op, params) if callable(via) else ctx.client.call(op, params)
+
+
+def listed_operations(ctx: Any) -> frozenset[str]:
+    """The names upp/info lists, as listed (empty when info fails or has no usable list)."""
     reply = info_reply(ctx)
     ops = reply.result.get("operations") if reply.ok and isinstance(reply.result, dict) else None
     return frozenset(op for op in ops if isinstance(op, str)) if isinstance(ops, list) else frozenset()
 
 
-def probe(ctx: Any, method: str) -> RpcReply:
+def offered(ctx: Any) -> frozenset[str]:
+    """The operations upp/info lists, by spec name: a name the target maps an operation to counts
+    as that operation."""
+    listed = listed_operations(ctx)
+    return listed | {op for op, name in aliases(ctx).items() if name in listed}
+
+
+def probe(ctx: Any, method: str, *, raw: bool = False) -> RpcReply:
     """`method` called with empty params, once per client: a served operation answers (a result,
-    or -32602 for the missing parameters), an unserved one -32601. Empty params change nothing."""
-    probes = client_state(ctx.client).setdefault("probes", {})
+    or -32602 for the missing parameters), an unserved one -32601. Empty params change nothing.
+    Through the target's name for it (`aliases`) unless `raw`: the naming checks probe names."""
+    probes = client_state(ctx.client).setdefault("raw_probes" if raw else "probes", {})
     if method not in probes:
-        probes[method] = ctx.client.call(method, {})
+        probes[method] = ctx.client.call(method, {}) if raw else call_op(ctx, method, {})
     return probes[method]
 
 
@@ -172,7 +194,7 @@ def fail(ctx: Any, rid: str, what: str, reply: RpcReply | None, expected: str) -
     asks. `reply` may be None when the finding is about several calls (say them in `what`)."""
     parts = [what.rstrip(".") + "."]
     if reply is not None:
-        parts.append(f"Sent: {reply.method} with params {compact(reply.params)}.")
+        parts.append(f"Sent: {reply.named} with params {compact(reply.params)}.")
         parts.append(f"Came back: {came_back(reply)}.")
     parts.append(f"Expected: {expected.rstrip('.')}.")
     parts.append(f"The spec: {spec_ref(rid)}")

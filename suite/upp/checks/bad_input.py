@@ -24,8 +24,8 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc, ontology
 from memconform.suite.upp.checks._common import (
-    INTERNAL_ERROR, INVALID_PARAMS, LIVE, PROFILE_TEXT, USER_NOT_FOUND, answer_of, compact, fail, fail_exchange,
-    fold, fresh_entity, need, require_offered, server_ontology, served, still_answers,
+    INTERNAL_ERROR, INVALID_PARAMS, LIVE, PROFILE_TEXT, USER_NOT_FOUND, aliases, answer_of, call_op, compact, fail,
+    fail_exchange, fold, fresh_entity, need, require_offered, server_ontology, served, still_answers,
 )
 from memconform.suite.upp.client import ImportFolder, RpcExchange, RpcReply
 
@@ -156,7 +156,7 @@ def _calls(ctx: CheckContext, cases: list[tuple[str, str, Any, str | None]], ref
     for op, case, params, missing in cases:
         if not served(ctx, op):
             continue
-        refusals.judge(f"{op} {case}", ctx.client.call(op, params), missing=missing)
+        refusals.judge(f"{op} {case}", call_op(ctx, op, params), missing=missing)
         sent += 1
     return sent
 
@@ -308,13 +308,16 @@ def bad_batch(ctx: CheckContext) -> None:
     a server without batches warns only), and the subject's events are unchanged."""
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
+    name = aliases(ctx)
     members: list[Any] = [
-        {"jsonrpc": "2.0", "method": "upp/ingest", "params": {"entity_key": entity}, "id": "bb-1"},
-        {"jsonrpc": "2.0", "method": "upp/retrieve", "params": {"entity_key": entity, "query": 42}, "id": "bb-2"},
-        {"jsonrpc": "2.0", "method": "upp/ingest", "params": {"entity_key": entity, "text": 42}},
+        {"jsonrpc": "2.0", "method": name.get("upp/ingest", "upp/ingest"), "params": {"entity_key": entity},
+         "id": "bb-1"},
+        {"jsonrpc": "2.0", "method": name.get("upp/retrieve", "upp/retrieve"),
+         "params": {"entity_key": entity, "query": 42}, "id": "bb-2"},
+        {"jsonrpc": "2.0", "method": name.get("upp/ingest", "upp/ingest"), "params": {"entity_key": entity, "text": 42}},
     ]
     if served(ctx, "upp/delete_events"):
-        members.append({"jsonrpc": "2.0", "method": "upp/delete_events",
+        members.append({"jsonrpc": "2.0", "method": name.get("upp/delete_events", "upp/delete_events"),
                         "params": {"entity_key": entity, "event_ids": "all"}, "id": "bb-3"})
     ex = ctx.client.send_raw(json.dumps(members))
     answer = answer_of(ex)
@@ -360,7 +363,7 @@ def bad_notifications(ctx: CheckContext) -> None:
         notes.append(("upp/delete_events", {"entity_key": entity, "event_ids": "all"}))
     still_answers(ctx, "before any notification")
     for method, params in notes:
-        ex = ctx.client.notify(method, params)
+        ex = ctx.client.notify(aliases(ctx).get(method, method), params)
         problems = jsonrpc.expect_no_reply(ex.received_text)
         if problems:
             fail_exchange(ctx, "upp/jsonrpc-notification-no-reply", problems[0].message, ex,

@@ -28,8 +28,9 @@ from memconform.suite.runner import CheckContext
 from memconform.suite.upp import model
 from memconform.suite.upp.checks._common import (
     EXTRACTION_FAILED, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, LIVE, METHOD_NOT_FOUND, PROFILE_TEXT,
-    USER_NOT_FOUND, check_events, check_stored_events, compact, fail, fold, fresh_entity, info_reply,
-    ingested, known_labels, need, offered, op_requirement, probe, report_problems, require_offered, served,
+    USER_NOT_FOUND, aliases, call_op, check_events, check_stored_events, compact, fail, fold, fresh_entity,
+    info_reply, ingested, known_labels, listed_operations, need, offered, op_requirement, probe, report_problems,
+    require_offered, served,
 )
 from memconform.suite.upp.client import LEVEL_OPERATIONS, OMIT, OPERATIONS, RpcReply
 
@@ -131,7 +132,7 @@ def info_operations(ctx: CheckContext) -> None:
         raise NotApplicable("upp/info has no operations list (judged by upp/info-result-fields)")
     listed = [op for op in ops if isinstance(op, str)]
     for op in dict.fromkeys([*listed[:40], *OPERATIONS]):
-        answer = probe(ctx, op)
+        answer = probe(ctx, op, raw=True)  # names are judged here: never through an alias
         if answer.response is None:
             continue  # no JSON-RPC answer at all: the wire checks say why
         if op in listed and answer.error_code == METHOD_NOT_FOUND:
@@ -192,8 +193,11 @@ def _op_check(op: str) -> None:
                 if other.response is not None and other.error_code != METHOD_NOT_FOUND:
                     what += (f". It does answer the near-miss name {near} ({other.describe()}): serve the "
                              f"operation under its spec name {op}")
-            if op in offered(ctx):
+            if op in listed_operations(ctx):
                 what += " (and upp/info lists it)"
+            if op in aliases(ctx):
+                what += (f". The target's descriptor maps {op} to {aliases(ctx)[op]} ([upp.methods]): the other "
+                         f"checks judge the operation through that name, this one judges the name")
             fail(ctx, rid, what, reply, f"{op} answered: UPP level {level} includes it (upp/08 §2)")
             return
         extra = _extension_demanded(reply, op)
@@ -417,11 +421,11 @@ def params_may_be_omitted(ctx: CheckContext) -> None:
     for op in ("upp/info", "upp/get_labels"):
         if op != "upp/info" and not served(ctx, op):
             continue
-        with_empty = ctx.client.call(op, {})
+        with_empty = call_op(ctx, op, {})
         if not with_empty.ok:
             continue  # the operation itself is judged by its own checks
         judged += 1
-        reply = ctx.client.call(op, OMIT)
+        reply = call_op(ctx, op, OMIT)
         if not reply.ok:
             fail(ctx, "upp/params-may-be-omitted", f"{op} without a `params` member was refused, while it answers "
                  f"with `params: {{}}`", reply, "the same result as with params {} (JSON-RPC 2.0 lets params be omitted)")
@@ -442,8 +446,8 @@ def unknown_params_ignored(ctx: CheckContext) -> None:
                                        "mcf_unknown_extension": {"any": "value"}}))
     for op, params in calls:
         plain = {k: v for k, v in params.items() if k != "mcf_unknown_extension"}
-        baseline = ctx.client.call(op, plain)
-        reply = ctx.client.call(op, params)
+        baseline = call_op(ctx, op, plain)
+        reply = call_op(ctx, op, params)
         if reply.error_code in (INVALID_PARAMS, INVALID_REQUEST) and baseline.error_code != reply.error_code:
             fail(ctx, "upp/unknown-params-ignored", f"{op} refused a request for carrying the unknown member "
                  f"`mcf_unknown_extension` (without it: {baseline.describe()})", reply,
