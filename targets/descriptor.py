@@ -82,6 +82,8 @@ OMF_FLAG_DEFAULTS = {"project": None, "include_history": False, "include_superse
 KNOWN_SPECS = {"ump": ("0.1", "1.0"), "upp": ("1.0.0",), "omf": ("1.0",)}
 #: The sections reaching each spec, and the binding (subject) each one is.
 BINDING_SECTIONS = {"ump": ("http", "mcp"), "upp": ("http", "stdio"), "omf": ("cli", "http")}
+#: `[ump]` keys saying who the UMP checks act as (suite/ump/owners.py, docs/vendor-keys.md)
+UMP_OWNER_KEYS = ("token_times", "owners")
 #: [upp.methods]: spec operation name -> the name the server serves it under (docs/descriptors.md)
 UPP_METHOD_KEYS = ("methods",)
 TOP_KEYS = ("name", "specs", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf")
@@ -366,6 +368,17 @@ class Descriptor:
         methods = section.get("methods") if isinstance(section, dict) else None
         return {k: v for k, v in methods.items() if isinstance(v, str)} if isinstance(methods, dict) else {}
 
+    @property
+    def ump_owners(self) -> Any:
+        """Who the UMP checks act as: `[ump] token_times` and `[ump.owners.<name>]` (docs/vendor-keys.md;
+        validated when the file was loaded); None when the file names neither."""
+        section = tomllib.loads(self.path.read_text(encoding="utf-8")).get("ump") or {}
+        if not any(k in section for k in UMP_OWNER_KEYS):
+            return None
+        from memconform.suite.ump.owners import owners_from_table
+
+        return owners_from_table(section, base_dir=str(self.path.parent), where=f"{self.path} [ump]")
+
 
 def free_port() -> int:
     """A port nobody listens on at 127.0.0.1 right now (the kernel's pick; taken again only by luck)."""
@@ -602,9 +615,16 @@ def _bindings(r: _Reader, data: Mapping[str, Any], names: set[str]) -> tuple[Bin
     out: list[Binding] = []
     for spec in ("ump", "upp"):
         table = r.table(data, spec, spec) or {}
-        r.keys(table, BINDING_SECTIONS[spec] + (UPP_METHOD_KEYS if spec == "upp" else ()), spec)
+        r.keys(table, BINDING_SECTIONS[spec] + (UMP_OWNER_KEYS if spec == "ump" else UPP_METHOD_KEYS), spec)
         if spec == "upp" and "methods" in table:
             _upp_methods(r, table)
+        if spec == "ump" and any(k in table for k in UMP_OWNER_KEYS):
+            from memconform.suite.ump.owners import OwnerError, owners_from_table
+
+            try:  # the vendor's owners are checked now (a seed that is not its DID's), not mid-run
+                owners_from_table(table, base_dir=str(r.path.parent), where="[ump]")
+            except OwnerError as exc:
+                raise r.fail("ump.owners" if "owners" in table else "ump.token_times", str(exc)) from None
         for binding in BINDING_SECTIONS[spec]:
             section = r.table(table, binding, f"{spec}.{binding}")
             if section is not None:
@@ -1185,12 +1205,16 @@ class DescriptorDriver:
         if b.spec == "ump" and b.binding == "http":
             from memconform.targets.http import HttpDriver
 
-            return HttpDriver(b.url, self.descriptor.versions("ump"), timeout=self.timeout)
+            driver = HttpDriver(b.url, self.descriptor.versions("ump"), timeout=self.timeout)
+            driver.owners = self.descriptor.ump_owners
+            return driver
         if b.spec == "ump":
             from memconform.targets.mcp import McpDriver
 
             text = f"mcp+{b.url}" if b.url is not None else f"mcp+stdio:{shlex.join(self._argv(b))}"
-            return McpDriver(text, self.descriptor.versions("ump"), timeout=self.timeout, protocol=self.mcp_protocol)
+            driver = McpDriver(text, self.descriptor.versions("ump"), timeout=self.timeout, protocol=self.mcp_protocol)
+            driver.owners = self.descriptor.ump_owners
+            return driver
         from memconform.targets.jsonrpc import JsonRpcDriver
 
         if b.binding == "http":

@@ -444,6 +444,8 @@ class OmfEngine:
             run.fuzzy_cache[key] = [trigrams(c, self.policy.trigrams) for c in self.store.canonicals_in_scope(
                 run.tenant, r.project_id, any_project=run.any_project)]
         mine = trigrams(r.canonical, self.policy.trigrams)
+        if self.policy.fuzzy_strict:
+            return any(jaccard(mine, other) > run.fuzzy_threshold for other in run.fuzzy_cache[key])
         return any(jaccard(mine, other) >= run.fuzzy_threshold for other in run.fuzzy_cache[key])
 
     # -- export ------------------------------------------------------------------------------------
@@ -538,7 +540,11 @@ def _item(row: Any, now_ms: int, policy: Any) -> dict[str, Any]:
     item: dict[str, Any] = {"content": row["content"]}
     if row["category"] is not None:
         item["category"] = row["category"]
-    item["tags"] = json.loads(row["tags"])
+    elif row["project_id"] is not None and policy.category_from_project:
+        item["category"] = row["project_id"]  # nanomem routes by category
+    tags = json.loads(row["tags"])
+    if tags or policy.export_empty_tags:
+        item["tags"] = tags
     # The archival hint: memd emits "superseded"/"expired" for those chunk states.
     lapsed = expires is not None and expires <= now_ms and policy.expired_hint_for_lapsed
     if status == "superseded":

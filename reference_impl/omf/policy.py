@@ -49,6 +49,16 @@ class OmfPolicy:
     #: writes no other top-level member (()); an exporter may add members of another convention
     #: ((name, value) pairs) — the item object is not closed.
     extra_item_members: tuple[tuple[str, object], ...] = ()
+    #: omf/dedup-fuzzy: whether a similarity equal to fuzzy_threshold is a duplicate is not said; the
+    #: reference counts it (>=, False), a strict reader does not (>, True).
+    fuzzy_strict: bool = False
+    #: omf/nanomem-compatible: category is free-form; the reference exports a chunk's own category only
+    #: (False); an exporter may write the project as category for a chunk without one, so a nanomem
+    #: consumer routing by category files it where memd did (True).
+    category_from_project: bool = False
+    #: omf/item-field-types: tags are optional ("Required no"); the reference writes [] for a chunk
+    #: without tags (True), an exporter may leave the member out (False).
+    export_empty_tags: bool = True
     #: omf/export-status-hint: "expired" for "the corresponding chunk states"; the reference hints
     #: lazily expired rows too (True); hinting only status=expired rows is the other reading (False).
     expired_hint_for_lapsed: bool = True

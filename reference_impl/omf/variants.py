@@ -25,6 +25,8 @@ OMF_VARIANTS: tuple[Variant, ...] = (
        ("dedup-exact",), canonical_form="verbatim"),
     _v("word-trigrams", "fuzzy dedup uses pg_trgm-style trigrams (each word padded) instead of character "
        "trigrams of the whole text", ("dedup-fuzzy",), trigrams="words"),
+    _v("fuzzy-strict-threshold", "a near-copy is a duplicate only when its similarity exceeds fuzzy_threshold, "
+       "not when it equals it", ("dedup-fuzzy",), fuzzy_strict=True),
     _v("dedup-before-filter", "an archived item that duplicates a stored row is counted a duplicate, not "
        "skipped (dedup before the include_archived filter)", ("import-buckets", "archived-skipped"),
        filter_before_dedup=False),
@@ -39,6 +41,11 @@ OMF_VARIANTS: tuple[Variant, ...] = (
        "standard fields", ("memd-namespace",), extra_item_members=(("importance", 0.5),)),
     _v("hint-status-only", "export hints top-level status \"expired\" only for status=expired chunks, not "
        "for final chunks whose expires_at_ms has passed", ("export-status-hint",), expired_hint_for_lapsed=False),
+    _v("export-category-from-project", "export writes a scoped chunk's project as its category when it has none, "
+       "so a nanomem consumer routing by category files it in the same project",
+       ("nanomem-compatible", "project-resolution"), category_from_project=True),
+    _v("export-no-empty-tags", "export leaves the tags member out for a chunk without tags",
+       ("item-field-types", "tags-verbatim"), export_empty_tags=False),
     _v("export-no-dates", "export leaves out the informational top-level created_at / updated_at / expires_at",
        ("item-field-types", "dates-informational"), export_dates=False),
 )

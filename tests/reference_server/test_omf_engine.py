@@ -848,3 +848,16 @@ def test_variant_v_typed_refuses_a_string_v_and_keeps_other_values_untrusted() -
     assert lifecycles(e)[0]["tier"] == "long_term"
     assert engine().import_document("t", doc(item("a", v="1")))["imported"] == 1
 
+
+def test_variants_of_fuzzy_boundary_category_and_empty_tags() -> None:
+    e = variant("omf-fuzzy-strict-threshold")
+    e.import_document("t", doc(item("abcdef")))
+    assert e.import_document("t", doc(item("abcdef")), fuzzy_threshold=1.0)["imported"] == 0  # exact still dedups
+    assert e.import_document("t", doc(item("abcdeg")), fuzzy_threshold=0.6)["imported"] == 1  # 3/5 = 0.6, not above
+    assert engine().import_document("t", doc(item("abcdef"), item("abcdeg")), fuzzy_threshold=0.6)["duplicates"] == 1
+    e = variant("omf-export-category-from-project", "omf-export-no-empty-tags")
+    e.import_document("t", doc(item("scoped", project="p1"), item("own", project="p1", category="c"), item("none")))
+    out = exported(e)
+    assert [i.get("category") for i in out] == ["p1", "c", None]
+    assert not any("tags" in i for i in out)
+
