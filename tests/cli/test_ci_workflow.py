@@ -140,7 +140,7 @@ def test_the_steps_judge_the_reference_server_on_loopback(tmp_path: Path):
         judge = subprocess.run([*GITHUB_BASH, _steps()["Judge it"]], cwd=tmp_path, env=env, capture_output=True,
                                text=True, timeout=600)
         assert judge.returncode == 0, judge.stdout[-3000:] + judge.stderr[-2000:]
-        assert "OMF 1.0 / L1 / http" in judge.stdout, judge.stdout[-3000:]
+        assert "OMF 1.0 (memd) / L1 / http" in judge.stdout, judge.stdout[-3000:]
         report = json.loads((tmp_path / "memconform-report.json").read_text())
         assert {(r["spec"], r["version"], r["binding"], r["level"]) for r in report["levels"]} == {
             ("omf", "1.0", "http", "L1")}

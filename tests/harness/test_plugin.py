@@ -60,7 +60,7 @@ def test_reference_run_prints_one_line_per_spec_version_binding(pytester):
         ("ump", v, b) for v in ("0.1", "1.0") for b in ("file", "http", "mcp")} | {
         ("upp", "1.0.0", b) for b in ("http", "stdio")} | {("omf", "1.0", b) for b in ("cli", "http")}
     for binding in ("cli", "http"):
-        assert re.search(rf"OMF 1\.0 / L1 / {binding}: conformant — \d+ MUST passed", out), out[-3000:]
+        assert re.search(rf"OMF 1\.0 \(memd\) / L1 / {binding}: conformant — \d+ MUST passed", out), out[-3000:]
     covered = [c for c in report["coverage"] if c["claimed"] and c["keyword"] == "MUST"]
     assert covered and all(c["with_checks"] == c["testable"] for c in covered)
 
