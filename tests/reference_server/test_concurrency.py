@@ -69,7 +69,8 @@ def _client(url: str, index: int, ledger: Ledger, barrier: threading.Barrier) ->
                             ledger.texts[r.json()["id"]] = text
                         mine.append(r.json()["id"])
                 elif op == "recall":
-                    r = c.post("/ump/recall", json={"query": f"concurrency client {rng.randrange(CLIENTS)}", "limit": 5})
+                    query = f"concurrency client {rng.randrange(CLIENTS)}"
+                    r = c.post("/ump/recall", json={"query": query, "limit": 5})
                 elif op == "revise":
                     chain = rng.randrange(CHAINS)
                     with ledger.lock:

@@ -57,8 +57,8 @@ def test_kill_9_during_writes_loses_no_acknowledged_write(tmp_path: Path) -> Non
     lock, enough = threading.Lock(), threading.Event()
     first: ServeProcess = start(tmp_path, "--db", str(db), name="first")
     try:
-        writers = [threading.Thread(target=_writer, args=(first.url, i, acked, revised, lock, enough, problems), daemon=True)
-                   for i in range(WRITERS)]
+        writers = [threading.Thread(target=_writer, args=(first.url, i, acked, revised, lock, enough, problems),
+                                    daemon=True) for i in range(WRITERS)]
         for w in writers:
             w.start()
         assert enough.wait(300), f"only {len(acked)} writes were acknowledged"

@@ -92,7 +92,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
                 "provenance": {"actor": OWNER, "actor_kind": "agent", "method": "memconform-test"}}})
             assert made.status_code == 200, made.text
             ingest = c.post("/upp", json={"jsonrpc": "2.0", "id": 1, "method": "upp/ingest",
-                                          "params": {"entity_key": "user-1", "text": "I live in Lisbon and speak Portuguese."}})
+                                          "params": {"entity_key": "user-1",
+                                                     "text": "I live in Lisbon and speak Portuguese."}})
             assert ingest.status_code == 200 and "result" in ingest.json(), ingest.text
             imported = c.post("/omf/import", params={"tenant_id": "t"}, content=json.dumps(
                 {"omf": "1.0", "exported_at": "2026-04-18T00:00:00Z", "memories": [{"content": "kept"}]}))
@@ -154,11 +155,13 @@ def _rpc_problem(r: httpx.Response) -> str | None:
         return f"{r.status_code} not JSON: {r.text[:200]}"
     replies = body if isinstance(body, list) else [body]
     for reply in replies:
-        if not (isinstance(reply, dict) and reply.get("jsonrpc") == "2.0" and ("result" in reply) != ("error" in reply)):
+        if not (isinstance(reply, dict) and reply.get("jsonrpc") == "2.0"
+                and ("result" in reply) != ("error" in reply)):
             return f"{r.status_code} not a JSON-RPC response: {r.text[:200]}"
         error = reply.get("error")
         if error is not None:
-            if not (isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)):
+            if not (isinstance(error, dict) and type(error.get("code")) is int
+                    and isinstance(error.get("message"), str)):
                 return f"not a JSON-RPC error object: {reply}"
             if error["code"] == JSON_RPC_INTERNAL:
                 return f"-32603 Internal error: {reply}"
@@ -218,7 +221,8 @@ MALFORMED: dict[str, bytes] = {
     "overlong UTF-8": b'{"a": "\xc0\xaf"}', "UTF-8 encoded surrogate": b'{"a": "\xed\xa0\x80"}',
     "truncated UTF-8": b'{"a": "\xe2\x82"}', "UTF-16 with BOM": '{"a": 1}'.encode("utf-16"),
     "UTF-8 BOM": b'\xef\xbb\xbf{"a": 1}', "raw NUL in a string": b'{"a": "\x00"}',
-    "raw newline in a string": b'{"a": "x\ny"}', "bad escape": b'{"a": "\\x41"}', "short unicode escape": b'{"a": "\\u12"}',
+    "raw newline in a string": b'{"a": "x\ny"}', "bad escape": b'{"a": "\\x41"}',
+    "short unicode escape": b'{"a": "\\u12"}',
     "lone surrogate escape": b'{"a": "\\ud800"}', "escaped NUL": b'{"a": "\\u0000"}',
     "duplicate keys": b'{"a": 1, "a": 2}', "100000 open brackets": b"[" * 100_000,
     "deep arrays 100000": b"[" * 100_000 + b"]" * 100_000, "deep objects 50000": _nest(50_000),
@@ -253,80 +257,94 @@ def _deep(depth: int) -> Any:
 
 
 HUGE = 10 ** 400  # written by json.dumps as 401 digits, read back as a Python int
+def _rpc(method: Any, params: Any = None, id_: Any = 1, **members: Any) -> dict[str, Any]:
+    message = {"jsonrpc": "2.0", "id": id_, "method": method, **members}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def _omf(*memories: Any, app: str | None = None, **members: Any) -> dict[str, Any]:
+    document = {"omf": "1.0", "exported_at": "x", "memories": list(memories), **members}
+    if app is not None:
+        document["source"] = {"app": app}
+    return document
+
+
+def _memd(content: str, **lifecycle: Any) -> dict[str, Any]:
+    return {"content": content, "extensions": {"memd": {"v": 1, "lifecycle": lifecycle}}}
+
+
 TYPED: dict[str, list[Any]] = {
-    "/ump/recall": [{"query": 5}, {"query": None}, {"query": ["x"]}, {"query": {"$ne": ""}}, {"query": "x", "limit": -1},
-                    {"query": "x", "limit": HUGE}, {"query": "x", "limit": -HUGE}, {"query": "x", "limit": "5"},
-                    {"query": "x", "limit": 1.5}, {"query": "x", "limit": True}, {"query": "x", "limit": 10 ** 18},
-                    {"query": "x", "scope": "mine"}, {"query": "x", "scope": {"owner": 5}},
-                    {"query": "x", "scope": {"owner": {"$ne": None}}}, {"query": "x", "filter": []},
-                    {"query": "x", "scope": _deep(500)}, {"query": "\ud800"}, {"query": "x" * 200_000}],
-    "/ump/remember": [{"record": "x"}, {"record": []}, {"record": None}, {"record": _record(kind=5)},
-                      {"record": _record(kind="gossip")}, {"record": _record(body={"text": 7})},
-                      {"record": _record(body="text")}, {"record": _record(scope={"owner": 5})},
-                      {"record": _record(scope={"owner": "did:example:someone-else", "visibility": "private"})},
-                      {"record": _record(confidence=HUGE)}, {"record": _record(confidence=-1)},
-                      {"record": _record(confidence="high")}, {"record": _record(body={"text": "\ud800"})},
-                      {"record": _record(body={"text": "a\u0000b"})}, {"record": _record(extra=_deep(500))},
-                      {"record": _record(body={"text": "deep", "data": _deep(500)})},
-                      {"record": _record(id="urn:ump:forged")}, {"record": _record(time={"created": HUGE})},
-                      {"record": _record(time={"created": "not a time"})}, {"record": _record(provenance="me")}],
-    "/ump/revise": [{"id": 5, "patch": {}}, {"id": None, "patch": {}}, {"id": [EXISTING], "patch": {}},
-                    {"id": EXISTING, "patch": []}, {"id": EXISTING, "patch": "x"}, {"id": EXISTING},
-                    {"id": EXISTING, "patch": {"id": "urn:ump:zzzz"}}, {"id": EXISTING, "patch": {"kind": 5}},
-                    {"id": EXISTING, "patch": {"body": {"text": 7}}}, {"id": EXISTING, "patch": {"body": {"text": "\ud800"}}},
-                    {"id": EXISTING, "patch": {"scope": {"owner": "did:example:thief"}}},
-                    {"id": EXISTING, "patch": {"confidence": HUGE}}, {"id": EXISTING, "patch": _deep(500)},
-                    {"id": "\ud800", "patch": {}}, {"id": "x" * 100_000, "patch": {}}],
-    "/ump/forget": [{"id": 7, "reason": "r"}, {"id": [EXISTING], "reason": "r"}, {"id": None},
-                    {"id": EXISTING, "reason": 5}, {"id": EXISTING, "reason": "r", "hard": "yes"},
-                    {"id": EXISTING, "reason": "r", "hard": HUGE}, {"id": EXISTING, "reason": _deep(500)},
-                    {"id": "\ud800", "reason": "r"}],
-    "/ump/feedback": [{"id": EXISTING, "outcome": "loved"}, {"id": EXISTING, "outcome": 7}, {"id": EXISTING},
-                      {"id": {"x": 1}, "outcome": "followed"}, {"id": EXISTING, "outcome": "followed", "weight": HUGE},
-                      {"id": EXISTING, "outcome": "followed", "session": _deep(500)},
-                      {"id": EXISTING, "outcome": "\ud800"}],
-    "/ump/rehydrate": [{"ids": "x"}, {"ids": [1, 2]}, {"ids": [None]}, {"ids": [EXISTING] * 10_000},
-                       {"records": "x"}, {"limit": "x"}, {"limit": HUGE}, {"limit": -1}, {"budget": HUGE},
-                       {"ids": [EXISTING], "budget": -HUGE}, {"query": _deep(500)}, {"ids": ["\ud800"]}],
-    "/upp": [{"jsonrpc": "2.0", "id": 1, "method": "upp/ingest", "params": {"entity_key": 5, "text": "x"}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/ingest", "params": {"entity_key": "u", "text": 5}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/ingest", "params": ["u", "x"]},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/ingest", "params": None},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/ingest", "params": {"entity_key": "", "text": "x"}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/ingest", "params": {"entity_key": "u", "text": "I am \ud800"}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/ingest", "params": {"entity_key": _deep(500), "text": "x"}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/contextualize", "params": {"entity_key": "u", "text": HUGE}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/delete_events", "params": {"entity_key": "user-1", "ids": "all"}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/delete_events", "params": {"entity_key": ["user-1"]}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/import_events", "params": {"entity_key": "u", "file": 5}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/import_events", "params": {"entity_key": "u", "file": "../../etc/passwd"}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/import_events", "params": {"entity_key": "u", "file": "/etc/passwd"}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/retrieve", "params": {"entity_key": "user-1", "query": "x", "limit": HUGE}},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/retrieve", "params": {"entity_key": "user-1", "query": "x", "limit": -1}},
-             {"jsonrpc": "2.0", "id": 1, "method": 5}, {"jsonrpc": "2.0", "id": 1, "method": None},
-             {"jsonrpc": "2.0", "id": 1, "method": "upp/nope"}, {"jsonrpc": "1.0", "id": 1, "method": "upp/info"},
-             {"jsonrpc": 2.0, "id": 1, "method": "upp/info"}, {"id": 1, "method": "upp/info"},
-             {"jsonrpc": "2.0", "id": {"a": 1}, "method": "upp/info"}, {"jsonrpc": "2.0", "id": [1], "method": "upp/info"},
-             {"jsonrpc": "2.0", "id": True, "method": "upp/info"}, {"jsonrpc": "2.0", "id": 1.5, "method": "upp/info"},
-             {"jsonrpc": "2.0", "id": HUGE, "method": "upp/info"},
-             [1, 2, 3], [[]], [{"jsonrpc": "2.0", "id": 1, "method": "upp/ingest", "params": {"entity_key": 5}}] * 50],
-    "/omf/import": [{"omf": "1.0", "exported_at": "x", "memories": "all"}, {"omf": "2.0", "exported_at": "x", "memories": []},
-                    {"omf": 1.0, "exported_at": "x", "memories": []}, {"omf": "1.0", "memories": []},
-                    {"omf": "1.0", "exported_at": "x", "memories": [5]},
-                    {"omf": "1.0", "exported_at": "x", "memories": [{"content": "ok"}, {"content": 5}]},
-                    {"omf": "1.0", "exported_at": "x", "memories": [{"content": "ok 2"}, {"content": "   "}]},
-                    {"omf": "1.0", "exported_at": "x", "memories": [{"content": "ok 3", "tags": [1]}]},
-                    {"omf": "1.0", "exported_at": "x", "memories": [{"content": "\ud800"}]},
-                    {"omf": "1.0", "exported_at": "x", "source": "memd", "memories": []},
-                    {"omf": "1.0", "exported_at": "x", "source": {"app": "memd"},
-                     "memories": [{"content": "ok 4", "extensions": {"memd": {"v": 1, "lifecycle": {"tier": "attic"}}}}]},
-                    {"omf": "1.0", "exported_at": "x", "source": {"app": "memd"},
-                     "memories": [{"content": "ok 5", "extensions": {"memd": {"v": 1, "lifecycle": {"expires_at": HUGE}}}}]},
-                    {"omf": "1.0", "exported_at": "x", "memories": [{"content": "ok 6", "extensions": _deep(500)}]},
-                    {"omf": "1.0", "exported_at": HUGE, "memories": []}],
-    "/omf/export": [{"tenant_id": 5}, {"tenant_id": None}, {"tenant_id": ""}, {"tenant_id": "t", "project_id": 5},
-                    {"tenant_id": "t", "include_history": "yes"}, {"tenant_id": "t", "include_expired": HUGE},
-                    {"tenant_id": _deep(500)}, {"tenant_id": "\ud800"}],
+    "/ump/recall": [
+        {"query": 5}, {"query": None}, {"query": ["x"]}, {"query": {"$ne": ""}}, {"query": "x", "limit": -1},
+        {"query": "x", "limit": HUGE}, {"query": "x", "limit": -HUGE}, {"query": "x", "limit": "5"},
+        {"query": "x", "limit": 1.5}, {"query": "x", "limit": True}, {"query": "x", "limit": 10 ** 18},
+        {"query": "x", "scope": "mine"}, {"query": "x", "scope": {"owner": 5}},
+        {"query": "x", "scope": {"owner": {"$ne": None}}}, {"query": "x", "filter": []},
+        {"query": "x", "scope": _deep(500)}, {"query": "\ud800"}, {"query": "x" * 200_000}],
+    "/ump/remember": [
+        {"record": "x"}, {"record": []}, {"record": None}, {"record": _record(kind=5)},
+        {"record": _record(kind="gossip")}, {"record": _record(body={"text": 7})},
+        {"record": _record(body="text")}, {"record": _record(scope={"owner": 5})},
+        {"record": _record(scope={"owner": "did:example:someone-else", "visibility": "private"})},
+        {"record": _record(confidence=HUGE)}, {"record": _record(confidence=-1)},
+        {"record": _record(confidence="high")}, {"record": _record(body={"text": "\ud800"})},
+        {"record": _record(body={"text": "a\u0000b"})}, {"record": _record(extra=_deep(500))},
+        {"record": _record(body={"text": "deep", "data": _deep(500)})},
+        {"record": _record(id="urn:ump:forged")}, {"record": _record(time={"created": HUGE})},
+        {"record": _record(time={"created": "not a time"})}, {"record": _record(provenance="me")}],
+    "/ump/revise": [
+        {"id": 5, "patch": {}}, {"id": None, "patch": {}}, {"id": [EXISTING], "patch": {}},
+        {"id": EXISTING, "patch": []}, {"id": EXISTING, "patch": "x"}, {"id": EXISTING},
+        {"id": EXISTING, "patch": {"id": "urn:ump:zzzz"}}, {"id": EXISTING, "patch": {"kind": 5}},
+        {"id": EXISTING, "patch": {"body": {"text": 7}}},
+        {"id": EXISTING, "patch": {"body": {"text": "\ud800"}}},
+        {"id": EXISTING, "patch": {"scope": {"owner": "did:example:thief"}}},
+        {"id": EXISTING, "patch": {"confidence": HUGE}}, {"id": EXISTING, "patch": _deep(500)},
+        {"id": "\ud800", "patch": {}}, {"id": "x" * 100_000, "patch": {}}],
+    "/ump/forget": [
+        {"id": 7, "reason": "r"}, {"id": [EXISTING], "reason": "r"}, {"id": None},
+        {"id": EXISTING, "reason": 5}, {"id": EXISTING, "reason": "r", "hard": "yes"},
+        {"id": EXISTING, "reason": "r", "hard": HUGE}, {"id": EXISTING, "reason": _deep(500)},
+        {"id": "\ud800", "reason": "r"}],
+    "/ump/feedback": [
+        {"id": EXISTING, "outcome": "loved"}, {"id": EXISTING, "outcome": 7}, {"id": EXISTING},
+        {"id": {"x": 1}, "outcome": "followed"}, {"id": EXISTING, "outcome": "followed", "weight": HUGE},
+        {"id": EXISTING, "outcome": "followed", "session": _deep(500)}, {"id": EXISTING, "outcome": "\ud800"}],
+    "/ump/rehydrate": [
+        {"ids": "x"}, {"ids": [1, 2]}, {"ids": [None]}, {"ids": [EXISTING] * 10_000},
+        {"records": "x"}, {"limit": "x"}, {"limit": HUGE}, {"limit": -1}, {"budget": HUGE},
+        {"ids": [EXISTING], "budget": -HUGE}, {"query": _deep(500)}, {"ids": ["\ud800"]}],
+    "/upp": [
+        _rpc("upp/ingest", {"entity_key": 5, "text": "x"}), _rpc("upp/ingest", {"entity_key": "u", "text": 5}),
+        _rpc("upp/ingest", ["u", "x"]), {**_rpc("upp/ingest"), "params": None},
+        _rpc("upp/ingest", {"entity_key": "", "text": "x"}),
+        _rpc("upp/ingest", {"entity_key": "u", "text": "I am \ud800"}),
+        _rpc("upp/ingest", {"entity_key": _deep(500), "text": "x"}),
+        _rpc("upp/contextualize", {"entity_key": "u", "text": HUGE}),
+        _rpc("upp/delete_events", {"entity_key": "user-1", "ids": "all"}),
+        _rpc("upp/delete_events", {"entity_key": ["user-1"]}),
+        _rpc("upp/import_events", {"entity_key": "u", "file": 5}),
+        _rpc("upp/import_events", {"entity_key": "u", "file": "../../etc/passwd"}),
+        _rpc("upp/import_events", {"entity_key": "u", "file": "/etc/passwd"}),
+        _rpc("upp/retrieve", {"entity_key": "user-1", "query": "x", "limit": HUGE}),
+        _rpc("upp/retrieve", {"entity_key": "user-1", "query": "x", "limit": -1}),
+        _rpc(5), _rpc(None), _rpc("upp/nope"), {"jsonrpc": "1.0", "id": 1, "method": "upp/info"},
+        {"jsonrpc": 2.0, "id": 1, "method": "upp/info"}, {"id": 1, "method": "upp/info"},
+        _rpc("upp/info", id_={"a": 1}), _rpc("upp/info", id_=[1]), _rpc("upp/info", id_=True),
+        _rpc("upp/info", id_=1.5), _rpc("upp/info", id_=HUGE),
+        [1, 2, 3], [[]], [_rpc("upp/ingest", {"entity_key": 5})] * 50],
+    "/omf/import": [
+        _omf(memories="all"), {**_omf(), "omf": "2.0"}, {**_omf(), "omf": 1.0}, {"omf": "1.0", "memories": []},
+        _omf(5), _omf({"content": "ok"}, {"content": 5}), _omf({"content": "ok 2"}, {"content": "   "}),
+        _omf({"content": "ok 3", "tags": [1]}), _omf({"content": "\ud800"}), _omf(source="memd"),
+        _omf(_memd("ok 4", tier="attic"), app="memd"), _omf(_memd("ok 5", expires_at=HUGE), app="memd"),
+        _omf({"content": "ok 6", "extensions": _deep(500)}), _omf(exported_at=HUGE)],
+    "/omf/export": [
+        {"tenant_id": 5}, {"tenant_id": None}, {"tenant_id": ""}, {"tenant_id": "t", "project_id": 5},
+        {"tenant_id": "t", "include_history": "yes"}, {"tenant_id": "t", "include_expired": HUGE},
+        {"tenant_id": _deep(500)}, {"tenant_id": "\ud800"}],
 }
 TYPED["/omf/preview"] = TYPED["/omf/import"]
 
