@@ -132,8 +132,13 @@ def _traceback_in(text: str | None, body: Any = None) -> str | None:
 
 
 def _owner_token(ttl: float = 1800.0) -> str:
-    key = testkeys.test_signing_key(OWNER_A)
-    return captoken.mint(key, scope={"owner": testkeys.test_did(OWNER_A)}, ttl=ttl)
+    """owner-a's token as the target knows owner-a (a vendor's own key: docs/vendor-keys.md)."""
+    from memconform.suite.ump import owners
+
+    try:
+        return owners.active().token(OWNER_A, ttl=ttl)
+    except owners.CannotSign as exc:
+        raise NotApplicable(f"cannot make owner-a's token: {exc}") from None
 
 
 def _caps(ctx: CheckContext) -> dict[str, Any]:
