@@ -199,6 +199,9 @@ UPP_FAULTS = (
     _f("export-valid-only", "upp/export_events exports valid events only", "export-all-events"),
     _f("export-package-no-ontology", "the ExportPackage file leaves out `ontology`",
        "export-writes-package", "export-package-fields"),
+    # A SHOULD: shows as a warning.
+    _f("export-path-from-entity-key", "upp/export_events names its file after the entity_key as given, so "
+       "\"../x\" writes outside the export folder (a SHOULD)", "export-confined-paths"),
     # -- upp/import_events ----------------------------------------------------------------------------
     # The skip check reads skipped_count.
     _f("import-result-renamed", "upp/import_events answers {imported, skipped} instead of "

@@ -41,6 +41,7 @@ changes; the wire faults are in `rpc.RpcEndpoint`.
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import tempfile
@@ -574,7 +575,12 @@ class UppService:
         if self.fault == "upp-export-package-no-ontology":
             del package["ontology"]
         try:
-            path = exports.write_package(self.export_dir, package, key, now)
+            if self.fault == "upp-export-path-from-entity-key":
+                path = self.export_dir / f"{key}-{now:%Y%m%dT%H%M%S%fZ}.json"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(package), encoding="utf-8")
+            else:
+                path = exports.write_package(self.export_dir, package, key, now)
         except OSError as exc:
             log.error("cannot write an export into %s: %s", self.export_dir, exc)
             raise RpcError(INTERNAL_ERROR, "Internal error: the export file could not be written") from None

@@ -77,7 +77,7 @@ SWITCHES = {
     # export and import
     "export_valid_only", "export_returns_events", "export_no_file", "export_no_ontology", "import_keeps_ids",
     "import_result_renamed", "import_to_package_user", "import_no_supersession", "import_any_ontology",
-    "bad_file_internal", "bad_file_own_code", "foreign_ontology_internal", "import_keeps_superseded_by",
+    "bad_file_internal", "bad_file_own_code", "export_path_from_key", "foreign_ontology_internal", "import_keeps_superseded_by",
     "import_drops_confidence", "import_skips_superseded", "read_anywhere",
     # extraction
     "extracts_nothing",
@@ -288,7 +288,8 @@ class Mini:
         package = {"entity_key": key, "ontology": "user/v1", "events": rows, "exported_at": now()}
         if "export_no_ontology" in self.on:
             del package["ontology"]
-        file = self.export_dir / f"{key}-{uuid.uuid4().hex}.json"
+        stem = key if "export_path_from_key" in self.on else re.sub(r"[^A-Za-z0-9_-]", "_", key)
+        file = self.export_dir / f"{stem}-{uuid.uuid4().hex}.json"
         if "export_no_file" not in self.on:
             file.write_text(json.dumps(package), encoding="utf-8")
         result = {"file": str(file), "event_count": len(rows), "exported_at": package["exported_at"]}
@@ -557,6 +558,18 @@ def test_a_legitimate_reading_passes_every_check(mini, switches):
     client = mini(**switches)
     results = {i: run(i, client) for i in MINE}
     assert all(r.outcome is Outcome.PASSED for r in results.values()), explain(results)
+
+
+def test_an_export_named_after_the_entity_key_is_warned(mini, tmp_path):
+    """Issue 13: an export file named after the entity_key as given lets "../x" write outside the
+    export folder (this very miniature did, until the check said so); the privacy text supports a
+    SHOULD (06 §7), so a warning, and the file written outside is removed."""
+    result = run("upp/l3/export-confined-paths", mini(export_path_from_key=True))
+    assert result.outcome is Outcome.WARNING and broken(result) == {"upp/export-confined-paths"}, explain(result)
+    (finding,) = result.findings
+    what = finding.message.split(". Sent:")[0]  # the entity_key and the one file, named once
+    assert "outside its export folder" in what and what.count("mcf-escape-") == 2, what
+    assert not list(tmp_path.glob("mcf-escape-*")), "the file written outside was left behind"
 
 
 def test_every_must_check_can_fail():

@@ -28,7 +28,7 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import model
 from memconform.suite.upp.checks._common import (
-    INVALID_PARAMS, LIVE, ONTOLOGY_NOT_FOUND, USER_NOT_FOUND, compact, fail, fold, fresh_entity, need,
+    INVALID_PARAMS, LIVE, ONTOLOGY_NOT_FOUND, USER_NOT_FOUND, compact, fail, fold, fresh_entity, ingested, need,
     report_problems, require_offered, served, server_ontology,
 )
 from memconform.suite.upp.checks._placing import (
@@ -442,6 +442,43 @@ def import_confined_paths(ctx: CheckContext) -> None:
         fail(ctx, "upp/import-confined-paths", f"upp/import_events read {str(path)!r}, outside the server's export "
              f"folder {str(folder)!r}", reply, "a refusal (-32602, or an implementation code of -32000..-32099): a "
              "client cannot make the server read arbitrary files")
+
+
+@check("upp/l3/export-confined-paths", spec="upp", requirements=("upp/export-confined-paths",), bindings=LIVE,
+       title="an entity_key holding a path never makes upp/export_events write outside its folder (SHOULD)")
+def export_confined_paths(ctx: CheckContext) -> None:
+    """A user whose entity_key is `../mcf-escape-<hex>` gets a profile by upp/ingest and is exported:
+    the file named must lie inside the server's export folder (learned from an ordinary export), and
+    no file of that name may appear in the folder above it. A refusal of the entity_key confines the
+    writes too. Files the server wrote outside are removed. Skipped when the server does not share
+    this machine's files or the suite could not learn its export folder."""
+    for op in ("upp/ingest", "upp/export_events"):
+        require_offered(ctx, op)
+    _need_files(ctx)
+    if not folder_learned(ctx):
+        raise NotApplicable("the suite could not learn the server's export folder, so it cannot tell where an "
+                            "export may be written")
+    folder = import_folder(ctx).path.resolve()
+    token = f"mcf-escape-{secrets.token_hex(6)}"
+    entity = f"../{token}"
+    ingested(ctx, entity)  # inconclusive when the server extracts nothing: no user to export
+    try:
+        reply = ctx.client.export_events(entity)
+        file = reply.result.get("file") if reply.ok and isinstance(reply.result, dict) else None
+        written = [Path(file).resolve()] if isinstance(file, str) and Path(file).is_absolute() else []
+        written += sorted(p.resolve() for p in folder.parent.glob(f"*{token}*") if p.is_file())
+        outside = [str(p) for p in dict.fromkeys(written) if not p.is_relative_to(folder)]
+        if outside:
+            fail(ctx, "upp/export-confined-paths", f"upp/export_events for the entity_key {entity!r} wrote "
+                 f"{', '.join(map(repr, outside[:3]))}, outside its export folder {str(folder)!r}", reply,
+                 "the export file inside the export folder whatever the entity_key (or the entity_key refused): a "
+                 "client must not choose where the server writes")
+    finally:
+        for p in folder.parent.glob(f"*{token}*"):
+            if p.is_file():
+                p.unlink(missing_ok=True)
+        if served(ctx, "upp/delete_events"):
+            ctx.client.delete_events(entity)
 
 
 @check("upp/l3/round-trip", spec="upp", requirements=("upp/import-persists", "upp/superseded-by-existing"),
