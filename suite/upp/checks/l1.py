@@ -231,7 +231,7 @@ for _op in OPERATIONS:
 def ingest_shape(ctx: CheckContext) -> None:
     """Text written for the documented extractor subset is ingested for two fresh users: each
     answer is a StoredEvent[] (ids, the request's entity_key, a status and source_type from
-    their vocabularies, confidence 0..1, an RFC 3339 created_at) with at least one label per
+    their vocabularies, confidence 0..1, an ISO-8601 created_at) with at least one label per
     event, every label in the server's ontology; no id is shared within or across the answers.
     A server that extracts nothing leaves the check inconclusive."""
     require_offered(ctx, "upp/ingest")

@@ -157,7 +157,7 @@ def contextualize_task(ctx: CheckContext) -> None:
     """contextualize of "My name is Grace Hopper. I love sailing." for a fresh user; upp/get_tasks
     is polled with a growing pause for at most the client's timeout. Every answer is one TaskStatus
     with that task_id (result only when completed, error only when failed, completed_at only once
-    finished, RFC 3339 times); the task must finish; a completed task's result is StoredEvents of
+    finished, ISO-8601 times); the task must finish; a completed task's result is StoredEvents of
     the user that upp/get_events lists (and not empty when upp/ingest finds events in the same
     text); asked again afterwards, the task is still reported, finished."""
     for op in ("upp/contextualize", "upp/get_tasks", "upp/get_events"):

@@ -122,7 +122,7 @@ def _nothing_stored(ctx: CheckContext, rid: str, entity: str, why: str, reply: R
        title="upp/export_events answers {file, event_count, exported_at}, counting every event of the user")
 def export(ctx: CheckContext) -> None:
     """A fresh user holds two names (one superseded) and a hobby; export_events answers a path, an
-    integer event_count equal to the number of events get_events lists, and an RFC 3339
+    integer event_count equal to the number of events get_events lists, and an ISO-8601
     exported_at — and not the events themselves."""
     for op in ("upp/export_events", "upp/get_events"):
         require_offered(ctx, op)
