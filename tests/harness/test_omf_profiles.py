@@ -124,3 +124,22 @@ def test_a_consumer_printing_some_counts_is_judged_on_those_it_prints():
     assert run("omf/import/nanomem", PartialCounts).outcome is Outcome.PASSED
     assert run("omf/validation/empty-memories", PartialCounts).outcome is Outcome.PASSED
 
+
+
+def test_a_plain_omf_producer_reaches_the_consumer_level_and_not_memds(pytester):
+    """End to end: nanomem's role served over HTTP (tests/harness/miniatures/empty_target.py omf-plain keeps
+    what it imports and exports it without extensions.memd) is conformant as a consumer, not as memd."""
+    from .helpers import run_suite
+    from .test_nothing_passes_on_nothing import EmptyTarget
+
+    target = EmptyTarget("omf-plain")
+    try:
+        _, consumer = run_suite(pytester, f"--target={target.url}", "--spec=omf", "--profile=consumer", "--timeout=10")
+        _, memd = run_suite(pytester, f"--target={target.url}", "--spec=omf", "--timeout=10")
+    finally:
+        target.stop()
+    assert [(r["level"], r["status"]) for r in consumer["levels"]] == [("L1", "conformant")], \
+        [r["summary"] for r in consumer["levels"]]
+    passed = {r["check"] for r in consumer["results"] if r["outcome"] == "passed"}
+    assert {"omf/import/nanomem", "omf/trust/untrusted-fields-flow", "omf/export/shape"} <= passed
+    assert [r["level"] for r in memd["levels"]] != ["L1"], [r["summary"] for r in memd["levels"]]
