@@ -139,3 +139,16 @@ def test_a_consumer_import_that_prints_nothing_is_an_answer_a_memd_one_is_not(tm
         assert run.ok and run.result is None and counts(run) is None
     finally:
         target.close()
+
+
+def test_the_consumer_example_of_docs_omf_md_loads(tmp_path):
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "omf.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```toml\n(name = \"nanomem.*?)```", text, re.S)
+    path = tmp_path / "nanomem.toml"
+    path.write_text(block, encoding="utf-8")
+    loaded = load_descriptor(path)
+    assert loaded.profile == "consumer" and set(loaded.cli.lacks) == {
+        "project", "include_history", "include_superseded", "include_expired", "include_archived",
+        "fuzzy_threshold", "dry_run"}
