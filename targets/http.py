@@ -113,8 +113,8 @@ class _TokenCache:
             try:
                 token = self.owners.token(name)
             except KeyError:
-                raise ValueError(f"Auth.as_owner({name!r}): not one of the owners "
-                                 f"{', '.join(testkeys.TEST_KEY_NAMES)}") from None
+                raise ValueError(f"Auth.as_owner({name!r}): not one of the owners (the test keys "
+                                 f"{', '.join(testkeys.TEST_KEY_NAMES)}, or the target's own)") from None
             except ump_owners.CannotSign as exc:
                 raise TargetError(f"cannot act as {name}: {exc}") from None
             self._tokens[name] = (now, token)

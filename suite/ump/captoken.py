@@ -156,7 +156,10 @@ _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+
 def read_time(value: Any, name: str, times: str = "either") -> float:
     """A claim's time in seconds since the epoch, read as `times` says; TokenError (bad_payload)
     for anything else: a time that cannot be read bounds nothing, so it is never skipped."""
-    numeric = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    try:  # an integer no float can hold (10**400) is no time either
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    except OverflowError:
+        numeric = False
     if numeric and times in ("numeric", "either"):
         return float(value)
     if isinstance(value, str) and times in ("iso", "either") and _RFC3339.match(value):
@@ -178,6 +181,8 @@ def claims_of(token: str) -> dict[str, Any]:
         raise TokenError("malformed", "a token is umpcap.<payload>.ed25519:<signature>")
     try:
         claims = json.loads(_b64url_decode(parts[1]))
+    except RecursionError:  # nested deeper than the parser goes: no claims can be read
+        raise TokenError("bad_payload", "the payload is JSON nested too deep to read") from None
     except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
         raise TokenError("bad_payload", f"the payload is not base64url JSON ({exc})") from None
     if not isinstance(claims, dict):

@@ -928,6 +928,9 @@ def _scenario(env: Env) -> dict[str, Any]:
     before_caps = svc._store.count()
     c("capabilities", {})
     out["caps-count"] = svc._store.count() - before_caps
+    # every owner's records are signed with that owner's key (issue 13: not one loaded key for all)
+    bid = env.remember(rec("owner-b signer probe", owner=B))
+    attempt("signer-b", lambda: (env.get(bid, who="owner-b").get("integrity") or {}).get("signer") == B)
     sub = svc.subscribe(version="1.0", token=env.token())
     env.remember(rec("subscribe probe"))
     out["subscribe"] = [e["type"] for e in iter(lambda: sub.next(0.01), None)]
@@ -952,6 +955,8 @@ def _scenario(env: Env) -> dict[str, Any]:
     for name, tok in (("tok-none", None), ("tok-forged", forged),
                       ("tok-expired", env.token(now=now - 7200, ttl=3600)),
                       ("tok-nbf", env.token(nbf=now + 3600, ttl=7200)),
+                      ("tok-unreadable-exp", env.token(extra={"exp": "whenever"})),
+                      ("tok-numeric-expired", env.token(now=now - 7200, ttl=3600, times="numeric")),
                       ("tok-no-prefix", f"{head}.{payload}.{sig[len('ed25519:'):]}"),
                       ("tok-read-remember", env.token(verbs=["read"])),
                       ("tok-public-only", env.token(scope={"owner": A, "visibility": "public"})),
@@ -1008,7 +1013,9 @@ def test_clean_observation_is_what_the_contract_says(clean_observation):
     assert o["text-roundtrip"] == "persisted ✓ — naïve" and o["id-length"] == 34 and o["revise"]["new-id"] is True
     assert o["rh-inline"] == ["inline rh"] and rh.parse(o["rh-text"])[0]["text"].startswith("rhq &lt;/ump:memory&gt;")
     assert o["subscribe"] == ["created"]
-    for name in ("tok-none", "tok-forged", "tok-expired", "tok-nbf", "tok-no-prefix"):
+    assert o["signer-b"] is True
+    for name in ("tok-none", "tok-forged", "tok-expired", "tok-nbf", "tok-no-prefix", "tok-unreadable-exp",
+                 "tok-numeric-expired"):
         assert o[name] == ("error", "unauthorized"), name
     for name in ("tok-read-remember", "tok-public-only"):
         assert o[name] == ("error", "forbidden_scope"), name

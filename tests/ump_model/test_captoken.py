@@ -35,7 +35,11 @@ def test_wire_format():
     assert prefix == "umpcap" and sig.startswith("ed25519:")
     assert "=" not in payload and "=" not in sig
     claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    assert claims["v"] == "ump-cap/1.0" and claims["iss"] == A and isinstance(claims["exp"], int)
+    # times as the public implementation writes them: ISO-8601 UTC strings (issue 13)
+    assert claims["v"] == "ump-cap/1.0" and claims["iss"] == A and isinstance(claims["exp"], str)
+    assert claims["exp"].endswith("Z") and captoken.read_time(claims["exp"], "exp", "iso") == int(NOW + 900)
+    numeric = json.loads(base64.urlsafe_b64decode(_token(times="numeric").split(".")[1] + "=="))
+    assert isinstance(numeric["exp"], int)
     # canonical JSON: keys sorted, no spaces
     assert base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode() == json.dumps(
         claims, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
