@@ -626,13 +626,17 @@ def _check_variants(ctx: click.Context, param: click.Parameter, value: tuple[str
                                   "files anywhere else are refused")
 @click.option("--omf-db", type=click.Path(dir_okay=False), default=None, metavar="PATH",
               help="sqlite file of the OMF store served at POST /omf/... (default: in memory)")
+@click.option("--omf-max-body", type=click.IntRange(min=1), default=None, metavar="BYTES",
+              help="largest request body POST /omf/... reads (default 16 MiB, 16777216); a larger one is "
+                   "answered 413 before it is read whole (docs/omf.md)")
 @click.option("--owners", "owners_file", type=click.Path(dir_okay=False, exists=True), default=None, metavar="FILE",
               help="hold these owners' keys instead of the suite's test keys: a descriptor or owners file whose "
                    "[ump.owners.NAME] tables give seeds (docs/vendor-keys.md); the server signs their records "
                    "and honours their tokens")
 def serve(host: str, port: int, db: str | None, require_capability: bool, fault: str | None,
           variants: tuple[str, ...], stdio: bool, upp_stdio: bool, upp_export_dir: str | None,
-          upp_import_dirs: tuple[str, ...], omf_db: str | None, owners_file: str | None) -> None:
+          upp_import_dirs: tuple[str, ...], omf_db: str | None, owners_file: str | None,
+          omf_max_body: int | None) -> None:
     """Run the reference servers: UMP over HTTP (§4.2, SSE subscribe, /.well-known/ump.json,
     /openapi.json) with MCP streamable HTTP at /mcp, and UPP 1.0.0 (JSON-RPC 2.0) at POST /upp;
     or UMP over MCP stdio with --stdio; or UPP over stdio with --upp-stdio.
@@ -653,7 +657,8 @@ def serve(host: str, port: int, db: str | None, require_capability: bool, fault:
     try:
         run_server(host=host, port=port, db=db, require_capability=require_capability, fault=fault, stdio=stdio,
                    upp_stdio=upp_stdio, upp_export_dir=upp_export_dir, upp_import_dirs=upp_import_dirs,
-                   omf_db=omf_db, variants=variants, **({"owners_file": owners_file} if owners_file else {}))
+                   omf_db=omf_db, variants=variants, **({"owners_file": owners_file} if owners_file else {}),
+                   **({"omf_max_body": omf_max_body} if omf_max_body is not None else {}))
     except OSError as exc:
         raise click.ClickException(f"cannot serve on {host}:{port}: {exc}") from None
     except KeyboardInterrupt:

@@ -178,7 +178,8 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
           require_capability: bool = True, fault: str | None = None, stdio: bool = False,
           upp_stdio: bool = False, upp_export_dir: str | Path | None = None,
           upp_import_dirs: Sequence[str | Path] = (), omf_db: str | None = None,
-          variants: tuple[str, ...] = (), owners_file: str | None = None) -> None:
+          variants: tuple[str, ...] = (), owners_file: str | None = None,
+          omf_max_body: int | None = None) -> None:
     """Run in the foreground until interrupted (or, over stdio, until end of input). Over stdio
     nothing but the protocol goes to stdout."""
     from memconform.reference_impl.upp.stdio import make_upp_service, serve_upp_stdio
@@ -206,6 +207,10 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
         from memconform.reference_impl.omf import make_engine
 
         omf = make_engine(omf_db, fault=_fault_for("omf", fault), variants=variants)
+        if omf_max_body is not None:
+            from memconform.reference_impl.omf.http import set_max_body
+
+            set_max_body(omf_max_body)
         try:
             app = build_app(service, upp=upp, omf=omf)
             sock = _bind(host, port)
