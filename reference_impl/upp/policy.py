@@ -55,6 +55,10 @@ class UppPolicy:
     # upp/jsonrpc-batch: batches are answered with an array (JSON-RPC 2.0 §6). Other reading: 05 §1
     # says "All messages are JSON objects", so a batch is one invalid request (-32600).
     batches: bool = True
+    # upp/get-events-complete, upp/export-all-events: get_events and exports list events in the
+    # order stored ("stored"). Other reading: newest first ("newest-first"); 03 §2 fixes no order
+    # ("a raw listing"), only that nothing is left out.
+    listing_order: str = "stored"
     # upp/ontology-major-stable: labels are served as the official user/v1 file has them. Other
     # reading: a deployment handles personal data more strictly (tier_personal labels served as
     # tier_sensitive); 07 §5 fixes category and cardinality within a major version, not the tier.

@@ -250,6 +250,11 @@ class UppService:
             event["value"] = f"[superseded] {event['value']}"
         return event
 
+    def _listing(self, entity_key: str) -> list[Row]:
+        """Every event of the user, in the order the policy lists them (get_events, exports)."""
+        rows = self._store.events(entity_key)
+        return rows[::-1] if self.policy.listing_order == "newest-first" else rows
+
     def _texts_of(self, row: Row) -> list[str]:
         """What ranking matches a query against: the value, label names and display names."""
         texts = [row.value]
@@ -517,7 +522,7 @@ class UppService:
         p = self._take(raw, "upp/get_events", {"entity_key": self._key})
         key = p["entity_key"]
         self._known_user(key)
-        rows = self._store.events(key)
+        rows = self._listing(key)
         if self.fault == "upp-get-events-hides-superseded":
             rows = [r for r in rows if r.status != "superseded"]
         if self.fault == "upp-delete-soft":
@@ -562,7 +567,7 @@ class UppService:
         key = p["entity_key"]
         self._known_user(key)
         now = self._now()
-        rows = self._store.events(key)
+        rows = self._listing(key)
         if self.fault == "upp-export-valid-only":
             rows = [r for r in rows if r.status == "valid"]
         events = [self._present(r) for r in rows]

@@ -43,6 +43,8 @@ UPP_VARIANTS: tuple[Variant, ...] = (
        "confidence, source_type), no id or status", ("retrieve-returns-events",), retrieve_members="event"),
     _v("validity-dates", "extracted events carry valid_from, the ISO-8601 date the fact was told (\"2026-01-15\", "
        "no time)", ("event-field-types",), valid_from_date=True),
+    _v("newest-first", "upp/get_events and export files list a user's events newest first (03 §2 fixes no order)",
+       ("get-events-complete", "export-all-events"), listing_order="newest-first"),
     _v("stricter-sensitivity", "upp/get_labels reports every tier_personal label of user/v1 as tier_sensitive (a "
        "deployment that handles personal data more strictly)", ("ontology-major-stable",), stricter_sensitivity=True),
     _v("no-batches", "a batch (a JSON array) is answered with one -32600 Invalid Request object: 05 §1 says every "
