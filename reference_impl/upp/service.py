@@ -35,8 +35,14 @@ The reference's readings (docs/live-upp.md, "Readings of the loose parts"):
 * Errors: bad params -32602 (`params.py`); extraction that raises -32004; a store failure while
   ingesting -32003.
 
+Where the text leaves a choice open, the reading above is a default of `self.policy`
+(`policy.py`: the staging threshold, unknown users, params, times, protocol_version, foreign
+packages, the bad-file code, batches, listing order, …); a variant (`variants.py`) takes the other
+reading, and the suite passes it.
+
 Faults (`reference_impl/upp/faults.py`): each is an `if self.fault == ...` where the behaviour
-changes; the wire faults are in `rpc.RpcEndpoint`.
+changes, or a decision point set to a value the text forbids (`policy.FAULT_POLICIES`); the wire
+faults are in `rpc.RpcEndpoint`.
 """
 
 from __future__ import annotations
