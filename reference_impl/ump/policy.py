@@ -16,8 +16,9 @@ class UmpPolicy:
 
     #: ump/cap-token-expiry, ump/cap-token-not-before: how a token writes `exp`/`nbf`. §5.2 says
     #: "verbs × scope × time", no encoding; the public implementation writes ISO-8601 strings
-    #: ("iso"), a JWT-minded server NumericDate seconds ("numeric"). Either way a time the server
-    #: cannot read is refused, never skipped.
+    #: ("iso"), a JWT-minded server NumericDate seconds ("numeric"); a lenient one reads both
+    #: ("either"; the suite then mints ISO). Either way a time the server cannot read is refused,
+    #: never skipped.
     token_times: str = "iso"
     #: ump/cap-token-verbs: the verb feedback needs. The public implementation asks `derive`; §5.2's
     #: derive "may produce new memories from these" does not obviously cover reporting an

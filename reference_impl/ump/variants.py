@@ -14,9 +14,17 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "time is one this server cannot read, and is refused",
             ("ump/cap-token-expiry", "ump/cap-token-not-before", "ump/cap-token-unreadable-time"),
             {"token_times": "numeric"}, bindings=("http", "mcp")),
+    Variant("token-times-either", "ump",
+            "capability tokens are read with exp/nbf as ISO-8601 strings or NumericDate seconds alike; only a "
+            "value that is no time at all is refused",
+            ("ump/cap-token-expiry", "ump/cap-token-unreadable-time"), {"token_times": "either"},
+            bindings=("http", "mcp")),
     Variant("feedback-needs-write", "ump",
             "feedback needs the verb write (reporting an outcome changes what the engine keeps), not derive",
             ("ump/cap-token-verbs",), {"feedback_verb": "write"}, bindings=("http", "mcp")),
+    Variant("feedback-needs-read", "ump",
+            "feedback needs only the verb read: a consumer that may read a memory may say how it used it",
+            ("ump/cap-token-verbs",), {"feedback_verb": "read"}, bindings=("http", "mcp")),
     Variant("subscribe-needs-owner", "ump",
             "subscribe must name the owner whose records it streams (scope.owner, ?owner= over HTTP), as the "
             "public implementation asks; without it 403 forbidden_scope",
