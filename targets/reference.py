@@ -136,7 +136,14 @@ class ReferenceDriver:
 
     def subjects(self) -> list[Subject]:
         # UPP stays last: its subjects were listed last before OMF came, and callers rely on it
-        return [Subject(self.label, "ump", v, b) for b in ("file", *LIVE_BINDINGS) for v in ("0.1", "1.0")] \
+        from memconform.reference_impl import variants as switches
+        from memconform.reference_impl.ump.policy import UmpPolicy
+
+        # the live server speaks what its policy says (variant runtime-1.0-only: 1.0 alone); the
+        # file binding reads and writes both versions whatever the server speaks
+        spoken = switches.apply(UmpPolicy(), "ump", self.target.variants).runtime_versions
+        return [Subject(self.label, "ump", v, b) for b in ("file", *LIVE_BINDINGS) for v in ("0.1", "1.0")
+                if b == "file" or v in spoken] \
             + [Subject(self.label, "omf", OMF_VERSION, b) for b in OMF_BINDINGS] \
             + [Subject(self.label, "upp", UPP_VERSION, b) for b in UPP_BINDINGS]
 

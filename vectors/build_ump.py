@@ -835,9 +835,19 @@ def records_invalid(version: str) -> list[dict]:
             "invalid_record",
             pointer,
         )
+    def add_open(slug, title, reqs, record, pointer, why):
+        # Invalid under the published schema, valid under a reading the text allows (issue 13): a
+        # reader may take the record or refuse it, and nothing it refuses may stay stored.
+        expect = {"verdict": "acceptable", "flags": ["reading-open"], "pointer": pointer, "why": why}
+        out.append(case(prefix + slug, title, list(reqs), "record", vr, "input", record, expect))
+
+    add_open("id-uppercase", "id in upper case (RFC 4648 writes base32 in upper case; the schema's pattern is lower "
+             "case)", ["ump/record-id-format"], _set(base, "/id", "urn:ump:JBSWY3DPEHPK3PXP"), "/id",
+             "§6.2 says base32 and RFC 4648 base32 is upper case; the published schema allows only [a-z2-7]")
+    add_open("id-hex-digits", "id with the digits 0, 1, 8, 9 (base32hex; the text's own example ids hold them)",
+             ["ump/record-id-format"], _set(base, "/id", "urn:ump:9f2c01a8b3e4"), "/id",
+             "the spec's example ids (urn:ump:9f2c…, urn:ump:1a…, urn:ump:7b…) hold characters only base32hex has")
     for slug, title, value in (
-        ("id-uppercase", "id in upper case (base32 here is lower case)", "urn:ump:JBSWY3DPEHPK3PXP"),
-        ("id-hex-digits", "id with hex digits 0, 1, 8, 9 (not in the base32 alphabet)", "urn:ump:9f2c01a8b3e4"),
         ("id-no-urn-prefix", "id without the urn:ump: prefix", "jbswy3dpehpk3pxp"),
         ("id-empty-suffix", "id that is only the prefix", "urn:ump:"),
         ("id-not-string", "id as a number", 42),
@@ -877,8 +887,9 @@ def records_invalid(version: str) -> list[dict]:
         "invalid_record", "/provenance/actor_kind")
     add("body-text-not-string", "body.text as a number", ["ump/record-field-types"],
         _set(base, "/body/text", 42), "invalid_record", "/body/text")
-    add("ump-unknown-minor", 'ump "0.2": not a version this file\'s version accepts', ["ump/record-version"],
-        _set(base, "/ump", "0.2"), "invalid_record", "/ump")
+    add_open("ump-unknown-minor", 'ump "0.2": an unknown minor of a known major', ["ump/record-version"],
+             _set(base, "/ump", "0.2"), "/ump",
+             "§8 forbids reinterpreting an unknown major only; minors are additive, so a reader may take it")
     major_reqs = ["ump/record-version", "ump/reject-unknown-major"] if version == "1.0" else ["ump/record-version"]
     add("ump-unknown-major", 'ump "2.0": an unknown major version is rejected, not reinterpreted', major_reqs,
         _set(base, "/ump", "2.0"), "invalid_record", "/ump")
@@ -1337,6 +1348,9 @@ def _self_check(files: dict[str, dict]) -> None:
                 assert integ is None, (cid, integ)
                 if "integrity" in record:
                     assert expect["content_hash"] == content_hash(record), cid
+            elif expect["verdict"] == "acceptable":  # invalid only under the published schema
+                assert shape == [expect["pointer"]], (cid, shape)
+                assert integ is None, (cid, integ)
             elif expect["error"] == "invalid_record":
                 assert shape == [expect["pointer"]], (cid, shape)
                 assert integ is None, (cid, integ)

@@ -87,6 +87,10 @@ class UmpEngine:
     def admit(self, rec: Any) -> dict[str, Any]:
         """Validate one record and return it as it will be stored; raises UmpError."""
         ignored = _IGNORED_BY_FAULT.get(self.fault or "")
+        if self.policy.unknown_minor == "accept" and isinstance(rec, dict) and isinstance(rec.get("ump"), str):
+            known = ump_record.known_minor(rec["ump"])
+            if known is not None and known != rec["ump"]:
+                rec = dict(rec, ump=known)  # minors are additive (§8): read as the version known of that major
         violations = [v for v in ump_record.validate(rec) if v.requirement != ignored]
         if self.fault == "accepts-unknown-version" and isinstance(rec, dict):
             declared = rec.get("ump")

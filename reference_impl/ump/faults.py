@@ -184,8 +184,10 @@ SERVER_FAULTS = (
           ("ump/revise-sets-superseded-by",)),
     Fault("revise-answers-no-supersedes", "ump", "revise answers {id} without supersedes",
           ("ump/revise-creates-successor",)),
-    Fault("revise-replaces-objects", "ump", "revise replaces whole top-level members with the patch's (body.text "
-          "patch loses body.structured)", ("ump/revise-applies-patch",)),
+    # Under either patch reading (merge, or replace what the patch names) the members the patch
+    # does not name carry over.
+    Fault("revise-drops-unpatched-members", "ump", "the successor of a revise loses `relations`, which the patch "
+          "did not name", ("ump/revise-applies-patch",)),
     Fault("revise-rewrites-prior-body", "ump", "revise also writes the new body.text into the prior",
           ("ump/revise-non-destructive",)),
     Fault("revise-unknown-invalid", "ump", "revise of an unknown id answers invalid_record, not not_found",

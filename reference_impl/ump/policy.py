@@ -36,3 +36,62 @@ class UmpPolicy:
     #: MCP tool error (isError: true); §4.1's "Tool input/output schemas are §3" allows the §3
     #: envelope {"error": {code, message}} as the tool's ordinary output ("output").
     mcp_error_form: str = "iserror"
+
+    # -- records and operations, L0-L2 (§2, §3.2-§3.6, §6.2, §8) --------------------------------
+
+    #: ump/recall-honors-valid-at: a record's valid time is the half-open [valid_from, valid_to),
+    #: so at valid_to exactly it is no longer valid. Other reading: the closed [valid_from,
+    #: valid_to]; §2.3 and §3.2 say "when the fact is true" and give no bound's inclusion.
+    valid_to_inclusive: bool = False
+    #: ump/revise-applies-patch: a patch is merged into the prior member by member ("merge", as
+    #: §3.5's example of a partial body reads). Other reading: each top-level member the patch
+    #: names replaces the prior's whole ("replace"); §3.5 gives no merge rule.
+    revise_patch: str = "merge"
+    #: ump/forget-hard-erases: a hard forget deletes the record ("erase"). Other reading: it keeps
+    #: a tombstoned shell with the content erased ("shell"): §3.6 "demands erasure" of the memory,
+    #: not of the fact that an id once existed.
+    hard_forget: str = "erase"
+    #: ump/remember-invalid-record, ump/reject-invalid-record: a body is validated before the token
+    #: is asked whether it may write the record's owner. Other reading: authorization first, so a
+    #: record naming no owner the token grants is forbidden_scope however malformed; §3 orders
+    #: neither.
+    authorize_before_validate: bool = False
+    #: ump/remember-invalid-record, ump/reject-invalid-record, ump/reject-unknown-major,
+    #: ump/remember-reject-bad-signature: remember refuses with the §3.7 error envelope ("error").
+    #: Other reading: the §3.3 response {"result": "rejected"} ("result"), a value §3.3 lists.
+    remember_refusal: str = "error"
+    #: ump/unknown-id-not-found: forget of an id the server never held answers not_found. Other
+    #: reading: forget is idempotent and answers {"result": "tombstoned"} (nothing to forget is
+    #: forgotten); §3.6 names no error.
+    forget_unknown: str = "not_found"
+    #: ump/forget-tombstones, ump/forget-retained: a tombstone keeps its valid time (forgetting is
+    #: about keeping the record, not about when the fact held). Other reading: forget also ends the
+    #: record's valid time (time.valid_to = now when it is open), as the public contract says.
+    forget_sets_valid_to: bool = False
+    #: ump/consent-retention-tombstone: a record whose retention passed is tombstoned ("tombstone",
+    #: §2.7's words). Other reading: it is erased ("erase"); §3.6 lets consent.retention demand
+    #: erasure.
+    retention_expiry: str = "tombstone"
+    #: ump/remember-may-merge, ump/remember-reports-result: a remember whose text, kind and owner
+    #: equal an active record's is merged into it. Other reading: the server never merges (§3.3
+    #: "MAY merge ... per its own dedup policy") and creates a record each time.
+    merge_duplicates: bool = True
+    #: ump/capabilities-no-0.1-runtime: the UMP versions spoken at runtime. The reference speaks
+    #: 0.1 and 1.0 and says so in capabilities.versions. Other reading: a 1.0 server speaks 1.0
+    #: only (§8: 0.1 is "not a negotiated runtime version") and refuses a 0.1 client, while still
+    #: importing 0.1 records.
+    runtime_versions: tuple[str, ...] = ("1.0", "0.1")
+    #: ump/id-minted-form, ump/record-id-format: minted ids are lowercase unpadded RFC 4648 base32
+    #: ("base32", the public implementation's). Other reading: §6.2 says only "base32", so the
+    #: base32hex alphabet in RFC 4648's upper case ("base32hex") is as literal.
+    minted_ids: str = "base32"
+    #: ump/record-version: a record declaring an unknown minor of a known major ("1.7", "0.2") is
+    #: refused ("reject"). Other reading: §8 forbids reinterpreting an unknown *major* only and makes
+    #: minors additive, so a reader takes it as the version it knows of that major ("accept").
+    unknown_minor: str = "reject"
+    #: ump/remember-reject-policy, ump/consent-redact-boundary: a consent.redact entry that is no
+    #: JSON-path the server can read is refused with consent_violation ("refuse"). Other reading:
+    #: §2.7 says "JSON-paths" and fixes no syntax (RFC 9535 came later; dotted paths, JSON
+    #: Pointers and `$`-rooted paths are all in use), so an entry the server cannot read names
+    #: nothing it holds and is ignored ("ignore"), the paths it can read still applied.
+    unreadable_redact_paths: str = "refuse"

@@ -307,7 +307,7 @@ class UmpService:
 
         self.policy = switches.apply(UmpPolicy(), "ump", variants)
         self.variants = switches.check_names(variants)
-        versions = tuple(versions)
+        versions = tuple(v for v in versions if v in self.policy.runtime_versions)
         if not versions or any(v not in ump_record.VERSIONS for v in versions) or len(set(versions)) != len(versions):
             raise ValueError(f"versions must be distinct UMP versions among {ump_record.VERSIONS}, got {versions!r}")
         if fault is not None:
@@ -344,7 +344,13 @@ class UmpService:
             grant = self._authorize(operation, token)
             _check_json(request)
             self._expire()
-            return getattr(self, f"_op_{operation}")(request, version, grant)
+            try:
+                return getattr(self, f"_op_{operation}")(request, version, grant)
+            except UmpError as exc:
+                if operation == "remember" and self.policy.remember_refusal == "result" \
+                        and exc.code in ("invalid_record", "signature_invalid", "consent_violation"):
+                    return {"result": "rejected", "reason": f"{exc.code}: {exc.message}"}
+                raise
 
     def subscribe(self, *, version: str, token: str | None, request: dict | None = None) -> Subscription:
         self._check_version(version)
@@ -535,7 +541,8 @@ class UmpService:
         out = rec
         if who.requester != _owner_of(rec) and self.fault != "redact-not-applied":
             try:
-                out = consent.apply_redact(rec)
+                out = consent.apply_redact(_readable_redact(rec) if self.policy.unreadable_redact_paths == "ignore"
+                                           else rec)
             except consent.RedactPathError:  # only a record stored under accepts-bad-consent
                 out = {k: v for k, v in rec.items() if k not in ("integrity", "body")}
                 out["body"] = {"text": ""}
@@ -562,6 +569,8 @@ class UmpService:
         """A new record id: urn:ump: + base32 of 16 random bytes (§6.2, L1 form)."""
         if self.fault == "mints-long-ids":
             return "urn:ump:" + base64.b32encode(secrets.token_bytes(20)).decode("ascii").rstrip("=").lower()
+        if self.policy.minted_ids == "base32hex":
+            return "urn:ump:" + base64.b32hexencode(secrets.token_bytes(16)).decode("ascii").rstrip("=")
         return ids.random_id()
 
     def _verifies(self, rec: Mapping[str, Any], stored_text: str | None = None) -> bool:
@@ -638,6 +647,13 @@ class UmpService:
             return
         now = self._now()
         for stored in self._store.expired(to_us(now)):
+            if self.policy.retention_expiry == "erase":
+                self._publish("erased", stored.version, stored.rowid, stored.record)
+                with self._store.transaction():
+                    self._store.delete(stored.rowid)
+                    self._store.log_forget(stored.version, stored.record["id"], "retention", None, True,
+                                           format_time(now))
+                continue
             rec = copy.deepcopy(stored.record)
             life = rec.get("lifecycle") if isinstance(rec.get("lifecycle"), dict) else {}
             rec["lifecycle"] = dict(life, status="tombstoned")
@@ -702,6 +718,11 @@ class UmpService:
                 raise _invalid(f"remember: /record must be a JSON object (a partial memory record), found {a_json_type(raw)}")
         else:
             raw = {k: v for k, v in request.items() if not (k == "capability" and isinstance(v, str))}
+        if self.policy.authorize_before_validate and grant is not None:
+            scope = raw.get("scope")
+            if not isinstance(scope, dict) or not self._may_write(self._who(grant, scope.get("owner")), {"scope": scope}):
+                raise UmpError("forbidden_scope", f"remember: the token ({_grant_text(grant)}) does not grant writing "
+                                                  f"a record whose scope is {json.dumps(scope)[:200]}")
         now = self._now()
         rec, changed, minted, effective = self._complete(raw, version, now)
         if self.fault == "remember-remints-supplied-ids" and not minted and isinstance(rec.get("id"), str) \
@@ -735,7 +756,8 @@ class UmpService:
                     return self._merged(version, existing)
                 raise _invalid(f"/id: {rec['id']} is already the id of a different record; leave id out to get a "
                                "new one")
-        target = self._store.merge_target(version, owner, rec["kind"], rec["body"]["text"])
+        target = (self._store.merge_target(version, owner, rec["kind"], rec["body"]["text"])
+                  if self.policy.merge_duplicates else None)
         if target is not None:
             return self._merged(version, target)
 
@@ -767,6 +789,9 @@ class UmpService:
                 raise _invalid(f"/ump: {declared!r} has major version {major}, which this server does not know; "
                                "a record of an unknown major version is rejected, not reinterpreted (§8) "
                                "[ump/reject-unknown-major]")
+            known = ump_record.known_minor(declared) if self.policy.unknown_minor == "accept" else None
+            if known is not None and known != declared:
+                raw, declared = dict(raw, ump=known), known  # minors are additive (§8): read as the known one
         if declared is _MISSING:
             rec = {"ump": version, **copy.deepcopy(raw)}
             changed = True
@@ -828,7 +853,9 @@ class UmpService:
         try:
             consent.redact_paths(rec)
         except consent.RedactPathError as exc:
-            raise UmpError("consent_violation", f"/consent/redact: {exc}; the store could not apply it (§2.7)") from None
+            if self.policy.unreadable_redact_paths == "refuse":
+                raise UmpError("consent_violation", f"/consent/redact: {exc}; the store could not apply it (§2.7)") \
+                    from None
         cons = rec.get("consent")
         if isinstance(cons, dict) and "retention" in cons and parse_duration(cons["retention"]) is None:
             raise UmpError("consent_violation", f"/consent/retention is {cons['retention']!r}, not an ISO-8601 "
@@ -966,7 +993,8 @@ class UmpService:
             conds.append("r.status != 'tombstoned'")
         if not any_time:
             at = now_us if valid_at is None else valid_at
-            conds.append("r.valid_from <= ? AND (r.valid_to IS NULL OR ? < r.valid_to)")
+            until = "<=" if self.policy.valid_to_inclusive else "<"
+            conds.append(f"r.valid_from <= ? AND (r.valid_to IS NULL OR ? {until} r.valid_to)")
             params += [at, at]
         if kinds is not None:
             if not kinds:
@@ -1073,10 +1101,12 @@ class UmpService:
         now = self._now()
         stamp = format_time(now)
         base = {k: v for k, v in without_integrity(prior).items() if k != "superseded_by"}
-        if self.fault == "revise-replaces-objects":
+        if self.policy.revise_patch == "replace":
             succ = dict(copy.deepcopy(base), **copy.deepcopy(patch))
         else:
             succ = _merge_patch(base, patch)
+        if self.fault == "revise-drops-unpatched-members":
+            succ.pop("relations", None)
         succ["id"] = self._mint_id()
         succ["supersedes"] = [rid]
         time = succ.get("time") if isinstance(succ.get("time"), dict) else {}
@@ -1148,6 +1178,8 @@ class UmpService:
             raise _invalid(f"forget: `hard` must be a boolean, found {a_json_type(hard)}")
         stored = self._store.get(version, rid)
         if stored is None:
+            if self.policy.forget_unknown == "idempotent":
+                return {"result": "tombstoned"}
             raise UmpError("not_found", f"no record {rid} here")
         rec = stored.record
         who = self._who(grant, actor)
@@ -1156,6 +1188,8 @@ class UmpService:
             if not self._may_write(who, rec) and self.fault != "hard-forget-anyone":
                 err = self._write_refusal(who, rec, "forget")
                 raise UmpError("forbidden_scope", f"{err.message} (hard forget is owner-only, §3.6)")
+            if self.fault != "hard-forget-tombstones" and self.policy.hard_forget == "shell":
+                return self._erase_to_shell(version, stored, who, reason, now)
             if self.fault != "hard-forget-tombstones":
                 self._publish("erased", version, stored.rowid, rec)
                 with self._store.transaction():
@@ -1173,6 +1207,10 @@ class UmpService:
         tomb = without_integrity(rec)
         life = tomb.get("lifecycle") if isinstance(tomb.get("lifecycle"), dict) else {}
         tomb["lifecycle"] = dict(life, status="tombstoned")
+        valid = tomb.get("time") if isinstance(tomb.get("time"), dict) else {}
+        if self.policy.forget_sets_valid_to and valid.get("valid_to") is None \
+                and (parse_time(valid.get("valid_from")) or 0) <= to_us(now):
+            tomb["time"] = dict(valid, valid_to=format_time(now))
         if isinstance(tomb.get("provenance"), dict):
             prov = copy.deepcopy(tomb["provenance"])
             source = prov.get("source") if isinstance(prov.get("source"), dict) else {}
@@ -1194,6 +1232,23 @@ class UmpService:
         if hard:  # hard-forget-tombstones
             return {"result": "erased"}
         return {"result": "deleted" if self.fault == "forget-answers-deleted" else "tombstoned"}
+
+    def _erase_to_shell(self, version: str, stored: Stored, who: _Who, reason: str | None,
+                        now: datetime) -> dict[str, Any]:
+        """A hard forget read as erasing the memory, not the id (policy hard_forget "shell"): a
+        tombstone keeping only what says which record it was and whose."""
+        rec = stored.record
+        shell = {k: copy.deepcopy(rec[k]) for k in ("ump", "id", "kind", "scope", "time") if k in rec}
+        shell["body"] = {"text": ""}
+        shell["lifecycle"] = {"status": "tombstoned"}
+        shell["provenance"] = {"actor": who.requester or _owner_of(rec), "actor_kind": "agent", "method": "forget"}
+        shell = self._sign(shell)
+        with self._store.transaction():
+            self._store.update(stored.rowid, shell)
+            self._store.db.execute("DELETE FROM feedback WHERE version = ? AND record_id = ?", (version, rec["id"]))
+            self._store.log_forget(version, rec["id"], reason, who.requester, True, format_time(now))
+        self._publish("tombstoned", version, stored.rowid, shell)
+        return {"result": "erased"}
 
     # -- feedback ----------------------------------------------------------------------------------
 
@@ -1341,6 +1396,23 @@ class UmpService:
         if not public and not self._may_write(who, rec):
             return "not_visible"
         return None
+
+
+def _readable_redact(rec: dict[str, Any]) -> dict[str, Any]:
+    """The record with only the redact paths this server can read (policy unreadable_redact_paths
+    "ignore": a path it cannot read names nothing it holds)."""
+    cons = rec.get("consent")
+    paths = cons.get("redact") if isinstance(cons, dict) else None
+    if not isinstance(paths, list):
+        return rec
+    readable = []
+    for path in paths:
+        try:
+            consent.redact_paths({"consent": {"redact": [path]}})
+        except consent.RedactPathError:
+            continue
+        readable.append(path)
+    return rec if len(readable) == len(paths) else dict(rec, consent=dict(cons, redact=readable))
 
 
 # -- small helpers used by faults ----------------------------------------------------------------

@@ -39,4 +39,48 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "a failing ump.* tool returns the §3 error envelope {\"error\": {code, message}} as its ordinary "
             "output (isError false), reading §4.1's \"Tool input/output schemas are §3\" literally",
             ("ump/mcp-errors", "ump/mcp-errors-iserror"), {"mcp_error_form": "output"}, bindings=("mcp",)),
+    # -- records and operations, L0-L2 (issue 13: readings of §2, §3.2-§3.6, §6.2, §8) -----------
+    Variant("valid-to-inclusive", "ump", "a record is still valid at its valid_to instant (the closed interval "
+            "[valid_from, valid_to] instead of the half-open one)", ("ump/recall-honors-valid-at",),
+            {"valid_to_inclusive": True}, bindings=("http", "mcp")),
+    Variant("revise-patch-replaces", "ump", "each top-level member a revise patch names replaces the prior's "
+            "whole member (a body.text patch drops body.structured) instead of being merged into it",
+            ("ump/revise-applies-patch",), {"revise_patch": "replace"}, bindings=("http", "mcp")),
+    Variant("hard-forget-shell", "ump", "a hard forget keeps a tombstoned shell of the record (id, kind, scope, "
+            "time) with its content erased, instead of deleting it", ("ump/forget-hard-erases",),
+            {"hard_forget": "shell"}, bindings=("http", "mcp")),
+    Variant("authorize-before-validate", "ump", "remember asks the token first: a record whose owner the token "
+            "does not grant is forbidden_scope however malformed, before its body is validated",
+            ("ump/remember-invalid-record", "ump/reject-invalid-record"), {"authorize_before_validate": True},
+            bindings=("http", "mcp")),
+    Variant("remember-rejects-as-result", "ump", "remember refuses a record with the §3.3 response "
+            "{\"result\": \"rejected\"} (and the reason) instead of an error envelope",
+            ("ump/remember-invalid-record", "ump/reject-invalid-record", "ump/reject-unknown-major",
+             "ump/remember-reject-bad-signature"), {"remember_refusal": "result"}, bindings=("http", "mcp")),
+    Variant("forget-unknown-idempotent", "ump", "forget of an id the server never held answers {\"result\": "
+            "\"tombstoned\"} (forget is idempotent) instead of not_found", ("ump/unknown-id-not-found",),
+            {"forget_unknown": "idempotent"}, bindings=("http", "mcp")),
+    Variant("forget-ends-valid-time", "ump", "forget also ends the record's valid time (time.valid_to = now when "
+            "open), as the public contract says, besides tombstoning it", ("ump/forget-tombstones",
+                                                                            "ump/forget-retained"),
+            {"forget_sets_valid_to": True}, bindings=("http", "mcp")),
+    Variant("retention-erases", "ump", "a record whose consent.retention has passed is erased, not tombstoned",
+            ("ump/consent-retention-tombstone",), {"retention_expiry": "erase"}, bindings=("http", "mcp")),
+    Variant("never-merges", "ump", "remember never merges: a record equal in text, kind and owner to a stored "
+            "one is created anew (result created, a new id)", ("ump/remember-may-merge", "ump/remember-reports-result"),
+            {"merge_duplicates": False}, bindings=("http", "mcp")),
+    Variant("runtime-1.0-only", "ump", "the server speaks UMP 1.0 only at runtime (capabilities.versions [\"1.0\"]) "
+            "and refuses a client announcing 0.1, while still importing 0.1 records",
+            ("ump/capabilities-no-0.1-runtime", "ump/normalize-imported-0.1"),
+            {"runtime_versions": ("1.0",)}, since="1.0", bindings=("http", "mcp")),
+    Variant("mints-base32hex-ids", "ump", "minted ids are 26 characters of RFC 4648 base32hex in upper case "
+            "(0-9A-V), not lowercase base32", ("ump/id-minted-form", "ump/record-id-format"),
+            {"minted_ids": "base32hex"}, bindings=("http", "mcp")),
+    Variant("unknown-minor-accepted", "ump", "a record declaring an unknown minor of a known major (\"0.2\", "
+            "\"1.7\") is taken as the version known of that major (minors are additive), not refused",
+            ("ump/record-version",), {"unknown_minor": "accept"}),
+    Variant("redact-unreadable-paths-ignored", "ump", "a consent.redact entry the server cannot read as a path "
+            "(\"body..[[(\") is kept and names nothing, instead of refusing the record; the readable paths are "
+            "still applied", ("ump/remember-reject-policy", "ump/consent-redact-boundary"),
+            {"unreadable_redact_paths": "ignore"}, bindings=("http", "mcp")),
 )

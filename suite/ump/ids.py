@@ -20,7 +20,11 @@ from .integrity import content_hash
 __all__ = ["ID_PATTERN", "random_id", "content_addressed_id"]
 
 # Use ``ID_PATTERN.fullmatch(s)``: with ``match``/``search`` Python's ``$`` also accepts a final "\n".
-ID_PATTERN = re.compile(r"^urn:ump:[a-z2-7]+$")
+# §6.2 says "a random 128-bit base32 string": either RFC 4648 alphabet (base32, base32hex), either
+# case, padded or not. The text's own example ids ("urn:ump:1a…", "urn:ump:9f2c…") hold characters
+# only base32hex has, and RFC 4648 writes base32 in upper case (issue 13; docs/catalogue-ump.md). What
+# the reference mints stays lowercase unpadded base32, as the public implementation does.
+ID_PATTERN = re.compile(r"^urn:ump:[A-Za-z0-9]+=*$")
 
 
 def random_id() -> str:

@@ -44,6 +44,15 @@ __all__ = [
 ]
 
 VERSIONS = ("0.1", "1.0")
+
+
+def known_minor(declared: str) -> str | None:
+    """The known version of `declared`'s major ("1.7" -> "1.0", "0.2" -> "0.1"), for a reader that
+    takes an unknown minor as additive (§8); None when `declared` is no major.minor of a known major."""
+    parts = declared.split(".")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return None
+    return next((v for v in VERSIONS if v.split(".")[0] == parts[0]), None)
 KINDS = ("semantic", "episodic", "procedural", "working", "identity")
 VISIBILITIES = ("private", "shared", "public")
 TIME_FIELDS = ("created", "observed", "valid_from", "valid_to")

@@ -8,9 +8,14 @@ from ._data import example, minimal
 
 
 def test_pattern():
-    assert ID_PATTERN.pattern == r"^urn:ump:[a-z2-7]+$"
-    assert ID_PATTERN.fullmatch("urn:ump:jbswy3dpehpk3pxp")
-    for bad in ("urn:ump:", "urn:ump:ABC", "urn:ump:0189", "urn:ump:3dbd6376-aa", "urn:amp:abc", "urn:ump:abc\n"):
+    # §6.2 "base32": either RFC 4648 alphabet, either case, padded or not; the text's own example ids
+    # ("urn:ump:9f2c…", "urn:ump:1a…") hold base32hex digits (issue 13: the published [a-z2-7] refused them)
+    assert ID_PATTERN.pattern == r"^urn:ump:[A-Za-z0-9]+=*$"
+    for good in ("urn:ump:jbswy3dpehpk3pxp", "urn:ump:JBSWY3DPEHPK3PXP", "urn:ump:9f2c01a8b3e4",
+                 "urn:ump:1a", "urn:ump:JBSWY3DPEHPK3PXPJBSWY3DPEE======"):
+        assert ID_PATTERN.fullmatch(good), good
+    for bad in ("urn:ump:", "urn:ump:3dbd6376-aa", "urn:amp:abc", "urn:ump:abc\n", "urn:ump:=", "urn:ump:ab=c",
+                "urn:ump:a/b", "jbswy3dpehpk3pxp"):
         assert not ID_PATTERN.fullmatch(bad), bad
 
 

@@ -58,7 +58,9 @@ def test_schemas_differ_from_the_published_one_only_as_documented():
         ours = schema(version)
         assert {k: v for k, v in ours.items() if k not in ignore | {"properties"}} == \
             {k: v for k, v in published.items() if k not in ignore | {"properties"}}
-        theirs = dict(published["properties"], ump={"const": version})
+        # DIFFERENCES.md #3a: the id pattern takes either base32 alphabet and case (issue 13)
+        theirs = dict(published["properties"], ump={"const": version},
+                      id=dict(published["properties"]["id"], pattern="^urn:ump:[A-Za-z0-9]+=*$"))
         assert ours["properties"] == theirs
 
 
@@ -147,8 +149,8 @@ CASES = [
     ("ump-10.3", _set(["ump"], "10.3"), "/ump", "ump/reject-unknown-major"),
     ("ump-2", _set(["ump"], "2"), "/ump", "ump/reject-unknown-major"),
     # id
-    ("id-upper", _set(["id"], "urn:ump:ABC"), "/id", "ump/record-id-format"),
-    ("id-hex", _set(["id"], "urn:ump:3dbd6376a8f0"), "/id", "ump/record-id-format"),
+    ("id-slash", _set(["id"], "urn:ump:ab/cd"), "/id", "ump/record-id-format"),
+    ("id-padding-only", _set(["id"], "urn:ump:=="), "/id", "ump/record-id-format"),
     ("id-uuid", _set(["id"], "urn:ump:9f2c-11"), "/id", "ump/record-id-format"),
     ("id-empty", _set(["id"], "urn:ump:"), "/id", "ump/record-id-format"),
     ("id-newline", _set(["id"], "urn:ump:abc\n"), "/id", "ump/record-id-format"),

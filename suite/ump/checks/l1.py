@@ -60,9 +60,10 @@ ERROR_CODES = ("unauthorized", "forbidden_scope", "not_found", "invalid_record",
                "signature_invalid", "unsupported", "rate_limited")
 #: §3.2, the standardized signal names.
 SIGNALS = ("similarity", "recency", "salience", "scope_match", "provenance_depth")
-#: §6.2 as the public implementation mints: 128 random bits or a BLAKE3-256 hash, lowercase
-#: unpadded base32 (26 or 52 characters).
-MINTED_ID = re.compile(r"urn:ump:(?:[a-z2-7]{26}|[a-z2-7]{52})")
+#: §6.2: 128 random bits or a BLAKE3-256 hash as base32, 26 or 52 characters (unpadded; 32 or 56
+#: padded), in either RFC 4648 alphabet and either case (the public implementation mints lowercase
+#: base32; issue 13, record-id-format).
+MINTED_ID = re.compile(r"urn:ump:(?:[A-Za-z0-9]{26}(?:={6})?|[A-Za-z0-9]{52}(?:={4})?)")
 #: HTTP status per §3.7 code (the notes, HTTP binding); every other code is a 4xx (400).
 STATUS_FOR_CODE = {"not_found": 404, "unauthorized": 401, "forbidden_scope": 403, "rate_limited": 429}
 #: The MCP tool name of each operation (§4.1).
@@ -1417,8 +1418,8 @@ def http_error_status(ctx: CheckContext) -> None:
     judged = 0
     for what, reply in replies:
         code = _code(reply)
-        if code is None:
-            continue
+        if code is None or code == "rejected":
+            continue  # (§3.3's {result: "rejected"} is a response, not an error: no error status owed)
         judged += 1
         if code == "internal" or (reply.status or 0) >= 500:
             raise TargetError(f"{what} failed inside the server: {reply.describe()}")
@@ -2153,6 +2154,15 @@ def golden_vectors(ctx: CheckContext) -> None:
         _vector_valid(ctx, sent, reply, own, auth, ours, level)
     elif expect.get("verdict") == "invalid":
         _vector_invalid(ctx, case, sent, reply, reqs, auth, ours, level)
+    elif expect.get("verdict") == "acceptable":
+        # A reading the text leaves open (the vector's `why`): taken or refused are both right; a
+        # refused record must not stay stored.
+        if _code(reply) is not None:
+            left = _stored_copy(ctx, sent, auth)
+            if left is not None:
+                ctx.violation(case.requirements[0], f"the record was refused ({_code(reply)}) but get "
+                              f"{sent.get('id')} now returns it: a refused record is not stored; "
+                              f"{_spec(case.requirements[0])}", sent=sent, received=left)
     else:
         raise NotApplicable(f"verdict {expect.get('verdict')!r}: nothing a server must do")
 
@@ -2270,7 +2280,7 @@ def _vector_invalid(ctx: CheckContext, case: Any, sent: dict[str, Any], reply: R
             ctx.violation(r, f"an invalid record was accepted ({reply.describe()}); the spec asks for a refusal with "
                           f"{wanted}{where}; {_spec(r)}", sent=sent, received=reply.body)
         return
-    if code != wanted and code not in also:
+    if code != wanted and code not in also and code != "rejected":  # (§3.3's own refusal is one too)
         if code in ("forbidden_scope", "unauthorized") and not ours:
             raise NotApplicable(f"refused with {code}: the record's owner is not a key the suite holds, so access "
                                 "was decided before the record was read; the refusal itself is right")

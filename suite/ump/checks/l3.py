@@ -209,6 +209,11 @@ def _signed_control(ctx: CheckContext) -> None:
                             "so refusing a tampered one proves no verification")
 
 
+def _rejected(reply: Reply) -> bool:
+    """remember answered §3.3's own refusal, {result: "rejected"} (variant remember-rejects-as-result)."""
+    return reply.error_code is None and isinstance(reply.body, dict) and reply.body.get("result") == "rejected"
+
+
 @check("ump/l3/integrity-verify-on-read", spec=SPEC, requirements=("ump/integrity-verify-on-read",),
        bindings=LIVE, title="records whose integrity fails are refused with signature_invalid, not stored")
 def integrity_verify_on_read(ctx: CheckContext) -> None:
@@ -224,7 +229,7 @@ def integrity_verify_on_read(ctx: CheckContext) -> None:
     variants.append(("a valid signature by mallory's key while scope.owner is owner-a", m, rec))
     for label, m, rec in variants:
         reply = ctx.client.remember(rec)
-        if reply.error_code != "signature_invalid":
+        if reply.error_code != "signature_invalid" and not _rejected(reply):
             _fail(ctx, R, f"remember of a record with {label} was not refused with signature_invalid", reply)
         leak = _not_stored(ctx, m, rec["id"])
         if leak:
@@ -240,7 +245,9 @@ def remember_reject_bad_signature(ctx: CheckContext) -> None:
     _signed_control(ctx)
     for label, m, rec in _tampered_variants(ctx):
         reply = ctx.client.remember(rec)
-        if reply.ok:
+        if _rejected(reply):
+            pass  # §3.3 lists `rejected` among remember's results: a refusal as good as the envelope
+        elif reply.ok:
             _fail(ctx, R, f"remember of a record with {label} was accepted "
                           f"(result {reply.body.get('result')!r})", reply)
         elif reply.error_code != "signature_invalid":

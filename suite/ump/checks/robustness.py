@@ -866,6 +866,25 @@ class _Sentinel:
     why_not: str | None = None
 
 
+#: Refusals of who asks: a server may ask the token before it reads the body (§3 orders neither).
+_AUTHORIZATION = ("forbidden_scope", "unauthorized")
+
+
+def _parsed(body: Any) -> Any:
+    try:
+        return json.loads(body) if isinstance(body, (bytes, str)) else body
+    except ValueError:
+        return None
+
+
+def _granted(request: Any) -> bool:
+    """Whether the record in a remember request names owner-a, whose token the probes carry: only
+    then must the refusal be about the record rather than about who asks."""
+    rec = request.get("record", request) if isinstance(request, dict) else None
+    scope = rec.get("scope") if isinstance(rec, dict) else None
+    return isinstance(scope, dict) and scope.get("owner") == did(OWNER_A)
+
+
 def _sentinel(ctx: CheckContext) -> _Sentinel:
     rec = sample_record("semantic", text=f"{marker('sen')} a sentinel the bad-input probe must leave alone")
     reply = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
@@ -1005,7 +1024,9 @@ def bad_input(ctx: CheckContext) -> None:
                           f"{status}: an error is never a 2xx; {_spec('ump/http-error-status')}", sent=sent,
                           received=reply.body)
         elif probe.must_fail:
-            if probe.invalid_record:
+            if probe.invalid_record and reply.body.get("result") == "rejected":
+                pass  # §3.3's own refusal, {result: "rejected"}: as good as the envelope
+            elif probe.invalid_record:
                 ctx.violation("ump/remember-invalid-record", f"{what} was accepted ({reply.describe()}); what is no "
                               f"record is refused with invalid_record and not stored; "
                               f"{_spec('ump/remember-invalid-record')}", sent=sent, received=reply.body)
@@ -1024,13 +1045,15 @@ def bad_input(ctx: CheckContext) -> None:
                       sent=sent, received=reply.body if reply.body is not None else reply.raw)
     else:
         code = _judge_refusal(ctx, what, reply, route=probe.route, sent=sent)
-        if probe.invalid_record and code is not None and code != "invalid_record":
+        if probe.invalid_record and code is not None and code != "invalid_record" \
+                and not (code in _AUTHORIZATION and not _granted(_parsed(body))):
             ctx.violation("ump/remember-invalid-record", f"{what} was refused with {code}; the §3.7 code for what is "
                           f"no valid record is invalid_record; {_spec('ump/remember-invalid-record')}", sent=sent,
                           received=reply.body)
+    rejected = 200 <= status < 300 and isinstance(reply.body, dict) and reply.body.get("result") == "rejected"
     if probe.stores and not (200 <= status < 300 and not probe.must_fail):
         left = _stored_with(ctx, word)
-        if left is not None and not (200 <= status < 300):
+        if left is not None and (not (200 <= status < 300) or rejected):
             ctx.violation("ump/remember-invalid-record", f"{what} was refused (HTTP {status}), yet the store now "
                           f"serves a record holding its marker {word!r} ({left.get('id')}): a refused record is not "
                           f"stored; {_spec('ump/remember-invalid-record')}", sent=sent, received=left)
@@ -1131,7 +1154,9 @@ def bad_arguments(ctx: CheckContext) -> None:
     failed = reply.error_code is not None or "isError" in remarks or "JSON-RPC error" in remarks
     code = _mcp_code(reply) if failed else None
     if not failed:
-        if probe.must_fail and probe.invalid_record:
+        if probe.operation == "remember" and isinstance(reply.body, dict) and reply.body.get("result") == "rejected":
+            failed = True  # §3.3's own refusal, {result: "rejected"}: as good as an error
+        elif probe.must_fail and probe.invalid_record:
             ctx.violation("ump/remember-invalid-record", f"{what} was accepted ({reply.describe()}); what is no "
                           f"record is refused with invalid_record and not stored; "
                           f"{_spec('ump/remember-invalid-record')}", sent=sent, received=received)
@@ -1158,7 +1183,8 @@ def bad_arguments(ctx: CheckContext) -> None:
         elif code is not None and code not in ERROR_CODES:
             ctx.violation("ump/error-codes", f"{what} failed with code {code!r}, which is not one of §3.7's "
                           f"{', '.join(ERROR_CODES)}; {_spec('ump/error-codes')}", sent=sent, received=received)
-        elif probe.invalid_record and code is not None and code != "invalid_record":
+        elif probe.invalid_record and code is not None and code != "invalid_record" \
+                and not (code in _AUTHORIZATION and not _granted(arguments)):
             ctx.violation("ump/remember-invalid-record", f"{what} was refused with {code}; the §3.7 code for what is "
                           f"no valid record is invalid_record; {_spec('ump/remember-invalid-record')}", sent=sent,
                           received=received)
