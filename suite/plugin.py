@@ -63,6 +63,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="judge under this profile of a spec that names several (OMF: memd, the default, or "
                          "consumer, a plain OMF producer/consumer); repeatable, one per spec; a descriptor's "
                          "`profile` key says it for its target")
+    group.addoption("--ump-owners", default=None, metavar="FILE",
+                    help="UMP owners you control: a TOML file with an [ump] section naming owner-a and owner-b "
+                         "(did + seed, or a token_command) for targets without a descriptor (docs/vendor-keys.md); "
+                         "default: the suite's test keys")
+    group.addoption("--ump-token-times", default=None, choices=("iso", "numeric"),
+                    help="how capability tokens carry exp/nbf for your server: ISO-8601 strings (the public UMP "
+                         "implementation's, the default) or numbers (docs/vendor-keys.md)")
     group.addoption("--baseline", default=None, metavar="FILE",
                     help="TOML file of accepted failures: a listed failure is xfailed, a listed item "
                          "that now passes is stale and fails the run (see memconform.reports.baseline)")
@@ -134,6 +141,7 @@ def pytest_configure(config: pytest.Config) -> None:
             baseline = load_baseline(config.getoption("baseline"))
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
+    _ump_owner_options(config)
     config.stash[STATE] = RunState(
         targets=list(config.getoption("target")),
         specs=_parse_specs(config.getoption("spec")),
@@ -153,6 +161,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
     filters.check_filters(config.stash[STATE].specs, config.stash[STATE].bindings)
     config.pluginmanager.register(junit.JunitNames(config), "memconform-junit")
+
+
+def _ump_owner_options(config: pytest.Config) -> None:
+    """--ump-owners / --ump-token-times stand for the environment variables suite/ump/owners.py
+    reads (so xdist workers, started after this, see them too); a bad file is a usage error now,
+    not an error in every check."""
+    from memconform.suite.ump import owners
+
+    if config.getoption("ump_owners"):
+        os.environ[owners.ENV_OWNERS] = str(Path(config.getoption("ump_owners")).resolve())
+    if config.getoption("ump_token_times"):
+        os.environ[owners.ENV_TIMES] = config.getoption("ump_token_times")
+    if config.getoption("ump_owners") or config.getoption("ump_token_times"):
+        try:
+            owners.from_environment()
+        except Exception as exc:  # OwnerError, OSError, TOML errors: all say what is wrong
+            raise pytest.UsageError(f"--ump-owners/--ump-token-times: {exc}") from None
 
 
 def _profile_names(names: list[str]) -> tuple[str, ...]:

@@ -137,3 +137,18 @@ def test_memconform_token_mint_and_inspect(tmp_path):
     assert shown.exit_code == 0 and "valid" in shown.output
     expired = captoken.mint(test_signing_key("owner-a"), now=time.time() - 7200, ttl=60)
     assert runner.invoke(cli, ["token", "inspect", expired]).exit_code == 1
+
+
+def test_pytest_options_name_the_owners_and_token_times(pytester, monkeypatch, tmp_path):
+    # the options stand for the environment variables; restore them for the tests after this one
+    monkeypatch.delenv(owners.ENV_OWNERS, raising=False)
+    monkeypatch.delenv(owners.ENV_TIMES, raising=False)
+    result, _ = run_suite(pytester, "--target=reference", "--spec=ump@1.0", "--binding=http",
+                          "--ump-owners", str(tmp_path / "missing.toml"), "--check=ump/l1/capabilities-shape")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--ump-owners/--ump-token-times:*missing.toml*"])
+    monkeypatch.delenv(owners.ENV_OWNERS, raising=False)
+    result, report = run_suite(pytester, "--target=reference?variant=token-times-numeric", "--spec=ump@1.0",
+                               "--binding=http", "--ump-token-times", "numeric", "--level", "L3")
+    assert owners.from_environment().times == "numeric"
+    assert failed_requirements(report) == set() and result.ret == 0
