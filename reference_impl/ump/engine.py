@@ -119,14 +119,19 @@ class UmpEngine:
     def import_records(self, records: Iterable[Any]) -> list[str]:
         """Admit every record, then store them in one transaction: a rejected batch writes nothing."""
         records = list(records)
-        if self.fault == "stores-rejected-batch":
-            ids = []
+        if self.policy.import_batch == "per-record":
+            kept, refused = [], None
             for rec in records:
-                admitted = self.admit(rec)
-                self._put(admitted)
-                ids.append(admitted["id"])
-            self._db.commit()
-            return ids
+                try:
+                    kept.append(self.admit(rec))
+                except UmpError as exc:
+                    refused = refused or exc  # the first refusal is what the import reports
+            with self._db:
+                for rec in kept:
+                    self._put(rec)
+            if refused is not None:
+                raise refused
+            return [rec["id"] for rec in kept]
         admitted = [self.admit(rec) for rec in records]
         with self._db:
             for rec in admitted:

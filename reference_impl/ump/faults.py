@@ -52,8 +52,6 @@ UMP_FAULTS = (
           ("ump/record-time", "ump/reject-invalid-record"), bindings=FILE),
     Fault("accepts-bad-field-types", "ump", "import does not check member types and ranges",
           ("ump/record-field-types", "ump/reject-invalid-record"), bindings=FILE),
-    Fault("stores-rejected-batch", "ump", "a rejected import keeps the records read before the bad one",
-          ("ump/reject-invalid-record",), bindings=FILE),
     # A reader that refuses `working` records also fails to read valid files holding them, and
     # so cannot take its own Markdown of such a record back.
     Fault("refuses-working-kind", "ump", "the file reader refuses records of kind `working`",

@@ -95,3 +95,8 @@ class UmpPolicy:
     #: Pointers and `$`-rooted paths are all in use), so an entry the server cannot read names
     #: nothing it holds and is ignored ("ignore"), the paths it can read still applied.
     unreadable_redact_paths: str = "refuse"
+    #: ump/reject-invalid-record: an import (a .ump.json array, NDJSON) holding an invalid record
+    #: is refused whole, nothing stored ("atomic"). Other reading: each record is admitted on its
+    #: own; the valid ones are stored and the import reports the refused one ("per-record"); §3.3's
+    #: "MUST reject (not silently store)" binds the invalid record, and no text makes a file atomic.
+    import_batch: str = "atomic"
