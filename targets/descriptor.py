@@ -86,7 +86,7 @@ BINDING_SECTIONS = {"ump": ("http", "mcp"), "upp": ("http", "stdio"), "omf": ("c
 UMP_OWNER_KEYS = ("token_times", "owners")
 #: [upp.methods]: spec operation name -> the name the server serves it under (docs/descriptors.md)
 UPP_METHOD_KEYS = ("methods",)
-TOP_KEYS = ("name", "specs", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf")
+TOP_KEYS = ("name", "specs", "profile", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf")
 
 
 class DescriptorError(TargetStringError):
@@ -344,6 +344,8 @@ class Descriptor:
     http_base_url: str | None = None  # [omf.http]
     start: StartCommand | None = None
     known_deviations: tuple[Deviation, ...] = ()
+    #: the spec profile the implementation claims (OMF: "memd" or "consumer"), for the specs that have it
+    profile: str | None = None
     bindings: tuple[Binding, ...] = ()  # [ump.*] and [upp.*]
     stop: StopCommand = StopCommand()
     port: int | None = None  # the value of {port}; None when no template names it
@@ -530,7 +532,19 @@ def load_descriptor(path: str | Path) -> Descriptor:
     stop = _stop(r, data, names, start)
     return Descriptor(path=path, name=name.strip(), specs=specs, cli=cli, vars=var_templates,
                       http_base_url=omf_url, start=start, bindings=bindings, stop=stop, port=r.port_value,
-                      known_deviations=_deviations(r, data.get("known_deviations", [])))
+                      known_deviations=_deviations(r, data.get("known_deviations", [])),
+                      profile=_profile(r, data.get("profile")))
+
+
+def _profile(r: _Reader, value: Any) -> str | None:
+    if value is None:
+        return None
+    from memconform.suite import catalogue as catalogues
+
+    known = sorted({p for spec in catalogues.SPECS for p in catalogues.load(spec).profiles})
+    if not isinstance(value, str) or value not in known:
+        raise r.fail("profile", f"profile {value!r}: one of {', '.join(known) or '(no spec has profiles)'}")
+    return value
 
 
 def _specs(r: _Reader, value: Any) -> tuple[tuple[str, str], ...]:
@@ -1247,6 +1261,7 @@ class DescriptorDriver:
             "label": self.label, "kind": "descriptor", "path": str(d.path), "name": d.name,
             "specs": [f"{s}@{v}" for s, v in d.specs], "advertised": dict(self._advertised), "bindings": bindings,
             "known_deviations": [{"requirement": x.requirement, "reason": x.reason} for x in d.known_deviations],
+            **({"profile": d.profile} if d.profile else {}),
             # the UPP checks of semantics call these operations by the server's names (docs/descriptors.md)
             **({"upp_methods": d.upp_methods} if d.upp_methods else {})}
         if d.start is not None:

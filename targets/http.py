@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 
 from memconform.suite.omf.vocabulary import VERSION as OMF_VERSION
-from memconform.suite.outcomes import TargetError
+from memconform.suite.outcomes import SentRequest, TargetError
 from memconform.suite.ump import owners as ump_owners, record as ump_record, testkeys
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.answers import http_answer
@@ -96,6 +96,10 @@ def _capped_lines(chunks: Iterator[str], limit: int) -> Iterator[str]:
         pending = []
     if "".join(pending):
         yield "".join(pending)
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in str(version).split("."))
 
 
 class _TokenCache:
@@ -269,6 +273,9 @@ class HttpUmpClient:
         elif code is None:
             wire.append(f"HTTP {status} without an {{\"error\": {{\"code\", \"message\"}}}} envelope")
             code = f"http_{status}"
+        if isinstance(sent, dict):  # findings then say what was sent, where and as whom
+            sent = SentRequest(sent, f"{response.request.method} {response.request.url.raw_path.decode('ascii', 'replace')}",
+                               how)
         return Reply(operation=operation, binding="http", sent=sent, status=status, body=body,
                      error_code=code, error_message=message, raw=raw, wire=tuple(wire), auth=how)
 
@@ -662,8 +669,12 @@ class HttpDriver:
         return self._clients[subject.version]
 
     def describe(self) -> dict[str, Any]:
+        # the report reads a target's claim per spec (reports/model.py); the newest UMP version's
+        # claim stands for UMP, as its level line is the one a vendor states
+        ump_levels = [self._levels[v] for v in sorted(self._levels, key=_version_key, reverse=True)
+                      if isinstance(self._levels[v], str)]
         out: dict[str, Any] = {"label": self.label, "kind": "http", "url": self.base_url,
-                               "advertised": dict(self._levels)}
+                               "advertised": {"ump": ump_levels[0]} if ump_levels else {}}
         if self._discovered is not None:
             out["discovered_from"] = self._discovered.get("_source")
             server = self._discovered.get("server")

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from memconform.suite.outcomes import NotApplicable, TargetError
+from memconform.suite.outcomes import NotApplicable, SentRequest, TargetError
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.answers import NotTheProtocol
 from memconform.targets.base import Subject
@@ -637,6 +637,8 @@ def reply_from_result(operation: str, sent: Any, result: Any, auth: str | None) 
     JSON text; the error code from structuredContent.error.code, else from text "<code>: …"."""
     from mcp.shared.exceptions import MCPError
 
+    if isinstance(sent, dict):  # findings then say what was sent, where and as whom
+        sent = SentRequest(sent, f"tools/call {operation}", auth)
     if isinstance(result, MCPError):
         return Reply(operation, "mcp", sent, raw=f"JSON-RPC error {result.code}: {result.message}",
                      error_message=result.message,
@@ -1175,8 +1177,12 @@ class McpDriver:
         info.update(self._deaths.describe())
         if self._versions is None:
             return info
-        info["advertised"] = {v: c.get("conformance") for v, c in self._caps_per_version.items()
-                              if isinstance(c, dict)}
+        # keyed by spec, as the report reads it (reports/model.py): the newest version's claim
+        claims = [c.get("conformance") for v, c in sorted(self._caps_per_version.items(), reverse=True,
+                                                          key=lambda item: tuple(int(p) if p.isdigit() else 0
+                                                                                 for p in item[0].split(".")))
+                  if isinstance(c, dict) and isinstance(c.get("conformance"), str)]
+        info["advertised"] = {"ump": claims[0]} if claims else {}
         info["versions"] = list(self._versions)
         info["tools"] = [t.get("name") for t in self._tools or []]
         some = next((s for s in self._sessions.values() if s.protocol_version), None)
