@@ -6,7 +6,9 @@ report as failed against it, and nothing else; the project's own tests hold the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,12 @@ class Fault:
     #: (tests/harness/test_faults.py) leave it out; the interop tests (tests/interop/) prove that the
     #: round trip reports exactly its `breaks`.
     interop_only: bool = False
+    #: How the fault is made, apart from the right implementation (Bowtie's miniatures): decision
+    #: points of the spec's policy set to a value the text forbids (`reference_impl/<spec>/policy.py`)…
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    #: …and/or operations wrapped: operation name -> wrap(implementation, original) -> the wrong
+    #: operation. The service itself then holds no branch on the fault's name.
+    wraps: Mapping[str, Callable[[Any, Callable[..., Any]], Callable[..., Any]]] = field(default_factory=dict)
 
     def applies_to(self, spec: str, version: str) -> bool:
         from memconform.suite.catalogue import version_key
@@ -42,3 +50,29 @@ def _collect() -> dict[str, Fault]:
 
 
 FAULTS: dict[str, Fault] = _collect()
+
+
+def deviate(policy: Any, spec: str, fault: str | None, variants: tuple[str, ...] = ()) -> Any:
+    """The spec's policy as a reference implementation runs it: its defaults, the named variants'
+    readings, then the fault's overrides (a fault and a variant may not set one point two ways)."""
+    import dataclasses
+
+    from memconform.reference_impl import variants as switches
+
+    policy = switches.apply(policy, spec, variants)
+    f = FAULTS.get(fault) if fault else None
+    if f is None or f.spec != spec or not f.overrides:
+        return policy
+    for point in f.overrides:
+        if not hasattr(policy, point):
+            raise ValueError(f"fault {f.name!r} sets {point!r}, which the {spec} policy does not have")
+    return dataclasses.replace(policy, **f.overrides)
+
+
+def install_wraps(implementation: Any, spec: str, fault: str | None) -> None:
+    """Replace the operations the fault wraps on this one object (never on its class)."""
+    f = FAULTS.get(fault) if fault else None
+    if f is None or f.spec != spec:
+        return
+    for operation, wrap in f.wraps.items():
+        setattr(implementation, operation, wrap(implementation, getattr(implementation, operation)))
