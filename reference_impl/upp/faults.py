@@ -1,236 +1,346 @@
-"""UPP faults of the reference implementation (spec "upp", since 1.0.0).
+"""UPP faults of the reference implementation (spec "upp", since 1.0.0): the one table of every
+deliberate violation, each of one MUST (or SHOULD) of suite/upp/catalogue.toml.
 
-Each is one deliberate violation of one MUST of suite/upp/catalogue.toml, switched on by an
-`if self.fault == ...` where the behaviour changes: the JSON-RPC wire faults in `rpc.py`, the
-binding faults in the bindings (`stdio.py`, and `rpc.encode` for both), every other in
-`service.py`. bindings None = both UPP bindings (http and stdio).
+Each entry says how the fault is made, apart from the right implementation (service.py, rpc.py,
+stdio.py hold no branch on a fault's name): `overrides` set a decision point of `policy.UppPolicy`
+to a value the text forbids, and `wraps` replace a method of the service with a wrong one — an
+operation (`_ingest`, `_retrieve`, …) or one of the small seams it is built from (`_present`,
+`_new_status`, `_superseded_by`, `_package`, `_import_event`, …), or, through `within`, a method of
+its JSON-RPC endpoint (`rpc.RpcEndpoint`: the wire and the stdio framing), its task runner or its
+store. One-line wrongs sit beside their entry; longer ones are named in `faulty.py`.
+bindings None = both UPP bindings (http and stdio).
 
 `breaks` are the requirements the checks are expected to report failed against each fault; the
 calibration against the real checks is the lead's, so where a fault shows in more than one check
 the note says why.
 """
 
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
 from memconform.reference_impl.faults import Fault
+from memconform.reference_impl.upp import faulty as w
+from memconform.reference_impl.upp.exports import parse_time
+from memconform.reference_impl.upp.faulty import (after, before, drop, each, every_response, extracted, in_package,
+                                                  keep, object_of, then, unserved, within)
 
 
 def _f(name: str, description: str, *breaks: str, bindings: tuple[str, ...] | None = None,
-       interop_only: bool = False) -> Fault:
+       interop_only: bool = False, overrides: Mapping[str, Any] | None = None,
+       wraps: Mapping[str, Callable[..., Any]] | None = None) -> Fault:
     return Fault(f"upp-{name}", "upp", description, tuple(f"upp/{b}" for b in breaks), since="1.0.0",
-                 bindings=bindings, interop_only=interop_only)
+                 bindings=bindings, interop_only=interop_only, overrides=dict(overrides or {}),
+                 wraps=dict(wraps or {}))
 
 
 UPP_FAULTS = (
     # -- JSON-RPC 2.0 on the wire (rpc.py) -----------------------------------------------------------
-    _f("jsonrpc-version-missing", "responses leave out the \"jsonrpc\": \"2.0\" member", "jsonrpc-version"),
+    _f("jsonrpc-version-missing", "responses leave out the \"jsonrpc\": \"2.0\" member", "jsonrpc-version",
+       wraps=every_response(drop("jsonrpc"))),
     _f("id-not-echoed", "a successful response echoes a numeric id as a string (5 → \"5\"); error responses "
-       "echo it right", "jsonrpc-id-echo"),
-    _f("result-and-error", "error responses also carry \"result\": null", "jsonrpc-result-xor-error"),
-    _f("error-without-message", "error objects have a code but no message", "jsonrpc-error-object"),
+       "echo it right", "jsonrpc-id-echo",
+       wraps=every_response(w.id_as_string)),
+    _f("result-and-error", "error responses also carry \"result\": null", "jsonrpc-result-xor-error",
+       wraps=every_response(w.result_beside_error)),
+    _f("error-without-message", "error objects have a code but no message", "jsonrpc-error-object",
+       wraps=every_response(w.error_without_message)),
     _f("parse-error-with-id", "a message that is not JSON gets -32700 with id 0 instead of null",
-       "jsonrpc-parse-error"),
+       "jsonrpc-parse-error",
+       wraps=within("_endpoint", _parse_error=then(keep(id=0)))),
     _f("invalid-request-as-parse-error", "a JSON value that is not a request object gets -32700 (Parse error) "
-       "instead of -32600", "jsonrpc-invalid-request"),
+       "instead of -32600", "jsonrpc-invalid-request",
+       wraps=within("_endpoint", _invalid_request=w.invalid_request_as_parse_error)),
     _f("unknown-method-as-invalid-request", "an unknown method gets -32600 instead of -32601",
-       "jsonrpc-method-not-found"),
+       "jsonrpc-method-not-found",
+       wraps=w.recoded(w.unknown_method_as_invalid_request)),
     _f("notification-replied", "a notification (no id) gets a response, with id null",
-       "jsonrpc-notification-no-reply"),
+       "jsonrpc-notification-no-reply",
+       wraps=w.notification_replied(in_batch_only=False)),
     _f("batch-notification-replied", "inside a batch, each notification gets a response (with id null), and a "
-       "batch of notifications only gets an array", "jsonrpc-batch-notifications"),
+       "batch of notifications only gets an array", "jsonrpc-batch-notifications",
+       wraps=w.notification_replied(in_batch_only=True)),
     _f("batch-empty-array", "an empty batch [] is answered with an empty array instead of one -32600 object",
-       "jsonrpc-batch-empty"),
+       "jsonrpc-batch-empty",
+       wraps=within("_endpoint", _empty_batch=then(lambda error: []))),
     # Only a response holding non-ASCII text shows it (an event value with an accent, say).
-    _f("responses-latin1", "responses are encoded in Latin-1, not UTF-8", "jsonrpc-utf8-json"),
+    _f("responses-latin1", "responses are encoded in Latin-1, not UTF-8", "jsonrpc-utf8-json",
+       wraps=within("_endpoint", encode=lambda endpoint, original: lambda text: text.encode("latin-1", "replace"))),
     _f("stdio-split-lines", "over stdio, each response has a raw newline after its opening bracket (two lines)",
-       "stdio-line-framing", bindings=("stdio",)),
-    # -- params and error codes (service.py) ---------------------------------------------------------
+       "stdio-line-framing", bindings=("stdio",),
+       wraps=within("_endpoint", line=w.split_line)),
+    # -- params and error codes ---------------------------------------------------------------------
     _f("invalid-params-as-internal", "a request missing a required parameter is answered -32603 Internal error "
-       "instead of -32602 (mistyped parameters still get -32602)", "error-invalid-params"),
-    # Both SHOULDs now (issue 13): a warning, and the same decision point is a variant the suite
-    # passes (reference_impl/upp/policy.py, FAULT_POLICIES).
+       "instead of -32602 (mistyped parameters still get -32602)", "error-invalid-params",
+       wraps=w.recoded(w.missing_params_as_internal)),
+    # Both SHOULDs now (issue 13): a warning, and the same decision point read the other way is a
+    # variant the suite passes (variants.py).
     _f("params-required", "upp/info and upp/get_labels answer -32602 when the request has no params member "
-       "(a SHOULD)", "params-may-be-omitted"),
+       "(a SHOULD)", "params-may-be-omitted",
+       overrides={"params_required": True}),
     _f("unknown-params-rejected", "a request with a parameter the server does not know is refused with -32602 "
-       "(a SHOULD)", "unknown-params-ignored"),
+       "(a SHOULD)", "unknown-params-ignored",
+       overrides={"unknown_params": "reject"}),
     # retrieve's own checks then fail too: every retrieve the suite sends lacks max_results.
     _f("requires-extension-param", "upp/retrieve requires the extension parameter max_results "
        "(-32602 naming it in missing_params)", "extension-params-optional", "retrieve-returns-events",
-       "retrieve-unknown-user"),
+       "retrieve-unknown-user",
+       wraps={"_take": w.retrieve_requires_max_results}),
     _f("user-not-found-when-nothing-matches", "upp/retrieve answers -32001 User Not Found for a known user when "
-       "no event shares a word with the query", "error-user-not-found"),
+       "no event shares a word with the query", "error-user-not-found",
+       wraps={"_retrieve": w.user_not_found_when_nothing_matches}),
     # -- operations served under their spec names -------------------------------------------------
     # info lists the names served and so declares level 1: it stays consistent with itself.
     _f("near-miss-method-names", "serves upp/events, upp/delete, upp/labels, upp/export, upp/import instead "
        "of upp/get_events, upp/delete_events, upp/get_labels, upp/export_events, upp/import_events",
-       "op-get-events", "op-delete-events", "op-get-labels", "op-export-events", "op-import-events"),
+       "op-get-events", "op-delete-events", "op-get-labels", "op-export-events", "op-import-events",
+       wraps=w.served_as(w.NEAR_MISS)),
     # Without info, checks learn what is served by probing; level-1 operations cannot be left out
     # of a listing that still says level 1, so the declared level no longer matches either.
-    _f("no-info", "upp/info is not served (-32601)", "op-info"),
-    _f("no-ingest", "upp/ingest is not served (-32601; info lists it not)", "op-ingest", "conformance-level-matches"),
+    _f("no-info", "upp/info is not served (-32601)", "op-info",
+       wraps=unserved("upp/info")),
+    _f("no-ingest", "upp/ingest is not served (-32601; info lists it not)", "op-ingest", "conformance-level-matches",
+       wraps=unserved("upp/ingest")),
     # The bad-input checks send retrieve mistyped params and get -32601 instead of -32602.
     _f("no-retrieve", "upp/retrieve is not served (-32601; info lists it not)", "op-retrieve",
-       "conformance-level-matches", "error-invalid-params"),
+       "conformance-level-matches", "error-invalid-params",
+       wraps=unserved("upp/retrieve")),
     _f("no-contextualize", "upp/contextualize is not served (-32601; info lists it not and declares level 1)",
-       "op-contextualize"),
+       "op-contextualize",
+       wraps=unserved("upp/contextualize")),
     _f("no-get-tasks", "upp/get_tasks is not served (-32601; info lists it not and declares level 1)",
-       "op-get-tasks"),
+       "op-get-tasks",
+       wraps=unserved("upp/get_tasks")),
     # -- Event / StoredEvent (service._present, service._checked) --------------------------------
     _f("event-missing-source-type", "events are returned without source_type",
-       "event-required-fields", "stored-event-required-fields"),
+       "event-required-fields", "stored-event-required-fields",
+       wraps=each("_present", drop("source_type"))),
     _f("confidence-as-string", "confidence is returned as a string (\"0.9\")",
-       "event-field-types", "stored-event-field-types"),
+       "event-field-types", "stored-event-field-types",
+       wraps=each("_present", keep(confidence=str))),
     _f("confidence-percent", "extracted events get confidence 90 (a percentage) instead of 0.9",
-       "event-confidence-range"),
-    _f("source-type-unknown", "extracted events get source_type \"user_said\"", "event-source-type"),
+       "event-confidence-range",
+       wraps=extracted(lambda e: replace(e, confidence=round(e.confidence * 100, 6)))),
+    _f("source-type-unknown", "extracted events get source_type \"user_said\"", "event-source-type",
+       wraps=extracted(lambda e: replace(e, source_type="user_said"))),
     # The ingest result disagrees with later reads, so the change of status shows too.
     _f("status-stored", "upp/ingest reports its events with status \"stored\" (later reads say valid)",
-       "stored-event-status", "lifecycle-transitions"),
+       "stored-event-status", "lifecycle-transitions",
+       wraps=each("_ingest", keep(status="stored"))),
     _f("created-at-not-iso", "created_at is written as an HTTP date (Thu, 15 Jan 2026 10:30:00 GMT), not ISO-8601",
-       "stored-event-created-at"),
+       "stored-event-created-at",
+       wraps=each("_present", keep(created_at=lambda t: parse_time(t).strftime("%a, %d %b %Y %H:%M:%S GMT")))),
     _f("ids-per-user", "event ids are counted per user (evt_1, evt_2, ...), so two users' events share ids",
-       "stored-event-id-unique"),
+       "stored-event-id-unique",
+       wraps={"_new_id": w.ids_per_user}),
     _f("entity-key-prefixed", "StoredEvents report entity_key as \"user:<entity_key>\"",
-       "stored-event-entity-key"),
+       "stored-event-entity-key",
+       wraps=each("_present", keep(entity_key=lambda key: f"user:{key}"))),
     _f("superseded-by-empty", "events that are not superseded carry superseded_by \"\" instead of null",
-       "superseded-by-consistent"),
+       "superseded-by-consistent",
+       wraps=each("_present", w.superseded_by_empty)),
     _f("retrieve-all-users", "upp/retrieve ranks every user's events, not only the requested user's "
-       "(contextualize does not)", "entity-isolation"),
+       "(contextualize does not)", "entity-isolation",
+       wraps=before("_retrieved", lambda entity_key, query, limit: ((None, query, limit), {}))),
     _f("superseded-value-rewritten", "a superseded event's value is shown rewritten as \"[superseded] <value>\"",
-       "event-immutable"),
+       "event-immutable",
+       wraps=each("_present", w.superseded_value_rewritten)),
     _f("low-confidence-valid", "every new event is stored valid, even at confidence 0.05 (nothing is ever staged)",
-       "low-confidence-staged"),
+       "low-confidence-staged",
+       overrides={"staged_below": 0.0}),
     # -- supersession ---------------------------------------------------------------------------------
     # Import stores with the same rules, so its supersession check fails too.
     _f("singular-accumulates", "singular labels accumulate: nothing is ever superseded",
-       "supersession-singular", "one-valid-per-singular", "import-supersession"),
-    _f("plural-supersedes", "plural labels supersede like singular ones", "plural-accumulate"),
-    _f("superseded-by-missing", "superseded events have superseded_by null", "supersession-superseded-by"),
+       "supersession-singular", "one-valid-per-singular", "import-supersession",
+       wraps=after("_triggering", lambda singular: set())),
+    _f("plural-supersedes", "plural labels supersede like singular ones", "plural-accumulate",
+       wraps={"_triggering": lambda service, original: set}),
+    _f("superseded-by-missing", "superseded events have superseded_by null", "supersession-superseded-by",
+       wraps=after("_superseded_by", lambda pointer: None)),
     _f("superseded-by-dangling", "superseded_by names a fresh id that is no event",
-       "supersession-superseded-by", "superseded-by-existing"),
+       "supersession-superseded-by", "superseded-by-existing",
+       wraps=after("_superseded_by", lambda pointer: f"evt_{uuid.uuid4()}")),
     # Storing it staged is also a high-confidence event not created valid.
     _f("supersedes-as-staged", "an event that supersedes another is itself stored staged",
-       "supersession-new-valid", "high-confidence-valid"),
+       "supersession-new-valid", "high-confidence-valid",
+       wraps={"_new_status": w.staged_when_superseding, "_supersedes": lambda service, original: lambda row: True}),
     # -- upp/ingest -----------------------------------------------------------------------------------
     _f("ingest-returns-object", "upp/ingest answers {\"events\": [...]} instead of an array",
-       "ingest-returns-stored-events"),
+       "ingest-returns-stored-events",
+       wraps=after("_ingest", object_of("events"))),
     # get_labels does not list the invented labels either.
     _f("ingest-unknown-label", "extracted events carry labels outside user/v1 (who_name_v0, ...)",
-       "ingest-labels-from-ontology", "get-labels-complete"),
+       "ingest-labels-from-ontology", "get-labels-complete",
+       wraps=extracted(lambda e: replace(e, labels=tuple(f"{label}_v0" for label in e.labels)))),
     # Nothing stored means no user either: reads of a user it answered events for get -32001.
     _f("ingest-not-persisted", "upp/ingest answers the events it extracted but stores none of them",
-       "ingest-persists", "events-retained", "error-user-not-found"),
+       "ingest-persists", "events-retained", "error-user-not-found",
+       wraps={"_ingest": w.ingest_not_persisted}),
     # -- upp/retrieve ---------------------------------------------------------------------------------
     _f("retrieve-returns-object", "upp/retrieve answers {\"events\": [...]} instead of an array",
-       "retrieve-returns-events"),
+       "retrieve-returns-events",
+       wraps=after("_retrieve", object_of("events"))),
     _f("retrieve-drops-long-queries", "upp/retrieve answers [] for a query of more than three words",
-       "retrieve-finds-stored"),
+       "retrieve-finds-stored",
+       wraps={"_retrieve": w.drops_long_queries}),
     # Also get_events and export_events: their unknown-user checks fail with it.
     _f("unknown-user-invalid-params", "an unknown entity_key is answered -32602 instead of -32001 or an empty "
-       "result", "retrieve-unknown-user", "get-events-unknown-user", "export-unknown-user"),
+       "result", "retrieve-unknown-user", "get-events-unknown-user", "export-unknown-user",
+       wraps={"_known_user": w.unknown_user_as_invalid_params}),
     # A SHOULD, and no check judges it yet: the calibration of MUST failures sees nothing.
     _f("retrieve-returns-superseded", "upp/retrieve also returns superseded events (a SHOULD)",
-       "retrieve-excludes-superseded"),
+       "retrieve-excludes-superseded",
+       wraps={"_retrievable": w.with_superseded}),
     # -- upp/info -------------------------------------------------------------------------------------
-    _f("info-missing-ontology", "upp/info leaves out `ontology`", "info-result-fields"),
-    _f("info-version-2", "upp/info reports protocol_version \"2.0.0\"", "info-protocol-version"),
+    _f("info-missing-ontology", "upp/info leaves out `ontology`", "info-result-fields",
+       wraps=each("_info", drop("ontology"))),
+    _f("info-version-2", "upp/info reports protocol_version \"2.0.0\"", "info-protocol-version",
+       wraps=each("_info", keep(protocol_version="2.0.0"))),
     # entity_key is no parameter of info: asking for it is asking for an extension parameter.
     _f("info-needs-entity-key", "upp/info refuses a request without entity_key (-32602)", "info-no-entity-key",
-       "extension-params-optional"),
+       "extension-params-optional",
+       wraps={"_info": w.info_needs_entity_key}),
     # A listing that leaves out an operation the server answers is also an incomplete listing.
     _f("info-level-mismatch", "upp/info declares level 3 but its operations leave out upp/import_events "
-       "(still served)", "conformance-level-matches", "info-operations"),
+       "(still served)", "conformance-level-matches", "info-operations",
+       wraps=after("_info", w.without_import_listed)),
     _f("info-level-as-string", "upp/info reports conformance_level as a string (\"3\")",
-       "info-conformance-level"),
-    _f("info-ontology-unversioned", "upp/info reports ontology \"user\" (no /v<major>)", "info-ontology"),
-    _f("info-ontology-changes", "upp/info reports ontology user/v1 once, then user/v2", "single-ontology"),
+       "info-conformance-level",
+       wraps=each("_info", keep(conformance_level=str))),
+    _f("info-ontology-unversioned", "upp/info reports ontology \"user\" (no /v<major>)", "info-ontology",
+       wraps=each("_info", keep(ontology="user"))),
+    _f("info-ontology-changes", "upp/info reports ontology user/v1 once, then user/v2", "single-ontology",
+       wraps={"_info": w.info_ontology_changes}),
     # -- upp/contextualize and background tasks -------------------------------------------------------
-    _f("contextualize-no-task-id", "upp/contextualize answers without task_id", "contextualize-result-shape"),
+    _f("contextualize-no-task-id", "upp/contextualize answers without task_id", "contextualize-result-shape",
+       wraps=each("_contextualize", drop("task_id"))),
     _f("contextualize-returns-new", "upp/contextualize ingests the text first, so `events` holds the text's "
-       "own new events", "contextualize-retrieves-existing"),
+       "own new events", "contextualize-retrieves-existing",
+       wraps={"_ingest_later": w.ingest_first}),
     _f("contextualize-no-ingest", "contextualize's background task completes without ingesting anything",
-       "contextualize-background-ingest"),
+       "contextualize-background-ingest",
+       wraps={"_ingest_later": lambda service, original: lambda entity_key, text: lambda: list}),
     _f("task-never-completes", "contextualize's task stores the events but stays running forever",
-       "contextualize-background-ingest"),
+       "contextualize-background-ingest",
+       wraps=within("_tasks", _complete=w.never_completes)),
     _f("task-id-unknown", "upp/contextualize answers a task_id that upp/get_tasks does not know",
-       "contextualize-task-pollable"),
+       "contextualize-task-pollable",
+       wraps=each("_contextualize", keep(task_id=lambda task_id: f"task_{uuid.uuid4()}"))),
     _f("get-tasks-object", "upp/get_tasks answers {\"tasks\": [...]} instead of an array",
-       "get-tasks-returns-statuses"),
+       "get-tasks-returns-statuses",
+       wraps=after("_get_tasks", object_of("tasks"))),
     _f("get-tasks-first-only", "upp/get_tasks reports only the first known task of those asked",
-       "get-tasks-one-per-id"),
+       "get-tasks-one-per-id",
+       wraps=after("_get_tasks", lambda found: found[:1])),
     _f("unknown-task-errors", "upp/get_tasks answers -32602 when an asked task id is unknown",
-       "get-tasks-unknown-omitted"),
-    _f("task-completed-at-missing", "finished tasks report completed_at null", "get-tasks-result-by-status"),
+       "get-tasks-unknown-omitted",
+       wraps={"_get_tasks": w.unknown_task_errors}),
+    _f("task-completed-at-missing", "finished tasks report completed_at null", "get-tasks-result-by-status",
+       wraps=each("_get_tasks", keep(completed_at=None))),
     _f("tasks-forgotten", "a finished task is forgotten as soon as get_tasks has reported it once",
-       "get-tasks-retained"),
+       "get-tasks-retained",
+       wraps={"_get_tasks": w.tasks_forgotten}),
     # -- upp/get_events -------------------------------------------------------------------------------
     # ingest-persists reads its events back through get_events at L2.
     _f("get-events-returns-object", "upp/get_events answers {\"events\": [...]} instead of an array",
-       "get-events-returns-stored-events", "ingest-persists"),
-    _f("get-events-hides-superseded", "upp/get_events leaves out superseded events", "get-events-all-statuses"),
+       "get-events-returns-stored-events", "ingest-persists",
+       wraps=after("_get_events", object_of("events"))),
+    _f("get-events-hides-superseded", "upp/get_events leaves out superseded events", "get-events-all-statuses",
+       wraps=after("_get_events", lambda events: [e for e in events if e["status"] != "superseded"])),
     _f("get-events-capped", "upp/get_events lists at most the user's first two events", "get-events-complete",
-       "ingest-persists"),
+       "ingest-persists",
+       wraps=after("_get_events", lambda events: events[:2])),
     # -- upp/delete_events ----------------------------------------------------------------------------
     _f("delete-result-number", "upp/delete_events answers the bare count instead of {deleted_count}",
-       "delete-result-shape"),
+       "delete-result-shape",
+       wraps=after("_delete_events", lambda result: result["deleted_count"])),
     _f("delete-ignores-ids", "upp/delete_events deletes all the user's events even when event_ids names some",
-       "delete-by-ids"),
+       "delete-by-ids",
+       wraps=before("_delete", lambda entity_key, ids: ((entity_key, None), {}))),
     _f("delete-all-needs-ids", "upp/delete_events without event_ids (or with []) deletes nothing",
-       "delete-all"),
+       "delete-all",
+       wraps={"_delete": w.all_needs_ids}),
     _f("delete-soft", "deleted events are only hidden from upp/get_events; upp/retrieve and exports still "
-       "return them", "delete-physical"),
+       "return them", "delete-physical",
+       wraps={"_delete": w.delete_soft, "_get_events": w.hidden_from_get_events}),
     _f("delete-count-wrong", "deleted_count is the number of ids asked for, not of events deleted",
-       "delete-count"),
+       "delete-count",
+       wraps={"_delete": w.count_asked}),
     _f("delete-other-user", "upp/delete_events with event_ids deletes those events whoever they belong to",
-       "delete-other-users-untouched", "entity-isolation"),
+       "delete-other-users-untouched", "entity-isolation",
+       wraps=within("_store", delete=lambda store, original: lambda entity_key, ids: original(None, ids))),
     # -- upp/get_labels -------------------------------------------------------------------------------
     _f("get-labels-object", "upp/get_labels answers {\"labels\": [...]} instead of an array",
-       "get-labels-returns-definitions"),
+       "get-labels-returns-definitions",
+       wraps=after("_get_labels", object_of("labels"))),
     # user/v1 labels missing is also a changed user/v1.
     _f("get-labels-partial", "upp/get_labels lists only the first 50 of the 57 labels",
-       "get-labels-complete", "ontology-major-stable"),
-    _f("label-missing-durability", "LabelDefinitions leave out durability", "label-definition-required-fields"),
+       "get-labels-complete", "ontology-major-stable",
+       wraps=after("_get_labels", lambda labels: labels[:50])),
+    _f("label-missing-durability", "LabelDefinitions leave out durability", "label-definition-required-fields",
+       wraps=each("_get_labels", drop("durability"))),
     _f("label-examples-string", "a LabelDefinition's examples is one string, not an array",
-       "label-definition-field-types"),
+       "label-definition-field-types",
+       wraps=each("_get_labels", keep(examples="; ".join))),
     _f("label-cardinality-changed", "upp/get_labels reports who_languages as singular (user/v1: plural)",
-       "ontology-major-stable"),
+       "ontology-major-stable",
+       wraps=each("_get_labels", lambda d: d.update(cardinality="singular") if d["name"] == "who_languages" else None)),
     # -- upp/export_events ----------------------------------------------------------------------------
     _f("export-returns-events", "upp/export_events also returns the events themselves in its result",
-       "export-result-shape"),
-    _f("export-no-file", "upp/export_events answers a path but leaves no file there", "export-writes-package"),
-    _f("export-valid-only", "upp/export_events exports valid events only", "export-all-events"),
+       "export-result-shape",
+       wraps={"_export_events": w.export_returns_events}),
+    _f("export-no-file", "upp/export_events answers a path but leaves no file there", "export-writes-package",
+       wraps={"_write_export": w.no_file}),
+    _f("export-valid-only", "upp/export_events exports valid events only", "export-all-events",
+       wraps=in_package(lambda e: e if e["status"] == "valid" else None)),
     _f("export-package-no-ontology", "the ExportPackage file leaves out `ontology`",
-       "export-writes-package", "export-package-fields"),
+       "export-writes-package", "export-package-fields",
+       wraps=each("_package", drop("ontology"))),
     # A SHOULD: shows as a warning.
     _f("export-path-from-entity-key", "upp/export_events names its file after the entity_key as given, so "
-       "\"../x\" writes outside the export folder (a SHOULD)", "export-confined-paths"),
+       "\"../x\" writes outside the export folder (a SHOULD)", "export-confined-paths",
+       wraps={"_write_export": w.path_from_entity_key}),
     # -- upp/import_events ----------------------------------------------------------------------------
     # The skip check reads skipped_count.
     _f("import-result-renamed", "upp/import_events answers {imported, skipped} instead of "
-       "{imported_count, skipped_count}", "import-result-shape", "import-skips-invalid-labels"),
+       "{imported_count, skipped_count}", "import-result-shape", "import-skips-invalid-labels",
+       wraps=after("_import_events", lambda r: {"imported": r["imported_count"], "skipped": r["skipped_count"]})),
     _f("import-into-package-user", "imported events go to the package's entity_key, not the request's",
-       "import-persists"),
-    _f("import-keeps-ids", "imported events keep the package's ids", "import-new-ids"),
+       "import-persists",
+       wraps={"_import_events": w.into_package_user}),
+    _f("import-keeps-ids", "imported events keep the package's ids", "import-new-ids",
+       wraps={"_import_event": w.keeps_ids}),
     # Two valid events of one singular label also break the invariant; and the supersession
     # checks place their events with import_events when it is offered.
     _f("import-no-supersession", "upp/import_events stores events without supersession",
-       "import-supersession", "one-valid-per-singular", "supersession-singular"),
+       "import-supersession", "one-valid-per-singular", "supersession-singular",
+       wraps=before("_import_event", lambda *a, **store: (a, {**store, "supersede": False}))),
     # Only a package that carries pointers shows it: the round trip imports the server's own export.
     _f("import-keeps-superseded-by", "upp/import_events mints new ids but keeps each event's superseded_by (and "
        "superseded status) from the package, so the pointers name the exporting server's ids",
-       "superseded-by-existing"),
+       "superseded-by-existing",
+       wraps={"_import_event": w.keeps_superseded_by}),
     _f("import-ignores-labels", "upp/import_events stores events whose labels are not in user/v1",
-       "import-skips-invalid-labels"),
+       "import-skips-invalid-labels",
+       wraps={"_import_problem": w.ignores_labels}),
     _f("bad-input-changes-state", "an import refused for its ontology (-32002) keeps the events it stored "
-       "before checking", "import-ontology-mismatch"),
+       "before checking", "import-ontology-mismatch",
+       wraps={"_import_events": w.stores_before_refusing}),
     _f("import-bad-file-internal", "a file that cannot be read or is not an ExportPackage is answered -32603 "
-       "instead of -32602", "import-bad-file"),
+       "instead of -32602", "import-bad-file",
+       overrides={"bad_file_code": -32603}),
     # -- seen only by a round trip between two servers (suite/interop/upp.py) -------------------------
     # The single-target checks read an export file by id and import the server's own export again,
     # so a field its own import does not need, or that it reads back as it wrote it, goes unseen.
     _f("export-drops-superseded-by", "the ExportPackage file leaves superseded_by out of every event (get_events "
        "still shows it; an importer re-deriving supersession loses nothing, a reader of the file does)",
-       "supersession-superseded-by", interop_only=True),
+       "supersession-superseded-by", interop_only=True,
+       wraps=in_package(lambda e: {k: v for k, v in e.items() if k != "superseded_by"})),
     _f("export-rounds-confidence", "the ExportPackage file writes confidence rounded to one decimal (0.85 → 0.8)",
-       "export-all-events", interop_only=True),
+       "export-all-events", interop_only=True,
+       wraps=in_package(lambda e: {**e, "confidence": round(e["confidence"], 1)})),
     _f("import-drops-validity", "upp/import_events stores events without their valid_from / valid_until",
-       "import-persists", interop_only=True),
+       "import-persists", interop_only=True,
+       wraps=before("_import_event", w.without_validity)),
 )

@@ -2,14 +2,14 @@
 reference reads it one way (the defaults here) and a variant (`variants.py`) may read it the other
 way (reference_impl/variants.py). The service reads `self.policy.<point>` where the choice is made.
 
-A few faults are the same decision points set to a value the text forbids (`FAULT_POLICIES`): the
-service then reads one policy whatever made it, and the deliberate bug is a table entry, not a
-branch in the logic."""
+A few faults set one of these points to a value the text forbids (`overrides` of their entry in
+faults.py: the staging threshold at 0, the bad-file code -32603, and the params readings kept as
+faults of the SHOULDs they miss); `reference_impl.faults.deviate` builds the policy the service
+runs, so the service reads one policy whatever made it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,3 @@ class UppPolicy:
     # tier_sensitive); 07 §5 fixes category and cardinality within a major version, not the tier.
     stricter_sensitivity: bool = False
 
-
-#: Faults that are a decision point set to a value the text does not allow (reference_impl/upp/faults.py).
-FAULT_POLICIES: dict[str, dict[str, Any]] = {
-    "upp-import-bad-file-internal": {"bad_file_code": -32603},
-    "upp-low-confidence-valid": {"staged_below": 0.0},
-    # Readings the text allows at MUST level, kept as faults of the SHOULD they miss: each proves
-    # its check warns (its variant proves it does not fail).
-    "upp-params-required": {"params_required": True},
-    "upp-unknown-params-rejected": {"unknown_params": "reject"},
-}

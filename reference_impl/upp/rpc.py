@@ -82,10 +82,20 @@ def dumps(message: Any) -> str:
 
 
 def encode(text: str, fault: str | None = None) -> bytes:
-    """The bytes a binding sends for a response text: UTF-8 (upp/05 §5)."""
-    if fault == "upp-responses-latin1":
-        return text.encode("latin-1", errors="replace")
-    return text.encode("utf-8")
+    """The bytes a binding sends for a response text: UTF-8 (upp/05 §5). A binding that holds the
+    service calls `service.encode`; `fault` is for one that holds only its service's fault name
+    (reference_impl/ump/http_app.py): the encoder is that fault's, looked up in the table."""
+    endpoint = RpcEndpoint(_nothing)
+    if fault is not None:
+        from memconform.reference_impl.faults import FAULTS
+
+        part = FAULTS[fault].wraps.get("_endpoint") if fault in FAULTS else None
+        endpoint = part(None, endpoint) if part is not None else endpoint
+    return endpoint.encode(text)
+
+
+def _nothing(method: str, params: Any) -> Any:
+    return None
 
 
 def error_response(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -117,35 +127,32 @@ Dispatch = Callable[[str, Any], Any]
 
 class RpcEndpoint:
     """JSON-RPC 2.0 over a dispatcher `dispatch(method, params) -> result` that raises `RpcError`
-    (`params` is `ABSENT` when the message has none). `fault` is one of the wire faults of
-    `reference_impl/upp/faults.py`, or anything else (ignored here)."""
+    (`params` is `ABSENT` when the message has none)."""
 
-    def __init__(self, dispatch: Dispatch, *, fault: str | None = None, batches: bool = True):
+    def __init__(self, dispatch: Dispatch, *, batches: bool = True):
         self._dispatch = dispatch
-        self.fault = fault
         # False: a batch is not a JSON object, so it is one invalid request (policy.batches)
         self.batches = batches
 
     def handle_text(self, text: str | bytes | bytearray) -> str | None:
         try:
             response = self._handle(text)
-            if response is None:
-                return None
-            for r in response if isinstance(response, list) else [response]:
-                self._misshape(r)
-            return dumps(response)
+            return None if response is None else self.render(response)
         except Exception:  # a bug: answer like JSON-RPC says, keep the details in the log
             log.exception("unexpected error handling a JSON-RPC message")
             return dumps(error_response(None, INTERNAL_ERROR, "Internal error"))
 
-    def _misshape(self, response: dict[str, Any]) -> None:
-        """The faults that spoil the shape of every response object."""
-        if self.fault == "upp-jsonrpc-version-missing":
-            response.pop("jsonrpc", None)
-        if self.fault == "upp-result-and-error" and "error" in response:
-            response["result"] = None
-        if self.fault == "upp-error-without-message" and "error" in response:
-            response["error"].pop("message", None)
+    def render(self, response: dict[str, Any] | list[dict[str, Any]]) -> str:
+        """The text of a response object or of a batch's array of them."""
+        return dumps(response)
+
+    def encode(self, text: str) -> bytes:
+        """The bytes a binding sends: UTF-8 (upp/05 §5)."""
+        return text.encode("utf-8")
+
+    def line(self, text: str) -> bytes:
+        """One response on stdio: one line, as the text never holds a raw newline (`dumps`)."""
+        return self.encode(text) + b"\n"
 
     # -- one message ----------------------------------------------------------------------------
 
@@ -163,9 +170,7 @@ class RpcEndpoint:
             return self._parse_error(f"the message is not JSON: {exc}")
         if isinstance(message, list):
             if not message:
-                if self.fault == "upp-batch-empty-array":
-                    return []
-                return error_response(None, INVALID_REQUEST, "Invalid Request: an empty batch")
+                return self._empty_batch()
             if not self.batches:
                 return error_response(None, INVALID_REQUEST, "Invalid Request: a request must be a JSON object "
                                                              "(this server does not take batches)")
@@ -174,39 +179,33 @@ class RpcEndpoint:
         return self._handle_request(message)
 
     def _parse_error(self, why: str) -> dict[str, Any]:
-        id_ = None
-        if self.fault == "upp-parse-error-with-id":
-            id_ = 0
-        return error_response(id_, PARSE_ERROR, f"Parse error: {why}")
+        # JSON-RPC 2.0 §5: the id is null when it could not be read
+        return error_response(None, PARSE_ERROR, f"Parse error: {why}")
+
+    def _empty_batch(self) -> Any:
+        # JSON-RPC 2.0 §6: one Invalid Request object, not an empty array
+        return error_response(None, INVALID_REQUEST, "Invalid Request: an empty batch")
+
+    def _invalid_request(self, message: Any, problem: str) -> dict[str, Any]:
+        return error_response(readable_id(message), INVALID_REQUEST, f"Invalid Request: {problem}")
 
     def _handle_request(self, message: Any, *, in_batch: bool = False) -> dict[str, Any] | None:
         problem = request_problem(message)
         if problem is not None:
-            if self.fault == "upp-invalid-request-as-parse-error":
-                return error_response(None, PARSE_ERROR, f"Parse error: {problem}")
-            return error_response(readable_id(message), INVALID_REQUEST, f"Invalid Request: {problem}")
-        notification = "id" not in message
+            return self._invalid_request(message, problem)
         id_ = message.get("id")
         try:
             result = self._dispatch(message["method"], message.get("params", ABSENT))
             response = {"jsonrpc": "2.0", "result": result, "id": id_}
         except RpcError as exc:
-            error = exc.to_object()
-            if self.fault == "upp-invalid-params-as-internal" and exc.code == INVALID_PARAMS \
-                    and isinstance(exc.data, dict) and "missing_params" in exc.data:
-                error = {"code": INTERNAL_ERROR, "message": "Internal error"}
-            if self.fault == "upp-unknown-method-as-invalid-request" and exc.code == METHOD_NOT_FOUND:
-                error = {"code": INVALID_REQUEST, "message": exc.message}
-            response = {"jsonrpc": "2.0", "error": error, "id": id_}
+            response = {"jsonrpc": "2.0", "error": exc.to_object(), "id": id_}
         except Exception:
             log.exception("unexpected error in %r", message["method"][:100])
             response = error_response(id_, INTERNAL_ERROR, "Internal error")
-        if notification:
-            if self.fault == "upp-notification-replied" \
-                    or (self.fault == "upp-batch-notification-replied" and in_batch):
-                return response | {"id": None}
-            return None
-        if self.fault == "upp-id-not-echoed" and "result" in response \
-                and isinstance(id_, (int, float)) and not isinstance(id_, bool):
-            response["id"] = str(id_)
+        if "id" not in message:
+            return self._answer_notification(response, in_batch=in_batch)
         return response
+
+    def _answer_notification(self, response: dict[str, Any], *, in_batch: bool) -> dict[str, Any] | None:
+        # JSON-RPC 2.0 §4.1: a notification is never answered, alone or in a batch, even when it fails
+        return None

@@ -40,21 +40,22 @@ Where the text leaves a choice open, the reading above is a default of `self.pol
 packages, the bad-file code, batches, listing order, …); a variant (`variants.py`) takes the other
 reading, and the suite passes it.
 
-Faults (`reference_impl/upp/faults.py`): each is an `if self.fault == ...` where the behaviour
-changes, or a decision point set to a value the text forbids (`policy.FAULT_POLICIES`); the wire
-faults are in `rpc.RpcEndpoint`.
+This module holds only the right implementation. The deliberate violations are entries of one
+table (`faults.py`), made apart from it: a decision point of the policy set to a value the text
+forbids, or a method replaced by a wrong one on one service object (`faulty.py`). Methods that
+are small on purpose (`_present`, `_new_status`, `_superseded_by`, `_retrieved`, `_delete`,
+`_package`, `_import_event`, …) are the seams those wraps hold on to: each says the one rule it
+implements.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ from memconform.reference_impl.upp.store import Row, Store
 from memconform.reference_impl.upp.tasks import TaskRunner
 from memconform.suite.upp.client import LEVEL_OPERATIONS, OPERATIONS
 
+# Kept importable from here for the tests that import it from the service (tests/harness/test_upp_aliases.py).
+from memconform.reference_impl.upp.faulty import NEAR_MISS  # noqa: E402,F401
+
 __all__ = ["UppService", "RpcError", "PROTOCOL_VERSION", "CONFORMANCE_LEVEL", "format_time"]
 
 log = logging.getLogger("memconform.reference_impl.upp.service")
@@ -77,13 +81,13 @@ PROTOCOL_VERSION = "1.0.0"  # the reference's; policy.protocol_version is what i
 CONFORMANCE_LEVEL = 3
 DEFAULT_EXPORT_DIR = Path(tempfile.gettempdir()) / "memconform-upp-exports"
 
-#: Fault upp-near-miss-method-names: the names public implementations answer instead.
-NEAR_MISS = {"upp/get_events": "upp/events", "upp/delete_events": "upp/delete", "upp/get_labels": "upp/labels",
-             "upp/export_events": "upp/export", "upp/import_events": "upp/import"}
-#: Faults that leave one operation out (not served, not listed by info).
-UNSERVED = {"upp-no-info": "upp/info", "upp-no-ingest": "upp/ingest", "upp-no-retrieve": "upp/retrieve",
-            "upp-no-contextualize": "upp/contextualize", "upp-no-get-tasks": "upp/get_tasks"}
-
+#: The ten operations (upp/03) and the method answering each.
+SERVED = {"upp/ingest": "_ingest", "upp/retrieve": "_retrieve", "upp/info": "_info",
+          "upp/contextualize": "_contextualize", "upp/get_tasks": "_get_tasks", "upp/get_events": "_get_events",
+          "upp/delete_events": "_delete_events", "upp/get_labels": "_get_labels",
+          "upp/export_events": "_export_events", "upp/import_events": "_import_events"}
+#: These extract (maybe slowly: an LLM) outside the lock and take it to store.
+_EXTRACTING = ("_ingest", "_contextualize")
 
 #: The members of an Event (upp/02 §1), what retrieve returns when policy.retrieve_members is "event".
 EVENT_MEMBERS = ("value", "labels", "confidence", "source_type", "valid_from", "valid_until")
@@ -110,31 +114,22 @@ def _same_value(a: str, b: str) -> bool:
     return " ".join(a.casefold().split()) == " ".join(b.casefold().split())
 
 
-class _Discard(Exception):
-    """Rolls a transaction back on purpose (fault upp-ingest-not-persisted)."""
-
-
 class UppService:
     """The ten UPP operations over sqlite. Thread-safe: one lock around the store."""
 
     def __init__(self, *, db: str = ":memory:", export_dir: Path | None = None, import_dirs: Sequence[Path] = (),
                  extractor: Extractor | None = None, fault: str | None = None,
                  clock: Callable[[], datetime] | None = None, variants: tuple[str, ...] = ()):
-        from memconform.reference_impl import variants as switches
-        from memconform.reference_impl.upp.policy import FAULT_POLICIES, UppPolicy
+        from memconform.reference_impl.faults import FAULTS, deviate, install_wraps
+        from memconform.reference_impl.upp.policy import UppPolicy
 
-        policy = switches.apply(UppPolicy(), "upp", variants)
-        if fault in FAULT_POLICIES:
-            policy = replace(policy, **FAULT_POLICIES[fault])
-        self.policy = policy
         if fault is not None:
-            from memconform.reference_impl.faults import FAULTS
-
             if fault not in FAULTS:
                 raise ValueError(f"unknown fault {fault!r}")
             if FAULTS[fault].spec != "upp":  # a UMP fault is the UMP server's business
                 fault = None
         self.fault = fault
+        self.policy = deviate(UppPolicy(), "upp", fault, variants)
         self.ontology: Ontology = user_v1()
         self.export_dir = Path(export_dir) if export_dir is not None else DEFAULT_EXPORT_DIR
         self.import_dirs = tuple(Path(d) for d in import_dirs)
@@ -143,34 +138,21 @@ class UppService:
         self._lock = threading.RLock()
         self._store = Store(db)
         self._closed = False
-        self._hidden: set[tuple[str, str]] = set()  # fault upp-delete-soft: "deleted" events
-        self._ids_per_user: dict[str, int] = {}      # fault upp-ids-per-user
-        self._info_calls = 0                          # fault upp-info-ontology-changes
-        self._tasks = TaskRunner(self._now, self._format, hold_running=fault == "upp-task-never-completes")
-        self._endpoint = RpcEndpoint(self.call, fault=fault, batches=self.policy.batches)
-        methods: dict[str, Callable[[Any], Any]] = {
-            "upp/ingest": self._ingest, "upp/retrieve": self._retrieve, "upp/info": self._info,
-            "upp/contextualize": self._contextualize, "upp/get_tasks": self._get_tasks,
-            "upp/get_events": self._get_events, "upp/delete_events": self._delete_events,
-            "upp/get_labels": self._get_labels, "upp/export_events": self._export_events,
-            "upp/import_events": self._import_events,
-        }
-        if fault == "upp-near-miss-method-names":
-            methods = {NEAR_MISS.get(name, name): op for name, op in methods.items()}
-        if fault in UNSERVED:
-            del methods[UNSERVED[fault]]
-        self._methods = methods
+        self._tasks = TaskRunner(self._now, self._format)
+        self._endpoint = RpcEndpoint(self.call, batches=self.policy.batches)
+        install_wraps(self, "upp", fault)
+        self._methods = self._served()
 
     # -- public API -----------------------------------------------------------------------------
 
     def call(self, method: str, params: Any = ABSENT) -> Any:
         """One operation: its result, or RpcError. `params` ABSENT means the request had none
         (None is JSON null: not an object, so -32602 like any other non-object)."""
-        operation = self._methods.get(method) if isinstance(method, str) else None
-        if operation is None:
+        name = self._methods.get(method) if isinstance(method, str) else None
+        if name is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {str(method)[:100]!r}")
-        if operation in (self._ingest, self._contextualize):
-            # These extract (maybe slowly: an LLM) outside the lock and take it to store.
+        operation = getattr(self, name)
+        if name in _EXTRACTING:
             self._check_open()
             return operation(params)
         with self._lock:
@@ -180,6 +162,14 @@ class UppService:
     def handle_text(self, text: str | bytes) -> str | None:
         """One JSON-RPC message (or batch) in, the response text out; None: nothing to send."""
         return self._endpoint.handle_text(text)
+
+    def encode(self, text: str) -> bytes:
+        """The bytes a binding sends for a response text (upp/05 §5)."""
+        return self._endpoint.encode(text)
+
+    def line(self, text: str) -> bytes:
+        """A response text as the stdio binding sends it: one line (upp/05 §2)."""
+        return self._endpoint.line(text)
 
     def close(self) -> None:
         with self._lock:
@@ -191,6 +181,10 @@ class UppService:
             self._store.close()
 
     # -- plumbing -------------------------------------------------------------------------------
+
+    def _served(self) -> dict[str, str]:
+        """The methods this server answers, each with the method of this class that answers it."""
+        return dict(SERVED)
 
     def _now(self) -> datetime:
         now = self._clock()
@@ -228,33 +222,15 @@ class UppService:
 
     def _known_user(self, entity_key: str) -> None:
         if not self._store.user_exists(entity_key) and self.policy.unknown_user == "error":
-            if self.fault == "upp-unknown-user-invalid-params":
-                raise RpcError(INVALID_PARAMS, f"Invalid params: no user {entity_key[:200]!r}",
-                               {"invalid_params": ["entity_key"]})
             raise RpcError(USER_NOT_FOUND, f"User not found: {entity_key[:200]!r}", {"entity_key": entity_key})
 
     def _new_id(self, entity_key: str) -> str:
-        if self.fault == "upp-ids-per-user":
-            self._ids_per_user[entity_key] = self._ids_per_user.get(entity_key, 0) + 1
-            return f"evt_{self._ids_per_user[entity_key]}"
+        # upp/stored-event-id-unique: unique across users, not only within one
         return f"evt_{uuid.uuid4()}"
 
     def _present(self, row: Row) -> dict[str, Any]:
         """A stored event as every operation shows it (StoredEvent, upp/02 §2)."""
-        event = row.stored_event()
-        if self.fault == "upp-event-missing-source-type":
-            del event["source_type"]
-        if self.fault == "upp-confidence-as-string":
-            event["confidence"] = str(event["confidence"])
-        if self.fault == "upp-created-at-not-iso":
-            event["created_at"] = exports.parse_time(event["created_at"]).strftime("%a, %d %b %Y %H:%M:%S GMT")
-        if self.fault == "upp-entity-key-prefixed":
-            event["entity_key"] = f"user:{event['entity_key']}"
-        if self.fault == "upp-superseded-by-empty" and event["superseded_by"] is None:
-            event["superseded_by"] = ""
-        if self.fault == "upp-superseded-value-rewritten" and event["status"] == "superseded":
-            event["value"] = f"[superseded] {event['value']}"
-        return event
+        return row.stored_event()
 
     def _listing(self, entity_key: str) -> list[Row]:
         """Every event of the user, in the order the policy lists them (get_events, exports)."""
@@ -271,12 +247,14 @@ class UppService:
                 texts.append(str(definition.get("display_name", "")))
         return texts
 
+    def _retrievable(self, owner: str | None) -> list[Row]:
+        """What retrieve and contextualize rank: valid events only (upp/retrieve-excludes-superseded;
+        a staged event is not yet believed)."""
+        return self._store.events(owner, statuses=("valid",))
+
     def _ranked(self, owner: str | None, query: str, limit: int) -> list[dict[str, Any]]:
-        """The valid events of `owner` (None: every user's, only a fault asks) ranked for `query`."""
-        statuses = ("valid",)
-        if self.fault == "upp-retrieve-returns-superseded":
-            statuses = ("valid", "superseded")
-        rows = self._store.events(owner, statuses=statuses)
+        """The retrievable events of `owner` (None: every user's) ranked for `query`."""
+        rows = self._retrievable(owner)
         best = ranking.rank(query, rows, text_of=self._texts_of, recency_of=lambda r: (r.seq,), limit=limit)
         return [self._present(r) for r in best]
 
@@ -285,6 +263,8 @@ class UppService:
     def _store_event(self, entity_key: str, *, value: str, labels: Sequence[str], confidence: float,
                      source_type: str, valid_from: str | None, valid_until: str | None, created_at: str,
                      id: str | None = None, supersede: bool = True) -> Row:
+        """One new event of the user, or the staged one it reinforces. `id` None mints one;
+        `supersede` False stores it touching no other event (the reference always supersedes)."""
         labels = tuple(dict.fromkeys(labels))
         for staged in self._store.events(entity_key, statuses=("staged",)):
             if set(staged.labels) == set(labels) and _same_value(staged.value, value):
@@ -292,23 +272,24 @@ class UppService:
                 if supersede:
                     self._supersede(entity_key, staged, labels)
                 return self._store.by_seq(staged.seq)
-        threshold = self.policy.staged_below
-        status = "staged" if confidence < threshold else "valid"
-        if self.fault == "upp-supersedes-as-staged" and self._contradicts(entity_key, labels):
-            status = "staged"
+        status = self._new_status(entity_key, labels, confidence)
         row = self._store.insert(id=id or self._new_id(entity_key), entity_key=entity_key, value=value,
                                  labels=labels, confidence=float(confidence), source_type=source_type,
                                  valid_from=valid_from, valid_until=valid_until, status=status, created_at=created_at)
-        if supersede and (status == "valid" or self.fault == "upp-supersedes-as-staged"):
+        if supersede and self._supersedes(row):
             self._supersede(entity_key, row, labels)
         return row
 
+    def _new_status(self, entity_key: str, labels: Sequence[str], confidence: float) -> str:
+        """upp/high-confidence-valid, upp/low-confidence-staged: the threshold is the policy's."""
+        return "staged" if confidence < self.policy.staged_below else "valid"
+
+    def _supersedes(self, row: Row) -> bool:
+        """upp/supersession-new-valid: only a valid event supersedes (a staged one is not yet believed)."""
+        return row.status == "valid"
+
     def _triggering(self, labels: Sequence[str]) -> set[str]:
         """The labels of a new event that supersede: its singular ones (upp/02 §3)."""
-        if self.fault == "upp-singular-accumulates":
-            return set()
-        if self.fault == "upp-plural-supersedes":
-            return set(labels)
         return {label for label in labels if self.ontology.cardinality(label) == "singular"}
 
     def _contradicts(self, entity_key: str, labels: Sequence[str]) -> bool:
@@ -319,14 +300,14 @@ class UppService:
         triggering = self._triggering(labels)
         if not triggering:
             return
-        by: str | None = new.id
-        if self.fault == "upp-superseded-by-missing":
-            by = None
-        if self.fault == "upp-superseded-by-dangling":
-            by = f"evt_{uuid.uuid4()}"
+        by = self._superseded_by(new)
         for row in self._store.events(entity_key, statuses=("valid",)):
             if row.seq != new.seq and triggering.intersection(row.labels):
                 self._store.supersede(row.seq, by)
+
+    def _superseded_by(self, new: Row) -> str | None:
+        """upp/supersession-superseded-by: the pointer names the event that superseded."""
+        return new.id
 
     def _checked(self, events: Any) -> list[ExtractedEvent]:
         """What an extractor returned, keeping only Events of this ontology (a plugged-in
@@ -342,12 +323,6 @@ class UppService:
             if exports.event_problem(shape, self.ontology.names) is None:
                 out.append(ExtractedEvent(event.value, tuple(labels), float(event.confidence), event.source_type,
                                           event.valid_from, event.valid_until))
-        if self.fault == "upp-confidence-percent":
-            out = [replace(e, confidence=round(e.confidence * 100, 6)) for e in out]
-        if self.fault == "upp-source-type-unknown":
-            out = [replace(e, source_type="user_said") for e in out]
-        if self.fault == "upp-ingest-unknown-label":
-            out = [replace(e, labels=tuple(f"{label}_v0" for label in e.labels)) for e in out]
         return out
 
     def _extract_and_store(self, entity_key: str, text: str) -> list[Row]:
@@ -378,27 +353,10 @@ class UppService:
 
     def _info(self, raw: Any) -> dict[str, Any]:
         self._no_params(raw, "upp/info")
-        if self.fault == "upp-info-needs-entity-key":
-            self._take(raw, "upp/info", {"entity_key": self._key})
         operations = [op for op in OPERATIONS if op in self._methods]
-        operations += [name for name in self._methods if name not in OPERATIONS]  # near-miss names
-        level = level_of(operations)
-        if self.fault == "upp-info-level-mismatch":
-            operations.remove("upp/import_events")
-        result: dict[str, Any] = {"protocol_version": self.policy.protocol_version, "ontology": self.ontology.id,
-                                  "operations": operations, "conformance_level": level}
-        if self.fault == "upp-info-version-2":
-            result["protocol_version"] = "2.0.0"
-        if self.fault == "upp-info-missing-ontology":
-            del result["ontology"]
-        if self.fault == "upp-info-level-as-string":
-            result["conformance_level"] = str(level)
-        if self.fault == "upp-info-ontology-unversioned":
-            result["ontology"] = "user"
-        self._info_calls += 1
-        if self.fault == "upp-info-ontology-changes" and self._info_calls > 1:
-            result["ontology"] = "user/v2"
-        return result
+        operations += [name for name in self._methods if name not in OPERATIONS]  # names outside the spec's
+        return {"protocol_version": self.policy.protocol_version, "ontology": self.ontology.id,
+                "operations": operations, "conformance_level": level_of(operations)}
 
     def _get_labels(self, raw: Any) -> Any:
         self._no_params(raw, "upp/get_labels")
@@ -406,93 +364,45 @@ class UppService:
         if self.policy.stricter_sensitivity:
             definitions = [{**d, "sensitivity": "tier_sensitive"} if d["sensitivity"] == "tier_personal" else d
                            for d in definitions]
-        if self.fault == "upp-get-labels-partial":
-            definitions = definitions[:50]
-        if self.fault == "upp-label-missing-durability":
-            for d in definitions:
-                del d["durability"]
-        if self.fault == "upp-label-examples-string":
-            for d in definitions:
-                d["examples"] = "; ".join(d["examples"])
-        if self.fault == "upp-label-cardinality-changed":
-            for d in definitions:
-                if d["name"] == "who_languages":
-                    d["cardinality"] = "singular"
-        if self.fault == "upp-get-labels-object":
-            return {"labels": definitions}
         return definitions
 
     def _ingest(self, raw: Any) -> Any:
         p = self._take(raw, "upp/ingest", {"entity_key": self._key, "text": params.string})
-        if self.fault == "upp-ingest-not-persisted":
-            with self._lock:
-                try:
-                    with self._store.transaction():
-                        events = [self._present(r) for r in self._extract_and_store(p["entity_key"], p["text"])]
-                        raise _Discard
-                except _Discard:
-                    return events
-        events = [self._present(r) for r in self._extract_and_store(p["entity_key"], p["text"])]
-        if self.fault == "upp-status-stored":
-            for event in events:
-                event["status"] = "stored"
-        if self.fault == "upp-ingest-returns-object":
-            return {"events": events}
-        return events
+        return [self._present(r) for r in self._extract_and_store(p["entity_key"], p["text"])]
 
     def _retrieve(self, raw: Any) -> Any:
-        optional = {"max_results": params.positive_int}
-        required = {"entity_key": self._key, "query": params.string}
-        if self.fault == "upp-requires-extension-param":
-            required |= optional
-        p = self._take(raw, "upp/retrieve", required, optional)
+        p = self._take(raw, "upp/retrieve", {"entity_key": self._key, "query": params.string},
+                       {"max_results": params.positive_int})
         self._known_user(p["entity_key"])
-        if self.fault == "upp-retrieve-drops-long-queries" and len(p["query"].split()) > 3:
-            return []
-        owner: str | None = p["entity_key"]
-        if self.fault == "upp-retrieve-all-users":
-            owner = None
-        events = self._ranked(owner, p["query"], p.get("max_results", ranking.DEFAULT_LIMIT))
-        if self.fault == "upp-user-not-found-when-nothing-matches" \
-                and not any(ranking.words(p["query"]) & ranking.words(" ".join((e["value"], *e["labels"])))
-                            for e in events):
-            raise RpcError(USER_NOT_FOUND, f"User not found: {p['entity_key'][:200]!r}",
-                           {"entity_key": p["entity_key"]})
+        return self._retrieved(p["entity_key"], p["query"], p.get("max_results", ranking.DEFAULT_LIMIT))
+
+    def _retrieved(self, entity_key: str, query: str, limit: int) -> list[dict[str, Any]]:
+        """What retrieve answers: the user's own events only (upp/entity-isolation), ranked."""
+        events = self._ranked(entity_key, query, limit)
         if self.policy.retrieve_members == "event":
             events = [{k: e[k] for k in EVENT_MEMBERS if k in e} for e in events]
-        if self.fault == "upp-retrieve-returns-object":
-            return {"events": events}
         return events
 
     def _contextualize(self, raw: Any) -> dict[str, Any]:
         p = self._take(raw, "upp/contextualize", {"entity_key": self._key, "text": params.string},
                        {"max_results": params.positive_int})
         key, text = p["entity_key"], p["text"]
-        limit = p.get("max_results", ranking.DEFAULT_LIMIT)
-        if self.fault == "upp-contextualize-returns-new":
-            ids = [r.id for r in self._extract_and_store(key, text)]  # ingests first, then retrieves
-            with self._lock:
-                events = self._ranked(key, text, limit)
-            return {"events": events, "task_id": self._tasks.submit(lambda: lambda: self._current(key, ids))}
-
-        def job() -> Callable[[], list[Any]]:
-            if self.fault == "upp-contextualize-no-ingest":
-                return list
-            ids = [r.id for r in self._extract_and_store(key, text)]
-            return lambda: self._current(key, ids)
-
+        job = self._ingest_later(key, text)
         with self._lock:  # the existing events, retrieved before the ingest can run
             self._check_open()
             with self._store.transaction():
                 self._store.ensure_user(key, self._format(self._now()))
-            events = self._ranked(key, text, limit)
+            events = self._ranked(key, text, p.get("max_results", ranking.DEFAULT_LIMIT))
             task_id = self._tasks.submit(job)
-        result: dict[str, Any] = {"events": events, "task_id": task_id}
-        if self.fault == "upp-contextualize-no-task-id":
-            del result["task_id"]
-        if self.fault == "upp-task-id-unknown":
-            result["task_id"] = f"task_{uuid.uuid4()}"
-        return result
+        return {"events": events, "task_id": task_id}
+
+    def _ingest_later(self, entity_key: str, text: str) -> Callable[[], Callable[[], list[Any]]]:
+        """contextualize's background task (upp/contextualize-background-ingest): ingest the text;
+        the task's result shows the events as they are when asked."""
+        def job() -> Callable[[], list[Any]]:
+            ids = [r.id for r in self._extract_and_store(entity_key, text)]
+            return lambda: self._current(entity_key, ids)
+        return job
 
     def _current(self, entity_key: str, ids: list[str]) -> list[dict[str, Any]]:
         """The events of `ids` as they are now (deleted ones left out)."""
@@ -504,152 +414,91 @@ class UppService:
 
     def _get_tasks(self, raw: Any) -> Any:
         p = self._take(raw, "upp/get_tasks", {"task_ids": params.string_array})
-        found = self._tasks.statuses(p["task_ids"])
-        if self.fault == "upp-unknown-task-errors":
-            known = {s["task_id"] for s in found}
-            unknown = [t for t in p["task_ids"] if t not in known]
-            if unknown:
-                raise RpcError(INVALID_PARAMS, f"Invalid params: unknown task id {unknown[0][:100]!r}",
-                               {"invalid_params": ["task_ids"]})
-        if self.fault == "upp-get-tasks-first-only":
-            found = found[:1]
-        if self.fault == "upp-task-completed-at-missing":
-            for status in found:
-                status["completed_at"] = None
-        if self.fault == "upp-tasks-forgotten":
-            for status in found:
-                if status["status"] in ("completed", "failed"):
-                    self._tasks.forget(status["task_id"])
-        if self.fault == "upp-get-tasks-object":
-            return {"tasks": found}
-        return found
+        return self._tasks.statuses(p["task_ids"])
 
     def _get_events(self, raw: Any) -> Any:
         p = self._take(raw, "upp/get_events", {"entity_key": self._key})
-        key = p["entity_key"]
-        self._known_user(key)
-        rows = self._listing(key)
-        if self.fault == "upp-get-events-hides-superseded":
-            rows = [r for r in rows if r.status != "superseded"]
-        if self.fault == "upp-delete-soft":
-            rows = [r for r in rows if (key, r.id) not in self._hidden]
-        if self.fault == "upp-get-events-capped":
-            rows = rows[:2]
-        if self.fault == "upp-get-events-returns-object":
-            return {"events": [self._present(r) for r in rows]}
-        return [self._present(r) for r in rows]
+        self._known_user(p["entity_key"])
+        return [self._present(r) for r in self._listing(p["entity_key"])]
 
     def _delete_events(self, raw: Any) -> Any:
         p = self._take(raw, "upp/delete_events", {"entity_key": self._key},
                        {"event_ids": params.string_array})
-        key = p["entity_key"]
         ids = list(dict.fromkeys(p.get("event_ids") or [])) or None  # omitted or empty: all
-        if self.fault == "upp-delete-ignores-ids":
-            ids = None
-        if self.fault == "upp-delete-all-needs-ids" and ids is None:
-            return {"deleted_count": 0}
-        if self.fault == "upp-delete-soft":
-            hidden = [r for r in self._store.events(key)
-                      if (ids is None or r.id in ids) and (key, r.id) not in self._hidden]
-            self._hidden.update((key, r.id) for r in hidden)
-            return {"deleted_count": len(hidden)}
-        owner: str | None = key
-        if self.fault == "upp-delete-other-user":
-            owner = None
+        return {"deleted_count": self._delete(p["entity_key"], ids)}
+
+    def _delete(self, entity_key: str, ids: list[str] | None) -> int:
+        """Physical deletion of the user's events with `ids` (all when None); how many were deleted."""
         with self._store.transaction():
-            gone = self._store.delete(owner, ids)
+            gone = self._store.delete(entity_key, ids)
             if gone or ids is None:
-                for user in {key, *(r.entity_key for r in gone)}:
+                for user in {entity_key, *(r.entity_key for r in gone)}:
                     self._store.drop_user_if_empty(user)
-        count = len(gone)
-        if self.fault == "upp-delete-count-wrong" and ids is not None:
-            count = len(ids)
-        if self.fault == "upp-delete-result-number":
-            return count
-        return {"deleted_count": count}
+        return len(gone)
 
     def _export_events(self, raw: Any) -> dict[str, Any]:
         p = self._take(raw, "upp/export_events", {"entity_key": self._key})
         key = p["entity_key"]
         self._known_user(key)
         now = self._now()
-        rows = self._listing(key)
-        if self.fault == "upp-export-valid-only":
-            rows = [r for r in rows if r.status == "valid"]
-        events = [self._present(r) for r in rows]
-        if self.fault == "upp-export-drops-superseded-by":
-            events = [{k: v for k, v in e.items() if k != "superseded_by"} for e in events]
-        if self.fault == "upp-export-rounds-confidence":
-            events = [{**e, "confidence": round(e["confidence"], 1)} for e in events]
-        package: dict[str, Any] = {"entity_key": key, "ontology": self.ontology.id, "events": events,
-                                   "exported_at": self._format(now)}
-        if self.fault == "upp-export-package-no-ontology":
-            del package["ontology"]
+        package = self._package(key, now)
         try:
-            if self.fault == "upp-export-path-from-entity-key":
-                path = self.export_dir / f"{key}-{now:%Y%m%dT%H%M%S%fZ}.json"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(package), encoding="utf-8")
-            else:
-                path = exports.write_package(self.export_dir, package, key, now)
+            path = self._write_export(package, key, now)
         except OSError as exc:
             log.error("cannot write an export into %s: %s", self.export_dir, exc)
             raise RpcError(INTERNAL_ERROR, "Internal error: the export file could not be written") from None
-        if self.fault == "upp-export-no-file":
-            path.unlink()
-        result: dict[str, Any] = {"file": str(path), "event_count": len(events), "exported_at": package["exported_at"]}
-        if self.fault == "upp-export-returns-events":
-            result["events"] = events
-        return result
+        return {"file": str(path), "event_count": len(package["events"]), "exported_at": package["exported_at"]}
+
+    def _package(self, entity_key: str, now: datetime) -> dict[str, Any]:
+        """The user's ExportPackage (upp/02 §5): every event, whatever its status."""
+        return {"entity_key": entity_key, "ontology": self.ontology.id,
+                "events": [self._present(r) for r in self._listing(entity_key)], "exported_at": self._format(now)}
+
+    def _write_export(self, package: dict[str, Any], entity_key: str, now: datetime) -> Path:
+        # upp/export-confined-paths: the file name never comes from the entity_key as given
+        return exports.write_package(self.export_dir, package, entity_key, now)
 
     def _import_events(self, raw: Any) -> dict[str, Any]:
         p = self._take(raw, "upp/import_events", {"entity_key": self._key, "file": params.nonempty_string})
-        key = p["entity_key"]
+        package = self._read_import(p["file"])
+        foreign = package["ontology"] != self.ontology.id
+        if not (foreign and self.policy.foreign_ontology == "by-labels"):
+            exports.check_ontology(package, self.ontology.id)  # every refusal happens before a write
+        return self._store_imported(p["entity_key"], package["events"])
+
+    def _read_import(self, file: str) -> dict[str, Any]:
+        """The ExportPackage at `file`, read only from the export and import folders."""
         try:
-            path = exports.resolve_import(p["file"], self.export_dir, self.import_dirs)
-            package = exports.read_package(path)
+            return exports.read_package(exports.resolve_import(file, self.export_dir, self.import_dirs))
         except RpcError as exc:
             code = self.policy.bad_file_code
             if exc.code == INVALID_PARAMS and code != INVALID_PARAMS:
                 message = "Internal error" if code == INTERNAL_ERROR else exc.message.replace("Invalid params", "Bad file")
                 raise RpcError(code, message, exc.data if code != INTERNAL_ERROR else None) from None
             raise
-        if self.fault == "upp-import-into-package-user":
-            key = package["entity_key"] or key
-        foreign = package["ontology"] != self.ontology.id
-        if self.fault == "upp-bad-input-changes-state":
-            result = self._store_imported(key, package["events"])
-            exports.check_ontology(package, self.ontology.id)
-            return result
-        if not (foreign and self.policy.foreign_ontology == "by-labels"):
-            exports.check_ontology(package, self.ontology.id)  # every refusal happens before a write
-        result = self._store_imported(key, package["events"])
-        if self.fault == "upp-import-result-renamed":
-            return {"imported": result["imported_count"], "skipped": result["skipped_count"]}
-        return result
 
     def _store_imported(self, key: str, events: list[Any]) -> dict[str, Any]:
         now = self._format(self._now())
         imported = skipped = 0
-        check_labels = self.fault != "upp-import-ignores-labels"
-        supersede = self.fault != "upp-import-no-supersession"
-        drop_validity = self.fault == "upp-import-drops-validity"
         with self._store.transaction():
             self._store.ensure_user(key, now)
             for event in exports.storage_order(events):
-                if exports.event_problem(event, self.ontology.names, check_labels=check_labels) is not None:
+                if self._import_problem(event) is not None:
                     skipped += 1
                     continue
-                kept_id = None
-                if self.fault == "upp-import-keeps-ids" and params.nonempty_string(event.get("id")) \
-                        and not self._store.id_taken(key, event["id"]):
-                    kept_id = event["id"]
-                row = self._store_event(key, value=event["value"], labels=event["labels"],
-                                        confidence=float(event["confidence"]), source_type=event["source_type"],
-                                        valid_from=None if drop_validity else event.get("valid_from"),
-                                        valid_until=None if drop_validity else event.get("valid_until"),
-                                        created_at=now, id=kept_id, supersede=supersede)
-                if self.fault == "upp-import-keeps-superseded-by" and isinstance(event.get("superseded_by"), str):
-                    self._store.supersede(row.seq, event["superseded_by"])
+                self._import_event(key, event, now)
                 imported += 1
         return {"imported_count": imported, "skipped_count": skipped}
+
+    def _import_problem(self, event: Any) -> str | None:
+        """upp/import-skips-invalid-labels: why a package's event is skipped (not an Event, or a
+        label outside this ontology), or None."""
+        return exports.event_problem(event, self.ontology.names)
+
+    def _import_event(self, key: str, event: dict[str, Any], created_at: str, **store: Any) -> Row:
+        """One package event stored anew: a new id and created_at (upp/import-new-ids), supersession
+        as for an ingest (upp/import-supersession); `store` goes to `_store_event`."""
+        return self._store_event(key, value=event["value"], labels=event["labels"],
+                                 confidence=float(event["confidence"]), source_type=event["source_type"],
+                                 valid_from=event.get("valid_from"), valid_until=event.get("valid_until"),
+                                 created_at=created_at, **store)

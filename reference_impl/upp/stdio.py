@@ -17,17 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from memconform.reference_impl.upp.rpc import INVALID_REQUEST, dumps, encode, error_response
+from memconform.reference_impl.upp.rpc import INVALID_REQUEST, dumps, error_response
 
 log = logging.getLogger("memconform.reference_impl.upp.stdio")
 
 MAX_LINE = 16 << 20  # 16 MiB
-
-
-def _frame(text: str, fault: str | None) -> bytes:
-    if fault == "upp-stdio-split-lines":  # a raw newline after the opening bracket: two lines
-        text = text[:1] + "\n" + text[1:]
-    return encode(text, fault) + b"\n"
 
 
 def _read_line(stream: BinaryIO) -> tuple[bytes | None, bool]:
@@ -49,7 +43,6 @@ def run(service: Any, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
     """Serve `service` until end of input, then close it."""
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout.buffer
-    fault = getattr(service, "fault", None)
     try:
         while True:
             line, too_long = _read_line(stdin)
@@ -64,7 +57,7 @@ def run(service: Any, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
                 text = service.handle_text(line)
             if text is None:
                 continue
-            stdout.write(_frame(text, fault))
+            stdout.write(service.line(text))
             stdout.flush()
     except BrokenPipeError:  # the client went away: nothing left to answer
         log.info("stdout closed by the client")

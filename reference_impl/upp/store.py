@@ -7,7 +7,7 @@ valid → superseded (contradiction). `superseded_by` is set when an event is su
 cleared when the event it names is deleted (docs/live-upp.md: nothing returns to `valid`, no
 pointer dangles). Deletion is physical.
 
-The store knows nothing of the ontology, ranking or faults; the service decides and calls it.
+The store knows nothing of the ontology or ranking; the service decides and calls it.
 Not thread-safe by itself: the service holds one lock around every use. Writes that belong
 together run inside `transaction()`, so a refused request leaves the store as it was.
 """
@@ -161,7 +161,7 @@ class Store:
 
     def events(self, entity_key: str | None, *, statuses: Iterable[str] | None = None) -> list[Row]:
         """The user's events in insertion order, optionally only those of `statuses`.
-        `entity_key` None means every user's (only a fault asks that)."""
+        `entity_key` None means every user's."""
         where, args = [], []
         if entity_key is not None:
             where.append("entity_key = ?")
@@ -191,7 +191,7 @@ class Store:
 
     def delete(self, entity_key: str | None, ids: Sequence[str] | None) -> list[Row]:
         """Physically delete the user's events with `ids` (all of them when `ids` is None) and
-        return what was deleted. `entity_key` None matches every user (only a fault asks that).
+        return what was deleted. `entity_key` None matches every user.
         Pointers naming a deleted event are cleared (see the module docstring)."""
         where, args = [], []
         if entity_key is not None:

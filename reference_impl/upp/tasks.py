@@ -38,14 +38,11 @@ class Task:
 
 class TaskRunner:
     """Runs jobs in the background and keeps their status. `clock` gives aware UTC datetimes;
-    `format_time` renders them for the wire. `hold_running` (fault upp-task-never-completes)
-    leaves a finished job's task `running` forever."""
+    `format_time` renders them for the wire."""
 
-    def __init__(self, clock: Callable[[], datetime], format_time: Callable[[datetime], str], *,
-                 hold_running: bool = False):
+    def __init__(self, clock: Callable[[], datetime], format_time: Callable[[datetime], str]):
         self._clock = clock
         self._format = format_time
-        self._hold_running = hold_running
         self._tasks: dict[str, Task] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="upp-task")
@@ -79,7 +76,7 @@ class TaskRunner:
         return out
 
     def forget(self, task_id: str) -> None:
-        """Drop a task now (only fault upp-tasks-forgotten asks: it breaks the retention policy)."""
+        """Drop a task now, whatever the retention policy says."""
         with self._lock:
             self._tasks.pop(task_id, None)
 
@@ -102,9 +99,10 @@ class TaskRunner:
             with self._lock:
                 task.status, task.error, task.completed_at = "failed", str(message), self._clock()
             return
+        self._complete(task, render)
+
+    def _complete(self, task: Task, render: Callable[[], list[Any]]) -> None:
         with self._lock:
-            if self._hold_running:
-                return
             task.status, task.result, task.completed_at = "completed", render, self._clock()
 
     def _expire(self) -> None:

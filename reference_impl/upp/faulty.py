@@ -1,0 +1,451 @@
+"""The wrong UPP implementations that need more than a line: each named after its fault
+(reference_impl/upp/faults.py, where the one-line ones sit beside their entries) and written apart
+from the right one (service.py), as Bowtie's miniatures are.
+
+A wrap takes the service and the method it replaces (`original`) and returns the wrong method
+(reference_impl/faults.py, `install_wraps`); `after` and `before` build the common ones, `within`
+reaches a part of the service (its JSON-RPC endpoint, its task runner, its store) instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from memconform.reference_impl.upp import ranking
+from memconform.reference_impl.upp.rpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+                                               ONTOLOGY_NOT_FOUND, PARSE_ERROR, USER_NOT_FOUND, RpcError,
+                                               error_response)
+
+Wrap = Callable[[Any, Callable[..., Any]], Callable[..., Any]]
+
+#: The names public implementations answer instead of the spec's (upp-near-miss-method-names).
+NEAR_MISS = {"upp/get_events": "upp/events", "upp/delete_events": "upp/delete", "upp/get_labels": "upp/labels",
+             "upp/export_events": "upp/export", "upp/import_events": "upp/import"}
+
+
+# -- building wraps --------------------------------------------------------------------------------
+
+def after(operation: str, change: Callable[[Any], Any]) -> dict[str, Wrap]:
+    """The operation's answer, changed: `change(answer)` returns the wrong one."""
+    return {operation: lambda service, original: lambda *a, **k: change(original(*a, **k))}
+
+
+def before(operation: str, change: Callable[..., tuple[tuple[Any, ...], dict[str, Any]]]) -> dict[str, Wrap]:
+    """The operation called with changed arguments: `change(*args, **kwargs)` returns (args, kwargs)."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(*a: Any, **k: Any) -> Any:
+            args, kwargs = change(*a, **k)
+            return original(*args, **kwargs)
+        return wrong
+    return {operation: wrap}
+
+
+def each(operation: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Wrap]:
+    """Every object of the operation's answer (a list, or one object) changed in place."""
+    def apply(answer: Any) -> Any:
+        for item in answer if isinstance(answer, list) else [answer]:
+            change(item)
+        return answer
+    return after(operation, apply)
+
+
+def within(part: str, **wraps: Wrap) -> dict[str, Wrap]:
+    """Wraps of the methods of one part of the service (`_endpoint`, `_tasks`, `_store`)."""
+    def wrap(service: Any, inner: Any) -> Any:
+        for name, w in wraps.items():
+            setattr(inner, name, w(inner, getattr(inner, name)))
+        return inner
+    return {part: wrap}
+
+
+def then(change: Callable[[Any], Any]) -> Wrap:
+    """A wrap (for `within`) that changes what the wrapped method returns."""
+    return lambda part, original: lambda *a, **k: change(original(*a, **k))
+
+
+def object_of(member: str) -> Callable[[Any], Any]:
+    """An array answer put inside an object ({"events": [...]})."""
+    return lambda answer: {member: answer}
+
+
+def keep(**changes: Any) -> Callable[[dict[str, Any]], None]:
+    """An object whose members are set as given (a callable is applied to the member's value)."""
+    def change(item: dict[str, Any]) -> None:
+        for name, value in changes.items():
+            item[name] = value(item[name]) if callable(value) else value
+    return change
+
+
+def drop(*members: str) -> Callable[[dict[str, Any]], None]:
+    def change(item: dict[str, Any]) -> None:
+        for member in members:
+            item.pop(member, None)
+    return change
+
+
+# -- JSON-RPC on the wire (parts of rpc.RpcEndpoint) ---------------------------------------------
+
+def every_response(change: Callable[[dict[str, Any]], None]) -> dict[str, Wrap]:
+    """Every response object the endpoint sends, changed before it is rendered."""
+    def render(endpoint: Any, original: Callable[..., str]) -> Callable[..., str]:
+        def wrong(response: Any) -> str:
+            for r in response if isinstance(response, list) else [response]:
+                change(r)
+            return original(response)
+        return wrong
+    return within("_endpoint", render=render)
+
+
+def id_as_string(response: dict[str, Any]) -> None:
+    id_ = response.get("id")
+    if "result" in response and isinstance(id_, (int, float)) and not isinstance(id_, bool):
+        response["id"] = str(id_)
+
+
+def result_beside_error(response: dict[str, Any]) -> None:
+    if "error" in response:
+        response["result"] = None
+
+
+def error_without_message(response: dict[str, Any]) -> None:
+    if "error" in response:
+        response["error"].pop("message", None)
+
+
+def recoded(change: Callable[[RpcError], RpcError | None]) -> dict[str, Wrap]:
+    """The operations' errors given another code on the wire: `change` returns the error sent
+    instead, or None to send it as it is."""
+    def dispatch(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(method: str, params: Any) -> Any:
+            try:
+                return original(method, params)
+            except RpcError as exc:
+                raise (change(exc) or exc) from None
+        return wrong
+    return within("_endpoint", _dispatch=dispatch)
+
+
+def missing_params_as_internal(exc: RpcError) -> RpcError | None:
+    if exc.code == INVALID_PARAMS and isinstance(exc.data, dict) and "missing_params" in exc.data:
+        return RpcError(INTERNAL_ERROR, "Internal error")
+    return None
+
+
+def unknown_method_as_invalid_request(exc: RpcError) -> RpcError | None:
+    return RpcError(INVALID_REQUEST, exc.message) if exc.code == METHOD_NOT_FOUND else None
+
+
+def invalid_request_as_parse_error(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda message, problem: error_response(None, PARSE_ERROR, f"Parse error: {problem}")
+
+
+def notification_replied(in_batch_only: bool) -> dict[str, Wrap]:
+    def answer(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(response: dict[str, Any], *, in_batch: bool) -> dict[str, Any] | None:
+            if in_batch or not in_batch_only:
+                return response | {"id": None}
+            return original(response, in_batch=in_batch)
+        return wrong
+    return within("_endpoint", _answer_notification=answer)
+
+
+def split_line(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
+    """A raw newline after the opening bracket: two lines."""
+    return lambda text: original(text[:1] + "\n" + text[1:])
+
+
+# -- params, errors and the operations served ----------------------------------------------------
+
+def retrieve_requires_max_results(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def take(raw: Any, method: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> Any:
+        if method == "upp/retrieve":
+            required = {**required, **(optional or {})}
+        return original(raw, method, required, optional)
+    return take
+
+
+def user_not_found_when_nothing_matches(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def retrieve(raw: Any) -> Any:
+        events = original(raw)
+        query = ranking.words(raw["query"])
+        if not any(query & ranking.words(" ".join((e["value"], *e["labels"]))) for e in events):
+            raise RpcError(USER_NOT_FOUND, f"User not found: {raw['entity_key'][:200]!r}",
+                           {"entity_key": raw["entity_key"]})
+        return events
+    return retrieve
+
+
+def drops_long_queries(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def retrieve(raw: Any) -> Any:
+        events = original(raw)
+        return [] if len(raw["query"].split()) > 3 else events
+    return retrieve
+
+
+def with_superseded(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda owner: service._store.events(owner, statuses=("valid", "superseded"))
+
+
+def unknown_user_as_invalid_params(service: Any, original: Callable[[str], None]) -> Callable[[str], None]:
+    def known_user(entity_key: str) -> None:
+        try:
+            original(entity_key)
+        except RpcError as exc:
+            if exc.code != USER_NOT_FOUND:
+                raise
+            raise RpcError(INVALID_PARAMS, f"Invalid params: no user {entity_key[:200]!r}",
+                           {"invalid_params": ["entity_key"]}) from None
+    return known_user
+
+
+def served_as(names: dict[str, str]) -> dict[str, Wrap]:
+    return after("_served", lambda served: {names.get(name, name): method for name, method in served.items()})
+
+
+def unserved(method: str) -> dict[str, Wrap]:
+    """One operation not served (so info does not list it either)."""
+    return after("_served", lambda served: {name: m for name, m in served.items() if name != method})
+
+
+# -- events ----------------------------------------------------------------------------------------
+
+def extracted(change: Callable[[Any], Any]) -> dict[str, Wrap]:
+    """Every event the extractor gave (an ExtractedEvent) changed before it is stored."""
+    return after("_checked", lambda events: [change(e) for e in events])
+
+
+def ids_per_user(service: Any, original: Callable[[str], str]) -> Callable[[str], str]:
+    counts: dict[str, int] = {}
+
+    def new_id(entity_key: str) -> str:
+        counts[entity_key] = counts.get(entity_key, 0) + 1
+        return f"evt_{counts[entity_key]}"
+    return new_id
+
+
+def superseded_value_rewritten(event: dict[str, Any]) -> None:
+    if event["status"] == "superseded":
+        event["value"] = f"[superseded] {event['value']}"
+
+
+def superseded_by_empty(event: dict[str, Any]) -> None:
+    if event["superseded_by"] is None:
+        event["superseded_by"] = ""
+
+
+def staged_when_superseding(service: Any, original: Callable[..., str]) -> Callable[..., str]:
+    def new_status(entity_key: str, labels: Any, confidence: float) -> str:
+        return "staged" if service._contradicts(entity_key, labels) else original(entity_key, labels, confidence)
+    return new_status
+
+
+# -- upp/ingest ------------------------------------------------------------------------------------
+
+class _Discard(Exception):
+    """Rolls the ingest's transaction back once its answer is made."""
+
+
+def ingest_not_persisted(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def ingest(raw: Any) -> Any:
+        answer: Any = None
+        with service._lock:
+            try:
+                with service._store.transaction():
+                    answer = original(raw)
+                    raise _Discard
+            except _Discard:
+                return answer
+    return ingest
+
+
+# -- upp/contextualize and tasks -------------------------------------------------------------------
+
+def ingest_first(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """contextualize ingests at once, before retrieving; its task only reports those events."""
+    def ingest_later(entity_key: str, text: str) -> Callable[[], Callable[[], list[Any]]]:
+        ids = [r.id for r in service._extract_and_store(entity_key, text)]
+        return lambda: lambda: service._current(entity_key, ids)
+    return ingest_later
+
+
+def never_completes(runner: Any, original: Callable[..., None]) -> Callable[..., None]:
+    return lambda task, render: None  # the job ran (its events are stored); the task stays running
+
+
+def unknown_task_errors(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def get_tasks(raw: Any) -> Any:
+        found = original(raw)
+        known = {s["task_id"] for s in found}
+        unknown = [t for t in raw["task_ids"] if t not in known]
+        if unknown:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown task id {unknown[0][:100]!r}",
+                           {"invalid_params": ["task_ids"]})
+        return found
+    return get_tasks
+
+
+def tasks_forgotten(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def get_tasks(raw: Any) -> Any:
+        found = original(raw)
+        for status in found:
+            if status["status"] in ("completed", "failed"):
+                service._tasks.forget(status["task_id"])
+        return found
+    return get_tasks
+
+
+# -- upp/info --------------------------------------------------------------------------------------
+
+def info_needs_entity_key(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def info(raw: Any) -> Any:
+        service._take(raw, "upp/info", {"entity_key": service._key})
+        return original(raw)
+    return info
+
+
+def info_ontology_changes(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    calls = [0]
+
+    def info(raw: Any) -> Any:
+        result = original(raw)
+        calls[0] += 1
+        if calls[0] > 1:
+            result["ontology"] = "user/v2"
+        return result
+    return info
+
+
+def without_import_listed(info: dict[str, Any]) -> dict[str, Any]:
+    info["operations"].remove("upp/import_events")  # the level was counted with it
+    return info
+
+
+# -- upp/delete_events -----------------------------------------------------------------------------
+
+def _hidden_of(service: Any) -> set[tuple[str, str]]:
+    """The events soft-deleted on this service (its two wraps share them; both run under its lock)."""
+    return vars(service).setdefault("_soft_deleted", set())
+
+
+def delete_soft(service: Any, original: Callable[..., int]) -> Callable[..., int]:
+    def delete(entity_key: str, ids: list[str] | None) -> int:
+        hidden = _hidden_of(service)
+        rows = [r for r in service._store.events(entity_key)
+                if (ids is None or r.id in ids) and (entity_key, r.id) not in hidden]
+        hidden.update((entity_key, r.id) for r in rows)
+        return len(rows)
+    return delete
+
+
+def hidden_from_get_events(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def get_events(raw: Any) -> Any:
+        hidden = _hidden_of(service)
+        return [e for e in original(raw) if (raw["entity_key"], e["id"]) not in hidden]
+    return get_events
+
+
+def count_asked(service: Any, original: Callable[..., int]) -> Callable[..., int]:
+    def delete(entity_key: str, ids: list[str] | None) -> int:
+        count = original(entity_key, ids)
+        return count if ids is None else len(ids)
+    return delete
+
+
+def all_needs_ids(service: Any, original: Callable[..., int]) -> Callable[..., int]:
+    return lambda entity_key, ids: 0 if ids is None else original(entity_key, ids)
+
+
+# -- upp/export_events -----------------------------------------------------------------------------
+
+def export_returns_events(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def export(raw: Any) -> Any:
+        import json
+        from pathlib import Path
+
+        result = original(raw)
+        return result | {"events": json.loads(Path(result["file"]).read_text("utf-8"))["events"]}
+    return export
+
+
+def no_file(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def write(*args: Any) -> Any:
+        path = original(*args)
+        path.unlink()
+        return path
+    return write
+
+
+def path_from_entity_key(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def write(package: dict[str, Any], entity_key: str, now: Any) -> Any:
+        import json
+
+        path = service.export_dir / f"{entity_key}-{now:%Y%m%dT%H%M%S%fZ}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(package), encoding="utf-8")
+        return path
+    return write
+
+
+def in_package(change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Wrap]:
+    """Every event of the ExportPackage changed (or dropped when `change` returns None)."""
+    def package(p: dict[str, Any]) -> dict[str, Any]:
+        p["events"] = [e for e in (change(e) for e in p["events"]) if e is not None]
+        return p
+    return after("_package", package)
+
+
+# -- upp/import_events -----------------------------------------------------------------------------
+
+def into_package_user(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def import_events(raw: Any) -> Any:
+        try:
+            owner = service._read_import(raw["file"])["entity_key"]
+        except (RpcError, KeyError, TypeError):
+            owner = None
+        return original({**raw, "entity_key": owner} if owner else raw)
+    return import_events
+
+
+def keeps_ids(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from memconform.reference_impl.upp import params
+
+    def import_event(key: str, event: dict[str, Any], created_at: str, **store: Any) -> Any:
+        if params.nonempty_string(event.get("id")) and not service._store.id_taken(key, event["id"]):
+            store["id"] = event["id"]
+        return original(key, event, created_at, **store)
+    return import_event
+
+
+def keeps_superseded_by(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def import_event(key: str, event: dict[str, Any], created_at: str, **store: Any) -> Any:
+        row = original(key, event, created_at, **store)
+        if isinstance(event.get("superseded_by"), str):
+            service._store.supersede(row.seq, event["superseded_by"])
+        return row
+    return import_event
+
+
+def without_validity(key: str, event: dict[str, Any], created_at: str,
+                     **store: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`_import_event`'s arguments with the event's valid_from / valid_until left out."""
+    event = {k: v for k, v in event.items() if k not in ("valid_from", "valid_until")}
+    return (key, event, created_at), store
+
+
+def ignores_labels(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    from memconform.reference_impl.upp import exports
+
+    return lambda event: exports.event_problem(event, service.ontology.names, check_labels=False)
+
+
+def stores_before_refusing(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """An import refused for its ontology keeps what it stored before checking."""
+    def import_events(raw: Any) -> Any:
+        try:
+            return original(raw)
+        except RpcError as exc:
+            if exc.code == ONTOLOGY_NOT_FOUND:
+                service._store_imported(raw["entity_key"], service._read_import(raw["file"])["events"])
+            raise
+    return import_events
