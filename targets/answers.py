@@ -22,6 +22,11 @@ A 4xx is always judged, whatever its body: the status is the protocol's own answ
 and a refusal without the envelope is what the envelope requirements are about. Over a command
 line a failing exit status is judged likewise.
 
+A **provoked** answer is judged whatever it is: a bad-input probe sends what the protocol forbids
+(malformed JSON, wrong types, bad escapes) to see the spec's error come back, and a crash trace
+there (a 5xx without the envelope) is exactly the failure those checks exist to find, not a target
+that stopped speaking the protocol. Drivers skip this rule for their raw-probe calls only.
+
 `NotTheProtocol` is not a transport failure: an answer came. The circuit breaker
 (`suite/breaker.py`) does not count it, so one route answering garbage does not end the verdicts
 of the others.

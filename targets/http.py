@@ -246,7 +246,8 @@ class HttpUmpClient:
               headers: dict[str, str] | None = None) -> httpx.Response:
         return self._http.send(self._http.request(method, path, content=content, headers=headers))
 
-    def _reply(self, operation: str, sent: Any, response: httpx.Response, how: str) -> Reply:
+    def _reply(self, operation: str, sent: Any, response: httpx.Response, how: str, *,
+               provoked: bool = False) -> Reply:
         status = response.status_code
         content_type = response.headers.get("content-type")
         wire: list[str] = []
@@ -259,8 +260,9 @@ class HttpUmpClient:
         except ValueError:
             body, parsed = None, False
         code, message, present = _envelope(body)
-        http_answer(f"{response.request.method} {response.request.url}", status, content_type, data,
-                    body_ok=parsed, envelope=present)
+        if not provoked:  # a probe that sent what the protocol forbids judges whatever came back
+            http_answer(f"{response.request.method} {response.request.url}", status, content_type, data,
+                        body_ok=parsed, envelope=present)
         if body is None:
             raw = data.decode("utf-8", "replace")
         elif not _is_json_type(content_type):
@@ -334,7 +336,7 @@ class HttpUmpClient:
         raw_path = urllib.parse.quote(path, safe="".join(chr(c) for c in range(33, 127)))
         request.url = request.url.copy_with(raw_path=raw_path.encode("ascii"))
         response = self._http.send(request)
-        return self._reply(f"{method} {path}", sent, response, how)
+        return self._reply(f"{method} {path}", sent, response, how, provoked=True)
 
     def offered(self) -> frozenset[str]:
         """Every operation, less `subscribe`/`rehydrate` when capabilities says `false` for them
