@@ -8,6 +8,8 @@ where a fault shows in more than one check.
 """
 
 from memconform.reference_impl.faults import Fault
+from memconform.reference_impl.ump import faulty as w
+from memconform.reference_impl.ump.faulty import after, before, instead
 
 FILE = ("file",)
 
@@ -213,25 +215,33 @@ SERVER_FAULTS = (
           "error code \"bad_request\" (not §3.7)", ("ump/error-codes",)),
     Fault("subscribe-drops-events", "ump", "subscribe delivers no `created` events", ("ump/subscribe-stream",)),
     # capability tokens (§5.2)
-    Fault("token-optional", "ump", "requests without a capability token are served", ("ump/cap-token-required",)),
+    Fault("token-optional", "ump", "requests without a capability token are served", ("ump/cap-token-required",),
+          wraps={"_authorize": w.token_optional}),
     Fault("token-format-lenient", "ump", "a token whose signature part lacks the ed25519: prefix is accepted",
-          ("ump/cap-token-format",)),
+          ("ump/cap-token-format",),
+          wraps=before("_verify_token_fully", w.prefix_added)),
     # The spoofed token (iss owner-a, signed by mallory) of the issuer-owner check verifies now too.
     Fault("token-signature-unchecked", "ump", "a token whose signature does not verify is accepted",
-          ("ump/cap-token-signature", "ump/cap-token-issuer-owner")),
-    Fault("token-expiry-unchecked", "ump", "expired tokens are accepted", ("ump/cap-token-expiry",)),
+          ("ump/cap-token-signature", "ump/cap-token-issuer-owner"),
+          wraps={"_verify_token_fully": w.signature_unchecked}),
+    Fault("token-expiry-unchecked", "ump", "expired tokens are accepted", ("ump/cap-token-expiry",),
+          wraps={"_verify_token_fully": w.time_moved("exp")}),
     Fault("token-nbf-unchecked", "ump", "tokens whose nbf lies in the future are accepted",
-          ("ump/cap-token-not-before",)),
+          ("ump/cap-token-not-before",),
+          wraps={"_verify_token_fully": w.time_moved("nbf")}),
     # fails open: a token whose time it cannot read (not a time, or the other encoding) is taken
     # as if it had no such bound
     Fault("token-unreadable-time-ignored", "ump", "a token whose exp/nbf cannot be read is accepted as unbounded",
-          ("ump/cap-token-unreadable-time",)),
-    Fault("token-verbs-unchecked", "ump", "a token's verbs are not checked", ("ump/cap-token-verbs",)),
+          ("ump/cap-token-unreadable-time",),
+          wraps={"_verify_token_fully": w.unreadable_time_ignored}),
+    Fault("token-verbs-unchecked", "ump", "a token's verbs are not checked", ("ump/cap-token-verbs",),
+          wraps=instead("_check_verb", lambda operation, grant: None)),
     Fault("token-scope-ignores-visibility", "ump", "the visibility member of a token's scope is ignored",
-          ("ump/cap-token-scope",)),
+          ("ump/cap-token-scope",),
+          wraps=after("_token_scope", lambda scope: {k: v for k, v in scope.items() if k != "visibility"})),
     # The reference implementation's gap (the notes, Capability tokens).
     Fault("token-issuer-unchecked", "ump", "a token grants whatever owner its scope names, whoever signed it",
-          ("ump/cap-token-issuer-owner",)),
+          ("ump/cap-token-issuer-owner",), wraps={"_who": w.issuer_unchecked}),
     # remember filling what is missing (§3.3) and keeping what it was given
     Fault("imports-need-id", "ump", "a record that declares `ump` but has no id is refused (taken for an "
           "incomplete import)", ("ump/remember-fills-id",)),

@@ -305,7 +305,9 @@ class UmpService:
         from memconform.reference_impl import variants as switches
         from memconform.reference_impl.ump.policy import UmpPolicy
 
-        self.policy = switches.apply(UmpPolicy(), "ump", variants)
+        from memconform.reference_impl.faults import deviate, install_wraps
+
+        self.policy = deviate(UmpPolicy(), "ump", fault, variants)
         self.variants = switches.check_names(variants)
         versions = tuple(v for v in versions if v in self.policy.runtime_versions)
         if not versions or any(v not in ump_record.VERSIONS for v in versions) or len(set(versions)) != len(versions):
@@ -327,6 +329,7 @@ class UmpService:
         self._closed = False
         self._verified: dict[bytes, bool] = {}        # verify-on-read verdicts per stored bytes
         self._grants: dict[str, captoken.Grant] = {}  # tokens whose signature was verified
+        install_wraps(self, "ump", fault)
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -411,7 +414,7 @@ class UmpService:
     def _authorize(self, operation: str, token: Any) -> captoken.Grant | None:
         """The verified grant of the request's token (None without one), or UmpError."""
         if token is None:
-            if self.require_capability and self.fault != "token-optional":
+            if self.require_capability:
                 raise UmpError("unauthorized", f"{operation} needs a capability token (Authorization: Bearer "
                                                "umpcap.…; over MCP the _meta key ump/capability)")
             return None
@@ -422,11 +425,14 @@ class UmpService:
             grant = self._verify_token(token)
         except captoken.TokenError as exc:
             raise UmpError("unauthorized", f"capability token refused ({exc.code}): {exc.message}") from None
+        self._check_verb(operation, grant)
+        return grant
+
+    def _check_verb(self, operation: str, grant: captoken.Grant) -> None:
         verb = self.policy.feedback_verb if operation == "feedback" else captoken.VERB_FOR_OPERATION.get(operation)
-        if not grant.allows_verb(verb) and self.fault != "token-verbs-unchecked":
+        if not grant.allows_verb(verb):
             raise UmpError("forbidden_scope", f"{operation} needs the verb {verb!r}; the token grants "
                                               f"{', '.join(sorted(grant.verbs))}")
-        return grant
 
     def _verify_token(self, token: str) -> captoken.Grant:
         now = self._now().timestamp()
@@ -434,61 +440,24 @@ class UmpService:
         if cached is not None and (cached.not_before is None or now >= cached.not_before) and now < cached.expires:
             return cached  # signature checked before; the time window is checked every time
         grant = self._verify_token_fully(token, now)
-        if self.fault is None or not self.fault.startswith("token-"):
-            if len(self._grants) >= 4096:
-                self._grants.clear()
-            self._grants[token] = grant
+        if len(self._grants) >= 4096:
+            self._grants.clear()
+        self._grants[token] = grant
         return grant
 
     def _verify_token_fully(self, token: str, now: float) -> captoken.Grant:
-        if self.fault == "token-format-lenient" and token.count(".") == 2 and ":" not in token.rsplit(".", 1)[1]:
-            head, payload, sig = token.split(".")
-            token = f"{head}.{payload}.ed25519:{sig}"  # a signature part without its ed25519: prefix
-        times = self.policy.token_times
-        if self.fault in ("token-expiry-unchecked", "token-nbf-unchecked"):
-            claims = captoken.claims_of(token)
-            for name, fault, moved in (("exp", "token-expiry-unchecked", lambda t: min(now, t - 1)),
-                                       ("nbf", "token-nbf-unchecked", lambda t: max(now, t))):
-                if self.fault == fault and name in claims:
-                    try:
-                        now = moved(captoken.read_time(claims[name], name, times))
-                    except captoken.TokenError:
-                        pass
-        try:
-            return captoken.verify(token, now=now, times=times)
-        except captoken.TokenError as exc:
-            if self.fault == "token-unreadable-time-ignored" and exc.code == "bad_payload" \
-                    and exc.message.startswith(("exp ", "nbf ")):
-                # fails open: a time it cannot read bounds nothing, as if the token carried none
-                claims = captoken.claims_of(token)
-                return captoken.Grant(issuer=claims["iss"], verbs=frozenset(claims["verbs"]),
-                                      scope={k: v for k, v in claims.get("scope", {}).items()
-                                             if k in captoken.SCOPE_MEMBERS}, expires=now + 60,
-                                      jti=claims.get("jti"), version=claims["v"])
-            if self.fault != "token-signature-unchecked" or exc.code != "signature_invalid":
-                raise
-            claims = captoken.claims_of(token)  # the signature did not verify; take the claims anyway
-            return captoken.Grant(issuer=claims["iss"], verbs=frozenset(claims["verbs"]),
-                                  scope={k: v for k, v in claims.get("scope", {}).items()
-                                         if k in captoken.SCOPE_MEMBERS},
-                                  expires=captoken.read_time(claims["exp"], "exp", times), jti=claims.get("jti"),
-                                  version=claims["v"])
+        return captoken.verify(token, now=now, times=self.policy.token_times)
 
     def _who(self, grant: captoken.Grant | None, asserted: Any) -> _Who:
         """With a token: its issuer. Without: the identity the request asserts (or anonymous)."""
         if grant is None:
             ident = asserted if isinstance(asserted, str) and asserted else None
             return _Who(None, ident, ident)
-        if self.fault == "token-issuer-unchecked":
-            # the token's own claim of whose records it grants is believed, whoever signed it
-            return _Who(grant, grant.issuer, grant.scope.get("owner", ANY))
         return _Who(grant, grant.issuer, grant.issuer)
 
     def _token_scope(self, who: _Who) -> Mapping[str, str]:
         if who.grant is None:
             return {}
-        if self.fault == "token-scope-ignores-visibility":
-            return {k: v for k, v in who.grant.scope.items() if k != "visibility"}
         return who.grant.scope
 
     def _check_request_scope(self, who: _Who, scope: Mapping[str, Any], operation: str) -> None:
