@@ -9,7 +9,10 @@ where a fault shows in more than one check.
 
 from memconform.reference_impl.faults import Fault
 from memconform.reference_impl.ump import faulty as w
-from memconform.reference_impl.ump.faulty import after, before, instead
+from memconform.reference_impl.ump.engine import _SERVICE_KEY
+from memconform.reference_impl.ump.faulty import after, before, each, instead, keep, served
+from memconform.suite.ump import integrity
+from memconform.suite.ump.canonical import without_integrity
 
 FILE = ("file",)
 
@@ -78,21 +81,27 @@ SERVER_FAULTS = (
     # capabilities (§3.1)
     # The snapshot repeats the newest record's text, so a recall for it finds one record more.
     Fault("capabilities-side-effect", "ump", "every capabilities call snapshots the newest memory into a new "
-          "working memory", ("ump/capabilities-no-side-effects",)),
+          "working memory", ("ump/capabilities-no-side-effects",),
+          wraps={"_capabilities": w.capabilities_side_effect}),
     # A wrong value rather than none (the route and tool checks recognise the §3.1 response by its
     # `ump`), of the shape the OpenAPI document gives (the fuzz check validates against it).
     Fault("capabilities-wrong-version", "ump", "capabilities answers the server's release number (\"1.4\") as "
-          "`ump` instead of the spec version", ("ump/capabilities-version",)),
+          "`ump` instead of the spec version", ("ump/capabilities-version",),
+          wraps=each("_capabilities", keep(ump="1.4"))),
     Fault("capabilities-bad-conformance", "ump", "capabilities answers conformance \"Level 3\" (not L0-L3)",
-          ("ump/capabilities-conformance",)),
+          ("ump/capabilities-conformance",),
+          wraps=each("_capabilities", keep(conformance="Level 3"))),
     Fault("capabilities-missing-kind", "ump", "capabilities lists four kinds (working left out)",
-          ("ump/capabilities-kinds",)),
+          ("ump/capabilities-kinds",),
+          wraps=each("_capabilities", keep(kinds=lambda kinds: [k for k in kinds if k != "working"]))),
     Fault("capabilities-no-live-bindings", "ump", "capabilities.bindings lists only \"file\", not the binding in use",
-          ("ump/capabilities-bindings",)),
+          ("ump/capabilities-bindings",),
+          wraps=each("_capabilities", keep(bindings=["file"]))),
     # The service still speaks 0.1 (the bindings negotiate it) but capabilities claims 1.0 only:
     # a 1.0-only server seen answering ump "0.1".
     Fault("negotiates-down-to-0.1", "ump", "capabilities.versions hides 0.1 while a client announcing 0.1 is "
-          "still answered with ump \"0.1\"", ("ump/capabilities-no-0.1-runtime",), since="1.0"),
+          "still answered with ump \"0.1\"", ("ump/capabilities-no-0.1-runtime",), since="1.0",
+          wraps=each("_capabilities", keep(versions=lambda versions: versions[:1]))),
     # recall (§3.2)
     Fault("recall-omits-signals", "ump", "recall results carry record and score but no signals",
           ("ump/recall-result-shape",)),
@@ -155,26 +164,32 @@ SERVER_FAULTS = (
           "{record: null} instead of not_found", ("ump/get-not-found",)),
     # The served-records check names the §2 rule with served-records-valid.
     Fault("serves-extra-member", "ump", "served records carry an extra top-level member `stored` (re-signed)",
-          ("ump/served-records-valid", "ump/record-field-types")),
+          ("ump/served-records-valid", "ump/record-field-types"),
+          wraps=served(lambda rec, key: integrity.sign(dict(without_integrity(rec), stored=True), key))),
     # integrity (§2.8, §6.1, §7 L3); the stored records stay correct, the faults act when serving.
     # sign-on-write judges content hash and signature; canonical-jcs any hash that is not the JCS one.
     Fault("serves-hash-over-wrong-bytes", "ump", "served records' content_hash covers the record with integrity "
           "included (re-signed over that hash)",
-          ("ump/integrity-content-hash", "ump/integrity-sign-on-write", "ump/canonical-jcs")),
+          ("ump/integrity-content-hash", "ump/integrity-sign-on-write", "ump/canonical-jcs"),
+          wraps=served(w.hash_over_wrong_bytes)),
     # json.dumps(sort_keys, ensure_ascii) equals JCS on ASCII-only records without fractions, so
     # only the JCS check's record (non-ASCII text, UTF-16 key order, 1e21) shows it.
     Fault("serves-python-json-hash", "ump", "served records are hashed over Python's json.dumps(sort_keys, "
-          "ensure_ascii) instead of RFC 8785", ("ump/canonical-jcs",)),
+          "ensure_ascii) instead of RFC 8785", ("ump/canonical-jcs",),
+          wraps=served(w.python_json_hash)),
     Fault("serves-signature-over-raw-hash", "ump", "served records are signed over the raw BLAKE3 digest instead "
-          "of BLAKE3(content_hash string)", ("ump/integrity-signature",)),
+          "of BLAKE3(content_hash string)", ("ump/integrity-signature",),
+          wraps=served(w.signature_over_raw_hash)),
     Fault("serves-service-key-signature", "ump", "served records are signed with the server's key, not the owner's",
-          ("ump/integrity-signer-owner",)),
+          ("ump/integrity-signer-owner",),
+          wraps=served(lambda rec, key: integrity.sign(without_integrity(rec), _SERVICE_KEY), keyless=True)),
     # issue 13: an operator that loaded one owner's seed signed every owner's records with it, and
     # a check that judged only owner-a's records never saw it
     Fault("signs-all-owners-with-one-key", "ump", "every record is signed with owner-a's key, whoever owns it",
           ("ump/integrity-signer-owner",)),
     Fault("serves-unsigned", "ump", "records are served without integrity",
-          ("ump/integrity-required", "ump/integrity-sign-on-write")),
+          ("ump/integrity-required", "ump/integrity-sign-on-write"),
+          wraps=served(lambda rec, key: without_integrity(rec), keyless=True)),
     # revise (§3.5)
     # The prior keeps valid_to null: the revise check sees it, and a default recall still returns
     # the prior of a revise (the valid-at-now check revises one).
@@ -204,7 +219,8 @@ SERVER_FAULTS = (
     # consent (§2.7)
     Fault("ignores-retention", "ump", "consent.retention is never applied", ("ump/consent-retention-tombstone",)),
     Fault("redact-not-applied", "ump", "records cross to other owners without their consent.redact paths "
-          "stripped", ("ump/consent-redact-boundary",)),
+          "stripped", ("ump/consent-redact-boundary",),
+          wraps=instead("_present", lambda rec, who: rec)),
     # visibility
     Fault("shared-is-public", "ump", "shared records are served to everyone, like public ones",
           ("ump/visibility-shared-grant",)),
@@ -254,7 +270,8 @@ SERVER_FAULTS = (
           ("ump/remember-persists",)),
     # ids (§2, §6.2)
     Fault("mints-long-ids", "ump", "minted ids are 160 random bits (32 base32 characters), neither form of §6.2",
-          ("ump/id-minted-form",)),
+          ("ump/id-minted-form",),
+          wraps=instead("_mint_id", w.long_id)),
     Fault("revise-answers-prior-id", "ump", "revise answers the prior's id where the successor's belongs",
           ("ump/id-stable", "ump/revise-creates-successor")),
     # rehydration (§5.3)

@@ -8,10 +8,18 @@ A wrap takes the service and the method it replaces (`original`) and returns the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import base64
+import json
+import secrets
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from memconform.suite.ump import captoken
+import blake3
+
+from memconform.reference_impl.ump.engine import _SERVICE_KEY
+from memconform.suite.ump import captoken, integrity
+from memconform.suite.ump.canonical import canonical_bytes, without_integrity
+from memconform.suite.ump.did import did_key_from_public_key
 
 Wrap = Callable[[Any, Callable[..., Any]], Callable[..., Any]]
 
@@ -112,3 +120,102 @@ def issuer_unchecked(service: Any, original: Callable[..., Any]) -> Callable[...
             return original(grant, asserted)
         return _Who(grant, grant.issuer, grant.scope.get("owner", ANY))
     return wrong
+
+
+# -- capabilities (§3.1) ---------------------------------------------------------------------------
+
+def each(operation: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Wrap]:
+    """The operation's answer (one object) changed in place."""
+    def apply(answer: dict[str, Any]) -> dict[str, Any]:
+        change(answer)
+        return answer
+    return after(operation, apply)
+
+
+def keep(**changes: Any) -> Callable[[dict[str, Any]], None]:
+    """An object whose members are set as given (a callable is applied to the member's value)."""
+    def change(item: dict[str, Any]) -> None:
+        for name, value in changes.items():
+            item[name] = value(item[name]) if callable(value) else value
+    return change
+
+
+def capabilities_side_effect(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Each capabilities call snapshots the most recent memory of the partition into a new
+    working memory (same owner, visibility and text)."""
+    from memconform.reference_impl.ump.service import _owner_of, _scope_of
+    from memconform.reference_impl.ump.store import format_time
+    from memconform.suite.ump import ids
+
+    def wrong(request: Any, version: str) -> dict[str, Any]:
+        answer = original(request, version)
+        store = service._store
+        newest = store.max_rowid(version)
+        latest = store.by_rowid(newest) if newest is not None else None
+        if latest is None:
+            return answer
+        src = latest.record
+        now = format_time(service._now())
+        rec = {"ump": version, "id": ids.random_id(), "kind": "working", "body": {"text": src["body"]["text"]},
+               "scope": dict(_scope_of(src)), "time": {"created": now, "valid_from": now},
+               "lifecycle": {"status": "active"},
+               "provenance": {"actor": _owner_of(src), "actor_kind": "agent", "method": "capabilities-snapshot"}}
+        rec = service._sign(rec)
+        with store.transaction():
+            rowid = store.insert(version, rec)
+        service._publish("created", version, rowid, rec)
+        return answer
+    return wrong
+
+
+# -- served records (integrity, §2.8, §6.1) --------------------------------------------------------
+
+def served(change: Callable[[dict[str, Any], Any], dict[str, Any]], *, keyless: bool = False) -> dict[str, Wrap]:
+    """Every signed record as served, changed: `change(record, owner's key)`; the stored record
+    stays right. Without `keyless`, only records whose owner's key the server holds."""
+    from memconform.reference_impl.ump.service import _owner_of
+
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(rec: dict[str, Any], who: Any) -> dict[str, Any]:
+            out = original(rec, who)
+            if "integrity" not in out:
+                return out
+            key = service.keyring.for_owner(_owner_of(out))
+            return change(out, key) if key is not None or keyless else out
+        return wrong
+    return {"_present": wrap}
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def sign_over_bytes(rec: Mapping[str, Any], key: Any, body: bytes) -> dict[str, Any]:
+    """integrity whose content_hash is BLAKE3 of `body` (not the JCS bytes), signed as usual."""
+    content_hash = "blake3:" + base64.b32encode(blake3.blake3(body).digest()).decode().rstrip("=").lower()
+    out = dict(without_integrity(rec))
+    out["integrity"] = {"content_hash": content_hash,
+                        "signature": "ed25519:" + _b64(key.sign(blake3.blake3(content_hash.encode()).digest()).signature),
+                        "signer": did_key_from_public_key(bytes(key.verify_key))}
+    return out
+
+
+def hash_over_wrong_bytes(rec: dict[str, Any], key: Any) -> dict[str, Any]:
+    return sign_over_bytes(rec, key, canonical_bytes(rec) + b" ")
+
+
+def python_json_hash(rec: dict[str, Any], key: Any) -> dict[str, Any]:
+    return sign_over_bytes(rec, key, json.dumps(without_integrity(rec), sort_keys=True, separators=(",", ":"),
+                                                ensure_ascii=True).encode())
+
+
+def signature_over_raw_hash(rec: dict[str, Any], key: Any) -> dict[str, Any]:
+    out = integrity.sign(without_integrity(rec), key)
+    raw = blake3.blake3(canonical_bytes(without_integrity(out))).digest()
+    out["integrity"]["signature"] = "ed25519:" + _b64(key.sign(raw).signature)
+    return out
+
+
+def long_id() -> str:
+    """mints-long-ids: 160 random bits, neither of §6.2's forms."""
+    return "urn:ump:" + base64.b32encode(secrets.token_bytes(20)).decode("ascii").rstrip("=").lower()

@@ -508,36 +508,17 @@ class UmpService:
     def _present(self, rec: dict[str, Any], who: _Who) -> dict[str, Any]:
         """The record as served to this requester: redacted across the owner boundary (§2.7)."""
         out = rec
-        if who.requester != _owner_of(rec) and self.fault != "redact-not-applied":
+        if who.requester != _owner_of(rec):
             try:
                 out = consent.apply_redact(_readable_redact(rec) if self.policy.unreadable_redact_paths == "ignore"
                                            else rec)
             except consent.RedactPathError:  # only a record stored under accepts-bad-consent
                 out = {k: v for k, v in rec.items() if k not in ("integrity", "body")}
                 out["body"] = {"text": ""}
-        if "integrity" in out:
-            key = self.keyring.for_owner(_owner_of(out))
-            if self.fault == "serves-unsigned":
-                out = without_integrity(out)
-            elif self.fault == "serves-hash-over-wrong-bytes" and key is not None:
-                out = _sign_over_bytes(out, key, canonical_bytes(out) + b" ")
-            elif self.fault == "serves-python-json-hash" and key is not None:
-                out = _sign_over_bytes(out, key, json.dumps(without_integrity(out), sort_keys=True,
-                                                            separators=(",", ":"), ensure_ascii=True).encode())
-            elif self.fault == "serves-signature-over-raw-hash" and key is not None:
-                out = integrity.sign(without_integrity(out), key)
-                raw = _blake3_digest(canonical_bytes(without_integrity(out)))
-                out["integrity"]["signature"] = "ed25519:" + _b64(key.sign(raw).signature)
-            elif self.fault == "serves-service-key-signature":
-                out = integrity.sign(without_integrity(out), _SERVICE_KEY)
-            elif self.fault == "serves-extra-member" and key is not None:
-                out = integrity.sign(dict(without_integrity(out), stored=True), key)
         return out
 
     def _mint_id(self) -> str:
         """A new record id: urn:ump: + base32 of 16 random bytes (§6.2, L1 form)."""
-        if self.fault == "mints-long-ids":
-            return "urn:ump:" + base64.b32encode(secrets.token_bytes(20)).decode("ascii").rstrip("=").lower()
         if self.policy.minted_ids == "base32hex":
             return "urn:ump:" + base64.b32hexencode(secrets.token_bytes(16)).decode("ascii").rstrip("=")
         return ids.random_id()
@@ -638,16 +619,13 @@ class UmpService:
     def _capabilities(self, request: Any, version: str) -> dict[str, Any]:
         if request is not None and not isinstance(request, dict):
             raise _invalid(f"the capabilities request must be a JSON object ({{client?}}), found {a_json_type(request)}")
-        kinds = list(ump_record.KINDS)
-        if self.fault == "capabilities-missing-kind":
-            kinds.remove("working")
-        answer = {
+        return {
             "server": {"name": SERVER_NAME, "version": _server_version()},
-            "ump": "1.4" if self.fault == "capabilities-wrong-version" else version,
-            "versions": [self.versions[0]] if self.fault == "negotiates-down-to-0.1" else list(self.versions),
-            "conformance": "Level 3" if self.fault == "capabilities-bad-conformance" else "L3",
-            "kinds": kinds,
-            "bindings": ["file"] if self.fault == "capabilities-no-live-bindings" else list(BINDINGS),
+            "ump": version,
+            "versions": list(self.versions),
+            "conformance": "L3",
+            "kinds": list(ump_record.KINDS),
+            "bindings": list(BINDINGS),
             "retrieval_signals": list(ranking.SIGNALS),
             "max_recall": MAX_RECALL,
             "writable": True,
@@ -655,27 +633,6 @@ class UmpService:
             "rehydrate": True,
             "auth": {"capability_tokens": True, "required": self.require_capability},
         }
-        if self.fault == "capabilities-side-effect":
-            self._capabilities_snapshot(version)
-        return answer
-
-    def _capabilities_snapshot(self, version: str) -> None:
-        """capabilities-side-effect: each capabilities call snapshots the most recent memory of the
-        partition into a new working memory (same owner, visibility and text)."""
-        newest = self._store.max_rowid(version)
-        latest = self._store.by_rowid(newest) if newest is not None else None
-        if latest is None:
-            return
-        src = latest.record
-        now = format_time(self._now())
-        rec = {"ump": version, "id": ids.random_id(), "kind": "working", "body": {"text": src["body"]["text"]},
-               "scope": dict(_scope_of(src)), "time": {"created": now, "valid_from": now},
-               "lifecycle": {"status": "active"},
-               "provenance": {"actor": _owner_of(src), "actor_kind": "agent", "method": "capabilities-snapshot"}}
-        rec = self._sign(rec)
-        with self._store.transaction():
-            rowid = self._store.insert(version, rec)
-        self._publish("created", version, rowid, rec)
 
     # -- remember ----------------------------------------------------------------------------------
 
@@ -1393,29 +1350,7 @@ def _service_did() -> str:
     return did_key_from_public_key(bytes(_SERVICE_KEY.verify_key))
 
 
-def _b64(data: bytes) -> str:
-    import base64
-
-    return base64.b64encode(data).decode("ascii")
-
-
 def _blake3_digest(data: bytes) -> bytes:
     import blake3
 
     return blake3.blake3(data).digest()
-
-
-def _sign_over_bytes(rec: Mapping[str, Any], key: Any, body: bytes) -> dict[str, Any]:
-    """integrity whose content_hash is BLAKE3 of `body` (not the JCS bytes), signed as usual."""
-    import base64
-
-    import blake3
-
-    from memconform.suite.ump.did import did_key_from_public_key
-
-    content_hash = "blake3:" + base64.b32encode(blake3.blake3(body).digest()).decode().rstrip("=").lower()
-    out = dict(without_integrity(rec))
-    out["integrity"] = {"content_hash": content_hash,
-                        "signature": "ed25519:" + _b64(key.sign(blake3.blake3(content_hash.encode()).digest()).signature),
-                        "signer": did_key_from_public_key(bytes(key.verify_key))}
-    return out
