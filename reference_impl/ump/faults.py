@@ -10,7 +10,9 @@ where a fault shows in more than one check.
 from memconform.reference_impl.faults import Fault
 from memconform.reference_impl.ump import faulty as w
 from memconform.reference_impl.ump.engine import _SERVICE_KEY
-from memconform.reference_impl.ump.faulty import after, before, each, instead, keep, served
+from memconform.reference_impl.ump.faulty import (after, before, called_with, each, every_result, instead, keep,
+                                                  served)
+from memconform.reference_impl.ump.service import MAX_RECALL
 from memconform.suite.ump import integrity
 from memconform.suite.ump.canonical import without_integrity
 
@@ -104,31 +106,41 @@ SERVER_FAULTS = (
           wraps=each("_capabilities", keep(versions=lambda versions: versions[:1]))),
     # recall (§3.2)
     Fault("recall-omits-signals", "ump", "recall results carry record and score but no signals",
-          ("ump/recall-result-shape",)),
+          ("ump/recall-result-shape",),
+          wraps=every_result(lambda item: item.pop("signals"))),
     Fault("recall-renames-signal", "ump", "recall reports similarity as \"relevance\" (not advertised)",
-          ("ump/recall-signal-names",)),
+          ("ump/recall-signal-names",),
+          wraps=every_result(w.renamed_signal)),
     Fault("recall-unranked", "ump", "recall returns the best results in ascending score order",
-          ("ump/recall-ranked",)),
+          ("ump/recall-ranked",),
+          wraps=each("_recall", lambda answer: answer["results"].reverse())),
     # The checks of recall-finds-remembered query a record's whole body text; the others recall a
     # marker word or two.
     Fault("recall-drops-long-queries", "ump", "recall answers no results for a query of more than five words",
-          ("ump/recall-finds-remembered",)),
-    Fault("ignores-kind-filter", "ump", "recall ignores filter.kind", ("ump/recall-filter-kind",)),
+          ("ump/recall-finds-remembered",),
+          wraps={"_recall": w.drops_long_queries}),
+    Fault("ignores-kind-filter", "ump", "recall ignores filter.kind", ("ump/recall-filter-kind",),
+          wraps=called_with("_recall", kinds=None)),
     Fault("ignores-limit", "ump", "recall ignores limit and returns up to max_recall results",
-          ("ump/recall-limit",)),
+          ("ump/recall-limit",),
+          wraps=called_with("_recall", limit=MAX_RECALL)),
     # filter.valid_at is dropped, so recall always looks at now: a probe in the past misses what
     # was valid then (honors-valid-at), and the prior of a revise is not found in its past.
     Fault("ignores-valid-at", "ump", "recall ignores filter.valid_at (always filters at now)",
-          ("ump/recall-honors-valid-at", "ump/revise-prior-queryable")),
+          ("ump/recall-honors-valid-at", "ump/revise-prior-queryable"),
+          wraps={"_recall_time": lambda service, original: lambda valid_at: original(None)}),
     Fault("recall-default-all-time", "ump", "recall without filter.valid_at returns records of every valid time",
-          ("ump/recall-default-valid-at-now",)),
+          ("ump/recall-default-valid-at-now",),
+          wraps=instead("_recall_time", lambda valid_at: valid_at)),
     # Default recall (no include_tombstoned) returns tombstones, forgotten or retention-expired.
     Fault("recall-returns-tombstoned", "ump", "default recall includes tombstoned records",
-          ("ump/forget-excluded-from-recall", "ump/consent-retention-tombstone")),
+          ("ump/forget-excluded-from-recall", "ump/consent-retention-tombstone"),
+          wraps=called_with("_recall", include_tombstoned=True)),
     # Recall is the only place: other owners' records of any visibility, mallory's forged grant
     # included (the issuer-owner check recalls with it too).
     Fault("cross-owner-leak", "ump", "recall returns other owners' private and shared records",
-          ("ump/visibility-private", "ump/visibility-shared-grant", "ump/cap-token-issuer-owner")),
+          ("ump/visibility-private", "ump/visibility-shared-grant", "ump/cap-token-issuer-owner"),
+          wraps={"_recall_visible": w.cross_owner_leak}),
     # remember (§3.3)
     # The second identical remember answers "created" with the first one's id: the report is
     # wrong (reports-result) and, as the client sees it, two records were created under one id
@@ -228,7 +240,8 @@ SERVER_FAULTS = (
     Fault("feedback-refuses-contradicted", "ump", "feedback refuses the outcome contradicted",
           ("ump/feedback-accepts-outcome",)),
     Fault("recall-nonstandard-code", "ump", "recall of a request whose query is not a string answers the "
-          "error code \"bad_request\" (not §3.7)", ("ump/error-codes",)),
+          "error code \"bad_request\" (not §3.7)", ("ump/error-codes",),
+          wraps={"_op_recall": w.nonstandard_query_code}),
     Fault("subscribe-drops-events", "ump", "subscribe delivers no `created` events", ("ump/subscribe-stream",)),
     # capability tokens (§5.2)
     Fault("token-optional", "ump", "requests without a capability token are served", ("ump/cap-token-required",),

@@ -219,3 +219,59 @@ def signature_over_raw_hash(rec: dict[str, Any], key: Any) -> dict[str, Any]:
 def long_id() -> str:
     """mints-long-ids: 160 random bits, neither of §6.2's forms."""
     return "urn:ump:" + base64.b32encode(secrets.token_bytes(20)).decode("ascii").rstrip("=").lower()
+
+
+# -- recall (§3.2) ---------------------------------------------------------------------------------
+
+def called_with(operation: str, **values: Any) -> dict[str, Wrap]:
+    """The operation called with these keyword arguments, whatever it was asked."""
+    return before(operation, lambda *a, **k: (a, {**k, **values}))
+
+
+def every_result(change: Callable[[dict[str, Any]], None]) -> dict[str, Wrap]:
+    """Every recall result ({record, signals, score}) changed in place."""
+    def apply(answer: dict[str, Any]) -> dict[str, Any]:
+        for item in answer["results"]:
+            change(item)
+        return answer
+    return after("_recall", apply)
+
+
+def renamed_signal(item: dict[str, Any]) -> None:
+    item["signals"] = {("relevance" if k == "similarity" else k): v for k, v in item["signals"].items()}
+
+
+def drops_long_queries(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from memconform.reference_impl.ump import ranking
+
+    def wrong(version: str, who: Any, query: str, *a: Any, **k: Any) -> dict[str, Any]:
+        if len(ranking.query_terms(query)) > 5:
+            return {"results": []}
+        return original(version, who, query, *a, **k)
+    return wrong
+
+
+def cross_owner_leak(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Every other owner's record, whatever its visibility."""
+    from memconform.reference_impl.ump.service import ANY
+
+    def wrong(who: Any) -> tuple[str, list[Any]]:
+        if who.principal is None or who.principal is ANY:
+            return "1", []
+        sql, params = original(who)
+        return f"({sql} OR r.owner != ?)", [*params, who.principal]
+    return wrong
+
+
+def nonstandard_query_code(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """recall-nonstandard-code: a query that is no string answers "bad_request", no §3.7 code."""
+    from memconform.reference_impl.ump.engine import UmpError
+
+    def wrong(*a: Any, **k: Any) -> Any:
+        try:
+            return original(*a, **k)
+        except UmpError as exc:
+            if exc.code == "invalid_record" and exc.message.startswith("recall: `query`"):
+                raise UmpError("bad_request", exc.message) from None
+            raise
+    return wrong

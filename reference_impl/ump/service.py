@@ -228,10 +228,10 @@ def _opt_scope(request: Mapping[str, Any], operation: str) -> dict[str, str]:
     return {k: v for k, v in scope.items() if v is not None}
 
 
-def _opt_limit(request: Mapping[str, Any], operation: str, fault_unlimited: bool = False) -> int:
+def _opt_limit(request: Mapping[str, Any], operation: str) -> int:
     value = request.get("limit")
     if value is None:
-        return MAX_RECALL if fault_unlimited else DEFAULT_LIMIT
+        return DEFAULT_LIMIT
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _invalid(f"{operation}: `limit` must be a positive integer, found {a_json_type(value)}")
     if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
@@ -239,8 +239,6 @@ def _opt_limit(request: Mapping[str, Any], operation: str, fault_unlimited: bool
     limit = int(value)
     if limit < 1:
         raise _invalid(f"{operation}: `limit` must be at least 1, found {limit}")
-    if fault_unlimited:
-        return MAX_RECALL
     return min(limit, MAX_RECALL)
 
 
@@ -473,7 +471,7 @@ class UmpService:
             raise UmpError("forbidden_scope", f"{operation}: scope.owner {owner!r} is not the token's issuer "
                                               f"({_grant_text(who.grant)}); a token grants only its issuer's records")
 
-    def _visible_sql(self, who: _Who, *, leak: bool = False) -> tuple[str, list[Any]]:
+    def _visible_sql(self, who: _Who) -> tuple[str, list[Any]]:
         """SQL (alias r) for: the requester may see this record. Public records are served to
         anyone; the others only to their owner (with a token: within the token's scope)."""
         public = "r.visibility IN ('public', 'shared')" if self.fault == "shared-is-public" else "r.visibility = 'public'"
@@ -488,10 +486,6 @@ class UmpService:
             own.append("r.owner = ?")
             params.append(who.principal)
         own_sql = " AND ".join(own) or "1"
-        if leak:  # cross-owner-leak: every other owner's record, whatever its visibility
-            if who.principal is None or who.principal is ANY:
-                return "1", []
-            return f"({public} OR ({own_sql}) OR r.owner != ?)", [*params, who.principal]
         return f"({public} OR ({own_sql}))", params
 
     def _may_write(self, who: _Who, rec: Mapping[str, Any]) -> bool:
@@ -854,8 +848,7 @@ class UmpService:
         request = _request_object(request, "recall", "{query, scope?, filter?, limit?, ranking_hints?}")
         query = request.get("query")
         if query is not None and not isinstance(query, str):
-            raise UmpError("bad_request" if self.fault == "recall-nonstandard-code" else "invalid_record",
-                           f"recall: `query` must be a string, found {a_json_type(query)}")
+            raise _invalid(f"recall: `query` must be a string, found {a_json_type(query)}")
         scope = _opt_scope(request, "recall")
         filt = request.get("filter")
         if filt is not None and not isinstance(filt, dict):
@@ -878,47 +871,44 @@ class UmpService:
         hints = request.get("ranking_hints")
         if hints is not None and not isinstance(hints, dict):
             raise _invalid(f"recall: `ranking_hints` must be an object, found {a_json_type(hints)}")
-        limit = _opt_limit(request, "recall", fault_unlimited=self.fault == "ignores-limit")
+        limit = _opt_limit(request, "recall")
         who = self._who(grant, scope.get("owner"))
         self._check_request_scope(who, scope, "recall")
 
-        if self.fault == "recall-drops-long-queries" and len(ranking.query_terms(query or "")) > 5:
-            return {"results": []}
-        if self.fault == "ignores-valid-at":
-            at_us = None
-        if self.fault == "ignores-kind-filter":
-            kinds = None
-        results = self._search(version, who, query or "", scope, kinds=kinds, valid_at=at_us,
-                               include_tombstoned=tomb or self.fault == "recall-returns-tombstoned",
-                               limit=limit, leak=self.fault == "cross-owner-leak",
-                               any_time=valid_at is None and self.fault == "recall-default-all-time")
-        out = []
-        for stored, sig, score in results:
-            item: dict[str, Any] = {"record": self._present(stored.record, who), "signals": sig, "score": score}
-            if self.fault == "recall-omits-signals":
-                del item["signals"]
-            elif self.fault == "recall-renames-signal":
-                item["signals"] = {("relevance" if k == "similarity" else k): v for k, v in sig.items()}
-            out.append(item)
-        if self.fault == "recall-unranked":
-            out.reverse()
-        return {"results": out}
+        return self._recall(version, who, query or "", scope, kinds=kinds, valid_at=at_us, include_tombstoned=tomb,
+                            limit=limit)
+
+    def _recall(self, version: str, who: _Who, query: str, scope: Mapping[str, Any], *, kinds: list[str] | None,
+                valid_at: int | None, include_tombstoned: bool, limit: int) -> dict[str, Any]:
+        """The recall response once the request is read: best first (§3.2)."""
+        results = self._search(version, who, query, scope, kinds=kinds, valid_at=self._recall_time(valid_at),
+                               include_tombstoned=include_tombstoned, limit=limit, visible=self._recall_visible(who))
+        return {"results": [{"record": self._present(stored.record, who), "signals": sig, "score": score}
+                            for stored, sig, score in results]}
+
+    def _recall_time(self, valid_at: int | None) -> int | None:
+        """The valid time recall looks at: filter.valid_at, and without it now (§3.2)."""
+        return to_us(self._now()) if valid_at is None else valid_at
+
+    def _recall_visible(self, who: _Who) -> tuple[str, list[Any]]:
+        return self._visible_sql(who)
 
     def _search(self, version: str, who: _Who, query: str, scope: Mapping[str, Any], *, kinds: list[str] | None,
-                valid_at: int | None, include_tombstoned: bool, limit: int, leak: bool = False,
-                any_time: bool = False) -> list[tuple[Stored, dict[str, Any], float]]:
-        """Visible, current, verified records ranked for `query`: [(stored, signals, score)].
-        Filters (visibility, tombstones, valid time, kind) run in SQL before any ranking."""
+                valid_at: int | None, include_tombstoned: bool, limit: int,
+                visible: tuple[str, list[Any]] | None = None) -> list[tuple[Stored, dict[str, Any], float]]:
+        """Visible, verified records valid at `valid_at` (None: at any time) ranked for `query`:
+        [(stored, signals, score)]. Filters (visibility, by default `_visible_sql`; tombstones, valid
+        time, kind) run in SQL before any ranking."""
         now_us = to_us(self._now())
         conds = ["r.version = ?"]
         params: list[Any] = [version]
-        vis, vis_params = self._visible_sql(who, leak=leak)
+        vis, vis_params = visible or self._visible_sql(who)
         conds.append(vis)
         params += vis_params
         if not include_tombstoned:
             conds.append("r.status != 'tombstoned'")
-        if not any_time:
-            at = now_us if valid_at is None else valid_at
+        if valid_at is not None:
+            at = valid_at
             until = "<=" if self.policy.valid_to_inclusive else "<"
             conds.append(f"r.valid_from <= ? AND (r.valid_to IS NULL OR ? {until} r.valid_to)")
             params += [at, at]
@@ -1259,8 +1249,9 @@ class UmpService:
             if len(included) < limit and self.fault == "rehydrate-ranks-before-filtering":
                 everyone = _Who(None, None, ANY)  # ranked over every record, filtered afterwards
                 where, params = self._visible_sql(who)
-                for stored, _, _ in self._search(version, everyone, query or "", scope, kinds=None, valid_at=None,
-                                                 include_tombstoned=True, limit=limit - len(included)):
+                for stored, _, _ in self._search(version, everyone, query or "", scope, kinds=None,
+                                                 valid_at=to_us(self._now()), include_tombstoned=True,
+                                                 limit=limit - len(included)):
                     if _status_of(stored.record) == "tombstoned":
                         dropped.append({"id": stored.record["id"], "reason": "tombstoned"})
                     elif not self._store.visible(stored.rowid, where, params):
@@ -1268,8 +1259,9 @@ class UmpService:
                     elif stored.record["id"] not in seen:
                         take(stored.record)
             elif len(included) < limit:
-                for stored, _, _ in self._search(version, who, query or "", scope, kinds=None, valid_at=None,
-                                                 include_tombstoned=False, limit=limit - len(included)):
+                for stored, _, _ in self._search(version, who, query or "", scope, kinds=None,
+                                                 valid_at=to_us(self._now()), include_tombstoned=False,
+                                                 limit=limit - len(included)):
                     if stored.record["id"] not in seen:
                         take(stored.record)
         if self.fault == "rehydrate-raw-text":
