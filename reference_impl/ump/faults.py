@@ -7,11 +7,13 @@ live checks (suite/ump/checks/l1.py, l2.py, l3.py) report as failed against it; 
 where a fault shows in more than one check.
 """
 
+import copy
+
 from memconform.reference_impl.faults import Fault
 from memconform.reference_impl.ump import faulty as w
 from memconform.reference_impl.ump.engine import _SERVICE_KEY
-from memconform.reference_impl.ump.faulty import (after, before, called_with, each, every_result, instead, keep,
-                                                  served)
+from memconform.reference_impl.ump.faulty import (after, before, called_with, completed, drop, each, every_result,
+                                                  instead, keep, served, skipped)
 from memconform.reference_impl.ump.service import MAX_RECALL
 from memconform.suite.ump import integrity
 from memconform.suite.ump.canonical import without_integrity
@@ -146,34 +148,43 @@ SERVER_FAULTS = (
     # wrong (reports-result) and, as the client sees it, two records were created under one id
     # (id-unique: a repeated id is reported as merged, the catalogue note says).
     Fault("merge-not-reported", "ump", "a remember merged into an existing record answers result \"created\"",
-          ("ump/remember-reports-result", "ump/id-unique")),
+          ("ump/remember-reports-result", "ump/id-unique"),
+          wraps=each("_merged", keep(result="created"))),
     Fault("merge-returns-new-id", "ump", "a merged remember answers a fresh id that names no record",
-          ("ump/remember-merge-returns-existing-id",)),
+          ("ump/remember-merge-returns-existing-id",),
+          wraps=each("_merged", w.merged_under_new_id)),
     Fault("merge-answers-no-id", "ump", "a merged remember answers {result: merged} without the id",
-          ("ump/remember-returns-id", "ump/remember-merge-returns-existing-id")),
+          ("ump/remember-returns-id", "ump/remember-merge-returns-existing-id"),
+          wraps=each("_merged", drop("id"))),
     # The golden vectors without body (record-required-fields, reject-invalid-record) are taken too.
     Fault("accepts-bodyless-record", "ump", "remember of a record without body stores it with an empty body",
-          ("ump/remember-invalid-record", "ump/record-required-fields", "ump/reject-invalid-record")),
+          ("ump/remember-invalid-record", "ump/record-required-fields", "ump/reject-invalid-record"),
+          wraps=completed(w.empty_body)),
     Fault("accepts-bad-consent", "ump", "remember takes a consent block the store cannot honour (a retention "
-          "that is no ISO-8601 duration, a redact entry that is no JSON-path)", ("ump/remember-reject-policy",)),
+          "that is no ISO-8601 duration, a redact entry that is no JSON-path)", ("ump/remember-reject-policy",),
+          wraps=skipped("_check_consent")),
     Fault("accepts-missing-provenance", "ump", "remember takes records without provenance",
-          ("ump/provenance-required",)),
+          ("ump/provenance-required",),
+          wraps=skipped("_check_provenance")),
     # The opaque owner is taken as a local account and stored unsigned (no key can sign for it).
     Fault("accepts-opaque-owner", "ump", "remember takes a scope.owner that is not a DID",
-          ("ump/owner-did",)),
+          ("ump/owner-did",), wraps={**skipped("_check_owner"), "_check_may_remember": w.opaque_owner_taken}),
     # The suite's own remember of a tampered record is the observable read (catalogue note of
     # integrity-verify-on-read); the golden vectors with bad integrity are taken too (their
     # requirements: content hash, signature, signer = owner), as with the file fault.
     Fault("remember-accepts-bad-signature", "ump", "remember does not verify the integrity of a signed record "
           "(the name accepts-bad-signatures is the file binding's)",
           ("ump/remember-reject-bad-signature", "ump/integrity-verify-on-read", "ump/integrity-content-hash",
-           "ump/integrity-signature", "ump/integrity-signer-owner")),
+           "ump/integrity-signature", "ump/integrity-signer-owner"),
+          wraps=skipped("_check_integrity")),
     # A record labelled 0.1 served in a 1.0 exchange is not a valid 1.0 record (served-records-valid).
     Fault("live-keeps-0.1-records", "ump", "a 0.1 record remembered under 1.0 is stored and served as 0.1",
-          ("ump/normalize-imported-0.1", "ump/emit-advertised-version", "ump/served-records-valid"), since="1.0"),
+          ("ump/normalize-imported-0.1", "ump/emit-advertised-version", "ump/served-records-valid"), since="1.0",
+          wraps=instead("_read_0_1", lambda raw: (copy.deepcopy(raw), "0.1"))),
     # get (§3.4) and served records
     Fault("get-unknown-null", "ump", "get of an unknown content-addressed (52-character) id answers "
-          "{record: null} instead of not_found", ("ump/get-not-found",)),
+          "{record: null} instead of not_found", ("ump/get-not-found",),
+          wraps={"_op_get": w.get_unknown_null}),
     # The served-records check names the §2 rule with served-records-valid.
     Fault("serves-extra-member", "ump", "served records carry an extra top-level member `stored` (re-signed)",
           ("ump/served-records-valid", "ump/record-field-types"),
@@ -198,7 +209,7 @@ SERVER_FAULTS = (
     # issue 13: an operator that loaded one owner's seed signed every owner's records with it, and
     # a check that judged only owner-a's records never saw it
     Fault("signs-all-owners-with-one-key", "ump", "every record is signed with owner-a's key, whoever owns it",
-          ("ump/integrity-signer-owner",)),
+          ("ump/integrity-signer-owner",), wraps=w.one_key_for_all()),
     Fault("serves-unsigned", "ump", "records are served without integrity",
           ("ump/integrity-required", "ump/integrity-sign-on-write"),
           wraps=served(lambda rec, key: without_integrity(rec), keyless=True)),
@@ -273,14 +284,17 @@ SERVER_FAULTS = (
           ("ump/cap-token-issuer-owner",), wraps={"_who": w.issuer_unchecked}),
     # remember filling what is missing (§3.3) and keeping what it was given
     Fault("imports-need-id", "ump", "a record that declares `ump` but has no id is refused (taken for an "
-          "incomplete import)", ("ump/remember-fills-id",)),
+          "incomplete import)", ("ump/remember-fills-id",),
+          wraps={"_complete": w.import_must_have("id")}),
     Fault("imports-need-time", "ump", "a record that declares `ump` but has no time is refused (taken for an "
-          "incomplete import)", ("ump/remember-fills-time",)),
+          "incomplete import)", ("ump/remember-fills-time",),
+          wraps={"_complete": w.import_must_have("time")}),
     # The all-kinds check charges a refused kind to kinds-accept-all as well.
     Fault("refuses-identity-kind", "ump", "remember refuses records of kind identity",
-          ("ump/server-accepts-all-kinds", "ump/kinds-accept-all")),
+          ("ump/server-accepts-all-kinds", "ump/kinds-accept-all"),
+          wraps={"_validate": w.refuses_identity}),
     Fault("mangles-non-ascii-text", "ump", "body.text is stored as ASCII, every other character replaced by ?",
-          ("ump/remember-persists",)),
+          ("ump/remember-persists",), wraps=completed(w.ascii_text)),
     # ids (§2, §6.2)
     Fault("mints-long-ids", "ump", "minted ids are 160 random bits (32 base32 characters), neither form of §6.2",
           ("ump/id-minted-form",),
@@ -317,11 +331,12 @@ _LIVE = ("http", "mcp")
 
 INTEROP_FAULTS = (
     Fault("get-drops-provenance-evidence", "ump", "get serves records without provenance.evidence (re-signed with "
-          "the owner's key, so the copy verifies)", ("ump/get-returns-record",), bindings=_LIVE, interop_only=True),
+          "the owner's key, so the copy verifies)", ("ump/get-returns-record",), bindings=_LIVE, interop_only=True,
+          wraps={"_op_get": w.without_evidence}),
     Fault("remember-remints-supplied-ids", "ump", "remember stores a record that arrives with its own id under a "
           "newly minted id (re-signed with the owner's key) and answers the new id", ("ump/id-stable",),
-          bindings=_LIVE, interop_only=True),
+          bindings=_LIVE, interop_only=True, wraps=completed(w.reminted)),
     Fault("remember-resigns-with-service-key", "ump", "remember replaces the integrity of a record that arrives "
           "signed with a signature by the server's own key (and takes that key's signatures as valid on read)",
-          ("ump/integrity-signer-owner",), bindings=_LIVE, interop_only=True),
+          ("ump/integrity-signer-owner",), bindings=_LIVE, interop_only=True, wraps=w.resigned_with_service_key()),
 )

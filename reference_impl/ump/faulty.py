@@ -16,7 +16,7 @@ from typing import Any
 
 import blake3
 
-from memconform.reference_impl.ump.engine import _SERVICE_KEY
+from memconform.reference_impl.ump.engine import _SERVICE_KEY, UmpError
 from memconform.suite.ump import captoken, integrity
 from memconform.suite.ump.canonical import canonical_bytes, without_integrity
 from memconform.suite.ump.did import did_key_from_public_key
@@ -265,8 +265,6 @@ def cross_owner_leak(service: Any, original: Callable[..., Any]) -> Callable[...
 
 def nonstandard_query_code(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """recall-nonstandard-code: a query that is no string answers "bad_request", no §3.7 code."""
-    from memconform.reference_impl.ump.engine import UmpError
-
     def wrong(*a: Any, **k: Any) -> Any:
         try:
             return original(*a, **k)
@@ -275,3 +273,165 @@ def nonstandard_query_code(service: Any, original: Callable[..., Any]) -> Callab
                 raise UmpError("bad_request", exc.message) from None
             raise
     return wrong
+
+
+# -- remember (§3.3) and get (§3.4) ---------------------------------------------------------------
+
+def drop(*members: str) -> Callable[[dict[str, Any]], None]:
+    def change(item: dict[str, Any]) -> None:
+        for member in members:
+            item.pop(member, None)
+    return change
+
+
+def skipped(*operations: str) -> dict[str, Wrap]:
+    """Checks that no longer refuse anything."""
+    return {operation: (lambda service, original: lambda *a, **k: None) for operation in operations}
+
+
+def completed(change: Callable[[dict[str, Any]], bool]) -> dict[str, Wrap]:
+    """The record remember completed (§3.3), changed in place: `change(record)` says whether it
+    changed (so that the server signs it again)."""
+    def apply(answer: tuple[dict[str, Any], bool, bool, str]) -> tuple[dict[str, Any], bool, bool, str]:
+        rec, changed, minted, effective = answer
+        return rec, change(rec) or changed, minted, effective
+    return after("_complete", apply)
+
+
+def empty_body(rec: dict[str, Any]) -> bool:
+    if "body" not in rec:
+        rec["body"] = {"text": ""}
+    return False
+
+
+def ascii_text(rec: dict[str, Any]) -> bool:
+    body = rec.get("body")
+    if isinstance(body, dict) and isinstance(body.get("text"), str) and not body["text"].isascii():
+        body["text"] = body["text"].encode("ascii", "replace").decode("ascii")
+        return True
+    return False
+
+
+def import_must_have(member: str) -> Wrap:
+    """imports-need-id, imports-need-time: a record that declares `ump` taken for an import that
+    must be complete."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(raw: dict[str, Any], version: str, now: Any) -> Any:
+            if "ump" in raw and member not in raw:
+                raise UmpError("invalid_record", f"/{member} is missing; a record that declares its `ump` version is "
+                                                 "an import and must be complete")
+            return original(raw, version, now)
+        return wrong
+    return wrap
+
+
+def refuses_identity(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def wrong(rec: dict[str, Any], version: str) -> None:
+        if rec.get("kind") == "identity":
+            raise UmpError("invalid_record", "/kind: identity records are not accepted by this server")
+        original(rec, version)
+    return wrong
+
+
+def opaque_owner_taken(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """accepts-opaque-owner: an owner that is no DID is taken for a local account, which any
+    token may write."""
+    from memconform.reference_impl.ump.service import _owner_of
+    from memconform.suite.ump.did import is_did
+
+    def wrong(who: Any, rec: dict[str, Any]) -> None:
+        if is_did(_owner_of(rec)):
+            original(who, rec)
+    return wrong
+
+
+def merged_under_new_id(answer: dict[str, Any]) -> None:
+    from memconform.suite.ump import ids
+
+    answer["id"] = ids.random_id()
+
+
+def get_unknown_null(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """An unknown content-addressed (52-character) id answers {record: null}."""
+    def wrong(request: Any, version: str, grant: Any) -> dict[str, Any]:
+        try:
+            return original(request, version, grant)
+        except UmpError as exc:
+            rid = request.get("id") if isinstance(request, dict) else None
+            if exc.code == "not_found" and isinstance(rid, str) and len(rid) == 60 \
+                    and service._store.get(version, rid) is None:
+                return {"record": None}
+            raise
+    return wrong
+
+
+def without_evidence(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """get-drops-provenance-evidence: the record served without provenance.evidence, re-signed
+    with the owner's key (unchanged when the server holds none)."""
+    from memconform.reference_impl.ump.service import _owner_of
+
+    def wrong(*a: Any, **k: Any) -> dict[str, Any]:
+        answer = original(*a, **k)
+        rec = answer["record"]
+        prov = rec.get("provenance")
+        key = service.keyring.for_owner(_owner_of(rec))
+        if not isinstance(prov, dict) or "evidence" not in prov or key is None:
+            return answer
+        bare = without_integrity(rec)
+        bare["provenance"] = {k: v for k, v in prov.items() if k != "evidence"}
+        return {"record": integrity.sign(bare, key) if "integrity" in rec else bare}
+    return wrong
+
+
+# -- remember of another store's export (interop only) ---------------------------------------------
+
+def reminted(rec: dict[str, Any]) -> bool:
+    """remember-remints-supplied-ids: a well-formed id of its own replaced (re-signed after)."""
+    from memconform.suite.ump import ids
+
+    if isinstance(rec.get("id"), str) and ids.ID_PATTERN.fullmatch(rec["id"]):
+        rec["id"] = ids.random_id()
+        return True
+    return False
+
+
+def resigned_with_service_key() -> dict[str, Wrap]:
+    """remember-resigns-with-service-key: a record that arrives signed is re-signed with the
+    server's own key, and the server's read check passes that signature."""
+    def stored_form(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(rec: dict[str, Any], raw: Mapping[str, Any], changed: bool) -> dict[str, Any]:
+            out = original(rec, raw, changed)
+            return integrity.sign(without_integrity(out), _SERVICE_KEY) if "integrity" in raw else out
+        return wrong
+
+    def integrity_ok(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        service_did = did_key_from_public_key(bytes(_SERVICE_KEY.verify_key))
+
+        def wrong(rec: Mapping[str, Any]) -> bool:
+            report = integrity.verify(rec)
+            if report.ok:
+                return True
+            return bool(report.hash_ok and report.signature_ok and report.signer_is_owner is False
+                        and (rec.get("integrity") or {}).get("signer") == service_did)
+        return wrong
+    return {"_stored_form": stored_form, "_integrity_ok": integrity_ok}
+
+
+def one_key_for_all() -> dict[str, Wrap]:
+    """signs-all-owners-with-one-key: the one key loaded signs every owner's records, and the
+    server trusts it on read whoever owns the record."""
+    def signing_key(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(owner: Any) -> Any:
+            key = original(owner)
+            return next(iter(service.keyring.keys.values())) if key is not None else None
+        return wrong
+
+    def integrity_ok(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(rec: Mapping[str, Any]) -> bool:
+            report = integrity.verify(rec)
+            if report.ok:
+                return True
+            return bool(report.hash_ok and report.signature_ok
+                        and (rec.get("integrity") or {}).get("signer") in service.keyring.keys)
+        return wrong
+    return {"_signing_key": signing_key, "_integrity_ok": integrity_ok}

@@ -54,7 +54,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memconform.reference_impl.ump import ranking
-from memconform.reference_impl.ump.engine import _SERVICE_KEY, Keyring, UmpError
+from memconform.reference_impl.ump.engine import Keyring, UmpError
 from memconform.reference_impl.ump.store import Store, Stored, format_time, parse_duration, parse_time, to_us
 from memconform.suite.jsonvalue import a_json_type
 from memconform.suite.ump import captoken, consent, ids, integrity
@@ -532,26 +532,18 @@ class UmpService:
         return verdict
 
     def _integrity_ok(self, rec: Mapping[str, Any]) -> bool:
-        report = integrity.verify(rec)
-        if self.fault == "remember-resigns-with-service-key" and not report.ok:
-            # the server's own re-signature of an import passes its read check
-            return bool(report.hash_ok and report.signature_ok and report.signer_is_owner is False
-                        and (rec.get("integrity") or {}).get("signer") == _service_did())
-        if self.fault == "signs-all-owners-with-one-key" and not report.ok:
-            # it trusts its own one key on read, whoever owns the record
-            return bool(report.hash_ok and report.signature_ok
-                        and (rec.get("integrity") or {}).get("signer") in self.keyring.keys)
-        return report.ok
+        return integrity.verify(rec).ok
+
+    def _signing_key(self, owner: Any) -> Any:
+        return self.keyring.for_owner(owner)
 
     def _sign(self, rec: dict[str, Any]) -> dict[str, Any]:
         """Sign with the owner's key (L3: every stored record is signed), or UmpError."""
         owner = _owner_of(rec)
-        key = self.keyring.for_owner(owner)
-        if self.fault == "signs-all-owners-with-one-key" and key is not None:
-            key = next(iter(self.keyring.keys.values()))  # one key loaded, every owner's records signed with it
+        key = self._signing_key(owner)
         bare = without_integrity(rec)
         if key is None:
-            if not is_did(owner):  # reachable only under accepts-opaque-owner: nothing can sign it
+            if not is_did(owner):  # a local account taken despite §2.2 (accepts-opaque-owner): nothing can sign it
                 return bare
             raise UmpError("signature_invalid", f"this server signs every record it stores (L3) and holds no "
                                                 f"signing key for the owner {owner!r}; send the record signed by "
@@ -645,28 +637,13 @@ class UmpService:
                                                   f"a record whose scope is {json.dumps(scope)[:200]}")
         now = self._now()
         rec, changed, minted, effective = self._complete(raw, version, now)
-        if self.fault == "remember-remints-supplied-ids" and not minted and isinstance(rec.get("id"), str) \
-                and ids.ID_PATTERN.fullmatch(rec["id"]):
-            rec["id"], changed = self._mint_id(), True  # a well-formed id of its own is replaced (re-signed below)
-
-        violations = ump_record.validate(rec, effective)
-        if self.fault == "refuses-identity-kind" and rec.get("kind") == "identity":
-            raise _invalid("/kind: identity records are not accepted by this server")
-        if violations:
-            raise _violation_error(violations)
+        self._validate(rec, effective)
         self._check_l2(rec)
         owner = _owner_of(rec)
-        who = self._who(grant, owner)
-        opaque_taken = self.fault == "accepts-opaque-owner" and not is_did(owner)  # taken as a local account
-        if grant is not None and not opaque_taken and not self._may_write(who, rec):
-            raise UmpError("forbidden_scope", f"remember: the token ({_grant_text(grant)}) does not grant writing a "
-                                              f"record owned by {owner!r} in scope "
-                                              f"{json.dumps(dict(_scope_of(rec)), sort_keys=True)}")
-        if "integrity" in raw and self.fault != "remember-accepts-bad-signature":
-            report = integrity.verify(raw)
-            if not report.ok:
-                raise UmpError("signature_invalid", "the record's integrity does not verify: "
-                               + "; ".join(f"{p.pointer or '/'}: {p.message}" for p in report.problems))
+        if grant is not None:
+            self._check_may_remember(self._who(grant, owner), rec)
+        if "integrity" in raw:
+            self._check_integrity(raw)
 
         if not minted:
             existing = self._store.get(version, rec["id"])
@@ -681,15 +658,35 @@ class UmpService:
         if target is not None:
             return self._merged(version, target)
 
-        if changed or "integrity" not in rec:
-            rec = self._sign(rec)
-        if self.fault == "remember-resigns-with-service-key" and "integrity" in raw:
-            rec = integrity.sign(without_integrity(rec), _SERVICE_KEY)
+        rec = self._stored_form(rec, raw, changed)
         depth = self._depth(version, rec)
         with self._store.transaction():
             rowid = self._store.insert(version, rec, depth)
         self._publish("created", version, rowid, rec)
         return {"id": rec["id"], "result": "created"}
+
+    def _validate(self, rec: dict[str, Any], version: str) -> None:
+        violations = ump_record.validate(rec, version)
+        if violations:
+            raise _violation_error(violations)
+
+    def _check_may_remember(self, who: _Who, rec: dict[str, Any]) -> None:
+        if not self._may_write(who, rec):
+            raise UmpError("forbidden_scope", f"remember: the token ({_grant_text(who.grant)}) does not grant writing "
+                                              f"a record owned by {_owner_of(rec)!r} in scope "
+                                              f"{json.dumps(dict(_scope_of(rec)), sort_keys=True)}")
+
+    def _check_integrity(self, raw: Mapping[str, Any]) -> None:
+        """A record that arrives signed is stored only when its integrity verifies (§7 L3)."""
+        report = integrity.verify(raw)
+        if not report.ok:
+            raise UmpError("signature_invalid", "the record's integrity does not verify: "
+                           + "; ".join(f"{p.pointer or '/'}: {p.message}" for p in report.problems))
+
+    def _stored_form(self, rec: dict[str, Any], raw: Mapping[str, Any], changed: bool) -> dict[str, Any]:
+        """What is stored: the record as sent when its owner's signature still covers it, else
+        signed by the server with the owner's key."""
+        return self._sign(rec) if changed or "integrity" not in rec else rec
 
     def _complete(self, raw: dict[str, Any], version: str, now: datetime) -> tuple[dict[str, Any], bool, bool, str]:
         """The record with what the server fills (§3.3): (record, changed, id minted, version to
@@ -697,12 +694,6 @@ class UmpService:
         declared = raw.get("ump", _MISSING)
         effective = version
         changed = False
-        if self.fault == "imports-need-id" and declared is not _MISSING and "id" not in raw:
-            raise _invalid("/id is missing; a record that declares its `ump` version is an import and must be "
-                           "complete")
-        if self.fault == "imports-need-time" and declared is not _MISSING and "time" not in raw:
-            raise _invalid("/time is missing; a record that declares its `ump` version is an import and must be "
-                           "complete")
         if isinstance(declared, str):
             major = declared.split(".", 1)[0]
             if major.isdigit() and major not in {v.split(".")[0] for v in ump_record.VERSIONS}:
@@ -716,12 +707,8 @@ class UmpService:
             rec = {"ump": version, **copy.deepcopy(raw)}
             changed = True
         elif declared == "0.1" and version == "1.0":
-            if self.fault == "live-keeps-0.1-records":
-                rec = copy.deepcopy(raw)
-                effective = "0.1"
-            else:
-                rec = ump_record.normalize(raw, "1.0")  # §8: a 0.1 record is stored as 1.0
-                changed = True
+            rec, effective = self._read_0_1(raw)
+            changed = effective == version
         else:
             rec = copy.deepcopy(raw)
         minted = "id" not in rec
@@ -749,27 +736,32 @@ class UmpService:
         elif isinstance(rec["lifecycle"], dict) and "status" not in rec["lifecycle"]:
             rec["lifecycle"]["status"] = "active"
             changed = True
-        if self.fault == "accepts-bodyless-record" and "body" not in rec:
-            rec["body"] = {"text": ""}
-        body = rec.get("body")
-        if self.fault == "mangles-non-ascii-text" and isinstance(body, dict) and isinstance(body.get("text"), str) \
-                and not body["text"].isascii():
-            body["text"] = body["text"].encode("ascii", "replace").decode("ascii")
-            changed = True
         return rec, changed, minted, effective
+
+    def _read_0_1(self, raw: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """A 0.1 record remembered in a 1.0 exchange, and the version it is validated against:
+        it is stored as 1.0 (§8)."""
+        return ump_record.normalize(raw, "1.0"), "1.0"
 
     def _check_l2(self, rec: dict[str, Any]) -> None:
         """What a valid record must also have on this L3 server: provenance, a DID owner, a
         consent block the store can honour."""
-        if "provenance" not in rec and self.fault != "accepts-missing-provenance":
+        self._check_provenance(rec)
+        self._check_owner(rec)
+        self._check_consent(rec)
+
+    def _check_provenance(self, rec: dict[str, Any]) -> None:
+        if "provenance" not in rec:
             raise _invalid("/provenance is missing; at L2 and above every record carries provenance "
                            "{actor, actor_kind, method} (§2.6) [ump/provenance-required]")
+
+    def _check_owner(self, rec: dict[str, Any]) -> None:
         owner = _owner_of(rec)
-        if not is_did(owner) and self.fault != "accepts-opaque-owner":
+        if not is_did(owner):
             raise _invalid(f"/scope/owner is {owner!r}; at L2 and above the owner is a W3C DID "
                            "(did:<method>:<id>, §2.2, §5.1) [ump/owner-did]")
-        if self.fault == "accepts-bad-consent":
-            return
+
+    def _check_consent(self, rec: dict[str, Any]) -> None:
         try:
             consent.redact_paths(rec)
         except consent.RedactPathError as exc:
@@ -783,12 +775,6 @@ class UmpService:
 
     def _merged(self, version: str, existing: Stored) -> dict[str, Any]:
         self._publish("merged", version, existing.rowid, existing.record)
-        if self.fault == "merge-not-reported":
-            return {"id": existing.record["id"], "result": "created"}
-        if self.fault == "merge-returns-new-id":
-            return {"id": ids.random_id(), "result": "merged"}
-        if self.fault == "merge-answers-no-id":
-            return {"result": "merged"}
         return {"id": existing.record["id"], "result": "merged"}
 
     def _depth(self, version: str, rec: Mapping[str, Any]) -> int:
@@ -804,27 +790,11 @@ class UmpService:
         request = _request_object(request, "get", "{id}")
         rid = _req_id(request, "get")
         who = self._who(grant, _opt_str(request, "actor", "get"))
-        if self.fault == "get-unknown-null" and len(rid) == 60 and self._store.get(version, rid) is None:
-            return {"record": None}  # an unknown content-addressed (52-character) id
         stored = self._readable(version, rid, who, "get")
         if not self._verifies(stored.record, stored.text):
             raise UmpError("signature_invalid", f"the stored record {rid} no longer verifies (integrity); it is not "
                                                 "served")
-        out = self._present(stored.record, who)
-        if self.fault == "get-drops-provenance-evidence":
-            out = self._without_evidence(out)
-        return {"record": out}
-
-    def _without_evidence(self, rec: dict[str, Any]) -> dict[str, Any]:
-        """The record without provenance.evidence, re-signed with the owner's key (unchanged when
-        the server holds none)."""
-        prov = rec.get("provenance")
-        key = self.keyring.for_owner(_owner_of(rec))
-        if not isinstance(prov, dict) or "evidence" not in prov or key is None:
-            return rec
-        bare = without_integrity(rec)
-        bare["provenance"] = {k: v for k, v in prov.items() if k != "evidence"}
-        return integrity.sign(bare, key) if "integrity" in rec else bare
+        return {"record": self._present(stored.record, who)}
 
     def _readable(self, version: str, rid: str, who: _Who, operation: str) -> Stored:
         """The stored record when the requester may read it, else UmpError: not_found when it does
@@ -1333,13 +1303,7 @@ def _readable_redact(rec: dict[str, Any]) -> dict[str, Any]:
     return rec if len(readable) == len(paths) else dict(rec, consent=dict(cons, redact=readable))
 
 
-# -- small helpers used by faults ----------------------------------------------------------------
-
-
-def _service_did() -> str:
-    from memconform.suite.ump.did import did_key_from_public_key
-
-    return did_key_from_public_key(bytes(_SERVICE_KEY.verify_key))
+# -- helpers ---------------------------------------------------------------------------------------
 
 
 def _blake3_digest(data: bytes) -> bytes:
