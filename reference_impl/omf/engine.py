@@ -7,6 +7,11 @@ through the source→target id map (pass 2). A ValidationError anywhere rolls th
 back, so an invalid document writes nothing. Preview runs exactly the same code and always rolls
 back: its counts are what the import would do, by construction.
 
+This module is the reference reading only. Where the text leaves a choice open the engine asks its
+policy (policy.py; variants.py reads choices the other way); the deliberate faults are made apart
+(faults.py's table: a decision point set to a value the text forbids, or an operation of this class
+wrapped by a small wrong one in faulty.py), so nothing below tests for a fault.
+
 Memory text is untrusted data: it is stored and exported verbatim and never interpreted.
 """
 
@@ -78,8 +83,6 @@ def rfc3339(ms: int) -> str | None:
         return None
 
 
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -111,6 +114,10 @@ class _Resolved:
     trusted: bool
     lifecycle: dict[str, Any]
     source_id: str | None
+    tags: list[str]
+    category: str | None
+    chunk_type: str
+    ingestion_mode: str
 
 
 @dataclass
@@ -136,17 +143,20 @@ class _Pass:
 
 class OmfEngine:
     """Export / import / preview over an `OmfStore`. `clock()` returns epoch milliseconds
-    (injectable, for lazy expiry and the exported_at stamp); `fault` is one `omf-…` fault name."""
+    (injectable, for lazy expiry and the exported_at stamp). `variants` and `fault` (one `omf-…`
+    name) are applied here, once: the variants and the fault's overrides to the policy, the fault's
+    wraps to this object's operations (reference_impl/faults.py)."""
 
     def __init__(self, store: OmfStore, *, fault: str | None = None, clock: Callable[[], int] | None = None,
                  variants: tuple[str, ...] = ()):
-        from memconform.reference_impl import variants as switches
+        # Imported here: the fault table wraps this module's operations, so it imports this module.
+        from memconform.reference_impl.faults import deviate, install_wraps
         from memconform.reference_impl.omf.policy import OmfPolicy
 
-        self.policy = switches.apply(OmfPolicy(), "omf", variants)
         self.store = store
-        self.fault = fault
         self.clock = clock or (lambda: time.time_ns() // 1_000_000)
+        self.policy = deviate(OmfPolicy(), "omf", fault, variants)
+        install_wraps(self, "omf", fault)
 
     def close(self) -> None:
         self.store.close()
@@ -157,10 +167,7 @@ class OmfEngine:
         if not isinstance(document, dict):
             raise ValidationError(f"the document must be a JSON object, not {a_json_type(document)}")
         version = document.get("omf")
-        if self.fault == "omf-accepts-other-version":
-            if not isinstance(version, str):  # any string version passes
-                raise ValidationError("\"omf\" is required")
-        elif version != VERSION:
+        if version != VERSION:
             raise ValidationError(f"\"omf\" must be \"{VERSION}\" (got {json.dumps(version)[:40]})"
                                   if "omf" in document else "\"omf\" is required")
         if not isinstance(document.get("exported_at"), str):
@@ -169,26 +176,16 @@ class OmfEngine:
         if source is not None and not isinstance(source, dict):
             raise ValidationError(f"\"source\" must be an object, not {a_json_type(source)}")
         memories = document.get("memories")
-        if self.fault == "omf-memories-optional" and "memories" not in document:
-            memories = []  # a document without memories imports as an empty one
         if not isinstance(memories, list):
             raise ValidationError("\"memories\" is required and must be an array"
                                   if memories is None else f"\"memories\" must be an array, not {a_json_type(memories)}")
-        if self.fault == "omf-refuses-empty-memories" and not memories:
-            raise ValidationError("\"memories\" is empty")
         return memories
 
     def _source_trusted(self, document: dict[str, Any]) -> bool:
         source = document.get("source")
-        if self.fault == "omf-trusts-any-source":
-            return True
         return isinstance(source, dict) and source.get("app") == MEMD_APP
 
     def _ext_trusted(self, v: Any) -> bool:
-        if self.fault == "omf-trusts-other-ext-version":
-            return _is_int(v)
-        if self.fault == "omf-missing-v-trusted" and v is None:
-            return True
         return _is_int(v) and v == MEMD_EXT_VERSION
 
     def resolve_item(self, index: int, item: Any, source_trusted: bool, now_ms: int) -> _Resolved:
@@ -198,7 +195,7 @@ class OmfEngine:
         content = item.get("content")
         if not isinstance(content, str):
             raise ValidationError(f"{where}.content is required and must be a string")
-        if not content.strip() and self.fault != "omf-accepts-blank-content":
+        if self._is_blank(content):
             raise ValidationError(f"{where}.content is empty or whitespace-only")
         for name in ("category", "status", "created_at", "updated_at", "expires_at"):
             value = item.get(name)
@@ -226,31 +223,33 @@ class OmfEngine:
         trusted = source_trusted and self._ext_trusted(v)
         lifecycle = (self._lifecycle(where, memd.get("lifecycle"), now_ms) if trusted
                      else self._default_lifecycle(now_ms))  # untrusted: the block is not even parsed
-        if self.fault == "omf-status-sets-lifecycle" and not trusted and item.get("status") in STATUSES:
-            lifecycle["status"] = item["status"]
-        if self.fault == "omf-dates-set-expiry" and not trusted and _stamp_ms(item.get("expires_at")) is not None:
-            lifecycle["expires_at_ms"] = _stamp_ms(item.get("expires_at"))
-        if self.fault == "omf-untrusted-drops-fields" and not trusted:
-            memd = {}  # project_id dropped with the untrusted extension (chunk_type/mode in _land)
-        if self.fault == "omf-import-dates-override-lifecycle" and trusted:
-            for stamp, name in (("updated_at", "lifecycle_updated_at_ms"), ("expires_at", "expires_at_ms")):
-                if _stamp_ms(item.get(stamp)) is not None:
-                    lifecycle[name] = _stamp_ms(item.get(stamp))
+        tags = list(item.get("tags") or [])
+        if self.policy.tag_order == "sorted":
+            tags = sorted(set(tags))
+        # What flows in whatever the trust: content, tags, category, and extensions.memd's project_id,
+        # chunk_type and ingestion_mode (only the lifecycle block is gated).
+        fold = self.policy.vocab_case_insensitive
         return _Resolved(content=content, canonical=canonical(content, self.policy.canonical_form),
                          project_id=self._project(item, memd),
-                         trusted=trusted, lifecycle=lifecycle, source_id=memd.get("chunk_id"))
+                         trusted=trusted, lifecycle=lifecycle, source_id=memd.get("chunk_id"),
+                         tags=tags, category=item.get("category"),
+                         chunk_type=_vocab(memd.get("chunk_type"), CHUNK_TYPES, self.policy.unknown_chunk_type,
+                                           fold=fold),
+                         ingestion_mode=_vocab(memd.get("ingestion_mode"), INGESTION_MODES,
+                                               self.policy.import_ingestion_mode, fold=fold))
+
+    @staticmethod
+    def _is_blank(content: str) -> bool:
+        """omf/content-not-blank: empty or whitespace-only content fails validate_omf."""
+        return not content.strip()
 
     def _project(self, item: dict[str, Any], memd: dict[str, Any]) -> str | None:
         # Resolution order: extensions.memd.project_id, then category (nanomem convention), then None.
         project = memd.get("project_id")
-        if self.fault == "omf-category-first" and item.get("category"):
-            return item.get("category")
         if "project_id" in memd and project is None and not self.policy.null_project_falls_back:
             return None  # an explicit null is a project_id present: "no project"
         if project:
             return project
-        if self.fault == "omf-category-ignored":
-            return None
         return item.get("category") or None
 
     @staticmethod
@@ -263,23 +262,14 @@ class OmfEngine:
         out = self._default_lifecycle(now_ms)
         if block is None:
             return out
-        lenient = self.fault == "omf-lenient-lifecycle"
         where = f"{where}.extensions.memd.lifecycle"
         if not isinstance(block, dict):
-            if lenient:
-                return out
             raise LifecycleError(f"{where} must be an object, not {a_json_type(block)}")
-        if self.fault == "omf-refuses-null-lifecycle":
-            nulls = [name for name, value in block.items() if value is None]
-            if nulls:
-                raise LifecycleError(f"{where}.{nulls[0]} must not be null")
         for name, vocabulary in (("status", STATUSES), ("tier", TIERS)):
             value = block.get(name)
             if value is None:
                 continue
             if not isinstance(value, str) or value not in vocabulary:
-                if lenient:
-                    continue
                 raise LifecycleError(f"{where}.{name} must be one of {', '.join(vocabulary)} "
                                       f"(got {json.dumps(value)[:60]})")
             out[name] = value
@@ -288,19 +278,13 @@ class OmfEngine:
             if value is None:
                 continue
             if not _is_int(value) or not _I64[0] <= value <= _I64[1]:
-                if lenient:
-                    continue
                 raise LifecycleError(f"{where}.{name} must be an integer (milliseconds), not {a_json_type(value)}")
-            if name == "lifecycle_updated_at_ms" and self.fault == "omf-restamps-lifecycle":
-                continue  # stamped with the import time instead
             out[name] = value
         for name in ("supersedes", "superseded_by"):
             value = block.get(name)
             if value is not None and not isinstance(value, str):
-                if lenient:
-                    continue
                 raise LifecycleError(f"{where}.{name} must be a string or null, not {a_json_type(value)}")
-        out["supersedes"] = block.get("supersedes") if isinstance(block.get("supersedes"), str) else None
+        out["supersedes"] = block.get("supersedes")
         return out
 
     # -- import / preview --------------------------------------------------------------------------
@@ -311,10 +295,7 @@ class OmfEngine:
 
     def preview(self, tenant: str, document: Any, *, include_archived: bool = True,
                 fuzzy_threshold: float | None = None) -> dict[str, Any]:
-        out = self._run(tenant, document, include_archived, fuzzy_threshold, preview=True).as_preview()
-        if self.fault == "omf-preview-no-by-project":
-            del out["by_project"]
-        return out
+        return self._run(tenant, document, include_archived, fuzzy_threshold, preview=True).as_preview()
 
     def _run(self, tenant: str, document: Any, include_archived: bool, fuzzy_threshold: float | None,
              *, preview: bool) -> ImportResult:
@@ -324,33 +305,31 @@ class OmfEngine:
                                                 and 0.0 <= fuzzy_threshold <= 1.0):
             raise ValidationError("fuzzy_threshold must be a number between 0 and 1")
         memories = self.validate_envelope(document)
-        if self.fault == "omf-fuzzy-ignored":
-            fuzzy_threshold = None
-        source_trusted = self._source_trusted(document)
-        now_ms = self.clock()
-        result = ImportResult(total=len(memories))
+        run = _Pass(tenant=tenant, source_trusted=self._source_trusted(document), now_ms=self.clock(),
+                    include_archived=include_archived, fuzzy_threshold=fuzzy_threshold,
+                    result=ImportResult(total=len(memories)), preview=preview,
+                    any_project=self.policy.dedup_scope != "project")
         store = self.store
         with store.transaction():
             try:
-                self._pass_one_and_two(tenant, memories, source_trusted, now_ms, include_archived,
-                                       fuzzy_threshold, result, preview=preview)
+                self._walk(run, memories)
             except ValidationError as error:
-                keeps_earlier = (isinstance(error, LifecycleError) and self.policy.lifecycle_error_keeps_earlier)
-                if (self.fault == "omf-partial-write-on-invalid" or keeps_earlier) and not preview:
+                if not preview and self._keeps_written(error):
                     store.commit()  # keeps the items before the bad one
                 raise
-            if preview and self.fault != "omf-preview-writes":
+            if preview:
                 store.rollback()
             else:
                 store.commit()
-        return result
+        return run.result
 
-    def _pass_one_and_two(self, tenant: str, memories: list[Any], source_trusted: bool, now_ms: int,
-                          include_archived: bool, fuzzy_threshold: float | None, result: ImportResult,
-                          *, preview: bool = False) -> None:
-        run = _Pass(tenant=tenant, source_trusted=source_trusted, now_ms=now_ms, include_archived=include_archived,
-                    fuzzy_threshold=fuzzy_threshold, result=result, preview=preview,
-                    any_project=self.fault == "omf-dedup-across-projects")
+    def _keeps_written(self, error: ValidationError) -> bool:
+        """Whether an import stopped by `error` keeps the items it wrote before: never for a document
+        that fails validate_omf (omf/malformed-document-refused); for a malformed trusted lifecycle,
+        only under the reading that an import writes item by item (the policy's point)."""
+        return isinstance(error, LifecycleError) and self.policy.lifecycle_error_keeps_earlier
+
+    def _walk(self, run: _Pass, memories: list[Any]) -> None:
         for index, item in enumerate(memories):
             try:
                 self._land(run, index, item)
@@ -359,46 +338,28 @@ class OmfEngine:
                                       "(a lone surrogate)") from None
         for row in run.pending:
             self.store.insert(row)
-        self._replay_edges(tenant, run.id_map, run.edges)
+        self._replay_edges(run.tenant, run.id_map, run.edges)
 
     def _land(self, run: _Pass, index: int, item: Any) -> None:
         """Pass 1 for one item: validate, filter, dedupe, write; count it in exactly one bucket."""
         r = self.resolve_item(index, item, run.source_trusted, run.now_ms)
         result = run.result
-        filtered = (not run.include_archived and item.get("status") in ARCHIVAL_STATUSES
-                    and self.fault != "omf-archived-not-skipped")
+        filtered = not run.include_archived and item.get("status") in ARCHIVAL_STATUSES
         if filtered and self.policy.filter_before_dedup:
             result.skipped += 1
             return
-        skip_dedup = run.preview and self.fault == "omf-preview-miscounts"  # a "fast" preview without lookups
-        if not skip_dedup and self._is_duplicate(run, r):
+        if self._is_duplicate(run, r):
             result.duplicates += 1
             return
         if filtered:
             result.skipped += 1
             return
-        memd = (item.get("extensions") or {}).get(MEMD_APP) or {}
-        if self.fault == "omf-untrusted-drops-fields" and not r.trusted:
-            memd = {}
-        tags = item.get("tags") or []
-        if self.policy.tag_order == "sorted":
-            tags = sorted(set(tags))
-        if self.fault == "omf-tags-lowercased":
-            tags = [t.lower() for t in tags]
-        if self.fault == "omf-keeps-source-ids" and r.source_id:
-            target_id = r.source_id
-        else:
-            target_id = new_chunk_id(run.now_ms)
+        target_id = self._target_id(r, run.now_ms)
         lc = r.lifecycle
         row = {
             "chunk_id": target_id, "tenant": run.tenant, "project_id": r.project_id, "content": r.content,
-            "canonical": r.canonical, "tags": tags, "category": item.get("category"),
-            "chunk_type": _vocab(memd.get("chunk_type"), CHUNK_TYPES,
-                                 "other" if self.fault == "omf-unknown-type-other" else "doc",
-                                 fold=self.policy.vocab_case_insensitive),
-            "ingestion_mode": _vocab(memd.get("ingestion_mode"), INGESTION_MODES,
-                                     "conversation" if self.fault == "omf-unknown-mode-conversation" else "document",
-                                     fold=self.policy.vocab_case_insensitive),
+            "canonical": r.canonical, "tags": r.tags, "category": r.category,
+            "chunk_type": r.chunk_type, "ingestion_mode": r.ingestion_mode,
             "status": lc["status"], "tier": lc["tier"], "supersedes": None, "superseded_by": None,
             "expires_at_ms": lc["expires_at_ms"], "review_after_ms": lc["review_after_ms"],
             "lifecycle_updated_at_ms": lc["lifecycle_updated_at_ms"], "created_at_ms": run.now_ms,
@@ -412,8 +373,7 @@ class OmfEngine:
             run.pending.append(row)
         if r.source_id:
             run.id_map[r.source_id] = target_id
-        if lc["supersedes"] and not (self.fault == "omf-import-one-pass-edges"
-                                     and lc["supersedes"] not in run.id_map):
+        if lc["supersedes"]:
             run.edges.append((target_id, lc["supersedes"]))
         result.imported += 1
         if r.project_id is None:
@@ -421,17 +381,16 @@ class OmfEngine:
         else:
             result.by_project[r.project_id] = result.by_project.get(r.project_id, 0) + 1
 
+    def _target_id(self, r: _Resolved, now_ms: int) -> str:
+        """omf/fresh-chunk-id: imports mint a fresh chunk_id; the source's only maps the edges."""
+        return new_chunk_id(now_ms)
+
     def _replay_edges(self, tenant: str, id_map: dict[str, str], edges: list[tuple[str, str]]) -> None:
         """Pass 2: only the supersedes side is replayed; link_supersedes writes superseded_by too."""
-        store = self.store
-        if self.fault == "omf-drops-supersession":
-            return
         for new_id, old_source_id in edges:
             old_id = id_map.get(old_source_id)
             if old_id is not None:
-                store.link_supersedes(tenant, new_id, old_id)
-            elif self.fault == "omf-dangling-edges":
-                store.set_supersedes_raw(tenant, new_id, old_source_id)
+                self.store.link_supersedes(tenant, new_id, old_id)
             # else: the other side is not in the document: the edge is dropped, the status kept.
 
     def _is_duplicate(self, run: _Pass, r: _Resolved) -> bool:
@@ -455,21 +414,9 @@ class OmfEngine:
         """Write the OMF document to `out` item by item; returns the number of items."""
         _check_tenant(tenant)
         now_ms = self.clock()
-        if self.fault == "omf-history-by-default":
-            include_history = True
-        if self.fault == "omf-project-filter-ignored":
-            project_id = None
-        stamp = rfc3339(now_ms)
-        if self.fault == "omf-exported-at-millis":
-            stamp = stamp[:-1] + f".{now_ms % 1000:03d}Z"
-        version = "1" if self.fault == "omf-exports-version-1" else VERSION
-        out.write('{"omf": ' + json.dumps(version) + ', "exported_at": ' + json.dumps(stamp)
-                  + ', "source": {"app": "memd"}, "memories": [')
+        out.write(json.dumps(self._envelope(now_ms))[:-1] + ', "memories": [')
         count = 0
-        rows: Iterable[Any] = self.store.rows_for_export(tenant, project_id, include_history=include_history)
-        if self.fault == "omf-export-by-content":
-            rows = sorted(rows, key=lambda row: row["content"])
-        for row in rows:
+        for row in self._rows(tenant, project_id, include_history):
             if not self._eligible(row, now_ms, include_history, include_superseded, include_expired):
                 continue
             out.write(("\n" if count == 0 else ",\n") + json.dumps(self._export_item(row, now_ms), ensure_ascii=False))
@@ -484,54 +431,33 @@ class OmfEngine:
         self.export(buf, tenant, **flags)
         return json.loads(buf.getvalue())
 
+    def _envelope(self, now_ms: int) -> dict[str, Any]:
+        """The document's members before `memories` (which the export streams after them)."""
+        return {"omf": VERSION, "exported_at": rfc3339(now_ms), "source": {"app": MEMD_APP}}
+
+    def _rows(self, tenant: str, project_id: str | None, include_history: bool) -> Iterable[Any]:
+        """omf/export-order: ascending creation order."""
+        return self.store.rows_for_export(tenant, project_id, include_history=include_history)
+
     def _eligible(self, row: Any, now_ms: int, include_history: bool, include_superseded: bool,
                   include_expired: bool) -> bool:
         status = row["status"]
-        if status in ("deleted", "error") and self.fault != "omf-exports-deleted":
+        if status in ("deleted", "error"):
             return False
         if not include_history and row["tier"] == "history":  # defence in depth behind the SQL filter
             return False
-        if not include_superseded and status == "superseded" and self.fault != "omf-superseded-always-exported":
+        if not include_superseded and status == "superseded":
             return False
         if not include_expired:
-            if status == "expired" and self.fault != "omf-expired-status-exported":
+            if status == "expired":
                 return False
             expires = row["expires_at_ms"]
-            if expires is not None and expires <= now_ms and self.fault != "omf-no-lazy-expiry":
+            if expires is not None and expires <= now_ms:  # lazy expiry
                 return False
-            if expires is not None and self.fault == "omf-expiry-drops-future":
-                return False  # any expiry, even a future one, counts as expired
         return True
 
     def _export_item(self, row: Any, now_ms: int) -> dict[str, Any]:
-        out = _item(row, now_ms, self.policy)
-        memd = out["extensions"][MEMD_APP]
-        if self.fault == "omf-exports-v-string":
-            memd["v"] = str(MEMD_EXT_VERSION)
-        if self.fault == "omf-exports-status-active" and memd["lifecycle"]["status"] == "final":
-            memd["lifecycle"]["status"] = "active"
-        if self.fault == "omf-exports-no-chunk-id":
-            del memd["chunk_id"]
-        if self.fault == "omf-exports-null-category":
-            out["category"] = out.get("category")
-        if self.fault == "omf-exports-type-uppercase":
-            memd["chunk_type"] = memd["chunk_type"].upper()
-        if self.fault == "omf-exports-mode-uppercase":
-            memd["ingestion_mode"] = memd["ingestion_mode"].upper()
-        if self.fault == "omf-exports-tier-hyphen":
-            memd["lifecycle"]["tier"] = memd["lifecycle"]["tier"].replace("_", "-")
-        if self.fault == "omf-exports-ms-strings":
-            memd["lifecycle"] = {k: str(v) if k.endswith("_ms") and v is not None else v
-                                 for k, v in memd["lifecycle"].items()}
-        if self.fault == "omf-exports-sparse-project" and memd["project_id"] is None:
-            del memd["project_id"]
-        if self.fault == "omf-exports-sparse-lifecycle" and memd["lifecycle"]["superseded_by"] is None:
-            del memd["lifecycle"]["superseded_by"]
-        if self.fault == "omf-exports-tier-top-level":
-            out["tier"] = memd["lifecycle"]["tier"]
-        if self.fault == "omf-export-truncates-content":
-            out["content"] = out["content"][:256]
-        return out
+        return _item(row, now_ms, self.policy)
 
 
 def _item(row: Any, now_ms: int, policy: Any) -> dict[str, Any]:
@@ -565,19 +491,6 @@ def _item(row: Any, now_ms: int, policy: Any) -> dict[str, Any]:
                       "review_after_ms": row["review_after_ms"],
                       "lifecycle_updated_at_ms": row["lifecycle_updated_at_ms"]}}}
     return item
-
-
-def _stamp_ms(stamp: Any) -> int | None:
-    """Fault helper: an RFC 3339 stamp (or a bare date) as epoch ms; None when it does not parse."""
-    if not isinstance(stamp, str):
-        return None
-    try:
-        when = _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.timezone.utc)
-    return int(when.timestamp() * 1000)
 
 
 def _vocab(value: Any, vocabulary: Iterable[str], default: str, *, fold: bool = True) -> str:

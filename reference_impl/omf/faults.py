@@ -1,131 +1,190 @@
 """OMF faults of the reference implementation (spec "omf", since 1.0).
 
-Each is one deliberate violation of one MUST of suite/omf/catalogue.toml, switched on by an
-`if self.fault == ...` in `engine.py` where the behaviour changes. The engine serves both live
-bindings (cli and http), so `bindings` is None: every fault shows through either.
+Each is one deliberate violation of one MUST of suite/omf/catalogue.toml, made apart from the right
+implementation: its entry says how. `overrides` set a decision point of `policy.py` to a value the
+text forbids; `wraps` replace an operation of `engine.OmfEngine` by a small wrong one from
+`faulty.py`, named after the fault (operation name -> wrap(engine, original)). `OmfEngine.__init__`
+applies both (reference_impl/faults.py: `deviate`, `install_wraps`); the engine itself never tests
+a fault's name. The engine serves both live bindings (cli and http), so `bindings` is None: every
+fault shows through either.
 
 `breaks` are the requirements the checks are expected to report failed against each fault; the
 calibration against the real checks is the lead's.
 """
 
+from typing import Any
+
 from memconform.reference_impl.faults import Fault
+from memconform.reference_impl.omf import faulty
 
 
-def _f(name: str, description: str, *breaks: str, interop_only: bool = False) -> Fault:
+def _f(name: str, description: str, *breaks: str, interop_only: bool = False, **how: Any) -> Fault:
     return Fault(f"omf-{name}", "omf", description, tuple(f"omf/{b}" for b in breaks), since="1.0",
-                 interop_only=interop_only)
+                 interop_only=interop_only, **how)
 
 
 OMF_FAULTS = (
     # -- envelope and items ------------------------------------------------------------------------
-    _f("accepts-other-version", "import accepts any string \"omf\" version, not only \"1.0\"", "omf-version-gated"),
+    _f("accepts-other-version", "import accepts any string \"omf\" version, not only \"1.0\"", "omf-version-gated",
+       wraps={"validate_envelope": faulty.accepts_other_version}),
     _f("accepts-blank-content", "an item whose content is empty or whitespace-only is imported",
-       "content-not-blank"),
+       "content-not-blank",
+       wraps={"_is_blank": faulty.accepts_blank_content}),
     _f("exported-at-millis", "export stamps exported_at with milliseconds (…:SS.mmmZ), not seconds precision",
-       "exported-at-format"),
+       "exported-at-format",
+       wraps={"_envelope": faulty.exported_at_millis}),
     # Shows only where the check puts a valid item before the invalid one.
     # Whole-document validation only: a malformed lifecycle found while the items are walked may keep
     # the earlier items (the variant omf-lifecycle-error-keeps-earlier), a document that fails
     # validate_omf or deserialization may not.
     _f("partial-write-on-invalid", "an import that fails validation on an item keeps the items before it",
-       "content-not-blank", "content-required", "malformed-document-refused"),
+       "content-not-blank", "content-required", "malformed-document-refused",
+       wraps={"_keeps_written": faulty.partial_write_on_invalid}),
     # -- trust gate and lifecycle ------------------------------------------------------------------
     # Every document is trusted: a lifecycle claim from a foreign or missing source is honoured, and a
     # malformed untrusted lifecycle block is now parsed (and refused).
     _f("trusts-any-source", "the lifecycle block is honoured whatever source.app says (or without source)",
-       "source-optional", "untrusted-defaults", "untrusted-lifecycle-not-parsed"),
+       "source-optional", "untrusted-defaults", "untrusted-lifecycle-not-parsed",
+       wraps={"_source_trusted": faulty.trusts_any_source}),
     _f("trusts-other-ext-version", "the lifecycle block is honoured for any integer extensions.memd.v (2 too)",
-       "memd-v-gated"),
+       "memd-v-gated",
+       wraps={"_ext_trusted": faulty.trusts_other_ext_version}),
     _f("lenient-lifecycle", "a trusted malformed lifecycle (non-string or unknown status/tier, non-integer *_ms, "
        "non-object) imports with defaults for the bad fields instead of failing validation",
        "fail-closed-string", "fail-closed-vocabulary", "fail-closed-ms", "fail-closed-object",
-       "preview-fail-closed"),
+       "preview-fail-closed",
+       wraps={"_lifecycle": faulty.lenient_lifecycle}),
     # -- export ----------------------------------------------------------------------------------------
-    _f("exports-deleted", "export includes status=deleted and status=error rows", "export-never-deleted-error"),
+    _f("exports-deleted", "export includes status=deleted and status=error rows", "export-never-deleted-error",
+       wraps={"_eligible": faulty.exports_deleted}),
     _f("history-by-default", "export includes tier=history rows although include_history is false",
-       "export-include-history"),
+       "export-include-history",
+       wraps={"export": faulty.history_by_default}),
     _f("no-lazy-expiry", "include_expired=false drops status=expired rows but not rows whose expires_at_ms "
-       "is past", "export-lazy-expiry"),
+       "is past", "export-lazy-expiry",
+       wraps={"_eligible": faulty.no_lazy_expiry}),
     # -- import ----------------------------------------------------------------------------------------
     _f("dedup-across-projects", "dedup compares against the rows of every project, not the resolved project's "
-       "(or the unscoped rows only)", "dedup-scope-project", "dedup-scope-null"),
+       "(or the unscoped rows only)", "dedup-scope-project", "dedup-scope-null",
+       overrides={"dedup_scope": "tenant"}),
     _f("category-ignored", "category is not used as the fallback project",
-       "category-fallback-project"),
+       "category-fallback-project",
+       wraps={"_project": faulty.category_ignored}),
     _f("archived-not-skipped", "items whose top-level status is archived/expired are imported although include_archived=false",
-       "archived-skipped", "dedup-exact", "import-buckets", "preview-unscoped-counter"),
+       "archived-skipped", "dedup-exact", "import-buckets", "preview-unscoped-counter",
+       wraps={"_walk": faulty.archived_not_skipped}),
     _f("keeps-source-ids", "imported chunks keep the document's chunk_id instead of a fresh one",
-       "fresh-chunk-id"),
+       "fresh-chunk-id",
+       wraps={"_target_id": faulty.keeps_source_ids}),
     _f("dangling-edges", "a supersedes edge whose other side is not in the document keeps the source-side id",
-       "orphan-edge-dropped"),
+       "orphan-edge-dropped",
+       wraps={"_replay_edges": faulty.dangling_edges}),
     _f("drops-supersession", "supersedes edges are never replayed (no supersedes / superseded_by after import)",
-       "supersedes-replayed", "superseded-by-derived"),
+       "supersedes-replayed", "superseded-by-derived",
+       wraps={"_replay_edges": faulty.drops_supersession}),
     # -- preview ---------------------------------------------------------------------------------------
     _f("preview-writes", "preview (--dry-run true) writes the items like an import",
-       "preview-matches-import", "preview-no-write"),
+       "preview-matches-import", "preview-no-write",
+       wraps={"preview": faulty.preview_writes}),
     # Shows where the previewed document holds duplicates (of stored rows or of its own items).
     _f("preview-miscounts", "preview skips the dedup lookup: duplicates are counted as to_import",
-       "preview-matches-import", "preview-unscoped-counter"),
+       "preview-matches-import", "preview-unscoped-counter",
+       wraps={"_is_duplicate": faulty.preview_miscounts}),
     # -- calibrated one by one against the checks (issue 5) -----------------------------------------
-    _f("missing-v-trusted", "a memd item without extensions.memd.v is trusted as if v were 1", "trust-gate"),
-    _f("restamps-lifecycle", "a trusted lifecycle_updated_at_ms is replaced by the import time", "lifecycle-honoured"),
-    _f("category-first", "category wins over extensions.memd.project_id when both are given", "project-resolution"),
+    _f("missing-v-trusted", "a memd item without extensions.memd.v is trusted as if v were 1", "trust-gate",
+       wraps={"_ext_trusted": faulty.missing_v_trusted}),
+    _f("restamps-lifecycle", "a trusted lifecycle_updated_at_ms is replaced by the import time", "lifecycle-honoured",
+       wraps={"_lifecycle": faulty.restamps_lifecycle}),
+    _f("category-first", "category wins over extensions.memd.project_id when both are given", "project-resolution",
+       wraps={"_project": faulty.category_first}),
     _f("superseded-always-exported", "include_superseded=false still exports status=superseded rows",
-       "export-include-superseded"),
+       "export-include-superseded",
+       wraps={"_eligible": faulty.superseded_always_exported}),
     _f("expired-status-exported", "include_expired=false still exports status=expired rows (lazy expiry kept)",
-       "export-include-expired"),
-    _f("export-by-content", "export lists rows sorted by content, not in creation order", "export-order"),
-    _f("project-filter-ignored", "export ignores project_id and lists every project's rows", "export-project-filter"),
-    _f("fuzzy-ignored", "fuzzy_threshold is accepted but ignored: only exact duplicates are found", "dedup-fuzzy"),
-    _f("tags-lowercased", "imported tags are stored lower-cased, not verbatim", "tags-verbatim"),
-    _f("unknown-type-other", "an unknown or missing chunk_type imports as other, not doc", "chunk-type-import"),
+       "export-include-expired",
+       wraps={"_eligible": faulty.expired_status_exported}),
+    _f("export-by-content", "export lists rows sorted by content, not in creation order", "export-order",
+       wraps={"_rows": faulty.export_by_content}),
+    _f("project-filter-ignored", "export ignores project_id and lists every project's rows", "export-project-filter",
+       wraps={"export": faulty.project_filter_ignored}),
+    _f("fuzzy-ignored", "fuzzy_threshold is accepted but ignored: only exact duplicates are found", "dedup-fuzzy",
+       wraps={"_walk": faulty.fuzzy_ignored}),
+    _f("tags-lowercased", "imported tags are stored lower-cased, not verbatim", "tags-verbatim",
+       wraps={"resolve_item": faulty.tags_lowercased}),
+    _f("unknown-type-other", "an unknown or missing chunk_type imports as other, not doc", "chunk-type-import",
+       overrides={"unknown_chunk_type": "other"}),
     _f("unknown-mode-conversation", "an unknown or missing ingestion_mode imports as conversation, not document",
-       "ingestion-mode-import"),
+       "ingestion-mode-import",
+       overrides={"import_ingestion_mode": "conversation"}),
     _f("untrusted-drops-fields", "an untrusted item loses its extensions.memd project_id, chunk_type and "
-       "ingestion_mode (defaults instead)", "untrusted-fields-flow"),
-    _f("memories-optional", "a document without a memories member imports as an empty one", "memories-required"),
-    _f("exports-version-1", "export writes \"omf\": \"1\" instead of \"1.0\"", "omf-version", "self-roundtrip"),
-    _f("exports-v-string", "export writes extensions.memd.v as the string \"1\"", "memd-v", "self-roundtrip"),
+       "ingestion_mode (defaults instead)", "untrusted-fields-flow",
+       wraps={"resolve_item": faulty.untrusted_drops_fields}),
+    _f("memories-optional", "a document without a memories member imports as an empty one", "memories-required",
+       wraps={"validate_envelope": faulty.memories_optional}),
+    _f("exports-version-1", "export writes \"omf\": \"1\" instead of \"1.0\"", "omf-version", "self-roundtrip",
+       wraps={"_envelope": faulty.exports_version_1}),
+    _f("exports-v-string", "export writes extensions.memd.v as the string \"1\"", "memd-v", "self-roundtrip",
+       wraps={"_export_item": faulty.exports_v_string}),
     _f("exports-sparse-lifecycle", "export leaves lifecycle.superseded_by out when it is null instead of emitting null",
-       "memd-lifecycle", "orphan-edge-dropped"),
+       "memd-lifecycle", "orphan-edge-dropped",
+       wraps={"_export_item": faulty.exports_sparse_lifecycle}),
     _f("refuses-null-lifecycle", "a trusted lifecycle field given as explicit null fails validation",
-       "exported-at-not-interpreted", "lifecycle-null-unset"),
-    _f("preview-no-by-project", "preview answers without the by_project member", "preview-fields"),
-    _f("refuses-empty-memories", "a document whose memories array is empty fails validation", "memories-empty-valid"),
+       "exported-at-not-interpreted", "lifecycle-null-unset",
+       wraps={"_lifecycle": faulty.refuses_null_lifecycle}),
+    _f("preview-no-by-project", "preview answers without the by_project member", "preview-fields",
+       wraps={"preview": faulty.preview_no_by_project}),
+    _f("refuses-empty-memories", "a document whose memories array is empty fails validation", "memories-empty-valid",
+       wraps={"validate_envelope": faulty.refuses_empty_memories}),
     _f("status-sets-lifecycle", "an untrusted item's top-level status (when a lifecycle status) sets its lifecycle "
-       "status", "status-informational"),
+       "status", "status-informational",
+       wraps={"resolve_item": faulty.status_sets_lifecycle}),
     _f("dates-set-expiry", "an untrusted item's top-level expires_at sets its lifecycle expires_at_ms",
-       "dates-informational", "nanomem-compatible"),
+       "dates-informational", "nanomem-compatible",
+       wraps={"resolve_item": faulty.dates_set_expiry}),
     _f("exports-type-uppercase", "export writes extensions.memd.chunk_type upper-case",
-       "chunk-type-import", "memd-chunk-type", "untrusted-fields-flow"),
+       "chunk-type-import", "memd-chunk-type", "untrusted-fields-flow",
+       wraps={"_export_item": faulty.exports_type_uppercase}),
     _f("exports-mode-uppercase", "export writes extensions.memd.ingestion_mode upper-case",
-       "ingestion-mode-import", "memd-ingestion-mode", "untrusted-fields-flow"),
+       "ingestion-mode-import", "memd-ingestion-mode", "untrusted-fields-flow",
+       wraps={"_export_item": faulty.exports_mode_uppercase}),
     _f("exports-tier-hyphen", "export writes lifecycle.tier long_term as long-term",
        "foreign-extensions-ignored", "lifecycle-tier-vocabulary", "memd-v-gated", "self-roundtrip",
-       "source-optional", "trust-gate", "untrusted-defaults", "untrusted-lifecycle-not-parsed"),
+       "source-optional", "trust-gate", "untrusted-defaults", "untrusted-lifecycle-not-parsed",
+       wraps={"_export_item": faulty.exports_tier_hyphen}),
     _f("exports-ms-strings", "export writes lifecycle *_ms as decimal strings",
-       "lifecycle-field-types", "lifecycle-honoured", "self-roundtrip"),
+       "lifecycle-field-types", "lifecycle-honoured", "self-roundtrip",
+       wraps={"_export_item": faulty.exports_ms_strings}),
     _f("exports-sparse-project", "export leaves extensions.memd.project_id out when it is null",
-       "memd-project-id", "project-resolution"),
+       "memd-project-id", "project-resolution",
+       wraps={"_export_item": faulty.exports_sparse_project}),
     _f("expiry-drops-future", "include_expired=false also drops rows whose expires_at_ms is still in the future",
-       "export-every-eligible"),
+       "export-every-eligible",
+       wraps={"_eligible": faulty.expiry_drops_future}),
     _f("exports-status-active", "export writes lifecycle.status final as active",
        "foreign-extensions-ignored", "lifecycle-status-vocabulary", "memd-v-gated", "self-roundtrip",
        "source-optional", "status-informational", "trust-gate", "untrusted-defaults",
-       "untrusted-lifecycle-not-parsed"),
+       "untrusted-lifecycle-not-parsed",
+       wraps={"_export_item": faulty.exports_status_active}),
     _f("exports-no-chunk-id", "export leaves extensions.memd.chunk_id out",
-       "memd-chunk-id", "superseded-by-derived", "supersedes-replayed"),
-    _f("exports-null-category", "export writes category: null for an item without one", "item-field-types"),
+       "memd-chunk-id", "superseded-by-derived", "supersedes-replayed",
+       wraps={"_export_item": faulty.exports_no_chunk_id}),
+    _f("exports-null-category", "export writes category: null for an item without one", "item-field-types",
+       wraps={"_export_item": faulty.exports_null_category}),
     _f("exports-tier-top-level", "export also writes the lifecycle tier as a top-level item member (memd-specific "
-       "data outside extensions.memd)", "memd-namespace"),
+       "data outside extensions.memd)", "memd-namespace",
+       wraps={"_export_item": faulty.exports_tier_top_level}),
     # -- seen only by a round trip between two implementations (suite/interop/omf.py) -----------------
     # The single-target checks build their documents older side first, without top-level dates on
     # trusted items and with short contents, and their self round trip compares tags, project,
     # status and tier only: these faults pass them all.
     _f("import-one-pass-edges", "supersedes edges are resolved while the items are written (one pass): an edge "
        "whose older side comes later in the document is dropped as if it pointed outside",
-       "supersedes-replayed", "superseded-by-derived", interop_only=True),
+       "supersedes-replayed", "superseded-by-derived", interop_only=True,
+       wraps={"_land": faulty.import_one_pass_edges}),
     _f("import-dates-override-lifecycle", "a trusted item's top-level updated_at / expires_at (seconds) replace "
-       "its lifecycle_updated_at_ms / expires_at_ms (milliseconds)", "lifecycle-honoured", interop_only=True),
+       "its lifecycle_updated_at_ms / expires_at_ms (milliseconds)", "lifecycle-honoured", interop_only=True,
+       wraps={"resolve_item": faulty.import_dates_override_lifecycle}),
     _f("export-truncates-content", "export cuts content to its first 256 characters", "content-required",
-       interop_only=True),
+       interop_only=True,
+       wraps={"_export_item": faulty.export_truncates_content}),
 )

@@ -1,6 +1,8 @@
 """The OMF reference implementation's decision points: where the spec leaves a choice open, the
 reference reads it one way (the defaults here) and a variant (`variants.py`) may read it the other
-way (reference_impl/variants.py). The service reads `self.policy.<point>` where the choice is made."""
+way (reference_impl/variants.py). A few points are values the text fixes (the last fields): no
+variant moves them, and a fault (`faults.py`) that sets one breaks the requirement its comment
+names. The engine reads `self.policy.<point>` where the choice is made."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class OmfPolicy:
     """Each field is one open choice of the OMF text; its default is the reference reading, and its
-    comment names the requirement and the other legitimate reading."""
+    comment names the requirement and the other legitimate reading (the last group: the requirement
+    and the value the text fixes)."""
 
     #: omf/tags-verbatim: "Applied verbatim" keeps the array as given ("document"); the other reading
     #: keeps every string unaltered but stores the tags as a set, read back sorted ("sorted").
@@ -65,3 +68,13 @@ class OmfPolicy:
     #: omf/item-field-types: created_at / updated_at / expires_at are optional ("Required no"); the
     #: reference writes them (True); an exporter may leave them out (False).
     export_dates: bool = True
+
+    # -- fixed by the text: only a fault sets these another way ---------------------------------------
+    #: omf/dedup-scope-project, omf/dedup-scope-null: "dedup compares against rows in that project
+    #: only", and an unscoped item "against project_id IS NULL rows only" ("project"); any wider
+    #: scope ("tenant": every row of the tenant) dedups falsely against other projects' rows.
+    dedup_scope: str = "project"
+    #: omf/chunk-type-import: chunk_type "Unknown → defaults to doc".
+    unknown_chunk_type: str = "doc"
+    #: omf/ingestion-mode-import: "unknown values fall back to the import default (document)".
+    import_ingestion_mode: str = "document"

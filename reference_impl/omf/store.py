@@ -95,6 +95,8 @@ class OmfStore:
                            (new_id, tenant, old_id))
 
     def set_supersedes_raw(self, tenant: str, new_id: str, value: str) -> None:
+        """A supersedes pointer with no row behind it: the reference drops such an edge
+        (omf/orphan-edge-dropped); only the fault omf-dangling-edges (faulty.py) writes one."""
         self._conn.execute("UPDATE chunks SET supersedes = ? WHERE tenant = ? AND chunk_id = ?",
                            (value, tenant, new_id))
 

@@ -1,0 +1,372 @@
+"""The wrong OMF implementations, each small and named after its fault (Bowtie's miniatures).
+
+A fault of `faults.py` that is not just a decision point set to a forbidden value wraps one operation
+of the reference engine: each function here is `wrap(engine, original) -> the wrong operation`, and
+changes what the right one is given or gives back. They are grouped by the operation they wrap; the
+engine (`engine.py`) holds no trace of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+from collections.abc import Callable
+from typing import Any
+
+from memconform.reference_impl.omf.engine import MEMD_APP, LifecycleError, ValidationError, _is_int, _Resolved
+from memconform.suite.omf.vocabulary import MEMD_EXT_VERSION, STATUSES, VERSION
+
+Wrap = Callable[[Any, Callable[..., Any]], Callable[..., Any]]
+
+
+def _stamp_ms(stamp: Any) -> int | None:
+    """An RFC 3339 stamp (or a bare date) as epoch ms; None when it does not parse."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        when = _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.timezone.utc)
+    return int(when.timestamp() * 1000)
+
+
+# -- validate_envelope(document) -> memories ---------------------------------------------------------
+
+def accepts_other_version(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def validate_envelope(document: Any) -> list[Any]:
+        if isinstance(document, dict) and isinstance(document.get("omf"), str):
+            document = {**document, "omf": VERSION}
+        return original(document)
+    return validate_envelope
+
+
+def memories_optional(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def validate_envelope(document: Any) -> list[Any]:
+        if isinstance(document, dict) and "memories" not in document:
+            document = {**document, "memories": []}
+        return original(document)
+    return validate_envelope
+
+
+def refuses_empty_memories(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def validate_envelope(document: Any) -> list[Any]:
+        memories = original(document)
+        if not memories:
+            raise ValidationError("\"memories\" is empty")
+        return memories
+    return validate_envelope
+
+
+# -- the trust gate: _source_trusted(document), _ext_trusted(v) ----------------------------------------
+
+def trusts_any_source(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda document: True
+
+
+def trusts_other_ext_version(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return _is_int
+
+
+def missing_v_trusted(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda v: v is None or original(v)
+
+
+# -- _is_blank(content) ------------------------------------------------------------------------------
+
+def accepts_blank_content(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda content: False
+
+
+# -- _lifecycle(where, block, now_ms): the trusted lifecycle block ----------------------------------
+
+def lenient_lifecycle(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Each malformed field (or a block that is no object) is dropped, so it takes the default."""
+    def lifecycle(where: str, block: Any, now_ms: int) -> dict[str, Any]:
+        def parses(name: str, value: Any) -> bool:
+            try:
+                original(where, {name: value}, now_ms)
+            except LifecycleError:
+                return False
+            return True
+        if not isinstance(block, dict):
+            return original(where, None, now_ms)
+        return original(where, {k: v for k, v in block.items() if parses(k, v)}, now_ms)
+    return lifecycle
+
+
+def refuses_null_lifecycle(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def lifecycle(where: str, block: Any, now_ms: int) -> dict[str, Any]:
+        nulls = [name for name, value in block.items() if value is None] if isinstance(block, dict) else []
+        if nulls:
+            raise LifecycleError(f"{where}.extensions.memd.lifecycle.{nulls[0]} must not be null")
+        return original(where, block, now_ms)
+    return lifecycle
+
+
+def restamps_lifecycle(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def lifecycle(where: str, block: Any, now_ms: int) -> dict[str, Any]:
+        out = original(where, block, now_ms)
+        out["lifecycle_updated_at_ms"] = now_ms
+        return out
+    return lifecycle
+
+
+# -- resolve_item(index, item, source_trusted, now_ms): what one item becomes -------------------------
+
+def _edits_resolved(edit: Callable[[_Resolved, dict[str, Any]], None]) -> Wrap:
+    """A wrap of resolve_item whose `edit(resolved, item)` changes the right result in place."""
+    def wrap(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def resolve_item(index: int, item: Any, source_trusted: bool, now_ms: int) -> _Resolved:
+            resolved = original(index, item, source_trusted, now_ms)
+            edit(resolved, item)
+            return resolved
+        return resolve_item
+    return wrap
+
+
+@_edits_resolved
+def status_sets_lifecycle(r: _Resolved, item: dict[str, Any]) -> None:
+    if not r.trusted and item.get("status") in STATUSES:
+        r.lifecycle["status"] = item["status"]
+
+
+@_edits_resolved
+def dates_set_expiry(r: _Resolved, item: dict[str, Any]) -> None:
+    if not r.trusted and _stamp_ms(item.get("expires_at")) is not None:
+        r.lifecycle["expires_at_ms"] = _stamp_ms(item.get("expires_at"))
+
+
+@_edits_resolved
+def import_dates_override_lifecycle(r: _Resolved, item: dict[str, Any]) -> None:
+    if r.trusted:
+        for stamp, name in (("updated_at", "lifecycle_updated_at_ms"), ("expires_at", "expires_at_ms")):
+            if _stamp_ms(item.get(stamp)) is not None:
+                r.lifecycle[name] = _stamp_ms(item.get(stamp))
+
+
+@_edits_resolved
+def tags_lowercased(r: _Resolved, item: dict[str, Any]) -> None:
+    r.tags = [t.lower() for t in r.tags]
+
+
+def untrusted_drops_fields(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """An untrusted item is read as if it had no extensions at all (it was validated with them)."""
+    def resolve_item(index: int, item: Any, source_trusted: bool, now_ms: int) -> _Resolved:
+        resolved = original(index, item, source_trusted, now_ms)
+        if resolved.trusted:
+            return resolved
+        bare = {k: v for k, v in item.items() if k != "extensions"}
+        return original(index, bare, source_trusted, now_ms)
+    return resolve_item
+
+
+# -- _project(item, memd): project resolution -----------------------------------------------------
+
+def category_first(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda item, memd: item.get("category") or original(item, memd)
+
+
+def category_ignored(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda item, memd: original({k: v for k, v in item.items() if k != "category"}, memd)
+
+
+# -- the walk: _walk(run, memories), _land(run, index, item), _is_duplicate(run, r), _target_id,
+#    _replay_edges, _keeps_written(error) ----------------------------------------------------------
+
+def fuzzy_ignored(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda run, memories: original(dataclasses.replace(run, fuzzy_threshold=None), memories)
+
+
+def archived_not_skipped(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda run, memories: original(dataclasses.replace(run, include_archived=True), memories)
+
+
+def preview_miscounts(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A "fast" preview without the dedup lookups."""
+    return lambda run, r: False if run.preview else original(run, r)
+
+
+def keeps_source_ids(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda r, now_ms: r.source_id or original(r, now_ms)
+
+
+def import_one_pass_edges(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The item's edge is kept only if its older side was already written."""
+    def land(run: Any, index: int, item: Any) -> None:
+        edges = len(run.edges)
+        original(run, index, item)
+        if len(run.edges) > edges and run.edges[-1][1] not in run.id_map:
+            run.edges.pop()
+    return land
+
+
+def drops_supersession(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda tenant, id_map, edges: None
+
+
+def dangling_edges(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def replay_edges(tenant: str, id_map: dict[str, str], edges: list[tuple[str, str]]) -> None:
+        original(tenant, id_map, edges)
+        for new_id, old_source_id in edges:
+            if old_source_id not in id_map:
+                engine.store.set_supersedes_raw(tenant, new_id, old_source_id)
+    return replay_edges
+
+
+def partial_write_on_invalid(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda error: True
+
+
+# -- preview(tenant, document, **flags) --------------------------------------------------------------
+
+def preview_writes(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def preview(tenant: str, document: Any, **flags: Any) -> dict[str, Any]:
+        counts = original(tenant, document, **flags)
+        engine.import_document(tenant, document, **flags)
+        return counts
+    return preview
+
+
+def preview_no_by_project(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def preview(tenant: str, document: Any, **flags: Any) -> dict[str, Any]:
+        counts = original(tenant, document, **flags)
+        del counts["by_project"]
+        return counts
+    return preview
+
+
+# -- export(out, tenant, **flags), _envelope(now_ms), _rows(...), _eligible(row, now_ms, ...) ----------
+
+def history_by_default(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda out, tenant, **flags: original(out, tenant, **{**flags, "include_history": True})
+
+
+def project_filter_ignored(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda out, tenant, **flags: original(out, tenant, **{**flags, "project_id": None})
+
+
+def exported_at_millis(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def envelope(now_ms: int) -> dict[str, Any]:
+        out = original(now_ms)
+        out["exported_at"] = out["exported_at"][:-1] + f".{now_ms % 1000:03d}Z"
+        return out
+    return envelope
+
+
+def exports_version_1(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda now_ms: {**original(now_ms), "omf": "1"}
+
+
+def export_by_content(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda *args: sorted(original(*args), key=lambda row: row["content"])
+
+
+def _as(row: Any, **changes: Any) -> dict[str, Any]:
+    return {**dict(row), **changes}
+
+
+def exports_deleted(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A deleted or error row is judged like a final one."""
+    return lambda row, *flags: original(_as(row, status="final") if row["status"] in ("deleted", "error")
+                                        else row, *flags)
+
+
+def superseded_always_exported(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda row, now_ms, history, superseded, expired: original(row, now_ms, history, True, expired)
+
+
+def expired_status_exported(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A status=expired row is judged like a final one (its expires_at_ms still counts)."""
+    return lambda row, *flags: original(_as(row, status="final") if row["status"] == "expired" else row, *flags)
+
+
+def no_lazy_expiry(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda row, *flags: original(_as(row, expires_at_ms=None), *flags)
+
+
+def expiry_drops_future(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Any expiry, even a future one, counts as expired."""
+    def eligible(row: Any, now_ms: int, history: bool, superseded: bool, expired: bool) -> bool:
+        if not expired and row["expires_at_ms"] is not None:
+            return False
+        return original(row, now_ms, history, superseded, expired)
+    return eligible
+
+
+# -- _export_item(row, now_ms): one exported item ------------------------------------------------------
+
+def _edits_item(edit: Callable[[dict[str, Any], dict[str, Any]], None]) -> Wrap:
+    """A wrap of _export_item whose `edit(item, memd)` changes the right item in place."""
+    def wrap(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def export_item(row: Any, now_ms: int) -> dict[str, Any]:
+            item = original(row, now_ms)
+            edit(item, item["extensions"][MEMD_APP])
+            return item
+        return export_item
+    return wrap
+
+
+@_edits_item
+def exports_v_string(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    memd["v"] = str(MEMD_EXT_VERSION)
+
+
+@_edits_item
+def exports_status_active(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    if memd["lifecycle"]["status"] == "final":
+        memd["lifecycle"]["status"] = "active"
+
+
+@_edits_item
+def exports_no_chunk_id(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    del memd["chunk_id"]
+
+
+@_edits_item
+def exports_null_category(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    item.setdefault("category", None)
+
+
+@_edits_item
+def exports_type_uppercase(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    memd["chunk_type"] = memd["chunk_type"].upper()
+
+
+@_edits_item
+def exports_mode_uppercase(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    memd["ingestion_mode"] = memd["ingestion_mode"].upper()
+
+
+@_edits_item
+def exports_tier_hyphen(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    memd["lifecycle"]["tier"] = memd["lifecycle"]["tier"].replace("_", "-")
+
+
+@_edits_item
+def exports_ms_strings(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    memd["lifecycle"] = {k: str(v) if k.endswith("_ms") and v is not None else v
+                         for k, v in memd["lifecycle"].items()}
+
+
+@_edits_item
+def exports_sparse_project(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    if memd["project_id"] is None:
+        del memd["project_id"]
+
+
+@_edits_item
+def exports_sparse_lifecycle(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    if memd["lifecycle"]["superseded_by"] is None:
+        del memd["lifecycle"]["superseded_by"]
+
+
+@_edits_item
+def exports_tier_top_level(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    item["tier"] = memd["lifecycle"]["tier"]
+
+
+@_edits_item
+def export_truncates_content(item: dict[str, Any], memd: dict[str, Any]) -> None:
+    item["content"] = item["content"][:256]
