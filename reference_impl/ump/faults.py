@@ -217,28 +217,39 @@ SERVER_FAULTS = (
     # The prior keeps valid_to null: the revise check sees it, and a default recall still returns
     # the prior of a revise (the valid-at-now check revises one).
     Fault("revise-keeps-valid-to", "ump", "revise leaves the prior's time.valid_to unset (null)",
-          ("ump/revise-sets-valid-to", "ump/recall-default-valid-at-now")),
+          ("ump/revise-sets-valid-to", "ump/recall-default-valid-at-now"),
+          wraps=w.prior_keeps("time")),
     Fault("revise-skips-superseded-by", "ump", "revise does not set the prior's superseded_by",
-          ("ump/revise-sets-superseded-by",)),
+          ("ump/revise-sets-superseded-by",),
+          wraps=w.prior_keeps("superseded_by")),
     Fault("revise-answers-no-supersedes", "ump", "revise answers {id} without supersedes",
-          ("ump/revise-creates-successor",)),
+          ("ump/revise-creates-successor",),
+          wraps=each("_op_revise", drop("supersedes"))),
     # Under either patch reading (merge, or replace what the patch names) the members the patch
     # does not name carry over.
     Fault("revise-drops-unpatched-members", "ump", "the successor of a revise loses `relations`, which the patch "
-          "did not name", ("ump/revise-applies-patch",)),
+          "did not name", ("ump/revise-applies-patch",),
+          wraps=each("_patched", drop("relations"))),
     Fault("revise-rewrites-prior-body", "ump", "revise also writes the new body.text into the prior",
-          ("ump/revise-non-destructive",)),
+          ("ump/revise-non-destructive",),
+          wraps={"_superseded": w.prior_body_rewritten}),
     Fault("revise-unknown-invalid", "ump", "revise of an unknown id answers invalid_record, not not_found",
-          ("ump/unknown-id-not-found",)),
+          ("ump/unknown-id-not-found",),
+          wraps=w.recoded("_op_revise", "not_found", "invalid_record",
+                          lambda request, *a: f"revise: {request['id']} cannot be revised")),
     # forget (§3.6)
     # The answer still says tombstoned; the record is gone, so get cannot show its status and the
     # tombstones check skips; forget-retained sees it.
     Fault("forget-deletes", "ump", "a soft forget erases the record (answering tombstoned)",
-          ("ump/forget-retained",)),
-    Fault("forget-answers-deleted", "ump", "a soft forget answers result \"deleted\"", ("ump/forget-tombstones",)),
+          ("ump/forget-retained",),
+          wraps={"_keep_tombstone": w.tombstone_deleted}),
+    Fault("forget-answers-deleted", "ump", "a soft forget answers result \"deleted\"", ("ump/forget-tombstones",),
+          wraps=each("_tombstone", keep(result="deleted"))),
     Fault("hard-forget-tombstones", "ump", "a hard forget only tombstones the record (answering erased)",
-          ("ump/forget-hard-erases",)),
-    Fault("hard-forget-anyone", "ump", "anyone may hard-forget any record", ("ump/forget-hard-owner-only",)),
+          ("ump/forget-hard-erases",),
+          wraps={"_erase": w.hard_forget_tombstones}),
+    Fault("hard-forget-anyone", "ump", "anyone may hard-forget any record", ("ump/forget-hard-owner-only",),
+          wraps=skipped("_check_may_hard_forget")),
     # consent (§2.7)
     Fault("ignores-retention", "ump", "consent.retention is never applied", ("ump/consent-retention-tombstone",)),
     Fault("redact-not-applied", "ump", "records cross to other owners without their consent.redact paths "
@@ -300,7 +311,8 @@ SERVER_FAULTS = (
           ("ump/id-minted-form",),
           wraps=instead("_mint_id", w.long_id)),
     Fault("revise-answers-prior-id", "ump", "revise answers the prior's id where the successor's belongs",
-          ("ump/id-stable", "ump/revise-creates-successor")),
+          ("ump/id-stable", "ump/revise-creates-successor"),
+          wraps=each("_op_revise", lambda answer: answer.update(id=answer["supersedes"][0]))),
     # rehydration (§5.3)
     Fault("rehydrate-keeps-unverified", "ump", "rehydrate includes records whose integrity does not verify "
           "(or that carry none)", ("ump/rehydrate-verify",)),

@@ -9,6 +9,7 @@ A wrap takes the service and the method it replaces (`original`) and returns the
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import secrets
 from collections.abc import Callable, Mapping
@@ -435,3 +436,64 @@ def one_key_for_all() -> dict[str, Wrap]:
                         and (rec.get("integrity") or {}).get("signer") in service.keyring.keys)
         return wrong
     return {"_signing_key": signing_key, "_integrity_ok": integrity_ok}
+
+
+# -- revise (§3.5) and forget (§3.6) ---------------------------------------------------------------
+
+def recoded(operation: str, code: str, wrong_code: str, message: Callable[..., str]) -> dict[str, Wrap]:
+    """The operation's refusals with `code` answered with `wrong_code` (and `message(*args)`)."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(*a: Any, **k: Any) -> Any:
+            try:
+                return original(*a, **k)
+            except UmpError as exc:
+                if exc.code != code:
+                    raise
+                raise UmpError(wrong_code, message(*a, **k)) from None
+        return wrong
+    return {operation: wrap}
+
+
+def prior_keeps(member: str) -> dict[str, Wrap]:
+    """The prior of a revise keeps `member` as it was (or without it)."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(prior: dict[str, Any], succ: dict[str, Any], valid_from: str) -> dict[str, Any]:
+            out = original(prior, succ, valid_from)
+            if member in prior:
+                out[member] = copy.deepcopy(prior[member])
+            else:
+                out.pop(member, None)
+            return out
+        return wrong
+    return {"_superseded": wrap}
+
+
+def prior_body_rewritten(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def wrong(prior: dict[str, Any], succ: dict[str, Any], valid_from: str) -> dict[str, Any]:
+        out = original(prior, succ, valid_from)
+        out["body"] = dict(out["body"], text=succ["body"]["text"])
+        return out
+    return wrong
+
+
+def hard_forget_tombstones(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A hard forget that only tombstones, answering erased."""
+    from memconform.reference_impl.ump.service import _status_of
+
+    def wrong(version: str, stored: Any, who: Any, reason: Any, now: Any) -> dict[str, Any]:
+        if _status_of(stored.record) != "tombstoned":
+            service._tombstone(version, stored, who, reason, now)
+        return {"result": "erased"}
+    return wrong
+
+
+def tombstone_deleted(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """forget-deletes: the tombstone announced while the row is still there, then the row erased."""
+    from memconform.reference_impl.ump.store import format_time
+
+    def wrong(version: str, stored: Any, tomb: dict[str, Any], reason: Any, requester: Any, now: Any) -> None:
+        service._publish("tombstoned", version, stored.rowid, tomb)
+        with service._store.transaction():
+            service._store.delete(stored.rowid)
+            service._store.log_forget(version, tomb["id"], reason, requester, False, format_time(now))
+    return wrong

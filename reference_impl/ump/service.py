@@ -962,8 +962,6 @@ class UmpService:
         actor = _opt_str(request, "actor", "revise")
         stored = self._store.get(version, rid)
         if stored is None:
-            if self.fault == "revise-unknown-invalid":
-                raise _invalid(f"revise: {rid} cannot be revised")
             raise UmpError("not_found", f"no record {rid} here")
         prior = stored.record
         who = self._who(grant, actor)
@@ -987,12 +985,7 @@ class UmpService:
         now = self._now()
         stamp = format_time(now)
         base = {k: v for k, v in without_integrity(prior).items() if k != "superseded_by"}
-        if self.policy.revise_patch == "replace":
-            succ = dict(copy.deepcopy(base), **copy.deepcopy(patch))
-        else:
-            succ = _merge_patch(base, patch)
-        if self.fault == "revise-drops-unpatched-members":
-            succ.pop("relations", None)
+        succ = self._patched(base, patch)
         succ["id"] = self._mint_id()
         succ["supersedes"] = [rid]
         time = succ.get("time") if isinstance(succ.get("time"), dict) else {}
@@ -1015,13 +1008,7 @@ class UmpService:
             raise UmpError("forbidden_scope", f"revise: the successor's scope lies outside what the requester may "
                                               f"write ({_grant_text(grant) if grant else who.requester})")
 
-        new_prior = without_integrity(prior)
-        if self.fault != "revise-keeps-valid-to":
-            new_prior["time"] = dict(new_prior.get("time") or {}, valid_to=valid_from)
-        if self.fault != "revise-skips-superseded-by":
-            new_prior["superseded_by"] = [*(prior.get("superseded_by") or []), succ["id"]]
-        if self.fault == "revise-rewrites-prior-body":
-            new_prior["body"] = dict(new_prior["body"], text=succ["body"]["text"])
+        new_prior = self._superseded(prior, succ, valid_from)
         bad = [v for v in ump_record.validate(new_prior, version) if v.pointer.startswith("/time")]
         if bad:
             raise _invalid(f"revise: /patch/time/valid_from {valid_from!r} lies before the prior's valid_from "
@@ -1033,11 +1020,21 @@ class UmpService:
             rowid = self._store.insert(version, succ, self._depth(version, succ))
             self._store.update(stored.rowid, new_prior)
         self._publish("revised", version, rowid, succ)
-        if self.fault == "revise-answers-no-supersedes":
-            return {"id": succ["id"]}
-        if self.fault == "revise-answers-prior-id":
-            return {"id": rid, "supersedes": [rid]}
         return {"id": succ["id"], "supersedes": [rid]}
+
+    def _patched(self, base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+        """The successor's members: the prior's with the patch applied (policy revise_patch)."""
+        if self.policy.revise_patch == "replace":
+            return dict(copy.deepcopy(base), **copy.deepcopy(patch))
+        return _merge_patch(base, patch)
+
+    def _superseded(self, prior: dict[str, Any], succ: dict[str, Any], valid_from: str) -> dict[str, Any]:
+        """The prior as a revise leaves it (§3.5): valid until the successor's valid_from and
+        superseded by it, otherwise untouched (non-destructive)."""
+        new_prior = without_integrity(prior)
+        new_prior["time"] = dict(new_prior.get("time") or {}, valid_to=valid_from)
+        new_prior["superseded_by"] = [*(prior.get("superseded_by") or []), succ["id"]]
+        return new_prior
 
     def _write_refusal(self, who: _Who, rec: Mapping[str, Any], operation: str) -> UmpError:
         owner = _owner_of(rec)
@@ -1071,22 +1068,35 @@ class UmpService:
         who = self._who(grant, actor)
         now = self._now()
         if hard:
-            if not self._may_write(who, rec) and self.fault != "hard-forget-anyone":
-                err = self._write_refusal(who, rec, "forget")
-                raise UmpError("forbidden_scope", f"{err.message} (hard forget is owner-only, §3.6)")
-            if self.fault != "hard-forget-tombstones" and self.policy.hard_forget == "shell":
-                return self._erase_to_shell(version, stored, who, reason, now)
-            if self.fault != "hard-forget-tombstones":
-                self._publish("erased", version, stored.rowid, rec)
-                with self._store.transaction():
-                    self._store.delete(stored.rowid)
-                    self._store.db.execute("DELETE FROM feedback WHERE version = ? AND record_id = ?", (version, rid))
-                    self._store.log_forget(version, rid, reason, who.requester, True, format_time(now))
-                return {"result": "erased"}
-        elif not self._may_write(who, rec):
+            self._check_may_hard_forget(who, rec)
+            return self._erase(version, stored, who, reason, now)
+        if not self._may_write(who, rec):
             raise self._write_refusal(who, rec, "forget")
         if _status_of(rec) == "tombstoned":
-            return {"result": "erased" if hard else "tombstoned"}
+            return {"result": "tombstoned"}
+        return self._tombstone(version, stored, who, reason, now)
+
+    def _check_may_hard_forget(self, who: _Who, rec: Mapping[str, Any]) -> None:
+        if not self._may_write(who, rec):
+            err = self._write_refusal(who, rec, "forget")
+            raise UmpError("forbidden_scope", f"{err.message} (hard forget is owner-only, §3.6)")
+
+    def _erase(self, version: str, stored: Stored, who: _Who, reason: str | None, now: datetime) -> dict[str, Any]:
+        """A hard forget (§3.6): the record is erased (policy hard_forget)."""
+        if self.policy.hard_forget == "shell":
+            return self._erase_to_shell(version, stored, who, reason, now)
+        rid = stored.record["id"]
+        self._publish("erased", version, stored.rowid, stored.record)
+        with self._store.transaction():
+            self._store.delete(stored.rowid)
+            self._store.db.execute("DELETE FROM feedback WHERE version = ? AND record_id = ?", (version, rid))
+            self._store.log_forget(version, rid, reason, who.requester, True, format_time(now))
+        return {"result": "erased"}
+
+    def _tombstone(self, version: str, stored: Stored, who: _Who, reason: str | None,
+                   now: datetime) -> dict[str, Any]:
+        """A soft forget (§3.6): the record kept, tombstoned and re-signed."""
+        rec, rid = stored.record, stored.record["id"]
         if not self._verifies(rec):
             raise UmpError("signature_invalid", f"the stored record {rid} no longer verifies; it is not re-signed "
                                                 "as a tombstone (hard forget erases it)")
@@ -1104,20 +1114,15 @@ class UmpService:
             if who.requester:
                 prov["actor"] = who.requester
             tomb["provenance"] = prov
-        tomb = self._sign(tomb)
-        if self.fault == "forget-deletes":
-            self._publish("tombstoned", version, stored.rowid, tomb)  # while the row is still there
+        self._keep_tombstone(version, stored, self._sign(tomb), reason, who.requester, now)
+        return {"result": "tombstoned"}
+
+    def _keep_tombstone(self, version: str, stored: Stored, tomb: dict[str, Any], reason: str | None,
+                        requester: str | None, now: datetime) -> None:
         with self._store.transaction():
-            if self.fault == "forget-deletes":
-                self._store.delete(stored.rowid)
-            else:
-                self._store.update(stored.rowid, tomb)
-            self._store.log_forget(version, rid, reason, who.requester, False, format_time(now))
-        if self.fault != "forget-deletes":
-            self._publish("tombstoned", version, stored.rowid, tomb)
-        if hard:  # hard-forget-tombstones
-            return {"result": "erased"}
-        return {"result": "deleted" if self.fault == "forget-answers-deleted" else "tombstoned"}
+            self._store.update(stored.rowid, tomb)
+            self._store.log_forget(version, tomb["id"], reason, requester, False, format_time(now))
+        self._publish("tombstoned", version, stored.rowid, tomb)
 
     def _erase_to_shell(self, version: str, stored: Stored, who: _Who, reason: str | None,
                         now: datetime) -> dict[str, Any]:
