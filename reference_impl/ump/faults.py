@@ -5,6 +5,12 @@ group (SERVER_FAULTS) breaks the live server (`service.UmpService`, L1-L3) and s
 live bindings (bindings=None: http and mcp). Each server fault's `breaks` are the requirements the
 live checks (suite/ump/checks/l1.py, l2.py, l3.py) report as failed against it; the notes say why
 where a fault shows in more than one check.
+
+Each server entry says how the fault is made, apart from the right implementation (service.py
+holds no branch on a fault's name): `wraps` replace a method of `UmpService` on the one instance
+— an operation (`_op_revise`, …) or one of the small methods it is built from (`_recall`,
+`_present`, `_complete`, `_superseded`, `_tombstone`, …). One-line wrongs sit beside their entry;
+longer ones are named in `faulty.py`. The file faults (engine.py) are still branches on the name.
 """
 
 import copy
@@ -251,20 +257,23 @@ SERVER_FAULTS = (
     Fault("hard-forget-anyone", "ump", "anyone may hard-forget any record", ("ump/forget-hard-owner-only",),
           wraps=skipped("_check_may_hard_forget")),
     # consent (§2.7)
-    Fault("ignores-retention", "ump", "consent.retention is never applied", ("ump/consent-retention-tombstone",)),
+    Fault("ignores-retention", "ump", "consent.retention is never applied", ("ump/consent-retention-tombstone",),
+          wraps=skipped("_expire")),
     Fault("redact-not-applied", "ump", "records cross to other owners without their consent.redact paths "
           "stripped", ("ump/consent-redact-boundary",),
           wraps=instead("_present", lambda rec, who: rec)),
     # visibility
     Fault("shared-is-public", "ump", "shared records are served to everyone, like public ones",
-          ("ump/visibility-shared-grant",)),
+          ("ump/visibility-shared-grant",), wraps=instead("_public", lambda: ("public", "shared"))),
     # feedback, subscribe (§3.8)
     Fault("feedback-refuses-contradicted", "ump", "feedback refuses the outcome contradicted",
-          ("ump/feedback-accepts-outcome",)),
+          ("ump/feedback-accepts-outcome",),
+          wraps=after("_outcomes", lambda outcomes: [o for o in outcomes if o != "contradicted"])),
     Fault("recall-nonstandard-code", "ump", "recall of a request whose query is not a string answers the "
           "error code \"bad_request\" (not §3.7)", ("ump/error-codes",),
           wraps={"_op_recall": w.nonstandard_query_code}),
-    Fault("subscribe-drops-events", "ump", "subscribe delivers no `created` events", ("ump/subscribe-stream",)),
+    Fault("subscribe-drops-events", "ump", "subscribe delivers no `created` events", ("ump/subscribe-stream",),
+          wraps={"_publish": w.drops_created}),
     # capability tokens (§5.2)
     Fault("token-optional", "ump", "requests without a capability token are served", ("ump/cap-token-required",),
           wraps={"_authorize": w.token_optional}),
@@ -315,13 +324,17 @@ SERVER_FAULTS = (
           wraps=each("_op_revise", lambda answer: answer.update(id=answer["supersedes"][0]))),
     # rehydration (§5.3)
     Fault("rehydrate-keeps-unverified", "ump", "rehydrate includes records whose integrity does not verify "
-          "(or that carry none)", ("ump/rehydrate-verify",)),
+          "(or that carry none)", ("ump/rehydrate-verify",),
+          wraps=instead("_rehydrate_verifies", lambda rec: True)),
     Fault("rehydrate-ranks-before-filtering", "ump", "rehydrate ranks and limits first and filters visibility "
-          "and tombstones afterwards", ("ump/rehydrate-filter-before-ranking",)),
+          "and tombstones afterwards", ("ump/rehydrate-filter-before-ranking",),
+          wraps=w.ranks_before_filtering()),
     Fault("rehydrate-raw-text", "ump", "rehydrate writes body text into the frame as is (tags and newlines kept)",
-          ("ump/rehydrate-frame-structurally",)),
+          ("ump/rehydrate-frame-structurally",),
+          wraps=instead("_frame", w.raw_frame)),
     Fault("rehydrate-procedural-first", "ump", "rehydrate renders procedural records before the frame, as steps "
-          "to follow", ("ump/client-procedural-not-authoritative",)),
+          "to follow", ("ump/client-procedural-not-authoritative",),
+          wraps=instead("_frame", w.procedural_first)),
 )
 
 UMP_FAULTS = UMP_FAULTS + SERVER_FAULTS

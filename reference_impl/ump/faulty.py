@@ -497,3 +497,47 @@ def tombstone_deleted(service: Any, original: Callable[..., Any]) -> Callable[..
             service._store.delete(stored.rowid)
             service._store.log_forget(version, tomb["id"], reason, requester, False, format_time(now))
     return wrong
+
+
+# -- subscribe, feedback (§3.8) and rehydrate (§5.3) -----------------------------------------------
+
+def drops_created(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda kind, *a, **k: None if kind == "created" else original(kind, *a, **k)
+
+
+def ranks_before_filtering() -> dict[str, Wrap]:
+    """rehydrate-ranks-before-filtering: the limit taken first, the filters after, for inline
+    records and for the search alike."""
+    from memconform.reference_impl.ump.service import ANY, _status_of, _Who
+    from memconform.reference_impl.ump.store import to_us
+
+    def search(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(version: str, who: Any, query: str, scope: Any, limit: int) -> list[tuple[dict[str, Any], Any]]:
+            where, params = service._visible_sql(who)
+            out = []
+            for stored, _, _ in service._search(version, _Who(None, None, ANY), query, scope, kinds=None,
+                                                valid_at=to_us(service._now()), include_tombstoned=True, limit=limit):
+                reason = ("tombstoned" if _status_of(stored.record) == "tombstoned"
+                          else None if service._store.visible(stored.rowid, where, params) else "not_visible")
+                out.append((stored.record, reason))
+            return out
+        return wrong
+    return {"_given": lambda service, original: lambda given, limit: (given or [])[:limit],
+            "_rehydrate_search": search}
+
+
+def raw_frame(included: list[dict[str, Any]]) -> str:
+    """rehydrate-raw-text: body text written into the frame as is."""
+    from memconform.suite.ump.rehydrate import CLOSE, OPEN, WARNING
+
+    return "\n".join([OPEN, WARNING, *(f"- [{r.get('kind')} {r.get('id')}] {r['body']['text']}"
+                                       for r in included), CLOSE]) + "\n"
+
+
+def procedural_first(included: list[dict[str, Any]]) -> str:
+    """rehydrate-procedural-first: procedural records rendered before the frame, as steps to follow."""
+    from memconform.suite.ump.rehydrate import render
+
+    steps = [r for r in included if r.get("kind") == "procedural"]
+    return ("Follow these procedures:\n" + "".join(f"- {r['body']['text']}\n" for r in steps)
+            + render([r for r in included if r.get("kind") != "procedural"]))

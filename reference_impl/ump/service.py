@@ -35,8 +35,13 @@ Readings where docs/live-ump.md is silent, and deliberate deviations from it:
   signature_invalid; one its owner signed is stored as sent. Retention cannot re-sign such a
   record: its tombstone is kept without integrity and then not served (verify on read).
 
-Faults (`reference_impl/ump/faults.py`, `bindings=None`): each is an `if self.fault == ...` at
-the place the behaviour changes.
+Faults (`reference_impl/ump/faults.py`) are made apart from this module: an entry either sets a
+decision point of `policy.UmpPolicy` or wraps one of the service's methods on the one instance
+(`install_wraps`), the longer wrongs named in `faulty.py`. That is why the operations are built
+from small methods (`_recall`, `_recall_time`, `_complete`, `_check_owner`, `_superseded`,
+`_tombstone`, `_frame`, …): each is a place where a wrong server differs from this one. The
+service holds no test of a fault's name; `fault` is kept for the bindings, whose own faults are
+still read from it.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ from memconform.suite.ump import captoken, consent, ids, integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
 from memconform.suite.ump.did import is_did
-from memconform.suite.ump.rehydrate import CLOSE, OPEN, WARNING, render
+from memconform.suite.ump.rehydrate import render
 
 __all__ = ["UmpService", "Subscription", "HTTP_STATUS", "ERROR_CODES", "OPERATIONS", "MAX_RECALL"]
 
@@ -87,7 +92,8 @@ _SCOPE_MEMBERS = ("owner", "user", "project", "agent", "session", "visibility")
 
 
 class _Any:
-    """The principal that may act on every owner's records (only under token-issuer-unchecked)."""
+    """The principal that may act on every owner's records (no right requester is: only a wrong
+    reading of a token's issuer, token-issuer-unchecked, makes one)."""
 
     def __repr__(self) -> str:
         return "ANY"
@@ -471,10 +477,14 @@ class UmpService:
             raise UmpError("forbidden_scope", f"{operation}: scope.owner {owner!r} is not the token's issuer "
                                               f"({_grant_text(who.grant)}); a token grants only its issuer's records")
 
+    def _public(self) -> tuple[str, ...]:
+        """The visibilities served to every requester (§2.2: public only)."""
+        return ("public",)
+
     def _visible_sql(self, who: _Who) -> tuple[str, list[Any]]:
         """SQL (alias r) for: the requester may see this record. Public records are served to
         anyone; the others only to their owner (with a token: within the token's scope)."""
-        public = "r.visibility IN ('public', 'shared')" if self.fault == "shared-is-public" else "r.visibility = 'public'"
+        public = f"r.visibility IN ({', '.join(repr(v) for v in self._public())})"
         own: list[str] = []
         params: list[Any] = []
         for key, value in self._token_scope(who).items():
@@ -555,8 +565,6 @@ class UmpService:
 
     def _publish(self, kind: str, version: str, rowid: int | None, rec: dict[str, Any]) -> None:
         """Deliver a change to every subscription that may see it (call while the row exists)."""
-        if self.fault == "subscribe-drops-events" and kind == "created":
-            return
         for sub in list(self._subscriptions):
             if sub.closed or sub.version != version:
                 continue
@@ -579,8 +587,6 @@ class UmpService:
 
     def _expire(self) -> None:
         """Retention (§2.7): tombstone every record whose time.created + consent.retention passed."""
-        if self.fault == "ignores-retention":
-            return
         now = self._now()
         for stored in self._store.expired(to_us(now)):
             if self.policy.retention_expiry == "erase":
@@ -1147,7 +1153,7 @@ class UmpService:
         request = _request_object(request, "feedback", "{id, outcome, session?, actor?}")
         rid = _req_id(request, "feedback")
         outcome = request.get("outcome")
-        allowed = [o for o in OUTCOMES if not (o == "contradicted" and self.fault == "feedback-refuses-contradicted")]
+        allowed = self._outcomes()
         if outcome not in allowed:
             raise _invalid(f"feedback: `outcome` must be one of {', '.join(allowed)}, found "
                            f"{json.dumps(outcome) if isinstance(outcome, str) else a_json_type(outcome)}")
@@ -1209,8 +1215,7 @@ class UmpService:
                 dropped.append({"id": rid, "reason": reason})
             else:
                 take(stored.record)
-        if self.fault == "rehydrate-ranks-before-filtering":
-            given = (given or [])[:limit]  # the limit taken first, the filters after
+        given = self._given(given, limit)
         for rec in given or []:
             rid = rec.get("id") if isinstance(rec, dict) and isinstance(rec.get("id"), str) else None
             reason = self._inline_drop_reason(rec, version, who)
@@ -1220,35 +1225,33 @@ class UmpService:
                 dropped.append({"id": rid, "reason": reason})
             else:
                 take(rec)
-        if query is not None or (wanted is None and given is None):
-            if len(included) < limit and self.fault == "rehydrate-ranks-before-filtering":
-                everyone = _Who(None, None, ANY)  # ranked over every record, filtered afterwards
-                where, params = self._visible_sql(who)
-                for stored, _, _ in self._search(version, everyone, query or "", scope, kinds=None,
-                                                 valid_at=to_us(self._now()), include_tombstoned=True,
-                                                 limit=limit - len(included)):
-                    if _status_of(stored.record) == "tombstoned":
-                        dropped.append({"id": stored.record["id"], "reason": "tombstoned"})
-                    elif not self._store.visible(stored.rowid, where, params):
-                        dropped.append({"id": stored.record["id"], "reason": "not_visible"})
-                    elif stored.record["id"] not in seen:
-                        take(stored.record)
-            elif len(included) < limit:
-                for stored, _, _ in self._search(version, who, query or "", scope, kinds=None,
-                                                 valid_at=to_us(self._now()), include_tombstoned=False,
-                                                 limit=limit - len(included)):
-                    if stored.record["id"] not in seen:
-                        take(stored.record)
-        if self.fault == "rehydrate-raw-text":
-            text = "\n".join([OPEN, WARNING, *(f"- [{r.get('kind')} {r.get('id')}] {r['body']['text']}"
-                                                for r in included), CLOSE]) + "\n"
-        elif self.fault == "rehydrate-procedural-first":
-            steps = [r for r in included if r.get("kind") == "procedural"]
-            text = ("Follow these procedures:\n" + "".join(f"- {r['body']['text']}\n" for r in steps)
-                    + render([r for r in included if r.get("kind") != "procedural"]))
-        else:
-            text = render(included)
+        if (query is not None or (wanted is None and given is None)) and len(included) < limit:
+            for rec, reason in self._rehydrate_search(version, who, query or "", scope, limit - len(included)):
+                if reason:
+                    dropped.append({"id": rec["id"], "reason": reason})
+                elif rec["id"] not in seen:
+                    take(rec)
+        text = self._frame(included)
         return {"text": text, "included": [r["id"] for r in included], "dropped": dropped}
+
+    def _outcomes(self) -> list[str]:
+        return list(OUTCOMES)
+
+    def _given(self, given: list[Any] | None, limit: int) -> list[Any] | None:
+        """The records the client gave inline, each judged before any limit applies (§5.3)."""
+        return given
+
+    def _rehydrate_search(self, version: str, who: _Who, query: str, scope: Mapping[str, Any],
+                          limit: int) -> list[tuple[dict[str, Any], str | None]]:
+        """The best records for the query, filtered before they are ranked (§5.3), each with why
+        it is dropped (None: it is not)."""
+        return [(stored.record, None) for stored, _, _ in
+                self._search(version, who, query, scope, kinds=None, valid_at=to_us(self._now()),
+                             include_tombstoned=False, limit=limit)]
+
+    def _frame(self, included: list[dict[str, Any]]) -> str:
+        """The rehydration text: the records as data inside the frame (§5.3)."""
+        return render(included)
 
     def _drop_reason(self, rec: Mapping[str, Any], version: str) -> str | None:
         if _status_of(rec) == "tombstoned":
@@ -1259,8 +1262,6 @@ class UmpService:
 
     def _rehydrate_verifies(self, rec: Mapping[str, Any]) -> bool:
         """§5.3 step 1: drop unverifiable L3 records (a record without integrity is unverifiable)."""
-        if self.fault == "rehydrate-keeps-unverified":
-            return True
         return "integrity" in rec and self._verifies(rec)
 
     def _inline_drop_reason(self, rec: Any, version: str, who: _Who) -> str | None:
@@ -1284,8 +1285,7 @@ class UmpService:
         except consent.RedactPathError:
             return "consent_violation"
         scope = _scope_of(rec)
-        public = scope.get("visibility") == "public" or (self.fault == "shared-is-public"
-                                                        and scope.get("visibility") == "shared")
+        public = scope.get("visibility") in self._public()
         if not public and not self._may_write(who, rec):
             return "not_visible"
         return None
