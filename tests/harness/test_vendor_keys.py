@@ -140,9 +140,11 @@ def test_memconform_token_mint_and_inspect(tmp_path):
 
 
 def test_pytest_options_name_the_owners_and_token_times(pytester, monkeypatch, tmp_path):
-    # the options stand for the environment variables; restore them for the tests after this one
-    monkeypatch.delenv(owners.ENV_OWNERS, raising=False)
-    monkeypatch.delenv(owners.ENV_TIMES, raising=False)
+    # the options stand for the environment variables: record them as unset first (monkeypatch keeps
+    # nothing for a delenv of an unset name), so every later test sees them unset again
+    for name in (owners.ENV_OWNERS, owners.ENV_TIMES):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     result, _ = run_suite(pytester, "--target=reference", "--spec=ump@1.0", "--binding=http",
                           "--ump-owners", str(tmp_path / "missing.toml"), "--check=ump/l1/capabilities-shape")
     assert result.ret == 4
