@@ -163,12 +163,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(junit.JunitNames(config), "memconform-junit")
 
 
+_SAVED_ENV = pytest.StashKey[dict]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for name, value in config.stash.get(_SAVED_ENV, {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def _ump_owner_options(config: pytest.Config) -> None:
     """--ump-owners / --ump-token-times stand for the environment variables suite/ump/owners.py
     reads (so xdist workers, started after this, see them too); a bad file is a usage error now,
     not an error in every check."""
     from memconform.suite.ump import owners
 
+    # put back as found when the run ends (an in-process run must not leak them to what follows)
+    config.stash[_SAVED_ENV] = {k: os.environ.get(k) for k in (owners.ENV_OWNERS, owners.ENV_TIMES)}
     if config.getoption("ump_owners"):
         os.environ[owners.ENV_OWNERS] = str(Path(config.getoption("ump_owners")).resolve())
     if config.getoption("ump_token_times"):
