@@ -3,7 +3,8 @@
 from the right one (service.py), as Bowtie's miniatures are.
 
 A wrap takes the service and the method it replaces (`original`) and returns the wrong method
-(reference_impl/faults.py, `install_wraps`); `after`, `before` and `instead` build the common ones.
+(reference_impl/faults.py, `install_wraps`); `after`, `before` and `instead` (reference_impl/wraps.py)
+build the common ones.
 """
 
 from __future__ import annotations
@@ -21,30 +22,7 @@ from memconform.reference_impl.ump.engine import _SERVICE_KEY, UmpError
 from memconform.suite.ump import captoken, integrity
 from memconform.suite.ump.canonical import canonical_bytes, without_integrity
 from memconform.suite.ump.did import did_key_from_public_key
-
-Wrap = Callable[[Any, Callable[..., Any]], Callable[..., Any]]
-
-
-# -- building wraps --------------------------------------------------------------------------------
-
-def after(operation: str, change: Callable[..., Any]) -> dict[str, Wrap]:
-    """The operation's answer, changed: `change(answer)` returns the wrong one."""
-    return {operation: lambda service, original: lambda *a, **k: change(original(*a, **k))}
-
-
-def before(operation: str, change: Callable[..., tuple[tuple[Any, ...], dict[str, Any]]]) -> dict[str, Wrap]:
-    """The operation called with changed arguments: `change(*args, **kwargs)` returns (args, kwargs)."""
-    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-        def wrong(*a: Any, **k: Any) -> Any:
-            args, kwargs = change(*a, **k)
-            return original(*args, **kwargs)
-        return wrong
-    return {operation: wrap}
-
-
-def instead(operation: str, wrong: Callable[..., Any]) -> dict[str, Wrap]:
-    """The operation replaced outright by `wrong` (called with the operation's arguments)."""
-    return {operation: lambda service, original: wrong}
+from memconform.reference_impl.wraps import Wrap, after, before, drop, each, instead, keep  # noqa: F401 (the table uses them)
 
 
 # -- capability tokens (§5.2) ----------------------------------------------------------------------
@@ -124,21 +102,6 @@ def issuer_unchecked(service: Any, original: Callable[..., Any]) -> Callable[...
 
 
 # -- capabilities (§3.1) ---------------------------------------------------------------------------
-
-def each(operation: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Wrap]:
-    """The operation's answer (one object) changed in place."""
-    def apply(answer: dict[str, Any]) -> dict[str, Any]:
-        change(answer)
-        return answer
-    return after(operation, apply)
-
-
-def keep(**changes: Any) -> Callable[[dict[str, Any]], None]:
-    """An object whose members are set as given (a callable is applied to the member's value)."""
-    def change(item: dict[str, Any]) -> None:
-        for name, value in changes.items():
-            item[name] = value(item[name]) if callable(value) else value
-    return change
 
 
 def capabilities_side_effect(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -277,12 +240,6 @@ def nonstandard_query_code(service: Any, original: Callable[..., Any]) -> Callab
 
 
 # -- remember (§3.3) and get (§3.4) ---------------------------------------------------------------
-
-def drop(*members: str) -> Callable[[dict[str, Any]], None]:
-    def change(item: dict[str, Any]) -> None:
-        for member in members:
-            item.pop(member, None)
-    return change
 
 
 def skipped(*operations: str) -> dict[str, Wrap]:

@@ -3,7 +3,8 @@
 from the right one (service.py), as Bowtie's miniatures are.
 
 A wrap takes the service and the method it replaces (`original`) and returns the wrong method
-(reference_impl/faults.py, `install_wraps`); `after` and `before` build the common ones, `within`
+(reference_impl/faults.py, `install_wraps`); `after` and `before` (reference_impl/wraps.py) build the
+common ones, `within`
 reaches a part of the service (its JSON-RPC endpoint, its task runner, its store) instead.
 """
 
@@ -16,72 +17,19 @@ from memconform.reference_impl.upp import ranking
 from memconform.reference_impl.upp.rpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
                                                ONTOLOGY_NOT_FOUND, PARSE_ERROR, USER_NOT_FOUND, RpcError,
                                                error_response)
+from memconform.reference_impl.wraps import Wrap, after, before, drop, each, keep, then, within  # noqa: F401 (the table uses them)
 
-Wrap = Callable[[Any, Callable[..., Any]], Callable[..., Any]]
 
 #: The names public implementations answer instead of the spec's (upp-near-miss-method-names).
 NEAR_MISS = {"upp/get_events": "upp/events", "upp/delete_events": "upp/delete", "upp/get_labels": "upp/labels",
              "upp/export_events": "upp/export", "upp/import_events": "upp/import"}
 
 
-# -- building wraps --------------------------------------------------------------------------------
-
-def after(operation: str, change: Callable[[Any], Any]) -> dict[str, Wrap]:
-    """The operation's answer, changed: `change(answer)` returns the wrong one."""
-    return {operation: lambda service, original: lambda *a, **k: change(original(*a, **k))}
-
-
-def before(operation: str, change: Callable[..., tuple[tuple[Any, ...], dict[str, Any]]]) -> dict[str, Wrap]:
-    """The operation called with changed arguments: `change(*args, **kwargs)` returns (args, kwargs)."""
-    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-        def wrong(*a: Any, **k: Any) -> Any:
-            args, kwargs = change(*a, **k)
-            return original(*args, **kwargs)
-        return wrong
-    return {operation: wrap}
-
-
-def each(operation: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Wrap]:
-    """Every object of the operation's answer (a list, or one object) changed in place."""
-    def apply(answer: Any) -> Any:
-        for item in answer if isinstance(answer, list) else [answer]:
-            change(item)
-        return answer
-    return after(operation, apply)
-
-
-def within(part: str, **wraps: Wrap) -> dict[str, Wrap]:
-    """Wraps of the methods of one part of the service (`_endpoint`, `_tasks`, `_store`)."""
-    def wrap(service: Any, inner: Any) -> Any:
-        for name, w in wraps.items():
-            setattr(inner, name, w(inner, getattr(inner, name)))
-        return inner
-    return {part: wrap}
-
-
-def then(change: Callable[[Any], Any]) -> Wrap:
-    """A wrap (for `within`) that changes what the wrapped method returns."""
-    return lambda part, original: lambda *a, **k: change(original(*a, **k))
-
+# -- building wraps (the shared ones: reference_impl/wraps.py) ------------------------------------
 
 def object_of(member: str) -> Callable[[Any], Any]:
     """An array answer put inside an object ({"events": [...]})."""
     return lambda answer: {member: answer}
-
-
-def keep(**changes: Any) -> Callable[[dict[str, Any]], None]:
-    """An object whose members are set as given (a callable is applied to the member's value)."""
-    def change(item: dict[str, Any]) -> None:
-        for name, value in changes.items():
-            item[name] = value(item[name]) if callable(value) else value
-    return change
-
-
-def drop(*members: str) -> Callable[[dict[str, Any]], None]:
-    def change(item: dict[str, Any]) -> None:
-        for member in members:
-            item.pop(member, None)
-    return change
 
 
 # -- JSON-RPC on the wire (parts of rpc.RpcEndpoint) ---------------------------------------------
