@@ -320,6 +320,10 @@ class StdioTransport:
     # -- reasons --
 
     def stderr_tail(self) -> str:
+        if self._proc.poll() is not None and len(self._threads) > 1:
+            # gone: its last words are still in the pipe until the reader reaches end of file
+            # (on a loaded machine that can be after the exit is seen)
+            self._threads[1].join(timeout=2.0)
         with self._stderr_lock:
             text = self._stderr.decode("utf-8", "replace").strip()
         if len(text) > _STDERR_TAIL:
