@@ -36,3 +36,21 @@ def _keyword(report: dict[str, Any], result: dict[str, Any], requirement: str) -
 
 def outcomes(report: dict[str, Any]) -> dict[str, int]:
     return report["totals"]
+
+
+def served_reference() -> Any:
+    """The reference UMP server in a thread (a context manager yielding its base URL)."""
+    import contextlib
+
+    from memconform.reference_impl.ump import serve
+
+    @contextlib.contextmanager
+    def running() -> Any:
+        service = serve.make_service()
+        server = serve.start_in_thread(service)
+        try:
+            yield server.base_url
+        finally:
+            server.stop()
+            service.close()
+    return running()

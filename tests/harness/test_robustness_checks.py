@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .helpers import served_reference
 from memconform.reference_impl.ump import serve
 from memconform.suite.outcomes import CheckResult, Outcome
 from memconform.suite.registry import all_checks
@@ -71,13 +72,8 @@ def serving(app: Any) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def reference() -> Iterator[str]:
-    service = serve.make_service()
-    server = serve.start_in_thread(service)
-    try:
-        yield server.base_url
-    finally:
-        server.stop()
-        service.close()
+    with served_reference() as base_url:
+        yield base_url
 
 
 # -- a miniature UMP server over HTTP, with switches that break it ---------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memconform.reference_impl.ump import serve
+from .helpers import served_reference
 from memconform.suite.outcomes import CheckResult, Outcome
 from memconform.suite.registry import all_checks
 from memconform.suite.runner import run_check
@@ -22,13 +22,8 @@ CHECKS = {c.id: c for c in all_checks("ump")}
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    service = serve.make_service()
-    server = serve.start_in_thread(service)
-    try:
-        yield server.base_url
-    finally:
-        server.stop()
-        service.close()
+    with served_reference() as base_url:
+        yield base_url
 
 
 class RanksEverything:

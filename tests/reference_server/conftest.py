@@ -73,3 +73,21 @@ def module_server() -> Iterator[LiveServers]:
         yield servers
     finally:
         servers.stop_all()
+
+
+@pytest.fixture(scope="module")
+def omf_server() -> Iterator[Any]:
+    """The reference server with an in-memory OMF engine at /omf/* (anonymous UMP beside it)."""
+    from memconform.reference_impl.omf import make_engine
+    from memconform.reference_impl.ump.serve import start_in_thread
+    from memconform.reference_impl.ump.service import UmpService
+
+    ump = UmpService(require_capability=False)
+    omf = make_engine()
+    running = start_in_thread(ump, omf=omf)
+    try:
+        yield running
+    finally:
+        running.stop()
+        omf.close()
+        ump.close()

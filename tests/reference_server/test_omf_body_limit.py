@@ -19,9 +19,7 @@ import httpx
 import pytest
 
 from memconform.reference_impl.omf import http as omf_http
-from memconform.reference_impl.omf import make_engine
-from memconform.reference_impl.ump.serve import RunningServer, start_in_thread
-from memconform.reference_impl.ump.service import UmpService
+from memconform.reference_impl.ump.serve import RunningServer
 
 LIMIT = 2048
 
@@ -38,16 +36,8 @@ def sized(size: int) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[RunningServer]:
-    ump = UmpService(require_capability=False)
-    omf = make_engine()
-    running = start_in_thread(ump, omf=omf)
-    try:
-        yield running
-    finally:
-        running.stop()
-        omf.close()
-        ump.close()
+def server(omf_server: RunningServer) -> RunningServer:
+    return omf_server  # conftest.py: the reference server with OMF
 
 
 def _address(base_url: str) -> tuple[str, int]:

@@ -10,16 +10,14 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from memconform.reference_impl.omf import make_engine
 from memconform.reference_impl.omf import http as omf_http
-from memconform.reference_impl.ump.serve import RunningServer, start_in_thread
+from memconform.reference_impl.ump.serve import RunningServer
 from memconform.reference_impl.ump.service import UmpService
 
 
@@ -32,16 +30,8 @@ def document(*contents: str, app: str = "memd", **lifecycle: Any) -> dict[str, A
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[RunningServer]:
-    ump = UmpService(require_capability=False)
-    omf = make_engine()
-    running = start_in_thread(ump, omf=omf)
-    try:
-        yield running
-    finally:
-        running.stop()
-        omf.close()
-        ump.close()
+def server(omf_server: RunningServer) -> RunningServer:
+    return omf_server  # conftest.py: the reference server with OMF
 
 
 def post(server: RunningServer, route: str, body: Any, **params: str) -> httpx.Response:
