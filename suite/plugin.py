@@ -178,6 +178,8 @@ def _ump_owner_options(config: pytest.Config) -> None:
     """--ump-owners / --ump-token-times stand for the environment variables suite/ump/owners.py
     reads (so xdist workers, started after this, see them too); a bad file is a usage error now,
     not an error in every check."""
+    if not (config.getoption("ump_owners") or config.getoption("ump_token_times")):
+        return  # nothing to set: no import of the UMP owner model at start-up
     from memconform.suite.ump import owners
 
     # put back as found when the run ends (an in-process run must not leak them to what follows)
@@ -186,11 +188,10 @@ def _ump_owner_options(config: pytest.Config) -> None:
         os.environ[owners.ENV_OWNERS] = str(Path(config.getoption("ump_owners")).resolve())
     if config.getoption("ump_token_times"):
         os.environ[owners.ENV_TIMES] = config.getoption("ump_token_times")
-    if config.getoption("ump_owners") or config.getoption("ump_token_times"):
-        try:
-            owners.from_environment()
-        except Exception as exc:  # OwnerError, OSError, TOML errors: all say what is wrong
-            raise pytest.UsageError(f"--ump-owners/--ump-token-times: {exc}") from None
+    try:
+        owners.from_environment()
+    except Exception as exc:  # OwnerError, OSError, TOML errors: all say what is wrong
+        raise pytest.UsageError(f"--ump-owners/--ump-token-times: {exc}") from None
 
 
 def _profile_names(names: list[str]) -> tuple[str, ...]:
