@@ -25,6 +25,84 @@ from memconform.suite.ump.did import did_key_from_public_key
 from memconform.reference_impl.wraps import Wrap, after, before, drop, each, instead, keep  # noqa: F401 (the table uses them)
 
 
+# -- the file binding (engine.py, §4.3) -------------------------------------------------------------
+
+def validation_ignores(requirement: str) -> dict[str, Wrap]:
+    """Import lets through every finding of one requirement."""
+    return after("_violations", lambda found: [v for v in found if v.requirement != requirement])
+
+
+def any_version_of_a_known_major(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """accepts-unknown-version: any `ump` whose major is 0 or 1 passes (an unknown major is still refused)."""
+    def wrong(rec: Any) -> list[Any]:
+        found = [v for v in original(rec) if v.requirement != "ump/record-version"]
+        declared = rec.get("ump") if isinstance(rec, dict) else None
+        if isinstance(declared, str) and declared.split(".")[0] in {"0", "1"}:
+            found = [v for v in found if v.requirement != "ump/reject-unknown-major"]
+        return found
+    return wrong
+
+
+def _reader_refusing(refused: Callable[[dict[str, Any]], str | None]) -> Wrap:
+    """The file reader refuses records the store itself would take: `refused(record)` says why."""
+    def wrap(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(text: str, fmt: str, source: str = "<input>") -> list[Any]:
+            records = original(text, fmt, source)
+            for rec in records:
+                reason = refused(rec) if isinstance(rec, dict) else None
+                if reason:
+                    raise UmpError("invalid_record", reason)
+            return records
+        return wrong
+    return wrap
+
+
+refuses_working_kind = _reader_refusing(
+    lambda rec: "kind 'working' is not accepted by this reader" if rec.get("kind") == "working" else None)
+
+_RESERVED_RELATIONS = {"about", "contradicts", "depends_on", "derived_from", "duplicate_of"}
+refuses_unknown_relation_type = _reader_refusing(lambda rec: next(
+    (f"relation type {rel.get('type')!r} is not supported" for rel in rec.get("relations") or ()
+     if isinstance(rel, dict) and rel.get("type") not in _RESERVED_RELATIONS), None))
+
+
+def without(member: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The record without `member` (for `after` on a method that answers one record)."""
+    return lambda rec: {key: value for key, value in rec.items() if key != member}
+
+
+def markdown_without_relations(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda rec: original(without("relations")(rec))
+
+
+def front_matter_unclosed(text: str) -> str:
+    head, _, body = text.partition("\n---\n")
+    return head + "\n\n" + body
+
+
+def trailing_comma(text: str) -> str:
+    return text.rstrip().removesuffix("]").rstrip() + ",\n]\n"
+
+
+def drops_structured_in_json(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def wrong(rec: dict[str, Any], fmt: str) -> dict[str, Any]:
+        out = original(rec, fmt)
+        if fmt not in ("json", "ndjson"):
+            return out
+        return dict(out, body={k: v for k, v in out.get("body", {}).items() if k != "structured"})
+    return wrong
+
+
+def opaque_owner(rec: dict[str, Any]) -> dict[str, Any]:
+    return dict(rec, scope=dict(rec["scope"], owner="account-42"))
+
+
+def labelled_other_version(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def wrong(rec: dict[str, Any], fmt: str) -> dict[str, Any]:
+        return dict(original(rec, fmt), ump="0.1" if engine.version != "0.1" else "1.0")
+    return wrong
+
+
 # -- capability tokens (§5.2) ----------------------------------------------------------------------
 
 def _claimed_grant(token: str, expires: float) -> captoken.Grant:

@@ -309,18 +309,15 @@ class UmpService:
         from memconform.reference_impl import variants as switches
         from memconform.reference_impl.ump.policy import UmpPolicy
 
-        from memconform.reference_impl.faults import deviate, install_wraps
+        from memconform.reference_impl.faults import FAULTS, deviate, install_wraps
 
         self.policy = deviate(UmpPolicy(), "ump", fault, variants)
         self.variants = switches.check_names(variants)
         versions = tuple(v for v in versions if v in self.policy.runtime_versions)
         if not versions or any(v not in ump_record.VERSIONS for v in versions) or len(set(versions)) != len(versions):
             raise ValueError(f"versions must be distinct UMP versions among {ump_record.VERSIONS}, got {versions!r}")
-        if fault is not None:
-            from memconform.reference_impl.faults import FAULTS
-
-            if fault not in FAULTS:
-                raise ValueError(f"unknown fault {fault!r}")
+        if fault is not None and fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}")
         self.versions: tuple[str, ...] = tuple(sorted(versions, key=lambda v: tuple(map(int, v.split("."))),
                                                       reverse=True))
         self.require_capability = require_capability
@@ -333,7 +330,8 @@ class UmpService:
         self._closed = False
         self._verified: dict[bytes, bool] = {}        # verify-on-read verdicts per stored bytes
         self._grants: dict[str, captoken.Grant] = {}  # tokens whose signature was verified
-        install_wraps(self, "ump", fault)
+        if fault is not None and FAULTS[fault].bindings != ("file",):  # file faults wrap the file engine
+            install_wraps(self, "ump", fault)
 
     # -- public API ----------------------------------------------------------------------------
 
