@@ -19,6 +19,8 @@ import math
 import os
 import re
 import secrets
+import stat
+import tempfile
 from collections.abc import Collection, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,6 +35,45 @@ MAX_PACKAGE_BYTES = 64 << 20
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
+def default_export_dir() -> Path:
+    """The export folder when none is configured: one per user in the shared temporary folder.
+    The uid in the name keeps users apart; `private_folder` makes sure nobody else made it."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    return Path(tempfile.gettempdir()) / (f"memconform-upp-exports-{uid}" if uid is not None
+                                          else "memconform-upp-exports")
+
+
+class UnsafeFolder(Exception):
+    """A folder in a shared place that another user made or can read or write (issue 14)."""
+
+
+def private_folder(folder: Path) -> Path:
+    """`folder`, created mode 0700 if missing, after checking that only this user can use it.
+
+    A fixed name in the shared temporary folder can be made first by anyone: another user who owns
+    it, or can read or write it, reads every export and plants packages for import. So the folder
+    must be a real directory (not a symbolic link to one), owned by this user, with no group or
+    other permission bits; else `UnsafeFolder` says why, and the server does not start."""
+    try:
+        folder.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        pass
+    info = os.lstat(folder)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise UnsafeFolder(f"the export folder {str(folder)!r} is not a directory of its own (a symbolic link or a "
+                           "file): refusing to use it; give --upp-export-dir")
+    if hasattr(os, "getuid"):
+        if info.st_uid != os.getuid():
+            raise UnsafeFolder(f"the export folder {str(folder)!r} belongs to uid {info.st_uid}, not to this user "
+                               f"(uid {os.getuid()}): another user could read the exports and plant packages; "
+                               "refusing to use it (remove it, or give --upp-export-dir)")
+        if info.st_mode & 0o077:
+            raise UnsafeFolder(f"the export folder {str(folder)!r} has mode {stat.S_IMODE(info.st_mode):04o}: other "
+                               f"users can read or write it; refusing to use it (chmod 700 it, or give "
+                               "--upp-export-dir)")
+    return folder
+
+
 def safe_stem(entity_key: str) -> str:
     """A file-name fragment from an entity_key: never a separator, never `..`, never empty."""
     stem = _UNSAFE.sub("_", entity_key)[:64].strip("_")
@@ -40,7 +81,7 @@ def safe_stem(entity_key: str) -> str:
 
 
 def write_package(folder: Path, package: dict[str, Any], entity_key: str, now: datetime) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # exports are personal data: the owner's only
     folder = folder.resolve()
     name = f"{safe_stem(entity_key)}-{now.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}.json"
     target = folder / name

@@ -9,7 +9,9 @@ The rules (https://www.jsonrpc.org/specification):
 
 * not UTF-8, not JSON (NaN/Infinity are not JSON), or nested too deeply to read → `-32700`, id null;
 * a JSON value that is not a request object → `-32600`, with the request's id when one can be read
-  (a string, a number or null), else null;
+  (a string, a finite number or null), else null. A number no float holds (`1e400` reads as
+  infinity) is no JSON-RPC id: echoing it would make the response unwritable (JSON has no
+  Infinity), so such a request is invalid (issue 14);
 * `params` is the operation's business: the operations take params by name, so an array, null
   or a scalar reaches the operation and is refused there with `-32602` (suite/upp/catalogue.toml,
   upp/jsonrpc-invalid-request: "a missing or non-object params is not an invalid request here");
@@ -17,12 +19,18 @@ The rules (https://www.jsonrpc.org/specification):
 * a request without `id` is a notification: it runs, and gets no response, even when it fails;
 * a batch (§6): an array of responses, one per request that has an id; an empty array → a single
   `-32600` object (not an array); a batch of notifications only → nothing.
+* bounds (issue 14: one 300 KB batch of 5,000 get_labels once answered 200 MB): a batch of more
+  than `max_batch` requests is refused whole, before any of it runs, with one `-32600` object;
+  once the responses of a batch reach `max_answer_bytes`, the requests after are not carried out
+  and each gets `-32000` (NOT_RUN) with its id, so the answer stays bounded and the client can
+  tell exactly which requests ran.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +47,14 @@ USER_NOT_FOUND = -32001
 ONTOLOGY_NOT_FOUND = -32002
 INGEST_FAILED = -32003
 EXTRACTION_FAILED = -32004
+# An implementation code (upp/05 §4 lets implementations define -32000..-32099): a request of a
+# batch left undone because the batch's answer reached its limit.
+NOT_RUN = -32000
+
+#: Defaults of the batch bounds (`memconform serve --upp-max-batch / --upp-max-answer`). 100
+#: requests is far above what a client batches by hand; 4 MiB holds about a hundred get_labels.
+DEFAULT_MAX_BATCH = 100
+DEFAULT_MAX_ANSWER_BYTES = 4 << 20
 
 #: `params` was not in the message (as opposed to `"params": {}`).
 ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
@@ -65,8 +81,11 @@ def _reject_constant(name: str) -> Any:
 
 
 def _is_id(value: Any) -> bool:
-    """A JSON-RPC id: a string, a number, or null (booleans are not numbers here)."""
-    return value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    """A JSON-RPC id: a string, a number, or null (booleans are not numbers here). `1e400` and
+    `-1e400` parse as infinities: no JSON number can carry them back, so they are no id."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def dumps(message: Any) -> str:
@@ -102,7 +121,7 @@ def error_response(id_: Any, code: int, message: str, data: Any = None) -> dict[
     return {"jsonrpc": "2.0", "error": RpcError(code, message, data).to_object(), "id": id_}
 
 
-def request_problem(message: Any) -> str | None:
+def request_problem(message: Any, is_id: Callable[[Any], bool] = _is_id) -> str | None:
     """Why `message` is not a JSON-RPC 2.0 request object, or None when it is one."""
     if not isinstance(message, dict):
         return "a request must be a JSON object"
@@ -110,14 +129,14 @@ def request_problem(message: Any) -> str | None:
         return 'a request must have "jsonrpc": "2.0"'
     if not isinstance(message.get("method"), str):
         return "a request must have a string \"method\""
-    if "id" in message and not _is_id(message["id"]):
-        return "\"id\" must be a string, a number or null"
+    if "id" in message and not is_id(message["id"]):
+        return "\"id\" must be a string, a finite number or null"
     return None
 
 
-def readable_id(message: Any) -> Any:
+def readable_id(message: Any, is_id: Callable[[Any], bool] = _is_id) -> Any:
     """The id of a (possibly invalid) request, or None when none can be read."""
-    if isinstance(message, dict) and _is_id(message.get("id")):
+    if isinstance(message, dict) and is_id(message.get("id")):
         return message.get("id")
     return None
 
@@ -129,10 +148,15 @@ class RpcEndpoint:
     """JSON-RPC 2.0 over a dispatcher `dispatch(method, params) -> result` that raises `RpcError`
     (`params` is `ABSENT` when the message has none)."""
 
-    def __init__(self, dispatch: Dispatch, *, batches: bool = True):
+    def __init__(self, dispatch: Dispatch, *, batches: bool = True, max_batch: int = DEFAULT_MAX_BATCH,
+                 max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES):
+        if max_batch < 1 or max_answer_bytes < 1:
+            raise ValueError("max_batch and max_answer_bytes must be at least 1")
         self._dispatch = dispatch
         # False: a batch is not a JSON object, so it is one invalid request (policy.batches)
         self.batches = batches
+        self.max_batch = max_batch
+        self.max_answer_bytes = max_answer_bytes
 
     def handle_text(self, text: str | bytes | bytearray) -> str | None:
         try:
@@ -174,9 +198,57 @@ class RpcEndpoint:
             if not self.batches:
                 return error_response(None, INVALID_REQUEST, "Invalid Request: a request must be a JSON object "
                                                              "(this server does not take batches)")
-            responses = [r for r in (self._handle_request(m, in_batch=True) for m in message) if r is not None]
-            return responses or None
+            return self._handle_batch(message)
         return self._handle_request(message)
+
+    def _valid_id(self, value: Any) -> bool:
+        """Whether `value` may be a request's id (the seam of upp/jsonrpc-id-type)."""
+        return _is_id(value)
+
+    def _handle_batch(self, messages: list[Any]) -> Any:
+        refusal = self._batch_refusal(messages)
+        if refusal is not None:
+            return refusal
+        responses: list[dict[str, Any]] = []
+        spent = 0
+        for m in messages:
+            if self._answer_full(spent):
+                response = self._not_run(m)
+            else:
+                response = self._handle_request(m, in_batch=True)
+                if response is not None:
+                    spent += len(dumps(response).encode("utf-8")) + 1
+            if response is not None:
+                responses.append(response)
+        return responses or None
+
+    def _batch_refusal(self, messages: list[Any]) -> dict[str, Any] | None:
+        """One error object for a batch longer than `max_batch`, or None to run it.
+
+        JSON-RPC 2.0 §6 answers a batch it cannot take as a whole with a single Response object
+        (its empty-batch and invalid-JSON cases); refusing before anything runs leaves no partial
+        effects and keeps the answer small however long the batch. -32600 rather than a server
+        error (-32000..-32099): the batch as sent is what this server does not accept, and
+        resending it unchanged fails again, which is what Invalid Request tells a client."""
+        if len(messages) <= self.max_batch:
+            return None
+        return error_response(None, INVALID_REQUEST, f"Invalid Request: a batch of {len(messages)} requests; this "
+                                                     f"server takes at most {self.max_batch} per batch",
+                              {"max_batch": self.max_batch})
+
+    def _answer_full(self, spent: int) -> bool:
+        """Whether a batch's answer, `spent` bytes so far, leaves no room for running more."""
+        return spent >= self.max_answer_bytes
+
+    def _not_run(self, message: Any) -> dict[str, Any] | None:
+        if request_problem(message, self._valid_id) is not None:
+            return self._handle_request(message, in_batch=True)  # refused as invalid: nothing runs anyway
+        if "id" not in message:
+            return None  # a notification is never answered (§4.1), not even to say it was dropped
+        return error_response(message["id"], NOT_RUN, f"Server error: not carried out, the batch's answer reached "
+                                                      f"this server's limit of {self.max_answer_bytes} bytes; send "
+                                                      "it again in another batch",
+                              {"max_answer_bytes": self.max_answer_bytes})
 
     def _parse_error(self, why: str) -> dict[str, Any]:
         # JSON-RPC 2.0 §5: the id is null when it could not be read
@@ -187,10 +259,10 @@ class RpcEndpoint:
         return error_response(None, INVALID_REQUEST, "Invalid Request: an empty batch")
 
     def _invalid_request(self, message: Any, problem: str) -> dict[str, Any]:
-        return error_response(readable_id(message), INVALID_REQUEST, f"Invalid Request: {problem}")
+        return error_response(readable_id(message, self._valid_id), INVALID_REQUEST, f"Invalid Request: {problem}")
 
     def _handle_request(self, message: Any, *, in_batch: bool = False) -> dict[str, Any] | None:
-        problem = request_problem(message)
+        problem = request_problem(message, self._valid_id)
         if problem is not None:
             return self._invalid_request(message, problem)
         id_ = message.get("id")

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -64,8 +63,8 @@ from memconform.reference_impl.upp import exports, params, ranking
 from memconform.reference_impl.upp.extractor import ExtractedEvent, Extractor, RuleExtractor
 from memconform.reference_impl.upp.labels import Ontology, user_v1
 from memconform.reference_impl.upp.rpc import (ABSENT, EXTRACTION_FAILED, INGEST_FAILED, INTERNAL_ERROR,
-                                               INVALID_PARAMS, METHOD_NOT_FOUND, USER_NOT_FOUND, RpcEndpoint,
-                                               RpcError)
+                                               DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_BATCH, INVALID_PARAMS,
+                                               METHOD_NOT_FOUND, USER_NOT_FOUND, RpcEndpoint, RpcError)
 from memconform.reference_impl.upp.store import Row, Store
 from memconform.reference_impl.upp.tasks import TaskRunner
 from memconform.suite.upp.client import LEVEL_OPERATIONS, OPERATIONS
@@ -79,7 +78,8 @@ log = logging.getLogger("memconform.reference_impl.upp.service")
 
 PROTOCOL_VERSION = "1.0.0"  # the reference's; policy.protocol_version is what info reports
 CONFORMANCE_LEVEL = 3
-DEFAULT_EXPORT_DIR = Path(tempfile.gettempdir()) / "memconform-upp-exports"
+#: Checked (exports.private_folder) before use: a fixed name in a shared folder (issue 14).
+DEFAULT_EXPORT_DIR = exports.default_export_dir()
 
 #: The ten operations (upp/03) and the method answering each.
 SERVED = {"upp/ingest": "_ingest", "upp/retrieve": "_retrieve", "upp/info": "_info",
@@ -119,7 +119,8 @@ class UppService:
 
     def __init__(self, *, db: str = ":memory:", export_dir: Path | None = None, import_dirs: Sequence[Path] = (),
                  extractor: Extractor | None = None, fault: str | None = None,
-                 clock: Callable[[], datetime] | None = None, variants: tuple[str, ...] = ()):
+                 clock: Callable[[], datetime] | None = None, variants: tuple[str, ...] = (),
+                 max_batch: int = DEFAULT_MAX_BATCH, max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES):
         from memconform.reference_impl.faults import FAULTS, deviate, install_wraps
         from memconform.reference_impl.upp.policy import UppPolicy
 
@@ -131,7 +132,8 @@ class UppService:
         self.fault = fault
         self.policy = deviate(UppPolicy(), "upp", fault, variants)
         self.ontology: Ontology = user_v1()
-        self.export_dir = Path(export_dir) if export_dir is not None else DEFAULT_EXPORT_DIR
+        # a folder given is the operator's choice; the default one is shared by name, so checked
+        self.export_dir = Path(export_dir) if export_dir is not None else exports.private_folder(DEFAULT_EXPORT_DIR)
         self.import_dirs = tuple(Path(d) for d in import_dirs)
         self.extractor: Extractor = extractor if extractor is not None else RuleExtractor()
         self._clock = clock or (lambda: datetime.now(timezone.utc))
@@ -139,7 +141,9 @@ class UppService:
         self._store = Store(db)
         self._closed = False
         self._tasks = TaskRunner(self._now, self._format)
-        self._endpoint = RpcEndpoint(self.call, batches=self.policy.batches)
+        # max_batch / max_answer_bytes: issue 14, a batch must not amplify (rpc.py, "bounds")
+        self._endpoint = RpcEndpoint(self.call, batches=self.policy.batches, max_batch=max_batch,
+                                     max_answer_bytes=max_answer_bytes)
         install_wraps(self, "upp", fault)
         self._methods = self._served()
 

@@ -66,20 +66,31 @@ def run(service: Any, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
 
 
 def make_upp_service(*, fault: str | None = None, export_dir: str | Path | None = None,
-                     import_dirs: Sequence[str | Path] = (), variants: tuple[str, ...] = ()) -> Any:
+                     import_dirs: Sequence[str | Path] = (), variants: tuple[str, ...] = (),
+                     max_batch: int | None = None, max_answer_bytes: int | None = None) -> Any:
+    """The service `memconform serve` runs; an export folder it must not use stops the command
+    with the reason (exports.UnsafeFolder), not a traceback."""
+    from memconform.reference_impl.upp.exports import UnsafeFolder
     from memconform.reference_impl.upp.service import UppService
 
-    return UppService(fault=fault, export_dir=Path(export_dir) if export_dir else None,
-                      import_dirs=[Path(d) for d in import_dirs], variants=variants)
+    limits = {name: value for name, value in (("max_batch", max_batch), ("max_answer_bytes", max_answer_bytes))
+              if value is not None}
+    try:
+        return UppService(fault=fault, export_dir=Path(export_dir) if export_dir else None,
+                          import_dirs=[Path(d) for d in import_dirs], variants=variants, **limits)
+    except UnsafeFolder as exc:
+        raise SystemExit(f"memconform serve: {exc}") from None
 
 
 def serve_upp_stdio(*, fault: str | None = None, export_dir: str | Path | None = None,
-                    import_dirs: Sequence[str | Path] = (), variants: tuple[str, ...] = ()) -> None:
+                    import_dirs: Sequence[str | Path] = (), variants: tuple[str, ...] = (),
+                    max_batch: int | None = None, max_answer_bytes: int | None = None) -> None:
     """`memconform serve --upp-stdio`: UPP over stdin/stdout until end of input, the log on
     stderr. `fault` must be a UPP fault (or None). Imports nothing of the HTTP stack, so the
     child process a stdio driver starts is ready quickly."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    upp = make_upp_service(fault=fault, export_dir=export_dir, import_dirs=import_dirs, variants=variants)
+    upp = make_upp_service(fault=fault, export_dir=export_dir, import_dirs=import_dirs, variants=variants,
+                           max_batch=max_batch, max_answer_bytes=max_answer_bytes)
     print(f"memconform: reference UPP server over stdio (UPP 1.0.0, ontology {upp.ontology.id}; exports in "
           f"{upp.export_dir}{'; fault ' + upp.fault if upp.fault else ''})", file=sys.stderr, flush=True)
     run(upp)

@@ -494,11 +494,8 @@ def test_omf_query_parameters_never_crash_and_refusals_write_nothing(servers: Se
     assert not failures, "\n".join(failures)
 
 
-# -- known open: JSON-RPC ids that no float can hold ----------------------------------------------------
+# -- JSON-RPC ids that no float can hold (issue 14 item 5; more in test_hostile_upp.py) ------------------
 
-@pytest.mark.xfail(strict=True, reason="issue 14 item 5: a JSON-RPC id of 1e400 answers -32603 Internal error "
-                                       "(and logs a traceback) instead of -32600 Invalid Request; remove this mark "
-                                       "once fixed")
 @pytest.mark.parametrize("body", [b'{"jsonrpc": "2.0", "id": 1e400, "method": "upp/info"}',
                                   b'{"jsonrpc": "2.0", "id": -1e400, "method": "upp/info"}',
                                   b'[{"jsonrpc": "2.0", "id": 1e400, "method": "upp/info"}]'],
