@@ -619,11 +619,18 @@ def _check_variants(ctx: click.Context, param: click.Parameter, value: tuple[str
               help="speak UPP (JSON-RPC 2.0) on stdin/stdout instead of HTTP: one message per line in, one "
                    "line per response out, the log on stderr; exits at end of input")
 @click.option("--upp-export-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
-              help="folder UPP's export_events writes into (default: memconform-upp-exports in the "
-                   "system temporary folder); import_events may read it")
+              help="folder UPP's export_events writes into (default: memconform-upp-exports-<uid> in the "
+                   "system temporary folder, made mode 0700 and refused when another user owns or can read "
+                   "it); import_events may read it")
 @click.option("--upp-import-dir", "upp_import_dirs", type=click.Path(file_okay=False), multiple=True,
               metavar="DIR", help="a further folder UPP's import_events may read files from (repeatable); "
                                   "files anywhere else are refused")
+@click.option("--upp-max-batch", type=click.IntRange(min=1), default=None, metavar="N",
+              help="most requests one UPP JSON-RPC batch may hold (default 100); a longer batch is refused whole "
+                   "with one -32600 before any of it runs")
+@click.option("--upp-max-answer", type=click.IntRange(min=1), default=None, metavar="BYTES",
+              help="size a UPP batch's answer may reach (default 4 MiB, 4194304); the requests after are not "
+                   "carried out and each gets -32000")
 @click.option("--omf-db", type=click.Path(dir_okay=False), default=None, metavar="PATH",
               help="sqlite file of the OMF store served at POST /omf/... (default: in memory)")
 @click.option("--omf-max-body", type=click.IntRange(min=1), default=None, metavar="BYTES",
@@ -636,7 +643,7 @@ def _check_variants(ctx: click.Context, param: click.Parameter, value: tuple[str
 def serve(host: str, port: int, db: str | None, require_capability: bool, fault: str | None,
           variants: tuple[str, ...], stdio: bool, upp_stdio: bool, upp_export_dir: str | None,
           upp_import_dirs: tuple[str, ...], omf_db: str | None, owners_file: str | None,
-          omf_max_body: int | None) -> None:
+          omf_max_body: int | None, upp_max_batch: int | None, upp_max_answer: int | None) -> None:
     """Run the reference servers: UMP over HTTP (§4.2, SSE subscribe, /.well-known/ump.json,
     /openapi.json) with MCP streamable HTTP at /mcp, and UPP 1.0.0 (JSON-RPC 2.0) at POST /upp;
     or UMP over MCP stdio with --stdio; or UPP over stdio with --upp-stdio.
@@ -650,7 +657,8 @@ def serve(host: str, port: int, db: str | None, require_capability: bool, fault:
         from memconform.reference_impl.upp.stdio import serve_upp_stdio
 
         serve_upp_stdio(fault=fault if fault is not None and FAULTS[fault].spec == "upp" else None,
-                        export_dir=upp_export_dir, import_dirs=upp_import_dirs, variants=variants)
+                        export_dir=upp_export_dir, import_dirs=upp_import_dirs, variants=variants,
+                        max_batch=upp_max_batch, max_answer_bytes=upp_max_answer)
         return
     from memconform.reference_impl.ump.serve import serve as run_server
 
@@ -658,7 +666,8 @@ def serve(host: str, port: int, db: str | None, require_capability: bool, fault:
         run_server(host=host, port=port, db=db, require_capability=require_capability, fault=fault, stdio=stdio,
                    upp_stdio=upp_stdio, upp_export_dir=upp_export_dir, upp_import_dirs=upp_import_dirs,
                    omf_db=omf_db, variants=variants, **({"owners_file": owners_file} if owners_file else {}),
-                   **({"omf_max_body": omf_max_body} if omf_max_body is not None else {}))
+                   **({"omf_max_body": omf_max_body} if omf_max_body is not None else {}),
+                   upp_max_batch=upp_max_batch, upp_max_answer=upp_max_answer)
     except OSError as exc:
         raise click.ClickException(f"cannot serve on {host}:{port}: {exc}") from None
     except KeyboardInterrupt:

@@ -179,14 +179,15 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
           upp_stdio: bool = False, upp_export_dir: str | Path | None = None,
           upp_import_dirs: Sequence[str | Path] = (), omf_db: str | None = None,
           variants: tuple[str, ...] = (), owners_file: str | None = None,
-          omf_max_body: int | None = None) -> None:
+          omf_max_body: int | None = None, upp_max_batch: int | None = None,
+          upp_max_answer: int | None = None) -> None:
     """Run in the foreground until interrupted (or, over stdio, until end of input). Over stdio
     nothing but the protocol goes to stdout."""
     from memconform.reference_impl.upp.stdio import make_upp_service, serve_upp_stdio
 
     if upp_stdio:
         serve_upp_stdio(fault=_fault_for("upp", fault), export_dir=upp_export_dir, import_dirs=upp_import_dirs,
-                        variants=variants)
+                        variants=variants, max_batch=upp_max_batch, max_answer_bytes=upp_max_answer)
         return
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     service = make_service(db=db, require_capability=require_capability, fault=_fault_for("ump", fault),
@@ -203,7 +204,8 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
             mcp_app.run_stdio(service)
             return
         upp = make_upp_service(fault=_fault_for("upp", fault), export_dir=upp_export_dir,
-                               import_dirs=upp_import_dirs, variants=variants)
+                               import_dirs=upp_import_dirs, variants=variants, max_batch=upp_max_batch,
+                               max_answer_bytes=upp_max_answer)
         from memconform.reference_impl.omf import make_engine
 
         omf = make_engine(omf_db, fault=_fault_for("omf", fault), variants=variants)
