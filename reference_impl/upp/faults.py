@@ -70,6 +70,15 @@ UPP_FAULTS = (
     _f("stdio-split-lines", "over stdio, each response has a raw newline after its opening bracket (two lines)",
        "stdio-line-framing", bindings=("stdio",),
        wraps=within("_endpoint", line=w.split_line)),
+    # -- attacks (issue 14) ---------------------------------------------------------------------------
+    _f("id-out-of-range-internal", "a request whose id is a number no double holds (1e400) runs, and its response "
+       "fails to render: -32603 Internal error with id null, a traceback in the log (booleans, arrays and objects "
+       "are still -32600)", "jsonrpc-id-unreadable",
+       wraps=within("_endpoint", _valid_id=w.any_number_as_id)),
+    # A SHOULD: shows as a warning. 1,000 get_labels then answer about 40 MB, past what the harness reads.
+    _f("batch-unbounded", "a batch of any length runs whole and its answer grows without bound (5,000 get_labels: "
+       "200 MB; a SHOULD)", "batch-bounded",
+       wraps=w.batches_unbounded()),
     # -- params and error codes ---------------------------------------------------------------------
     _f("invalid-params-as-internal", "a request missing a required parameter is answered -32603 Internal error "
        "instead of -32602 (mistyped parameters still get -32602)", "error-invalid-params",

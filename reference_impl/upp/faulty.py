@@ -98,6 +98,18 @@ def notification_replied(in_batch_only: bool) -> dict[str, Wrap]:
     return within("_endpoint", _answer_notification=answer)
 
 
+def any_number_as_id(endpoint: Any, original: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """upp-id-out-of-range-internal: every number is an id, infinities too (1e400 parses as one), so
+    the request runs and its response cannot be written (JSON has no Infinity): -32603."""
+    return lambda value: original(value) or (isinstance(value, float) and not isinstance(value, bool))
+
+
+def batches_unbounded() -> dict[str, Wrap]:
+    """upp-batch-unbounded: no bound on a batch's length nor on its answer (as before issue 14)."""
+    return within("_endpoint", _batch_refusal=lambda endpoint, original: lambda messages: None,
+                  _answer_full=lambda endpoint, original: lambda spent: False)
+
+
 def split_line(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
     """A raw newline after the opening bracket: two lines."""
     return lambda text: original(text[:1] + "\n" + text[1:])

@@ -1,0 +1,190 @@
+"""Attacks (issue 14): what a hostile client sends on purpose, and what a server must (or should)
+do with it. Each probe is bounded for the harness too: the transports read at most 16 MiB of an
+answer (targets/http_session.MAX_BODY, one stdio line likewise), and a finding carries excerpts,
+never a whole hostile answer.
+
+* upp/jsonrpc-id-unreadable (MUST): ids that are no JSON-RPC id a server can echo — numbers no
+  double holds (1e400, -1e400), booleans, arrays, objects — alone and inside a batch: -32600 with
+  id null, never -32603 or silence, and the server keeps serving.
+* upp/batch-bounded (SHOULD, security): a batch of 1,000 cheap requests is refused or answered
+  within a modest multiple of its size.
+
+Path confinement of export and import (06 §7) is judged in l3.py (upp/l3/export-confined-paths,
+upp/l3/import-confined-paths), beside the operations.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from memconform.suite.outcomes import TargetError
+from memconform.suite.registry import check
+from memconform.suite.runner import CheckContext
+from memconform.suite.upp import jsonrpc
+from memconform.suite.upp.checks._common import (
+    INTERNAL_ERROR, INVALID_REQUEST, LIVE, aliases, answer_of, compact, spec_ref, served,
+)
+from memconform.suite.upp.client import RpcExchange
+
+#: (the id's JSON text, what it is). Numbers beyond a double read as infinities in most JSON parsers.
+BAD_IDS = (
+    ("1e400", "a number above the largest double"),
+    ("-1e400", "a number below the lowest double"),
+    ("true", "a boolean"),
+    ("[1]", "an array"),
+    ('{"n": 1}', "an object"),
+)
+AFTER_ID = "mcf-after-bad-id"
+
+#: The batch probe: enough requests to show amplification, few enough for the harness to send.
+BATCH_SIZE = 1000
+#: An answer larger than this multiple of the request (and than FLOOR bytes) amplifies.
+AMPLIFICATION = 64
+FLOOR = 1 << 20
+
+
+def _request(id_text: str, method: str = "upp/info") -> str:
+    return f'{{"jsonrpc": "2.0", "method": "{method}", "params": {{}}, "id": {id_text}}}'
+
+
+def _violation(ctx: CheckContext, rid: str, what: str, sent: str, received: str | None, expected: str,
+               status: int | None = None, *, unread: str | None = None) -> None:
+    """A finding with excerpts of what went both ways (a hostile answer may be megabytes); `unread`
+    says why there is no answer to show."""
+    got = (f"no answer read ({unread})" if unread else "nothing") if received is None else compact(received, 400)
+    code = f" (HTTP {status})" if status is not None else ""
+    ctx.violation(rid, f"{what.rstrip('.')}. Sent over {ctx.binding}: {compact(sent, 300)}. Came back{code}: {got}. "
+                       f"Expected: {expected.rstrip('.')}. The spec: {spec_ref(rid)}",
+                  sent=sent[:2000], received=None if received is None else received[:2000])
+
+
+def _echoes(response_id: Any, id_text: str) -> bool:
+    """The response carries the very number sent (a server that holds 1e400 exactly)."""
+    sent = json.loads(id_text)
+    return isinstance(sent, float) and isinstance(response_id, float) and math.isinf(sent) \
+        and math.isinf(response_id) and (sent > 0) == (response_id > 0)
+
+
+def _id_problem(answer: Any, id_text: str) -> str | None:
+    """Why `answer` is not what a request with the id `id_text` must get, or None."""
+    if answer is None:
+        return "no answer"
+    if answer is jsonrpc.NOT_JSON:
+        return "an answer that is not JSON"
+    if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
+        return "an answer that is not one JSON-RPC response object"
+    error = answer.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    if code == INTERNAL_ERROR:
+        return "-32603 Internal error: the server failed on a request the client got wrong"
+    if _echoes(answer.get("id"), id_text):
+        return None  # read exactly and echoed: the id was a number this server can hold
+    if code != INVALID_REQUEST:
+        return f"error code {code}" if error is not None else "a result, not -32600"
+    if answer.get("id") is not None:
+        return f"-32600 with \"id\": {compact(answer.get('id'), 60)}, not null (the id could not be read)"
+    return None
+
+
+def _batch_problem(answer: Any, id_text: str) -> str | None:
+    """The batch [bad id, upp/info with AFTER_ID]: the bad member gets -32600 with id null, the other
+    its answer; a server without batches answers the whole with one -32600 (upp/jsonrpc-batch warns)."""
+    if isinstance(answer, dict):
+        return _id_problem(answer, id_text)
+    if not isinstance(answer, list):
+        return _id_problem(answer, id_text) or "not an array of responses"
+    rest = [r for r in answer if not (isinstance(r, dict) and r.get("id") == AFTER_ID)]
+    if len(rest) == len(answer):
+        return f"no response for the well-formed request with \"id\": \"{AFTER_ID}\" beside it"
+    if len(rest) != 1:
+        return f"{len(rest)} responses besides the one for \"{AFTER_ID}\", not one"
+    return _id_problem(rest[0], id_text)
+
+
+def _send(ctx: CheckContext, text: str) -> tuple[RpcExchange | None, str | None]:
+    try:
+        return ctx.client.send_raw(text), None
+    except TargetError as exc:
+        return None, str(exc)
+
+
+@check("upp/attacks/id-unreadable", spec="upp", requirements=("upp/jsonrpc-id-unreadable",), bindings=LIVE,
+       title="ids no server can echo (1e400, -1e400, booleans, arrays, objects) get -32600, and the server goes on")
+def id_unreadable(ctx: CheckContext) -> None:
+    """upp/info with each id of BAD_IDS, alone and inside a batch beside a well-formed upp/info:
+    each must get -32600 with `"id": null` (or, for a number, an answer echoing it exactly), never
+    -32603 Internal error, no answer, or an answer that is not JSON; after each, upp/info with a
+    plain id must still be answered."""
+    expected = ("error -32600 Invalid Request with \"id\": null (JSON-RPC 2.0 §5: when the id cannot be detected "
+                "it MUST be null), the server answering on afterwards")
+    for id_text, what in BAD_IDS:
+        for text, judge, how in (
+                (_request(id_text), _id_problem, "alone"),
+                (f"[{_request(id_text)}, {_request(json.dumps(AFTER_ID))}]", _batch_problem, "in a batch")):
+            ex, broke = _send(ctx, text)
+            if ex is None:
+                _violation(ctx, "upp/jsonrpc-id-unreadable", f"upp/info with an id that is {what} ({id_text}), "
+                           f"{how}, got no answer the harness could read", text, None, expected, unread=broke)
+            else:
+                problem = judge(answer_of(ex), id_text)
+                if problem is None and ex.http_status is not None and ex.http_status >= 500:
+                    problem = f"HTTP {ex.http_status}"
+                if problem is not None:
+                    _violation(ctx, "upp/jsonrpc-id-unreadable", f"upp/info with an id that is {what} ({id_text}), "
+                               f"{how}: {problem}", text, ex.received_text, expected, ex.http_status)
+            control = _control(ctx)
+            if control is not None:
+                _violation(ctx, "upp/jsonrpc-id-unreadable", f"after upp/info with the id {id_text} ({how}), the "
+                           f"server no longer answers: {control}", text, None, expected)
+                return
+
+
+def _control(ctx: CheckContext) -> str | None:
+    """Why a plain upp/info got no JSON-RPC response now, or None when it did."""
+    try:
+        reply = ctx.client.call("upp/info", {})
+    except TargetError as exc:
+        return str(exc)
+    return None if reply.response is not None else f"upp/info -> {reply.describe()}"
+
+
+@check("upp/attacks/batch-bounded", spec="upp", requirements=("upp/batch-bounded",), bindings=LIVE,
+       title="a batch of 1,000 cheap requests is refused or answered within a bounded size (SHOULD)")
+def batch_bounded(ctx: CheckContext) -> None:
+    """One batch of BATCH_SIZE upp/get_labels (upp/info when get_labels is not served; through the
+    target's own name for it), about 60 KB: the answer should be one refusal (-32600, or an
+    implementation code of -32000..-32099) or stay within AMPLIFICATION times the request (at least
+    FLOOR bytes). The harness reads at most 16 MiB of it; more is a finding, never a crash of the
+    run. Afterwards upp/info must still be answered."""
+    op = "upp/get_labels" if served(ctx, "upp/get_labels") else "upp/info"
+    method = aliases(ctx).get(op, op)
+    text = "[" + ",".join(json.dumps({"jsonrpc": "2.0", "method": method, "params": {}, "id": i})
+                          for i in range(1, BATCH_SIZE + 1)) + "]"
+    bound = max(AMPLIFICATION * len(text.encode("utf-8")), FLOOR)
+    rid = "upp/batch-bounded"
+    expected = (f"one error object refusing the batch (-32600, or an implementation code of -32000..-32099), or an "
+                f"answer of at most {bound} bytes ({AMPLIFICATION} times the request): one message must not cost "
+                "the server, or a client reading it, hundreds of times its size")
+    what = f"a batch of {BATCH_SIZE} {method} requests ({len(text)} bytes)"
+    ex, broke = _send(ctx, text)
+    if ex is None:
+        _violation(ctx, rid, f"{what} got no answer the harness could read (too large, too slow, or none)", text,
+                   None, expected, unread=broke)
+    else:
+        size = len((ex.received_text or "").encode("utf-8"))
+        answer = answer_of(ex)
+        error = answer.get("error") if isinstance(answer, dict) else None
+        code = error.get("code") if isinstance(error, dict) else None
+        if isinstance(answer, dict) and code == INTERNAL_ERROR:
+            _violation(ctx, rid, f"{what} got -32603 Internal error: the server failed on it", text,
+                       ex.received_text, expected, ex.http_status)
+        elif ex.http_status is not None and ex.http_status >= 500:
+            _violation(ctx, rid, f"{what} got HTTP {ex.http_status}", text, ex.received_text, expected, ex.http_status)
+        elif size > bound:
+            _violation(ctx, rid, f"{what} got an answer of {size} bytes, {size / max(len(text), 1):.0f} times the "
+                       f"request", text, ex.received_text, expected, ex.http_status)
+    control = _control(ctx)
+    if control is not None:
+        _violation(ctx, rid, f"after {what}, the server no longer answers: {control}", text, None, expected)
