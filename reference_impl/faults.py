@@ -69,10 +69,26 @@ def deviate(policy: Any, spec: str, fault: str | None, variants: tuple[str, ...]
     return dataclasses.replace(policy, **f.overrides)
 
 
-def install_wraps(implementation: Any, spec: str, fault: str | None) -> None:
-    """Replace the operations the fault wraps on this one object (never on its class)."""
+def install_wraps(implementation: Any, spec: str, fault: str | None, part: str | None = None) -> None:
+    """Replace the operations the fault wraps on this one object (never on its class). Without
+    `part`, the fault's plain keys (`_recall`); with it, the keys of that binding (`mcp.error`)."""
+    for name, wrap in _wraps(spec, fault, part).items():
+        setattr(implementation, name, wrap(implementation, getattr(implementation, name)))
+
+
+def wrapped(implementation: Any, spec: str, key: str, value: Any) -> Any:
+    """One piece of a binding (its routes, tools, app, frame writer) as the implementation's fault
+    makes it: the fault's wrap of `key` ("http.routes", …) applied to `value`, else `value`."""
+    fault = getattr(implementation, "fault", None)
+    part, _, name = key.partition(".")
+    wrap = _wraps(spec, fault if isinstance(fault, str) else None, part).get(name)
+    return value if wrap is None else wrap(implementation, value)
+
+
+def _wraps(spec: str, fault: str | None, part: str | None) -> dict[str, Any]:
     f = FAULTS.get(fault) if fault else None
     if f is None or f.spec != spec:
-        return
-    for operation, wrap in f.wraps.items():
-        setattr(implementation, operation, wrap(implementation, getattr(implementation, operation)))
+        return {}
+    if part is None:
+        return {key: wrap for key, wrap in f.wraps.items() if "." not in key}
+    return {key.partition(".")[2]: wrap for key, wrap in f.wraps.items() if key.startswith(part + ".")}

@@ -9,6 +9,12 @@ reports.
 """
 
 from memconform.reference_impl.faults import Fault
+from memconform.reference_impl.ump import binding_faulty as w
+
+#: The §4.2 route of each operation.
+_ROUTE_OF = {"capabilities": "/ump/capabilities", "recall": "/ump/recall", "remember": "/ump/remember",
+             "get": "/ump/memory/{id:path}", "revise": "/ump/revise", "forget": "/ump/forget",
+             "feedback": "/ump/feedback", "subscribe": "/ump/subscribe"}
 
 _TOKENS_READ = ("ump/cap-token-expiry", "ump/cap-token-format", "ump/cap-token-not-before",
                 "ump/cap-token-required", "ump/cap-token-signature", "ump/cap-token-verbs")
@@ -19,12 +25,12 @@ _GET = ("ump/cap-token-issuer-owner", "ump/cap-token-scope", "ump/forget-hard-ow
 
 def _http(op: str, *breaks: str) -> Fault:
     return Fault(f"http-no-{op}-route", "ump", f"the HTTP binding does not serve the §4.2 route of {op} (404)",
-                 tuple(sorted(set(breaks))), bindings=("http",))
+                 tuple(sorted(set(breaks))), bindings=("http",), wraps={"http.routes": w.without_route(_ROUTE_OF[op])})
 
 
 def _mcp(op: str, *breaks: str) -> Fault:
     return Fault(f"mcp-no-{op}-tool", "ump", f"the MCP binding does not list the tool ump.{op}",
-                 tuple(sorted(set(breaks))), bindings=("mcp",))
+                 tuple(sorted(set(breaks))), bindings=("mcp",), wraps={"mcp.tools": w.without_tool(f"ump.{op}")})
 
 
 BINDING_FAULTS = (
@@ -57,24 +63,31 @@ BINDING_FAULTS = (
     # the public implementation's isError form is missing
     Fault("mcp-errors-not-iserror", "ump",
           "failures come back as ordinary results (isError false) carrying the error envelope",
-          ("ump/mcp-errors-iserror",), bindings=("mcp",)),
+          ("ump/mcp-errors-iserror",), bindings=("mcp",),
+          wraps={"mcp.error": w.error_not_iserror}),
     Fault("mcp-errors-codeless", "ump",
           "get of an id never stored fails as a tool error whose text names no §3.7 code",
-          ("ump/mcp-errors",), bindings=("mcp",)),
+          ("ump/mcp-errors",), bindings=("mcp",),
+          wraps={"mcp._operation": w.get_not_found_codeless}),
     Fault("sse-events-misnamed", "ump", "every SSE frame of subscribe is named `change` (data.type still says what "
-          "changed)", ("ump/subscribe-event-form",), bindings=("http",)),
+          "changed)", ("ump/subscribe-event-form",), bindings=("http",),
+          wraps={"http.sse_frame": w.every_event_named_change}),
     Fault("mcp-schemas-without-members", "ump", "the ump.* inputSchemas name none of the request's members",
-          ("ump/mcp-tool-schemas",), bindings=("mcp",)),
+          ("ump/mcp-tool-schemas",), bindings=("mcp",),
+          wraps={"mcp.input_schema": w.schema_without_members}),
     Fault("errors-without-message", "ump", "the HTTP error envelope leaves out `message`",
-          ("ump/error-envelope",), bindings=("http",)),
+          ("ump/error-envelope",), bindings=("http",),
+          wraps={"http.app": w.error_answers(w.without_message)}),
     Fault("http-not-found-as-text", "ump", "not_found is answered as a text/plain line, not the JSON envelope",
           ("ump/messages-json-objects", "ump/error-envelope", "ump/get-not-found", "ump/http-route-get",
            "ump/forget-hard-erases", "ump/unknown-id-not-found"),
-          bindings=("http",)),
+          bindings=("http",),
+          wraps={"http.app": w.error_answers(w.not_found_as_text)}),
     Fault("mcp-capabilities-misnamed", "ump", "capabilities is offered as the tool ump.get_capabilities",
           # without ump.capabilities an MCP session cannot be asked for 0.1 (§4.1 gives no other
           # way), so the 0.1 subject is served 1.0 records
-          ("ump/mcp-tool-capabilities", "ump/record-version", "ump/served-records-valid"), bindings=("mcp",)),
+          ("ump/mcp-tool-capabilities", "ump/record-version", "ump/served-records-valid"), bindings=("mcp",),
+          wraps={"mcp.tools": w.tool_renamed("ump.capabilities", "ump.get_capabilities")}),
 )
 
 # The engine faults only a round trip shows (faults.INTEROP_FAULTS) are registered with these: they

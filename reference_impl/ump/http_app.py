@@ -45,6 +45,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from memconform.reference_impl.faults import wrapped
 from memconform.reference_impl.ump.engine import UmpError
 from memconform.suite.jsonvalue import a_json_type
 
@@ -211,12 +212,7 @@ class _SSEResponse(StreamingResponse):
             self._on_close()
 
 
-#: Every SSE frame is named `change` (data.type still says what changed): breaks
-#: ump/subscribe-event-form only (registered in binding_faults.py).
-FAULT_SSE_MISNAMED = "sse-events-misnamed"
-
-
-def _sse_frame(event: Any, named: bool | str = True) -> str:
+def _sse_frame(event: Any, named: bool = True) -> str:
     etype = event.get("type") if isinstance(event, dict) else None
     data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
     if not named:
@@ -226,8 +222,6 @@ def _sse_frame(event: Any, named: bool | str = True) -> str:
                                      else {"id": event.get("id") if isinstance(event, dict) else None})}
         return f"data: {json.dumps(other, ensure_ascii=False, separators=(',', ':'))}\n\n"
     name = etype if isinstance(etype, str) and etype and "\n" not in etype and "\r" not in etype else "message"
-    if named == FAULT_SSE_MISNAMED:
-        name = "change"
     return f"event: {name}\ndata: {data}\n\n"
 
 
@@ -252,12 +246,6 @@ def _load_mcp(service: Any) -> tuple[ASGIApp | None, str | None]:
     except Exception as exc:
         log.exception("cannot build the MCP streamable-HTTP app")
         return None, f"the MCP binding failed to start: {type(exc).__name__}: {exc}"
-
-
-#: The §4.2 route of each operation (for the route faults).
-_ROUTE_OF = {"capabilities": "/ump/capabilities", "recall": "/ump/recall", "remember": "/ump/remember",
-             "get": "/ump/memory/{id:path}", "revise": "/ump/revise", "forget": "/ump/forget",
-             "feedback": "/ump/feedback", "subscribe": "/ump/subscribe"}
 
 
 def _upp_route(upp: Any) -> Route:
@@ -366,9 +354,8 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
         sub_request = {"scope": scope} if scope else None
         sub = await run_in_threadpool(lambda: service.subscribe(version=version, token=token, request=sub_request))
         policy = getattr(service, "policy", None)
-        named: bool | str = getattr(policy, "subscribe_event_names", "event") != "data"
-        if getattr(service, "fault", None) == FAULT_SSE_MISNAMED:
-            named = FAULT_SSE_MISNAMED
+        named = getattr(policy, "subscribe_event_names", "event") != "data"
+        sse_frame = wrapped(service, "ump", "http.sse_frame", _sse_frame)
         closed = threading.Lock()
         done = []
 
@@ -390,7 +377,7 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
             while not closing.is_set() and not done:
                 try:
                     event = await anyio.to_thread.run_sync(sub.next, poll, limiter=sse_limiter)
-                    frame = _sse_frame(event, named) if event is not None else None
+                    frame = sse_frame(event, named) if event is not None else None
                 except Exception:  # the headers are out: end the stream, never a half-written frame
                     log.exception("subscription failed; ending the stream")
                     return
@@ -442,11 +429,7 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
 
         routes.extend(omf_routes(omf))
 
-    # Fault `http-no-<operation>-route`: the binding does not serve that §4.2 route (404).
-    fault = getattr(service, "fault", None)
-    if isinstance(fault, str) and fault.startswith("http-no-") and fault.endswith("-route"):
-        gone = _ROUTE_OF.get(fault[len("http-no-"):-len("-route")])
-        routes = [r for r in routes if r.path != gone]
+    routes = wrapped(service, "ump", "http.routes", routes)
 
     mcp_app, unavailable = _load_mcp(service) if mcp else (None, "disabled")
     if mcp_app is not None:
@@ -480,53 +463,4 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
     app.state.upp = upp
     app.state.omf = omf
     app.state.mcp_unavailable = unavailable
-    if fault in _ERROR_FAULTS:
-        app.add_middleware(_ErrorFault, fault=fault)
-    return app
-
-
-#: Faults of the HTTP error answers: `errors-without-message` leaves `message` out of the
-#: envelope; `http-not-found-as-text` answers not_found as a text/plain line, not JSON.
-_ERROR_FAULTS = ("errors-without-message", "http-not-found-as-text")
-
-
-class _ErrorFault:
-    """Rewrites finished error answers for one of `_ERROR_FAULTS` (never streams)."""
-
-    def __init__(self, app: Any, fault: str):
-        self.app = app
-        self.fault = fault
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"].startswith("/mcp") or scope["path"] == "/ump/subscribe":
-            await self.app(scope, receive, send)
-            return
-        start: dict[str, Any] = {}
-        chunks: list[bytes] = []
-
-        async def capture(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            status, body, headers = start["status"], b"".join(chunks), list(start.get("headers", []))
-            if status >= 400:
-                if self.fault == "errors-without-message":
-                    try:
-                        data = json.loads(body)
-                        data["error"].pop("message", None)
-                        body = json.dumps(data).encode()
-                    except (ValueError, KeyError, TypeError, AttributeError):
-                        pass
-                elif status == 404:
-                    body = b"not found\n"
-                    headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
-                    headers.append((b"content-type", b"text/plain; charset=utf-8"))
-            headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
-            headers.append((b"content-length", str(len(body)).encode()))
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, capture)
+    return wrapped(service, "ump", "http.app", app)

@@ -25,8 +25,8 @@ Tools: `ump.capabilities`, `ump.recall`, `ump.remember`, `ump.get`, `ump.revise`
   connections MCP delivers log notifications only to requests that opt in with the
   `io.modelcontextprotocol/logLevel` `_meta` key; the result carries the events either way.)
 
-Faults of this binding alone (read from the service's `fault`): `mcp-errors-not-iserror`,
-`mcp-schemas-without-members` (see the constants below).
+The binding's own faults (reference_impl/ump/binding_faults.py) wrap its pieces: the methods of
+`_Binding` (keys `mcp.tools`, `mcp.error`, `mcp.input_schema`, `mcp._operation`).
 
 Serving: `run_stdio(service)` (blocking; stdout carries nothing but protocol, logs go to stderr),
 `streamable_http_app(service)` (a self-contained starlette app answering at `/mcp`; its
@@ -55,6 +55,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ConfigDict
 from starlette.applications import Starlette
 
+from memconform.reference_impl.faults import install_wraps
 from memconform.reference_impl.ump.engine import UmpError
 
 log = logging.getLogger("memconform.reference_impl.ump.mcp")
@@ -93,18 +94,6 @@ OPERATIONS: dict[str, tuple[str, str, str, str]] = {
     "rehydrate": ("ump.rehydrate", "rehydrate_request", "rehydrate_response",
                   "UMP §5.3 (extension): records framed as untrusted data for a prompt."),
 }
-
-#: Faults of this binding alone (the service's `fault`; registered in reference_impl/ump/faults.py
-#: with bindings=("mcp",)). Errors come back as ordinary results (isError false) that carry the
-#: error envelope: breaks ump/mcp-errors only (the code stays readable, so every other check
-#: still sees the refusal).
-FAULT_ERRORS_NOT_ISERROR = "mcp-errors-not-iserror"
-#: get of an id never stored fails as a tool error whose text names no §3.7 code: breaks
-#: ump/mcp-errors (the code cannot be read) and what reads that code.
-FAULT_ERRORS_CODELESS = "mcp-errors-codeless"
-#: The ump.* tools' inputSchemas name none of the §3 request's members (only `capability`):
-#: breaks ump/mcp-tool-schemas only.
-FAULT_SCHEMAS_WITHOUT_MEMBERS = "mcp-schemas-without-members"
 
 DEFAULT_MAX_EVENTS = 100
 DEFAULT_TIMEOUT_MS = 30_000
@@ -146,10 +135,11 @@ def _schema(name: str) -> dict[str, Any]:
     return schema
 
 
-def input_schema(operation: str, fault: str | None = None) -> dict[str, Any]:
-    schema = _schema(OPERATIONS[operation][1])
-    if fault == FAULT_SCHEMAS_WITHOUT_MEMBERS:
-        schema = {"type": "object", "properties": {}}
+def input_schema(operation: str) -> dict[str, Any]:
+    return _with_capability(_schema(OPERATIONS[operation][1]))
+
+
+def _with_capability(schema: dict[str, Any]) -> dict[str, Any]:
     schema.setdefault("properties", {})[CAPABILITY_ARG] = {
         "type": "string",
         "description": "a UMP capability token (umpcap.…), for clients that cannot set "
@@ -174,10 +164,10 @@ def ok_result(response: Any) -> types.CallToolResult:
                                 structured_content=structured)
 
 
-def error_result(code: str, message: str, *, fault: str | None = None) -> types.CallToolResult:
+def error_result(code: str, message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=f"{code}: {message}")],
                                 structured_content={"error": {"code": code, "message": message}},
-                                is_error=fault != FAULT_ERRORS_NOT_ISERROR)
+                                is_error=True)
 
 
 class _RawArguments(ArgModelBase):
@@ -226,15 +216,15 @@ class _Binding:
     def __init__(self, service: Any):
         self.service = service
         self.versions: tuple[str, ...] = tuple(service.versions)
-        fault = getattr(service, "fault", None)
-        self.fault: str | None = fault if isinstance(fault, str) else None
+        self.fault = getattr(service, "fault", None)
+        install_wraps(self, "ump", self.fault if isinstance(self.fault, str) else None, part="mcp")
 
     def error(self, code: str, message: str) -> types.CallToolResult:
         if getattr(getattr(self.service, "policy", None), "mcp_error_form", "iserror") == "output":
             envelope = {"error": {"code": code, "message": message}}  # §3's envelope as the tool's output
             return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(envelope))],
                                         structured_content=envelope, is_error=False)
-        return error_result(code, message, fault=self.fault)
+        return error_result(code, message)
 
     def version(self, ctx: Context) -> str:
         named = _meta(ctx).get(VERSION_META)
@@ -249,9 +239,15 @@ class _Binding:
     def tool(self, operation: str) -> Tool:
         name, _, _, description = OPERATIONS[operation]
         handler = self._subscribe if operation == "subscribe" else self._operation(operation)
-        return Tool(fn=handler, name=name, description=description, parameters=input_schema(operation, self.fault),
+        return Tool(fn=handler, name=name, description=description, parameters=self.input_schema(operation),
                     fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=output_schema(operation)),
                     is_async=True, context_kwarg="ctx")
+
+    def tools(self) -> list[Tool]:
+        return [self.tool(operation) for operation in OPERATIONS]
+
+    def input_schema(self, operation: str) -> dict[str, Any]:
+        return input_schema(operation)
 
     def _operation(self, operation: str) -> Callable[..., Any]:
         async def handler(arguments: dict[str, Any], ctx: Context) -> types.CallToolResult:
@@ -264,10 +260,6 @@ class _Binding:
                 response = await anyio.to_thread.run_sync(
                     lambda: self.service.handle(operation, arguments, version=version, token=token))
             except UmpError as exc:
-                if self.fault == FAULT_ERRORS_CODELESS and operation == "get" and exc.code == "not_found" \
-                        and self.service._store.get(version, arguments.get("id")) is None:
-                    return types.CallToolResult(content=[types.TextContent(type="text", text="no such memory")],
-                                                is_error=True)
                 return self.error(exc.code, exc.message)
             except Exception as exc:  # a bug: reported, never a crash of the server
                 log.exception("ump.%s failed unexpectedly", operation)
@@ -369,14 +361,7 @@ _TOOL_NAMES = frozenset(name for name, _, _, _ in OPERATIONS.values())
 def build_mcp_server(service: Any, *, name: str = "memconform-reference") -> MCPServer:
     """An MCPServer with the nine `ump.*` tools over `service` (a `UmpService`)."""
     binding = _Binding(service)
-    # Fault `mcp-no-<operation>-tool`: the binding leaves that ump.* tool out of its listing.
-    missing = binding.fault[len("mcp-no-"):-len("-tool")] if (
-        binding.fault or "").startswith("mcp-no-") and binding.fault.endswith("-tool") else None
-    tools = [binding.tool(operation) for operation in OPERATIONS if operation != missing]
-    if binding.fault == "mcp-capabilities-misnamed":  # offers capabilities under another name
-        for t in tools:
-            if t.name == "ump.capabilities":
-                t.name = "ump.get_capabilities"
+    tools = binding.tools()
     try:
         from importlib.metadata import version as _dist_version
 

@@ -12,9 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2] / "reference_impl"
 #: a test of a fault's name: `fault == "…"`, `fault in (…)`, `fault.startswith(…)`
 NAME_TEST = re.compile(r"fault\s*(==|!=|\bin\b|\bnot in\b)\s*[\"'(\[{A-Z_]|fault\.startswith")
-#: What is left, file by file (everything else: none). http_app.py and mcp_app.py still branch on their
-#: binding-level faults; the one in each service and in the UMP file engine is the unknown-name check.
-ALLOWED = {"ump/engine.py": 1, "ump/http_app.py": 3, "ump/mcp_app.py": 4, "ump/service.py": 1,
+#: What is left, file by file (everything else: none): the unknown-name check in each service and in
+#: the UMP file engine.
+ALLOWED = {"ump/engine.py": 1, "ump/service.py": 1,
            "upp/service.py": 1, "upp/rpc.py": 1}
 
 
