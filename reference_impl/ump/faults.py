@@ -315,8 +315,9 @@ SERVER_FAULTS = (
           wraps={"_verify_token_fully": w.time_moved("nbf")}),
     # fails open: a token whose time it cannot read (not a time, or the other encoding) is taken
     # as if it had no such bound
+    # The absurd times (booleans, null, impossible dates, 10**400) are times it cannot read too.
     Fault("token-unreadable-time-ignored", "ump", "a token whose exp/nbf cannot be read is accepted as unbounded",
-          ("ump/cap-token-unreadable-time",),
+          ("ump/cap-token-unreadable-time", "ump/cap-token-absurd-time", "ump/cap-token-time-beyond-calendar"),
           wraps={"_verify_token_fully": w.unreadable_time_ignored}),
     Fault("token-verbs-unchecked", "ump", "a token's verbs are not checked", ("ump/cap-token-verbs",),
           wraps=instead("_check_verb", lambda operation, grant: None)),
@@ -361,7 +362,29 @@ SERVER_FAULTS = (
           wraps=instead("_frame", w.procedural_first)),
 )
 
-UMP_FAULTS = UMP_FAULTS + SERVER_FAULTS
+# -- attacks (issue 14): one hostile token, one owner's hostile record ------------------------------
+
+ATTACK_FAULTS = (
+    Fault("absurd-token-times-crash", "ump", "a token whose exp or nbf is a number past any calendar (10**400, "
+          "1e308) is answered 500: a pre-check puts it on the calendar and overflows",
+          ("ump/cap-token-absurd-time-answered",),
+          wraps={"_verify_token_fully": w.absurd_times_crash}),
+    Fault("absurd-token-times-accepted", "ump", "a token whose exp or nbf is a number past any calendar is read "
+          "as no bound: exp 10**400 never expires", ("ump/cap-token-time-beyond-calendar",),
+          wraps={"_verify_token_fully": w.absurd_times_accepted}),
+    Fault("absurd-token-times-as-numbers", "ump", "a boolean exp or nbf is read as a number (true = 1, in 1970): "
+          "a token with nbf true is accepted", ("ump/cap-token-absurd-time",),
+          wraps={"_verify_token_fully": w.absurd_times_as_numbers}),
+    # The finding of issue 14, less its crash: rehydrate names what it included by the stored ids.
+    Fault("redact-breaks-record", "ump", "a redact naming id, scope.owner, $..* … is stored and applied as "
+          "named: other owners are served records without their id or owner", ("ump/consent-redact-keeps-record",),
+          wraps={**skipped("_check_redact_keeps_record"), "_present": w.redact_blindly}),
+    Fault("redact-refusal-crashes", "ump", "remember of a record whose redact would strip what a record cannot "
+          "lack answers 500 (nothing stored) instead of consent_violation", ("ump/consent-redact-hostile-answered",),
+          wraps={"_check_redact_keeps_record": w.redact_refusal_crashes}),
+)
+
+UMP_FAULTS = UMP_FAULTS + SERVER_FAULTS + ATTACK_FAULTS
 
 # -- only a round trip between two implementations shows these (suite/interop/ump.py) --------------
 #

@@ -576,3 +576,97 @@ def procedural_first(included: list[dict[str, Any]]) -> str:
     steps = [r for r in included if r.get("kind") == "procedural"]
     return ("Follow these procedures:\n" + "".join(f"- {r['body']['text']}\n" for r in steps)
             + render([r for r in included if r.get("kind") != "procedural"]))
+
+
+# -- attacks (issue 14) ----------------------------------------------------------------------------
+
+def _huge(value: Any) -> bool:
+    """A number past what RFC 3339 can write (10**400, 1e308): no moment any clock reaches."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+        not captoken.EARLIEST <= value <= captoken.LATEST
+
+
+def absurd_times_crash(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """absurd-token-times-crash: a JWT-minded pre-check puts every numeric time on the calendar
+    first, and 10**400 or 1e308 raises out of it (a 500)."""
+    import datetime as dt
+
+    def wrong(token: str, now: float) -> captoken.Grant:
+        claims = captoken.claims_of(token)
+        for claim in ("exp", "nbf"):
+            value = claims.get(claim)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                dt.datetime.fromtimestamp(value, dt.timezone.utc)
+        return original(token, now)
+    return wrong
+
+
+def absurd_times_accepted(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """absurd-token-times-accepted: a time past the calendar is read as no bound at all, so a
+    token with exp 10**400 never expires."""
+    def wrong(token: str, now: float) -> captoken.Grant:
+        try:
+            return original(token, now)
+        except captoken.TokenError as exc:
+            claims = captoken.claims_of(token)
+            if exc.code != "bad_payload" or not any(_huge(claims.get(c)) for c in ("exp", "nbf")):
+                raise
+            readable = {c: v for c, v in claims.items() if not (c in ("exp", "nbf") and _huge(v))}
+            exp = captoken.read_time(readable["exp"], "exp", service.policy.token_times) if "exp" in readable \
+                else float("inf")
+            return _claimed_grant(token, exp)
+    return wrong
+
+
+def absurd_times_as_numbers(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """absurd-token-times-as-numbers: a boolean exp/nbf is read as the number it is in Python
+    (true = 1, in 1970), so nbf true is a bound long past."""
+    def wrong(token: str, now: float) -> captoken.Grant:
+        try:
+            return original(token, now)
+        except captoken.TokenError as exc:
+            claims = captoken.claims_of(token)
+            if exc.code != "bad_payload" or not any(isinstance(claims.get(c), bool) for c in ("exp", "nbf")):
+                raise
+
+            def read(claim: str) -> float:
+                value = claims[claim]
+                return float(value) if isinstance(value, bool) else \
+                    captoken.read_time(value, claim, service.policy.token_times)
+            if "nbf" in claims and read("nbf") > now:
+                raise captoken.TokenError("not_yet_valid", "nbf lies in the future") from None
+            if "exp" not in claims or read("exp") <= now:
+                raise captoken.TokenError("expired", "exp lies in the past") from None
+            return _claimed_grant(token, read("exp"))
+    return wrong
+
+
+def redact_blindly(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """redact-breaks-record: every redact path is stripped as named, id and owner included, so
+    another owner is served what is no record."""
+    from memconform.reference_impl.ump.service import _owner_of
+    from memconform.suite.ump import consent
+
+    def wrong(rec: dict[str, Any], who: Any) -> dict[str, Any]:
+        if who.requester == _owner_of(rec):
+            return rec
+        try:
+            return consent.apply_redact(rec)
+        except consent.RedactPathError:
+            return original(rec, who)
+    return wrong
+
+
+def redact_refusal_crashes(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """redact-refusal-crashes: the refusal names the record by the id of its redacted copy, which
+    the redaction took away (a KeyError, a 500)."""
+    from memconform.suite.ump import consent
+
+    def wrong(rec: dict[str, Any]) -> None:
+        try:
+            original(rec)
+        except UmpError:
+            stripped = consent.apply_redact(rec)
+            raise UmpError("consent_violation", f"{stripped['id']}: redact would strip what a record needs") \
+                from None
+    return wrong

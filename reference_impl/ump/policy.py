@@ -95,6 +95,13 @@ class UmpPolicy:
     #: Pointers and `$`-rooted paths are all in use), so an entry the server cannot read names
     #: nothing it holds and is ignored ("ignore"), the paths it can read still applied.
     unreadable_redact_paths: str = "refuse"
+    #: ump/consent-redact-keeps-record, ump/remember-reject-policy: a consent.redact path that would
+    #: strip a member no record can lack (id, scope.owner, `$..*` …) is refused at remember with
+    #: consent_violation ("refuse": §2.7's redact and §2's REQUIRED members cannot both hold, so the
+    #: consent fails policy, §3.3). Other reading: the record is stored and those members are kept
+    #: when it is served across the boundary, every other path applied ("keep"); §2.7 names no
+    #: member redact may not reach.
+    required_member_redact: str = "refuse"
     #: ump/reject-invalid-record: an import (a .ump.json array, NDJSON) holding an invalid record
     #: is refused whole, nothing stored ("atomic"). Other reading: each record is admitted on its
     #: own; the valid ones are stored and the import reports the refused one ("per-record"); §3.3's

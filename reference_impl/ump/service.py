@@ -517,6 +517,9 @@ class UmpService:
             except consent.RedactPathError:  # only a record stored under accepts-bad-consent
                 out = {k: v for k, v in rec.items() if k not in ("integrity", "body")}
                 out["body"] = {"text": ""}
+            # whatever the redact named (a record stored before its path was refused, or under
+            # required_member_redact "keep"), what crosses the boundary is still a record
+            out = consent.keep_required(out, rec)
         return out
 
     def _mint_id(self) -> str:
@@ -753,6 +756,7 @@ class UmpService:
         self._check_provenance(rec)
         self._check_owner(rec)
         self._check_consent(rec)
+        self._check_redact_keeps_record(rec)
 
     def _check_provenance(self, rec: dict[str, Any]) -> None:
         if "provenance" not in rec:
@@ -776,6 +780,24 @@ class UmpService:
         if isinstance(cons, dict) and "retention" in cons and parse_duration(cons["retention"]) is None:
             raise UmpError("consent_violation", f"/consent/retention is {cons['retention']!r}, not an ISO-8601 "
                                                 "duration (e.g. P30D, PT12H); the store could not honour it (§2.7)")
+
+    def _check_redact_keeps_record(self, rec: dict[str, Any]) -> None:
+        """A redact path that would strip a member no record can lack (id, scope.owner, `$..*` …)
+        leaves the store two MUSTs it cannot both keep: apply redact across the boundary (§2.7) and
+        serve records (§2). Such a consent fails policy and is refused (§3.3); the other reading
+        (policy required_member_redact "keep") stores it and keeps those members when serving."""
+        if self.policy.required_member_redact != "refuse":
+            return
+        try:
+            breaking = consent.breaking_paths(rec)
+        except consent.RedactPathError:
+            return  # a path the store cannot read at all is _check_consent's to judge
+        if breaking:
+            raise UmpError("consent_violation", f"/consent/redact: {', '.join(map(repr, breaking))} would strip a "
+                                                "member every record carries (§2: id, ump, kind, body.text, "
+                                                "scope.owner, scope.visibility, time.created; provenance at L2+, "
+                                                "§2.6), so no other owner could be served this record with its "
+                                                "redact applied (§2.7); name members a record may lack")
 
     def _merged(self, version: str, existing: Stored) -> dict[str, Any]:
         self._publish("merged", version, existing.rowid, existing.record)
@@ -1189,6 +1211,7 @@ class UmpService:
         self._check_request_scope(who, scope, "rehydrate")
 
         included: list[dict[str, Any]] = []
+        included_ids: list[str] = []
         dropped: list[dict[str, Any]] = []
         seen: set[str] = set()
 
@@ -1198,6 +1221,7 @@ class UmpService:
                 return
             seen.add(rec["id"])
             included.append(self._present(rec, who))
+            included_ids.append(rec["id"])  # the stored record's: what is presented is the requester's view
 
         for rid in wanted or []:
             if rid in seen:
@@ -1230,7 +1254,7 @@ class UmpService:
                 elif rec["id"] not in seen:
                     take(rec)
         text = self._frame(included)
-        return {"text": text, "included": [r["id"] for r in included], "dropped": dropped}
+        return {"text": text, "included": included_ids, "dropped": dropped}
 
     def _outcomes(self) -> list[str]:
         return list(OUTCOMES)

@@ -83,6 +83,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "(\"body..[[(\") is kept and names nothing, instead of refusing the record; the readable paths are "
             "still applied", ("ump/remember-reject-policy", "ump/consent-redact-boundary"),
             {"unreadable_redact_paths": "ignore"}, bindings=("http", "mcp")),
+    Variant("redact-keeps-required-members", "ump", "a consent.redact path naming a member no record can lack "
+            "(id, scope.owner, $..* …) is stored, and those members are kept when the record is served to another "
+            "owner (every other path applied), instead of refusing the record", ("ump/consent-redact-keeps-record",),
+            {"required_member_redact": "keep"}, bindings=("http", "mcp")),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),

@@ -35,7 +35,7 @@ import blake3
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
 
-from memconform.suite.ump.canonical import canonical_bytes
+from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes
 from memconform.suite.ump.did import DidError, did_key_from_public_key, public_key_from_did_key
 
 PREFIX = "umpcap"
@@ -145,10 +145,22 @@ def mint(signing_key: SigningKey, *, verbs: tuple[str, ...] | list[str] = VERBS,
         claims["aud"] = aud
     if extra:
         claims.update(extra)
-    payload = _b64url(canonical_bytes(claims))
+    try:
+        text = canonical_bytes(claims)
+    except CanonicalizationError:
+        # a claim JCS has no form for (an integer past IEEE doubles: the absurd times of negative
+        # tests) is written as plain JSON; the signature covers the payload text, whatever wrote it
+        text = json.dumps(claims, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    payload = _b64url(text)
     signature = signing_key.sign(_digest(payload)).signature
     return f"{PREFIX}.{payload}.ed25519:{_b64url(signature)}"
 
+
+#: The span a token time may name: what RFC 3339 can write (years 0001-9999, the first year Python's
+#: calendar holds). A NumericDate outside it (1e308, 10**400) names no moment any clock reaches: read
+#: as a time it would make a forever-token of a typo or an overflow, so it is no time either.
+EARLIEST = _dt.datetime(1, 1, 1, tzinfo=_dt.timezone.utc).timestamp()
+LATEST = _dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=_dt.timezone.utc).timestamp()
 
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
@@ -157,7 +169,8 @@ def read_time(value: Any, name: str, times: str = "either") -> float:
     """A claim's time in seconds since the epoch, read as `times` says; TokenError (bad_payload)
     for anything else: a time that cannot be read bounds nothing, so it is never skipped."""
     try:  # an integer no float can hold (10**400) is no time either
-        numeric = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+            and EARLIEST <= value <= LATEST
     except OverflowError:
         numeric = False
     if numeric and times in ("numeric", "either"):

@@ -10,6 +10,12 @@ Stripping deletes the matched member (array elements are removed). Two exception
 valid: a path naming the REQUIRED ``body.text`` sets it to ``""``, and a path naming ``body`` leaves
 ``{"text": ""}``. When anything was stripped the ``integrity`` block is dropped too: the old signature
 cannot cover the redacted copy, and only a holder of the owner's key can re-sign it.
+
+A path may name a member no record can lack (``id``, ``scope.owner``, ``$..*`` …; issue 14): stripped,
+the copy would be no record at all, and a reader across the boundary would choke on it.
+:func:`breaking_paths` names such paths (a store refuses them at remember, §3.3), and
+:func:`keep_required` puts those members back into a redacted copy (a store that keeps them, and the
+last guard for a record stored before its store refused them).
 """
 
 from __future__ import annotations
@@ -22,7 +28,16 @@ from typing import Any
 from jsonpath_ng import parse as _jsonpath_parse
 from jsonpath_ng.jsonpath import Fields, Index, Root, This
 
-__all__ = ["is_exportable", "apply_redact", "redacted_paths_present", "export_view", "RedactPathError", "redact_paths"]
+__all__ = ["is_exportable", "apply_redact", "redacted_paths_present", "export_view", "RedactPathError", "redact_paths",
+           "REQUIRED_MEMBERS", "breaking_paths", "keep_required"]
+
+#: The members a served record cannot lack, parents first: §2's REQUIRED ones, and provenance with
+#: the members its schema requires, REQUIRED at L2 and above (§2.6), where stores serve other owners.
+REQUIRED_MEMBERS: tuple[tuple[str, ...], ...] = (
+    ("ump",), ("id",), ("kind",), ("body",), ("scope",), ("time",), ("provenance",),
+    ("body", "text"), ("scope", "owner"), ("scope", "visibility"), ("time", "created"),
+    ("provenance", "actor"), ("provenance", "actor_kind"), ("provenance", "method"),
+)
 
 
 class RedactPathError(ValueError):
@@ -149,3 +164,45 @@ def redacted_paths_present(record: Mapping[str, Any], paths: Iterable[str] | Non
 def export_view(records: Iterable[Mapping[str, Any]]) -> list[dict]:
     """What an L0 export must contain: exportable records only, each with its redact paths stripped."""
     return [apply_redact(r) for r in records if is_exportable(r)]
+
+
+def keep_required(redacted: Mapping[str, Any], original: Mapping[str, Any]) -> dict:
+    """`redacted` with every member of :data:`REQUIRED_MEMBERS` that `original` has and the redaction
+    stripped put back: a container as an empty object (only its required members return), a value
+    as it was. A record that crosses a boundary stays a record, whatever its redact named."""
+    out = copy.deepcopy(dict(redacted))
+    for path in REQUIRED_MEMBERS:
+        src: Any = original
+        dst: Any = out
+        for key in path[:-1]:
+            src = src.get(key) if isinstance(src, Mapping) else None
+            dst = dst.get(key) if isinstance(dst, dict) else None
+        last = path[-1]
+        if isinstance(src, Mapping) and last in src and isinstance(dst, dict) and last not in dst:
+            dst[last] = {} if isinstance(src[last], Mapping) else copy.deepcopy(src[last])
+    return out
+
+
+def _missing(record: Mapping[str, Any]) -> set[tuple[str, ...]]:
+    """The members of :data:`REQUIRED_MEMBERS` whose parent `record` has but which it lacks."""
+    out = set()
+    for path in REQUIRED_MEMBERS:
+        node: Any = record
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        if isinstance(node, Mapping) and path[-1] not in node:
+            out.add(path)
+    return out
+
+
+def breaking_paths(record: Mapping[str, Any]) -> list[str]:
+    """The record's redact paths that would strip a member a record cannot lack (each path judged
+    alone; ``body`` and ``body.text`` are emptied, not stripped, and so never break it)."""
+    paths = redact_paths(record)
+    before = _missing(record)
+    out = []
+    for path in paths:
+        single = dict(record, consent=dict(record["consent"], redact=[path]))
+        if _missing(apply_redact(single)) - before:
+            out.append(path)
+    return out
