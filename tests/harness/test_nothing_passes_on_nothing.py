@@ -96,6 +96,9 @@ ALLOWED = {
     "upp/bad-input/params-array": "observed params given as an array refused with -32602",
     "upp/bad-input/non-json": "observed each message that is not JSON answered -32700",
     "upp/bad-input/bad-batch": "observed each bad request of the batch refused",
+    "upp/attacks/id-unreadable": "observed each unusable id answered -32600 with id null, and upp/info answered after",
+    "upp/attacks/batch-bounded": "observed the 1,000-request batch refused (or its answer's size), and upp/info "
+                                 "answered after",
     "upp/wire/batch": "observed the batch's responses",
     "upp/wire/batch-empty": "observed the answer to []",
     "upp/wire/batch-notifications": "observed the mixed batch answered without a response to its notification, and "
