@@ -6,7 +6,7 @@ report as failed against it, and nothing else; the project's own tests hold the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,16 +40,47 @@ class Fault:
         return spec == self.spec and version_key(version) >= version_key(self.since)
 
 
-def _collect() -> dict[str, Fault]:
-    from memconform.reference_impl.ump.binding_faults import BINDING_FAULTS
-    from memconform.reference_impl.ump.faults import UMP_FAULTS
-    from memconform.reference_impl.upp.faults import UPP_FAULTS
-    from memconform.reference_impl.omf.faults import OMF_FAULTS
+#: Each spec's fault tables (module, name), imported only when a fault of that spec is asked for:
+#: the UMP tables import the whole UMP server, which a `memconform omf …` command never needs.
+_TABLES = {
+    "ump": (("memconform.reference_impl.ump.faults", "UMP_FAULTS"),
+            ("memconform.reference_impl.ump.binding_faults", "BINDING_FAULTS")),
+    "upp": (("memconform.reference_impl.upp.faults", "UPP_FAULTS"),),
+    "omf": (("memconform.reference_impl.omf.faults", "OMF_FAULTS"),),
+}
+_LOADED: dict[str, dict[str, Fault]] = {}
 
-    return {f.name: f for f in (*UMP_FAULTS, *BINDING_FAULTS, *UPP_FAULTS, *OMF_FAULTS)}
+
+def of_spec(spec: str) -> dict[str, Fault]:
+    """The faults of one spec, by name."""
+    if spec not in _LOADED:
+        import importlib
+
+        _LOADED[spec] = {f.name: f for module, name in _TABLES.get(spec, ())
+                         for f in getattr(importlib.import_module(module), name)}
+    return _LOADED[spec]
 
 
-FAULTS: dict[str, Fault] = _collect()
+class _AllFaults(Mapping[str, Fault]):
+    """Every fault by name, every table loaded on first use."""
+
+    def _all(self) -> dict[str, Fault]:
+        return {name: f for spec in _TABLES for name, f in of_spec(spec).items()}
+
+    def __getitem__(self, name: str) -> Fault:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._all()
+
+
+FAULTS: Mapping[str, Fault] = _AllFaults()
 
 
 def deviate(policy: Any, spec: str, fault: str | None, variants: tuple[str, ...] = ()) -> Any:
@@ -60,7 +91,7 @@ def deviate(policy: Any, spec: str, fault: str | None, variants: tuple[str, ...]
     from memconform.reference_impl import variants as switches
 
     policy = switches.apply(policy, spec, variants)
-    f = FAULTS.get(fault) if fault else None
+    f = of_spec(spec).get(fault) if fault else None
     if f is None or f.spec != spec or not f.overrides:
         return policy
     for point in f.overrides:
@@ -86,7 +117,7 @@ def wrapped(implementation: Any, spec: str, key: str, value: Any) -> Any:
 
 
 def _wraps(spec: str, fault: str | None, part: str | None) -> dict[str, Any]:
-    f = FAULTS.get(fault) if fault else None
+    f = of_spec(spec).get(fault) if fault else None
     if f is None or f.spec != spec:
         return {}
     if part is None:

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,10 @@ def run_command(argv: list[str], *, stdin: bytes | None, timeout: float, cwd: Pa
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
+#: Runs one command to completion: run_command's signature.
+Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
+
+
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     try:
         if os.name == "posix":
@@ -116,10 +121,12 @@ class OmfCliTarget:
     binding = "cli"
 
     def __init__(self, cli: OmfCli, variables: dict[str, str] | None = None, *, workdir: Path | None = None,
-                 timeout: float | None = None):
+                 timeout: float | None = None, runner: Runner | None = None):
         """`variables`: the descriptor's [omf.vars] already expanded (Descriptor.var_values). Without
-        `workdir` the target makes its own fresh folder and removes it on close."""
+        `workdir` the target makes its own fresh folder and removes it on close. `runner` runs one
+        command (default: a child process, `run_command`)."""
         self.cli = cli
+        self.runner: Runner = runner or run_command
         self._tmp = tempfile.TemporaryDirectory(prefix="memconform-omf-") if workdir is None else None
         self.workdir = Path(self._tmp.name) if self._tmp is not None else Path(workdir)
         self.values = {"workdir": str(self.workdir), "python": sys.executable, **(variables or {})}
@@ -143,7 +150,7 @@ class OmfCliTarget:
         argv = template.argv({**self.values, **values})
         if not argv:
             raise TargetError(f"OMF {operation}: {template.where} expands to an empty command")
-        done = run_command(argv, stdin=stdin, timeout=self.timeout, cwd=self.cli.cwd or self.workdir,
+        done = self.runner(argv, stdin=stdin, timeout=self.timeout, cwd=self.cli.cwd or self.workdir,
                            what=f"OMF {operation}")
         return argv, done
 
