@@ -311,6 +311,11 @@ UPP_FAULTS = (
        "\"../x\" writes outside the export folder (a SHOULD)", "export-confined-paths",
        wraps={"_write_export": w.path_from_entity_key}),
     # -- upp/import_events ----------------------------------------------------------------------------
+    # A SHOULD: shows as a warning. Only the paths that lead out of the folder show it (issue 14).
+    _f("import-lexical-confinement", "upp/import_events confines files by a prefix test on the path as written, "
+       "so <export folder>/../x and a symbolic link inside the folder read files elsewhere (a SHOULD)",
+       "import-confined-paths",
+       wraps={"_read_import": w.lexical_confinement}),
     # The skip check reads skipped_count.
     _f("import-result-renamed", "upp/import_events answers {imported, skipped} instead of "
        "{imported_count, skipped_count}", "import-result-shape", "import-skips-invalid-labels",

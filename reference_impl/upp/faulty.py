@@ -347,6 +347,23 @@ def path_from_entity_key(service: Any, original: Callable[..., Any]) -> Callable
     return write
 
 
+def lexical_confinement(service: Any, original: Callable[[str], Any]) -> Callable[[str], Any]:
+    """upp-import-lexical-confinement: the file must *begin* with an allowed folder, tested on the
+    path as written, so `<export folder>/../elsewhere` and a symbolic link in the folder pass."""
+    def read_import(file: str) -> Any:
+        from pathlib import Path
+
+        from memconform.reference_impl.upp import exports
+
+        candidate = Path(file) if Path(file).is_absolute() else service.export_dir / file
+        allowed = [str(p) for d in (service.export_dir, *service.import_dirs) for p in (d, d.resolve())]
+        if not any(str(candidate).startswith(d) for d in allowed):
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {file!r} is outside the import folders",
+                           {"invalid_params": ["file"]})
+        return exports.read_package(candidate)
+    return read_import
+
+
 def in_package(change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Wrap]:
     """Every event of the ExportPackage changed (or dropped when `change` returns None)."""
     def package(p: dict[str, Any]) -> dict[str, Any]:

@@ -418,8 +418,12 @@ def import_bad_file(ctx: CheckContext) -> None:
 def import_confined_paths(ctx: CheckContext) -> None:
     """A valid package written to a new folder of its own in the system temporary folder (not the
     server's export folder) is named to import_events: a server that confines its reads refuses
-    it with -32602. Skipped when the server does not share this machine's files, or when the suite
-    could not learn the server's export folder."""
+    it with -32602. The same package is then named by paths that begin in the export folder and
+    lead out of it (issue 14): `<export folder>/../<sibling>/package.json` and
+    `../<sibling>/package.json` (a folder beside the export folder), and a symbolic link inside
+    the export folder to the package outside; each must be refused too. Skipped when the server
+    does not share this machine's files, or when the suite could not learn the server's export
+    folder; a probe the suite cannot set up (no sibling folder, no symbolic links) is left out."""
     require_offered(ctx, "upp/import_events")
     _need_files(ctx)
     folder = import_folder(ctx).path
@@ -434,28 +438,53 @@ def import_confined_paths(ctx: CheckContext) -> None:
         raise NotApplicable(f"precondition failed: upp/import_events refused even the same package written in its "
                             f"export folder {str(folder)!r} ({control.describe()}), so refusing one elsewhere shows no "
                             "confinement; imports are judged by upp/l3/import")
-    elsewhere = Path(tempfile.mkdtemp(prefix="mcf-elsewhere-"))
+    made: list[Path] = []
     try:
+        elsewhere = Path(tempfile.mkdtemp(prefix="mcf-elsewhere-"))
+        made.append(elsewhere)
         path = elsewhere / "package.json"
         path.write_text(json.dumps(content), encoding="utf-8")
-        entity = fresh_entity("import-confined")
-        reply = ctx.client.import_events(entity, str(path))
+        probes = [(str(path), "a file in a folder of its own in the system temporary folder")]
+        try:  # a folder beside the export folder: reached by climbing out of it with ..
+            sibling = Path(tempfile.mkdtemp(prefix="mcf-sibling-", dir=folder.parent))
+            made.append(sibling)
+            (sibling / "package.json").write_text(json.dumps(content), encoding="utf-8")
+            probes += [(f"{folder}/../{sibling.name}/package.json", "a path that starts in the export folder and "
+                        "climbs out of it with .."),
+                       (f"../{sibling.name}/package.json", "a relative path climbing out of the export folder")]
+        except OSError:
+            pass
+        try:  # a symbolic link inside the export folder to the package outside it
+            link = folder / f"mcf-link-{secrets.token_hex(6)}.json"
+            link.symlink_to(path)
+            made.append(link)
+            probes.append((str(link), f"a symbolic link inside the export folder to {str(path)!r}"))
+        except (OSError, NotImplementedError):
+            pass
+        for file, what in probes:
+            reply = ctx.client.import_events(fresh_entity("import-confined"), file)
+            if not file_refused(reply):
+                fail(ctx, "upp/import-confined-paths", f"upp/import_events read {file!r} ({what}), outside the "
+                     f"server's export folder {str(folder)!r}", reply, "a refusal (-32602, or an implementation code "
+                     "of -32000..-32099): a client cannot make the server read arbitrary files, whatever path leads "
+                     "there")
     finally:
-        shutil.rmtree(elsewhere, ignore_errors=True)
-    if not file_refused(reply):
-        fail(ctx, "upp/import-confined-paths", f"upp/import_events read {str(path)!r}, outside the server's export "
-             f"folder {str(folder)!r}", reply, "a refusal (-32602, or an implementation code of -32000..-32099): a "
-             "client cannot make the server read arbitrary files")
+        for p in reversed(made):
+            if p.is_symlink() or p.is_file():
+                p.unlink(missing_ok=True)
+            else:
+                shutil.rmtree(p, ignore_errors=True)
 
 
 @check("upp/l3/export-confined-paths", spec="upp", requirements=("upp/export-confined-paths",), bindings=LIVE,
        title="an entity_key holding a path never makes upp/export_events write outside its folder (SHOULD)")
 def export_confined_paths(ctx: CheckContext) -> None:
-    """A user whose entity_key is `../mcf-escape-<hex>` gets a profile by upp/ingest and is exported:
-    the file named must lie inside the server's export folder (learned from an ordinary export), and
-    no file of that name may appear in the folder above it. A refusal of the entity_key confines the
-    writes too. Files the server wrote outside are removed. Skipped when the server does not share
-    this machine's files or the suite could not learn its export folder."""
+    """Users whose entity_keys are `../mcf-escape-<hex>` and an absolute path in the folder above the
+    export folder (issue 14) get a profile by upp/ingest and are exported: the file named must lie
+    inside the server's export folder (learned from an ordinary export), and no file of that name
+    may appear in the folder above it. A refusal of the entity_key confines the writes too. Files
+    the server wrote outside are removed. Skipped when the server does not share this machine's
+    files or the suite could not learn its export folder."""
     for op in ("upp/ingest", "upp/export_events"):
         require_offered(ctx, op)
     _need_files(ctx)
@@ -463,26 +492,27 @@ def export_confined_paths(ctx: CheckContext) -> None:
         raise NotApplicable("the suite could not learn the server's export folder, so it cannot tell where an "
                             "export may be written")
     folder = import_folder(ctx).path.resolve()
-    token = f"mcf-escape-{secrets.token_hex(6)}"
-    entity = f"../{token}"
-    ingested(ctx, entity)  # inconclusive when the server extracts nothing: no user to export
-    try:
-        reply = ctx.client.export_events(entity)
-        file = reply.result.get("file") if reply.ok and isinstance(reply.result, dict) else None
-        written = [Path(file).resolve()] if isinstance(file, str) and Path(file).is_absolute() else []
-        written += sorted(p.resolve() for p in folder.parent.glob(f"*{token}*") if p.is_file())
-        outside = [str(p) for p in dict.fromkeys(written) if not p.is_relative_to(folder)]
-        if outside:
-            fail(ctx, "upp/export-confined-paths", f"upp/export_events for the entity_key {entity!r} wrote "
-                 f"{', '.join(map(repr, outside[:3]))}, outside its export folder {str(folder)!r}", reply,
-                 "the export file inside the export folder whatever the entity_key (or the entity_key refused): a "
-                 "client must not choose where the server writes")
-    finally:
-        for p in folder.parent.glob(f"*{token}*"):
-            if p.is_file():
-                p.unlink(missing_ok=True)
-        if served(ctx, "upp/delete_events"):
-            ctx.client.delete_events(entity)
+    for make in (lambda t: f"../{t}", lambda t: str(folder.parent / t)):
+        token = f"mcf-escape-{secrets.token_hex(6)}"
+        entity = make(token)
+        ingested(ctx, entity)  # inconclusive when the server extracts nothing: no user to export
+        try:
+            reply = ctx.client.export_events(entity)
+            file = reply.result.get("file") if reply.ok and isinstance(reply.result, dict) else None
+            written = [Path(file).resolve()] if isinstance(file, str) and Path(file).is_absolute() else []
+            written += sorted(p.resolve() for p in folder.parent.glob(f"*{token}*") if p.is_file())
+            outside = [str(p) for p in dict.fromkeys(written) if not p.is_relative_to(folder)]
+            if outside:
+                fail(ctx, "upp/export-confined-paths", f"upp/export_events for the entity_key {entity!r} wrote "
+                     f"{', '.join(map(repr, outside[:3]))}, outside its export folder {str(folder)!r}", reply,
+                     "the export file inside the export folder whatever the entity_key (or the entity_key refused): a "
+                     "client must not choose where the server writes")
+        finally:
+            for p in folder.parent.glob(f"*{token}*"):
+                if p.is_file():
+                    p.unlink(missing_ok=True)
+            if served(ctx, "upp/delete_events"):
+                ctx.client.delete_events(entity)
 
 
 @check("upp/l3/round-trip", spec="upp", requirements=("upp/import-persists", "upp/superseded-by-existing"),
