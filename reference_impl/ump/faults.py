@@ -384,7 +384,8 @@ ATTACK_FAULTS = (
           wraps={"_check_redact_keeps_record": w.redact_refusal_crashes}),
 )
 
-UMP_FAULTS = UMP_FAULTS + SERVER_FAULTS + ATTACK_FAULTS
+SERVER_FAULTS = SERVER_FAULTS + ATTACK_FAULTS
+UMP_FAULTS = UMP_FAULTS + SERVER_FAULTS
 
 # -- only a round trip between two implementations shows these (suite/interop/ump.py) --------------
 #

@@ -965,6 +965,19 @@ def _scenario(env: Env) -> dict[str, Any]:
                       ("tok-mallory", env.token("mallory", scope={"owner": A}))):
         op, req = ("remember", {"record": rec(f"{name} write")}) if name == "tok-read-remember" else ("get", {"id": tid})
         attempt(name, lambda op=op, req=req, tok=tok: svc.handle(op, req, version="1.0", token=tok) is not None)
+
+    # attacks (issue 14): absurd token times, and a redact naming what no record can lack
+    def survive(key: str, fn) -> None:
+        try:
+            attempt(key, fn)
+        except Exception as exc:  # a crash is what the fault under observation may change
+            out[key] = ("crash", type(exc).__name__)
+
+    for name, claim, value in (("tok-exp-huge", "exp", 10 ** 400), ("tok-nbf-true", "nbf", True)):
+        tok = env.token(extra={claim: value})
+        survive(name, lambda tok=tok: svc.handle("get", {"id": tid}, version="1.0", token=tok) is not None)
+    hostile = rec("redq public", visibility="public", consent={"redact": ["id"]})
+    survive("redact-id", lambda: sorted(env.get(c("remember", {"record": hostile})["id"], "owner-b")))
     return out
 
 
@@ -1022,6 +1035,8 @@ def test_clean_observation_is_what_the_contract_says(clean_observation):
     for name in ("tok-read-remember", "tok-public-only"):
         assert o[name] == ("error", "forbidden_scope"), name
     assert o["tok-mallory"] == ("error", "not_found")
+    assert o["tok-exp-huge"] == o["tok-nbf-true"] == ("error", "unauthorized")
+    assert o["redact-id"] == ("error", "consent_violation")
 
 
 @pytest.mark.parametrize("fault", SERVER_FAULTS)
