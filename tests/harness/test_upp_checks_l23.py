@@ -300,7 +300,8 @@ class Mini:
         if not isinstance(file, str):
             raise Err(-32602, "Invalid params: file")
         path = Path(file)
-        if path.parent.resolve() != self.export_dir.resolve() and "read_anywhere" not in self.on:
+        # the file's real place: `..` and a symbolic link in the folder lead elsewhere (issue 14)
+        if path.resolve().parent != self.export_dir.resolve() and "read_anywhere" not in self.on:
             raise Err(-32602, "Invalid params: file is outside the import folders")
         try:
             package = json.loads(path.read_text(encoding="utf-8"))
@@ -566,9 +567,11 @@ def test_an_export_named_after_the_entity_key_is_warned(mini, tmp_path):
     SHOULD (06 §7), so a warning, and the file written outside is removed."""
     result = run("upp/l3/export-confined-paths", mini(export_path_from_key=True))
     assert result.outcome is Outcome.WARNING and broken(result) == {"upp/export-confined-paths"}, explain(result)
-    (finding,) = result.findings
-    what = finding.message.split(". Sent:")[0]  # the entity_key and the one file, named once
-    assert "outside its export folder" in what and what.count("mcf-escape-") == 2, what
+    relative, absolute = result.findings  # "../x", then an absolute path (issue 14)
+    for finding in (relative, absolute):
+        what = finding.message.split(". Sent:")[0]  # the entity_key and the one file, named once
+        assert "outside its export folder" in what and what.count("mcf-escape-") == 2, what
+    assert "'../mcf-escape-" in relative.message and "'../" not in absolute.message.split(". Sent:")[0]
     assert not list(tmp_path.glob("mcf-escape-*")), "the file written outside was left behind"
 
 
