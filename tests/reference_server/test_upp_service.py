@@ -1025,6 +1025,17 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p2.json", package(pkg["events"], "user/v9"))})
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p3.json", "{}")})
     s.call("upp/get_events", {"entity_key": "c"})
+    # issue 14: an id no double holds, a batch over the limit, paths leading out of the import folders
+    s.send('{"jsonrpc":"2.0","method":"upp/info","id":1e400}')
+    s.send([{"jsonrpc": "2.0", "method": "upp/info", "id": i} for i in range(101)])
+    outside = tmp_path / f"outside-{fault}"
+    outside.mkdir()
+    write(outside, "p.json", package([event("User lives in Lima", ["where_home"])]))
+    (incoming / "link.json").symlink_to(outside / "p.json")
+    for file in (str(incoming / ".." / outside.name / "p.json"), str(incoming / "link.json")):
+        s.call("upp/import_events", {"entity_key": "e", "file": file})
+        reply = json.loads(s.log[-1])
+        s.log[-1] = reply["error"]["code"] if "error" in reply else "imported"  # the path names the fault
     # delete
     listed_b = s.call("upp/get_events", {"entity_key": "b"}) or []
     listed_c = s.call("upp/get_events", {"entity_key": "c"}) or []
