@@ -701,15 +701,14 @@ def test_discovery_keeps_forced_ump_versions_and_still_finds_upp(serve):
 # == the reference target's UPP subjects ===================================================================
 
 def fake_faults(monkeypatch) -> None:
-    from memconform.reference_impl.faults import Fault
-    from memconform.targets import reference
+    from memconform.reference_impl.faults import Fault, of_spec
 
     for fault in (Fault("upp-fake-both", "upp", "a UPP server fault", ("upp/x",), since="1.0.0"),
                   Fault("upp-fake-stdio", "upp", "a UPP stdio fault", ("upp/x",), since="1.0.0",
                         bindings=("stdio",)),
                   Fault("ump-fake-server", "ump", "a UMP server fault", ("ump/x",)),
                   Fault("ump-fake-file", "ump", "a UMP file fault", ("ump/x",), bindings=("file",))):
-        monkeypatch.setitem(reference.FAULTS, fault.name, fault)
+        monkeypatch.setitem(of_spec(fault.spec), fault.name, fault)
 
 
 @pytest.mark.parametrize("fault, shows_on", [
