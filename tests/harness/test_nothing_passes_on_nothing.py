@@ -62,6 +62,10 @@ ALLOWED = {
     "ump/l1/remember-invalid": "observed what is not a record refused with invalid_record",
     "ump/l2/remember-reject-policy": "observed records that fail consent or scope policy refused",
     "ump/l3/remember-reject-bad-signature": "observed tampered records refused with signature_invalid",
+    "ump/l3/absurd-token-times": "observed each token with an absurd exp/nbf refused with unauthorized",
+    "ump/l3/token-times-beyond-calendar": "observed each token with a time past any calendar refused with unauthorized",
+    "ump/l2/redact-required-members": "observed each hostile consent.redact refused at remember (a server that "
+                                      "stores them without serving any is inconclusive)",
     "ump/l3/integrity-verify-on-read": "observed records whose integrity fails refused with signature_invalid",
     "ump/l3/rehydrate-verify": "observed the inline records given: the signed one included, the others dropped",
     "ump/l3/http-route-subscribe": "observed GET /ump/subscribe answer 200 text/event-stream",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.suite.outcomes import NotApplicable
+from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump import owners as ump_owners
@@ -155,6 +155,7 @@ def redact_required_members(ctx: CheckContext) -> None:
     owner-b's rehydrate (by query and by id, where offered) answers. No answer along the way may be
     a 5xx or an internal error (ump/consent-redact-hostile-answered)."""
     rehydrates = "rehydrate" in ctx.client.offered()
+    judged = []  # paths whose outcome was seen: refused at remember, or the record served to owner-b
     for path in HOSTILE_REDACTS:
         m = marker("red")
         rec = sample_record(text=f"{m} a public record of owner-a", visibility="public",
@@ -171,6 +172,7 @@ def redact_required_members(ctx: CheckContext) -> None:
             if leak:
                 _fail(ctx, R_KEEPS, f"{what} was refused, yet stored: {leak}; a store must not keep (and later "
                                     "serve) what it refused", made)
+            judged.append(path)
             continue
         got = ctx.client.get(rid, auth=AS_B)
         if _crashed(got):
@@ -178,6 +180,8 @@ def redact_required_members(ctx: CheckContext) -> None:
                                           "answered with a failure the server did not foresee: one owner's record "
                                           "must not break another owner's reads", got)
         served = _record_of(got)
+        if served is not None:
+            judged.append(path)
         problem = _served_problem(served, rid, ctx.version) if served is not None else None
         if problem:
             _fail(ctx, R_KEEPS, f"owner-b's get of {rid} (owner-a's public record, redact [{path!r}]) served an "
@@ -202,3 +206,6 @@ def redact_required_members(ctx: CheckContext) -> None:
                                                   f"with redact [{path!r}]) was answered with a failure the server "
                                                   "did not foresee: one owner's record denies every other owner "
                                                   "rehydration", reh)
+    if not judged and not ctx.findings:
+        raise Inconclusive(f"every record with a hostile consent.redact ({', '.join(HOSTILE_REDACTS)}) was accepted, "
+                           "but owner-b's get served none of them, so what crosses the boundary was never seen")
