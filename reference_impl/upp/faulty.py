@@ -16,7 +16,7 @@ from typing import Any
 from memconform.reference_impl.upp import ranking
 from memconform.reference_impl.upp.rpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
                                                ONTOLOGY_NOT_FOUND, PARSE_ERROR, USER_NOT_FOUND, RpcError,
-                                               error_response)
+                                               dumps, error_response)
 from memconform.reference_impl.wraps import Wrap, after, before, drop, each, keep, then, within  # noqa: F401 (the table uses them)
 
 
@@ -108,6 +108,15 @@ def batches_unbounded() -> dict[str, Wrap]:
     """upp-batch-unbounded: no bound on a batch's length nor on its answer (as before issue 14)."""
     return within("_endpoint", _batch_refusal=lambda endpoint, original: lambda messages: None,
                   _answer_full=lambda endpoint, original: lambda spent: False)
+
+
+def fails_on_large_messages(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-large-message-internal: any message over 1 MiB answers -32603 (the request never runs)."""
+    def wrong(text: Any) -> str | None:
+        if len(text) > (1 << 20):
+            return dumps(error_response(None, INTERNAL_ERROR, "Internal error"))
+        return original(text)
+    return wrong
 
 
 def split_line(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:

@@ -1025,9 +1025,10 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p2.json", package(pkg["events"], "user/v9"))})
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p3.json", "{}")})
     s.call("upp/get_events", {"entity_key": "c"})
-    # issue 14: an id no double holds, a batch over the limit, paths leading out of the import folders
+    # issue 14: an id no double holds, a batch over the limit, a 2 MiB message, paths leading out of the import folders
     s.send('{"jsonrpc":"2.0","method":"upp/info","id":1e400}')
     s.send([{"jsonrpc": "2.0", "method": "upp/info", "id": i} for i in range(101)])
+    s.send({"jsonrpc": "2.0", "method": "upp/info", "params": {"pad": "x" * (2 << 20)}, "id": "large"})
     outside = tmp_path / f"outside-{fault}"
     outside.mkdir()
     write(outside, "p.json", package([event("User lives in Lima", ["where_home"])]))

@@ -8,6 +8,8 @@ never a whole hostile answer.
   id null, never -32603 or silence, and the server keeps serving.
 * upp/batch-bounded (SHOULD, security): a batch of 1,000 cheap requests is refused or answered
   within a modest multiple of its size.
+* upp/body-bounded (SHOULD, security): one request of 2 MiB (a long unknown param of upp/info) is
+  answered (a refusal or its result), never a crash, and the server goes on.
 
 Path confinement of export and import (06 §7) is judged in l3.py (upp/l3/export-confined-paths,
 upp/l3/import-confined-paths), beside the operations.
@@ -43,6 +45,8 @@ BATCH_SIZE = 1000
 #: An answer larger than this multiple of the request (and than FLOOR bytes) amplifies.
 AMPLIFICATION = 64
 FLOOR = 1 << 20
+#: The body probe: over the 1 MiB a server commonly bounds a body with, small for the harness.
+BODY_SIZE = 2 << 20
 
 
 def _request(id_text: str, method: str = "upp/info") -> str:
@@ -185,6 +189,43 @@ def batch_bounded(ctx: CheckContext) -> None:
         elif size > bound:
             _violation(ctx, rid, f"{what} got an answer of {size} bytes, {size / max(len(text), 1):.0f} times the "
                        f"request", text, ex.received_text, expected, ex.http_status)
+    control = _control(ctx)
+    if control is not None:
+        _violation(ctx, rid, f"after {what}, the server no longer answers: {control}", text, None, expected)
+
+
+@check("upp/attacks/body-bounded", spec="upp", requirements=("upp/body-bounded",), bindings=LIVE,
+       title="a 2 MiB request is answered (refused or served), never a crash, and the server goes on (SHOULD)")
+def body_bounded(ctx: CheckContext) -> None:
+    """upp/info whose params carry one unknown member of BODY_SIZE bytes (unknown params are ignored,
+    upp/unknown-params-ignored): any JSON-RPC response will do — a refusal (-32600, -32602, an
+    implementation code of -32000..-32099; over HTTP with 413 too) or upp/info's result — but not
+    -32603 Internal error, a 5xx, no answer or one that is not JSON; afterwards upp/info must still
+    be answered."""
+    method = aliases(ctx).get("upp/info", "upp/info")
+    text = json.dumps({"jsonrpc": "2.0", "method": method, "params": {"mcf_padding": "x" * BODY_SIZE},
+                       "id": "mcf-large-body"})
+    rid = "upp/body-bounded"
+    expected = ("a JSON-RPC response: the request refused (-32600, or an implementation code of -32000..-32099; "
+                "over HTTP 413 with the error object is fine) or answered; never a failure of the server, which "
+                "answers on afterwards")
+    what = f"{method} with a {len(text)}-byte body"
+    ex, broke = _send(ctx, text)
+    if ex is None:
+        _violation(ctx, rid, f"{what} got no answer the harness could read", text, None, expected, unread=broke)
+    else:
+        answer = answer_of(ex)
+        error = answer.get("error") if isinstance(answer, dict) else None
+        code = error.get("code") if isinstance(error, dict) else None
+        if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
+            _violation(ctx, rid, f"{what} got no JSON-RPC response object", text, ex.received_text, expected,
+                       ex.http_status)
+        elif code == INTERNAL_ERROR:
+            _violation(ctx, rid, f"{what} got -32603 Internal error: the server failed on it", text,
+                       ex.received_text, expected, ex.http_status)
+        elif ex.http_status is not None and ex.http_status >= 500:
+            _violation(ctx, rid, f"{what} got HTTP {ex.http_status}", text, ex.received_text, expected,
+                       ex.http_status)
     control = _control(ctx)
     if control is not None:
         _violation(ctx, rid, f"after {what}, the server no longer answers: {control}", text, None, expected)
