@@ -204,7 +204,17 @@ def _request_object(request: Any, operation: str, shape: str) -> dict[str, Any]:
     return request
 
 
+def _refuse_nulls(request: Mapping[str, Any], operation: str, *keys: str) -> None:
+    """An optional member is left out, never sent as null (null is not a string, number, object
+    or list: invalid_record, as the OpenAPI document says)."""
+    for key in keys:
+        if key in request and request[key] is None:
+            raise _invalid(f"{operation}: `{key}` is null; leave it out instead (it must be "
+                           "a value of its type when present)")
+
+
 def _opt_str(request: Mapping[str, Any], key: str, operation: str) -> str | None:
+    _refuse_nulls(request, operation, key)
     value = request.get(key)
     if value is None:
         return None
@@ -223,18 +233,20 @@ def _req_id(request: Mapping[str, Any], operation: str) -> str:
 
 
 def _opt_scope(request: Mapping[str, Any], operation: str) -> dict[str, str]:
+    _refuse_nulls(request, operation, "scope")
     scope = request.get("scope")
     if scope is None:
         return {}
     if not isinstance(scope, dict):
         raise _invalid(f"{operation}: `scope` must be an object, found {a_json_type(scope)}")
-    for k, v in scope.items():
-        if v is not None and not isinstance(v, str):
+    for k, v in scope.items():  # §2.2: scope members are strings (null is not one: invalid_record)
+        if not isinstance(v, str):
             raise _invalid(f"{operation}: scope.{k} must be a string, found {a_json_type(v)}")
-    return {k: v for k, v in scope.items() if v is not None}
+    return dict(scope)
 
 
 def _opt_limit(request: Mapping[str, Any], operation: str) -> int:
+    _refuse_nulls(request, operation, "limit")
     value = request.get("limit")
     if value is None:
         return DEFAULT_LIMIT
@@ -765,7 +777,8 @@ class UmpService:
 
     def _check_owner(self, rec: dict[str, Any]) -> None:
         owner = _owner_of(rec)
-        if not is_did(owner):
+        # is_did matches with `$`, which also takes a final newline; a DID (and the document's pattern) does not
+        if not is_did(owner) or owner.endswith("\n"):
             raise _invalid(f"/scope/owner is {owner!r}; at L2 and above the owner is a W3C DID "
                            "(did:<method>:<id>, §2.2, §5.1) [ump/owner-did]")
 
@@ -842,6 +855,7 @@ class UmpService:
 
     def _op_recall(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
         request = _request_object(request, "recall", "{query, scope?, filter?, limit?, ranking_hints?}")
+        _refuse_nulls(request, "recall", "query", "filter", "ranking_hints")
         query = request.get("query")
         if query is not None and not isinstance(query, str):
             raise _invalid(f"recall: `query` must be a string, found {a_json_type(query)}")
@@ -850,6 +864,7 @@ class UmpService:
         if filt is not None and not isinstance(filt, dict):
             raise _invalid(f"recall: `filter` must be an object, found {a_json_type(filt)}")
         filt = filt or {}
+        _refuse_nulls(filt, "recall: filter", "kind", "valid_at", "include_tombstoned")
         kinds = filt.get("kind")
         if isinstance(kinds, str):
             kinds = [kinds]
@@ -1080,9 +1095,8 @@ class UmpService:
         rid = _req_id(request, "forget")
         reason = _opt_str(request, "reason", "forget")
         actor = _opt_str(request, "actor", "forget")
+        _refuse_nulls(request, "forget", "hard")
         hard = request.get("hard", False)
-        if hard is None:
-            hard = False
         if not isinstance(hard, bool):
             raise _invalid(f"forget: `hard` must be a boolean, found {a_json_type(hard)}")
         stored = self._store.get(version, rid)
@@ -1196,6 +1210,7 @@ class UmpService:
 
     def _op_rehydrate(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
         request = _request_object(request, "rehydrate", "{ids?, records?, query?, scope?, limit?}")
+        _refuse_nulls(request, "rehydrate", "ids", "records", "query")
         wanted = request.get("ids")
         if wanted is not None and (not isinstance(wanted, list) or not all(isinstance(i, str) for i in wanted)):
             raise _invalid("rehydrate: `ids` must be a list of record ids")
