@@ -466,7 +466,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf"}
-    assert len(names) == 52 and all(n.startswith("omf-") for n in names)
+    assert len(names) == 53 and all(n.startswith("omf-") for n in names)
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -513,6 +513,14 @@ def test_every_omf_fault_is_exercised_here() -> None:
 
 
 # -- faults calibrated one by one (issue 5) ----------------------------------------------------------
+
+def test_fault_large_document_crash() -> None:
+    many = doc(*(item(f"m{n}") for n in range(10_001)))
+    assert engine().preview("t", many)["total"] == 10_001
+    with pytest.raises(RuntimeError):
+        engine("omf-large-document-crash").preview("t", many)
+    assert engine("omf-large-document-crash").preview("t", doc(item("a")))["total"] == 1
+
 
 def test_fault_missing_v_trusted() -> None:
     e = engine("omf-missing-v-trusted")
