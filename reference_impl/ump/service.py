@@ -777,8 +777,7 @@ class UmpService:
 
     def _check_owner(self, rec: dict[str, Any]) -> None:
         owner = _owner_of(rec)
-        # is_did matches with `$`, which also takes a final newline; a DID (and the document's pattern) does not
-        if not is_did(owner) or owner.endswith("\n"):
+        if not is_did(owner):
             raise _invalid(f"/scope/owner is {owner!r}; at L2 and above the owner is a W3C DID "
                            "(did:<method>:<id>, §2.2, §5.1) [ump/owner-did]")
 

@@ -80,4 +80,4 @@ def public_key_from_did_key(did: str) -> bytes:
 
 def is_did(s: object) -> bool:
     """True when ``s`` matches W3C DID syntax ``did:<method>:<method-specific-id>`` (no path/query/fragment)."""
-    return isinstance(s, str) and _DID_RE.match(s) is not None
+    return isinstance(s, str) and _DID_RE.fullmatch(s) is not None  # fullmatch: `$` would take a final newline
