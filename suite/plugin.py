@@ -57,6 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--seed", default="0", metavar="N|random",
                     help="seed for the property-based checks (default 0: every run draws the same cases); "
                          "'random' picks one; the report records it per check (memconform replay)")
+    group.addoption("--effort", default="default", choices=("quick", "default", "thorough"),
+                    help="how hard generated-input checks try (the OpenAPI fuzz: 6 / 25 / 200 examples per "
+                         "operation, at most 5 / 15 / 120 s); quick is a smoke run, the report records it")
     group.addoption("--check", action="append", default=[], metavar="CHECK_ID[CASE]",
                     help="only this check (repeatable), e.g. ump/l1/openapi-fuzz or ump/l1/bad-input[huge-body]")
     group.addoption("--profile", action="append", default=[], metavar="NAME",
@@ -142,6 +145,9 @@ def pytest_configure(config: pytest.Config) -> None:
         except BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
     _ump_owner_options(config)
+    from memconform.suite import effort
+
+    effort.use(config.getoption("effort"))
     config.stash[STATE] = RunState(
         targets=list(config.getoption("target")),
         specs=_parse_specs(config.getoption("spec")),
@@ -161,6 +167,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
     filters.check_filters(config.stash[STATE].specs, config.stash[STATE].bindings)
     config.pluginmanager.register(junit.JunitNames(config), "memconform-junit")
+
+
+def _effort_applied() -> dict[str, Any]:
+    """The effort the run had: its --effort, each figure as the environment left it."""
+    from memconform.suite import effort
+
+    try:
+        examples, seconds = effort.fuzz_budget()
+    except ValueError as exc:  # the fuzz check reports it as its own error
+        return {"name": effort.current().name, "error": str(exc)}
+    return {"name": effort.current().name, "fuzz_examples": examples, "fuzz_seconds": seconds}
 
 
 _SAVED_ENV = pytest.StashKey[dict]()
@@ -607,6 +624,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                                                           for k, v in state.specs.items()),
                "level": state.level, "bindings": sorted(state.bindings), "strict": state.strict,
                "seed": state.seed, "timeout": state.timeout,
+               "effort": _effort_applied(),
                # what bounds the property-based checks' effort: replay sets the same
                "environment": {k: v for k, v in sorted(os.environ.items()) if k in REPLAY_ENVIRONMENT}}
     if state.checks:
@@ -665,6 +683,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     for label, entries in (report["run"]["options"].get("known_deviations") or {}).items():
         for e in entries:
             tr.write_line(f"{label}: known deviation {e['id']} — {e['reason']}", yellow=True)
+    effort = report["run"]["options"].get("effort") or {}
+    if "fuzz_examples" in effort and any(r["check"] == "ump/l1/openapi-fuzz" for r in report["results"]):
+        tr.write_line(f"effort: {effort['name']} — OpenAPI fuzz {effort['fuzz_examples']} examples per operation, "
+                      f"at most {effort['fuzz_seconds']:g} s (--effort quick|default|thorough)")
     for row in report["levels"]:
         status = row.get("status")
         tr.write_line(row["summary"], bold=True, green=status in ("conformant", "claim"),

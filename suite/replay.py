@@ -38,6 +38,7 @@ class Replay:
     timeout: float | None
     environment: dict[str, str]
     outcome: str  # what the report says it was
+    effort: str = "default"  # the run's --effort (its figures: `environment` overrides as it did)
 
     @property
     def title(self) -> str:
@@ -49,6 +50,8 @@ class Replay:
                 f"--seed={self.seed if self.seed is not None else self.run_seed}", f"--report={report_path}"]
         if self.timeout is not None:
             args.append(f"--timeout={self.timeout:g}")
+        if self.effort != "default":
+            args.append(f"--effort={self.effort}")
         return args
 
 
@@ -83,7 +86,7 @@ def replays(report: dict[str, Any], check_id: str, *, target: str | None = None,
             check=full, target=_target_string(report, r["target"]), spec=r["spec"], version=r["version"],
             binding=r["binding"], seed=r.get("seed"), run_seed=int(options.get("seed", 0) or 0),
             timeout=options.get("timeout"), environment=dict(options.get("environment") or {}),
-            outcome=r["outcome"]))
+            outcome=r["outcome"], effort=(options.get("effort") or {}).get("name", "default")))
     if not found:
         known = sorted({r["check"] for r in report.get("results", []) if r["check"] != "memconform/connect"})
         near = [k for k in known if check_id.split("[")[0] in k] or known[:10]

@@ -66,7 +66,7 @@ TRACEBACK = re.compile(r"Traceback \(most recent call last\)|File \"[^\"\n]+\", 
 
 ENV_EXAMPLES = "MEMCONFORM_FUZZ_EXAMPLES"
 ENV_SECONDS = "MEMCONFORM_FUZZ_SECONDS"
-DEFAULT_EXAMPLES = 25
+DEFAULT_EXAMPLES = 25      # suite/effort.py "default"
 DEFAULT_SECONDS = 15.0
 #: How many examples of one kind of finding one operation reports (the rest are counted).
 EXAMPLES_PER_FINDING = 3
@@ -162,21 +162,9 @@ def _level_at_least(ctx: CheckContext, wanted: str) -> bool:
 # =============================================================================================
 
 def _effort() -> tuple[int, float]:
-    """(examples per operation, wall-clock budget in seconds) from the environment."""
-    out: list[float] = []
-    for name, default, kind in ((ENV_EXAMPLES, DEFAULT_EXAMPLES, int), (ENV_SECONDS, DEFAULT_SECONDS, float)):
-        raw = os.environ.get(name, "").strip()
-        if not raw:
-            out.append(default)
-            continue
-        try:
-            value = kind(raw)
-        except ValueError:
-            raise ValueError(f"{name}={raw!r}: expected a {'whole ' if kind is int else ''}number") from None
-        if value < 0:
-            raise ValueError(f"{name}={raw!r}: expected a number ≥ 0")
-        out.append(value)
-    return int(out[0]), float(out[1])
+    from memconform.suite import effort
+
+    return effort.fuzz_budget()
 
 
 _STORAGE: list[str] = []
@@ -689,9 +677,10 @@ def openapi_fuzz(ctx: CheckContext) -> None:
     (ump/http-error-status, SHOULD). One finding per operation and kind, with a count and up to
     three examples.
 
-    Effort: `MEMCONFORM_FUZZ_EXAMPLES` examples per operation (default 25: half positive, half
-    negative) and as many stateful scenarios of up to 6 calls; 0 switches the check off.
-    `MEMCONFORM_FUZZ_SECONDS` (default 15) bounds the whole run: what is left when it is over is
+    Effort: `--effort` (suite/effort.py: quick 6, default 25, thorough 200 examples per operation,
+    half positive, half negative, and as many stateful scenarios of up to 6 calls), or
+    `MEMCONFORM_FUZZ_EXAMPLES`; 0 switches the check off. `MEMCONFORM_FUZZ_SECONDS` (quick 5,
+    default 15, thorough 120) bounds the whole run: what is left when it is over is
     not sent. Every request waits at most the driver's timeout (10 s); a target that stops
     answering ends the check as a target error."""
     examples, seconds = _effort()
