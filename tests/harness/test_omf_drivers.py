@@ -394,10 +394,10 @@ def test_shipped_reference_descriptor_round_trip():
 
 
 def test_omf_faults_route_to_omf_cli_and_http_only(monkeypatch):
-    from memconform.reference_impl.faults import Fault
+    from memconform.reference_impl.faults import Fault, of_spec
     from memconform.targets import reference
 
-    monkeypatch.setitem(reference.FAULTS, "omf-fake", Fault("omf-fake", "omf", "an OMF engine fault", ("omf/x",),
+    monkeypatch.setitem(of_spec("omf"), "omf-fake", Fault("omf-fake", "omf", "an OMF engine fault", ("omf/x",),
                                                             since="1.0"))
     every = {(spec, b) for spec in ("ump", "upp", "omf") for b in ("file", "http", "mcp", "stdio", "cli")}
     shows = {(spec, b) for spec, b in every if reference._fault_shows_on("omf-fake", b, spec) == "omf-fake"}
