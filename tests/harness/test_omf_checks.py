@@ -82,18 +82,24 @@ class FakeOmf:
             parsed.append(self._row(doc, it))
         rows, dups, skipped = [], 0, 0
         existing = list(self.rows.get(tenant, []))
+
+        def key(r):  # exact dedup by a set: the large-document check sends 20,000 items
+            return r["content"] if "dedup-global" in self.broken else (r["project"], r["content"])
+
+        seen = {key(r) for r in existing}
         for it, row in zip(doc["memories"], parsed):
             if not include_archived and it.get("status") in ("archived", "expired"):
                 skipped += 1
                 continue
-            scope = [r for r in existing if "dedup-global" in self.broken or r["project"] == row["project"]]
-            if any(r["content"] == row["content"] or (fuzzy is not None and len(
-                    trigrams(r["content"]) & trigrams(row["content"])) / len(
-                    trigrams(r["content"]) | trigrams(row["content"])) >= fuzzy) for r in scope):
+            scope = [] if fuzzy is None else [r for r in existing
+                                              if "dedup-global" in self.broken or r["project"] == row["project"]]
+            if key(row) in seen or any(len(trigrams(r["content"]) & trigrams(row["content"])) / len(
+                    trigrams(r["content"]) | trigrams(row["content"])) >= fuzzy for r in scope):
                 dups += 1
                 continue
             rows.append(row)
             existing.append(row)
+            seen.add(key(row))
         return rows, dups, skipped
 
     def _row(self, doc, it):
