@@ -25,7 +25,7 @@ def _f(name: str, description: str, *breaks: str, interop_only: bool = False, **
 
 OMF_FAULTS = (
     # -- size (a SHOULD: shows as a warning) ---------------------------------------------------------
-    _f("large-document-crash", "a document of more than 10,000 items fails unexpectedly (HTTP 500, a traceback "
+    _f("large-document-crash", "a document of more than 5,000 items fails unexpectedly (HTTP 500, a traceback "
        "from the command line), as an importer that runs out of memory", "large-document-answered",
        wraps={"preview": faulty.fails_on_large_documents, "import_document": faulty.fails_on_large_documents}),
     # -- envelope and items ------------------------------------------------------------------------

@@ -374,14 +374,14 @@ def export_truncates_content(item: dict[str, Any], memd: dict[str, Any]) -> None
 
 
 def fails_on_large_documents(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    """omf-large-document-crash: more than 10,000 items raise what the engine never foresees."""
+    """omf-large-document-crash: more than 5,000 items raise what the engine never foresees."""
     def wrong(tenant: str, document: Any, **flags: Any) -> Any:
         try:
             parsed = json.loads(document) if isinstance(document, (str, bytes)) else document
         except ValueError:
             parsed = None
         items = parsed.get("memories") if isinstance(parsed, dict) else None
-        if isinstance(items, list) and len(items) > 10_000:
+        if isinstance(items, list) and len(items) > 5_000:
             raise RuntimeError("out of memory reading the document (omf-large-document-crash)")
         return original(tenant, document, **flags)
     return wrong

@@ -83,7 +83,7 @@ class FakeOmf:
         rows, dups, skipped = [], 0, 0
         existing = list(self.rows.get(tenant, []))
 
-        def key(r):  # exact dedup by a set: the large-document check sends 20,000 items
+        def key(r):  # exact dedup by a set: the large-document check sends 10,000 items
             return r["content"] if "dedup-global" in self.broken else (r["project"], r["content"])
 
         seen = {key(r) for r in existing}
