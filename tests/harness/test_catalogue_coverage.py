@@ -90,3 +90,18 @@ def test_requirement_and_check_ids_fit_the_report_schema(spec):
     pattern = re.compile(schema["$defs"]["requirementId"]["pattern"])
     bad = [r.id for r in catalogue.load(spec).requirements if not pattern.match(r.id)]
     assert not bad, f"ids the report schema refuses: {bad}"
+
+
+@pytest.mark.parametrize("spec, cls, members", [
+    ("upp", "upp-line-framed-stdio", {"upp/stdio-line-framing"}),
+    ("ump", "ump-reference-interop", {"ump/cap-token-format", "ump/integrity-signature", "ump/http-route-feedback",
+                                      "ump/http-route-subscribe", "ump/mcp-errors-iserror",
+                                      "ump/subscribe-event-form"}),
+])
+def test_each_conformance_class_holds_exactly_its_requirements(spec, cls, members):
+    """A `class = …` line is a member of whichever [[requirement]] table precedes it: one left below
+    a section comment once moved UPP's stdio framing class onto a newly inserted requirement."""
+    from memconform.suite import catalogue
+
+    held = {r.id for r in catalogue.load(spec).requirements if r.conformance_class == cls}
+    assert held == members
