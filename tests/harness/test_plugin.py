@@ -112,7 +112,7 @@ def test_malformed_file_is_a_failed_check_not_a_crash(pytester, content):
 
 def test_missing_file_is_an_error_and_the_run_completes(pytester):
     # the reference's own file binding is enough to show the other target still runs
-    result, report = run_suite(pytester, "--target=file:nowhere.ump.json", "--target=reference", "--spec=ump@1.0",
+    result, report = run_suite(pytester, "--target=file:nowhere.ump.json", "--target=reference", "--spec=ump",
                                "--binding=file")
     assert report["totals"].get("error") == 1
     assert report["totals"].get("passed", 0) > 0  # the other target still ran
