@@ -113,6 +113,8 @@ class FileDriver:
         return known or (ump_record.VERSIONS[-1],)
 
     def subjects(self) -> list[Subject]:
+        if not Path(self.target.path).exists():  # one connect error, even when --spec forces the versions
+            raise TargetError(f"{self.target.path} does not exist")
         if self._omf_paths():
             return [Subject(self.label, "omf", OMF_VERSION, "file")]
         return [Subject(self.label, "ump", v, "file") for v in self.versions()]

@@ -118,6 +118,9 @@ def test_missing_file_is_an_error_and_the_run_completes(pytester):
     assert report["totals"].get("passed", 0) > 0  # the other target still ran
     (err,) = [r for r in report["results"] if r["outcome"] == "error"]
     assert "does not exist" in err["reason"]
+    # a forced version does not turn it into one error per check
+    _, forced = run_suite(pytester, "--target=file:nowhere.ump.json", "--spec=ump@1.0")
+    assert forced["totals"] == {"error": 1}, forced["totals"]
     # a MAY not offered is "info" in the report and a pass to pytest
     result.assert_outcomes(errors=1, passed=report["totals"]["passed"] + report["totals"].get("info", 0),
                            skipped=report["totals"].get("skipped", 0))
