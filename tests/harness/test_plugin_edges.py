@@ -82,10 +82,17 @@ def _junit_cases(pytester, *args: str) -> set[tuple[str, str]]:
 
 
 def test_junit_classnames_keep_hosts_ports_and_versions_whole(pytester):
-    got = _junit_cases(pytester, "--target=reference", "--target=file:nowhere.ump.json", "--spec=ump@1.0",
+    from memconform.suite.ump import consent, files
+    from memconform.suite.ump.corpus import export_corpus
+
+    records = consent.export_view([r for r in export_corpus("1.0") if r["ump"] == "1.0"])
+    (pytester.path / "export.v2.ump.json").write_text(files.dump_json(records), encoding="utf-8")
+    got = _junit_cases(pytester, "--target=reference", "--target=file:export.v2.ump.json", "--spec=ump@1.0",
                        "--binding=file")
     assert ("memconform.reference.ump-1_0.file", "ump/l0/record-schema") in got, sorted(got)[:5]
-    assert ("memconform.file:nowhere_ump_json.ump-1_0.file", "ump/l0/record-schema") in got, sorted(got)[:5]
+    assert ("memconform.file:export_v2_ump_json.ump-1_0.file", "ump/l0/record-schema") in got, sorted(got)[:5]
+    got |= _junit_cases(pytester, "--target=file:nowhere.ump.json", "--spec=ump@1.0")
+    assert ("memconform.file:nowhere_ump_json", "connect") in got, sorted(got)[:5]
     assert any(name.startswith("ump/l0/") and name.endswith("]") for _, name in got)  # cases keep their id
     got |= _junit_cases(pytester, "--target=http://127.0.0.1:1")
     assert ("memconform.http://127_0_0_1:1", "connect") in got, sorted(got)[:5]
