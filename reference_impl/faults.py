@@ -62,22 +62,20 @@ def of_spec(spec: str) -> dict[str, Fault]:
 
 
 class _AllFaults(Mapping[str, Fault]):
-    """Every fault by name, every table loaded on first use."""
-
-    def _all(self) -> dict[str, Fault]:
-        return {name: f for spec in _TABLES for name, f in of_spec(spec).items()}
+    """Every fault by name, over the spec tables (each loaded on first use)."""
 
     def __getitem__(self, name: str) -> Fault:
-        return self._all()[name]
+        for spec in _TABLES:
+            found = of_spec(spec).get(name)
+            if found is not None:
+                return found
+        raise KeyError(name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
+        return (name for spec in _TABLES for name in of_spec(spec))
 
     def __len__(self) -> int:
-        return len(self._all())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._all()
+        return sum(len(of_spec(spec)) for spec in _TABLES)
 
 
 FAULTS: Mapping[str, Fault] = _AllFaults()

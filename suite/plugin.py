@@ -16,14 +16,15 @@ from typing import Any
 
 import pytest
 
+from memconform.suite.effort import ENV_EXAMPLES, ENV_SECONDS
 from memconform.suite.outcomes import LEVELS, CheckResult, NotApplicable, Outcome, TargetError
 from memconform.suite.registry import Case, Check, all_checks
 from memconform.suite.runner import run_check
 
 DEFAULT_REPORT = "memconform-report.json"
 DEFAULT_TIMEOUT = 10.0
-#: Environment variables that shape what a property-based check draws (suite/ump/checks/robustness.py)
-REPLAY_ENVIRONMENT = ("MEMCONFORM_FUZZ_EXAMPLES", "MEMCONFORM_FUZZ_SECONDS")
+#: Environment variables that shape what a property-based check draws (suite/effort.py)
+REPLAY_ENVIRONMENT = (ENV_EXAMPLES, ENV_SECONDS)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-Wrap = Callable[[Any, Any], Any]
+from memconform.reference_impl.wraps import Wrap
 
 
 # -- HTTP (§4.2) -----------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 binding (§4.3). The live operations build on it.
 
 It builds on the judge's record model (DESIGN.md). It holds no deliberate deviation: each file
-fault (`memconform.reference_impl.ump.faults`, bindings=("file",)) wraps one of the small methods
-below (`_violations`, `_verify`, `_normalized`, `read_text`, `_sign`, `_exportable`, `_as_exported`,
-`export_json`, `_markdown`) on one engine, the wrong versions written apart in `faulty.py`.
+fault (`memconform.reference_impl.ump.faults`, wraps keyed `file.<method>`) wraps one of the small
+methods below (`_violations`, `_verify`, `_normalized`, `read_text`, `_sign`, `_exportable`,
+`_as_exported`, `export_json`, `_markdown`) on one engine, the wrong versions apart in `faulty.py`.
 """
 
 from __future__ import annotations
@@ -76,8 +76,7 @@ class UmpEngine:
 
             if fault not in FAULTS:
                 raise ValueError(f"unknown fault {fault!r}")
-            if FAULTS[fault].bindings == ("file",):  # the live server's faults wrap the service instead
-                install_wraps(self, "ump", fault)
+            install_wraps(self, "ump", fault, part="file")
 
     # -- admission -------------------------------------------------------------------------
 

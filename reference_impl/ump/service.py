@@ -342,8 +342,7 @@ class UmpService:
         self._closed = False
         self._verified: dict[bytes, bool] = {}        # verify-on-read verdicts per stored bytes
         self._grants: dict[str, captoken.Grant] = {}  # tokens whose signature was verified
-        if fault is not None and FAULTS[fault].bindings != ("file",):  # file faults wrap the file engine
-            install_wraps(self, "ump", fault)
+        install_wraps(self, "ump", fault)  # the plain keys; file faults wrap the file engine (`file.` part)
 
     # -- public API ----------------------------------------------------------------------------
 

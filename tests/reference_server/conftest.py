@@ -3,6 +3,8 @@ background thread), stopped when the test (or module) ends."""
 
 from __future__ import annotations
 
+import contextlib
+
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,19 +77,24 @@ def module_server() -> Iterator[LiveServers]:
         servers.stop_all()
 
 
-@pytest.fixture(scope="module")
-def omf_server() -> Iterator[Any]:
-    """The reference server with an in-memory OMF engine at /omf/* (anonymous UMP beside it)."""
-    from memconform.reference_impl.omf import make_engine
-    from memconform.reference_impl.ump.serve import start_in_thread
-    from memconform.reference_impl.ump.service import UmpService
-
-    ump = UmpService(require_capability=False)
-    omf = make_engine()
-    running = start_in_thread(ump, omf=omf)
+@contextlib.contextmanager
+def serving(ump: Any, **engines: Any) -> Iterator[RunningServer]:
+    """The reference server in a thread over `ump` and the given engines (upp=, omf=); stopped, and
+    every service closed, afterwards."""
+    running = _serve.start_in_thread(ump, **engines)
     try:
         yield running
     finally:
         running.stop()
-        omf.close()
-        ump.close()
+        for service in (*engines.values(), ump):
+            service.close()
+
+
+@pytest.fixture(scope="module")
+def omf_server() -> Iterator[Any]:
+    """The reference server with an in-memory OMF engine at /omf/* (anonymous UMP beside it)."""
+    from memconform.reference_impl.omf import make_engine
+    from memconform.reference_impl.ump.service import UmpService
+
+    with serving(UmpService(require_capability=False), omf=make_engine()) as running:
+        yield running

@@ -22,6 +22,8 @@ import pytest
 from memconform.reference_impl.upp import exports, rpc, service as upp_service, stdio
 from memconform.reference_impl.upp.service import UppService
 
+from .conftest import serving
+
 
 @pytest.fixture
 def upp(tmp_path: Path) -> Iterator[UppService]:
@@ -142,12 +144,9 @@ def test_limits_below_one_are_refused(tmp_path: Path) -> None:
 
 
 def test_over_http_an_oversized_batch_gets_a_bounded_answer(tmp_path: Path) -> None:
-    from memconform.reference_impl.ump.serve import start_in_thread
     from memconform.reference_impl.ump.service import UmpService
 
-    ump, upp = UmpService(), UppService(export_dir=tmp_path / "exports")
-    running = start_in_thread(ump, upp=upp)
-    try:
+    with serving(UmpService(), upp=UppService(export_dir=tmp_path / "exports")) as running:
         body = json.dumps([_request(i, "upp/get_labels") for i in range(5000)]).encode()
         with httpx.Client(base_url=running.base_url, timeout=60) as c, \
                 c.stream("POST", "/upp", content=body, headers={"Content-Type": "application/json"}) as r:
@@ -155,10 +154,6 @@ def test_over_http_an_oversized_batch_gets_a_bounded_answer(tmp_path: Path) -> N
             assert len(received) < 1000, len(received)
             assert json.loads(received)["error"]["code"] == rpc.INVALID_REQUEST
             assert c.post("/upp", json=_request(1)).json()["result"]["protocol_version"] == "1.0.0"
-    finally:
-        running.stop()
-        upp.close()
-        ump.close()
 
 
 def test_serve_has_the_flags() -> None:

@@ -24,18 +24,14 @@ from memconform.reference_impl.ump.serve import RunningServer, start_in_thread
 from memconform.reference_impl.ump.service import UmpService
 from memconform.reference_impl.upp.service import UppService
 
+from .conftest import serving
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    ump = UmpService(require_capability=False)
-    upp = UppService(export_dir=tmp_path_factory.mktemp("exports"))
-    running = start_in_thread(ump, upp=upp)
-    try:
+    with serving(UmpService(require_capability=False), upp=UppService(export_dir=tmp_path_factory.mktemp("exports"))) \
+            as running:
         yield running
-    finally:
-        running.stop()
-        upp.close()
-        ump.close()
 
 
 @pytest.fixture(scope="module")

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
+from memconform.suite.effort import ENV_EXAMPLES, ENV_SECONDS, fuzz_budget
 from memconform.suite.outcomes import LEVELS, NotApplicable, TargetError
 from memconform.suite.registry import Case, check
 from memconform.suite.runner import CheckContext
@@ -64,10 +65,6 @@ STATUS_FOR_CODE = {"not_found": 404, "unauthorized": 401, "forbidden_scope": 403
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|File \"[^\"\n]+\", line \d+|"
                        r"\n\s+at [\w$.<>]+ ?\(|goroutine \d+ \[|\.rb:\d+:in `")
 
-ENV_EXAMPLES = "MEMCONFORM_FUZZ_EXAMPLES"
-ENV_SECONDS = "MEMCONFORM_FUZZ_SECONDS"
-DEFAULT_EXAMPLES = 25      # suite/effort.py "default"
-DEFAULT_SECONDS = 15.0
 #: How many examples of one kind of finding one operation reports (the rest are counted).
 EXAMPLES_PER_FINDING = 3
 #: The requirement a fuzzed success answer breaks when it does not match the response schema of
@@ -160,12 +157,6 @@ def _level_at_least(ctx: CheckContext, wanted: str) -> bool:
 # =============================================================================================
 # ump/l1/openapi-fuzz: schemathesis over the target's /openapi.json
 # =============================================================================================
-
-def _effort() -> tuple[int, float]:
-    from memconform.suite import effort
-
-    return effort.fuzz_budget()
-
 
 _STORAGE: list[str] = []
 _STORAGE_LOCK = threading.Lock()
@@ -683,7 +674,7 @@ def openapi_fuzz(ctx: CheckContext) -> None:
     default 15, thorough 120) bounds the whole run: what is left when it is over is
     not sent. Every request waits at most the driver's timeout (10 s); a target that stops
     answering ends the check as a target error."""
-    examples, seconds = _effort()
+    examples, seconds = fuzz_budget()
     if examples == 0 or seconds == 0:
         raise NotApplicable(f"fuzzing is switched off ({ENV_EXAMPLES}={examples}, {ENV_SECONDS}={seconds:g})")
     base_url = getattr(ctx.client, "base_url", None)

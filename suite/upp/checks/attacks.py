@@ -138,20 +138,33 @@ def id_unreadable(ctx: CheckContext) -> None:
                 if problem is not None:
                     _violation(ctx, "upp/jsonrpc-id-unreadable", f"upp/info with an id that is {what} ({id_text}), "
                                f"{how}: {problem}", text, ex.received_text, expected, ex.http_status)
-            control = _control(ctx)
-            if control is not None:
-                _violation(ctx, "upp/jsonrpc-id-unreadable", f"after upp/info with the id {id_text} ({how}), the "
-                           f"server no longer answers: {control}", text, None, expected)
-                return
+            if not _answers_after(ctx, "upp/jsonrpc-id-unreadable", f"upp/info with the id {id_text} ({how})",
+                                  text, expected):
+                return  # nothing after this can be judged
 
 
-def _control(ctx: CheckContext) -> str | None:
-    """Why a plain upp/info got no JSON-RPC response now, or None when it did."""
+def _answers_after(ctx: CheckContext, rid: str, what: str, sent: str, expected: str) -> bool:
+    """A plain upp/info must still get a JSON-RPC response after `what`: whether it did."""
     try:
         reply = ctx.client.call("upp/info", {})
     except TargetError as exc:
-        return str(exc)
-    return None if reply.response is not None else f"upp/info -> {reply.describe()}"
+        broke: str | None = str(exc)
+    else:
+        broke = None if reply.response is not None else f"upp/info -> {reply.describe()}"
+    if broke is not None:
+        _violation(ctx, rid, f"after {what}, the server no longer answers: {broke}", sent, None, expected)
+    return broke is None
+
+
+def _server_failed(ex: RpcExchange) -> str | None:
+    """Why the answer shows the server failed on the message (-32603, an HTTP 5xx), or None."""
+    answer = answer_of(ex)
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if isinstance(error, dict) and error.get("code") == INTERNAL_ERROR:
+        return "-32603 Internal error: the server failed on it"
+    if ex.http_status is not None and ex.http_status >= 500:
+        return f"HTTP {ex.http_status}"
+    return None
 
 
 @check("upp/attacks/batch-bounded", spec="upp", requirements=("upp/batch-bounded",), bindings=LIVE,
@@ -178,20 +191,13 @@ def batch_bounded(ctx: CheckContext) -> None:
                    None, expected, unread=broke)
     else:
         size = len((ex.received_text or "").encode("utf-8"))
-        answer = answer_of(ex)
-        error = answer.get("error") if isinstance(answer, dict) else None
-        code = error.get("code") if isinstance(error, dict) else None
-        if isinstance(answer, dict) and code == INTERNAL_ERROR:
-            _violation(ctx, rid, f"{what} got -32603 Internal error: the server failed on it", text,
-                       ex.received_text, expected, ex.http_status)
-        elif ex.http_status is not None and ex.http_status >= 500:
-            _violation(ctx, rid, f"{what} got HTTP {ex.http_status}", text, ex.received_text, expected, ex.http_status)
+        failed = _server_failed(ex)
+        if failed is not None:
+            _violation(ctx, rid, f"{what} got {failed}", text, ex.received_text, expected, ex.http_status)
         elif size > bound:
             _violation(ctx, rid, f"{what} got an answer of {size} bytes, {size / max(len(text), 1):.0f} times the "
                        f"request", text, ex.received_text, expected, ex.http_status)
-    control = _control(ctx)
-    if control is not None:
-        _violation(ctx, rid, f"after {what}, the server no longer answers: {control}", text, None, expected)
+    _answers_after(ctx, rid, what, text, expected)
 
 
 @check("upp/attacks/body-bounded", spec="upp", requirements=("upp/body-bounded",), bindings=LIVE,
@@ -215,17 +221,9 @@ def body_bounded(ctx: CheckContext) -> None:
         _violation(ctx, rid, f"{what} got no answer the harness could read", text, None, expected, unread=broke)
     else:
         answer = answer_of(ex)
-        error = answer.get("error") if isinstance(answer, dict) else None
-        code = error.get("code") if isinstance(error, dict) else None
+        failed = _server_failed(ex)
         if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
-            _violation(ctx, rid, f"{what} got no JSON-RPC response object", text, ex.received_text, expected,
-                       ex.http_status)
-        elif code == INTERNAL_ERROR:
-            _violation(ctx, rid, f"{what} got -32603 Internal error: the server failed on it", text,
-                       ex.received_text, expected, ex.http_status)
-        elif ex.http_status is not None and ex.http_status >= 500:
-            _violation(ctx, rid, f"{what} got HTTP {ex.http_status}", text, ex.received_text, expected,
-                       ex.http_status)
-    control = _control(ctx)
-    if control is not None:
-        _violation(ctx, rid, f"after {what}, the server no longer answers: {control}", text, None, expected)
+            failed = "no JSON-RPC response object" if failed is None else failed
+        if failed is not None:
+            _violation(ctx, rid, f"{what} got {failed}", text, ex.received_text, expected, ex.http_status)
+    _answers_after(ctx, rid, what, text, expected)
