@@ -1,7 +1,8 @@
 """How hard the generated-input checks try (issue 15): `--effort quick|default|thorough`.
 
-Today that is the OpenAPI fuzz (ump/l1/openapi-fuzz): examples per operation and the wall-clock
-budget of the whole fuzz. `default` is what a run does unless told otherwise and what a badge is
+The OpenAPI fuzz (ump/l1/openapi-fuzz): examples per operation and the wall-clock budget of the
+whole fuzz. The state machines (issue 16, `<spec>/stateful/*`): sequences (Hypothesis examples) per
+machine, steps per sequence, and the wall-clock budget of one machine. `default` is what a run does unless told otherwise and what a badge is
 earned with; `quick` is a smoke run (a vendor's pre-commit hook); `thorough` a nightly one. The
 environment (MEMCONFORM_FUZZ_EXAMPLES, MEMCONFORM_FUZZ_SECONDS) still overrides either figure, and
 the report records what applied, so a replay tries as hard as the run it replays.
@@ -14,6 +15,9 @@ from dataclasses import dataclass
 
 ENV_EXAMPLES = "MEMCONFORM_FUZZ_EXAMPLES"
 ENV_SECONDS = "MEMCONFORM_FUZZ_SECONDS"
+ENV_STATEFUL_EXAMPLES = "MEMCONFORM_STATEFUL_EXAMPLES"
+ENV_STATEFUL_STEPS = "MEMCONFORM_STATEFUL_STEPS"
+ENV_STATEFUL_SECONDS = "MEMCONFORM_STATEFUL_SECONDS"
 
 
 @dataclass(frozen=True)
@@ -21,16 +25,20 @@ class Effort:
     name: str
     fuzz_examples: int     # examples per operation, half positive and half negative
     fuzz_seconds: float    # what the whole fuzz may take; what is left then is not sent
+    stateful_examples: int = 0   # sequences of operations per state machine
+    stateful_steps: int = 0      # operations per sequence at most
+    stateful_seconds: float = 0  # what one state machine may take; no new sequence starts after it
 
     def describe(self) -> str:
         return (f"{self.name} — OpenAPI fuzz {self.fuzz_examples} examples per operation and as many stateful "
-                f"scenarios, at most {self.fuzz_seconds:g} s")
+                f"scenarios, at most {self.fuzz_seconds:g} s; state machines {self.stateful_examples} sequences "
+                f"of up to {self.stateful_steps} steps, at most {self.stateful_seconds:g} s each")
 
 
 EFFORTS = {
-    "quick": Effort("quick", 6, 5.0),
-    "default": Effort("default", 25, 15.0),
-    "thorough": Effort("thorough", 200, 120.0),
+    "quick": Effort("quick", 6, 5.0, 10, 15, 3.0),
+    "default": Effort("default", 12, 8.0, 30, 25, 6.0),
+    "thorough": Effort("thorough", 200, 120.0, 300, 50, 120.0),
 }
 
 _current = EFFORTS["default"]
@@ -50,8 +58,24 @@ def fuzz_budget() -> tuple[int, float]:
     """(examples per operation, wall-clock budget in seconds): the run's effort, each figure
     overridden by the environment when set there. Raises ValueError for a value that is no count."""
     chosen = current()
+    examples, seconds = _figures(((ENV_EXAMPLES, chosen.fuzz_examples, int), (ENV_SECONDS, chosen.fuzz_seconds, float)))
+    return int(examples), float(seconds)
+
+
+def stateful_budget() -> tuple[int, int, float]:
+    """(sequences per machine, steps per sequence, seconds per machine), as `fuzz_budget`: the
+    effort's figures, each overridden by the environment when set there; 0 sequences switches the
+    state machines off. Raises ValueError for a value that is no count."""
+    chosen = current()
+    examples, steps, seconds = _figures(((ENV_STATEFUL_EXAMPLES, chosen.stateful_examples, int),
+                                         (ENV_STATEFUL_STEPS, chosen.stateful_steps, int),
+                                         (ENV_STATEFUL_SECONDS, chosen.stateful_seconds, float)))
+    return int(examples), int(steps), float(seconds)
+
+
+def _figures(wanted: tuple[tuple[str, float, type], ...]) -> list[float]:
     out: list[float] = []
-    for name, default, kind in ((ENV_EXAMPLES, chosen.fuzz_examples, int), (ENV_SECONDS, chosen.fuzz_seconds, float)):
+    for name, default, kind in wanted:
         raw = os.environ.get(name, "").strip()
         if not raw:
             out.append(default)
@@ -63,4 +87,4 @@ def fuzz_budget() -> tuple[int, float]:
         if value < 0:
             raise ValueError(f"{name}={raw!r}: expected a number ≥ 0")
         out.append(value)
-    return int(out[0]), float(out[1])
+    return out

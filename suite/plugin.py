@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from memconform.suite.effort import ENV_EXAMPLES, ENV_SECONDS
+from memconform.suite.effort import (ENV_EXAMPLES, ENV_SECONDS, ENV_STATEFUL_EXAMPLES, ENV_STATEFUL_SECONDS,
+                                     ENV_STATEFUL_STEPS)
 from memconform.suite.outcomes import LEVELS, CheckResult, NotApplicable, Outcome, TargetError
 from memconform.suite.registry import Case, Check, all_checks
 from memconform.suite.runner import run_check
@@ -24,7 +25,7 @@ from memconform.suite.runner import run_check
 DEFAULT_REPORT = "memconform-report.json"
 DEFAULT_TIMEOUT = 10.0
 #: Environment variables that shape what a property-based check draws (suite/effort.py)
-REPLAY_ENVIRONMENT = (ENV_EXAMPLES, ENV_SECONDS)
+REPLAY_ENVIRONMENT = (ENV_EXAMPLES, ENV_SECONDS, ENV_STATEFUL_EXAMPLES, ENV_STATEFUL_STEPS, ENV_STATEFUL_SECONDS)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,8 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="seed for the property-based checks (default 0: every run draws the same cases); "
                          "'random' picks one; the report records it per check (memconform replay)")
     group.addoption("--effort", default="default", choices=("quick", "default", "thorough"),
-                    help="how hard generated-input checks try (the OpenAPI fuzz: 6 / 25 / 200 examples per "
-                         "operation, at most 5 / 15 / 120 s); quick is a smoke run, the report records it")
+                    help="how hard generated-input checks try (the OpenAPI fuzz: 6 / 12 / 200 examples per "
+                         "operation, at most 5 / 8 / 120 s); quick is a smoke run, the report records it")
     group.addoption("--check", action="append", default=[], metavar="CHECK_ID[CASE]",
                     help="only this check (repeatable), e.g. ump/l1/openapi-fuzz or ump/l1/bad-input[huge-body]")
     group.addoption("--profile", action="append", default=[], metavar="NAME",
@@ -176,9 +177,11 @@ def _effort_applied() -> dict[str, Any]:
 
     try:
         examples, seconds = effort.fuzz_budget()
+        sequences, steps, machine_seconds = effort.stateful_budget()
     except ValueError as exc:  # the fuzz check reports it as its own error
         return {"name": effort.current().name, "error": str(exc)}
-    return {"name": effort.current().name, "fuzz_examples": examples, "fuzz_seconds": seconds}
+    return {"name": effort.current().name, "fuzz_examples": examples, "fuzz_seconds": seconds,
+            "stateful_examples": sequences, "stateful_steps": steps, "stateful_seconds": machine_seconds}
 
 
 _SAVED_ENV = pytest.StashKey[dict]()

@@ -417,6 +417,10 @@ class _Session:
             argv = self.driver.argv
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
             return stdio_client(params, errlog=self.stderr)
+        if self.driver.transport == "memory":
+            from mcp.client._memory import InMemoryTransport
+
+            return InMemoryTransport(self.driver.server)
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -982,7 +986,8 @@ class McpDriver:
     owners: Any = None
 
     def __init__(self, target_text: str, forced_versions: tuple[str, ...] = (), timeout: float = 10.0,
-                 protocol: str = "2025-11-25", *, token_via: str = "meta", startup_timeout: float | None = None):
+                 protocol: str = "2025-11-25", *, token_via: str = "meta", startup_timeout: float | None = None,
+                 server: Any = None):
         self.label = target_text
         #: the label as messages quote it (a long inline command shortened)
         self.name = target_text if len(target_text) <= 100 else target_text[:99] + "…"
@@ -1000,7 +1005,14 @@ class McpDriver:
             raise ValueError("token_via is 'meta' or 'argument'")
         self.token_via = token_via
         text = target_text.strip()
-        if text.startswith("mcp+stdio:"):
+        #: an MCPServer in this process, reached over the SDK's in-memory streams (the reference
+        #: target: the same tools and session machinery as over HTTP, without a socket between them)
+        self.server = server
+        if server is not None:
+            self.transport = "memory"
+            self.argv = []
+            self.url = None
+        elif text.startswith("mcp+stdio:"):
             self.transport = "stdio"
             try:
                 self.argv = shlex.split(text[len("mcp+stdio:"):])

@@ -156,6 +156,7 @@ class ReferenceDriver:
         self.mcp_protocol = mcp_protocol
         self._clients: dict[tuple[str, str, str], Any] = {}
         self._server = None
+        self._ump_service: Any = None
         self._upp_service: Any = None
         self._upp_missing: str | None = None  # why the in-thread server has no /upp
         self._omf_engine: Any = None
@@ -223,7 +224,9 @@ class ReferenceDriver:
             omf = None
         extra = {k: v for k, v in (("upp", upp), ("omf", omf)) if v is not None}
         try:
-            self._server = start_in_thread(UmpService(fault=fault, variants=self.target.variants), **extra)
+            service = UmpService(fault=fault, variants=self.target.variants)
+            self._server = start_in_thread(service, **extra)
+            self._ump_service = service
         except Exception as exc:  # noqa: BLE001 - any failure to start is the target's error
             for service in extra.values():
                 service.close()
@@ -254,10 +257,15 @@ class ReferenceDriver:
                 self._live[key] = HttpDriver(self._server.base_url, timeout=self.timeout)
                 self._live[key].owners = self._owners()
             else:
+                from memconform.reference_impl.ump.mcp_app import build_mcp_server
                 from memconform.targets.mcp import McpDriver
 
-                url = "mcp+" + self._server.base_url + "/mcp"
-                self._live[key] = McpDriver(url, timeout=self.timeout, protocol=self.mcp_protocol)
+                # the served app's own MCP server object over the SDK's in-memory streams: the
+                # same tools, faults and session machinery without the HTTP round trip (serve's
+                # /mcp is judged as a plain http:// target)
+                server = build_mcp_server(self._ump_service)
+                self._live[key] = McpDriver(f"mcp+memory:{self.label}", timeout=self.timeout,
+                                            protocol=self.mcp_protocol, server=server)
                 self._live[key].owners = self._owners()
         return self._live[key]
 

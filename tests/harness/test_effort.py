@@ -20,10 +20,14 @@ def _default_effort(monkeypatch):
     effort.use("default")
 
 
-@pytest.mark.parametrize("name, examples, seconds", [("quick", 6, 5.0), ("default", 25, 15.0)])
+@pytest.mark.parametrize("name, examples, seconds", [("quick", 6, 5.0), ("default", 12, 8.0)])
 def test_the_report_says_what_effort_the_run_had(pytester, name, examples, seconds):
     result, report = run_suite(pytester, *FUZZ, f"--effort={name}")
-    assert report["run"]["options"]["effort"] == {"name": name, "fuzz_examples": examples, "fuzz_seconds": seconds}
+    chosen = effort.EFFORTS[name]
+    assert report["run"]["options"]["effort"] == {
+        "name": name, "fuzz_examples": examples, "fuzz_seconds": seconds,
+        "stateful_examples": chosen.stateful_examples, "stateful_steps": chosen.stateful_steps,
+        "stateful_seconds": chosen.stateful_seconds}
     (fuzz,) = [r for r in report["results"] if r["check"] == "ump/l1/openapi-fuzz"]
     assert fuzz["outcome"] == "passed"
     result.stdout.fnmatch_lines([f"effort: {name} — OpenAPI fuzz {examples} examples per operation, at most "
@@ -33,7 +37,9 @@ def test_the_report_says_what_effort_the_run_had(pytester, name, examples, secon
 def test_the_environment_overrides_a_figure_and_the_report_shows_it(pytester, monkeypatch):
     monkeypatch.setenv(effort.ENV_EXAMPLES, "4")
     _, report = run_suite(pytester, *FUZZ, "--effort=thorough")
-    assert report["run"]["options"]["effort"] == {"name": "thorough", "fuzz_examples": 4, "fuzz_seconds": 120.0}
+    assert report["run"]["options"]["effort"] == {"name": "thorough", "fuzz_examples": 4, "fuzz_seconds": 120.0,
+                                                  "stateful_examples": 300, "stateful_steps": 50,
+                                                  "stateful_seconds": 120.0}
 
 
 def test_an_unknown_effort_is_a_usage_error(pytester):

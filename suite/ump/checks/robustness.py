@@ -514,6 +514,21 @@ class _Fuzz:
 #: very same examples again. Keyed by (base URL, document digest, label, mode, count, seed).
 _DRAWN: dict[tuple[str, str, str, str, int, int], list[Any]] = {}
 
+#: The last server's (judge, generation) schemas: each load takes schemathesis ~0.5 s, and a
+#: server's versions serve one document. Keyed by the server and the document's digest, as _DRAWN
+#: is: a schema that has run a state machine is not reused against another server.
+_LOADED: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+
+def _loaded(base_url: str, doc: dict[str, Any], digest: str) -> tuple[Any, Any]:
+    import schemathesis
+
+    key = (base_url, digest)
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = (schemathesis.openapi.from_dict(doc), schemathesis.openapi.from_dict(_tailored(doc)))
+    return _LOADED[key]
+
 
 def _stateless(fuzz: _Fuzz, schema: Any, digest: str, labels: list[tuple[str, str]], examples: int,
                deadline: float, run_seed: int) -> None:
@@ -668,10 +683,10 @@ def openapi_fuzz(ctx: CheckContext) -> None:
     (ump/http-error-status, SHOULD). One finding per operation and kind, with a count and up to
     three examples.
 
-    Effort: `--effort` (suite/effort.py: quick 6, default 25, thorough 200 examples per operation,
+    Effort: `--effort` (suite/effort.py: quick 6, default 12, thorough 200 examples per operation,
     half positive, half negative, and as many stateful scenarios of up to 6 calls), or
     `MEMCONFORM_FUZZ_EXAMPLES`; 0 switches the check off. `MEMCONFORM_FUZZ_SECONDS` (quick 5,
-    default 15, thorough 120) bounds the whole run: what is left when it is over is
+    default 8, thorough 120) bounds the whole run: what is left when it is over is
     not sent. Every request waits at most the driver's timeout (10 s); a target that stops
     answering ends the check as a target error."""
     examples, seconds = fuzz_budget()
@@ -691,10 +706,10 @@ def openapi_fuzz(ctx: CheckContext) -> None:
     import schemathesis
     from schemathesis.errors import SchemathesisError
 
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
     with _quiet_hypothesis():
         try:
-            judge_schema = schemathesis.openapi.from_dict(doc)
-            gen_schema = schemathesis.openapi.from_dict(_tailored(doc))
+            judge_schema, gen_schema = _loaded(base_url, doc, digest)
         except SchemathesisError as exc:
             raise NotApplicable(f"the target's OpenAPI document cannot be used: {type(exc).__name__}: "
                                 f"{_short(str(exc), 300)}") from None
@@ -714,7 +729,6 @@ def openapi_fuzz(ctx: CheckContext) -> None:
         fuzz = _Fuzz(ctx, base_url, headers, timeout, judge_ops, deadline)
         with requests.Session() as session:
             fuzz.session = session
-            digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
             run_seed = ctx.property_seed()
             _stateless(fuzz, gen_schema, digest, labels, examples, started + seconds * 0.75, run_seed)
             if fuzz.transport is None:
