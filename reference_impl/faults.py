@@ -27,6 +27,11 @@ class Fault:
     #: (tests/harness/test_faults.py) leave it out; the interop tests (tests/interop/) prove that the
     #: round trip reports exactly its `breaks`.
     interop_only: bool = False
+    #: True for a fault only a sequence of operations shows (issue 16: a longer chain, more records
+    #: than a scenario places, a generated payload): the state machines (`<spec>/stateful/*`) must
+    #: catch it within the default effort; tests/harness/test_stateful_faults.py proves that (and
+    #: records whether the scripted checks alone see it), so test_faults.py leaves it out.
+    stateful: bool = False
     #: How the fault is made, apart from the right implementation (Bowtie's miniatures): decision
     #: points of the spec's policy set to a value the text forbids (`reference_impl/<spec>/policy.py`)…
     overrides: Mapping[str, Any] = field(default_factory=dict)

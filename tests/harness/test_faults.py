@@ -56,8 +56,9 @@ def _observing_checks(fault) -> list[str]:
     return [f"--check={c}" for c in chosen]
 
 
-#: Faults only a round trip between two targets shows are proven by tests/interop/ instead.
-SINGLE_TARGET_FAULTS = sorted(name for name, fault in FAULTS.items() if not fault.interop_only)
+#: Faults only a round trip between two targets shows are proven by tests/interop/ instead, and
+#: those only a state machine shows by test_stateful_faults.py.
+SINGLE_TARGET_FAULTS = sorted(name for name, fault in FAULTS.items() if not fault.interop_only and not fault.stateful)
 
 
 @pytest.mark.parametrize("name", SINGLE_TARGET_FAULTS)
@@ -65,6 +66,9 @@ def test_fault_is_caught_by_its_requirements_only(pytester, monkeypatch, name):
     # The OpenAPI fuzz judges only 5xx and error envelopes, which faults of their own prove; off
     # here, it would double the time of every fault run.
     monkeypatch.setenv("MEMCONFORM_FUZZ_EXAMPLES", "0")
+    # The state machines are proven against faults of their own (test_stateful_faults.py); here
+    # they would add their whole budget to every fault whose requirement they name.
+    monkeypatch.setenv("MEMCONFORM_STATEFUL_EXAMPLES", "0")
     fault = FAULTS[name]
     args = [f"--target=reference?fault={name}", f"--spec={fault.spec}"] + [
         f"--binding={b}" for b in _judged_bindings(name)] + _observing_checks(fault)
