@@ -60,8 +60,10 @@ UPP_VERSION = "1.0.0"
 PROBE_USER = "memconform-discovery"
 #: JSON-RPC errors any server gives for a method it does not have (or a request it cannot read).
 NOT_SERVED = frozenset({-32601, -32600, -32700})
-#: How long a notification waits for a stray answer (a server must send none).
+#: How long a notification waits for a stray answer (a server must send none), at most: over stdio
+#: the wait ends when the server answers the FENCE_METHOD request sent right after it.
 NOTIFY_WAIT = 0.3
+FENCE_METHOD = "upp/info"
 #: terminate, then kill after this long (docs/live-upp.md)
 STOP_GRACE = 3.0
 _STDERR_KEEP = 64 * 1024
@@ -246,6 +248,8 @@ class StdioTransport:
         self._stderr = bytearray()
         self._stderr_lock = threading.Lock()
         self._earlier: set[str] = set()  # ids of requests sent before (late answers are strays)
+        self._fences = 0
+        self._fence_ids: set[str] = set()
         self._exited = False
         self._closed = False
         self._writes: queue.Queue[Any] = queue.Queue()
@@ -414,7 +418,7 @@ class StdioTransport:
             [readable_id(sent)[1]] if readable_id(sent)[0] else []
         if any(same_id(value["id"], x) for x in mine):
             return None
-        if self.forgive_late and _id_key(value["id"]) in self._given_up:
+        if self.forgive_late and _id_key(value["id"]) in self._given_up or _id_key(value["id"]) in self._fence_ids:
             return LATE_ANSWER
         if _id_key(value["id"]) in self._earlier:
             return f"it carries \"id\": {json.dumps(value['id'])} of an earlier request"
@@ -482,13 +486,20 @@ class StdioTransport:
             if why not in _PASSED_OVER:
                 problems.append(stray_problem(item, why))
 
-    def _await_stray(self, sent: Any, sent_text: str, problems: list[WireProblem]) -> Message | None:
-        """After a notification: whatever comes within `notify_wait` (nothing, for a conforming server)."""
+    def _await_stray(self, sent: Any, sent_text: str, problems: list[WireProblem],
+                     fence: str | None = None) -> Message | None:
+        """After a notification: whatever comes before the answer to the `fence` request sent
+        right after it, or within `notify_wait` (nothing, for a conforming server). A server reads
+        its stdin in order, so the fence's answer says it has done with the notification: the
+        wait ends there instead of always lasting `notify_wait`."""
         deadline = time.monotonic() + self.notify_wait
         got: list[Message] = []
         while True:
             item = self._next(deadline)
             if item is None:
+                break
+            if fence is not None and isinstance(item, Message) and item.is_json and isinstance(item.value, dict) \
+                    and item.value.get("id") == fence and ("result" in item.value or "error" in item.value):
                 break
             if item is _EOF:
                 if got:
@@ -537,7 +548,12 @@ class StdioTransport:
                 if expects_reply(sent):
                     answer = self._await_answer(sent, sent_text, time.monotonic() + self.timeout, problems)
                 else:
-                    answer = self._await_stray(sent, sent_text, problems)
+                    self._fences += 1
+                    fence = f"memconform-fence-{self._fences}"
+                    self._fence_ids.add(_id_key(fence))  # a fence answered late is no stray
+                    self._write(_encode({"jsonrpc": "2.0", "method": FENCE_METHOD, "params": {}, "id": fence})
+                                + b"\n", time.monotonic() + self.timeout, sent_text, problems)
+                    answer = self._await_stray(sent, sent_text, problems, fence)
             except TargetError:
                 self._given_up.update(self._ids(sent))
                 raise
