@@ -30,6 +30,8 @@ def _bindings(variant: Variant) -> tuple[str, ...]:
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_variant_passes_the_whole_suite(pytester, monkeypatch, name):
     monkeypatch.setenv("MEMCONFORM_FUZZ_EXAMPLES", "0")  # the fuzz judges 5xx only: no reading to pin
+    # the state machines are run against every variant by test_stateful_faults*.py, at their own budget
+    monkeypatch.setenv("MEMCONFORM_STATEFUL_EXAMPLES", "0")
     variant = VARIANTS[name]
     bindings = _bindings(variant)
     result, report = run_suite(pytester, f"--target=reference?variant={name}", f"--spec={variant.spec}",
