@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memconform.suite.specs import SPECS as _SPECS
+
 
 @dataclass(frozen=True)
 class Fault:
@@ -45,14 +47,9 @@ class Fault:
         return spec == self.spec and version_key(version) >= version_key(self.since)
 
 
-#: Each spec's fault tables (module, name), imported only when a fault of that spec is asked for:
+#: Each spec's fault tables (suite/specs.py), imported only when a fault of that spec is asked for:
 #: the UMP tables import the whole UMP server, which a `memconform omf …` command never needs.
-_TABLES = {
-    "ump": (("memconform.reference_impl.ump.faults", "UMP_FAULTS"),
-            ("memconform.reference_impl.ump.binding_faults", "BINDING_FAULTS")),
-    "upp": (("memconform.reference_impl.upp.faults", "UPP_FAULTS"),),
-    "omf": (("memconform.reference_impl.omf.faults", "OMF_FAULTS"),),
-}
+_TABLES = {name: tuple(spec.faults) for name, spec in _SPECS.items()}
 _LOADED: dict[str, dict[str, Fault]] = {}
 
 
@@ -61,8 +58,8 @@ def of_spec(spec: str) -> dict[str, Fault]:
     if spec not in _LOADED:
         import importlib
 
-        _LOADED[spec] = {f.name: f for module, name in _TABLES.get(spec, ())
-                         for f in getattr(importlib.import_module(module), name)}
+        _LOADED[spec] = {f.name: f for table in _TABLES.get(spec, ())
+                         for f in getattr(importlib.import_module(table.partition(":")[0]), table.partition(":")[2])}
     return _LOADED[spec]
 
 

@@ -43,12 +43,10 @@ class Variant:
 
 
 def _collect() -> dict[str, Variant]:
-    from memconform.reference_impl.omf.variants import OMF_VARIANTS
-    from memconform.reference_impl.ump.variants import UMP_VARIANTS
-    from memconform.reference_impl.upp.variants import UPP_VARIANTS
+    from memconform.suite.specs import SPECS
 
     table: dict[str, Variant] = {}
-    for v in (*UMP_VARIANTS, *UPP_VARIANTS, *OMF_VARIANTS):
+    for v in (v for spec in SPECS.values() for part in spec.variants for v in spec.load(part)):
         if v.name in table:
             raise ValueError(f"variant {v.name!r} is declared twice")
         table[v.name] = v

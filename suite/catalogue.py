@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from importlib import resources
 
 from memconform.suite.outcomes import LEVELS, Keyword
+from memconform.suite.specs import NAMES
 
-#: Specs the suite ships a catalogue for, with the human title used in summaries.
-SPECS = ("ump", "upp", "omf")
+#: Specs the suite ships a catalogue for (suite/specs.py declares them).
+SPECS = NAMES
 
 
 def version_key(version: str) -> tuple[int, ...]:

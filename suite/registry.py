@@ -73,8 +73,11 @@ def all_checks(spec: str | None = None) -> tuple[Check, ...]:
 
 
 def _import_shipped_checks() -> None:
-    # Importing the check modules registers them; kept explicit so the order (and so the
-    # collection order, which pytest-xdist needs to be identical on every worker) is fixed.
-    from memconform.suite.ump import checks as _ump_checks  # noqa: F401
-    from memconform.suite.upp import checks as _upp_checks  # noqa: F401
-    from memconform.suite.omf import checks as _omf_checks  # noqa: F401
+    # Importing the check modules registers them, in the specs' declared order (the collection
+    # order, which pytest-xdist needs to be identical on every worker).
+    import importlib
+
+    from memconform.suite.specs import SPECS
+
+    for spec in SPECS.values():
+        importlib.import_module(spec.checks)

@@ -521,6 +521,7 @@ class HttpDriver:
         self._upp: Any = None  # a targets.jsonrpc.JsonRpcDriver once UPP is found
         self._upp_probes: list[str] | None = None  # what each UPP probe saw
         self._http: HttpSession | None = None  # discovery's connections (bounded like every other)
+        self._parts: dict[str, Any] | None = None  # specs found through their own discovery (suite/specs.py)
 
     def _get(self, path: str, version: str | None = None) -> httpx.Response:
         url = f"{self.base_url}{path}"
@@ -603,16 +604,33 @@ class HttpDriver:
             ump = [Subject(self.label, "ump", v, "http") for v in self.versions()]
         except NotUmpServer as exc:  # it answers, but not as UMP: maybe UPP
             ump, not_ump = [], exc
+        plugged = self.discover_plugged()
         try:
             upp = self.discover_upp()
         except TargetError:
-            if not ump:
+            if not ump and not plugged:
                 raise TargetError(f"{not_ump}; nor a UPP server: {'; '.join(self._upp_probes or [])}") from None
             upp = None  # UMP is here; a UPP probe without an answer only means no UPP
-        if not ump and upp is None:
+        if not ump and upp is None and not plugged:
             raise NotUmpServer(f"{not_ump}; nor a UPP server: {'; '.join(self._upp_probes or [])}")
         omf = [Subject(self.label, "omf", OMF_VERSION, "http")] if self.discover_omf() else []
-        return ump + omf + ([Subject(self.label, "upp", UPP_VERSION, "http")] if upp is not None else [])
+        return ump + omf + ([Subject(self.label, "upp", UPP_VERSION, "http")] if upp is not None else []) + plugged
+
+    def discover_plugged(self) -> list[Subject]:
+        """The subjects of the specs that declare their own HTTP discovery (suite/specs.py): each
+        probe answers without side effects, and a spec not found adds nothing."""
+        if self._parts is None:
+            from memconform.suite.specs import plugged
+
+            self._parts = {}
+            for spec, discover in plugged("http_discovery"):
+                try:
+                    part = discover(self.base_url, label=self.label, timeout=self.timeout)
+                except TargetError:
+                    part = None
+                if part is not None:
+                    self._parts[spec.name] = part
+        return [s for part in self._parts.values() for s in part.subjects()]
 
     def discover_omf(self) -> bool:
         """Whether OMF's HTTP routes are here (docs/omf.md, "HTTP"): an export for a tenant nobody
@@ -640,6 +658,8 @@ class HttpDriver:
         return self._upp
 
     def advertised_level(self, subject: Subject) -> str | None:
+        if self._parts and subject.spec in self._parts:
+            return self._parts[subject.spec].advertised_level(subject)
         if subject.spec == "omf":
             return None  # OMF has no levels (docs/omf.md)
         if subject.spec == "upp":
@@ -657,6 +677,8 @@ class HttpDriver:
         return self._levels[subject.version]
 
     def client(self, subject: Subject) -> Any:
+        if self._parts and subject.spec in self._parts:
+            return self._parts[subject.spec].client(subject)
         if subject.spec == "upp":
             return self._upp_driver().client(subject)
         if subject.spec == "omf":
@@ -686,6 +708,10 @@ class HttpDriver:
             upp = self._upp.describe()
             out["upp"] = {k: upp[k] for k in ("url", "server", "info_error") if k in upp}
             out["advertised"].update(upp["advertised"])
+        for name, part in (self._parts or {}).items():
+            described = part.describe()
+            if described:
+                out[name] = described
         return out
 
     def close(self) -> None:
@@ -696,3 +722,6 @@ class HttpDriver:
             self._http.close()
         if self._upp is not None:
             self._upp.close()
+        for part in (self._parts or {}).values():
+            part.close()
+        self._parts = None

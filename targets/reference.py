@@ -13,6 +13,7 @@ from typing import Any
 from memconform.reference_impl.faults import FAULTS
 from memconform.reference_impl.ump.engine import UmpEngine, UmpError
 from memconform.suite.outcomes import TargetError
+from memconform.suite.specs import SPECS
 from memconform.suite.ump import files
 from memconform.suite.ump.client import FileFormat, ParseOutcome
 from memconform.suite.ump.corpus import export_corpus
@@ -74,7 +75,8 @@ OMF_BINDINGS = ("cli", "http")
 OMF_VERSION = "1.0"
 #: The reference CLI is a fresh interpreter per command (imports included): give it room on a busy machine.
 OMF_CLI_TIMEOUT = 60.0
-_LIVE_BY_SPEC = {"ump": LIVE_BINDINGS, "upp": UPP_BINDINGS, "omf": OMF_BINDINGS}
+#: The live bindings the reference serves each spec over (suite/specs.py)
+_LIVE_BY_SPEC = {name: spec.reference_bindings for name, spec in SPECS.items()}
 
 
 def _fault_shows_on(fault: str | None, binding: str, spec: str = "ump") -> str | None:
@@ -162,6 +164,7 @@ class ReferenceDriver:
         self._omf_engine: Any = None
         self._omf_missing: str | None = None  # why the in-thread server has no /omf
         self._live: dict[str, Any] = {}
+        self._parts: dict[str, Any] | None = None  # the specs that plug in their own piece (suite/specs.py)
 
     def subjects(self) -> list[Subject]:
         # UPP stays last: its subjects were listed last before OMF came, and callers rely on it
@@ -174,9 +177,25 @@ class ReferenceDriver:
         return [Subject(self.label, "ump", v, b) for b in ("file", *LIVE_BINDINGS) for v in ("0.1", "1.0")
                 if b == "file" or v in spoken] \
             + [Subject(self.label, "omf", OMF_VERSION, b) for b in OMF_BINDINGS] \
-            + [Subject(self.label, "upp", UPP_VERSION, b) for b in UPP_BINDINGS]
+            + [Subject(self.label, "upp", UPP_VERSION, b) for b in UPP_BINDINGS] \
+            + [s for part in self._plugged().values() for s in part.subjects()]
+
+    def _plugged(self) -> dict[str, Any]:
+        """The pieces of the specs that declare a `reference` (suite/specs.py), made on first use;
+        each gets the target's fault only when it is a fault of its own spec."""
+        if self._parts is None:
+            from memconform.suite.specs import plugged
+
+            self._parts = {}
+            for spec, make in plugged("reference"):
+                fault = self.target.fault if self.target.fault and FAULTS[self.target.fault].spec == spec.name else None
+                self._parts[spec.name] = make(label=self.label, fault=fault, variants=self.target.variants,
+                                              timeout=self.timeout)
+        return self._parts
 
     def advertised_level(self, subject: Subject) -> str | None:
+        if subject.spec in self._plugged():
+            return self._plugged()[subject.spec].advertised_level(subject)
         if subject.binding == "file" or subject.spec == "omf":
             return None  # no capabilities document to advertise a level in (OMF has no levels)
         inner = self._live_driver(subject.spec, subject.binding)
@@ -223,10 +242,13 @@ class ReferenceDriver:
             omf.close()
             omf = None
         extra = {k: v for k, v in (("upp", upp), ("omf", omf)) if v is not None}
+        parts = self._plugged()
         try:
             service = UmpService(fault=fault, variants=self.target.variants)
-            self._server = start_in_thread(service, **extra)
+            self._server = start_in_thread(service, routes=[r for p in parts.values() for r in p.routes()], **extra)
             self._ump_service = service
+            for part in parts.values():
+                part.attach(self._server.base_url)
         except Exception as exc:  # noqa: BLE001 - any failure to start is the target's error
             for service in extra.values():
                 service.close()
@@ -284,6 +306,9 @@ class ReferenceDriver:
         return Subject(inner.label, subject.spec, subject.version, subject.binding)
 
     def client(self, subject: Subject) -> Any:
+        if subject.spec in self._plugged():
+            self._start()  # a plugged spec's routes are on the one server; cheap once it runs
+            return self._plugged()[subject.spec].client(subject)
         key = (subject.spec, subject.version, subject.binding)
         if key not in self._clients:
             if subject.spec == "omf":
@@ -328,6 +353,9 @@ class ReferenceDriver:
         for inner in self._live.values():
             inner.close()
         self._live.clear()
+        for part in (self._parts or {}).values():
+            part.close()
+        self._parts = None
         if self._server is not None:
             self._server.stop()
             self._server = None

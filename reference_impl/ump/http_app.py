@@ -30,7 +30,7 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -285,15 +285,17 @@ def _upp_route(upp: Any) -> Route:
 
 
 def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = True, keepalive: float = 15.0,
-              poll: float = 0.25) -> Starlette:
-    """The HTTP binding over `service`, plus POST /upp over the UPP service `upp` when given, and
-    POST /omf/export|import|preview over the OMF engine `omf` when given (docs/omf.md).
+              poll: float = 0.25, routes: Sequence[Any] = ()) -> Starlette:
+    """The HTTP binding over `service`, plus POST /upp over the UPP service `upp` when given,
+    POST /omf/export|import|preview over the OMF engine `omf` when given (docs/omf.md), and the
+    `routes` of the specs that plug in their own (suite/specs.py, `reference`).
     `keepalive`: seconds between SSE keep-alive comments;
     `poll`: how long one `Subscription.next` call may wait (bounds how fast a stream notices
     that its client left or the server stops).
 
     `app.state.closing` (a threading.Event) ends every open SSE stream when set; `serve` sets it
     before stopping uvicorn."""
+    plugged = list(routes)
     closing = threading.Event()
     sse_limiter = anyio.CapacityLimiter(256)  # subscriptions never starve the operation threadpool
 
@@ -430,6 +432,7 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
         routes.extend(omf_routes(omf))
 
     routes = wrapped(service, "ump", "http.routes", routes)
+    routes.extend(plugged)
 
     mcp_app, unavailable = _load_mcp(service) if mcp else (None, "disabled")
     if mcp_app is not None:

@@ -103,13 +103,13 @@ class RunningServer:
 
 
 def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, upp: Any = None, omf: Any = None,
-                    app: Any = None,
+                    app: Any = None, routes: Sequence[Any] = (),
                     startup_timeout: float = 15.0, log_level: str = "warning") -> RunningServer:
     """Serve `service` (or a prebuilt ASGI `app`) with uvicorn in a daemon thread; returns once
     it accepts connections. Port 0 picks a free port: read it from `base_url`. With `upp` (a
     `UppService`), UPP is served at POST /upp too (`upp_url`); with `omf` (an `OmfEngine`), OMF at
     POST /omf/export|import|preview. The caller closes the services."""
-    app = app if app is not None else build_app(service, upp=upp, omf=omf)
+    app = app if app is not None else build_app(service, upp=upp, omf=omf, routes=routes)
     sock = _bind(host, port)
     actual = sock.getsockname()[1]
     started = threading.Event()
@@ -213,10 +213,17 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
             from memconform.reference_impl.omf.http import set_max_body
 
             set_max_body(omf_max_body)
+        from memconform.suite.specs import plugged
+
+        parts = [make(label="memconform serve", fault=_fault_for(spec.name, fault), variants=variants, timeout=10.0)
+                 for spec, make in plugged("reference")]
         try:
-            app = build_app(service, upp=upp, omf=omf)
+            app = build_app(service, upp=upp, omf=omf, routes=[r for p in parts for r in p.routes()])
             sock = _bind(host, port)
             url = _url(host, sock.getsockname()[1])
+            for part in parts:
+                part.attach(url)
+            more = "".join(f"; {line}" for line in (p.announce(url) for p in parts) if line)
 
             def announce() -> None:
                 mcp_note = (f"MCP at {url}/mcp" if app.state.mcp_unavailable is None
@@ -227,7 +234,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
                       f"{'; fault ' + fault if fault else ''}"
                       f"{'; variants ' + ', '.join(variants) if variants else ''}; {mcp_note}; "
                       f"UPP 1.0.0 JSON-RPC at POST {url}/upp, exports in {upp.export_dir}; "
-                      f"OMF 1.0 at POST {url}/omf/export|import|preview)", file=sys.stderr, flush=True)
+                      f"OMF 1.0 at POST {url}/omf/export|import|preview{more})", file=sys.stderr, flush=True)
 
             server = _Server(_config(app, "info"), on_started=announce)
             try:
@@ -235,6 +242,8 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
             finally:
                 sock.close()
         finally:
+            for part in parts:
+                part.close()
             omf.close()
             upp.close()
     finally:

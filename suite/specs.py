@@ -1,0 +1,110 @@
+"""The specs memconform knows, each declared once (issue 17).
+
+A spec lives in its own folders (`suite/<spec>/`: catalogue, model, client protocol, checks;
+`reference_impl/<spec>/`: its reference implementation, faults and variants; its drivers under
+`targets/`) and plugs in here: one `Spec` entry naming where each of its parts is. Everything that
+lists specs (the catalogues, the checks collected, the fault and variant tables, the bindings the
+reference serves, the all-spec reference server) reads this table instead of naming specs itself.
+
+Parts are named as "module" or "module:attribute" strings and imported only when used: a run
+that judges one spec never imports another's reference implementation.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    #: the module whose import registers the spec's checks (suite/registry.py)
+    checks: str
+    #: "module:TABLE" tuples of reference faults and variants (reference_impl/faults.py, variants.py)
+    faults: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+    #: the live bindings the reference implementation serves the spec over; a fault or variant
+    #: with `bindings=None` shows on each of them
+    reference_bindings: tuple[str, ...] = ()
+    #: "module:function" -> function(base_url, *, label, timeout) -> a `SpecPart` (below) or None:
+    #: how a plain http:// target discovers the spec beside the others, without side effects.
+    #: None for the specs targets/http.py finds itself (UMP, UPP, OMF).
+    http_discovery: str | None = None
+    #: "module:function" -> function(*, label, fault, variants, timeout) -> a `ReferencePart`:
+    #: the spec's piece of the reference target and of `memconform serve`. None for the specs the
+    #: reference driver and server build themselves (UMP, UPP, OMF).
+    reference: str | None = None
+
+    def load(self, part: str) -> Any:
+        module, _, attribute = part.partition(":")
+        loaded = importlib.import_module(module)
+        return getattr(loaded, attribute) if attribute else loaded
+
+
+#: In collection order (pytest-xdist needs it identical on every worker): UPP after UMP, OMF last,
+#: as the reports have always listed them.
+SPECS: dict[str, Spec] = {spec.name: spec for spec in (
+    Spec("ump", checks="memconform.suite.ump.checks",
+         faults=("memconform.reference_impl.ump.faults:UMP_FAULTS",
+                 "memconform.reference_impl.ump.binding_faults:BINDING_FAULTS"),
+         variants=("memconform.reference_impl.ump.variants:UMP_VARIANTS",),
+         reference_bindings=("http", "mcp")),
+    Spec("upp", checks="memconform.suite.upp.checks",
+         faults=("memconform.reference_impl.upp.faults:UPP_FAULTS",),
+         variants=("memconform.reference_impl.upp.variants:UPP_VARIANTS",),
+         reference_bindings=("http", "stdio")),
+    Spec("omf", checks="memconform.suite.omf.checks",
+         faults=("memconform.reference_impl.omf.faults:OMF_FAULTS",),
+         variants=("memconform.reference_impl.omf.variants:OMF_VARIANTS",),
+         reference_bindings=("cli", "http")),
+)}
+
+NAMES: tuple[str, ...] = tuple(SPECS)
+
+
+class SpecPart:
+    """What a spec found on a target gives the driver holding it (duck-typed; documented here)."""
+
+    def subjects(self) -> list[Any]:  # targets.base.Subject values, labelled by the driver
+        raise NotImplementedError
+
+    def client(self, subject: Any) -> Any:
+        raise NotImplementedError
+
+    def advertised_level(self, subject: Any) -> str | None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class ReferencePart(SpecPart):
+    """A spec's piece of the reference: `routes()` are mounted on the all-spec server before it
+    starts, `attach(base_url)` tells where it listens, `announce(base_url)` is its line in
+    `memconform serve`'s banner."""
+
+    def routes(self) -> list[Any]:
+        return []
+
+    def attach(self, base_url: str) -> None:
+        pass
+
+    def announce(self, base_url: str) -> str:
+        return ""
+
+
+def plugged(kind: str) -> list[tuple[Spec, Any]]:
+    """(spec, factory) for every spec declaring `kind` ("http_discovery" or "reference")."""
+    return [(spec, spec.load(getattr(spec, kind))) for spec in SPECS.values() if getattr(spec, kind)]
+
+
+def get(name: str) -> Spec:
+    try:
+        return SPECS[name]
+    except KeyError:
+        raise KeyError(f"unknown spec {name!r} (known: {', '.join(NAMES)})") from None
