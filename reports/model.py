@@ -133,6 +133,8 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
         row = {
             "target": target, "spec": spec, "version": version, "binding": binding,
             "level": computed["level"], "blocked_at": blocked,
+            # a spec whose levels are classes names them (OAMS: export, read/write, …)
+            **({"level_name": cat.level_name(computed["level"])} if cat.level_name(computed["level"]) else {}),
             "blocked_by": blocking(spec, version, binding, outcomes, blocked, profile),
             "profile": profile,
             "classes": compute_classes(spec, version, binding, outcomes, profile),

@@ -198,6 +198,8 @@ def summary_line(row: dict[str, Any]) -> str:
     level = row["level"]
     claim = row.get("claim")
     shown = level or (claim["title"] if claim and claim["reached"] else "—")
+    if level and row.get("level_name"):
+        shown = f"{level} ({row['level_name']})"
     profile = f" ({row['profile']})" if row.get("profile") else ""
     head = f"{row['target']} · {row['spec'].upper()} {row['version']}{profile} / {shown} / {row['binding']}"
     blocked = row.get("blocked_at")

@@ -107,6 +107,11 @@ class Catalogue:
     #: The roles the spec names (OMF: memd, a plain consumer); a target is judged under one.
     profiles: tuple[str, ...] = ()
     default_profile: str | None = None
+    #: What a level is called where the spec's levels are conformance classes (`level_names`)
+    level_names: tuple[tuple[str, str], ...] = ()
+
+    def level_name(self, level: str | None) -> str | None:
+        return dict(self.level_names).get(level) if level else None
 
     def claim_for(self, binding: str, file_as: str = "export") -> Claim | None:
         return next((c for c in self.claims if c.binding == binding and c.file_as == file_as), None)
@@ -174,7 +179,14 @@ def parse_catalogue(data: dict, spec: str) -> Catalogue:
         versions=tuple(data["versions"]), claimed_levels=tuple(data.get("claimed_levels", ())),
         requirements=tuple(reqs), claims=tuple(_claims(data.get("claim", []), spec)),
         conformance_classes=classes, profiles=profiles, default_profile=default_profile,
+        level_names=_level_names(data.get("level_names", {}), spec),
     )
+
+
+def _level_names(raw: object, spec: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(raw, dict) or any(k not in LEVELS or not isinstance(v, str) for k, v in raw.items()):
+        raise CatalogueError(f"{spec} catalogue: level_names maps levels ({', '.join(LEVELS)}) to names")
+    return tuple(sorted(raw.items(), key=lambda item: LEVELS.index(item[0])))
 
 
 def _role(value: object, where: str) -> str | None:

@@ -1,3 +1,0 @@
-OAMS_FAULTS = ()
-def by_name(name):
-    return None
