@@ -36,14 +36,23 @@ class _Commands(click.Group):
             "variants": ("memconform.suite.cli_variants", "variants"),
             "token": ("memconform.suite.cli_token", "token")}
 
+    @classmethod
+    def _lazy(cls) -> dict[str, tuple[str, str]]:
+        """The commands above and those the specs plug in (suite/specs.py, `cli`)."""
+        from memconform.suite.specs import SPECS
+
+        plugged = {name: tuple(spec.cli.split(":", 1)) for name, spec in SPECS.items() if spec.cli}
+        return {**cls.LAZY, **plugged}  # type: ignore[dict-item]
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *self.LAZY])
+        return sorted({*super().list_commands(ctx), *self._lazy()})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in self.LAZY:
+        lazy = self._lazy()
+        if name in lazy and name not in super().list_commands(ctx):
             import importlib
 
-            module, attr = self.LAZY[name]
+            module, attr = lazy[name]
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
 

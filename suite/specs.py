@@ -36,6 +36,9 @@ class Spec:
     #: the spec's piece of the reference target and of `memconform serve`. None for the specs the
     #: reference driver and server build themselves (UMP, UPP, OMF).
     reference: str | None = None
+    #: "module:command": the spec's `memconform <name> …` click command or group, imported only
+    #: when named (suite/cli.py)
+    cli: str | None = None
 
     def load(self, part: str) -> Any:
         module, _, attribute = part.partition(":")
