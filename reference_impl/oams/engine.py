@@ -125,8 +125,9 @@ class OamsService:
         probe.setdefault("updated_at", probe["created_at"] if "created_at" in memory else "2000-01-01T00:00:00Z")
         if "created_at" in memory and "updated_at" not in memory:
             probe["updated_at"] = memory["created_at"]
-        problems = [p for p in model.memory_problems(probe) if p.requirement != "oams/updated-not-before-created"
-                    or "updated_at" in memory]
+        # the scope rule is _check_namespace's (above); the order of times only binds given ones
+        problems = [p for p in model.memory_problems(probe) if p.requirement != "oams/scope-no-slash-colon"
+                    and (p.requirement != "oams/updated-not-before-created" or "updated_at" in memory)]
         if problems:
             raise invalid("; ".join(str(p) for p in problems[:5]), problems=[p.requirement for p in problems])
         if len(memory.get("tags") or ()) > MAX_TAGS or len(memory.get("embedding") or ()) > MAX_EMBEDDING:

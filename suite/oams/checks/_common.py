@@ -69,6 +69,8 @@ def listed(ctx: Any, ns: str, **filters: Any) -> list[Any]:
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
         reply = ctx.client.list(ns, cursor=cursor, **filters)
+        if reply.error_code == model.NAMESPACE_NOT_FOUND and not out:
+            return []  # nothing was ever written there: -32001 is one reading of an empty namespace (A17)
         precondition(reply, f"listing {ns!r}")
         items, how = reply.memories()
         if items is None:

@@ -11,6 +11,7 @@ from memconform.suite.oams.checks._common import (LIVE, error_shape_problem, jud
                                                   namespace, precondition, recalled, say)
 from memconform.suite.oams.checks.recall import seed
 from memconform.suite.oams.client import shown
+from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
 
@@ -141,6 +142,8 @@ def forget_unknown(ctx: Any) -> None:
     ns = namespace(ctx, tag="nokey")
     precondition(ctx.client.store(model.new_memory(ns, key("other"), "something else")), "STORE")
     reply = ctx.client.forget(ns, key("never"))
+    if reply.not_served:
+        raise NotApplicable(f"FORGET is not served ({reply.describe()}; judged by oams/operations-served)")
     if reply.ok or (reply.status is not None and 200 <= reply.status < 300 and reply.error is None):
         if ctx.binding == "http" and reply.status != 204:
             say(ctx, "oams/forget-204", f"FORGET answered success with HTTP {reply.status}, not 204", reply)
@@ -177,13 +180,15 @@ def batch_atomic(ctx: Any) -> None:
     good = [model.new_memory(ns, key("ok"), "fine one"), model.new_memory(ns, key("ok"), "fine two")]
     batch = [good[0], {"key": key("bad"), "namespace": ns, "value": 42}, good[1]]
     reply = ctx.client.batch_store(batch)
+    if reply.not_served:
+        raise NotApplicable(f"BATCH_STORE is not served ({reply.describe()}; judged by oams/operations-served)")
     judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
                 what="BATCH_STORE whose second memory has a number as value")
     held = keys_of(listed(ctx, ns))
     written = [m["key"] for m in good if m["key"] in held]
-    if written:
-        say(ctx, "oams/batch-atomic", f"the batch was {'refused' if not reply.ok else 'answered'}, yet LIST holds its "
-                                      f"valid members {written}: either all writes succeed or none do", reply)
+    if written and not reply.ok:
+        say(ctx, "oams/batch-atomic", f"the batch was refused, yet LIST holds its valid members {written}: either all "
+                                      "writes succeed or none do", reply)
 
 
 @check("oams/error-shape", spec="oams", bindings=LIVE, requirements=("oams/error-shape", "oams/error-codes"),
@@ -201,6 +206,8 @@ def error_shape(ctx: Any) -> None:
         (c.batch_store("not an array"), "a BATCH_STORE whose memories is a string", model.VALIDATION_FAILED),
     ]
     for reply, what, code in sends:
+        if reply.not_served:
+            continue  # an operation that is not there: oams/operations-served
         if reply.ok:
             say(ctx, "oams/error-shape", f"{what} was accepted", reply)
             continue

@@ -49,11 +49,10 @@ def operations_served(ctx: Any) -> None:
             say(ctx, rule, f"{where_op(ctx, op)} is not served", reply)
         elif not reply.ok and not (op == "forget" and reply.status == 204):
             say(ctx, rule, f"{where_op(ctx, op)} answered an error to a well-formed request", reply)
-        elif op == "store" and model.memory_problems(reply.result):
-            say(ctx, rule, f"{where_op(ctx, op)} answered something that is not an OAMS 0.1 memory: "
+        elif op == "store" and (not isinstance(reply.result, dict)
+                                or any(f not in reply.result for f in ("key", "namespace", "value"))):
+            say(ctx, rule, f"{where_op(ctx, op)} answered something that is not an OAMS 0.1 memory, field by field: "
                            f"{model.shape_report(reply.result)}", reply)
-        elif op in ("list", "recall", "batch_store") and reply.memories()[0] is None:
-            say(ctx, rule, f"{where_op(ctx, op)} answered {reply.memories()[1]}", reply)
     if missing:
         note = (" — none of the five operations is where OAMS 0.1 puts it: this server does not speak OAMS 0.1's "
                 "REST binding (an earlier draft has other paths and field names)" if len(missing) == 5 else "")
@@ -88,7 +87,8 @@ def store_returns_memory(ctx: Any) -> None:
             if "created_at" not in got or "updated_at" not in got:
                 say(ctx, "oams/store-returns-stored", "STORE without timestamps answered no server-assigned "
                                                       f"created_at/updated_at ({model.shape_report(got)})", reply)
-            elif not same_instant(got["created_at"], got["updated_at"]):
+            elif model.parse_time(got["created_at"]) and model.parse_time(got["updated_at"]) and \
+                    not same_instant(got["created_at"], got["updated_at"]):
                 say(ctx, "oams/updated-equals-created", f"a memory written once has created_at {got['created_at']} "
                                                         f"but updated_at {got['updated_at']}", reply)
         back = find(listed(ctx, ns), memory["key"])
@@ -127,22 +127,22 @@ def store_idempotent(ctx: Any) -> None:
     memory = model.new_memory(ns, key("idem"), "stored twice", tags=["x"])
     first = ctx.client.store(memory)
     precondition(first, "the first STORE")
+    before = find(listed(ctx, ns), memory["key"]) or {}
     second = ctx.client.store(memory)
     if not second.ok:
         say(ctx, "oams/store-idempotent", "repeating an identical STORE was refused", second)
         return
-    a, b = first.result, second.result
-    if isinstance(a, dict) and isinstance(b, dict):
-        if not same_instant(a.get("created_at"), b.get("created_at")):
-            say(ctx, "oams/store-idempotent", f"created_at moved from {a.get('created_at')} to {b.get('created_at')} "
-                                              "on an identical repeat", second)
-        if b.get("value") != memory["value"]:
-            say(ctx, "oams/store-idempotent", "the value changed on an identical repeat", second)
+    if isinstance(second.result, dict) and second.result.get("value") != memory["value"]:
+        say(ctx, "oams/store-idempotent", "the value changed on an identical repeat", second)
     items = listed(ctx, ns)
     same = [m for m in items if isinstance(m, dict) and m.get("key") == memory["key"]]
     if len(same) != 1:
         say(ctx, "oams/ns-key-unique", f"after two STOREs of ({ns!r}, {memory['key']!r}) LIST holds {len(same)} "
                                        "memories with that pair", sent=memory, received=items)
+    elif model.parse_time(before.get("created_at")) and not same_instant(before.get("created_at"),
+                                                                          same[0].get("created_at")):
+        say(ctx, "oams/store-idempotent", f"created_at moved from {before.get('created_at')} to "
+                                          f"{same[0].get('created_at')} on an identical repeat", second)
 
 
 @check("oams/store-upsert", spec="oams", bindings=LIVE, requirements=("oams/store-upsert", "oams/ns-key-unique"),
@@ -152,19 +152,15 @@ def store_upsert(ctx: Any) -> None:
     k = key("upsert")
     first = ctx.client.store(model.new_memory(ns, k, "old value"))
     precondition(first, "the first STORE")
+    a = find(listed(ctx, ns), k) or {}
     memory = model.new_memory(ns, k, "new value")
     second = ctx.client.store(memory)
     if not second.ok:
         say(ctx, "oams/store-upsert", "STORE of a new value on an existing (namespace, key) was refused", second)
         return
-    a, b = first.result or {}, second.result or {}
+    b = second.result if isinstance(second.result, dict) else {}
     if b.get("value") != "new value":
         say(ctx, "oams/store-upsert", f"the answer's value is {b.get('value')!r}, not the new one", second)
-    if not same_instant(a.get("created_at"), b.get("created_at")):
-        say(ctx, "oams/store-upsert", f"created_at moved from {a.get('created_at')} to {b.get('created_at')}", second)
-    ta, tb = model.parse_time(a.get("updated_at")), model.parse_time(b.get("updated_at"))
-    if ta and tb and tb < ta:
-        say(ctx, "oams/store-upsert", f"updated_at went back from {a.get('updated_at')} to {b.get('updated_at')}", second)
     items = listed(ctx, ns)
     same = [m for m in items if isinstance(m, dict) and m.get("key") == k]
     if len(same) != 1:
@@ -173,6 +169,14 @@ def store_upsert(ctx: Any) -> None:
     elif same[0].get("value") != "new value":
         say(ctx, "oams/store-upsert", f"LIST reads the value {same[0].get('value')!r} after the upsert",
             sent=memory, received=same[0])
+    else:
+        if model.parse_time(a.get("created_at")) and not same_instant(a.get("created_at"), same[0].get("created_at")):
+            say(ctx, "oams/store-upsert", f"created_at moved from {a.get('created_at')} to "
+                                          f"{same[0].get('created_at')}", second)
+        ta, tb = model.parse_time(a.get("updated_at")), model.parse_time(same[0].get("updated_at"))
+        if ta and tb and tb < ta:
+            say(ctx, "oams/store-upsert", f"updated_at went back from {a.get('updated_at')} to "
+                                          f"{same[0].get('updated_at')}", second)
 
 
 @check("oams/tags-lowercase", spec="oams", bindings=LIVE, requirements=("oams/tags-lowercase",),
@@ -182,9 +186,11 @@ def tags_lowercase(ctx: Any) -> None:
     memory = model.new_memory(ns, key("tags"), "tagged", tags=["Research", "MixedCase"])
     reply = ctx.client.store(memory)
     precondition(reply, "STORE with tags")
-    tags = reply.result.get("tags") if isinstance(reply.result, dict) else None
+    back = find(listed(ctx, ns), memory["key"])
+    tags = back.get("tags") if isinstance(back, dict) else None
     if tags != ["research", "mixedcase"]:
-        say(ctx, "oams/tags-lowercase", f"tags {memory['tags']} came back {tags!r}, not lowercased", reply)
+        say(ctx, "oams/tags-lowercase", f"tags {memory['tags']} were stored as {tags!r} (LIST), not lowercased",
+            sent=memory, received=back)
 
 
 #: (what, the memory's members beyond key/namespace, or None to leave value out)
@@ -219,12 +225,13 @@ def invalid_memory_refused(ctx: Any) -> None:
         say(ctx, "oams/invalid-memory-refused", f"LIST of {ns!r} holds invalid memories {stored}")
 
 
-@check("oams/scope-refused", spec="oams", bindings=LIVE, requirements=("oams/scope-no-slash-colon", "oams/error-codes"),
+@check("oams/scope-refused", spec="oams", bindings=LIVE,
+       requirements=("oams/scope-no-slash-colon", "oams/error-codes", "oams/error-shape"),
        title="A STORE into a namespace whose scope holds / or : is refused with -32003")
 def scope_refused(ctx: Any) -> None:
     owner = namespace(ctx, tag="scope").split(":")[0]
     for bad in (f"{owner}:a/b", f"{owner}:a:b"):
         reply = ctx.client.store(model.new_memory(bad, key("scope"), "scoped"))
         judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/scope-no-slash-colon",
-                    what=f"STORE into namespace {bad!r}", shape_rule="oams/error-codes")
+                    what=f"STORE into namespace {bad!r}")
 
