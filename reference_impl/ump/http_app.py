@@ -22,6 +22,7 @@ the event loop.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import json
@@ -223,6 +224,70 @@ def _sse_frame(event: Any, named: bool = True) -> str:
         return f"data: {json.dumps(other, ensure_ascii=False, separators=(',', ':'))}\n\n"
     name = etype if isinstance(etype, str) and etype and "\n" not in etype and "\r" not in etype else "message"
     return f"event: {name}\ndata: {data}\n\n"
+
+
+class _LazyMcp:
+    """The /mcp route, built off the start-up path: importing the MCP SDK takes over a second,
+    and the server answers HTTP (and UPP, OMF) at once while it loads in a thread. A request to
+    /mcp before then waits for it. The MCP app's lifespan (its session manager, a task group)
+    runs in one task of its own from the server's start to its stop, as anyio needs it entered
+    and left in the same task."""
+
+    def __init__(self, service: Any):
+        self.service = service
+        self.app: ASGIApp | None = None
+        self.unavailable: str | None = None
+        self._built = threading.Event()
+        self._ready: asyncio.Event | None = None
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        threading.Thread(target=self._build, name="ump-mcp-loader", daemon=True).start()
+
+    def _build(self) -> None:
+        try:
+            self.app, self.unavailable = _load_mcp(self.service)
+        finally:
+            self._built.set()
+
+    def start(self) -> None:
+        self._ready, self._stop = asyncio.Event(), asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        assert self._ready is not None and self._stop is not None
+        try:
+            await anyio.to_thread.run_sync(self._built.wait)
+            router = getattr(self.app, "router", None)
+            if router is not None and getattr(router, "lifespan_context", None) is not None:
+                async with router.lifespan_context(self.app):
+                    self._ready.set()
+                    await self._stop.wait()
+        except Exception as exc:  # noqa: BLE001 - the binding fails, HTTP stays up
+            log.exception("the MCP binding failed to start")
+            self.app, self.unavailable = None, f"the MCP binding failed to start: {type(exc).__name__}: {exc}"
+        finally:
+            self._ready.set()
+
+    async def stop(self) -> None:
+        if self._task is None or self._stop is None:
+            return
+        self._stop.set()
+        with contextlib.suppress(Exception):
+            await self._task
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self._ready is not None:
+            await self._ready.wait()
+        else:  # served without its lifespan: the app, at least, once built
+            await anyio.to_thread.run_sync(self._built.wait)
+        if self.app is None:
+            response = error_response("not_found", f"no MCP endpoint here: {self.unavailable}")
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        return self._built.wait(timeout)
 
 
 def _load_mcp(service: Any) -> tuple[ASGIApp | None, str | None]:
@@ -434,29 +499,28 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
     routes = wrapped(service, "ump", "http.routes", routes)
     routes.extend(plugged)
 
-    mcp_app, unavailable = _load_mcp(service) if mcp else (None, "disabled")
-    if mcp_app is not None:
+    lazy_mcp = _LazyMcp(service) if mcp else None
+    if lazy_mcp is not None:
         # The MCP app routes its own /mcp path: hand it the request unchanged (a Mount would
         # strip the prefix and redirect /mcp to /mcp/).
-        routes.append(Route("/mcp", mcp_app))
+        routes.append(Route("/mcp", lazy_mcp))
     else:
         @endpoint
         async def no_mcp(request: Request) -> Response:
-            return error_response("not_found", f"no MCP endpoint here: {unavailable}")
+            return error_response("not_found", "no MCP endpoint here: disabled")
         routes.append(Route("/mcp", no_mcp, methods=["GET", "POST", "DELETE"]))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         closing.clear()
-        async with contextlib.AsyncExitStack() as stack:
-            router = getattr(mcp_app, "router", None)
-            if router is not None and getattr(router, "lifespan_context", None) is not None:
-                # the MCP session manager runs in the mounted app's lifespan
-                await stack.enter_async_context(router.lifespan_context(mcp_app))
-            try:
-                yield
-            finally:
-                closing.set()
+        try:
+            if lazy_mcp is not None:
+                lazy_mcp.start()
+            yield
+        finally:
+            closing.set()
+            if lazy_mcp is not None:
+                await lazy_mcp.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_exception, Exception: unexpected})
@@ -465,5 +529,5 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
     app.state.service = service
     app.state.upp = upp
     app.state.omf = omf
-    app.state.mcp_unavailable = unavailable
+    app.state.mcp = lazy_mcp
     return wrapped(service, "ump", "http.app", app)

@@ -226,8 +226,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 8700, db: str | None = None,
             more = "".join(f"; {line}" for line in (p.announce(url) for p in parts) if line)
 
             def announce() -> None:
-                mcp_note = (f"MCP at {url}/mcp" if app.state.mcp_unavailable is None
-                            else f"no MCP: {app.state.mcp_unavailable}")
+                mcp_note = f"MCP at {url}/mcp" if app.state.mcp is not None else "no MCP"
                 print(f"memconform: reference UMP server listening on {url} "
                       f"(UMP {', '.join(service.versions)}; capabilities "
                       f"{'required' if require_capability else 'optional'}"
