@@ -102,9 +102,10 @@ class OamsService:
         if not isinstance(memory, dict):
             raise invalid(f"{where} is not a JSON object")
         try:
-            size = len(json.dumps(memory, ensure_ascii=False).encode("utf-8"))
-        except (TypeError, ValueError, RecursionError):
-            raise invalid(f"{where} is not JSON-serializable") from None
+            size = len(json.dumps(memory, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+        except (TypeError, ValueError, RecursionError):  # a lone surrogate, a number beyond double range, …
+            raise invalid(f"{where} is not JSON-serializable as UTF-8 (a lone surrogate or a non-finite number)") \
+                from None
         if size > MAX_MEMORY_BYTES:
             raise OamsError(QUOTA_EXCEEDED, f"quota exceeded: {where} is {size} bytes (at most {MAX_MEMORY_BYTES})")
         for name in ("key", "namespace"):
@@ -161,16 +162,19 @@ class OamsService:
         if self.policy.lowercase_tags and isinstance(doc.get("tags"), list):
             doc["tags"] = [t.lower() for t in doc["tags"]]
         if existing is None:
-            doc.setdefault("created_at", now)
+            doc.setdefault("created_at", doc.get("updated_at", now))
             doc.setdefault("updated_at", doc["created_at"])
-            return doc
-        doc.setdefault("created_at", existing["created_at"])
-        if "updated_at" not in doc:
-            same = {k: v for k, v in doc.items() if k not in ("created_at", "updated_at")} == \
-                   {k: v for k, v in existing.items() if k not in ("created_at", "updated_at")}
-            doc["updated_at"] = existing["updated_at"] if same and not self.policy.repeat_store_touches else now
-            if model.parse_time(doc["updated_at"]) < model.parse_time(doc["created_at"]):  # type: ignore[operator]
-                doc["updated_at"] = doc["created_at"]
+        else:
+            doc.setdefault("created_at", existing["created_at"])
+            if "updated_at" not in doc:
+                same = {k: v for k, v in doc.items() if k not in ("created_at", "updated_at")} == \
+                       {k: v for k, v in existing.items() if k not in ("created_at", "updated_at")}
+                doc["updated_at"] = existing["updated_at"] if same and not self.policy.repeat_store_touches else now
+                if model.parse_time(doc["updated_at"]) < model.parse_time(doc["created_at"]):  # type: ignore[operator]
+                    doc["updated_at"] = doc["created_at"]
+        if model.parse_time(doc["updated_at"]) < model.parse_time(doc["created_at"]):  # type: ignore[operator]
+            raise invalid(f"updated_at {doc['updated_at']} is before created_at {doc['created_at']}",
+                          field="updated_at")
         return doc
 
     def _write(self, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -75,7 +75,7 @@ class RestBinding:
             if len(data) > MAX_BODY:
                 raise OamsError(-32004, f"quota exceeded: body over {MAX_BODY} bytes")
         try:
-            return json.loads(bytes(data).decode("utf-8"), parse_constant=_no_constant)
+            return json.loads(bytes(data).decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
         except (ValueError, UnicodeDecodeError, RecursionError):
             raise OamsError(-32700, "parse error: the body is not JSON") from None
 
@@ -84,7 +84,10 @@ class RestBinding:
         path = raw.decode("latin-1").split("?", 1)[0]
         if not path.startswith(PREFIX + "/"):
             raise OamsError(-32601, f"no OAMS endpoint at {path[:200]}")
-        parts = [urllib.parse.unquote(p, errors="strict") for p in path[len(PREFIX) + 1:].split("/")]
+        try:
+            parts = [urllib.parse.unquote(p, errors="strict") for p in path[len(PREFIX) + 1:].split("/")]
+        except UnicodeDecodeError:
+            raise invalid("a path segment is not percent-encoded UTF-8") from None
         method = request.method
         svc = self.service
         if parts == ["recall"]:
@@ -130,6 +133,13 @@ class _MethodNotAllowed(OamsError):
 
 def _no_constant(name: str) -> Any:
     raise ValueError(name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is beyond a double")
+    return value
 
 
 def binding(service: OamsService) -> RestBinding:

@@ -32,6 +32,13 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is beyond a double")
+    return value
+
+
 def _readable_id(value: Any) -> bool:
     return value is None or isinstance(value, str) or (
         isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
@@ -66,7 +73,7 @@ class RpcEndpoint:
             if len(body) > MAX_MESSAGE:
                 return self.render(self.error(None, INVALID_REQUEST, f"message over {MAX_MESSAGE} bytes"))
             try:
-                message = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+                message = json.loads(body.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
             except (ValueError, UnicodeDecodeError, RecursionError):
                 return self.render(self.error(None, PARSE_ERROR, "Parse error"))
             if isinstance(message, list):

@@ -264,3 +264,28 @@ def test_export_import_round_trip(service, tmp_path):
         import_bundle(OamsService(), folder)
     assert import_bundle(OamsService(), folder / "memories.jsonl")["imported"] == 2
     other.close()
+
+
+@pytest.mark.parametrize("method, path, body", [
+    ("PUT", "/v1/oams/memories/a%3Ab/k", b'{"value": "\\ud800"}'),
+    ("PUT", "/v1/oams/memories/a%3Ab/%ff", b'{"value": "x"}'),
+    ("PUT", "/v1/oams/memories/a%3Ab/k", b'{"value": "x", "metadata": {"n": 1e400}}'),
+    ("PUT", "/v1/oams/memories/a%3Ab/k", b"[" * 100000),
+    ("PUT", "/v1/oams/memories/a%3Ab/k", b'{"value": "x", "metadata": {"n": NaN}}'),
+    ("POST", "/v1/oams/recall", b'{"namespace": "a:b", "query": "x", "k": 1e300}'),
+    ("POST", "/v1/oams/recall", b'{"namespace": "a:b", "query": "x", "tags": [1]}'),
+    ("GET", "/v1/oams/memories/a%3Ab?limit=99999999999999999999999", None),
+    ("GET", "/v1/oams/memories/a%3Ab?limit=-1", None),
+    ("GET", "/v1/oams/memories/a%3Ab?since=%ff", None),
+    ("GET", "/v1/oams/memories/a%3Ab?cursor=%ff%fe", None),
+    ("POST", "/v1/oams/memories/batch", b'{"memories": [{"key": "k", "namespace": "a:b", "value": "v", "tags": ["\\ud800"]}]}'),
+    ("POST", "/v1/oams/memories/batch", b'{"memories": null}'),
+    ("POST", "/v1/oams/consolidate", b'{"namespace": 5}'),
+    ("DELETE", "/v1/oams/memories/a%3Ab/", None),
+])
+def test_hostile_rest_input_never_500_and_never_poisons(rest, method, path, body):
+    r = rest.request(method, path, content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code < 500, r.text
+    if r.status_code >= 400:
+        assert isinstance(r.json()["error"]["code"], int)
+    assert rest.get("/v1/oams/memories/a%3Ab").status_code == 200
