@@ -168,7 +168,6 @@ class UppEventsMachine(SpecMachine):
             e = events[i]
             new = Ev(e["value"], list(e["labels"]), e["confidence"], e["source_type"], self.step_no)
             self._store(user, new)
-        self._learn_ids(user, [e for e in user.events if e.step == self.step_no])
 
     def _store(self, user: User, new: Ev) -> None:
         singular = {x for x in new.labels if x in SINGULAR}
@@ -185,13 +184,12 @@ class UppEventsMachine(SpecMachine):
             return reply, []
         return reply, None
 
-    def _learn_ids(self, user: User, new: list[Ev]) -> None:
-        """Match the events this step placed with the ids the server lists for them (by value)."""
+    def _learn_ids(self, user: User, listed: list[dict[str, Any]]) -> None:
+        """Match the events placed since the last listing with the ids the server lists for them
+        (by value and labels)."""
+        new = [e for e in user.events if e.id is None]
         if not new:
             return
-        _, listed = self._listing(user)
-        if listed is None:
-            return  # the invariant judges the listing itself
         known = {e.id for e in user.events if e.id}
         fresh = [e for e in listed if e.get("id") not in known]
         # events with one value and labels are told apart by their supersession chains: the oldest
@@ -258,6 +256,7 @@ class UppEventsMachine(SpecMachine):
         reply, listed = self._listing(user)
         if listed is None:
             return  # not a listing: judged by upp/l2/get-events; nothing to compare here
+        self._learn_ids(user, listed)
         by_id = {e.get("id"): e for e in listed}
         missing = [ev for ev in user.events if ev.id is None or ev.id not in by_id]
         if missing:
