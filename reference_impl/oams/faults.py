@@ -1,0 +1,588 @@
+"""OAMS faults of the reference implementation (spec "oams", since 0.1): each one deliberate
+violation, made apart from the right implementation by wrapping a method (reference_impl/wraps.py)
+of the engine (plain keys: `store`, `_stamp`, `_validate`, …), of its REST adapter (`rest.<method>`,
+http.RestBinding), its JSON-RPC endpoint (`rpc.<method>`, rpc.RpcEndpoint) or its exporter
+(`file.<method>`, bundle.Exporter), or by setting a decision point of policy.OamsPolicy
+(`overrides`). engine.py, http.py, rpc.py and bundle.py hold no branch on a fault's name.
+
+`breaks` are exactly the requirements the checks report against each fault (tests/oams/
+test_faults.py holds the suite to it); where a fault shows in more than one check, the reason is
+in its description. `bindings` None: every live binding (http, jsonrpc, stdio)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from memconform.reference_impl.faults import Fault
+from memconform.reference_impl.oams.engine import OamsError, invalid
+from memconform.reference_impl.wraps import after, before, each, instead
+from memconform.suite.oams import model
+
+LIVE = ("http", "jsonrpc", "stdio")
+ALL = (*LIVE, "file")
+
+
+def _f(name: str, description: str, *breaks: str, bindings: tuple[str, ...] | None = LIVE,
+       overrides: dict[str, Any] | None = None, wraps: dict[str, Callable[..., Any]] | None = None) -> Fault:
+    return Fault(f"oams-{name}", "oams", description, tuple(f"oams/{b}" for b in breaks), since="0.1",
+                 bindings=bindings, overrides=dict(overrides or {}), wraps=dict(wraps or {}))
+
+
+def _wrap(name: str, make: Callable[[Any, Callable[..., Any]], Callable[..., Any]]) -> dict[str, Any]:
+    return {name: make}
+
+
+# -- the wrong implementations that need more than a line ---------------------------------------------
+
+def _answers_input(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def store(memory: Any, namespace: Any = None, key: Any = None) -> Any:
+        original(memory, namespace, key)
+        return dict(memory)
+    return store
+
+
+def _later_updated(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        doc = original(memory, existing, now)
+        if existing is None and "updated_at" not in memory:
+            t = model.parse_time(doc["created_at"]) + timedelta(milliseconds=1)  # type: ignore[operator]
+            doc["updated_at"] = t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return doc
+    return stamp
+
+
+def _created_now(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        doc = original(memory, existing, now)
+        if existing is None:
+            doc["created_at"] = now
+        return doc
+    return stamp
+
+
+def _upsert_resets_created(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        doc = original(memory, existing, now)
+        if existing is not None and "created_at" not in memory:
+            doc["created_at"] = now
+            doc["updated_at"] = now
+        return doc
+    return stamp
+
+
+def _upsert_keeps_old(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        return dict(existing) if existing is not None else original(memory, existing, now)
+    return stamp
+
+
+def _duplicate_pairs() -> dict[str, Any]:
+    writes: dict[tuple[str, str], int] = {}
+
+    def put(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(doc: dict[str, Any]) -> None:
+            pair = (doc["namespace"], doc["key"])
+            writes[pair] = writes.get(pair, 0) + 1
+            original(doc)
+        return wrong
+
+    def live(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(namespaces: list[str]) -> list[dict[str, Any]]:
+            out = []
+            for d in original(namespaces):
+                out.append(d)
+                if writes.get((d["namespace"], d["key"]), 0) > 1:
+                    out.append(dict(d))
+            return out
+        return wrong
+
+    return {"_put": put, "_live": live}
+
+
+def _accepts_any_value(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def validate(memory: Any, where: str = "memory") -> Any:
+        if isinstance(memory, dict):
+            value = memory.get("value", "")
+            memory = {**memory, "value": value if isinstance(value, str) else json.dumps(value)}
+        return original(memory, where)
+    return validate
+
+
+def _scope_unchecked(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def check_namespace(namespace: Any, field: str = "namespace") -> str:
+        if isinstance(namespace, str) and namespace:
+            return namespace
+        return original(namespace, field)
+    return check_namespace
+
+
+def _recall_all_namespaces(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def scope(params: dict[str, Any]) -> list[str]:
+        spaces = original(params)
+        owners = {model.owner_of(s) for s in spaces}
+        rows = service._db.execute("SELECT DISTINCT namespace FROM memories").fetchall()
+        return sorted({r[0] for r in rows if model.owner_of(r[0]) in owners} | set(spaces))
+    return scope
+
+
+def _cross_owner(code: int | None) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
+    def make(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def scope(params: dict[str, Any]) -> list[str]:
+            try:
+                return original(params)
+            except OamsError as exc:
+                if exc.code != model.CROSS_NAMESPACE_DENIED:
+                    raise
+                if code is not None:
+                    raise OamsError(code, "validation failed: namespaces of several owners") from None
+                return list(params["namespaces"])
+        return scope
+    return make
+
+
+def _cursor_overlap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def cursor(value: Any) -> Any:
+        after_ = original(value)
+        return None if after_ is None else (after_[0], after_[1][:-1])
+    return cursor
+
+
+def _forget_noop(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def forget(namespace: Any, key: Any) -> None:
+        if service._row(namespace, key) is None:
+            return original(namespace, key)
+        return None
+    return forget
+
+
+def _live_with_deleted(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def live(namespaces: list[str]) -> list[dict[str, Any]]:
+        marks = ",".join("?" * len(namespaces))
+        rows = service._db.execute(f"SELECT doc FROM memories WHERE namespace IN ({marks}) ORDER BY updated DESC, key",
+                                   namespaces).fetchall()
+        return [json.loads(r[0]) for r in rows]
+    return live
+
+
+def _batch_partial(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def batch_store(memories: Any) -> Any:
+        if not isinstance(memories, list):
+            return original(memories)
+        out = []
+        for i, m in enumerate(memories):
+            try:
+                out.extend(service._write([service._validate(m, f"memories[{i}]")]))
+            except OamsError as exc:
+                raise OamsError(exc.code, exc.message, {"index": i}) from None
+        return out
+    return batch_store
+
+
+def _validation_code(code: int) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
+    def make(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def validate(memory: Any, where: str = "memory") -> Any:
+            try:
+                return original(memory, where)
+            except OamsError as exc:
+                if exc.code == model.VALIDATION_FAILED:
+                    raise OamsError(code, exc.message, exc.data) from None
+                raise
+        return validate
+    return make
+
+
+def _forget_unknown_code(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def forget(namespace: Any, key: Any) -> None:
+        try:
+            return original(namespace, key)
+        except OamsError as exc:
+            if exc.code == model.MEMORY_NOT_FOUND:
+                raise OamsError(model.NAMESPACE_NOT_FOUND, "namespace not found") from None
+            raise
+    return forget
+
+
+_KNOWN_SCHEMES = ("http://", "https://", "sha256:", "imap:", "slack:", "transcript:", "dream:")
+
+
+def _unresolvable_dropped(*args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    memories = args[0] if args else kwargs.get("memories")
+    if isinstance(memories, list):
+        memories = [{**m, "source_id": None} if isinstance(m, dict) and isinstance(m.get("source_id"), str)
+                    and not m["source_id"].startswith(_KNOWN_SCHEMES) else m for m in memories]
+    return (memories,), {}
+
+
+def _refuse_unknown_members(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def validate(memory: Any, where: str = "memory") -> Any:
+        if isinstance(memory, dict):
+            unknown = sorted(set(memory) - set(model.FIELDS))
+            if unknown:
+                raise invalid(f"unknown members {unknown}")
+        return original(memory, where)
+    return validate
+
+
+def _refuse_unknown_strategy(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def validate(memory: Any, where: str = "memory") -> Any:
+        meta = memory.get("metadata") if isinstance(memory, dict) else None
+        if isinstance(meta, dict) and "dream_strategy" in meta and not model.strategy_known(meta["dream_strategy"]):
+            raise invalid(f"unknown dream_strategy {meta['dream_strategy']!r}")
+        return original(memory, where)
+    return validate
+
+
+def _vendor_rewritten(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        doc = original(memory, existing, now)
+        meta = doc.get("metadata")
+        if isinstance(meta, dict) and str(meta.get("dream_strategy", "")).startswith("vendor:"):
+            doc["metadata"] = {**meta, "dream_strategy": "synthesize"}
+        return doc
+    return stamp
+
+
+def _consolidation_without(member: str) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
+    def make(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def consolidate(namespace: Any, strategy: Any = "synthesize") -> Any:
+            made = original(namespace, strategy)
+            fixed = []
+            for m in made:
+                m = dict(m)
+                if member == "parent_id":
+                    m.pop("parent_id", None)
+                else:
+                    m["metadata"] = {k: v for k, v in (m.get("metadata") or {}).items() if k != member}
+                with service._lock:
+                    service._put(m)
+                fixed.append(m)
+            return fixed
+        return consolidate
+    return make
+
+
+def _unserved(op: str) -> Callable[..., Any]:
+    def wrong(*args: Any, **kwargs: Any) -> Any:
+        raise OamsError(-32601, f"method not found: {op}")
+    return wrong
+
+
+def _ms(value: Any) -> Any:
+    t = model.parse_time(value)
+    return int(t.timestamp() * 1000) if t is not None else value
+
+
+def _times_as_ms(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def present(doc: dict[str, Any]) -> dict[str, Any]:
+        out = original(doc)
+        for name in ("created_at", "updated_at"):
+            if name in out:
+                out[name] = _ms(out[name])
+        return out
+    return present
+
+
+def _rank_embedded_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def rank(query: str, docs: list[dict[str, Any]]) -> Any:
+        return original(query, [d for d in docs if "embedding" in d])
+    return rank
+
+
+# -- REST, JSON-RPC and file seams --------------------------------------------------------------------
+
+def _forget_200(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from starlette.responses import JSONResponse
+
+    return lambda: JSONResponse({"deleted": True}, status_code=200)
+
+
+def _flat_errors(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from starlette.responses import JSONResponse
+
+    from memconform.reference_impl.oams.http import STATUS
+
+    return lambda exc: JSONResponse({"code": exc.code, "message": exc.message}, status_code=STATUS.get(exc.code, 400))
+
+
+def _rpc_error_without_message(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+        answer = original(id_, code, message, data)
+        answer["error"].pop("message", None)
+        return answer
+    return error
+
+
+def _lines_descending(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda memories: b"".join(reversed(original(memories).splitlines(keepends=True)))
+
+
+def _lines_crlf(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda memories: original(memories).replace(b"\n", b"\r\n")
+
+
+def _lines_duplicate_first(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def lines(memories: list[dict[str, Any]]) -> bytes:
+        data = original(memories)
+        first = data.splitlines(keepends=True)[:1]
+        return b"".join(first) + data
+    return lines
+
+
+def _lines_without_source(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda memories: original([{k: v for k, v in m.items() if k != "source_id"} for m in memories])
+
+
+def _lines_offset_times(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from datetime import timezone
+
+    def shift(value: Any) -> Any:
+        t = model.parse_time(value)
+        return t.astimezone(timezone(timedelta(hours=2))).isoformat() if t else value
+
+    return lambda memories: original([{**m, "created_at": shift(m["created_at"]), "updated_at": shift(m["updated_at"])}
+                                      for m in memories])
+
+
+def _lines_change(change: Callable[[list[dict[str, Any]]], None]) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
+    """memories.jsonl written from changed copies of the memories (sorted by the original times)."""
+    def make(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def lines(memories: list[dict[str, Any]]) -> bytes:
+            ordered = [json.loads(line) for line in original(memories).splitlines()]
+            change(ordered)
+            return b"".join(json.dumps(m, ensure_ascii=False).encode() + b"\n" for m in ordered)
+        return lines
+    return make
+
+
+def _each_line(change: Callable[[dict[str, Any]], None]) -> Callable[[list[dict[str, Any]]], None]:
+    def apply(memories: list[dict[str, Any]]) -> None:
+        for m in memories:
+            change(m)
+    return apply
+
+
+def _first_line(change: Callable[[dict[str, Any]], None]) -> Callable[[list[dict[str, Any]]], None]:
+    return lambda memories: change(memories[0])
+
+
+def _last_line(change: Callable[[dict[str, Any]], None]) -> Callable[[list[dict[str, Any]]], None]:
+    return lambda memories: change(memories[-1])
+
+
+def _lines_last_not_json(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def lines(memories: list[dict[str, Any]]) -> bytes:
+        kept = original(memories).splitlines(keepends=True)
+        return b"".join(kept[:-1]) + b'{"key": "cut-off", "namespace":\n'
+    return lines
+
+
+def _updated_day_before(m: dict[str, Any]) -> None:
+    t = model.parse_time(m["created_at"]) - timedelta(days=1)  # type: ignore[operator]
+    m["updated_at"] = t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _manifest(change: Callable[[dict[str, Any]], None]) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
+    def make(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def manifest(memories: Any, jsonl: bytes, exported_at: str) -> dict[str, Any]:
+            m = original(memories, jsonl, exported_at)
+            change(m)
+            return m
+        return manifest
+    return make
+
+
+def _export_then(change: Callable[[Any], Any]) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
+    def make(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda folder: change(original(folder))
+    return make
+
+
+def _bad_embeddings_bin(folder: Any) -> Any:
+    (folder / "embeddings.bin").write_bytes(b"\x00\x00\x80?\x00")
+    return folder
+
+
+def _renamed(folder: Any) -> Any:
+    target = folder.with_name("export-" + folder.name.removeprefix("oams-export-"))
+    folder.rename(target)
+    return target
+
+
+def _no_manifest(folder: Any) -> Any:
+    (folder / "manifest.json").unlink()
+    return folder
+
+
+OAMS_FAULTS: tuple[Fault, ...] = (
+    # -- §3 operations -------------------------------------------------------------------------------
+    _f("no-batch-store", "BATCH_STORE is not served (-32601 / 404): only four of the five operations",
+       "five-operations", "batch-endpoint", wraps=instead("batch_store", _unserved("batch_store"))),
+    _f("no-forget", "FORGET is not served (-32601 / 404)", "five-operations", "forget-endpoint",
+       wraps=instead("forget", _unserved("forget"))),
+    _f("store-answers-input", "STORE answers the memory as sent, without the server-assigned timestamps (so the "
+       "answer lacks the required created_at/updated_at)",
+       "store-returns-stored", "timestamps-utc", wraps=_wrap("store", _answers_input)),
+    _f("updated-after-created", "a first STORE without timestamps writes updated_at 1 ms after created_at",
+       "updated-equals-created", wraps=_wrap("_stamp", _later_updated)),
+    _f("ignores-given-created-at", "a STORE that provides created_at gets the server's time instead",
+       "store-keeps-given-timestamps", wraps=_wrap("_stamp", _created_now)),
+    _f("upsert-resets-created", "every STORE of an existing pair resets created_at (an identical repeat too)",
+       "store-upsert", "store-idempotent", wraps=_wrap("_stamp", _upsert_resets_created)),
+    _f("upsert-keeps-old", "a STORE of a new value on an existing pair keeps the old memory (insert or ignore)",
+       "store-upsert", wraps=_wrap("_stamp", _upsert_keeps_old)),
+    _f("duplicate-pairs", "a pair written twice is listed twice", "ns-key-unique", wraps=_duplicate_pairs()),
+    _f("accepts-any-value", "a value that is not a string (or none) is stored as its JSON text",
+       "invalid-memory-refused", wraps=_wrap("_validate", _accepts_any_value)),
+    _f("scope-unchecked", "namespaces whose scope holds / or : are accepted", "scope-no-slash-colon",
+       wraps=_wrap("_check_namespace", _scope_unchecked)),
+    _f("validation-code-generic", "an invalid memory is refused with -32602 instead of -32003", "error-codes",
+       wraps=_wrap("_validate", _validation_code(-32602))),
+    _f("forget-unknown-wrong-code", "FORGET of an unknown memory is refused with -32001 instead of -32002",
+       "error-codes", wraps=_wrap("forget", _forget_unknown_code)),
+    _f("rest-flat-errors", "REST errors are {code, message} without the \"error\" envelope", "error-shape",
+       bindings=("http",), wraps={"rest.error": _flat_errors}),
+    _f("rpc-error-without-message", "JSON-RPC error objects carry no message", "error-shape",
+       bindings=("jsonrpc", "stdio"), wraps={"rpc.error": _rpc_error_without_message}),
+    # -- RECALL --------------------------------------------------------------------------------------
+    _f("recall-k-default-10", "RECALL without k answers up to 10", "recall-k-default",
+       wraps=after("_k", lambda k: 10 if k == model.RECALL_DEFAULT_K else k)),
+    _f("recall-ignores-k", "RECALL ignores k (always up to 8)", "recall-k", wraps=after("_k", lambda k: 8)),
+    _f("recall-ignores-filters", "RECALL ignores tags, since and until", "recall-filters",
+       wraps=before("recall", lambda params: (({k: v for k, v in params.items()
+                                                if k not in ("tags", "since", "until")}
+                                               if isinstance(params, dict) else params,), {}))),
+    _f("recall-no-score", "recalled memories carry no metadata.score", "recall-score",
+       wraps=each("recall", lambda m: m.__setitem__("metadata", {k: v for k, v in m["metadata"].items()
+                                                                 if k != "score"}))),
+    _f("recall-embedded-only", "RECALL finds only memories that carry an embedding (no re-embedding of the others): "
+       "every recall check that needs a hit fails", "missing-embedding-handled", "recall-k", "recall-filters",
+       "recall-single-namespace", "cross-namespace-opt-in", wraps=_wrap("_rank", _rank_embedded_only)),
+    _f("recall-all-namespaces", "RECALL on one namespace searches every namespace of its owner",
+       "recall-single-namespace", wraps=_wrap("_scope", _recall_all_namespaces)),
+    _f("cross-owner-allowed", "RECALL across two owners' namespaces is answered", "cross-owner-refused",
+       wraps=_wrap("_scope", _cross_owner(None))),
+    _f("cross-owner-wrong-code", "RECALL across owners is refused with -32003 instead of -32005", "cross-owner-refused",
+       wraps=_wrap("_scope", _cross_owner(model.VALIDATION_FAILED))),
+    _f("recall-drops-source-id", "RECALL answers memories without source_id", "export-keeps-source-id",
+       wraps=each("recall", lambda m: m.pop("source_id", None))),
+    # -- LIST, FORGET, BATCH_STORE ------------------------------------------------------------------------
+    _f("list-ascending", "LIST pages are sorted by updated_at ascending (so the order across pages is broken too)",
+       "list-sorted", "list-paging",
+       wraps=after("list", lambda page: {**page, "memories": list(reversed(page["memories"]))})),
+    _f("list-cursor-overlap", "the next page starts with the last memory of the previous one", "list-paging",
+       wraps=_wrap("_cursor", _cursor_overlap)),
+    _f("list-ignores-limit", "LIST ignores limit (pages of 50)", "list-paging",
+       wraps=before("list", lambda ns, cursor=None, limit=None, since=None, tags=None: ((ns, cursor, None, since, tags), {}))),
+    _f("list-ignores-filters", "LIST ignores since and tags", "list-filters",
+       wraps=before("list", lambda ns, cursor=None, limit=None, since=None, tags=None: ((ns, cursor, limit, None, None), {}))),
+    _f("forget-200-body", "a REST FORGET answers 200 with a body instead of 204", "forget-204", bindings=("http",),
+       wraps={"rest.forget_answer": _forget_200}),
+    _f("forget-noop", "FORGET answers success and deletes nothing", "forget-gone", "soft-deleted-hidden",
+       wraps=_wrap("forget", _forget_noop)),
+    _f("soft-deleted-visible", "FORGET soft-deletes, and soft-deleted memories still appear in LIST and RECALL",
+       "forget-gone", "soft-deleted-hidden", overrides={"forget_mode": "soft"},
+       wraps=_wrap("_live", _live_with_deleted)),
+    _f("batch-partial", "BATCH_STORE writes the memories before an invalid one, then fails", "batch-atomic",
+       wraps=_wrap("batch_store", _batch_partial)),
+    _f("batch-answers-count", "BATCH_STORE answers {\"stored\": n} instead of the array of stored memories",
+       "batch-returns-array", wraps=after("batch_store", lambda stored: {"stored": len(stored)})),
+    # -- §2 shapes, §5 provenance, §6, §8 --------------------------------------------------------------------------
+    _f("times-as-ms", "memories are answered with integer-millisecond times (an earlier draft's): every check reading "
+       "times fails", "timestamps-utc", "store-keeps-given-timestamps", "recall-ordered-array", "list-sorted",
+       "batch-returns-array", bindings=ALL, wraps=_wrap("_present", _times_as_ms)),
+    _f("tags-kept-case", "tags keep their case on ingest", "tags-lowercase", overrides={"lowercase_tags": False}),
+    _f("batch-drops-unresolvable-source", "BATCH_STORE sets source_ids it cannot resolve to null",
+       "import-preserves-source-id", wraps=before("batch_store", _unresolvable_dropped)),
+    _f("refuses-unknown-members", "a memory with a member 0.1 does not name is refused (-32003)",
+       "accept-compatible-minor", wraps=_wrap("_validate", _refuse_unknown_members)),
+    _f("refuses-unknown-strategy", "a memory with a dream_strategy outside the enum is refused",
+       "unknown-enum-accepted", wraps=_wrap("_validate", _refuse_unknown_strategy)),
+    _f("vendor-strategy-rewritten", "dream_strategy \"vendor:<name>\" is stored as \"synthesize\"",
+       "vendor-strategy-passthrough", wraps=_wrap("_stamp", _vendor_rewritten)),
+    _f("consolidation-no-parent", "consolidated memories carry no parent_id (the export's too)",
+       "consolidated-parent-id", bindings=ALL, wraps=_wrap("consolidate", _consolidation_without("parent_id"))),
+    _f("consolidation-no-run-id", "consolidated memories carry no metadata.dream_run_id (the export's too)",
+       "dream-run-id", bindings=ALL, wraps=_wrap("consolidate", _consolidation_without("dream_run_id"))),
+    # -- the export bundle (§7, §8) --------------------------------------------------------------------------
+    _f("file-unsorted", "memories.jsonl is sorted by created_at descending", "jsonl-sorted", bindings=("file",),
+       wraps={"file.lines": _lines_descending}),
+    _f("file-crlf", "memories.jsonl lines end with CRLF", "jsonl-lines", bindings=("file",),
+       wraps={"file.lines": _lines_crlf}),
+    _f("file-duplicate-line", "memories.jsonl holds its first memory twice (memory_count counts memories, so it is "
+       "off too)", "ns-key-unique", "manifest-count", bindings=("file",), wraps={"file.lines": _lines_duplicate_first}),
+    _f("file-drops-source-id", "the export leaves source_id out of every line (the consolidated memory's too)",
+       "source-id-present", "consolidated-source-id", bindings=("file",), wraps={"file.lines": _lines_without_source}),
+    _f("file-offset-times", "the export writes times with a +02:00 offset", "timestamps-utc", bindings=("file",),
+       wraps={"file.lines": _lines_offset_times}),
+    _f("file-bad-checksum", "checksum_sha256 is the hash of nothing", "manifest-checksum", bindings=("file",),
+       wraps={"file.manifest": _manifest(lambda m: m.__setitem__("checksum_sha256", model.checksum(b"")))}),
+    _f("file-count-off", "memory_count is one more than the lines", "manifest-count", bindings=("file",),
+       wraps={"file.manifest": _manifest(lambda m: m.__setitem__("memory_count", m["memory_count"] + 1))}),
+    _f("file-namespaces-partial", "the manifest lists only the first namespace", "manifest-namespaces",
+       bindings=("file",), wraps={"file.manifest": _manifest(lambda m: m.__setitem__("namespaces", m["namespaces"][:1]))}),
+    _f("file-version", "oams_version is \"1.0\" in a 0.1 export", "manifest-version", bindings=("file",),
+       wraps={"file.manifest": _manifest(lambda m: m.__setitem__("oams_version", "1.0"))}),
+    _f("file-no-source-vendor", "the manifest has no source_vendor", "manifest-shape", bindings=("file",),
+       wraps={"file.manifest": _manifest(lambda m: m.pop("source_vendor"))}),
+    _f("file-bad-embeddings-bin", "embeddings.bin holds 5 stray bytes", "embeddings-bin-layout", bindings=("file",),
+       wraps={"file.export": _export_then(_bad_embeddings_bin)}),
+    _f("file-folder-renamed", "the bundle folder is named export-<timestamp>", "bundle-folder-name",
+       bindings=("file",), wraps={"file.export": _export_then(_renamed)}),
+    _f("file-no-manifest", "the bundle has no manifest.json", "bundle-layout", bindings=("file",),
+       wraps={"file.export": _export_then(_no_manifest)}),
+    # -- §2 shapes, seen in the export --------------------------------------------------------------------
+    _f("file-key-number", "the first line's key is a number", "key-required", bindings=("file",),
+       wraps={"file.lines": _lines_change(_first_line(lambda m: m.__setitem__("key", 7)))}),
+    _f("file-namespace-missing", "the last line has no namespace", "namespace-required", bindings=("file",),
+       wraps={"file.lines": _lines_change(_last_line(lambda m: m.pop("namespace")))}),
+    _f("file-value-object", "the first line's value is an object", "value-string", bindings=("file",),
+       wraps={"file.lines": _lines_change(_first_line(lambda m: m.__setitem__("value", {"text": m["value"]})))}),
+    _f("file-tags-string", "tags are written as one comma-joined string", "tags-strings", bindings=("file",),
+       wraps={"file.lines": _lines_change(_each_line(
+           lambda m: m.__setitem__("tags", ",".join(m["tags"])) if isinstance(m.get("tags"), list) else None))}),
+    _f("file-confidence-percent", "metadata.confidence is written as a percentage (90)", "metadata-object",
+       bindings=("file",), wraps={"file.lines": _lines_change(_each_line(
+           lambda m: m["metadata"].__setitem__("confidence", 90) if "confidence" in (m.get("metadata") or {})
+           else None))}),
+    _f("file-embedding-no-model", "lines with an embedding lack embedding_model", "embedding-model-required",
+       bindings=("file",), wraps={"file.lines": _lines_change(_each_line(
+           lambda m: m.pop("embedding_model", None) if "embedding" in m else None))}),
+    _f("file-embedding-strings", "embedding values are written as strings", "embedding-floats", bindings=("file",),
+       wraps={"file.lines": _lines_change(_each_line(
+           lambda m: m.__setitem__("embedding", [str(x) for x in m["embedding"]]) if "embedding" in m else None))}),
+    _f("file-source-id-number", "the first line's source_id is a number", "provenance-fields", bindings=("file",),
+       wraps={"file.lines": _lines_change(_first_line(lambda m: m.__setitem__("source_id", 7)))}),
+    _f("file-updated-before-created", "the first line's updated_at is a day before its created_at",
+       "updated-not-before-created", bindings=("file",), wraps={"file.lines": _lines_change(_first_line(_updated_day_before))}),
+    _f("file-line-not-json", "the last line of memories.jsonl is cut-off JSON", "jsonl-store", bindings=("file",),
+       wraps={"file.lines": _lines_last_not_json}),
+    _f("file-consolidation-labels", "the consolidated memory's dream_strategy is \"daydream\" and its dream_inputs "
+       "a bare key list", "dream-strategy", "dream-inputs", bindings=("file",), wraps={"file.lines": _lines_change(
+           _each_line(lambda m: m["metadata"].update(dream_strategy="daydream", dream_inputs=[i[1] for i in
+                                                                                            m["metadata"]["dream_inputs"]])
+                      if "dream_strategy" in (m.get("metadata") or {}) else None))}),
+    _f("file-namespace-no-scope", "namespaces are written without the <owner-hash>: half", "ns-convention",
+       bindings=("file",), wraps={"file.lines": _lines_change(_each_line(
+           lambda m: m.__setitem__("namespace", m["namespace"].split(":")[-1]))),
+           "file.manifest": _manifest(lambda m: m.__setitem__("namespaces", [n.split(":")[-1] for n in m["namespaces"]]))}),
+    # -- operations not served (what the other checks cannot observe is skipped, never passed) ------------------
+    _f("no-store", "STORE is not served (-32601 / 404)", "five-operations", "store-endpoint",
+       wraps=instead("store", _unserved("store"))),
+    _f("no-recall", "RECALL is not served (-32601 / 404)", "five-operations", "recall-endpoint",
+       wraps=instead("recall", _unserved("recall"))),
+    _f("no-list", "LIST is not served (-32601 / 404)", "five-operations", "list-endpoint",
+       wraps=instead("list", _unserved("list"))),
+)
+
+BY_NAME = {f.name: f for f in OAMS_FAULTS}
+
+
+def by_name(name: str | None) -> Fault | None:
+    """The OAMS fault of that name; None for no name or another spec's fault (a `reference?fault=`
+    string names one fault for every spec)."""
+    if not name:
+        return None
+    return BY_NAME.get(name)

@@ -1,0 +1,60 @@
+"""The OAMS reference implementation's decision points: where OAMS 0.1 leaves a choice open, the
+reference reads it one way (the defaults) and a variant (`variants.py`) the other way. The engine
+reads `self.policy.<point>` where the choice is made; it never asks a fault's or a variant's name.
+
+`configure` is how an engine gets its policy and its fault's wraps from this spec's own tables
+(`OAMS_FAULTS`, `OAMS_VARIANTS`), so it works before (and after) the shared tables in
+reference_impl/faults.py and variants.py list OAMS."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class OamsPolicy:
+    #: oams/forget-gone, oams/soft-deleted-hidden: hard delete ("hard"); §3 allows soft delete, the
+    #: row kept but hidden from RECALL and LIST ("soft").
+    forget_mode: str = "hard"
+    #: oams/error-codes: FORGET of a pair never stored is refused with -32002 ("error"); a delete that
+    #: is idempotent and answers success is as faithful to "Returns 204 No Content on success" ("ok").
+    forget_unknown: str = "error"
+    #: oams/list-paging: the page envelope is unnamed; the reference answers
+    #: {"memories": [...], "next_cursor": c|null} ("memories"), another {"items": [...], "cursor": c} ("items").
+    list_envelope: str = "memories"
+    #: oams/recall-ordered-array: "an ordered array": a bare array ("array") or {"memories": [...]} ("object").
+    recall_envelope: str = "array"
+    #: oams/store-idempotent: repeating an identical STORE leaves updated_at (False) or moves it, a
+    #: write being a write (True).
+    repeat_store_touches: bool = False
+    #: oams/error-codes (A17): LIST/RECALL of a namespace never written answers empty ("empty") or -32001 ("error").
+    unknown_namespace: str = "empty"
+    #: oams/timestamps-utc: server-assigned times as "…T12:00:00.123456Z" ("Z") or "…T12:00:00+00:00" ("offset").
+    time_style: str = "Z"
+    #: oams/forget-endpoint: oams.forget's JSON-RPC result: null (None) or {"deleted": true} ("object").
+    rpc_forget_result: str | None = None
+    #: oams/bundle-layout: embeddings.bin is OPTIONAL: left out (False) or written for lines with vectors (True).
+    export_embeddings_bin: bool = False
+    #: §3 "Tags are case-sensitive; implementations SHOULD lowercase on ingest" (True).
+    lowercase_tags: bool = True
+
+
+def configure(implementation: Any, fault: Any, variants: Iterable[str], part: str | None = None) -> OamsPolicy:
+    """The policy for `variants` and `fault` (a name of OAMS_FAULTS or a Fault), with the fault's
+    wraps of `part` installed on `implementation` (None: the plain keys, on the engine itself)."""
+    from memconform.reference_impl.oams.faults import by_name as fault_by_name
+    from memconform.reference_impl.oams.variants import apply
+
+    policy = apply(OamsPolicy(), variants)
+    f = fault_by_name(fault) if isinstance(fault, str) else fault
+    if f is not None:
+        if f.overrides and part is None:
+            policy = dataclasses.replace(policy, **f.overrides)
+        for key, wrap in f.wraps.items():
+            owner, dot, name = key.rpartition(".")
+            if (part is None and not dot) or (part is not None and owner == part):
+                setattr(implementation, name, wrap(implementation, getattr(implementation, name)))
+    return policy

@@ -1,0 +1,60 @@
+"""OAMS variants of the reference implementation: each one legitimate choice the OAMS 0.1 text
+leaves open, made the other way (reference_impl/variants.py; decision points in policy.py). The
+suite must pass every one (tests/oams/test_checks_reference.py); docs/catalogue-oams.md says why
+the text allows both readings."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from memconform.reference_impl.variants import Variant
+
+
+def _v(name: str, description: str, readings: tuple[str, ...], bindings: tuple[str, ...] | None = None,
+       **overrides: object) -> Variant:
+    return Variant(f"oams-{name}", "oams", description, tuple(f"oams/{r}" for r in readings), overrides,
+                   since="0.1", bindings=bindings)
+
+
+OAMS_VARIANTS: tuple[Variant, ...] = (
+    _v("forget-soft", "FORGET soft-deletes: the row is kept, hidden from RECALL and LIST (§3 allows it)",
+       ("forget-gone", "soft-deleted-hidden"), forget_mode="soft"),
+    _v("forget-unknown-ok", "FORGET of a pair never stored answers success (an idempotent delete) instead of -32002",
+       ("error-codes", "forget-204"), forget_unknown="ok"),
+    _v("list-items-envelope", "LIST answers {\"items\": [...], \"cursor\": c} instead of {\"memories\": [...], "
+       "\"next_cursor\": c}", ("list-paging", "list-endpoint"), list_envelope="items"),
+    _v("recall-object-envelope", "RECALL answers {\"memories\": [...]} instead of a bare array",
+       ("recall-ordered-array",), recall_envelope="object"),
+    _v("repeat-store-touches", "an identical repeated STORE moves updated_at (a write is a write)",
+       ("store-idempotent",), repeat_store_touches=True),
+    _v("unknown-namespace-error", "LIST and RECALL of a namespace never written answer -32001 instead of an empty "
+       "result", ("error-codes", "recall-single-namespace"), unknown_namespace="error"),
+    _v("times-offset", "server-assigned times written as ...+00:00 instead of ...Z", ("timestamps-utc",),
+       time_style="offset"),
+    _v("rpc-forget-object", "oams.forget's JSON-RPC result is {\"deleted\": true} instead of null",
+       ("forget-endpoint",), bindings=("jsonrpc", "stdio"), rpc_forget_result="object"),
+    _v("export-embeddings-bin", "the export bundle carries the OPTIONAL embeddings.bin", ("bundle-layout",),
+       bindings=("file",), export_embeddings_bin=True),
+)
+
+BY_NAME = {v.name: v for v in OAMS_VARIANTS}
+
+
+def apply(policy: Any, names: Iterable[str]) -> Any:
+    """`policy` with the overrides of the named OAMS variants; names of other specs' variants are
+    passed over (one `reference?variant=…` string serves every spec); two variants setting one
+    point two ways are refused."""
+    chosen: dict[str, tuple[str, Any]] = {}
+    for name in dict.fromkeys(n for n in names if n):
+        variant = BY_NAME.get(name)
+        if variant is None:
+            if name.startswith("oams-"):
+                raise ValueError(f"unknown OAMS variant {name!r}; known: {', '.join(sorted(BY_NAME))}")
+            continue
+        for point, value in variant.overrides.items():
+            if point in chosen and chosen[point][1] != value:
+                raise ValueError(f"variants {chosen[point][0]!r} and {name!r} set {point!r} two ways")
+            chosen[point] = (name, value)
+    return dataclasses.replace(policy, **{k: v for k, (_, v) in chosen.items()}) if chosen else policy

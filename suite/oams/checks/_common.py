@@ -1,0 +1,146 @@
+"""What every OAMS check shares: fresh namespaces of the target's owners, placing memories, reading
+a namespace back through LIST, citing the catalogue, and failure messages that say what was sent,
+what came back and what the spec asks (docs/oams.md).
+
+A step a check needs but does not judge (placing its memories, reading them back) that fails is a
+precondition: the check is skipped with the reason, never passed; the operation itself is judged
+by its own check (oams/operations-served)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite import catalogue as catalogues
+from memconform.suite.oams import model
+from memconform.suite.oams.client import OamsReply, fresh_key, fresh_namespace, shown
+from memconform.suite.outcomes import NotApplicable
+
+LIVE = ("http", "jsonrpc", "stdio")
+FILE = ("file",)
+MAX_PAGES = 40
+
+
+def cite(rid: str) -> str:
+    r = catalogues.load("oams").get(rid)
+    return f"{r.id} (§{r.section}, {r.keyword.value}): {r.summary}"
+
+
+def say(ctx: Any, rid: str, what: str, reply: OamsReply | None = None, **details: Any) -> None:
+    """A finding: what was wrong, what was sent and came back, what the spec asks."""
+    exchange = f" ({reply.describe()})" if reply is not None else ""
+    ctx.violation(rid, f"{what}{exchange}. The spec: {cite(rid)}",
+                  sent=details.pop("sent", reply.sent if reply is not None else None),
+                  received=details.pop("received", (reply.received if reply.received is not None
+                                                    else reply.received_text) if reply is not None else None),
+                  where=details.pop("where", reply.request if reply is not None else None))
+
+
+def owners(ctx: Any) -> tuple[str, str]:
+    return tuple(getattr(ctx.client, "owners", ("mc-owner-a", "mc-owner-b")))  # type: ignore[return-value]
+
+
+def namespace(ctx: Any, owner: int = 0, tag: str = "t") -> str:
+    return fresh_namespace(owners(ctx)[owner], tag)
+
+
+def key(tag: str = "m") -> str:
+    return fresh_key(tag)
+
+
+def served(reply: OamsReply) -> OamsReply:
+    """The reply, unless the operation is not there at all: then the check cannot run (the missing
+    operation is oams/operations-served's finding, not this check's)."""
+    if reply.not_served:
+        raise NotApplicable(f"{reply.request} is not served ({reply.describe()}; judged by oams/operations-served)")
+    return reply
+
+
+def precondition(reply: OamsReply, what: str) -> None:
+    if not reply.ok:
+        raise NotApplicable(f"precondition failed: {what}: {reply.describe()} (judged by oams/operations-served)")
+
+
+def place(ctx: Any, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Store `memories` one by one (each a STORE the check does not judge); the answers."""
+    out = []
+    for m in memories:
+        reply = ctx.client.store(m)
+        precondition(reply, f"storing {m['key']!r} in {m['namespace']!r}")
+        out.append(reply.result)
+    return out
+
+
+def listed(ctx: Any, ns: str, **filters: Any) -> list[Any]:
+    """Every memory LIST shows for `ns`, following cursors (at most MAX_PAGES pages)."""
+    out: list[Any] = []
+    cursor = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        reply = ctx.client.list(ns, cursor=cursor, **filters)
+        if reply.error_code == model.NAMESPACE_NOT_FOUND and not out:
+            return []  # nothing was ever written there: -32001 is one reading of an empty namespace (A17)
+        precondition(reply, f"listing {ns!r}")
+        items, how = reply.memories()
+        if items is None:
+            raise NotApplicable(f"precondition failed: LIST of {ns!r} holds {how} (judged by oams/list-paging)")
+        out.extend(items)
+        cursor = reply.cursor()
+        if not cursor or str(cursor) in seen:
+            break
+        seen.add(str(cursor))
+    return out
+
+
+def recalled(reply: OamsReply) -> list[Any] | None:
+    items, _how = reply.memories()
+    return items
+
+
+def keys_of(items: list[Any] | None) -> list[Any]:
+    return [m.get("key") if isinstance(m, dict) else m for m in items or []]
+
+
+def find(items: list[Any] | None, k: str) -> dict[str, Any] | None:
+    return next((m for m in items or [] if isinstance(m, dict) and m.get("key") == k), None)
+
+
+def error_shape_problem(reply: OamsReply) -> str | None:
+    """Why an error answer is not §3's shape, or None when it is."""
+    value = reply.received
+    if reply.binding == "http":
+        if not isinstance(value, dict) or not isinstance(value.get("error"), dict):
+            return f"the error body is {shown(value) if value is not None else repr((reply.received_text or '')[:200])}, not {{\"error\": {{code, message, data?}}}}"
+    err = reply.error
+    if not isinstance(err, dict):
+        return f"no error object (got {shown(value)})"
+    code, message = err.get("code"), err.get("message")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return f"error.code is {shown(code)}, not an integer"
+    if not isinstance(message, str):
+        return f"error.message is {shown(message)}, not a string"
+    return None
+
+
+def judge_error(ctx: Any, reply: OamsReply, *, code: int | None, refused_rule: str | None, what: str,
+                shape_rule: str = "oams/error-shape", code_rule: str = "oams/error-codes") -> bool:
+    """A request that must be refused: refused (`refused_rule`), in §3's shape, with `code`. True
+    when it was refused."""
+    served(reply)
+    if reply.ok or (reply.status is not None and 200 <= reply.status < 300 and reply.error is None):
+        if refused_rule:
+            say(ctx, refused_rule, f"{what} was accepted; it must be refused"
+                + (f" with {code} ({model.RESERVED_CODES.get(code, '')})" if code else ""), reply)
+        return False
+    problem = error_shape_problem(reply)
+    if problem is not None:
+        say(ctx, shape_rule, f"{what} was refused, but {problem}", reply)
+        return True
+    if code is not None and reply.error_code != code:
+        say(ctx, code_rule, f"{what} was refused with code {reply.error_code}, not {code} "
+                            f"({model.RESERVED_CODES.get(code, '')})", reply)
+    return True
+
+
+def same_instant(a: Any, b: Any) -> bool:
+    ta, tb = model.parse_time(a), model.parse_time(b)
+    return ta is not None and ta == tb

@@ -1,0 +1,102 @@
+"""What a file shows alone (§2, §4, §5, §6, §7, §8): a JSONL store, a Markdown serialization, or an
+export bundle (manifest, memories.jsonl order, checksum, counts, embeddings.bin)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.oams import model
+from memconform.suite.oams.checks._common import FILE, cite
+from memconform.suite.oams.checks.provenance import CONSOLIDATION_RULES, judge_consolidated
+from memconform.suite.outcomes import NotApplicable, NotExercised
+from memconform.suite.registry import check
+
+SHOWN = 8
+MEMORY_RULES = ("oams/jsonl-store", "oams/jsonl-lines", "oams/key-required", "oams/namespace-required",
+                "oams/value-string", "oams/timestamps-utc", "oams/updated-not-before-created", "oams/tags-strings",
+                "oams/metadata-object", "oams/embedding-model-required", "oams/embedding-floats",
+                "oams/provenance-fields", "oams/ns-key-unique", "oams/scope-no-slash-colon")
+BUNDLE_RULES = ("oams/bundle-layout", "oams/bundle-folder-name", "oams/jsonl-sorted", "oams/manifest-shape",
+                "oams/manifest-count", "oams/manifest-namespaces", "oams/manifest-checksum", "oams/manifest-version",
+                "oams/embeddings-bin-layout")
+
+
+def report(ctx: Any, problems: Any, rules: tuple[str, ...], what: str) -> None:
+    found: dict[str, list[str]] = {}
+    for p in problems:
+        if p.requirement in rules:
+            found.setdefault(p.requirement, []).append(str(p))
+    for rid, lines in found.items():
+        more = f" … and {len(lines) - SHOWN} more" if len(lines) > SHOWN else ""
+        ctx.violation(rid, f"{what} breaks {rid}: {'; '.join(lines[:SHOWN])}{more}. The spec: {cite(rid)}",
+                      where=what)
+
+
+def view(ctx: Any) -> Any:
+    return ctx.client.read()
+
+
+@check("oams/file-memories", spec="oams", bindings=FILE, requirements=MEMORY_RULES,
+       title="Every line of the store is a valid memory; (namespace, key) unique; scopes without / or :")
+def file_memories(ctx: Any) -> None:
+    v = view(ctx)
+    if v.kind == "markdown":
+        raise NotApplicable("a Markdown serialization: judged by oams/file-markdown")
+    if not v.values and not v.problems:
+        raise NotExercised(f"{v.path} holds no memory")
+    report(ctx, v.problems, MEMORY_RULES, f"{v.path}")
+
+
+@check("oams/file-bundle", spec="oams", bindings=FILE, requirements=BUNDLE_RULES,
+       title="The bundle: manifest.json + memories.jsonl sorted by created_at, counts, namespaces, checksum, version")
+def file_bundle(ctx: Any) -> None:
+    v = view(ctx)
+    if v.kind != "bundle":
+        raise NotApplicable(f"{v.path} is a {v.kind} file, not an export bundle (a folder with manifest.json)")
+    report(ctx, v.problems, BUNDLE_RULES, f"bundle {v.path}")
+
+
+@check("oams/file-provenance", spec="oams", bindings=FILE, requirements=("oams/source-id-present", "oams/ns-convention"),
+       title="Exported memories carry source_id; namespaces follow <owner-hash>:<scope>")
+def file_provenance(ctx: Any) -> None:
+    v = view(ctx)
+    memories = v.memories
+    if not memories:
+        raise NotExercised(f"{v.path} holds no memory")
+    without = [f"{m.get('namespace')}/{m.get('key')}" for m in memories if "source_id" not in m]
+    if without:
+        ctx.violation("oams/source-id-present", f"{len(without)} of {len(memories)} memories carry no source_id: "
+                                                f"{', '.join(map(str, without[:SHOWN]))}. The spec: "
+                                                f"{cite('oams/source-id-present')}", where=str(v.path))
+    spaces = sorted({m.get("namespace") for m in memories if isinstance(m.get("namespace"), str)})
+    off = [p.message for ns in spaces for p in model.convention_problems(ns)]
+    if off:
+        ctx.violation("oams/ns-convention", f"{'; '.join(off[:SHOWN])}. The spec: {cite('oams/ns-convention')}",
+                      where=str(v.path))
+
+
+@check("oams/file-consolidated", spec="oams", bindings=FILE, requirements=CONSOLIDATION_RULES,
+       title="Consolidated memories in the file carry parent_id, source_id and the dream_* metadata")
+def file_consolidated(ctx: Any) -> None:
+    v = view(ctx)
+    made = [m for m in v.memories if model.is_consolidated(m)]
+    if not made:
+        raise NotExercised(f"{v.path} holds no consolidated memory (none with metadata.dream_strategy)")
+    everything = {(m.get("namespace"), m.get("key")): m for m in v.memories
+                  if isinstance(m.get("namespace"), str) and isinstance(m.get("key"), str)}
+    for m in made:
+        pairs = (m.get("metadata") or {}).get("dream_inputs")
+        known = all(model._pair(p) in everything for p in pairs) if isinstance(pairs, list) and pairs else False
+        judge_consolidated(ctx, [m], {model._pair(p): everything[model._pair(p)] for p in pairs} if known else None,
+                           str(v.path))
+
+
+@check("oams/file-markdown", spec="oams", bindings=FILE, requirements=("oams/markdown-shape",),
+       title="The Markdown serialization: `## key:` sections with namespace, created, updated, value, ---")
+def file_markdown(ctx: Any) -> None:
+    v = view(ctx)
+    if v.kind != "markdown":
+        raise NotApplicable(f"{v.path} is not a Markdown serialization (the optional form of §7)")
+    if not v.values and not v.problems:
+        raise NotExercised(f"{v.path} holds no `## key:` section")
+    report(ctx, v.problems, ("oams/markdown-shape",), str(v.path))

@@ -1,0 +1,219 @@
+"""LIST, FORGET and BATCH_STORE (§3), and the error shape: order by updated_at desc, complete
+paging by cursor, the since/tags filters, forget (hard, or soft and hidden) with REST's 204, the
+atomic batch, and §3's error shape on every binding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.oams import model
+from memconform.suite.oams.checks._common import (LIVE, error_shape_problem, judge_error, key, keys_of, listed,
+                                                  namespace, precondition, recalled, say, served)
+from memconform.suite.oams.checks.recall import seed
+from memconform.suite.oams.client import shown
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+
+
+def _dated(ns: str, n: int, tag: str, **extra: Any) -> list[dict[str, Any]]:
+    """n memories with distinct updated_at (stored out of order): day 1..n of March 2026."""
+    order = list(range(1, n + 1))
+    order = order[1::2] + order[0::2]
+    return [model.new_memory(ns, f"{tag}-{d:02d}", f"{tag} memory of day {d}", created_at=f"2026-03-{d:02d}T10:00:00Z",
+                             updated_at=f"2026-03-{d:02d}T10:00:00Z", **extra) for d in order]
+
+
+def _order_problem(items: list[Any]) -> str | None:
+    times = [model.parse_time(m.get("updated_at")) if isinstance(m, dict) else None for m in items]
+    for i in range(1, len(times)):
+        if times[i - 1] is None or times[i] is None:
+            return f"item {i - 1 if times[i - 1] is None else i} has no RFC 3339 updated_at"
+        if times[i] > times[i - 1]:
+            return (f"{items[i].get('key')!r} (updated {items[i].get('updated_at')}) comes after "
+                    f"{items[i - 1].get('key')!r} (updated {items[i - 1].get('updated_at')})")
+    return None
+
+
+@check("oams/list-order", spec="oams", bindings=LIVE, requirements=("oams/list-sorted", "oams/list-endpoint"),
+       title="LIST answers memories sorted by updated_at descending")
+def list_order(ctx: Any) -> None:
+    ns = namespace(ctx, tag="order")
+    seed(ctx, _dated(ns, 5, "order"))
+    reply = ctx.client.list(ns)
+    if not reply.ok:
+        say(ctx, "oams/list-endpoint", "LIST of a namespace holding five memories was refused", reply)
+        return
+    items, how = reply.memories()
+    if items is None:
+        say(ctx, "oams/list-endpoint", f"LIST answered {how}, not a page of memories", reply)
+        return
+    problem = _order_problem(items)
+    if problem:
+        say(ctx, "oams/list-sorted", f"not sorted by updated_at desc: {problem}", reply)
+    if sorted(keys_of(items)) != sorted(f"order-{d:02d}" for d in range(1, 6)):
+        say(ctx, "oams/list-endpoint", f"LIST answered keys {keys_of(items)}, not the five stored", reply)
+
+
+@check("oams/list-paging", spec="oams", bindings=LIVE, requirements=("oams/list-paging",),
+       title="LIST honours limit, and following the cursor yields every memory exactly once, in order")
+def list_paging(ctx: Any) -> None:
+    ns = namespace(ctx, tag="pages")
+    seed(ctx, _dated(ns, 7, "page"))
+    want = [f"page-{d:02d}" for d in range(7, 0, -1)]
+    got: list[Any] = []
+    cursor, pages, seen = None, 0, set()
+    while pages < 10:
+        reply = served(ctx.client.list(ns, cursor=cursor, limit=3))
+        pages += 1
+        if not reply.ok:
+            say(ctx, "oams/list-paging", f"page {pages} (limit 3, cursor {cursor!r}) was refused", reply)
+            return
+        items, how = reply.memories()
+        if items is None:
+            say(ctx, "oams/list-paging", f"page {pages} holds {how}", reply)
+            return
+        if len(items) > 3:
+            say(ctx, "oams/list-paging", f"page {pages} holds {len(items)} memories with limit 3", reply)
+            return
+        got.extend(keys_of(items))
+        cursor = reply.cursor()
+        if not cursor:
+            break
+        if str(cursor) in seen:
+            say(ctx, "oams/list-paging", f"the cursor {cursor!r} came back twice", reply)
+            return
+        seen.add(str(cursor))
+    if got != want:
+        say(ctx, "oams/list-paging", f"following the cursor with limit 3 yielded {got} over {pages} page(s); "
+                                     f"expected each of the seven once, newest first: {want}")
+
+
+@check("oams/list-filters", spec="oams", bindings=LIVE, requirements=("oams/list-filters",),
+       title="LIST's since and tags narrow the page")
+def list_filters(ctx: Any) -> None:
+    ns = namespace(ctx, tag="lfilter")
+    memories = _dated(ns, 4, "lf")
+    for m in memories:
+        m["tags"] = ["even"] if int(m["key"][-2:]) % 2 == 0 else ["odd"]
+    seed(ctx, memories)
+    for what, filters, want in (("since 2026-03-03", {"since": "2026-03-03T00:00:00Z"}, {"lf-03", "lf-04"}),
+                                ("tags even", {"tags": ["even"]}, {"lf-02", "lf-04"})):
+        reply = served(ctx.client.list(ns, **filters))
+        if not reply.ok or reply.memories()[0] is None:
+            say(ctx, "oams/list-filters", f"LIST with {what} was not answered with a page", reply)
+            continue
+        got = set(keys_of(reply.memories()[0]))
+        if got != want:
+            say(ctx, "oams/list-filters", f"LIST with {what} answered {sorted(got)}, expected {sorted(want)}", reply)
+
+
+@check("oams/forget", spec="oams", bindings=LIVE,
+       requirements=("oams/forget-endpoint", "oams/forget-204", "oams/forget-gone", "oams/soft-deleted-hidden"),
+       title="FORGET answers success (REST: 204, no body); the memory is then in neither RECALL nor LIST")
+def forget(ctx: Any) -> None:
+    ns = namespace(ctx, tag="forget")
+    gone, kept = model.new_memory(ns, key("gone"), "axolotl to forget"), model.new_memory(ns, key("kept"), "axolotl kept")
+    seed(ctx, [gone, kept])
+    reply = ctx.client.forget(ns, gone["key"])
+    success = reply.ok or (reply.status is not None and 200 <= reply.status < 300 and reply.error is None)
+    if not success:
+        say(ctx, "oams/forget-endpoint", f"FORGET of the stored memory {gone['key']!r} was refused", reply)
+        return
+    if ctx.binding == "http" and (reply.status != 204 or (reply.received_text or "").strip()):
+        say(ctx, "oams/forget-204", f"FORGET answered HTTP {reply.status} with body "
+                                    f"{(reply.received_text or '')[:120]!r}, not 204 No Content", reply)
+    items = listed(ctx, ns)
+    if gone["key"] in keys_of(items):
+        for rule in ("oams/forget-gone", "oams/soft-deleted-hidden"):
+            say(ctx, rule, f"after FORGET, LIST of {ns!r} still shows {gone['key']!r}", sent=gone, received=items)
+    if kept["key"] not in keys_of(items):
+        say(ctx, "oams/forget-gone", f"FORGET of {gone['key']!r} also removed {kept['key']!r}", sent=gone, received=items)
+    rec = ctx.client.recall({"namespace": ns, "query": "axolotl"})
+    precondition(rec, "RECALL after FORGET")
+    if gone["key"] in keys_of(recalled(rec)):
+        for rule in ("oams/forget-gone", "oams/soft-deleted-hidden"):
+            say(ctx, rule, f"after FORGET, RECALL still finds {gone['key']!r}", rec)
+
+
+@check("oams/forget-unknown", spec="oams", bindings=LIVE,
+       requirements=("oams/error-codes", "oams/error-shape", "oams/forget-204"),
+       title="FORGET of a memory never stored: success, or -32002 in §3's error shape")
+def forget_unknown(ctx: Any) -> None:
+    ns = namespace(ctx, tag="nokey")
+    precondition(ctx.client.store(model.new_memory(ns, key("other"), "something else")), "STORE")
+    reply = ctx.client.forget(ns, key("never"))
+    if reply.not_served:
+        raise NotApplicable(f"FORGET is not served ({reply.describe()}; judged by oams/operations-served)")
+    if reply.ok or (reply.status is not None and 200 <= reply.status < 300 and reply.error is None):
+        if ctx.binding == "http" and reply.status != 204:
+            say(ctx, "oams/forget-204", f"FORGET answered success with HTTP {reply.status}, not 204", reply)
+        return
+    judge_error(ctx, reply, code=model.MEMORY_NOT_FOUND, refused_rule=None, what="FORGET of a memory never stored")
+
+
+@check("oams/batch-returns", spec="oams", bindings=LIVE, requirements=("oams/batch-returns-array", "oams/batch-endpoint"),
+       title="BATCH_STORE answers an array of the stored memories and stores them all")
+def batch_returns(ctx: Any) -> None:
+    ns = namespace(ctx, tag="batch")
+    memories = [model.new_memory(ns, key(f"b{i}"), f"batch member {i}") for i in range(3)]
+    reply = ctx.client.batch_store(memories)
+    if not reply.ok:
+        say(ctx, "oams/batch-endpoint", "BATCH_STORE of three valid memories was refused", reply)
+        return
+    items = reply.result if isinstance(reply.result, list) else reply.memories()[0]
+    if items is None:
+        say(ctx, "oams/batch-returns-array", f"BATCH_STORE answered {shown(reply.result)}, not an array of memories", reply)
+    elif sorted(keys_of(items)) != sorted(m["key"] for m in memories) or any(model.memory_problems(m) for m in items):
+        say(ctx, "oams/batch-returns-array", f"BATCH_STORE answered keys {keys_of(items)}, not the three stored memories "
+                                             "(each a valid memory)", reply)
+    held = keys_of(listed(ctx, ns))
+    missing = [m["key"] for m in memories if m["key"] not in held]
+    if missing:
+        say(ctx, "oams/batch-endpoint", f"after BATCH_STORE, LIST lacks {missing}", reply)
+
+
+@check("oams/batch-atomic", spec="oams", bindings=LIVE,
+       requirements=("oams/batch-atomic", "oams/invalid-memory-refused", "oams/error-codes", "oams/error-shape"),
+       title="A BATCH_STORE holding one invalid memory is refused and stores none of the others")
+def batch_atomic(ctx: Any) -> None:
+    ns = namespace(ctx, tag="atomic")
+    good = [model.new_memory(ns, key("ok"), "fine one"), model.new_memory(ns, key("ok"), "fine two")]
+    batch = [good[0], {"key": key("bad"), "namespace": ns, "value": 42}, good[1]]
+    reply = ctx.client.batch_store(batch)
+    if reply.not_served:
+        raise NotApplicable(f"BATCH_STORE is not served ({reply.describe()}; judged by oams/operations-served)")
+    judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
+                what="BATCH_STORE whose second memory has a number as value")
+    held = keys_of(listed(ctx, ns))
+    written = [m["key"] for m in good if m["key"] in held]
+    if written and not reply.ok:
+        say(ctx, "oams/batch-atomic", f"the batch was refused, yet LIST holds its valid members {written}: either all "
+                                      "writes succeed or none do", reply)
+
+
+@check("oams/error-shape", spec="oams", bindings=LIVE, requirements=("oams/error-shape", "oams/error-codes"),
+       title="Malformed requests get errors in §3's shape; an invalid query -32003")
+def error_shape(ctx: Any) -> None:
+    ns = namespace(ctx, tag="errors")
+    c = ctx.client
+    sends = [
+        (c.send_raw("store", '{"key": "x", "namespace": ', namespace=ns, key="x"), "a STORE whose body is cut-off JSON", None),
+        (c.send_raw("recall", "[1, 2", namespace=ns), "a RECALL whose body is cut-off JSON", None),
+        (c.recall({"namespace": ns}), "a RECALL without query", model.VALIDATION_FAILED),
+        (c.recall({"namespace": ns, "query": 5}), "a RECALL whose query is a number", model.VALIDATION_FAILED),
+        (c.recall({"namespace": ns, "query": "q", "k": "eight"}), "a RECALL whose k is a string",
+         model.VALIDATION_FAILED),
+        (c.batch_store("not an array"), "a BATCH_STORE whose memories is a string", model.VALIDATION_FAILED),
+    ]
+    for reply, what, code in sends:
+        if reply.not_served:
+            continue  # an operation that is not there: oams/operations-served
+        if reply.ok:
+            say(ctx, "oams/error-shape", f"{what} was accepted", reply)
+            continue
+        problem = error_shape_problem(reply)
+        if problem is not None:
+            say(ctx, "oams/error-shape", f"{what} was refused, but {problem}", reply)
+        elif code is not None and reply.error_code != code:
+            say(ctx, "oams/error-codes", f"{what} was refused with {reply.error_code}, not {code} "
+                                         f"({model.RESERVED_CODES[code]})", reply)

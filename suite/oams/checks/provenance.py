@@ -1,0 +1,139 @@
+"""Provenance (§5), versions and enums (§6, §8), and consolidation (§5, §6) on live bindings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.oams import model
+from memconform.suite.oams.checks._common import LIVE, find, key, listed, namespace, precondition, recalled, say, served
+from memconform.suite.oams.checks.recall import seed
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+
+SOURCES = ("https://example.com/article?a=1&b=%20#frag", "sha256:" + "0f" * 32, "imap:msgid:<a.b@example.org>",
+           "slack:CH123:1700000000.123456", "transcript:call-42:317.5")
+UNRESOLVABLE = ("x-unknown:opaque/ü/🙂 1", "urn:nowhere:" + "z" * 200)
+
+
+@check("oams/source-id-kept", spec="oams", bindings=LIVE, requirements=("oams/export-keeps-source-id",),
+       title="LIST and RECALL answer each memory's source_id unchanged")
+def source_id_kept(ctx: Any) -> None:
+    ns = namespace(ctx, tag="prov")
+    memories = [model.new_memory(ns, key("src"), f"okapi provenance {i}", source_id=s) for i, s in enumerate(SOURCES)]
+    memories.append(model.new_memory(ns, key("src"), "okapi synthesized", source_id=None))
+    for m in memories:
+        precondition(ctx.client.store(m), "STORE with a source_id")
+    items = listed(ctx, ns)
+    rec = ctx.client.recall({"namespace": ns, "query": "okapi", "k": len(memories)})
+    precondition(rec, "RECALL")
+    for where, got in (("LIST", items), ("RECALL", recalled(rec) or [])):
+        for m in memories:
+            back = find(got, m["key"])
+            if back is not None and back.get("source_id", "<missing>") != m["source_id"]:
+                say(ctx, "oams/export-keeps-source-id", f"{where} answers {m['key']!r} with source_id "
+                                                        f"{back.get('source_id', '<missing>')!r}; it was stored with "
+                                                        f"{m['source_id']!r}", sent=m, received=back)
+
+
+@check("oams/import-source-id", spec="oams", bindings=LIVE, requirements=("oams/import-preserves-source-id",),
+       title="Memories imported with BATCH_STORE keep unresolvable source_ids as-is")
+def import_source_id(ctx: Any) -> None:
+    ns = namespace(ctx, tag="import")
+    memories = [model.new_memory(ns, key("imp"), f"imported {i}", source_id=s, created_at="2026-04-27T12:00:00Z",
+                                 updated_at="2026-04-27T12:00:00Z") for i, s in enumerate(UNRESOLVABLE)]
+    reply = ctx.client.batch_store(memories)
+    precondition(reply, "BATCH_STORE of an export's memories")
+    items = listed(ctx, ns)
+    for m in memories:
+        back = find(items, m["key"])
+        if back is None or back.get("source_id", "<missing>") != m["source_id"]:
+            say(ctx, "oams/import-preserves-source-id",
+                f"imported with source_id {m['source_id']!r}, LIST reads "
+                f"{(back or {}).get('source_id', '<missing>') if back else 'no such memory'!r}", sent=m, received=back)
+
+
+@check("oams/accept-minor", spec="oams", bindings=LIVE, requirements=("oams/accept-compatible-minor",),
+       title="A memory with an optional member of a later minor version is accepted")
+def accept_minor(ctx: Any) -> None:
+    ns = namespace(ctx, tag="minor")
+    memory = model.new_memory(ns, key("minor"), "from a 0.2 producer", x_oams_0_2_importance=0.4,
+                              metadata={"future_reserved_key": "kept?"})
+    reply = served(ctx.client.store(memory))
+    if not reply.ok:
+        say(ctx, "oams/accept-compatible-minor", "a memory with a member 0.1 does not name was refused", reply)
+
+
+@check("oams/unknown-enum", spec="oams", bindings=LIVE, requirements=("oams/unknown-enum-accepted",),
+       title="A memory with an unknown dream_strategy is accepted")
+def unknown_enum(ctx: Any) -> None:
+    ns = namespace(ctx, tag="enum")
+    base = model.new_memory(ns, key("base"), "input")
+    precondition(ctx.client.store(base), "STORE")
+    memory = model.new_memory(ns, key("enum"), "a newer strategy's output", parent_id=base["key"],
+                              metadata={"dream_strategy": "daydream", "dream_inputs": [[ns, base["key"]]],
+                                        "dream_run_id": "6f1c2a8e-2f4b-4e59-9a51-0c7b1f2d3e4a"})
+    reply = ctx.client.store(memory)
+    if not reply.ok:
+        say(ctx, "oams/unknown-enum-accepted", "a memory whose dream_strategy is not (yet) in the enum was refused",
+            reply)
+
+
+@check("oams/vendor-strategy", spec="oams", bindings=LIVE, requirements=("oams/vendor-strategy-passthrough",),
+       title="dream_strategy \"vendor:<name>\" is stored and read back unchanged")
+def vendor_strategy(ctx: Any) -> None:
+    ns = namespace(ctx, tag="vendor")
+    base = model.new_memory(ns, key("base"), "input")
+    meta = {"dream_strategy": "vendor:acme-merge", "dream_inputs": [[ns, base["key"]]],
+            "dream_run_id": "0d9b8f8e-1b7a-4c1e-8f3e-5a2b9c7d6e10", "acme_weight": 3}
+    memory = model.new_memory(ns, key("vendor"), "acme's merge", parent_id=base["key"], metadata=meta)
+    precondition(ctx.client.store(base), "STORE")
+    reply = ctx.client.store(memory)
+    if not reply.ok:
+        say(ctx, "oams/vendor-strategy-passthrough", "a memory labelled vendor:acme-merge was refused", reply)
+        return
+    back = find(listed(ctx, ns), memory["key"])
+    got = (back or {}).get("metadata")
+    if not isinstance(got, dict) or {k: got.get(k) for k in meta} != meta:
+        say(ctx, "oams/vendor-strategy-passthrough", f"metadata {meta} came back {got!r}", sent=memory, received=back)
+
+
+CONSOLIDATION_RULES = ("oams/consolidated-parent-id", "oams/consolidated-source-id", "oams/dream-strategy",
+                       "oams/dream-inputs", "oams/dream-run-id")
+
+
+def judge_consolidated(ctx: Any, made: list[Any], inputs: dict[tuple[str, str], dict[str, Any]] | None,
+                       where: str, reply: Any = None) -> None:
+    for m in made:
+        if not isinstance(m, dict):
+            continue
+        at = f"{where} {m.get('namespace')!r}/{m.get('key')!r}"
+        for p in model.consolidation_problems(m, inputs, at):
+            say(ctx, p.requirement, f"{at}: {p.message}", reply, sent=None if reply is None else reply.sent,
+                received=m, where=at)
+        parent = m.get("parent_id")
+        if inputs is not None and isinstance(parent, str) and parent:
+            names = {k for (_ns, k) in inputs} | {f"{ns}/{k}" for (ns, k) in inputs} | {f"{ns}:{k}" for (ns, k) in inputs}
+            if parent not in names:
+                say(ctx, "oams/consolidated-parent-id", f"{at}: parent_id {parent!r} names none of the inputs "
+                                                        f"{sorted(k for (_n, k) in inputs)}", reply, received=m, where=at)
+
+
+@check("oams/consolidation", spec="oams", bindings=LIVE, requirements=CONSOLIDATION_RULES,
+       title="The consolidation hook's outputs carry parent_id, source_id and the dream_* metadata")
+def consolidation(ctx: Any) -> None:
+    """Needs a consolidation hook (an operation §3 allows a server to add: the reference's
+    POST /v1/oams/consolidate / oams.consolidate). Without one, L3 cannot be shown: skipped."""
+    ns = namespace(ctx, tag="dream")
+    inputs = [model.new_memory(ns, key("in"), f"dream input {i}", source_id=f"https://example.com/{i}",
+                               metadata={"confidence": 0.3 + 0.2 * i}) for i in range(3)]
+    seed(ctx, inputs)
+    reply = ctx.client.consolidate(ns)
+    if reply.not_served or not reply.ok:
+        raise NotApplicable(f"the target offers no consolidation hook the suite can call ({reply.describe()}): "
+                            "§6's fields cannot be observed on memories it makes, so L3 is not shown")
+    made, _how = reply.memories()
+    if not made:
+        made = [m for m in listed(ctx, ns) if model.is_consolidated(m)]
+    if not made:
+        raise NotApplicable(f"the consolidation pass made no memory from three inputs ({reply.describe()})")
+    judge_consolidated(ctx, made, {(m["namespace"], m["key"]): m for m in inputs}, "consolidated", reply)

@@ -1,0 +1,171 @@
+"""RECALL (§3, §4): an ordered array, k and its default of 8, the score, the tags/since/until
+filters, one namespace by default, and the cross-owner refusal (-32005)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.oams import model
+from memconform.suite.oams.checks._common import (LIVE, judge_error, key, keys_of, namespace, precondition, recalled,
+                                                  say, served)
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+
+
+def seed(ctx: Any, memories: list[dict[str, Any]]) -> None:
+    """Place memories with one BATCH_STORE, or one STORE each when the batch is refused."""
+    reply = ctx.client.batch_store(memories)
+    if reply.ok:
+        return
+    for m in memories:
+        precondition(ctx.client.store(m), f"storing {m['key']!r}")
+
+
+def _recall(ctx: Any, params: dict[str, Any], rule: str) -> tuple[Any, list[Any] | None]:
+    reply = served(ctx.client.recall(params))
+    if not reply.ok:
+        say(ctx, rule, "RECALL of a well-formed query was refused", reply)
+        return reply, None
+    items = recalled(reply)
+    if items is None:
+        say(ctx, rule, f"RECALL answered {reply.memories()[1]}, not an ordered array of memories", reply)
+    return reply, items
+
+
+@check("oams/recall-k-default", spec="oams", bindings=LIVE,
+       requirements=("oams/recall-k-default", "oams/recall-ordered-array", "oams/missing-embedding-handled"),
+       title="RECALL without k answers 8 of 10 matching memories (stored without embeddings)")
+def recall_k_default(ctx: Any) -> None:
+    ns = namespace(ctx, tag="k8")
+    seed(ctx, [model.new_memory(ns, key(f"k8-{i}"), f"quokka sighting number {i}") for i in range(10)])
+    reply, items = _recall(ctx, {"namespace": ns, "query": "quokka"}, "oams/recall-ordered-array")
+    if items is None:
+        return
+    if not items:
+        say(ctx, "oams/missing-embedding-handled", "ten memories stored without embeddings, all holding the query "
+                                                   "word, and RECALL found none", reply)
+    elif len(items) != model.RECALL_DEFAULT_K:
+        say(ctx, "oams/recall-k-default", f"ten memories match and no k was sent: {len(items)} came back, not 8", reply)
+    bad = [m for m in items if model.memory_problems(m)]
+    if bad:
+        say(ctx, "oams/recall-ordered-array", f"RECALL's array holds non-memories: {model.shape_report(bad[0])}", reply)
+
+
+@check("oams/recall-k", spec="oams", bindings=LIVE, requirements=("oams/recall-k",),
+       title="RECALL with k answers at most k memories")
+def recall_k(ctx: Any) -> None:
+    ns = namespace(ctx, tag="k")
+    seed(ctx, [model.new_memory(ns, key(f"k-{i}"), f"numbat note {i}") for i in range(5)])
+    for k in (1, 3):
+        reply, items = _recall(ctx, {"namespace": ns, "query": "numbat", "k": k}, "oams/recall-k")
+        if items is not None and not 1 <= len(items) <= k:
+            say(ctx, "oams/recall-k", f"k={k} with five matching memories: {len(items)} came back", reply)
+
+
+@check("oams/recall-score", spec="oams", bindings=LIVE, requirements=("oams/recall-score",),
+       title="Recalled memories carry metadata.score")
+def recall_score(ctx: Any) -> None:
+    ns = namespace(ctx, tag="score")
+    seed(ctx, [model.new_memory(ns, key("score"), "pangolin facts"),
+               model.new_memory(ns, key("score"), "pangolin and echidna facts", metadata={"language": "en"})])
+    reply = ctx.client.recall({"namespace": ns, "query": "pangolin echidna"})
+    precondition(reply, "RECALL")
+    items = recalled(reply) or []
+    if not items:
+        raise NotApplicable(f"RECALL found none of the memories holding the query words: no score to judge "
+                            f"({reply.describe()})")
+    for m in items:
+        meta = m.get("metadata") if isinstance(m, dict) else None
+        score = meta.get("score") if isinstance(meta, dict) else None
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
+            say(ctx, "oams/recall-score", f"memory {m.get('key') if isinstance(m, dict) else m!r} has metadata.score "
+                                          f"{score!r}", reply)
+            return
+
+
+@check("oams/recall-filters", spec="oams", bindings=LIVE, requirements=("oams/recall-filters",),
+       title="RECALL's tags, since and until narrow the result")
+def recall_filters(ctx: Any) -> None:
+    ns = namespace(ctx, tag="filters")
+    memories = {
+        "jan": model.new_memory(ns, key("jan"), "platypus in january", tags=["alpha"],
+                                created_at="2026-01-01T00:00:00Z", updated_at="2026-01-01T00:00:00Z"),
+        "feb": model.new_memory(ns, key("feb"), "platypus in february", tags=["beta"],
+                                created_at="2026-02-01T00:00:00Z", updated_at="2026-02-01T00:00:00Z"),
+        "mar": model.new_memory(ns, key("mar"), "platypus in march", tags=["alpha"],
+                                created_at="2026-03-01T00:00:00Z", updated_at="2026-03-01T00:00:00Z"),
+    }
+    seed(ctx, list(memories.values()))
+    cases = (
+        ("tags [\"alpha\"]", {"tags": ["alpha"]}, {"jan", "mar"}),
+        ("since 2026-01-15", {"since": "2026-01-15T00:00:00Z"}, {"feb", "mar"}),
+        ("until 2026-02-15", {"until": "2026-02-15T00:00:00Z"}, {"jan", "feb"}),
+        ("since 2026-01-15 and until 2026-02-15", {"since": "2026-01-15T00:00:00Z", "until": "2026-02-15T00:00:00Z"},
+         {"feb"}),
+    )
+    for what, params, want in cases:
+        reply, items = _recall(ctx, {"namespace": ns, "query": "platypus", **params}, "oams/recall-filters")
+        if items is None:
+            continue
+        got = set(keys_of(items))
+        wanted = {memories[n]["key"] for n in want}
+        if got != wanted:
+            names = {m["key"]: n for n, m in memories.items()}
+            say(ctx, "oams/recall-filters", f"with {what} RECALL answered {sorted(names.get(k, k) for k in got)}, "
+                                            f"expected exactly {sorted(want)} (all three hold the query word)", reply)
+
+
+@check("oams/recall-single-namespace", spec="oams", bindings=LIVE,
+       requirements=("oams/recall-single-namespace", "oams/error-codes"),
+       title="RECALL on one namespace answers that namespace only; an unknown namespace is empty or -32001")
+def recall_single_namespace(ctx: Any) -> None:
+    ns_a, ns_b = namespace(ctx, tag="one"), namespace(ctx, tag="other")
+    a, b = model.new_memory(ns_a, key("a"), "wombat burrow"), model.new_memory(ns_b, key("b"), "wombat burrow")
+    seed(ctx, [a, b])
+    reply, items = _recall(ctx, {"namespace": ns_a, "query": "wombat"}, "oams/recall-single-namespace")
+    if items is not None:
+        strays = [m for m in items if isinstance(m, dict) and m.get("namespace") != ns_a]
+        if strays or b["key"] in keys_of(items):
+            say(ctx, "oams/recall-single-namespace", f"RECALL on {ns_a!r} answered memories of {ns_b!r}", reply)
+        if a["key"] not in keys_of(items):
+            say(ctx, "oams/recall-single-namespace", f"RECALL on {ns_a!r} did not find its own memory", reply)
+    unknown = namespace(ctx, tag="never")
+    reply = served(ctx.client.recall({"namespace": unknown, "query": "wombat"}))
+    if reply.ok:
+        if recalled(reply):
+            say(ctx, "oams/recall-single-namespace", f"RECALL on {unknown!r}, never written, answered memories", reply)
+    else:
+        judge_error(ctx, reply, code=model.NAMESPACE_NOT_FOUND, refused_rule=None,
+                    what=f"RECALL on a namespace never written ({unknown!r})", shape_rule="oams/error-codes")
+
+
+@check("oams/cross-owner-refused", spec="oams", bindings=LIVE,
+       requirements=("oams/cross-owner-refused", "oams/error-shape"),
+       title="RECALL across two owners' namespaces is refused with -32005 and answers no memory")
+def cross_owner_refused(ctx: Any) -> None:
+    ns_a, ns_b = namespace(ctx, 0, "mine"), namespace(ctx, 1, "theirs")
+    seed(ctx, [model.new_memory(ns_a, key("xo"), "kiwi secret"), model.new_memory(ns_b, key("xo"), "kiwi secret")])
+    reply = served(ctx.client.recall({"namespaces": [ns_a, ns_b], "query": "kiwi", "k": 8}))
+    if reply.ok:
+        say(ctx, "oams/cross-owner-refused", f"a query spanning owners {ns_a.split(':')[0]!r} and "
+                                             f"{ns_b.split(':')[0]!r} without consent was answered", reply)
+        return
+    judge_error(ctx, reply, code=model.CROSS_NAMESPACE_DENIED, refused_rule="oams/cross-owner-refused",
+                what="RECALL spanning two owners", code_rule="oams/cross-owner-refused")
+    if isinstance(reply.received, dict) and any(isinstance(v, list) and v for v in reply.received.values()):
+        say(ctx, "oams/cross-owner-refused", "the refusal carries memories", reply)
+
+
+@check("oams/cross-namespace-same-owner", spec="oams", bindings=LIVE, requirements=("oams/cross-namespace-opt-in",),
+       title="RECALL with namespaces of one owner answers memories of each")
+def cross_namespace_same_owner(ctx: Any) -> None:
+    ns_a, ns_b = namespace(ctx, 0, "left"), namespace(ctx, 0, "right")
+    a, b = model.new_memory(ns_a, key("l"), "fedramp lesson"), model.new_memory(ns_b, key("r"), "fedramp lesson")
+    seed(ctx, [a, b])
+    reply = served(ctx.client.recall({"namespaces": [ns_a, ns_b], "query": "fedramp", "k": 8}))
+    if not reply.ok:
+        say(ctx, "oams/cross-namespace-opt-in", "cross-namespace RECALL within one owner is not offered", reply)
+        return
+    got = keys_of(recalled(reply))
+    if a["key"] not in got or b["key"] not in got:
+        say(ctx, "oams/cross-namespace-opt-in", "cross-namespace RECALL did not find a memory of each namespace", reply)

@@ -1,0 +1,240 @@
+"""STORE (§2, §3): the five operations answer at their paths / methods, the stored memory comes back
+as sent with its timestamps, upsert and idempotence on (namespace, key), invalid memories and
+namespaces refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.oams import model
+from memconform.suite.oams.checks._common import (LIVE, find, judge_error, key, listed, namespace, precondition,
+                                                  same_instant, say)
+from memconform.suite.oams.client import OPERATIONS
+from memconform.suite.registry import check
+
+SHAPE_RULES = ("oams/key-required", "oams/namespace-required", "oams/value-string", "oams/timestamps-utc",
+               "oams/updated-not-before-created", "oams/tags-strings", "oams/metadata-object", "oams/provenance-fields",
+               "oams/embedding-floats", "oams/embedding-model-required")
+ENDPOINTS = {"store": "oams/store-endpoint", "recall": "oams/recall-endpoint", "list": "oams/list-endpoint",
+             "forget": "oams/forget-endpoint", "batch_store": "oams/batch-endpoint"}
+
+
+def where_op(ctx: Any, op: str) -> str:
+    rest, method = OPERATIONS[op]
+    return rest if ctx.binding == "http" else method
+
+
+@check("oams/operations-served", spec="oams", bindings=LIVE,
+       requirements=("oams/five-operations", *ENDPOINTS.values()),
+       title="STORE, RECALL, LIST, FORGET and BATCH_STORE all answer at their §3 paths / methods")
+def operations_served(ctx: Any) -> None:
+    """One call of each operation on a fresh namespace. An operation that is not there (404/405, or
+    -32601) or that answers an error fails its endpoint rule and oams/five-operations; a server of
+    another draft (other paths, other field names) is told so, field by field."""
+    c = ctx.client
+    ns, k1, k2 = namespace(ctx, tag="ops"), key("ops"), key("ops")
+    memory = model.new_memory(ns, k1, "operations check: aardvark")
+    replies = {
+        "store": c.store(memory),
+        "batch_store": c.batch_store([model.new_memory(ns, k2, "operations check: batch aardvark")]),
+        "recall": c.recall({"namespace": ns, "query": "aardvark"}),
+        "list": c.list(ns),
+    }
+    stored = k1 if replies["store"].ok else k2 if replies["batch_store"].ok else None
+    replies["forget"] = c.forget(ns, stored or k1)
+    missing = []
+    for op, reply in replies.items():
+        rule = ENDPOINTS[op]
+        if reply.not_served:
+            missing.append(where_op(ctx, op))
+            say(ctx, rule, f"{where_op(ctx, op)} is not served", reply)
+        elif op == "forget" and stored is None and reply.error_code == model.MEMORY_NOT_FOUND:
+            continue  # nothing was stored to forget: a refusal of an unknown key is right
+        elif not reply.ok and not (op == "forget" and reply.status == 204):
+            say(ctx, rule, f"{where_op(ctx, op)} answered an error to a well-formed request", reply)
+        elif op == "store" and (not isinstance(reply.result, dict)
+                                or any(f not in reply.result for f in ("key", "namespace", "value"))):
+            say(ctx, rule, f"{where_op(ctx, op)} answered something that is not an OAMS 0.1 memory, field by field: "
+                           f"{model.shape_report(reply.result)}", reply)
+    if missing:
+        note = (" — none of the five operations is where OAMS 0.1 puts it: this server does not speak OAMS 0.1's "
+                "REST binding (an earlier draft has other paths and field names)" if len(missing) == 5 else "")
+        say(ctx, "oams/five-operations", f"not served: {', '.join(missing)}{note}")
+
+
+@check("oams/store-returns-memory", spec="oams", bindings=LIVE,
+       requirements=("oams/store-returns-stored", "oams/updated-equals-created", *SHAPE_RULES),
+       title="STORE answers the stored memory, as sent, with equal server-assigned timestamps")
+def store_returns_memory(ctx: Any) -> None:
+    ns = namespace(ctx, tag="store")
+    sent = [
+        model.new_memory(ns, key("store"), "# Notes\n\n**Markdown** value — ünïcödé ✓\nsecond line",
+                         tags=["research", "memory"], metadata={"value_type": "markdown", "confidence": 0.75,
+                                                                "language": "en", "nested": {"a": [1, 2, None]}},
+                         source_id="https://example.com/article?x=1#frag", parent_id=None),
+        model.new_memory(ns, key("store.v"), "with a vector", embedding_model="text-embedding-3-small",
+                         embedding=[0.0123, -0.0456, 0.5], source_id=None),
+    ]
+    for memory in sent:
+        reply = ctx.client.store(memory)
+        precondition(reply, "STORE of a valid memory")
+        got = reply.result
+        for p in model.memory_problems(got):
+            if p.requirement in ctx.check.requirements:
+                say(ctx, p.requirement, f"the stored memory STORE answered is not valid: {p} "
+                                        f"({model.shape_report(got)})", reply)
+        diffs = model.same_memory_fields(memory, got)
+        if diffs:
+            say(ctx, "oams/store-returns-stored", "STORE's answer is not the memory as sent: " + "; ".join(diffs), reply)
+        if isinstance(got, dict):
+            if "created_at" not in got or "updated_at" not in got:
+                say(ctx, "oams/store-returns-stored", "STORE without timestamps answered no server-assigned "
+                                                      f"created_at/updated_at ({model.shape_report(got)})", reply)
+            elif model.parse_time(got["created_at"]) and model.parse_time(got["updated_at"]) and \
+                    not same_instant(got["created_at"], got["updated_at"]):
+                say(ctx, "oams/updated-equals-created", f"a memory written once has created_at {got['created_at']} "
+                                                        f"but updated_at {got['updated_at']}", reply)
+        back = find(listed(ctx, ns), memory["key"])
+        if back is None:
+            say(ctx, "oams/store-returns-stored", f"the stored memory {memory['key']!r} is not in LIST of {ns!r}")
+        else:
+            diffs = model.same_memory_fields(memory, back)
+            if diffs:
+                say(ctx, "oams/store-returns-stored", "LIST reads back a memory other than the one stored: "
+                                                      + "; ".join(diffs), sent=memory, received=back)
+
+
+@check("oams/store-given-timestamps", spec="oams", bindings=LIVE, requirements=("oams/store-keeps-given-timestamps",),
+       title="A STORE that provides created_at / updated_at keeps them")
+def store_given_timestamps(ctx: Any) -> None:
+    ns = namespace(ctx, tag="times")
+    memory = model.new_memory(ns, key("times"), "dated", created_at="2026-01-02T03:04:05Z",
+                              updated_at="2026-02-03T04:05:06.5Z")
+    reply = ctx.client.store(memory)
+    precondition(reply, "STORE with given timestamps")
+    for name in ("created_at", "updated_at"):
+        got = reply.result.get(name) if isinstance(reply.result, dict) else None
+        if not same_instant(got, memory[name]):
+            say(ctx, "oams/store-keeps-given-timestamps", f"{name} was sent {memory[name]}, answered {got!r}", reply)
+    back = find(listed(ctx, ns), memory["key"]) or {}
+    for name in ("created_at", "updated_at"):
+        if not same_instant(back.get(name), memory[name]):
+            say(ctx, "oams/store-keeps-given-timestamps", f"{name} was sent {memory[name]}, LIST reads "
+                                                          f"{back.get(name)!r}", sent=memory, received=back)
+
+
+@check("oams/store-idempotent", spec="oams", bindings=LIVE, requirements=("oams/store-idempotent", "oams/ns-key-unique"),
+       title="Repeating an identical STORE leaves one memory, value and created_at unchanged")
+def store_idempotent(ctx: Any) -> None:
+    ns = namespace(ctx, tag="idem")
+    memory = model.new_memory(ns, key("idem"), "stored twice", tags=["x"])
+    first = ctx.client.store(memory)
+    precondition(first, "the first STORE")
+    before = find(listed(ctx, ns), memory["key"]) or {}
+    second = ctx.client.store(memory)
+    if not second.ok:
+        say(ctx, "oams/store-idempotent", "repeating an identical STORE was refused", second)
+        return
+    if isinstance(second.result, dict) and second.result.get("value") != memory["value"]:
+        say(ctx, "oams/store-idempotent", "the value changed on an identical repeat", second)
+    items = listed(ctx, ns)
+    same = [m for m in items if isinstance(m, dict) and m.get("key") == memory["key"]]
+    if len(same) != 1:
+        say(ctx, "oams/ns-key-unique", f"after two STOREs of ({ns!r}, {memory['key']!r}) LIST holds {len(same)} "
+                                       "memories with that pair", sent=memory, received=items)
+    elif model.parse_time(before.get("created_at")) and not same_instant(before.get("created_at"),
+                                                                          same[0].get("created_at")):
+        say(ctx, "oams/store-idempotent", f"created_at moved from {before.get('created_at')} to "
+                                          f"{same[0].get('created_at')} on an identical repeat", second)
+
+
+@check("oams/store-upsert", spec="oams", bindings=LIVE, requirements=("oams/store-upsert", "oams/ns-key-unique"),
+       title="STORE of a new value on an existing pair replaces it, keeping created_at")
+def store_upsert(ctx: Any) -> None:
+    ns = namespace(ctx, tag="upsert")
+    k = key("upsert")
+    first = ctx.client.store(model.new_memory(ns, k, "old value"))
+    precondition(first, "the first STORE")
+    a = find(listed(ctx, ns), k) or {}
+    memory = model.new_memory(ns, k, "new value")
+    second = ctx.client.store(memory)
+    if not second.ok:
+        say(ctx, "oams/store-upsert", "STORE of a new value on an existing (namespace, key) was refused", second)
+        return
+    b = second.result if isinstance(second.result, dict) else {}
+    if b.get("value") != "new value":
+        say(ctx, "oams/store-upsert", f"the answer's value is {b.get('value')!r}, not the new one", second)
+    items = listed(ctx, ns)
+    same = [m for m in items if isinstance(m, dict) and m.get("key") == k]
+    if len(same) != 1:
+        say(ctx, "oams/ns-key-unique", f"LIST holds {len(same)} memories with ({ns!r}, {k!r}) after an upsert",
+            sent=memory, received=items)
+    elif same[0].get("value") != "new value":
+        say(ctx, "oams/store-upsert", f"LIST reads the value {same[0].get('value')!r} after the upsert",
+            sent=memory, received=same[0])
+    else:
+        if model.parse_time(a.get("created_at")) and not same_instant(a.get("created_at"), same[0].get("created_at")):
+            say(ctx, "oams/store-upsert", f"created_at moved from {a.get('created_at')} to "
+                                          f"{same[0].get('created_at')}", second)
+        ta, tb = model.parse_time(a.get("updated_at")), model.parse_time(same[0].get("updated_at"))
+        if ta and tb and tb < ta:
+            say(ctx, "oams/store-upsert", f"updated_at went back from {a.get('updated_at')} to "
+                                          f"{same[0].get('updated_at')}", second)
+
+
+@check("oams/tags-lowercase", spec="oams", bindings=LIVE, requirements=("oams/tags-lowercase",),
+       title="Tags are lowercased on ingest")
+def tags_lowercase(ctx: Any) -> None:
+    ns = namespace(ctx, tag="tags")
+    memory = model.new_memory(ns, key("tags"), "tagged", tags=["Research", "MixedCase"])
+    reply = ctx.client.store(memory)
+    precondition(reply, "STORE with tags")
+    back = find(listed(ctx, ns), memory["key"])
+    tags = back.get("tags") if isinstance(back, dict) else None
+    if tags != ["research", "mixedcase"]:
+        say(ctx, "oams/tags-lowercase", f"tags {memory['tags']} were stored as {tags!r} (LIST), not lowercased",
+            sent=memory, received=back)
+
+
+#: (what, the memory's members beyond key/namespace, or None to leave value out)
+INVALID = (
+    ("a number as value", {"value": 42}),
+    ("an object as value", {"value": {"text": "x"}}),
+    ("no value", {}),
+    ("an embedding without embedding_model", {"value": "v", "embedding": [0.1, 0.2]}),
+    ("tags that are not an array of strings", {"value": "v", "tags": "research"}),
+    ("created_at as integer milliseconds (an earlier draft's times)", {"value": "v", "created_at": 1767225600000,
+                                                                       "updated_at": 1767225600000}),
+    ("created_at not in UTC", {"value": "v", "created_at": "2026-01-01T12:00:00+02:00",
+                               "updated_at": "2026-01-01T12:00:00+02:00"}),
+)
+
+
+@check("oams/invalid-memory-refused", spec="oams", bindings=LIVE,
+       requirements=("oams/invalid-memory-refused", "oams/error-codes", "oams/error-shape"),
+       title="A STORE of an invalid memory is refused with -32003 and stores nothing")
+def invalid_memory_refused(ctx: Any) -> None:
+    ns = namespace(ctx, tag="invalid")
+    keys = []
+    for what, members in INVALID:
+        k = key("bad")
+        keys.append(k)
+        reply = ctx.client.store({"key": k, "namespace": ns, **members})
+        judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
+                    what=f"STORE of a memory with {what}")
+    held = [m.get("key") for m in listed(ctx, ns) if isinstance(m, dict)]
+    stored = [k for k in keys if k in held]
+    if stored:
+        say(ctx, "oams/invalid-memory-refused", f"LIST of {ns!r} holds invalid memories {stored}")
+
+
+@check("oams/scope-refused", spec="oams", bindings=LIVE,
+       requirements=("oams/scope-no-slash-colon", "oams/error-codes", "oams/error-shape"),
+       title="A STORE into a namespace whose scope holds / or : is refused with -32003")
+def scope_refused(ctx: Any) -> None:
+    owner = namespace(ctx, tag="scope").split(":")[0]
+    for bad in (f"{owner}:a/b", f"{owner}:a:b"):
+        reply = ctx.client.store(model.new_memory(bad, key("scope"), "scoped"))
+        judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/scope-no-slash-colon",
+                    what=f"STORE into namespace {bad!r}")
+

@@ -1,0 +1,169 @@
+"""What the OAMS checks need from an implementation, however it is reached (docs/oams.md).
+
+`OamsClient` is the protocol of a live OAMS server, over REST (`http`) or JSON-RPC (`jsonrpc` over
+HTTP, `stdio`): the five operations of §3, the added consolidation hook where a target has one,
+raw sends for bad input, and the two owners the checks write under. Every call returns an
+`OamsReply`: a frozen value carrying what was sent and what came back; a driver never raises for
+an answer it does not like, only `TargetError` when nothing usable came back.
+
+`OamsFile` is what a `file:` target offers: a JSONL store, a Markdown serialization or an export
+bundle, read and judged by suite/oams/model.py.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+#: The five operations of §3, with their REST form and JSON-RPC method.
+OPERATIONS = {
+    "store": ("PUT /v1/oams/memories/{namespace}/{key}", "oams.store"),
+    "recall": ("POST /v1/oams/recall", "oams.recall"),
+    "list": ("GET /v1/oams/memories/{namespace}", "oams.list"),
+    "forget": ("DELETE /v1/oams/memories/{namespace}/{key}", "oams.forget"),
+    "batch_store": ("POST /v1/oams/memories/batch", "oams.batch_store"),
+}
+#: The consolidation hook is no operation of §3 (which lets implementations add operations): the
+#: reference offers it as POST /v1/oams/consolidate and oams.consolidate ({namespace, strategy?}).
+CONSOLIDATE = ("POST /v1/oams/consolidate", "oams.consolidate")
+#: Members an envelope may hold the array of memories in (the text names none: A6).
+LIST_MEMBERS = ("memories", "items", "results", "data")
+CURSOR_MEMBERS = ("next_cursor", "cursor", "next")
+#: The owner-hashes checks write under unless a target names its own.
+DEFAULT_OWNERS = ("mc-owner-a", "mc-owner-b")
+
+OMIT: Any = type("Omit", (), {"__repr__": lambda self: "OMIT"})()
+
+
+@dataclass(frozen=True)
+class OamsReply:
+    """One operation as it happened. `request` names it on the wire ("PUT /v1/oams/memories/…" or
+    "oams.store"); `sent` is the body or params as sent; `status` the HTTP status (None over stdio);
+    `received_text` the raw answer; `received` it parsed (None when not JSON or absent); `result`
+    and `error` the answer's success value and error object (REST: the body of a 2xx without an
+    `error` member, or the body's `error`; JSON-RPC: the response's `result` / `error`)."""
+
+    op: str
+    binding: str
+    request: str
+    sent: Any
+    status: int | None
+    received_text: str | None
+    received: Any = None
+    has_result: bool = False
+    result: Any = None
+    error: Any = None
+    #: the method / route was not there at all (REST 404/405 without §3's error shape, JSON-RPC -32601)
+    not_served: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.has_result and self.error is None
+
+    @property
+    def error_code(self) -> int | None:
+        code = self.error.get("code") if isinstance(self.error, dict) else None
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+    @property
+    def error_message(self) -> str | None:
+        m = self.error.get("message") if isinstance(self.error, dict) else None
+        return m if isinstance(m, str) else None
+
+    def memories(self) -> tuple[list[Any] | None, str]:
+        """The array of memories an answer holds, and how it was held ("a bare array", "member
+        `memories`"); (None, why) when it holds none."""
+        r = self.result
+        if isinstance(r, list):
+            return r, "a bare array"
+        if isinstance(r, dict):
+            for name in LIST_MEMBERS:
+                if isinstance(r.get(name), list):
+                    return r[name], f"member `{name}`"
+            lists = [k for k, v in r.items() if isinstance(v, list)]
+            if len(lists) == 1:
+                return r[lists[0]], f"member `{lists[0]}`"
+        return None, f"no array of memories in {shown(r)}"
+
+    def cursor(self) -> Any:
+        """The next-page cursor of a LIST answer (None: last page or none given)."""
+        r = self.result
+        if isinstance(r, dict):
+            for name in CURSOR_MEMBERS:
+                if name in r:
+                    return r[name]
+        return None
+
+    def describe(self) -> str:
+        """What was sent and what came back, for a failure message."""
+        sent = f"{self.request} with {shown(self.sent)}" if self.sent not in (OMIT, None) else self.request
+        status = f"HTTP {self.status} " if self.status is not None else ""
+        if self.ok:
+            got = f"{status}result {shown(self.result)}"
+        elif self.error is not None:
+            got = f"{status}error {shown(self.error)}"
+        elif self.received_text is None:
+            got = f"{status}no answer body"
+        else:
+            got = f"{status}{self.received_text[:300]!r}"
+        return f"sent {sent}; got {got}"
+
+
+def shown(value: Any, limit: int = 300) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class OamsClient(Protocol):
+    """A live OAMS server over one binding ("http", "jsonrpc", "stdio")."""
+
+    binding: str
+    #: two owner-hashes the checks write under (a target with its own principals names them)
+    owners: tuple[str, str]
+
+    def store(self, memory: Any, namespace: str | None = None, key: str | None = None) -> OamsReply:
+        """STORE `memory` (REST: PUT to namespace/key, by default the memory's own)."""
+
+    def recall(self, params: dict[str, Any]) -> OamsReply: ...
+
+    def list(self, namespace: str, *, cursor: Any = None, limit: Any = None, since: Any = None,
+             tags: Any = None) -> OamsReply: ...
+
+    def forget(self, namespace: str, key: str) -> OamsReply: ...
+
+    def batch_store(self, memories: Any) -> OamsReply: ...
+
+    def consolidate(self, namespace: str, strategy: str | None = None) -> OamsReply:
+        """The added consolidation hook, where the target has one (`not_served` otherwise)."""
+
+    def send_raw(self, op: str, payload: bytes | str | Any, *, namespace: str | None = None,
+                 key: str | None = None) -> OamsReply:
+        """Send `payload` as the operation's body (REST) or params (JSON-RPC) exactly as given
+        (bytes/str go out as text: malformed JSON on purpose)."""
+
+    def close(self) -> None: ...
+
+
+def fresh_namespace(owner: str, tag: str = "t") -> str:
+    """A namespace of `owner` nobody wrote before: `<owner>:<tag>-<random>`."""
+    return f"{owner}:{tag}-{secrets.token_hex(5)}"
+
+
+def fresh_key(tag: str = "m") -> str:
+    return f"{tag}-{secrets.token_hex(4)}"
+
+
+class OamsFile(Protocol):
+    """A file target: an export bundle folder, a JSONL store or a Markdown serialization."""
+
+    binding: str  # "file"
+    path: Any
+    kind: str  # "bundle" | "jsonl" | "markdown"
+
+    def read(self) -> Any:
+        """A `FileView` (targets/oams.py): the memories, the framing problems, the bundle."""

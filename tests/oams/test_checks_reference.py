@@ -1,0 +1,89 @@
+"""The OAMS checks run directly against the reference (served in a thread; stdio as a child): the
+clean reference passes every check over http, jsonrpc, stdio and file; each fault fails exactly its
+`breaks` (over the bindings it shows on) with no error; each variant passes. Until OAMS is wired
+into `pytest --target=…`, these direct runs are the proof (DESIGN.md, idea 5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memconform.reference_impl.oams.faults import OAMS_FAULTS
+from memconform.reference_impl.oams.variants import OAMS_VARIANTS
+from memconform.suite import catalogue as catalogues
+from memconform.suite.outcomes import Keyword, Outcome
+from tests.oams.helpers import failed_requirements, oams_checks, outcomes
+
+BINDINGS = ("http", "jsonrpc", "stdio", "file")
+#: Requirements no reference subject can show broken, proven able to fail by a miniature instead: the
+#: reference's file subject is a bundle, and the Markdown serialization is a file of its own.
+PROVEN_ELSEWHERE = {"oams/markdown-shape": "tests/oams/test_drivers.py::test_markdown_check_can_fail"}
+#: the one check that cannot apply to the reference's export (a bundle, not a Markdown file): skipped
+NOT_APPLICABLE = "oams/file-markdown:"
+
+
+def _problems(results: dict) -> list[str]:
+    return [f"{k}: {r.outcome.value} {r.reason or ''} {[f.message[:300] for f in r.findings]}"
+            for k, r in results.items() if r.outcome is not Outcome.PASSED]
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_clean_reference_passes_every_check(binding):
+    results = outcomes(binding)
+    assert results, binding
+    bad = [p for p in _problems(results) if not p.startswith(NOT_APPLICABLE)]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("fault", OAMS_FAULTS, ids=lambda f: f.name)
+def test_each_fault_fails_exactly_its_breaks(fault):
+    seen: set[str] = set()
+    for binding in fault.bindings or ("http", "jsonrpc", "stdio"):
+        results = outcomes(binding, fault=fault.name)
+        errors = [f"{k}: {r.reason}" for k, r in results.items() if r.outcome is Outcome.ERROR]
+        assert not errors, (binding, errors)
+        got = failed_requirements(results)
+        assert got, f"{fault.name} shows nothing on {binding}"
+        assert got <= set(fault.breaks), (binding, sorted(got - set(fault.breaks)))
+        seen |= got
+    assert seen == set(fault.breaks)
+
+
+@pytest.mark.parametrize("variant", OAMS_VARIANTS, ids=lambda v: v.name)
+def test_each_variant_passes(variant):
+    for binding in variant.bindings or ("http", "jsonrpc", "stdio", "file"):
+        results = outcomes(binding, variants=(variant.name,))
+        bad = [p for p in _problems(results) if not p.startswith(NOT_APPLICABLE)]
+        assert not bad, (binding, bad)
+
+
+def test_every_testable_requirement_has_a_check_and_every_must_a_fault():
+    cat = catalogues.load("oams")
+    named = {r for c in oams_checks() for r in c.requirements}
+    for rid in named:
+        cat.get(rid)  # an unknown id raises
+    testable = {r.id for r in cat.requirements if r.testable}
+    assert testable <= named, sorted(testable - named)
+    assert not {r.id for r in cat.requirements if not r.testable} & named
+    broken = {b for f in OAMS_FAULTS for b in f.breaks} | set(PROVEN_ELSEWHERE)
+    musts = {r.id for r in cat.requirements if r.testable and r.keyword is not Keyword.MAY}
+    assert musts <= broken, sorted(musts - broken)
+    assert len({f.name for f in OAMS_FAULTS}) == len(OAMS_FAULTS)
+    for f in OAMS_FAULTS:
+        for b in f.breaks:
+            cat.get(b)
+    for v in OAMS_VARIANTS:
+        for r in v.readings:
+            cat.get(r)
+
+
+def test_catalogue_shape():
+    import tomllib
+    from importlib import resources
+
+    data = tomllib.loads(resources.files("memconform.suite.oams").joinpath("catalogue.toml").read_text("utf-8"))
+    assert data["spec"] == "oams" and data["versions"] == ["0.1"]
+    assert data["level_names"] == {"L1": "export", "L2": "read/write", "L3": "read/write + consolidation"}
+    cat = catalogues.parse_catalogue(data, "oams")
+    assert all(r.id.startswith("oams/") for r in cat.requirements)
+    assert {b for r in cat.requirements for b in (r.bindings or ())} <= {"http", "jsonrpc", "stdio", "file"}
+    assert cat.claim_for("file") is not None
