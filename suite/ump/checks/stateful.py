@@ -1,0 +1,523 @@
+"""UMP state machines (issue 16): model-based fuzzing of any live UMP target over its client protocol.
+
+The scripted checks (l1.py, l2.py, l3.py) place a few records and judge one situation. These
+machines drive a target through generated sequences of the spec's operations (remember, get,
+revise, forget, recall) as two owners, and after every step compare what the target shows with a
+model of what §2-§3 say the state must be:
+
+* `ump/stateful/records`: records with generated payloads (NFD and astral text, RTL, U+2028,
+  long texts, body.structured numbers near 2^53 and floats, valid_from with offsets and
+  fractions), revise chains of any length, soft and hard forget, and reads by the owner and by
+  the other owner. Model: each record's kind, text, structured value, valid_from (as an instant),
+  visibility, lifecycle status, supersedes / superseded_by.
+* `ump/stateful/recall`: many records per query, of two owners and three visibilities, forgotten
+  and revised ones among them, recalled with `limit` at and around its boundaries (1, the default
+  10, 11, 50 …). Model: which records each owner may see and which are live.
+
+Readings the spec leaves open are all accepted (docs/catalogue-ump.md, "State machines"): a revise
+patch of body.text may keep or drop body.structured (merge or replace, variant
+revise-patch-replaces); a hard forget may erase the record or leave a tombstoned shell without its
+content (variant hard-forget-shell); a timestamp may come back in another offset or precision as
+long as it names the same instant; a refusal of an operation is never judged here (its own
+scripted check judges it), and a record whose remember was refused is simply not modelled.
+
+Isolation: every sequence writes a fresh marker word into each of its records' text and only ever
+judges records it placed (by id); the store is shared with every other check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from memconform.suite import catalogue as catalogues
+from memconform.suite.registry import check
+from memconform.suite.runner import CheckContext
+from memconform.suite.stateful import SpecMachine, quote, run_machine
+from memconform.suite.ump.checks._live import LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, results_of, sample_record
+from memconform.suite.ump.client import Auth, Reply
+
+SPEC = "ump"
+OWNERS = (OWNER_A, OWNER_B)
+VISIBILITIES = ("private", "shared", "public")
+KINDS = ("semantic", "episodic", "procedural", "working", "identity")
+_ABSENT = "<absent>"  # a model value: the member is not there
+
+# -- generated data ------------------------------------------------------------------------------
+
+#: Text no scripted check sends: decomposed (NFD) accents, astral characters, right-to-left
+#: script and overrides, the JSON-legal line and paragraph separators, joiners, escapes.
+FRAGMENTS = (
+    "e\u0301te\u0301", "A\u030angstro\u0308m", "n\u0303", "\U0001F600", "\U0001D518\U0001D52A\U0001D52D",
+    "\U00020B9F", "\U0001F469\u200D\U0001F4BB", "\u05e9\u05dc\u05d5\u05dd", "\u0627\u0644\u0633\u0644\u0627\u0645",
+    "\u202eevil\u202c", "\u2028", "\u2029", "line\nbreak", "tab\there", "\"quoted\" \\ back", "\u00a0nbsp",
+    "\ufeffbom", "über", "日本語", "plain words",
+)
+_chars = st.characters(blacklist_categories=("Cs", "Cc"), max_codepoint=0x10FFFF)
+_tail = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(_chars, max_size=6)), max_size=5).map(" ".join)
+#: Long texts: a server that truncates (a column size, a message limit) shows it here.
+_long = st.integers(1200, 2400).map(lambda n: " " + "lorem ipsum \U0001F600 dolor " * (n // 12))
+TAILS = st.one_of(_tail, _tail, _tail, _long)
+
+_EDGE_INTS = (2**53 - 1, -(2**53 - 1), 2**53 - 2, 2**31, 2**31 - 1, -(2**31), 2**32 + 1, 2**40 + 3, 10**15 + 7,
+              4503599627370497, 0, -1)
+INTS = st.one_of(st.sampled_from(_EDGE_INTS), st.integers(-(2**53 - 1), 2**53 - 1))
+FLOATS = st.one_of(st.sampled_from((0.1, 1 / 3, 2.5e-8, 123456.789, 1e21, -1.7976931348623157e308, 5e-324)),
+                   st.floats(allow_nan=False, allow_infinity=False, width=64))
+#: body.structured always has the same members, so a merge patch and a replace give one value.
+STRUCTURED = st.fixed_dictionaries({"n": INTS, "f": FLOATS, "s": _tail, "l": st.lists(INTS, max_size=3)})
+
+#: valid_from in the past, with offsets other than Z and fractions of a second.
+_OFFSETS = ("Z", "+00:00", "+05:30", "-08:00", "+14:00", "-03:30", "+01:00")
+VALID_FROM = st.builds(
+    lambda y, mo, d, h, mi, s, frac, off: f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{frac}{off}",
+    st.integers(2001, 2025), st.integers(1, 12), st.integers(1, 28), st.integers(0, 23), st.integers(0, 59),
+    st.integers(0, 59), st.sampled_from(("", ".5", ".25", ".123", ".001", ".999")), st.sampled_from(_OFFSETS))
+
+#: `limit` at and around its boundaries: 1, the usual default page (10), one past it, the
+#: reference's max_recall (50) and past it.
+LIMITS = st.sampled_from((1, 2, 5, 6, 8, 9, 10, 11, 12, 15, 20, 50, 51, 100))
+
+
+def _instant(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("z", "Z").replace("t", "T"))
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else None
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON values: numbers by value (2**60 and 1.152921504606847e18 alike), no bool for a number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _asks(requirement: str) -> str:
+    req = catalogues.load(SPEC).get(requirement)
+    return f"{requirement} (§{req.section}, {req.keyword.value}): {req.summary} The spec: “{req.quote[:160]}”"
+
+
+def _show(value: Any, limit: int = 160) -> str:
+    return quote(value, limit)
+
+
+# -- the model -----------------------------------------------------------------------------------
+
+@dataclass
+class Rec:
+    """What the spec says one record placed by this sequence must look like."""
+
+    id: str
+    owner: str
+    kind: str
+    text: str
+    word: str                      # a word only this record (and successors keeping its text) holds
+    visibility: str
+    origin: str                    # "remember" or "revise": which requirement a wrong content breaks
+    structured: list[Any] = field(default_factory=lambda: [_ABSENT])  # the values every reading allows
+    valid_from: str | None = None  # as sent, when the sequence chose it
+    status: str = "active"         # active | tombstoned | erased
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    seen: bool = False             # served once as the model says (later changes are another bug)
+
+
+class _UmpMachine(SpecMachine, RuleBasedStateMachine):
+    """The model and the judging both UMP machines share."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tag = marker("sm")  # in every record this sequence places, in no other
+        self.recs: dict[str, Rec] = {}
+        self.order: list[str] = []
+        self.touched: list[str] = []
+        self.no_revise = self.no_forget = self.no_hard = False
+
+    # -- calling the target ------------------------------------------------------------------
+
+    def _send(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Reply:
+        reply = self.call(what, fn, *args, **kwargs)
+        if reply.error_code == "internal" or (reply.status is not None and reply.status >= 500):
+            self.gone(f"{reply.operation} failed inside the server: {reply.describe()}")
+        return reply
+
+    def fail(self, requirement: str, message: str, reply: Reply | None = None) -> None:
+        text = message + (f"; the server answered {reply.describe()}" if reply is not None else "")
+        self.broken(requirement, f"{text}. {_asks(requirement)}", sent=reply.sent if reply else None,
+                    received=(reply.body if reply.body is not None else reply.raw) if reply else None)
+
+    # -- placing records ------------------------------------------------------------------------
+
+    def _remember(self, owner: str, kind: str, visibility: str, tail: str = "", structured: Any = _ABSENT,
+                  valid_from: str | None = None) -> Rec | None:
+        word = marker("w")
+        text = f"{self.tag} {word}{tail}"
+        sent = sample_record(kind, owner=owner, text=text, visibility=visibility)
+        if structured is not _ABSENT:
+            sent["body"]["structured"] = structured
+        if valid_from is not None:
+            sent["time"] = {"created": valid_from, "valid_from": valid_from}
+        reply = self._send(f"remember as {owner}: {kind}, {visibility}, text {_show(text, 120)}"
+                           + (f", structured {_show(structured, 120)}" if structured is not _ABSENT else "")
+                           + (f", valid_from {valid_from}" if valid_from else ""),
+                           self.client.remember, sent, auth=Auth.as_owner(owner))
+        body = reply.body if isinstance(reply.body, dict) else {}
+        rid = body.get("id")
+        if not reply.ok or body.get("result") != "created" or not isinstance(rid, str):
+            return None  # refused or merged: judged by the scripted checks, not modelled here
+        if rid in self.recs:
+            self.fail("ump/id-unique", f"remember of a new record (text {_show(text, 80)}) answered created with "
+                                       f"the id {rid}, which this sequence's earlier record already has", reply)
+        rec = Rec(rid, owner, kind, text, word, visibility, "remember", [structured], valid_from)
+        self.recs[rid] = rec
+        self.order.append(rid)
+        return rec
+
+    # -- judging what a get shows ---------------------------------------------------------------
+
+    def _chain(self, rec: Rec) -> list[Rec]:
+        out = [rec]
+        while out[-1].supersedes and out[-1].supersedes in self.recs and len(out) < 100:
+            out.append(self.recs[out[-1].supersedes])
+        return out
+
+    def _visible_to(self, rec: Rec, asker: str) -> bool:
+        return asker == rec.owner or rec.visibility == "public"
+
+    def judge_get(self, rec: Rec, asker: str) -> None:
+        reply = self._send(f"get {rec.id} as {asker}", self.client.get, rec.id, auth=Auth.as_owner(asker))
+        served = reply.body.get("record") if reply.ok else None
+        if reply.ok and not isinstance(served, dict):
+            self.fail("ump/get-returns-record", f"{asker}'s get of {rec.id} answered no record object", reply)
+        if rec.status == "erased":
+            if served is not None and (served.get("lifecycle") or {}).get("status") != "tombstoned" \
+                    or served is not None and rec.text in json.dumps(served.get("body"), ensure_ascii=False):
+                self.fail("ump/forget-hard-erases", f"after the owner's hard forget of {rec.id}, {asker}'s get still "
+                                                    "returns the record with its content", reply)
+            return
+        if not self._visible_to(rec, asker):
+            if served is not None:
+                req = "ump/visibility-private" if rec.visibility == "private" else "ump/visibility-shared-grant"
+                self.fail(req, f"{asker}'s get of {rec.owner}'s {rec.visibility} record {rec.id} returned it", reply)
+            if not reply.ok and rec.word in json.dumps([reply.body, reply.error_message], ensure_ascii=False):
+                req = "ump/visibility-private" if rec.visibility == "private" else "ump/visibility-shared-grant"
+                self.fail(req, f"{asker}'s get of {rec.owner}'s {rec.visibility} record {rec.id} was refused but the "
+                               "answer reveals its text", reply)
+            return
+        if served is None:
+            if asker != rec.owner or reply.error_code in (None, "rate_limited", "unsupported", "unauthorized"):
+                return  # another owner's public record: serving it is a MAY; no verdict on no answer
+            if rec.status == "tombstoned":
+                self.fail("ump/forget-retained", f"the owner's get of {rec.id}, soft-forgotten earlier, did not "
+                                                 "return it", reply)
+            self.fail("ump/get-returns-record", f"the owner's get of {rec.id}, a record this sequence placed "
+                                                "and never erased, did not return it", reply)
+        self._judge_served(rec, served, reply, asker)
+        rec.seen = True
+
+    def _content_requirement(self, rec: Rec, member: str) -> str:
+        if rec.seen and rec.superseded_by:
+            return "ump/revise-non-destructive"
+        if rec.origin == "revise":
+            return "ump/revise-applies-patch"
+        return "ump/remember-persists" if member in ("kind", "body.text", "scope.owner") else "ump/get-returns-record"
+
+    def _judge_served(self, rec: Rec, served: dict[str, Any], reply: Reply, asker: str) -> None:
+        who = f"{asker}'s get of {rec.id}"
+        if served.get("id") != rec.id:
+            self.fail("ump/get-returns-record", f"{who} returned a record with id {_show(served.get('id'))}", reply)
+        body = served.get("body") if isinstance(served.get("body"), dict) else {}
+        scope = served.get("scope") if isinstance(served.get("scope"), dict) else {}
+        origin = "remembered" if rec.origin == "remember" else "revised into"
+        for member, want, got in (("kind", rec.kind, served.get("kind")), ("body.text", rec.text, body.get("text")),
+                                  ("scope.owner", did(rec.owner), scope.get("owner"))):
+            if got != want:
+                diff = ""
+                if isinstance(got, str) and isinstance(want, str):
+                    at = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+                    diff = (f" (they differ from character {at}: sent {_show(want[at:at + 12])}, served "
+                            f"{_show(got[at:at + 12])}; lengths {len(want)} and {len(got)})")
+                self.fail(self._content_requirement(rec, member),
+                          f"{who} serves {member} {_show(got)}, but the record was {origin} with {_show(want)}{diff}",
+                          reply)
+        if scope.get("visibility") != rec.visibility:
+            self.fail(self._content_requirement(rec, "scope.visibility"),
+                      f"{who} serves scope.visibility {_show(scope.get('visibility'))}, but the record was {origin} "
+                      f"with {rec.visibility!r}", reply)
+        got_structured = body.get("structured", _ABSENT)
+        match = [v for v in rec.structured if (v is _ABSENT and got_structured is _ABSENT)
+                 or (v is not _ABSENT and got_structured is not _ABSENT and _same_json(v, got_structured))]
+        if not match:
+            allowed = " or ".join("no body.structured" if v is _ABSENT else _show(v) for v in rec.structured)
+            self.fail(self._content_requirement(rec, "body.structured"),
+                      f"{who} serves body.structured {_show(None if got_structured is _ABSENT else got_structured)}, "
+                      f"but the record was {origin} with {allowed}", reply)
+        rec.structured = match[:1]  # a reading chosen once is the target's: later it must hold to it
+        time = served.get("time") if isinstance(served.get("time"), dict) else {}
+        if rec.valid_from is not None and _instant(time.get("valid_from")) != _instant(rec.valid_from):
+            self.fail(self._content_requirement(rec, "time.valid_from"),
+                      f"{who} serves time.valid_from {_show(time.get('valid_from'))}, but the record was {origin} "
+                      f"with {rec.valid_from!r} (a different instant, not another way of writing it)", reply)
+        status = (served.get("lifecycle") or {}).get("status") if isinstance(served.get("lifecycle"), dict) else None
+        if rec.status == "tombstoned" and status != "tombstoned":
+            self.fail("ump/forget-tombstones", f"{who}: the record was soft-forgotten (answered tombstoned) earlier, "
+                                               f"but it is served with lifecycle.status {_show(status)}", reply)
+        if rec.supersedes is not None:
+            sup = served.get("supersedes")
+            if not isinstance(sup, list) or rec.supersedes not in sup:
+                self.fail("ump/revise-creates-successor", f"{who}: the record is the successor revise made of "
+                                                          f"{rec.supersedes}, but its supersedes is {_show(sup)}", reply)
+        if rec.superseded_by is not None:
+            by = served.get("superseded_by")
+            if not isinstance(by, list) or rec.superseded_by not in by:
+                self.fail("ump/revise-sets-superseded-by", f"{who}: the record was revised into {rec.superseded_by}, "
+                                                           f"but its superseded_by is {_show(by)}", reply)
+            if time.get("valid_to") is None:
+                self.fail("ump/revise-sets-valid-to", f"{who}: the record was revised into {rec.superseded_by}, but "
+                                                      f"its time.valid_to is {_show(time.get('valid_to'))}", reply)
+
+    # -- judging what a recall shows ------------------------------------------------------------
+
+    def judge_recall(self, asker: str, request: dict[str, Any], *, must_find: Rec | None = None) -> None:
+        reply = self._send(f"recall as {asker}: {json.dumps(request, ensure_ascii=False)}", self.client.recall,
+                           request, auth=Auth.as_owner(asker))
+        if not reply.ok:
+            return  # a refused recall is judged by the scripted recall checks
+        results = results_of(reply)
+        limit = request.get("limit")
+        if isinstance(limit, int) and len(results) > limit:
+            self.fail("ump/recall-limit", f"{asker}'s recall with limit {limit} answered {len(results)} results", reply)
+        most = self.max_recall()
+        if most is not None and len(results) > most:
+            self.fail("ump/recall-limit", f"{asker}'s recall answered {len(results)} results, more than the "
+                                          f"max_recall {most} capabilities advertises", reply)
+        ids = [r["record"].get("id") for r in results if isinstance(r.get("record"), dict)]
+        for rid in ids:
+            rec = self.recs.get(rid) if isinstance(rid, str) else None
+            if rec is None:
+                continue
+            if not self._visible_to(rec, asker):
+                req = "ump/visibility-private" if rec.visibility == "private" else "ump/visibility-shared-grant"
+                self.fail(req, f"{asker}'s recall returned {rec.owner}'s {rec.visibility} record {rid} (result "
+                               f"{ids.index(rid) + 1} of {len(ids)})", reply)
+            if rec.status == "tombstoned":
+                self.fail("ump/forget-excluded-from-recall", f"{asker}'s default recall returned {rid}, which its "
+                                                             "owner soft-forgot earlier (answered tombstoned)", reply)
+            if rec.status == "erased":
+                self.fail("ump/forget-hard-erases", f"{asker}'s recall returned {rid}, which its owner hard-forgot "
+                                                    "earlier", reply)
+        if must_find is not None and must_find.id not in ids:
+            self.fail("ump/recall-finds-remembered", f"{asker}'s recall for the word {must_find.word!r} of its own "
+                                                     f"live record {must_find.id} (text {_show(must_find.text, 80)}) "
+                                                     "did not return it", reply)
+
+    def max_recall(self) -> int | None:
+        """capabilities.max_recall, asked once per run (the bound class keeps it)."""
+        cls = type(self)
+        if "_max_recall" not in cls.__dict__:
+            reply = self._send("capabilities", self.client.capabilities)
+            value = reply.body.get("max_recall") if reply.ok else None
+            cls._max_recall = value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+        return cls.__dict__["_max_recall"]
+
+    # -- operations both machines make ----------------------------------------------------------
+
+    def heads(self) -> list[Rec]:
+        return [r for r in (self.recs[i] for i in self.order) if r.status == "active" and r.superseded_by is None]
+
+    def live(self) -> list[Rec]:
+        return [r for r in (self.recs[i] for i in self.order) if r.status != "erased"]
+
+    def _revise(self, rec: Rec, change: str, tail: str, structured: Any, visibility: str) -> Rec | None:
+        new_word = marker("w")
+        new_text = f"{self.tag} {new_word}{tail}"
+        if change == "text":
+            patch: dict[str, Any] = {"body": {"text": new_text}}
+        elif change == "text+structured":
+            patch = {"body": {"text": new_text, "structured": structured}}
+        else:
+            patch = {"scope": {"owner": did(rec.owner), "project": PROJECT, "visibility": visibility}}
+        reply = self._send(f"revise {rec.id} as {rec.owner}: patch {_show(patch, 160)}", self.client.revise,
+                           {"id": rec.id, "patch": patch}, auth=Auth.as_owner(rec.owner))
+        if reply.error_code == "unsupported":
+            self.no_revise = True
+            return None
+        body = reply.body if isinstance(reply.body, dict) else {}
+        new_id = body.get("id")
+        if not reply.ok or not isinstance(new_id, str):
+            return None  # refused: judged by the scripted revise checks
+        if new_id == rec.id or new_id in self.recs:
+            self.fail("ump/revise-creates-successor", f"revise of {rec.id} answered the id {new_id}, which is not a "
+                                                      "new record's", reply)
+        if not isinstance(body.get("supersedes"), list) or rec.id not in body["supersedes"]:
+            self.fail("ump/revise-creates-successor", f"revise of {rec.id} answered supersedes "
+                                                      f"{_show(body.get('supersedes'))}", reply)
+        if change == "text":
+            text, word, vis, structured_options = new_text, new_word, rec.visibility, [*rec.structured, _ABSENT]
+        elif change == "text+structured":
+            text, word, vis, structured_options = new_text, new_word, rec.visibility, [structured]
+        else:
+            text, word, vis, structured_options = rec.text, rec.word, visibility, list(rec.structured)
+        options = [v for i, v in enumerate(structured_options) if v is not _ABSENT or _ABSENT not in structured_options[:i]]
+        succ = Rec(new_id, rec.owner, rec.kind, text, word, vis, "revise", options, supersedes=rec.id)
+        rec.superseded_by = new_id
+        self.recs[new_id] = succ
+        self.order.append(new_id)
+        return succ
+
+    def _forget(self, rec: Rec, hard: bool) -> None:
+        request: dict[str, Any] = {"id": rec.id, "reason": "memconform state machine"}
+        if hard:
+            request["hard"] = True
+        reply = self._send(f"forget {rec.id} as {rec.owner}{' (hard)' if hard else ''}", self.client.forget, request,
+                           auth=Auth.as_owner(rec.owner))
+        if reply.error_code == "unsupported":
+            if hard:
+                self.no_hard = True
+            else:
+                self.no_forget = True
+            return
+        if not reply.ok:
+            return  # refused: judged by the scripted forget checks
+        if hard:
+            rec.status = "erased"
+            return
+        if reply.body.get("result") != "tombstoned":
+            self.fail("ump/forget-tombstones", f"the owner's soft forget of {rec.id} answered result "
+                                               f"{_show(reply.body.get('result'))}", reply)
+        rec.status = "tombstoned"
+
+
+# =============================================================================================
+# ump/stateful/records
+# =============================================================================================
+
+RECORDS_REQUIREMENTS = (
+    "ump/remember-persists", "ump/get-returns-record", "ump/id-unique", "ump/revise-creates-successor",
+    "ump/revise-sets-superseded-by", "ump/revise-sets-valid-to", "ump/revise-applies-patch",
+    "ump/revise-non-destructive", "ump/forget-tombstones", "ump/forget-retained", "ump/forget-hard-erases",
+    "ump/visibility-private", "ump/visibility-shared-grant",
+)
+
+
+class UmpRecordsMachine(_UmpMachine):
+    """Records with generated payloads, revise chains, forget, reads as either owner."""
+
+    @rule(owner=st.sampled_from(OWNERS), kind=st.sampled_from(KINDS), visibility=st.sampled_from(VISIBILITIES),
+          tail=TAILS, structured=st.one_of(st.just(_ABSENT), STRUCTURED),
+          valid_from=st.one_of(st.none(), VALID_FROM))
+    def remember(self, owner: str, kind: str, visibility: str, tail: str, structured: Any,
+                 valid_from: str | None) -> None:
+        rec = self._remember(owner, kind, visibility, tail, structured, valid_from)
+        self.touched = [rec.id] if rec else []
+
+    @precondition(lambda self: not self.no_revise and self.heads())
+    @rule(pick=st.integers(0, 50), change=st.sampled_from(("text", "text+structured", "scope")), tail=_tail,
+          structured=STRUCTURED, visibility=st.sampled_from(VISIBILITIES))
+    def revise(self, pick: int, change: str, tail: str, structured: Any, visibility: str) -> None:
+        heads = self.heads()
+        succ = self._revise(heads[pick % len(heads)], change, tail, structured, visibility)
+        self.touched = [r.id for r in self._chain(succ)] if succ else []
+
+    @precondition(lambda self: not self.no_forget and self.live())
+    @rule(pick=st.integers(0, 50), hard=st.booleans())
+    def forget(self, pick: int, hard: bool) -> None:
+        live = self.live()
+        rec = live[pick % len(live)]
+        if hard and self.no_hard:
+            hard = False
+        self._forget(rec, hard)
+        self.touched = [rec.id]
+
+    @precondition(lambda self: self.order)
+    @rule(pick=st.integers(0, 50), asker=st.sampled_from(OWNERS))
+    def get(self, pick: int, asker: str) -> None:
+        self.judge_get(self.recs[self.order[pick % len(self.order)]], asker)
+
+    @invariant()
+    def touched_records_agree(self) -> None:
+        """What the last step changed, as the owner reads it: every record it touched (a revise:
+        the whole chain, so a change to an older link shows)."""
+        touched, self.touched = self.touched, []
+        for rid in touched:
+            rec = self.recs[rid]
+            self.judge_get(rec, rec.owner)
+
+
+@check("ump/stateful/records", spec=SPEC, requirements=RECORDS_REQUIREMENTS, bindings=LIVE,
+       title="state machine: generated records, revise chains and forgets agree with the model")
+def stateful_records(ctx: CheckContext) -> None:
+    """Random sequences of remember (generated payloads, two owners, three visibilities), revise
+    (of any chain's head), forget (soft or hard) and get (as either owner); after each step every
+    record the step touched is read back and compared with the model. A discrepancy is shrunk to
+    the shortest sequence and reported on the requirement it breaks."""
+    run_machine(ctx, UmpRecordsMachine, name="UmpRecords")
+
+
+# =============================================================================================
+# ump/stateful/recall
+# =============================================================================================
+
+RECALL_REQUIREMENTS = (
+    "ump/recall-limit", "ump/recall-finds-remembered", "ump/visibility-private", "ump/visibility-shared-grant",
+    "ump/forget-excluded-from-recall", "ump/forget-hard-erases",
+)
+
+
+class UmpRecallMachine(_UmpMachine):
+    """Many records of two owners per query; recalls at the boundaries of `limit`."""
+
+    @rule(owner=st.sampled_from(OWNERS), visibilities=st.lists(st.sampled_from(VISIBILITIES), min_size=1, max_size=7))
+    def remember_several(self, owner: str, visibilities: list[str]) -> None:
+        for visibility in visibilities:
+            self._remember(owner, "semantic", visibility, " a note for the recall machine")
+
+    @precondition(lambda self: not self.no_forget and self.live())
+    @rule(pick=st.integers(0, 50), hard=st.booleans())
+    def forget(self, pick: int, hard: bool) -> None:
+        live = self.live()
+        self._forget(live[pick % len(live)], hard and not self.no_hard)
+
+    @precondition(lambda self: not self.no_revise and self.heads())
+    @rule(pick=st.integers(0, 50), visibility=st.sampled_from(VISIBILITIES))
+    def revise(self, pick: int, visibility: str) -> None:
+        heads = self.heads()
+        self._revise(heads[pick % len(heads)], "scope", "", _ABSENT, visibility)
+
+    @precondition(lambda self: self.order)
+    @rule(asker=st.sampled_from(OWNERS), limit=LIMITS)
+    def recall(self, asker: str, limit: int) -> None:
+        self.judge_recall(asker, {"query": self.tag, "scope": {"owner": did(asker)}, "limit": limit})
+
+    @precondition(lambda self: self.heads())
+    @rule(pick=st.integers(0, 50))
+    def recall_own_word(self, pick: int) -> None:
+        heads = self.heads()
+        rec = heads[pick % len(heads)]
+        self.judge_recall(rec.owner, {"query": rec.word, "scope": {"owner": did(rec.owner)}}, must_find=rec)
+
+
+@check("ump/stateful/recall", spec=SPEC, requirements=RECALL_REQUIREMENTS, bindings=LIVE,
+       title="state machine: recall over many records of two owners agrees with the model")
+def stateful_recall(ctx: CheckContext) -> None:
+    """Random sequences placing several records at a time (two owners, three visibilities),
+    forgetting and revising some, and recalling the sequence's marker as either owner with limits
+    around the default page; every result is judged against the model (visible to the asker, not
+    forgotten, at most `limit`), and a recall for a live record's own word must find it."""
+    run_machine(ctx, UmpRecallMachine, name="UmpRecall")
