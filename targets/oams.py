@@ -448,8 +448,10 @@ def reference_part(*, label: str, fault: Any = None, variants: Any = (), timeout
 def seed_export(service: Any) -> None:
     """What the reference's file subject exports: two namespaces of one owner, memories with and
     without provenance, tags, metadata and an embedding, and one consolidation pass."""
+    from memconform.reference_impl.oams.engine import OamsError
+
     ns_a, ns_b = "mc-export:personal", "mc-export:project-x"
-    service.batch_store([
+    memories = [
         {"key": "m1", "namespace": ns_a, "value": "The first memory.", "tags": ["research"],
          "source_id": "https://example.com/article", "created_at": "2026-04-27T12:00:00Z",
          "updated_at": "2026-04-27T12:00:00Z", "metadata": {"confidence": 0.9, "language": "en"}},
@@ -458,8 +460,21 @@ def seed_export(service: Any) -> None:
          "embedding_model": "text-embedding-3-small", "embedding": [0.0123, -0.0456, 0.5]},
         {"key": "m3", "namespace": ns_b, "value": "A project note.", "source_id": "transcript:call-7:42",
          "created_at": "2026-04-26T09:00:00Z", "updated_at": "2026-04-26T09:00:00Z"},
-    ])
-    service.consolidate(ns_a)
+    ]
+    # a reference with a fault of its own operations still exports what it holds: one STORE each where
+    # the batch is refused, and nothing of what it refuses
+    try:
+        service.batch_store(memories)
+    except OamsError:
+        for m in memories:
+            try:
+                service.store(m)
+            except OamsError:
+                pass
+    try:
+        service.consolidate(ns_a)
+    except OamsError:
+        pass
 
 
 # -- JSON-RPC and file targets (for the target-string / descriptor wiring) --------------------------------

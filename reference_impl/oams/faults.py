@@ -427,8 +427,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "store-returns-stored", "timestamps-utc", wraps=_wrap("store", _answers_input)),
     _f("updated-after-created", "a first STORE without timestamps writes updated_at 1 ms after created_at",
        "updated-equals-created", wraps=_wrap("_stamp", _later_updated)),
-    _f("ignores-given-created-at", "a STORE that provides created_at gets the server's time instead",
-       "store-keeps-given-timestamps", wraps=_wrap("_stamp", _created_now)),
+    _f("ignores-given-created-at", "a STORE that provides created_at gets the server's time instead (so the "
+       "export holds memories updated before they were created)", "store-keeps-given-timestamps",
+       "updated-not-before-created", bindings=ALL, wraps=_wrap("_stamp", _created_now)),
     _f("upsert-resets-created", "every STORE of an existing pair resets created_at (an identical repeat too)",
        "store-upsert", "store-idempotent", wraps=_wrap("_stamp", _upsert_resets_created)),
     _f("upsert-keeps-old", "a STORE of a new value on an existing pair keeps the old memory (insert or ignore)",
