@@ -317,9 +317,8 @@ def manifest_problems(manifest: Any, values: list[Any], jsonl: bytes, version: s
     if any("embedding" in m for m in memories) and "embedding_model" not in manifest:
         problems.append(Problem("oams/manifest-shape", "lines carry embeddings but embedding_model is missing", where))
     v = manifest.get("oams_version")
-    if isinstance(v, str) and not (v == version or v.startswith(version + ".")):
-        problems.append(Problem("oams/manifest-version", f"oams_version {v!r}, not {version!r} (the spec version "
-                                                         "judged against)", where))
+    if isinstance(v, str):
+        problems.extend(Problem(p.requirement, p.message, where) for p in version_problems(v, version))
     count = manifest.get("memory_count")
     if isinstance(count, int) and not isinstance(count, bool) and count != len(values):
         problems.append(Problem("oams/manifest-count", f"memory_count {count} but memories.jsonl holds "
@@ -337,6 +336,22 @@ def manifest_problems(manifest: Any, values: list[Any], jsonl: bytes, version: s
             problems.append(Problem("oams/manifest-checksum", f"checksum_sha256 {digest!r} but SHA-256 of "
                                                               f"memories.jsonl is {want}", where))
     return problems
+
+
+_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?")
+
+
+def version_problems(declared: str, judged: str = VERSION) -> list[Problem]:
+    """§8: oams_version must be the version the producer was built against. What a judge can tell:
+    it is a version (MAJOR.MINOR or MAJOR.MINOR.PATCH) of the spec judged, or a MINOR of the same
+    MAJOR (backward compatible: judged under `judged`'s rules); another MAJOR is not this spec."""
+    m = _VERSION.fullmatch(declared)
+    if m is None:
+        return [Problem("oams/manifest-version", f"oams_version {declared!r} is not a MAJOR.MINOR[.PATCH] version")]
+    if m.group(1) != judged.split(".")[0]:
+        return [Problem("oams/manifest-version", f"oams_version {declared!r} is another major version than "
+                                                 f"{judged!r}, the spec version judged against")]
+    return []
 
 
 @dataclass(frozen=True)

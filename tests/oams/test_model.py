@@ -118,7 +118,8 @@ def test_reference_bundle_is_clean(bundle):
     (lambda m: m.__setitem__("checksum_sha256", "0" * 64), "oams/manifest-checksum"),
     (lambda m: m.__setitem__("memory_count", 99), "oams/manifest-count"),
     (lambda m: m.__setitem__("namespaces", ["other:ns"]), "oams/manifest-namespaces"),
-    (lambda m: m.__setitem__("oams_version", "0.2"), "oams/manifest-version"),
+    (lambda m: m.__setitem__("oams_version", "1.0"), "oams/manifest-version"),
+    (lambda m: m.__setitem__("oams_version", "v0.1"), "oams/manifest-version"),
     (lambda m: m.pop("exported_at"), "oams/manifest-shape"),
     (lambda m: m.__setitem__("memory_count", "4"), "oams/manifest-shape"),
 ])
@@ -134,7 +135,7 @@ def test_checksum_accepts_prefix_and_patch_version(bundle):
     path = bundle / "manifest.json"
     manifest = json.loads(path.read_text())
     manifest["checksum_sha256"] = "sha256:" + manifest["checksum_sha256"]
-    manifest["oams_version"] = "0.1.3"
+    manifest["oams_version"] = "0.2"  # a compatible minor: judged under 0.1's rules
     path.write_text(json.dumps(manifest))
     assert model.read_bundle(bundle).problems == ()
 
