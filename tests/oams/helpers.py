@@ -7,14 +7,12 @@ import contextlib
 import sys
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from memconform.reference_impl.oams.bundle import export_bundle
 from memconform.reference_impl.oams.engine import OamsService
 from memconform.reference_impl.oams.http import app
 from memconform.suite.oams import checks as _checks  # noqa: F401 (registers them)
-from memconform.suite.registry import all_checks
 from memconform.suite.runner import run_check
 from memconform.targets.oams import OamsFileClient, OamsRestClient, rpc_over_http, rpc_over_stdio, seed_export
 

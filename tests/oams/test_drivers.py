@@ -17,7 +17,6 @@ from memconform.suite.oams import model
 from memconform.suite.outcomes import Outcome
 from memconform.suite.registry import _REGISTRY
 from memconform.suite.runner import run_check
-from memconform.targets.base import Subject
 from memconform.targets.oams import (OamsFileClient, OamsRestClient, discover_http, discover_rest, reference_part)
 
 
