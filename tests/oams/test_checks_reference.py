@@ -11,7 +11,7 @@ from memconform.reference_impl.oams.faults import OAMS_FAULTS
 from memconform.reference_impl.oams.variants import OAMS_VARIANTS
 from memconform.suite import catalogue as catalogues
 from memconform.suite.outcomes import Keyword, Outcome
-from tests.oams.helpers import failed_requirements, oams_checks, outcomes
+from .helpers import failed_requirements, oams_checks, outcomes
 
 BINDINGS = ("http", "jsonrpc", "stdio", "file")
 #: Requirements no reference subject can show broken, proven able to fail by a miniature instead: the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memconform.suite.oams.interop import round_trip
-from tests.oams.helpers import reference
+from .helpers import reference
 
 
 def _trip(fault_b=None, fault_a=None):
