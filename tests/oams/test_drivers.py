@@ -155,3 +155,22 @@ def _jsonl(tmp_path):
     path.write_text(json.dumps({"key": "a", "namespace": "u:p", "value": "v", "source_id": "x-unknown:1",
                                 "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}) + "\n")
     return path
+
+
+def test_cli_export_import_validate(tmp_path):
+    from click.testing import CliRunner
+
+    from memconform.suite.oams.cli import oams
+
+    runner = CliRunner()
+    db = tmp_path / "a.db"
+    result = runner.invoke(oams, ["import", "--db", str(db), str(_jsonl(tmp_path))])
+    assert result.exit_code == 0 and json.loads(result.output)["imported"] == 1
+    result = runner.invoke(oams, ["export", "--db", str(db), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    folder = result.output.strip()
+    result = runner.invoke(oams, ["validate", folder])
+    assert result.exit_code == 0 and "0 problem(s)" in result.output, result.output
+    (tmp_path / "bad.jsonl").write_text('{"key": 1}\n')
+    result = runner.invoke(oams, ["validate", str(tmp_path / "bad.jsonl")])
+    assert result.exit_code == 1 and "oams/key-required" in result.output
