@@ -1,0 +1,513 @@
+"""UPP's state machine (issue 16): a model-based fuzz of a user's events over the client protocol.
+
+`upp/stateful/events` drives two fresh users per sequence with generated operations — import of
+generated packages (one user, the other, or both at once), import of a variant of a value already
+held (case changed, NFD), deletion by ids (with another user's id and an unknown one mixed in) or
+of everything, export, and re-import of one user's export into the other — and after every step
+compares what the server shows (upp/get_events; the export file when it reads one) with a model of
+what the spec says the state must be (docs/catalogue-upp.md, "State machines (issue 16)"):
+
+* every event placed is listed, with its value, labels and confidence as sent (values generated
+  over Unicode: NFD, astral, RTL, U+2028, long texts; keys differing only in case);
+* import stores a package's events in created_at order (instants, with offsets and fractions;
+  package order for ties) applying supersession; a later import supersedes like a later ingest;
+* singular labels: the newest valid event sharing one supersedes every other (superseded_by names
+  it); plural labels accumulate; an event with both kinds is superseded through its singular ones;
+* delete_events is physical, counts what it deleted, touches no other user;
+* an export holds every event; importing it elsewhere stores every event again.
+
+Readings accepted (docs/live-upp.md): any listing order; an emptied user may be unknown (-32001)
+or empty; an event whose superseder was deleted may stay superseded (pointer null or naming an
+existing event) or be valid again; confidences are 0.9..1.0, high in every staging reading.
+Events are placed with upp/import_events, so the machine needs it, upp/get_events and shared
+files (else it is not applicable).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+from memconform.suite.runner import CheckContext
+from memconform.suite.stateful import SpecMachine, quote, run_machine
+from memconform.suite.upp import ontology
+from memconform.suite.upp.checks._common import (
+    LIVE, USER_NOT_FOUND, compact, fresh_entity, known_labels, require_offered, served, server_ontology, spec_ref,
+)
+from memconform.suite.upp.checks._placing import import_folder, package_file, read_export_file
+
+SINGULAR = ("who_name", "where_home", "when_timezone")
+PLURAL = ("what_interests_hobbies", "who_languages", "what_skills")
+
+REQUIREMENTS = ("upp/import-persists", "upp/get-events-complete", "upp/events-retained",
+                "upp/supersession-singular", "upp/import-supersession", "upp/plural-accumulate",
+                "upp/one-valid-per-singular", "upp/supersession-superseded-by", "upp/superseded-by-existing",
+                "upp/delete-by-ids", "upp/delete-count", "upp/delete-other-users-untouched",
+                "upp/export-all-events")
+
+#: Texts scenarios never send: combining marks (NFD), astral characters, right-to-left script, the
+#: JSON-unsafe line separators, a long text.
+AWKWARD = ("Jose\u0301 Mari\u0301a", "José María", "🦀 Ferris the crab 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+           "שלום עולם مرحبا",
+           "line one\u2028line two\u2029end", "tab\tand \"quotes\" and \\ backslash", "ÅNGSTRÖM", "ångström",
+           "x" * 3000 + " long", "9007199254740993", "0.1 + 0.2 = 0.30000000000000004", "İstanbul ǅ ß ﬁ")
+
+EPOCH = datetime(2001, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
+
+
+def _strategies() -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    letters = st.characters(blacklist_categories=("Cs", "Co", "Cn"), blacklist_characters="\x00")
+    text = st.text(letters, min_size=1, max_size=30).map(lambda s: s if s.strip() else s + "a")
+    value = st.one_of(text, st.sampled_from(AWKWARD),
+                      st.tuples(st.sampled_from(AWKWARD), text).map(lambda p: f"{p[0]} {p[1]}"))
+    labels = st.one_of(st.tuples(st.sampled_from(SINGULAR)).map(list), st.tuples(st.sampled_from(PLURAL)).map(list),
+                       st.tuples(st.sampled_from(SINGULAR), st.sampled_from(PLURAL)).map(list),
+                       st.tuples(st.sampled_from(PLURAL), st.sampled_from(SINGULAR)).map(list))
+    confidence = st.one_of(st.sampled_from([1.0, 0.9, 0.95, 1, 0.9000000000000001, 0.9999999999999999]),
+                           st.floats(0.9, 1.0))
+    offset = st.sampled_from([0, 0, 60, 120, -300, 330, -570, 840, -720])
+    when = st.tuples(st.integers(0, 7200), st.integers(0, 999_999), offset, st.booleans())
+    event = st.fixed_dictionaries({"value": value, "labels": labels, "confidence": confidence,
+                                   "source_type": st.sampled_from(["user_stated", "agent_observed", "inferred"]),
+                                   "when": when})
+    return {"events": st.lists(event, min_size=1, max_size=6), "user": st.sampled_from([0, 1]),
+            "targets": st.sampled_from([(0,), (1,), (0, 1)]), "index": st.integers(0, 10_000),
+            "how": st.sampled_from(["upper", "lower", "swapcase", "nfd", "nfc"]),
+            "picks": st.lists(st.integers(0, 10_000), max_size=4),
+            "extra": st.sampled_from(["", "other-user", "unknown"])}
+
+
+def _stamp(when: tuple[int, int, int, bool]) -> str:
+    """created_at: seconds after the epoch, a fraction, an offset (minutes), 'Z' or '+00:00'."""
+    seconds, micros, minutes, zulu = when
+    t = (EPOCH + timedelta(seconds=seconds, microseconds=micros)).astimezone(timezone(timedelta(minutes=minutes)))
+    text = t.isoformat(timespec="microseconds" if micros % 1000 else "milliseconds" if micros else "seconds")
+    return text[:-6] + "Z" if minutes == 0 and zulu else text
+
+
+def _instant(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+
+def _changed(value: str, how: str) -> str:
+    if how in ("nfd", "nfc"):
+        return unicodedata.normalize(how.upper(), value)
+    return getattr(value, how)()
+
+
+@dataclass(eq=False)
+class Ev:
+    """One event as the model holds it."""
+
+    value: str
+    labels: list[str]
+    confidence: float
+    source_type: str
+    step: int                      # the step that placed it
+    id: str | None = None          # the server's id, once listed
+    status: str = "valid"
+    by: "Ev | None" = None         # what superseded it
+    orphan: bool = False           # superseded by an event deleted since: a reading is free
+    seen: bool = False
+
+    def brief(self) -> str:
+        return f"{quote(self.value, 80)} {self.labels} ({self.id or 'no id yet'})"
+
+
+@dataclass
+class User:
+    key: str
+    events: list[Ev] = field(default_factory=list)
+
+
+class UppEventsMachine(SpecMachine):
+    """Mixed into a RuleBasedStateMachine by `_machine()` (Hypothesis imported only when it runs)."""
+
+    exports = False   # the server serves export_events and shares files
+    deletes = False
+    labels_ok = True
+
+    def setup(self) -> None:
+        self.users = [User(fresh_entity("sm-a")), User(fresh_entity("sm-b"))]
+        self.step_no = 0
+
+    # -- placing ---------------------------------------------------------------------------------
+
+    def _place(self, user: User, events: list[dict[str, Any]], what: str, *, rule: str = "import") -> None:
+        self.step_no += 1
+        content = {"entity_key": fresh_entity("sm-pkg"), "ontology": server_ontology(self.ctx) or ontology.USER_V1,
+                   "events": [], "exported_at": "2001-02-03T06:00:00Z"}
+        for i, e in enumerate(events):
+            content["events"].append({"id": f"evt_sm_{self.step_no}_{i}", "entity_key": content["entity_key"],
+                                      "value": e["value"], "labels": e["labels"], "confidence": e["confidence"],
+                                      "source_type": e["source_type"], "status": "valid",
+                                      "created_at": e["created_at"], "superseded_by": None})
+        sent = [f"{quote(e['value'], 60)} {e['labels']} created {e['created_at']}" for e in events]
+        with package_file(self.ctx, content, "sm") as path:
+            reply = self.call(f"upp/import_events for {user.key!r} of {what}: [{'; '.join(sent)}]",
+                              self.client.import_events, user.key, str(path))
+        result = reply.result if reply.ok else None
+        if not isinstance(result, dict) or result.get("imported_count") != len(events):
+            self.broken("upp/import-persists", f"upp/import_events of a package of {len(events)} valid event(s) for "
+                        f"{user.key!r} answered {reply.describe()} {compact(result, 200)}; expected imported_count "
+                        f"{len(events)}. The spec: {spec_ref('upp/import-persists')}",
+                        sent=content, received=reply.response)
+        order = sorted(range(len(events)), key=lambda i: (_instant(events[i]["created_at"]), i))
+        for i in order:
+            e = events[i]
+            new = Ev(e["value"], list(e["labels"]), e["confidence"], e["source_type"], self.step_no)
+            self._store(user, new)
+
+    def _store(self, user: User, new: Ev) -> None:
+        singular = {x for x in new.labels if x in SINGULAR}
+        for old in user.events:  # an orphan stays one: superseded (pointer null) or valid again, then superseded
+            if old.status == "valid" and not old.orphan and singular & set(old.labels):
+                old.status, old.by = "superseded", new
+        user.events.append(new)
+
+    def _listing(self, user: User) -> tuple[Any, list[dict[str, Any]] | None]:
+        reply = self.call(f"upp/get_events for {user.key!r}", self.client.get_events, user.key)
+        if reply.ok and isinstance(reply.result, list):
+            return reply, [e for e in reply.result if isinstance(e, dict)]
+        if reply.error_code == USER_NOT_FOUND:
+            return reply, []
+        return reply, None
+
+    def _learn_ids(self, user: User, listed: list[dict[str, Any]]) -> None:
+        """Match the events placed since the last listing with the ids the server lists for them
+        (by value and labels)."""
+        new = [e for e in user.events if e.id is None]
+        if not new:
+            return
+        known = {e.id for e in user.events if e.id}
+        fresh = [e for e in listed if e.get("id") not in known]
+        # events with one value and labels are told apart by their supersession chains: the oldest
+        # (the most hops from a valid one) first on both sides
+        groups: dict[tuple[str, tuple[str, ...]], list[Ev]] = {}
+        for ev in new:
+            groups.setdefault((ev.value, tuple(sorted(ev.labels))), []).append(ev)
+        pointers = {e.get("id"): e.get("superseded_by") for e in fresh}
+
+        def hops(start: Any, step: Any) -> int:
+            n, seen = 0, set()
+            while start is not None and start not in seen:
+                seen.add(start)
+                start, n = step(start), n + 1
+            return n
+
+        for (value, labels), evs in groups.items():
+            same = [e for e in fresh if e.get("value") == value and isinstance(e.get("labels"), list)
+                    and tuple(sorted(str(x) for x in e["labels"])) == labels]
+            same.sort(key=lambda e: -hops(e.get("id"), pointers.get))
+            evs.sort(key=lambda ev: -hops(ev, lambda x: x.by if x.by in evs else None))
+            for ev, match in zip(evs, same):
+                ev.id = match.get("id")
+
+    # -- judging ---------------------------------------------------------------------------------
+
+    def _export_events(self, user: User) -> list[dict[str, Any]] | None:
+        if not self.exports:
+            return None
+        reply = self.call(f"upp/export_events for {user.key!r}", self.client.export_events, user.key)
+        file = reply.result.get("file") if reply.ok and isinstance(reply.result, dict) else None
+        content, _ = read_export_file(file)
+        if isinstance(content, dict) and isinstance(content.get("events"), list):
+            return [e for e in content["events"] if isinstance(e, dict)]
+        return None
+
+    def _missing(self, user: User, missing: list[Ev], listed: list[dict[str, Any]], reply: Any) -> None:
+        """Events the model holds that get_events does not list: the export says whether the store
+        still holds them (a listing that leaves some out) or lost them."""
+        exported = self._export_events(user)
+        if exported is not None:
+            in_export = {e.get("id") for e in exported} | {e.get("value") for e in exported}
+            hidden = [ev for ev in missing if ev.id in in_export or (ev.id is None and ev.value in in_export)]
+            if hidden:
+                self.broken("upp/get-events-complete",
+                            f"upp/get_events for {user.key!r} lists {len(listed)} event(s) but leaves out "
+                            f"{len(hidden)} the user holds (its own export holds them): "
+                            f"{'; '.join(ev.brief() for ev in hidden[:5])}. The spec: "
+                            f"{spec_ref('upp/get-events-complete')}", received=reply.response)
+        lost_now = [ev for ev in missing if not ev.seen]
+        if lost_now:
+            self.broken("upp/import-persists",
+                        f"upp/import_events said it imported {len(lost_now)} event(s) for {user.key!r} that neither "
+                        f"upp/get_events nor an export shows with the value and labels sent: "
+                        f"{'; '.join(ev.brief() for ev in lost_now[:5])}; listed: "
+                        f"{compact([(e.get('value'), e.get('labels')) for e in listed], 600)}. The spec: "
+                        f"{spec_ref('upp/import-persists')}", received=reply.response)
+        self.broken("upp/events-retained",
+                    f"event(s) of {user.key!r} listed before are gone though nothing deleted them: "
+                    f"{'; '.join(ev.brief() for ev in missing[:5])}. The spec: {spec_ref('upp/events-retained')}",
+                    received=reply.response)
+
+    def _judge(self, user: User) -> None:
+        reply, listed = self._listing(user)
+        if listed is None:
+            return  # not a listing: judged by upp/l2/get-events; nothing to compare here
+        self._learn_ids(user, listed)
+        by_id = {e.get("id"): e for e in listed}
+        missing = [ev for ev in user.events if ev.id is None or ev.id not in by_id]
+        if missing:
+            self._missing(user, missing, listed, reply)
+        mine = {ev.id for ev in user.events}
+        strangers = [e for e in listed if e.get("id") not in mine]
+        if strangers:
+            self.broken("upp/get-events-complete",
+                        f"upp/get_events for {user.key!r} lists {len(strangers)} event(s) the sequence never placed "
+                        f"for that user: {compact(strangers, 500)}. The spec: {spec_ref('upp/get-events-complete')}",
+                        received=reply.response)
+        for ev in user.events:
+            ev.seen = True
+            got = by_id[ev.id]
+            if got.get("value") != ev.value or sorted(got.get("labels") or []) != sorted(ev.labels) \
+                    or got.get("confidence") != ev.confidence:
+                self.broken("upp/import-persists",
+                            f"the event imported for {user.key!r} as value {quote(ev.value, 120)}, labels "
+                            f"{ev.labels}, confidence {ev.confidence!r} is listed as value "
+                            f"{quote(got.get('value'), 120)}, labels {got.get('labels')}, confidence "
+                            f"{got.get('confidence')!r}: changed in transit. The spec: {spec_ref('upp/import-persists')}",
+                            received=got)
+        self._judge_statuses(user, by_id, reply)
+
+    def _judge_statuses(self, user: User, by_id: dict[Any, dict[str, Any]], reply: Any) -> None:
+        for label in SINGULAR:
+            valid = [e for e in by_id.values() if e.get("status") == "valid" and label in (e.get("labels") or [])]
+            if len(valid) > 1:
+                self.broken("upp/one-valid-per-singular", f"{user.key!r} holds {len(valid)} valid {label} events "
+                            f"(singular): {compact(valid, 500)}. The spec: {spec_ref('upp/one-valid-per-singular')}",
+                            received=reply.response)
+        ids = {ev.id: ev for ev in user.events}
+        for ev in user.events:
+            got = by_id[ev.id]
+            status, pointer = got.get("status"), got.get("superseded_by")
+            if ev.orphan:
+                if status not in ("valid", "superseded"):
+                    self.broken("upp/supersession-singular", f"{ev.brief()} of {user.key!r}, superseded by an event "
+                                f"deleted since, is listed with status {status!r}; expected superseded or valid",
+                                received=got)
+                if pointer is not None and pointer not in ids:
+                    self.broken("upp/superseded-by-existing", f"{ev.brief()} of {user.key!r} names superseded_by "
+                                f"{pointer!r}, which is no event of that user (its superseder was deleted: null or an "
+                                f"existing event). The spec: {spec_ref('upp/superseded-by-existing')}", received=got)
+                continue
+            if ev.status == "superseded" and status != "superseded":
+                by = ev.by
+                same = by is not None and by.step == ev.step
+                rid = "upp/import-supersession" if same else "upp/supersession-singular"
+                shared = sorted(set(ev.labels) & set(by.labels if by else []) & set(SINGULAR))
+                when = "later in the same package, by created_at" if same else "by a later import"
+                self.broken(rid, f"{ev.brief()} of {user.key!r} is listed {status!r}, but {by.brief() if by else '?'} "
+                            f"sharing the singular label(s) {shared} was stored after it ({when}): it must be "
+                            f"superseded. The spec: {spec_ref(rid)}", received=got)
+            if ev.status == "valid" and status != "valid":
+                culprit = ids.get(pointer)
+                shared = set(ev.labels) & set(culprit.labels) if culprit is not None else set()
+                if culprit is not None and shared and not (shared & set(SINGULAR)):
+                    rid = "upp/plural-accumulate"
+                    why = f"it shares only the plural label(s) {sorted(shared)} with {culprit.brief()}"
+                elif culprit is not None and culprit.step == ev.step:
+                    rid = "upp/import-supersession"
+                    why = (f"{culprit.brief()}, placed in the same package, is older by created_at or earlier in the "
+                           f"package, so it cannot supersede it")
+                else:
+                    rid = "upp/supersession-singular"
+                    why = "no event stored after it shares one of its singular labels"
+                self.broken(rid, f"{ev.brief()} of {user.key!r} is listed {status!r} (superseded_by {pointer!r}), "
+                            f"but must be valid: {why}. The spec: {spec_ref(rid)}", received=got)
+            if ev.status == "superseded" and ev.by is not None and ev.by.id is not None and pointer != ev.by.id:
+                rid = "upp/superseded-by-existing" if pointer not in ids else "upp/supersession-superseded-by"
+                self.broken(rid, f"{ev.brief()} of {user.key!r} is superseded by {ev.by.brief()}, but its "
+                            f"superseded_by is {pointer!r}. The spec: {spec_ref(rid)}", received=got)
+
+    def _judge_all(self) -> None:
+        for user in self.users:
+            self._judge(user)
+
+    # -- rules -----------------------------------------------------------------------------------
+
+    def _unique(self, user: User, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Values unique within one package (so the listing can be matched back), created_at stamped."""
+        out, seen = [], set()
+        for e in events:
+            value = e["value"]
+            while value in seen:
+                value += " ²"
+            seen.add(value)
+            out.append({**e, "value": value, "created_at": _stamp(e["when"])})
+        return out
+
+    def do_import(self, targets: tuple[int, ...], events: list[dict[str, Any]]) -> None:
+        events = self._unique(self.users[targets[0]], events)
+        for t in targets:
+            self._place(self.users[t], events, f"{len(events)} generated event(s)")
+        self._judge_all()
+
+    def do_import_variant(self, user: int, index: int, how: str) -> None:
+        u = self.users[user]
+        if not u.events:
+            return
+        base = u.events[index % len(u.events)]
+        value = _changed(base.value, how)
+        if value == base.value or any(e.value == value for e in u.events):
+            value = value + " ·"
+        event = {"value": value, "labels": base.labels, "confidence": base.confidence,
+                 "source_type": base.source_type, "created_at": "2001-02-03T04:05:06Z"}
+        self._place(u, [event], f"a value differing from {quote(base.value, 60)} only by {how}")
+        self._judge_all()
+
+    def do_delete(self, user: int, picks: list[int], extra: str) -> None:
+        if not self.deletes:
+            return
+        u, other = self.users[user], self.users[1 - user]
+        held = [e for e in u.events if e.id]
+        chosen = list(dict.fromkeys(held[p % len(held)] for p in picks)) if held else []
+        ids = [e.id for e in chosen]
+        if extra == "other-user" and any(e.id for e in other.events):
+            ids.append(next(e.id for e in other.events if e.id))
+        elif extra == "unknown":
+            ids.append("evt_mcf_never_stored")
+        everything = not picks
+        reply = self.call(f"upp/delete_events for {u.key!r} with event_ids {ids if not everything else '(omitted: all)'}",
+                          self.client.delete_events, u.key, *(() if everything else (ids,)))
+        gone = list(u.events) if everything else chosen
+        count = reply.result.get("deleted_count") if reply.ok and isinstance(reply.result, dict) else None
+        if count != len(gone) and reply.ok:
+            self.broken("upp/delete-count", f"upp/delete_events for {u.key!r} with "
+                        f"{'no event_ids' if everything else f'event_ids {ids}'} answered deleted_count {count!r}; "
+                        f"{len(gone)} of them are that user's events. The spec: {spec_ref('upp/delete-count')}",
+                        sent=ids, received=reply.response)
+        if not reply.ok:
+            return
+        for ev in gone:
+            u.events.remove(ev)
+        for ev in u.events:
+            if ev.by is not None and ev.by in gone:
+                ev.orphan, ev.by = True, None
+        _, listed = self._listing(u)
+        if listed is not None:
+            still = [e for e in listed if e.get("id") in {g.id for g in gone}]
+            if still:
+                self.broken("upp/delete-by-ids", f"upp/delete_events for {u.key!r} deleted {count!r}, but "
+                            f"upp/get_events still lists {compact(still, 400)}. The spec: {spec_ref('upp/delete-by-ids')}",
+                            received=listed)
+            left = {e.get("id") for e in listed}
+            lost = [ev for ev in u.events if ev.id and ev.id not in left]
+            if lost and not everything:
+                self.broken("upp/delete-by-ids", f"upp/delete_events for {u.key!r} with event_ids {ids} also "
+                            f"removed events it did not name: {'; '.join(ev.brief() for ev in lost[:5])}. The spec: "
+                            f"{spec_ref('upp/delete-by-ids')}", received=listed)
+        _, theirs = self._listing(other)
+        if theirs is not None:
+            there = {e.get("id") for e in theirs}
+            lost = [ev for ev in other.events if ev.id and ev.id not in there]
+            if lost:
+                self.broken("upp/delete-other-users-untouched",
+                            f"upp/delete_events for {u.key!r} ({'all' if everything else f'event_ids {ids}'}) removed "
+                            f"events of another user, {other.key!r}: {'; '.join(ev.brief() for ev in lost[:5])}. "
+                            f"The spec: {spec_ref('upp/delete-other-users-untouched')}", received=theirs)
+        self._judge_all()
+
+    def do_export(self, user: int) -> None:
+        if not self.exports:
+            return
+        u = self.users[user]
+        exported = self._export_events(u)
+        if exported is None:
+            return  # no readable file: the export checks judge it
+        self._judge_export(u, exported)
+
+    def _judge_export(self, u: User, exported: list[dict[str, Any]]) -> None:
+        there = {e.get("id"): e for e in exported}
+        lost = [ev for ev in u.events if ev.id and (ev.id not in there or there[ev.id].get("value") != ev.value)]
+        if lost:
+            self.broken("upp/export-all-events",
+                        f"the export of {u.key!r} holds {len(exported)} event(s) but leaves out (or changes the value "
+                        f"of) {len(lost)}: {'; '.join(ev.brief() for ev in lost[:5])}; the file's values: "
+                        f"{compact([e.get('value') for e in exported], 500)}. The spec: "
+                        f"{spec_ref('upp/export-all-events')}", received=exported)
+
+    def do_reimport(self, user: int) -> None:
+        """Export one user and import that file for the other: every event stored again."""
+        if not self.exports:
+            return
+        u, other = self.users[user], self.users[1 - user]
+        exported = self._export_events(u)
+        if exported is None or not u.events:
+            return
+        self._judge_export(u, exported)
+        events = [{"value": e["value"], "labels": e["labels"], "confidence": e["confidence"],
+                   "source_type": e.get("source_type"), "created_at": e.get("created_at")} for e in exported]
+        self._place(other, events, f"the export of {u.key!r} ({len(events)} event(s), written by the server)")
+        self._judge_all()
+
+
+def _machine() -> type:
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+    s = _strategies()
+
+    class Machine(UppEventsMachine, RuleBasedStateMachine):
+        @initialize()
+        def start(self) -> None:
+            self.setup()
+
+        @rule(who=s["targets"], events=s["events"])
+        def import_package(self, who, events):
+            self.do_import(who, events)
+
+        @rule(user=s["user"], index=s["index"], how=s["how"])
+        def import_variant(self, user, index, how):
+            self.do_import_variant(user, index, how)
+
+        @rule(user=s["user"], picks=s["picks"], extra=s["extra"])
+        def delete(self, user, picks, extra):
+            self.do_delete(user, picks, extra)
+
+        @rule(user=s["user"])
+        def export(self, user):
+            self.do_export(user)
+
+        @rule(user=s["user"])
+        def reimport(self, user):
+            self.do_reimport(user)
+
+        def teardown(self) -> None:
+            if self.deletes:
+                for u in getattr(self, "users", []):
+                    try:
+                        self.client.delete_events(u.key)
+                    except Exception:  # noqa: BLE001 - leaving less behind is a courtesy
+                        pass
+
+    return Machine
+
+
+@check("upp/stateful/events", spec="upp", requirements=REQUIREMENTS, bindings=LIVE,
+       title="a model-based fuzz of two users' events: imports, supersession, deletion, export and re-import")
+def events(ctx: CheckContext) -> None:
+    """The machine (module doc) within the effort's budget; one finding, the shrunk sequence."""
+    for op in ("upp/import_events", "upp/get_events"):
+        require_offered(ctx, op)
+    if not ctx.client.shares_files():
+        raise NotApplicable("the server does not share this machine's files, so the suite cannot write the packages "
+                            "upp/import_events reads: the machine places every event that way")
+    labels = known_labels(ctx)
+    if labels is not None and not set(SINGULAR + PLURAL) <= labels:
+        raise NotApplicable(f"the server's ontology does not define {sorted(set(SINGULAR + PLURAL) - labels)}, "
+                            "the user/v1 labels the machine places")
+    import_folder(ctx)
+    exports = served(ctx, "upp/export_events")
+    run_machine(ctx, _machine(), name="UppEvents", exports=exports, deletes=served(ctx, "upp/delete_events"))
