@@ -75,8 +75,34 @@ class _NoClose:
         pass
 
 
-def outcomes(binding: str, fault: str | None = None, variants: tuple[str, ...] = ()) -> dict[str, Any]:
-    with reference(binding, fault, variants) as factory:
+#: the state machine's budget in these runs: small for the clean reference and the variants; off for
+#: the fault table (a fault is proven by the scripted checks, as tests/harness does for the other specs)
+MACHINE = {"MEMCONFORM_STATEFUL_EXAMPLES": "8", "MEMCONFORM_STATEFUL_STEPS": "12", "MEMCONFORM_STATEFUL_SECONDS": "2"}
+MACHINE_OFF = {"MEMCONFORM_STATEFUL_EXAMPLES": "0"}
+
+
+@contextlib.contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    import os
+
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def outcomes(binding: str, fault: str | None = None, variants: tuple[str, ...] = (), *,
+             machine: bool | None = None) -> dict[str, Any]:
+    """Every OAMS check of `binding` against the reference. The state machine runs (small budget)
+    unless a fault is set, or `machine` says otherwise."""
+    on = fault is None if machine is None else machine
+    with environment(MACHINE if on else MACHINE_OFF), reference(binding, fault, variants) as factory:
         return {c.id: run_check(c, VERSION, binding, factory, None)
                 for c in oams_checks() if binding in c.bindings}
 

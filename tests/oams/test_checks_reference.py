@@ -87,3 +87,17 @@ def test_catalogue_shape():
     assert all(r.id.startswith("oams/") for r in cat.requirements)
     assert {b for r in cat.requirements for b in (r.bindings or ())} <= {"http", "jsonrpc", "stdio", "file"}
     assert cat.claim_for("file") is not None
+
+
+#: faults the state machine sees too: what it reports must be among their breaks
+MACHINE_SEES = ("oams-forget-noop", "oams-soft-deleted-visible", "oams-batch-partial", "oams-upsert-keeps-old",
+                "oams-list-cursor-overlap", "oams-duplicate-pairs", "oams-list-ascending", "oams-list-ignores-limit")
+
+
+@pytest.mark.parametrize("name", MACHINE_SEES)
+def test_the_state_machine_sees_sequence_faults(name):
+    fault = next(f for f in OAMS_FAULTS if f.name == name)
+    result = outcomes("http", fault=name, machine=True)["oams/stateful/store"]
+    assert result.outcome is Outcome.FAILED, result.reason
+    assert {f.requirement for f in result.findings} <= set(fault.breaks)
+    assert "The shortest sequence found" in result.findings[0].message
