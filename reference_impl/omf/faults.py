@@ -18,9 +18,10 @@ from memconform.reference_impl.faults import Fault
 from memconform.reference_impl.omf import faulty
 
 
-def _f(name: str, description: str, *breaks: str, interop_only: bool = False, **how: Any) -> Fault:
+def _f(name: str, description: str, *breaks: str, interop_only: bool = False, stateful: bool = False,
+       **how: Any) -> Fault:
     return Fault(f"omf-{name}", "omf", description, tuple(f"omf/{b}" for b in breaks), since="1.0",
-                 interop_only=interop_only, **how)
+                 interop_only=interop_only, stateful=stateful, **how)
 
 
 OMF_FAULTS = (
@@ -191,4 +192,24 @@ OMF_FAULTS = (
     _f("export-truncates-content", "export cuts content to its first 256 characters", "content-required",
        interop_only=True,
        wraps={"_export_item": faulty.export_truncates_content}),
+    # -- seen only by a longer sequence of operations (issue 16: omf/stateful/import-export) ---------
+    # Each shows under a condition the scripted checks do not reach (a chain of three, more than 25
+    # rows, an archived duplicate previewed, a long text re-imported, projects differing in case);
+    # tests/harness/test_stateful_faults_upp_omf.py proves the machine finds it within the default effort.
+    _f("replay-skips-chained", "supersession replay skips an edge whose older side already supersedes another "
+       "row: in a chain a <- b <- c, c's supersedes is lost (chains of two are right)", "supersedes-replayed",
+       stateful=True, wraps={"_replay_edges": faulty.replay_skips_chained}),
+    _f("export-page-seam", "export reads rows in pages of 25 and the second page starts one row late: a tenant's "
+       "26th row is never exported", "export-every-eligible", stateful=True,
+       wraps={"_rows": faulty.export_page_seam}),
+    _f("preview-other-bucket-order", "preview applies dedup and the include_archived filter in the other order "
+       "than the import: an archived duplicate is counted in another bucket by the preview",
+       "preview-matches-import", stateful=True,
+       wraps={"preview": faulty.preview_other_bucket_order}),
+    _f("long-text-never-duplicate", "dedup looks texts up through a 1,000-character prefix index: a longer text "
+       "never matches, so importing it again writes it again", "dedup-exact", stateful=True,
+       wraps={"_is_duplicate": faulty.long_text_never_duplicate}),
+    _f("project-scope-ignores-case", "the dedup scope compares project ids without case: a text held in project "
+       "\"alpha\" is a false duplicate in \"Alpha\"", "dedup-scope-project", stateful=True,
+       wraps={"_is_duplicate": faulty.project_scope_ignores_case}),
 )

@@ -385,3 +385,64 @@ def fails_on_large_documents(engine: Any, original: Callable[..., Any]) -> Calla
             raise RuntimeError("out of memory reading the document (omf-large-document-crash)")
         return original(tenant, document, **flags)
     return wrong
+
+
+# -- faults only a longer sequence shows (issue 16: omf/stateful/import-export) --------------------
+
+def replay_skips_chained(engine: Any, original: Any) -> Any:
+    """Pass 2 mistakes "this row already supersedes something" for "this edge was replayed": in a
+    chain a ← b ← c, the edge c → b is skipped once b → a is linked (chains of two are right)."""
+    def replay(tenant: str, id_map: dict[str, str], edges: list[tuple[str, str]]) -> None:
+        linked: set[str] = set()
+        for new_id, old_source_id in edges:
+            old_id = id_map.get(old_source_id)
+            if old_id is None or old_id in linked:
+                continue
+            engine.store.link_supersedes(tenant, new_id, old_id)
+            linked.add(new_id)
+    return replay
+
+
+def export_page_seam(engine: Any, original: Any) -> Any:
+    """The export reads the tenant's rows in pages of 25 and the second page starts one row late:
+    the 26th row of a tenant is never exported."""
+    def rows(tenant: str, project_id: Any, include_history: bool) -> Any:
+        found = list(original(tenant, project_id, include_history))
+        return found[:25] + found[26:] if len(found) > 25 else found
+    return rows
+
+
+def preview_other_bucket_order(engine: Any, original: Any) -> Any:
+    """preview runs its own copy of the bucket logic, with dedup and the include_archived filter in
+    the other order than the import: an archived item that is also a duplicate lands in another
+    bucket in the preview than in the import."""
+    def preview(*args: Any, **kwargs: Any) -> Any:
+        kept = engine.policy
+        engine.policy = dataclasses.replace(kept, filter_before_dedup=not kept.filter_before_dedup)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            engine.policy = kept
+    return preview
+
+
+def long_text_never_duplicate(engine: Any, original: Any) -> Any:
+    """The dedup lookup goes through an index of the first 1,000 characters of the canonical text
+    and compares the whole text against that prefix: a text longer than 1,000 characters never
+    matches, so re-importing it writes it again."""
+    def is_duplicate(run: Any, r: Any) -> bool:
+        return False if len(r.canonical) > 1000 else original(run, r)
+    return is_duplicate
+
+
+def project_scope_ignores_case(engine: Any, original: Any) -> Any:
+    """The project column compares without case (COLLATE NOCASE): the dedup scope of "Alpha" holds
+    "alpha"'s rows, so a text held in "alpha" is a false duplicate in "Alpha"."""
+    def is_duplicate(run: Any, r: Any) -> bool:
+        if original(run, r):
+            return True
+        if not r.project_id:
+            return False
+        others = {r.project_id.lower(), r.project_id.upper(), r.project_id.capitalize()} - {r.project_id}
+        return any(engine.store.has_canonical(run.tenant, r.canonical, p) for p in others)
+    return is_duplicate

@@ -28,10 +28,10 @@ from memconform.reference_impl.upp.faulty import (after, before, drop, each, eve
 
 
 def _f(name: str, description: str, *breaks: str, bindings: tuple[str, ...] | None = None,
-       interop_only: bool = False, overrides: Mapping[str, Any] | None = None,
+       interop_only: bool = False, stateful: bool = False, overrides: Mapping[str, Any] | None = None,
        wraps: Mapping[str, Callable[..., Any]] | None = None) -> Fault:
     return Fault(f"upp-{name}", "upp", description, tuple(f"upp/{b}" for b in breaks), since="1.0.0",
-                 bindings=bindings, interop_only=interop_only, overrides=dict(overrides or {}),
+                 bindings=bindings, interop_only=interop_only, stateful=stateful, overrides=dict(overrides or {}),
                  wraps=dict(wraps or {}))
 
 
@@ -361,4 +361,33 @@ UPP_FAULTS = (
     _f("import-drops-validity", "upp/import_events stores events without their valid_from / valid_until",
        "import-persists", interop_only=True,
        wraps=before("_import_event", w.without_validity)),
+    # -- seen only by a longer sequence of operations (issue 16: upp/stateful/events) --------------
+    # Each shows under a condition the scripted checks do not reach (more events, a second user, a
+    # generated value or timestamp); tests/harness/test_stateful_faults_upp_omf.py proves the
+    # machine finds it within the default effort, and records whether the scripted checks do.
+    _f("supersede-recent-only", "supersession looks at the user's last three stored events only: an older valid "
+       "event of the singular label stays valid (a second valid who_name after four more events)",
+       "one-valid-per-singular", stateful=True,
+       wraps={"_supersede": w.supersedes_recent_only}),
+    _f("mixed-labels-supersede-plural", "an event with a singular and a plural label supersedes through both: "
+       "earlier events of the plural label are marked superseded", "plural-accumulate", stateful=True,
+       wraps={"_triggering": w.any_label_triggers}),
+    _f("get-events-page-seam", "upp/get_events joins pages of 10 off by one: a user's 11th event is never listed "
+       "(exports still hold it)", "get-events-complete", stateful=True,
+       wraps={"_get_events": w.listed_in_pages}),
+    _f("export-drops-astral", "the ExportPackage file leaves out events whose value has a character past U+FFFF "
+       "(an emoji, a mathematical letter)", "export-all-events", stateful=True,
+       wraps=in_package(w.without_astral)),
+    _f("import-orders-by-text", "upp/import_events orders a package by created_at compared as text, so an offset "
+       "or a fraction puts events out of time order and supersession keeps the wrong one", "import-supersession",
+       stateful=True, wraps={"_store_imported": w.orders_by_text}),
+    _f("delete-same-content-elsewhere", "upp/delete_events by ids also deletes other users' events with the same "
+       "value and labels (a content-addressed store)", "delete-other-users-untouched", stateful=True,
+       wraps={"_delete": w.deletes_copies}),
+    _f("import-merges-case", "upp/import_events skips (yet counts) an event whose value equals one the user holds "
+       "ignoring case, with the same labels", "import-persists", stateful=True,
+       wraps={"_import_event": w.skips_held_ignoring_case}),
+    _f("import-loses-lone-last", "upp/import_events inserts in batches of four and drops a last batch of one: a "
+       "package of 5, 9, 13 … events loses its newest event, still counted", "import-persists", stateful=True,
+       wraps={"_store_imported": w.loses_lone_last}),
 )

@@ -435,3 +435,92 @@ def stores_before_refusing(service: Any, original: Callable[[Any], Any]) -> Call
                 service._store_imported(raw["entity_key"], service._read_import(raw["file"])["events"])
             raise
     return import_events
+
+
+# -- faults only a longer sequence shows (issue 16: upp/stateful/events) ---------------------------
+
+def supersedes_recent_only(service: Any, original: Callable[..., None]) -> Callable[..., None]:
+    """Supersession looks at the user's last few stored events only (a "recent events" query with a
+    LIMIT): a valid event older than the new one's three predecessors stays valid."""
+    def supersede(entity_key: str, new: Any, labels: Any) -> None:
+        triggering = service._triggering(labels)
+        if not triggering:
+            return
+        by = service._superseded_by(new)
+        for row in service._store.events(entity_key)[-4:]:
+            if row.seq != new.seq and row.status == "valid" and triggering.intersection(row.labels):
+                service._store.supersede(row.seq, by)
+    return supersede
+
+
+def any_label_triggers(service: Any, original: Callable[..., set[str]]) -> Callable[..., set[str]]:
+    """An event with a singular label supersedes through every one of its labels, plural ones too
+    (the check "is this event singular?" asked of the event, not of each label)."""
+    def triggering(labels: Any) -> set[str]:
+        found = original(labels)
+        return set(labels) if found else found
+    return triggering
+
+
+def listed_in_pages(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """get_events assembles a long listing from pages of 10 and the seam is off by one: the 11th
+    event of a user is left out (pages [0:10] and [11:20], …)."""
+    def get_events(raw: Any) -> Any:
+        events = original(raw)
+        return events[:10] + events[11:] if len(events) > 10 else events
+    return get_events
+
+
+def without_astral(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The export writer of a store whose text columns hold only the Basic Multilingual Plane (as
+    MySQL's utf8mb3): an event whose value has a character past U+FFFF is left out of the file."""
+    return None if any(ord(c) > 0xFFFF for c in str(event.get("value", ""))) else event
+
+
+def orders_by_text(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """import_events orders a package by created_at compared as text, not as instants: an offset
+    (+02:00) or a fraction (.5) puts an event in the wrong place, and supersession keeps the wrong one."""
+    def store_imported(key: str, events: list[Any]) -> Any:
+        ordered = sorted(events, key=lambda e: str(e.get("created_at")) if isinstance(e, dict) else "")
+        return original(key, [{**e, "created_at": None} if isinstance(e, dict) else e for e in ordered])
+    return store_imported
+
+
+def deletes_copies(service: Any, original: Callable[..., int]) -> Callable[..., int]:
+    """A content-addressed store: deleting events by id also deletes every other user's event with
+    the same value and labels (they shared one row of content)."""
+    def delete(entity_key: str, ids: list[str] | None) -> int:
+        if ids is not None:
+            mine = {(r.value, tuple(r.labels)) for r in service._store.by_ids(entity_key, ids)}
+            for row in service._store.events(None):
+                if row.entity_key != entity_key and (row.value, tuple(row.labels)) in mine:
+                    service._store.delete(row.entity_key, [row.id])
+        return original(entity_key, ids)
+    return delete
+
+
+def skips_held_ignoring_case(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """import_events skips an event the user already holds with the same labels and a value equal
+    ignoring case (a case-insensitive unique key meant to make re-imports idempotent), and still
+    counts it imported: "Lisbon" and "LISBON" are one."""
+    def import_event(key: str, event: dict[str, Any], created_at: str, **store: Any) -> Any:
+        for row in service._store.events(key):
+            if row.value != event["value"] and row.value.casefold() == str(event["value"]).casefold() \
+                    and set(row.labels) == set(event["labels"]):
+                return row
+        return original(key, event, created_at, **store)
+    return import_event
+
+
+def loses_lone_last(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """import_events inserts in batches of 4 and never flushes a last batch of one: a package of 5,
+    9, 13 … events loses its last event (by storage order), and the count still says all."""
+    def store_imported(key: str, events: list[Any]) -> Any:
+        from memconform.reference_impl.upp import exports
+
+        ordered = exports.storage_order(events)
+        if len(ordered) > 4 and len(ordered) % 4 == 1:
+            result = original(key, [{**e, "created_at": None} if isinstance(e, dict) else e for e in ordered[:-1]])
+            return {**result, "imported_count": result["imported_count"] + 1}
+        return original(key, events)
+    return store_imported
