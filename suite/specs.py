@@ -62,6 +62,13 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          faults=("memconform.reference_impl.omf.faults:OMF_FAULTS",),
          variants=("memconform.reference_impl.omf.variants:OMF_VARIANTS",),
          reference_bindings=("cli", "http")),
+    Spec("oams", checks="memconform.suite.oams.checks",
+         faults=("memconform.reference_impl.oams.faults:OAMS_FAULTS",),
+         variants=("memconform.reference_impl.oams.variants:OAMS_VARIANTS",),
+         reference_bindings=("http", "jsonrpc", "stdio"),
+         http_discovery="memconform.targets.oams:discover_http",
+         reference="memconform.targets.oams:reference_part",
+         cli="memconform.suite.oams.cli:oams"),
 )}
 
 NAMES: tuple[str, ...] = tuple(SPECS)
