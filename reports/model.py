@@ -140,7 +140,7 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             "classes": compute_classes(spec, version, binding, outcomes, profile),
             "claim": (compute_claim(spec, version, binding, outcomes, not_exercised(group),
                                     file_as.get(target, "export"))
-                      if computed["level"] is None and kinds.get(target) == "file" else None),
+                      if computed["level"] is None and (kinds.get(target) == "file" or binding == "file") else None),
             "accepted": accepted_failures(group, cat),
             "must_passed": by_kw[("MUST", "passed")], "must_failed": by_kw[("MUST", "failed")],
             "errors": sum(v for (k, o), v in by_kw.items() if o == "error"),

@@ -407,9 +407,17 @@ class OamsReferencePart:
             if self._bundle is None:
                 from memconform.reference_impl.oams.bundle import export_bundle
 
+                from memconform.reference_impl.oams.engine import OamsService
+
+                # a store of its own: what the live checks placed (no source_id, by design) is
+                # not the reference's export, and the file verdict must not depend on their order
                 self._tmp = tempfile.mkdtemp(prefix="memconform-oams-")
-                seed_export(self.service)
-                self._bundle = export_bundle(self.service, self._tmp)
+                exporting = OamsService(fault=self.fault, variants=self.variants)
+                try:
+                    seed_export(exporting)
+                    self._bundle = export_bundle(exporting, self._tmp)
+                finally:
+                    exporting.close()
             return OamsFileClient(self._bundle)
         raise TargetError(f"the OAMS reference has no binding {subject.binding!r}")
 

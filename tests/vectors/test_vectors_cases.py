@@ -26,7 +26,8 @@ PAYLOAD = {"record": "input", "canonical": "input_json", "markdown": "input_md"}
 VERSIONS = ("0.1", "1.0")
 CASE_KEYS = {"id", "title", "requirements", "kind", "versions", "expect", "source"}
 
-CASE_FILES = [p for p in load.files() if p.count("/") == 2]
+# UMP's case files; the OAMS memories are judged by tests/oams/test_vectors.py
+CASE_FILES = [p for p in load.files() if p.count("/") == 2 and p.startswith("ump/")]
 
 
 def _doc(path: str) -> dict:

@@ -96,7 +96,7 @@ def file_consolidated(ctx: Any) -> None:
 def file_markdown(ctx: Any) -> None:
     v = view(ctx)
     if v.kind != "markdown":
-        raise NotApplicable(f"{v.path} is not a Markdown serialization (the optional form of §7)")
+        raise NotExercised(f"{v.path} is not a Markdown serialization (the optional form of §7)")
     if not v.values and not v.problems:
         raise NotExercised(f"{v.path} holds no `## key:` section")
     report(ctx, v.problems, ("oams/markdown-shape",), str(v.path))
