@@ -39,6 +39,11 @@ class Spec:
     #: "module:command": the spec's `memconform <name> …` click command or group, imported only
     #: when named (suite/cli.py)
     cli: str | None = None
+    #: the module whose `round_trip(source, destination, *, version, source_label,
+    #: destination_label)` moves the spec's records between two targets (suite/interop), and the
+    #: bindings it tries on each side, in order
+    interop: str | None = None
+    interop_bindings: tuple[str, ...] = ()
 
     def load(self, part: str) -> Any:
         module, _, attribute = part.partition(":")
@@ -53,22 +58,26 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          faults=("memconform.reference_impl.ump.faults:UMP_FAULTS",
                  "memconform.reference_impl.ump.binding_faults:BINDING_FAULTS"),
          variants=("memconform.reference_impl.ump.variants:UMP_VARIANTS",),
-         reference_bindings=("http", "mcp")),
+         reference_bindings=("http", "mcp"),
+         interop="memconform.suite.interop.ump", interop_bindings=("http", "mcp")),
     Spec("upp", checks="memconform.suite.upp.checks",
          faults=("memconform.reference_impl.upp.faults:UPP_FAULTS",),
          variants=("memconform.reference_impl.upp.variants:UPP_VARIANTS",),
-         reference_bindings=("http", "stdio")),
+         reference_bindings=("http", "stdio"),
+         interop="memconform.suite.interop.upp", interop_bindings=("http", "stdio")),
     Spec("omf", checks="memconform.suite.omf.checks",
          faults=("memconform.reference_impl.omf.faults:OMF_FAULTS",),
          variants=("memconform.reference_impl.omf.variants:OMF_VARIANTS",),
-         reference_bindings=("cli", "http")),
+         reference_bindings=("cli", "http"),
+         interop="memconform.suite.interop.omf", interop_bindings=("http", "cli")),
     Spec("oams", checks="memconform.suite.oams.checks",
          faults=("memconform.reference_impl.oams.faults:OAMS_FAULTS",),
          variants=("memconform.reference_impl.oams.variants:OAMS_VARIANTS",),
          reference_bindings=("http", "jsonrpc", "stdio"),
          http_discovery="memconform.targets.oams:discover_http",
          reference="memconform.targets.oams:reference_part",
-         cli="memconform.suite.oams.cli:oams"),
+         cli="memconform.suite.oams.cli:oams",
+         interop="memconform.suite.oams.interop", interop_bindings=("http", "jsonrpc", "stdio")),
 )}
 
 NAMES: tuple[str, ...] = tuple(SPECS)

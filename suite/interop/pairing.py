@@ -19,12 +19,12 @@ from typing import Any
 
 from memconform.suite.interop.model import RoundTrip, loss_json
 from memconform.suite.outcomes import Inconclusive, NotApplicable, Outcome, TargetError
+from memconform.suite.specs import SPECS
 
 #: spec → the module whose `round_trip(source, destination, *, version, source_label,
-#: destination_label)` moves that spec's records
-ROUND_TRIPS = {"ump": "memconform.suite.interop.ump", "upp": "memconform.suite.interop.upp",
-               "omf": "memconform.suite.interop.omf"}
-BINDING_PREFERENCE = {"ump": ("http", "mcp"), "upp": ("http", "stdio"), "omf": ("http", "cli")}
+#: destination_label)` moves that spec's records, and the bindings tried in order (suite/specs.py)
+ROUND_TRIPS = {name: spec.interop for name, spec in SPECS.items() if spec.interop}
+BINDING_PREFERENCE = {name: spec.interop_bindings for name, spec in SPECS.items() if spec.interop}
 CHECK_ID = "interop/round-trip"
 
 
