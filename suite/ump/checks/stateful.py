@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from memconform.suite import catalogue as catalogues
 from memconform.suite.registry import check
@@ -60,7 +60,8 @@ FRAGMENTS = (
     "\ufeffbom", "über", "日本語", "plain words",
 )
 _chars = st.characters(blacklist_categories=("Cs", "Cc"), max_codepoint=0x10FFFF)
-_tail = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(_chars, max_size=6)), max_size=5).map(" ".join)
+_tail = st.builds(lambda first, rest: " ".join([first, *rest]), st.sampled_from(FRAGMENTS),
+                  st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(_chars, max_size=6)), max_size=4))
 #: Long texts: a server that truncates (a column size, a message limit) shows it here.
 _long = st.integers(1200, 2400).map(lambda n: " " + "lorem ipsum \U0001F600 dolor " * (n // 12))
 TAILS = st.one_of(_tail, _tail, _tail, _long)
@@ -281,8 +282,9 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         if rec.supersedes is not None:
             sup = served.get("supersedes")
             if not isinstance(sup, list) or rec.supersedes not in sup:
-                self.fail("ump/revise-creates-successor", f"{who}: the record is the successor revise made of "
-                                                          f"{rec.supersedes}, but its supersedes is {_show(sup)}", reply)
+                self.fail("ump/revise-creates-successor",
+                          f"{who}: the record is the successor revise made of {rec.supersedes}, but its supersedes "
+                          f"is {_show(sup)}", reply)
         if rec.superseded_by is not None:
             by = served.get("superseded_by")
             if not isinstance(by, list) or rec.superseded_by not in by:
@@ -374,7 +376,8 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
             text, word, vis, structured_options = new_text, new_word, rec.visibility, [structured]
         else:
             text, word, vis, structured_options = rec.text, rec.word, visibility, list(rec.structured)
-        options = [v for i, v in enumerate(structured_options) if v is not _ABSENT or _ABSENT not in structured_options[:i]]
+        options = [v for i, v in enumerate(structured_options)
+                   if v is not _ABSENT or _ABSENT not in structured_options[:i]]
         succ = Rec(new_id, rec.owner, rec.kind, text, word, vis, "revise", options, supersedes=rec.id)
         rec.superseded_by = new_id
         self.recs[new_id] = succ
@@ -398,7 +401,7 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         if hard:
             rec.status = "erased"
             return
-        if reply.body.get("result") != "tombstoned":
+        if rec.status == "active" and reply.body.get("result") != "tombstoned":  # a repeated forget: any answer
             self.fail("ump/forget-tombstones", f"the owner's soft forget of {rec.id} answered result "
                                                f"{_show(reply.body.get('result'))}", reply)
         rec.status = "tombstoned"
@@ -419,6 +422,19 @@ RECORDS_REQUIREMENTS = (
 class UmpRecordsMachine(_UmpMachine):
     """Records with generated payloads, revise chains, forget, reads as either owner."""
 
+    @initialize(owner=st.sampled_from(OWNERS), visibility=st.sampled_from(VISIBILITIES), tail=TAILS,
+                change=st.sampled_from(("text", "text+structured", "scope")), new_tail=_tail, structured=STRUCTURED,
+                new_visibility=st.sampled_from(VISIBILITIES))
+    def a_chain(self, owner: str, visibility: str, tail: str, change: str, new_tail: str, structured: Any,
+                new_visibility: str) -> None:
+        """Every sequence starts with a chain of two: a record and its revision."""
+        rec = self._remember(owner, "semantic", visibility, tail, structured)
+        if rec is None:
+            return
+        self.judge_get(rec, owner)  # as remembered, before a revise carries its members on
+        succ = self._revise(rec, change, new_tail, structured, new_visibility)
+        self.touched = [r.id for r in self._chain(succ)] if succ else []
+
     @rule(owner=st.sampled_from(OWNERS), kind=st.sampled_from(KINDS), visibility=st.sampled_from(VISIBILITIES),
           tail=TAILS, structured=st.one_of(st.just(_ABSENT), STRUCTURED),
           valid_from=st.one_of(st.none(), VALID_FROM))
@@ -435,6 +451,15 @@ class UmpRecordsMachine(_UmpMachine):
         succ = self._revise(heads[pick % len(heads)], change, tail, structured, visibility)
         self.touched = [r.id for r in self._chain(succ)] if succ else []
 
+    @precondition(lambda self: not self.no_revise and any(r.supersedes for r in self.heads()))
+    @rule(change=st.sampled_from(("text", "text+structured", "scope")), tail=_tail, structured=STRUCTURED,
+          visibility=st.sampled_from(VISIBILITIES))
+    def revise_longest_chain(self, change: str, tail: str, structured: Any, visibility: str) -> None:
+        """Revise the head of the longest chain again: chains of three, four, … links."""
+        head = max((r for r in self.heads() if r.supersedes), key=lambda r: len(self._chain(r)))
+        succ = self._revise(head, change, tail, structured, visibility)
+        self.touched = [r.id for r in self._chain(succ)] if succ else []
+
     @precondition(lambda self: not self.no_forget and self.live())
     @rule(pick=st.integers(0, 50), hard=st.booleans())
     def forget(self, pick: int, hard: bool) -> None:
@@ -444,6 +469,18 @@ class UmpRecordsMachine(_UmpMachine):
             hard = False
         self._forget(rec, hard)
         self.touched = [rec.id]
+
+    @precondition(lambda self: not self.no_forget and self.older_links())
+    @rule(pick=st.integers(0, 50))
+    def forget_older_link(self, pick: int) -> None:
+        """Soft-forget a record a revise superseded (the middle of a chain), the head staying live."""
+        older = self.older_links()
+        rec = older[pick % len(older)]
+        self._forget(rec, False)
+        self.touched = [rec.id]
+
+    def older_links(self) -> list[Rec]:
+        return [r for r in (self.recs[i] for i in self.order) if r.status == "active" and r.superseded_by]
 
     @precondition(lambda self: self.order)
     @rule(pick=st.integers(0, 50), asker=st.sampled_from(OWNERS))
@@ -483,7 +520,14 @@ RECALL_REQUIREMENTS = (
 class UmpRecallMachine(_UmpMachine):
     """Many records of two owners per query; recalls at the boundaries of `limit`."""
 
-    @rule(owner=st.sampled_from(OWNERS), visibilities=st.lists(st.sampled_from(VISIBILITIES), min_size=1, max_size=7))
+    @initialize(owner=st.sampled_from(OWNERS), visibilities=st.lists(st.sampled_from(VISIBILITIES), min_size=5,
+                                                                     max_size=12))
+    def a_page(self, owner: str, visibilities: list[str]) -> None:
+        """Every sequence starts with a page of one owner's records (5-12)."""
+        for visibility in visibilities:
+            self._remember(owner, "semantic", visibility, " a note for the recall machine")
+
+    @rule(owner=st.sampled_from(OWNERS), visibilities=st.lists(st.sampled_from(VISIBILITIES), min_size=1, max_size=12))
     def remember_several(self, owner: str, visibilities: list[str]) -> None:
         for visibility in visibilities:
             self._remember(owner, "semantic", visibility, " a note for the recall machine")
