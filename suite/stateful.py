@@ -43,6 +43,12 @@ class Broken(Exception):
         self.received = received
 
 
+class _Stop(BaseException):
+    """The budget is spent: a BaseException, so Hypothesis stops at once. (Rejecting the sequence
+    instead would tell Hypothesis that a prefix it saw drawing now draws nothing: a flaky
+    strategy.)"""
+
+
 class _Gone(BaseException):
     """The target stopped answering: a BaseException, so Hypothesis neither catches nor shrinks it."""
 
@@ -66,6 +72,8 @@ class _Run:
     sequences: int = 0
     steps: int = 0
     first_failure: tuple[Broken, list[str]] | None = None
+    shortest: tuple[Broken, list[str]] | None = None
+    stopped: bool = False
     last: "SpecMachine | None" = None
 
 
@@ -90,20 +98,14 @@ class SpecMachine:
 
     @staticmethod
     def _out_of_time(run: _Run) -> None:
-        from hypothesis import reject
-        from hypothesis.control import current_build_context
-
         now = time.monotonic()
         if run.first_failure is None:
             if now > run.deadline:
-                reject()  # the budget is spent: no new sequence
+                run.stopped = True
+                raise _Stop()  # the budget is spent: no new sequence
         elif run.shrink_deadline is not None and now > run.shrink_deadline:
-            try:
-                final = current_build_context().is_final
-            except Exception:  # noqa: BLE001 - outside a build: nothing to cut short
-                final = True
-            if not final:
-                reject()  # shrinking is over; the replay of the smallest sequence still runs
+            run.stopped = True
+            raise _Stop()  # shrinking is over: the shortest failing sequence seen is reported
 
     def log(self, line: str) -> None:
         self.steps.append(line)
@@ -121,14 +123,23 @@ class SpecMachine:
         self.log(f"{what} → {quote(getattr(result, 'describe', lambda: result)())}")
         return result
 
+    def gone(self, message: str) -> NoReturn:
+        """The target answered, but as a server that failed (a 5xx, an `internal` error): end the
+        machine as a target error, as `call` does for no answer."""
+        self.log(f"→ the target failed: {message}")
+        raise _Gone(TargetError(message))
+
     def broken(self, requirement: str, message: str, *, sent: Any = None, received: Any = None) -> NoReturn:
         """Raise the discrepancy. The first one of a check is kept with its steps, so it is still
         reported should the replay of the shrunk sequence not fail again (a flaky target)."""
         exc = Broken(requirement, message, sent=sent, received=received)
         run = type(self)._run
-        if run is not None and run.first_failure is None:
-            run.first_failure = (exc, list(self.steps))
-            run.shrink_deadline = time.monotonic() + (run.deadline - run.started) * _SHRINK_SHARE
+        if run is not None:
+            if run.first_failure is None:
+                run.first_failure = (exc, list(self.steps))
+                run.shrink_deadline = time.monotonic() + (run.deadline - run.started) * _SHRINK_SHARE
+            if run.shortest is None or len(self.steps) < len(run.shortest[1]):
+                run.shortest = (exc, list(self.steps))
         raise exc
 
     def script(self) -> str:
@@ -166,6 +177,8 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
         run_state_machine_as_test(bound, settings=chosen)
     except _Gone as gone:
         raise TargetError(f"the target stopped answering during the state machine: {gone.error}") from None
+    except _Stop:
+        pass
     except Broken as exc:
         failure = exc
     except Flaky:
@@ -179,7 +192,7 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
             first = next(iter(_leaves(gone)))
             raise TargetError(f"the target stopped answering during the state machine: {first.error}") from None
         flaky = group.subgroup(Broken) is not None
-        if not flaky:
+        if not flaky and group.subgroup(_Stop) is None:
             raise
     summary = {"sequences": run.sequences, "steps": run.steps, "seconds": round(time.monotonic() - started, 2),
                "seed": run_seed}
@@ -190,6 +203,13 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
                       f"{failure.message}\nThe shortest sequence found ({len(last.steps) if last else 0} steps; "
                       f"seed {run_seed}: `memconform replay REPORT {ctx.check.id}` runs it again):\n{script}",
                       sent=failure.sent, received=failure.received)
+    elif run.stopped and run.shortest is not None:
+        exc, steps_seen = run.shortest
+        script = "\n".join(f"  {i}. {line}" for i, line in enumerate(steps_seen, 1))
+        ctx.violation(exc.requirement,
+                      f"{exc.message}\nThe shortest sequence found before the budget ran out ({len(steps_seen)} steps; "
+                      f"seed {run_seed}: `memconform replay REPORT {ctx.check.id}` runs it again):\n{script}",
+                      sent=exc.sent, received=exc.received)
     elif flaky and run.first_failure is not None:
         exc, steps_seen = run.first_failure
         script = "\n".join(f"  {i}. {line}" for i, line in enumerate(steps_seen, 1))

@@ -376,7 +376,58 @@ ATTACK_FAULTS = (
           wraps={"_check_redact_keeps_record": w.redact_refusal_crashes}),
 )
 
-SERVER_FAULTS = SERVER_FAULTS + ATTACK_FAULTS
+# -- only a sequence of operations shows these (issue 16): suite/ump/checks/stateful.py ---------------
+#
+# Realistic bugs that act under a condition no scripted check sets up: a chain of three, a page past
+# the default, a character outside the BMP, a long text, a number past 32 bits, a timestamp with an
+# offset or a fraction, a read before a forget. tests/harness/test_stateful_faults.py proves the
+# state machines report exactly `breaks` within the default effort, and records in
+# SCRIPTED_CATCHES which ones the scripted checks alone also see.
+
+STATEFUL_FAULTS = (
+    Fault("revise-chain-keeps-old-supersedes", "ump", "from the second revise of a chain on, the successor keeps "
+          "the prior's own `supersedes` (naming the older link) instead of naming the prior",
+          ("ump/revise-creates-successor",), stateful=True, wraps={"_superseded": w.supersedes_copied_from_prior}),
+    Fault("revise-resets-visibility", "ump", "a revise whose patch does not name scope gives the successor "
+          "visibility private (a private record's successor looks right)", ("ump/revise-applies-patch",),
+          stateful=True, wraps={"_patched": w.visibility_reset}),
+    Fault("recall-page-off-by-one", "ump", "recall with a limit past the default page (> 10) answers limit + 1 "
+          "results when that many match", ("ump/recall-limit",), stateful=True,
+          wraps={"_search": w.page_off_by_one}),
+    Fault("recall-filters-first-page-only", "ump", "recall applies the whole visibility filter to its first page "
+          "(5 results) only; later pages keep only the condition for shared records, so other owners' private "
+          "records follow a full first page", ("ump/visibility-private",), stateful=True,
+          wraps={"_search": w.first_page_filtered}),
+    Fault("astral-chars-replaced", "ump", "body.text is stored in a three-byte UTF-8 column: characters outside "
+          "the BMP (emoji, U+1D518) become U+FFFD", ("ump/remember-persists",), stateful=True,
+          wraps=completed(w.astral_replaced)),
+    Fault("text-normalized-nfc", "ump", "body.text is normalised to NFC on remember (a decomposed é comes back "
+          "composed)", ("ump/remember-persists",), stateful=True, wraps=completed(w.nfc_normalized)),
+    Fault("line-separators-to-newlines", "ump", "U+2028 and U+2029 in body.text are stored as newlines",
+          ("ump/remember-persists",), stateful=True, wraps=completed(w.line_separators_newlines)),
+    Fault("long-text-truncated", "ump", "body.text is stored in a column of 2048 characters: a longer text is cut",
+          ("ump/remember-persists",), stateful=True, wraps=completed(w.text_truncated)),
+    Fault("structured-floats-single-precision", "ump", "floats in body.structured are stored with 7 significant "
+          "digits (single precision)", ("ump/get-returns-record",), stateful=True,
+          wraps=completed(w.floats_single_precision)),
+    Fault("structured-big-integers-as-strings", "ump", "integers beyond 32 bits in body.structured are stored and "
+          "served as strings", ("ump/get-returns-record",), stateful=True,
+          wraps=completed(w.big_integers_as_strings)),
+    Fault("time-offset-dropped", "ump", "a time.valid_from or time.created with an offset other than Z is kept "
+          "as the same wall-clock time in UTC (the instant moves)", ("ump/get-returns-record",), stateful=True,
+          wraps=completed(w.time_offset_dropped)),
+    Fault("time-fraction-dropped", "ump", "the fraction of a second of a time.valid_from or time.created the "
+          "record arrives with is dropped", ("ump/get-returns-record",), stateful=True,
+          wraps=completed(w.time_fraction_dropped)),
+    Fault("get-cache-stale-after-forget", "ump", "get answers from a cache that revise and hard forget empty but "
+          "soft forget does not: a record read before its forget is still served active",
+          ("ump/forget-tombstones",), stateful=True, wraps=w.get_cache()),
+    Fault("revise-reactivates-forgotten-links", "ump", "revise re-signs the prior's older links with the prior's "
+          "status: a link soft-forgotten earlier is active again", ("ump/forget-tombstones",), stateful=True,
+          wraps={"_op_revise": w.chain_reactivated}),
+)
+
+SERVER_FAULTS = SERVER_FAULTS + ATTACK_FAULTS + STATEFUL_FAULTS
 UMP_FAULTS = UMP_FAULTS + SERVER_FAULTS
 
 # -- only a round trip between two implementations shows these (suite/interop/ump.py) --------------

@@ -670,3 +670,203 @@ def redact_refusal_crashes(service: Any, original: Callable[..., Any]) -> Callab
             raise UmpError("consent_violation", f"{stripped['id']}: redact would strip what a record needs") \
                 from None
     return wrong
+
+
+# -- issue 16: bugs only a longer sequence, more data or a generated payload shows -------------------
+#
+# Each is a plausible server bug, not a behaviour switched off: it acts only under a condition the
+# scripted checks do not set up (a chain of three, a page past the default, a character outside
+# the BMP, a value near 2^53, a timestamp with an offset), and the state machines
+# (suite/ump/checks/stateful.py) must find it within the default effort.
+
+def _text_changed(change: Callable[[str], str]) -> Callable[[dict[str, Any]], bool]:
+    """For `completed`: body.text as the store keeps it, changed by `change`."""
+    def apply(rec: dict[str, Any]) -> bool:
+        body = rec.get("body")
+        if isinstance(body, dict) and isinstance(body.get("text"), str):
+            new = change(body["text"])
+            if new != body["text"]:
+                body["text"] = new
+                return True
+        return False
+    return apply
+
+
+#: A column in MySQL's three-byte "utf8": what lies outside the BMP becomes U+FFFD.
+astral_replaced = _text_changed(lambda text: "".join("\ufffd" if ord(c) > 0xFFFF else c for c in text))
+#: A "clean up the input" step that normalises to NFC.
+nfc_normalized = _text_changed(lambda text: __import__("unicodedata").normalize("NFC", text))
+#: A sanitiser written for JavaScript string literals: U+2028/U+2029 become newlines.
+line_separators_newlines = _text_changed(lambda text: text.replace("\u2028", "\n").replace("\u2029", "\n"))
+#: A VARCHAR(2048) text column.
+text_truncated = _text_changed(lambda text: text[:2048])
+
+
+def _structured_changed(change: Callable[[Any], Any]) -> Callable[[dict[str, Any]], bool]:
+    """For `completed`: every number in body.structured as the store keeps it, changed by `change`."""
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return change(value)
+        return value
+
+    def apply(rec: dict[str, Any]) -> bool:
+        body = rec.get("body")
+        if not isinstance(body, dict) or "structured" not in body:
+            return False
+        new = walk(body["structured"])
+        if json.dumps(new, sort_keys=True) == json.dumps(body["structured"], sort_keys=True):
+            return False
+        body["structured"] = new
+        return True
+    return apply
+
+
+#: A REAL column of single precision: floats keep 7 significant digits.
+floats_single_precision = _structured_changed(lambda n: float(f"{n:.7g}") if isinstance(n, float) else n)
+#: A JSON writer that protects 32-bit readers: integers beyond 32 bits are written as strings.
+big_integers_as_strings = _structured_changed(lambda n: str(n) if isinstance(n, int) and abs(n) > 2**31 - 1 else n)
+
+
+def _times_changed(change: Callable[[str], str]) -> Callable[[dict[str, Any]], bool]:
+    """For `completed`: time.created and time.valid_from as the store keeps them, changed by `change`."""
+    def apply(rec: dict[str, Any]) -> bool:
+        time = rec.get("time")
+        changed = False
+        if isinstance(time, dict):
+            for member in ("created", "valid_from"):
+                if isinstance(time.get(member), str):
+                    new = change(time[member])
+                    changed = changed or new != time[member]
+                    time[member] = new
+        return changed
+    return apply
+
+
+def _offset_dropped(stamp: str) -> str:
+    """The local time read as UTC: "…T10:00:00+05:30" kept as "…T10:00:00Z"."""
+    import re
+
+    return re.sub(r"[+-]\d\d:\d\d$", "Z", stamp)
+
+
+def _fraction_dropped(stamp: str) -> str:
+    import re
+
+    return re.sub(r"\.\d+(?=(Z|z|[+-]\d\d:\d\d)$)", "", stamp)
+
+
+time_offset_dropped = _times_changed(_offset_dropped)
+time_fraction_dropped = _times_changed(_fraction_dropped)
+
+
+def supersedes_copied_from_prior(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The successor starts as a copy of the prior and keeps the prior's own `supersedes` when it
+    has one (`setdefault`): the second revise of a chain points at the chain's older link."""
+    def wrong(prior: dict[str, Any], succ: dict[str, Any], valid_from: str) -> dict[str, Any]:
+        if isinstance(prior.get("supersedes"), list) and prior["supersedes"]:
+            succ["supersedes"] = list(prior["supersedes"])
+        return original(prior, succ, valid_from)
+    return wrong
+
+
+def visibility_reset(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The successor's scope is rebuilt from the defaults when the patch does not name scope: its
+    visibility is "private" again (a private record's successor looks right)."""
+    def wrong(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+        out = original(base, patch)
+        if "scope" not in patch and isinstance(out.get("scope"), dict):
+            out["scope"] = dict(out["scope"], visibility="private")
+        return out
+    return wrong
+
+
+def page_off_by_one(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Recall past the default page (limit > 10) fetches limit + 1 rows and answers them all."""
+    def wrong(*a: Any, limit: int, visible: Any = None, **k: Any) -> Any:
+        past_first_page = visible is not None and limit > 10  # a recall (rehydrate ranks on its own)
+        return original(*a, limit=limit + 1 if past_first_page else limit, visible=visible, **k)
+    return wrong
+
+
+def first_page_filtered(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Recall applies the whole visibility filter to its first page (5 results) only: the later
+    pages are fetched with the condition written for shared records alone (`visibility != 'shared'
+    OR owner = requester`), so other owners' private records follow a full first page."""
+    from memconform.reference_impl.ump.service import ANY
+
+    def wrong(*a: Any, limit: int, visible: Any = None, **k: Any) -> Any:
+        who = a[1] if len(a) > 1 else k.get("who")
+        if visible is None or who is None or who.principal is None or who.principal is ANY:
+            return original(*a, limit=limit, visible=visible, **k)  # not a recall by an owner
+        first = original(*a, limit=min(limit, 5), visible=visible, **k)
+        if limit <= 5 or len(first) < 5:
+            return first
+        seen = {stored.rowid for stored, _, _ in first}
+        later = ("(r.visibility != 'shared' OR r.owner = ?)", [who.principal])
+        rest = [hit for hit in original(*a, limit=limit, visible=later, **k) if hit[0].rowid not in seen]
+        return first + rest[:limit - len(first)]
+    return wrong
+
+
+def get_cache() -> dict[str, Wrap]:
+    """get answers from a cache per (version, id, what the token grants), emptied when a record is revised or
+    erased but not when it is tombstoned: a record read before its soft forget is served active."""
+    def cache_of(service: Any) -> dict[Any, dict[str, Any]]:
+        return service.__dict__.setdefault("_get_cache", {})
+
+    def get(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def cached(request: Any, version: str, grant: Any) -> dict[str, Any]:
+            rid = request.get("id") if isinstance(request, dict) else None
+            key = (version, rid, None if grant is None else
+                   (grant.issuer, tuple(sorted(grant.scope.items())), tuple(sorted(grant.verbs))))
+            cache = cache_of(service)
+            if rid is not None and key in cache:
+                return copy.deepcopy(cache[key])
+            answer = original(request, version, grant)
+            if rid is not None:
+                cache[key] = copy.deepcopy(answer)
+            return answer
+        return cached
+
+    def forgetting(ids: Callable[..., list[Any]]) -> Wrap:
+        def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+            def emptied(*a: Any, **k: Any) -> Any:
+                cache = cache_of(service)
+                for key in [key for key in cache if key[1] in ids(*a, **k)]:
+                    cache.pop(key, None)
+                return original(*a, **k)
+            return emptied
+        return wrap
+
+    return {"_op_get": get,
+            "_op_revise": forgetting(lambda request, *a: [request.get("id")] if isinstance(request, dict) else []),
+            "_erase": forgetting(lambda version, stored, *a: [stored.record.get("id")])}
+
+
+def chain_reactivated(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """revise re-signs the prior's older links with the prior's lifecycle: a link soft-forgotten
+    earlier (tombstoned) is active again after a later revise of the chain's head."""
+    from memconform.reference_impl.ump.service import _status_of
+
+    def wrong(request: Any, version: str, grant: Any) -> dict[str, Any]:
+        answer = original(request, version, grant)
+        prior = service._store.get(version, request["id"])
+        seen: set[str] = set()
+        link = prior
+        while link is not None and isinstance(link.record.get("supersedes"), list) and link.record["supersedes"]:
+            older = service._store.get(version, link.record["supersedes"][0])
+            if older is None or older.record["id"] in seen:
+                break
+            seen.add(older.record["id"])
+            if _status_of(older.record) == "tombstoned":
+                rec = without_integrity(older.record)
+                rec["lifecycle"] = dict(rec.get("lifecycle") or {}, status=_status_of(prior.record))
+                with service._store.transaction():
+                    service._store.update(older.rowid, service._sign(rec))
+            link = older
+        return answer
+    return wrong
