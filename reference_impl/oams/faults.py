@@ -460,7 +460,7 @@ OAMS_FAULTS: tuple[Fault, ...] = (
                                                                  if k != "score"}))),
     _f("recall-embedded-only", "RECALL finds only memories that carry an embedding (no re-embedding of the others): "
        "every recall check that needs a hit fails", "missing-embedding-handled", "recall-k", "recall-filters",
-       "recall-single-namespace", "cross-namespace-opt-in", wraps=_wrap("_rank", _rank_embedded_only)),
+       "recall-single-namespace", wraps=_wrap("_rank", _rank_embedded_only)),
     _f("recall-all-namespaces", "RECALL on one namespace searches every namespace of its owner",
        "recall-single-namespace", wraps=_wrap("_scope", _recall_all_namespaces)),
     _f("cross-owner-allowed", "RECALL across two owners' namespaces is answered", "cross-owner-refused",
