@@ -44,6 +44,13 @@ class Spec:
     #: bindings it tries on each side, in order
     interop: str | None = None
     interop_bindings: tuple[str, ...] = ()
+    #: "module:function" -> function(path, *, label) -> a part, or None when the file or folder is
+    #: not the spec's: how a `file:` target finds the spec (targets/file.py)
+    file_discovery: str | None = None
+    #: target-string prefixes of the spec's own (e.g. "oams+jsonrpc+http://") -> "module:function"
+    #: -> function(text, *, label, timeout) -> a driver (subjects, client, advertised_level,
+    #: describe, close): where a spec's binding lives at a place only the target can name
+    targets: tuple[tuple[str, str], ...] = ()
 
     def load(self, part: str) -> Any:
         module, _, attribute = part.partition(":")
@@ -77,7 +84,11 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          http_discovery="memconform.targets.oams:discover_http",
          reference="memconform.targets.oams:reference_part",
          cli="memconform.suite.oams.cli:oams",
-         interop="memconform.suite.oams.interop", interop_bindings=("http", "jsonrpc", "stdio")),
+         interop="memconform.suite.oams.interop", interop_bindings=("http", "jsonrpc", "stdio"),
+         file_discovery="memconform.targets.oams:discover_file",
+         targets=(("oams+jsonrpc+http://", "memconform.targets.oams:open_rpc_target"),
+                  ("oams+jsonrpc+https://", "memconform.targets.oams:open_rpc_target"),
+                  ("oams+jsonrpc+stdio:", "memconform.targets.oams:open_rpc_target"))),
 )}
 
 NAMES: tuple[str, ...] = tuple(SPECS)

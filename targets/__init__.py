@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memconform.targets.target_string import (
-    DescriptorTarget, DockerTarget, FileTarget, HttpTarget, JsonRpcTarget, McpTarget, ReferenceTarget, TargetStringError,
-    UnsupportedTarget, parse_target,
+    DescriptorTarget, DockerTarget, FileTarget, HttpTarget, JsonRpcTarget, McpTarget, PluggedTarget, ReferenceTarget,
+    TargetStringError, UnsupportedTarget, parse_target,
 )
 
 
@@ -44,6 +44,10 @@ def open_driver(text: str, forced_versions: tuple[str, ...] = (), timeout: float
         from memconform.targets.jsonrpc import JsonRpcDriver
 
         return JsonRpcDriver.from_target(target.text, timeout=timeout)
+    if isinstance(target, PluggedTarget):
+        from memconform.suite.specs import get
+
+        return get(target.spec).load(target.opener)(target.text, label=target.label, timeout=timeout)
     assert isinstance(target, UnsupportedTarget)
     raise TargetError(f"{target.kind} targets are not supported by this version of memconform yet "
                       f"({target.text}); supported now: reference, reference?fault=NAME, file:PATH, "

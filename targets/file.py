@@ -84,6 +84,7 @@ class FileDriver:
         self.label = target.label
         self._forced = forced_versions
         self._loaded: files.Loaded | None = None
+        self._part: Any = None  # a plugged spec's part, False when none found
         self._omf: list[Path] | None = None
 
     def _omf_paths(self) -> list[Path]:
@@ -112,9 +113,21 @@ class FileDriver:
         known = tuple(v for v in ump_record.VERSIONS if declared.get(v))
         return known or (ump_record.VERSIONS[-1],)
 
+    def _plugged(self) -> Any:
+        """The part of a spec that declares its own file discovery (suite/specs.py) and finds its
+        files here, or None."""
+        if self._part is None:
+            from memconform.suite.specs import plugged
+
+            self._part = next((part for _, discover in plugged("file_discovery")
+                               if (part := discover(self.target.path, label=self.label)) is not None), False)
+        return self._part or None
+
     def subjects(self) -> list[Subject]:
         if not Path(self.target.path).exists():  # one connect error, even when --spec forces the versions
             raise TargetError(f"{self.target.path} does not exist")
+        if self._plugged() is not None:
+            return self._plugged().subjects()
         if self._omf_paths():
             return [Subject(self.label, "omf", OMF_VERSION, "file")]
         return [Subject(self.label, "ump", v, "file") for v in self.versions()]
@@ -123,6 +136,8 @@ class FileDriver:
         return None
 
     def client(self, subject: Subject) -> Any:
+        if self._plugged() is not None and subject.spec not in ("ump", "omf"):
+            return self._plugged().client(subject)
         if subject.spec == "omf":
             return OmfDocuments(self._omf_paths())
         loaded = self._load()
@@ -136,6 +151,9 @@ class FileDriver:
         return FileUmpClient(subject.version, loaded, self.target.file_as)
 
     def describe(self) -> dict[str, Any]:
+        if self._part:
+            return {"label": self.label, "kind": "file", "path": str(self.target.path), "advertised": {},
+                    "as": self.target.file_as, **self._part.describe()}
         return {"label": self.label, "kind": "file", "path": str(self.target.path), "advertised": {},
                 "as": self.target.file_as,
                 **({"format": "omf"} if self._omf_paths() else {})}

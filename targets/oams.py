@@ -578,3 +578,58 @@ class OamsFilePart:
 
     def close(self) -> None:
         pass
+
+
+def discover_file(path: str | Path, *, label: str) -> OamsFilePart | None:
+    """suite/specs.py `file_discovery`: the part for a `file:` target holding OAMS, or None."""
+    return OamsFilePart(path, label=label) if sniff_file(path) else None
+
+
+class OamsRpcTarget:
+    """`oams+jsonrpc+http://HOST:PORT/PATH` or `oams+jsonrpc+stdio:COMMAND ARGS`: OAMS over JSON-RPC
+    where the target says (the spec names no endpoint, so the suite never guesses one). The
+    server must answer the side-effect-free probe (`oams.list` of a namespace nobody writes) as
+    OAMS: anything else is one target error, not a verdict."""
+
+    def __init__(self, text: str, *, label: str, timeout: float = 10.0):
+        import shlex
+
+        self.label, self.text = label, text
+        rest = text[len("oams+jsonrpc+"):]
+        if rest.startswith("stdio:"):
+            try:
+                argv = shlex.split(rest[len("stdio:"):])
+            except ValueError as exc:
+                raise TargetError(f"cannot split the command of {text!r}: {exc}") from None
+            if not argv:
+                raise TargetError(f"{text!r} names no command (oams+jsonrpc+stdio:COMMAND ARGS)")
+            self.part = OamsRpcPart("stdio", argv, label=label, timeout=timeout)
+        else:
+            self.part = OamsRpcPart("jsonrpc", rest, label=label, timeout=timeout)
+        self._probed: str | None | bool = False
+
+    def subjects(self) -> list[Subject]:
+        if self._probed is False:
+            self._probed = self.part.probe()
+        if self._probed is not None:
+            self.part.close()
+            raise TargetError(f"{self.text}: {self._probed}")
+        return self.part.subjects()
+
+    def advertised_level(self, subject: Subject) -> str | None:
+        return None
+
+    def client(self, subject: Subject) -> Any:
+        return self.part.client(subject)
+
+    def describe(self) -> dict[str, Any]:
+        return {"label": self.label, "kind": f"oams+jsonrpc+{self.part.binding}", "advertised": {},
+                **self.part.describe()}
+
+    def close(self) -> None:
+        self.part.close()
+
+
+def open_rpc_target(text: str, *, label: str, timeout: float = 10.0) -> OamsRpcTarget:
+    """suite/specs.py `targets`: the driver of an `oams+jsonrpc+…` target string."""
+    return OamsRpcTarget(text, label=label, timeout=timeout)

@@ -102,6 +102,19 @@ class DockerTarget:
 
 
 @dataclass(frozen=True)
+class PluggedTarget:
+    """A target string of a spec's own prefix (suite/specs.py `targets`), opened by its `opener`."""
+
+    text: str
+    spec: str
+    opener: str
+
+    @property
+    def label(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class UnsupportedTarget:
     """A target kind the language knows but this version of memconform cannot drive yet."""
 
@@ -114,7 +127,7 @@ class UnsupportedTarget:
 
 
 TargetString = (ReferenceTarget | FileTarget | HttpTarget | McpTarget | JsonRpcTarget | DescriptorTarget
-                | DockerTarget | UnsupportedTarget)
+                | DockerTarget | PluggedTarget | UnsupportedTarget)
 
 #: Prefixes of target kinds the language reserves before their driver exists (none at present).
 _LATER_KINDS: dict[str, str] = {}
@@ -197,6 +210,12 @@ def parse_target(text: str) -> TargetString:
         return JsonRpcTarget(text, "http")
     if text.startswith("docker:"):
         return _docker(text)
+    from memconform.suite.specs import SPECS
+
+    for spec in SPECS.values():
+        for prefix, opener in spec.targets:
+            if text.startswith(prefix):
+                return PluggedTarget(text, spec.name, opener)
     for prefix, kind in _LATER_KINDS.items():
         if text.startswith(prefix):
             return UnsupportedTarget(text, kind)
