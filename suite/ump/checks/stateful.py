@@ -325,9 +325,9 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
                 self.fail("ump/forget-hard-erases", f"{asker}'s recall returned {rid}, which its owner hard-forgot "
                                                     "earlier", reply)
         if must_find is not None and must_find.id not in ids:
-            self.fail("ump/recall-finds-remembered", f"{asker}'s recall for the word {must_find.word!r} of its own "
-                                                     f"live record {must_find.id} (text {_show(must_find.text, 80)}) "
-                                                     "did not return it", reply)
+            self.fail("ump/recall-finds-remembered", f"{asker}'s recall for the exact body text "
+                                                     f"{_show(must_find.text, 80)} of its own live record "
+                                                     f"{must_find.id} did not return it", reply)
 
     def max_recall(self) -> int | None:
         """capabilities.max_recall, asked once per run (the bound class keeps it)."""
@@ -525,12 +525,12 @@ class UmpRecallMachine(_UmpMachine):
     def a_page(self, owner: str, visibilities: list[str]) -> None:
         """Every sequence starts with a page of one owner's records (5-12)."""
         for visibility in visibilities:
-            self._remember(owner, "semantic", visibility, " a note for the recall machine")
+            self._remember(owner, "semantic", visibility)
 
     @rule(owner=st.sampled_from(OWNERS), visibilities=st.lists(st.sampled_from(VISIBILITIES), min_size=1, max_size=12))
     def remember_several(self, owner: str, visibilities: list[str]) -> None:
         for visibility in visibilities:
-            self._remember(owner, "semantic", visibility, " a note for the recall machine")
+            self._remember(owner, "semantic", visibility)
 
     @precondition(lambda self: not self.no_forget and self.live())
     @rule(pick=st.integers(0, 50), hard=st.booleans())
@@ -551,10 +551,12 @@ class UmpRecallMachine(_UmpMachine):
 
     @precondition(lambda self: self.heads())
     @rule(pick=st.integers(0, 50))
-    def recall_own_word(self, pick: int) -> None:
+    def recall_own_text(self, pick: int) -> None:
+        """§3.2's workhorse: a live record is found by a recall for its exact body text in its
+        owner's scope (the texts here are the sequence's marker and the record's own word)."""
         heads = self.heads()
         rec = heads[pick % len(heads)]
-        self.judge_recall(rec.owner, {"query": rec.word, "scope": {"owner": did(rec.owner)}}, must_find=rec)
+        self.judge_recall(rec.owner, {"query": rec.text, "scope": {"owner": did(rec.owner)}}, must_find=rec)
 
 
 @check("ump/stateful/recall", spec=SPEC, requirements=RECALL_REQUIREMENTS, bindings=LIVE,
