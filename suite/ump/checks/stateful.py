@@ -424,15 +424,18 @@ class UmpRecordsMachine(_UmpMachine):
 
     @initialize(owner=st.sampled_from(OWNERS), visibility=st.sampled_from(VISIBILITIES), tail=TAILS,
                 change=st.sampled_from(("text", "text+structured", "scope")), new_tail=_tail, structured=STRUCTURED,
-                new_visibility=st.sampled_from(VISIBILITIES))
+                new_visibility=st.sampled_from(VISIBILITIES), forget_older=st.booleans())
     def a_chain(self, owner: str, visibility: str, tail: str, change: str, new_tail: str, structured: Any,
-                new_visibility: str) -> None:
-        """Every sequence starts with a chain of two: a record and its revision."""
+                new_visibility: str, forget_older: bool) -> None:
+        """Every sequence starts with a chain of two: a record and its revision (the older link
+        soft-forgotten, or not)."""
         rec = self._remember(owner, "semantic", visibility, tail, structured)
         if rec is None:
             return
         self.judge_get(rec, owner)  # as remembered, before a revise carries its members on
         succ = self._revise(rec, change, new_tail, structured, new_visibility)
+        if succ is not None and forget_older and not self.no_forget:
+            self._forget(rec, False)
         self.touched = [r.id for r in self._chain(succ)] if succ else []
 
     @rule(owner=st.sampled_from(OWNERS), kind=st.sampled_from(KINDS), visibility=st.sampled_from(VISIBILITIES),
