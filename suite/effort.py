@@ -36,8 +36,8 @@ class Effort:
 
 
 EFFORTS = {
-    "quick": Effort("quick", 6, 5.0, 10, 15, 3.0),
-    "default": Effort("default", 12, 8.0, 30, 25, 6.0),
+    "quick": Effort("quick", 6, 5.0, 5, 10, 1.0),
+    "default": Effort("default", 12, 8.0, 20, 20, 2.5),
     "thorough": Effort("thorough", 200, 120.0, 300, 50, 120.0),
 }
 

@@ -69,6 +69,10 @@ class _Run:
     started: float
     deadline: float
     shrink_deadline: float | None = None
+    #: how long shortening a failure may take: the machine's budget, at most the effort's own
+    #: figure (a budget raised through the environment, as the project's tests do so that what is
+    #: found does not depend on the machine's speed, does not lengthen the shortening)
+    shrink_seconds: float = 0.0
     sequences: int = 0
     steps: int = 0
     first_failure: tuple[Broken, list[str]] | None = None
@@ -137,7 +141,7 @@ class SpecMachine:
         if run is not None:
             if run.first_failure is None:
                 run.first_failure = (exc, list(self.steps))
-                run.shrink_deadline = time.monotonic() + (run.deadline - run.started) * _SHRINK_SHARE
+                run.shrink_deadline = time.monotonic() + run.shrink_seconds * _SHRINK_SHARE
             if run.shortest is None or len(self.steps) < len(run.shortest[1]):
                 run.shortest = (exc, list(self.steps))
         raise exc
@@ -163,7 +167,8 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
         raise NotApplicable(f"the state machines are switched off ({effort.ENV_STATEFUL_EXAMPLES}={sequences}, "
                             f"{effort.ENV_STATEFUL_STEPS}={steps}, {effort.ENV_STATEFUL_SECONDS}={seconds:g})")
     started = time.monotonic()
-    run = _Run(started=started, deadline=started + seconds)
+    run = _Run(started=started, deadline=started + seconds,
+               shrink_seconds=min(seconds, effort.current().stateful_seconds or seconds))
     bound = type(name or machine.__name__, (machine,), {"ctx": ctx, "client": ctx.client, "_run": run, **attributes})
     run_seed = ctx.property_seed()
     seed(run_seed)(bound)

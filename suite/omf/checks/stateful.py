@@ -122,7 +122,9 @@ def _strategies() -> dict[str, Any]:
 
     letters = st.characters(blacklist_categories=("Cs", "Co", "Cn"), blacklist_characters="\x00")
     text = st.text(letters, min_size=1, max_size=24).map(lambda s: s if s.strip() else s + "a")
-    base = st.one_of(text, st.sampled_from(AWKWARD))
+    # texts past 1,000 characters reach where prefix indexes and truncations live
+    long_text = text.map(lambda s: (s * (1001 // len(s) + 1))[:1001 + len(s)])
+    base = st.one_of(text, st.sampled_from(AWKWARD), long_text)
     how = st.sampled_from(["same", "same", "upper", "lower", "spaced"])
     item = st.fixed_dictionaries({
         "content": base, "how": how, "project": st.sampled_from(PROJECTS),
@@ -192,20 +194,20 @@ class OmfMachine(SpecMachine):
 
     def _compare(self, state: State, exported: list[dict[str, Any]]) -> tuple[str, str] | None:
         """The first discrepancy between `state` and the export: (requirement, what), or None."""
-        want = sorted((r.content, r.project or "", sorted(r.tags), r.status) for r in state.rows)
+        want = sorted(((r.content, r.project or "", sorted(r.tags), r.status) for r in state.rows), key=repr)
         shown = [self._shown(it) for it in exported]
-        got = sorted((c, p or "", sorted(t), s) for c, p, t, s in shown)
+        got = sorted(((c, p or "", sorted(t), s) for c, p, t, s in shown), key=repr)
         if want != got:
-            plain_w = sorted((c, p) for c, p, _, _ in want)
-            plain_g = sorted((c, p) for c, p, _, _ in got)
+            plain_w = sorted(((c, p) for c, p, _, _ in want), key=repr)
+            plain_g = sorted(((c, p) for c, p, _, _ in got), key=repr)
             if plain_w == plain_g:
                 tw = {(c, p): t for c, p, t, _ in want}
                 bad = [(c, p, t, tw.get((c, p))) for c, p, t, _ in got if tw.get((c, p)) != t]
                 if bad:
                     return "omf/tags-verbatim", (f"the export shows tags {bad[0][2]} on {quote(bad[0][0], 80)}; the "
                                                  f"import sent {bad[0][3]}")
-                sw = sorted((c, p, st) for c, p, _, st in want)
-                sg = sorted((c, p, st) for c, p, _, st in got)
+                sw = sorted(((c, p, st) for c, p, _, st in want), key=repr)
+                sg = sorted(((c, p, st) for c, p, _, st in got), key=repr)
                 return "omf/lifecycle-honoured", (f"the export shows the lifecycle statuses {_minus(sg, sw)[:3]} where "
                                                   f"the trusted imports said {_minus(sw, sg)[:3]}")
             missing = _minus(plain_w, plain_g)
@@ -220,8 +222,11 @@ class OmfMachine(SpecMachine):
         ident = {r.key: (r.content, r.project) for r in state.rows}
         ids = {(model.memd_extension(it) or {}).get("chunk_id"): (it.get("content"),
                (model.memd_extension(it) or {}).get("project_id")) for it in exported}
-        want_sup = sorted((ident[r.key], ident.get(r.supersedes)) for r in state.rows if r.supersedes is not None)
-        want_by = sorted((ident[r.key], ident.get(r.superseded_by)) for r in state.rows if r.superseded_by is not None)
+        # ordered by repr: a project may be None beside a named one
+        want_sup = sorted(((ident[r.key], ident.get(r.supersedes)) for r in state.rows if r.supersedes is not None),
+                          key=repr)
+        want_by = sorted(((ident[r.key], ident.get(r.superseded_by)) for r in state.rows
+                          if r.superseded_by is not None), key=repr)
         got_sup, got_by = [], []
         for it in exported:
             lc = model.lifecycle_of(it)
