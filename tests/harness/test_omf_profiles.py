@@ -83,6 +83,9 @@ def run(check_id: str, cls: type = FakeConsumer, broken: set[str] = frozenset())
 @pytest.mark.parametrize("check_id", CONSUMER_CHECKS)
 def test_a_right_consumer_passes_every_check_it_is_bound_by(check_id):
     result = run(check_id)
+    if check_id == "omf/stateful/import-export":  # it reads memd's counts and lifecycle: a consumer is declined
+        assert result.outcome is Outcome.SKIPPED and "consumer" in (result.reason or ""), result.reason
+        return
     consumer_findings = [f.message for f in result.findings if CAT.get(f.requirement).in_profile("consumer")]
     assert not consumer_findings, consumer_findings
     assert result.outcome in (Outcome.PASSED, Outcome.FAILED), (result.outcome, result.reason)

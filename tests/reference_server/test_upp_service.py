@@ -1105,7 +1105,8 @@ def test_the_scenario_is_deterministic_without_a_fault(clean_run: list[str], tmp
     assert run_scenario(None, tmp_path) == clean_run
 
 
-@pytest.mark.parametrize("fault", [f.name for f in UPP_FAULTS])
+# the faults only a sequence of operations shows are proven by tests/harness/test_stateful_faults_upp_omf.py
+@pytest.mark.parametrize("fault", [f.name for f in UPP_FAULTS if not f.stateful])
 def test_every_fault_changes_observable_behaviour(fault: str, clean_run: list[str], tmp_path: Path) -> None:
     faulty = run_scenario(fault, tmp_path)
     differences = [i for i, (a, b) in enumerate(zip(clean_run, faulty)) if a != b]
