@@ -61,7 +61,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "'random' picks one; the report records it per check (memconform replay)")
     group.addoption("--effort", default="default", choices=("quick", "default", "thorough"),
                     help="how hard generated-input checks try (the OpenAPI fuzz: 6 / 12 / 200 examples per "
-                         "operation, at most 5 / 8 / 120 s); quick is a smoke run, the report records it")
+                         "operation, at most 5 / 8 / 120 s; each state machine: 5 / 20 / 300 sequences of up "
+                         "to 10 / 20 / 50 steps, at most 1 / 2.5 / 120 s); quick is a smoke run, the report "
+                         "records it")
     group.addoption("--check", action="append", default=[], metavar="CHECK_ID[CASE]",
                     help="only this check (repeatable), e.g. ump/l1/openapi-fuzz or ump/l1/bad-input[huge-body]")
     group.addoption("--profile", action="append", default=[], metavar="NAME",
@@ -688,9 +690,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         for e in entries:
             tr.write_line(f"{label}: known deviation {e['id']} — {e['reason']}", yellow=True)
     effort = report["run"]["options"].get("effort") or {}
-    if "fuzz_examples" in effort and any(r["check"] == "ump/l1/openapi-fuzz" for r in report["results"]):
-        tr.write_line(f"effort: {effort['name']} — OpenAPI fuzz {effort['fuzz_examples']} examples per operation, "
-                      f"at most {effort['fuzz_seconds']:g} s (--effort quick|default|thorough)")
+    fuzzed = "fuzz_examples" in effort and any(r["check"] == "ump/l1/openapi-fuzz" for r in report["results"])
+    machines = "stateful_examples" in effort and any("/stateful/" in r["check"] for r in report["results"])
+    if fuzzed or machines:
+        parts = ([f"OpenAPI fuzz {effort['fuzz_examples']} examples per operation, at most "
+                  f"{effort['fuzz_seconds']:g} s"] if fuzzed else []) + \
+                ([f"state machines {effort['stateful_examples']} sequences of up to {effort['stateful_steps']} "
+                  f"steps, at most {effort['stateful_seconds']:g} s each"] if machines else [])
+        tr.write_line(f"effort: {effort['name']} — {'; '.join(parts)} (--effort quick|default|thorough)")
     for row in report["levels"]:
         status = row.get("status")
         tr.write_line(row["summary"], bold=True, green=status in ("conformant", "claim"),
