@@ -133,7 +133,7 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
         row = {
             "target": target, "spec": spec, "version": version, "binding": binding,
             "level": computed["level"], "blocked_at": blocked,
-            # a spec whose levels are classes names them (OAMS: export, read/write, …)
+            # a spec whose levels are conformance classes names them (catalogue level_names)
             **({"level_name": cat.level_name(computed["level"])} if cat.level_name(computed["level"]) else {}),
             "blocked_by": blocking(spec, version, binding, outcomes, blocked, profile),
             "profile": profile,
