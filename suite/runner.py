@@ -26,6 +26,8 @@ class CheckContext:
     findings: list[Finding] = field(default_factory=list)
     seed: int = 0
     seed_used: bool = False
+    #: what a generated-input check spent (a state machine's sequences, steps, seconds), for the report
+    effort: dict[str, Any] | None = None
     #: Which requirements bind the target under its profile (OMF: memd or a plain consumer); a
     #: finding on one that does not is left out: that profile promised nothing there.
     applies: Any = None
@@ -76,7 +78,8 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
     def result(outcome: Outcome, reason: str | None = None) -> CheckResult:
         return CheckResult(outcome, reason=reason, findings=tuple(ctx.findings) if ctx else (),
                            duration=time.perf_counter() - started,
-                           seed=ctx.seed if ctx and ctx.seed_used else None)
+                           seed=ctx.seed if ctx and ctx.seed_used else None,
+                           extra={"effort": ctx.effort} if ctx and ctx.effort else {})
 
     try:
         client = client_factory()

@@ -201,6 +201,7 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
             raise
     summary = {"sequences": run.sequences, "steps": run.steps, "seconds": round(time.monotonic() - started, 2),
                "seed": run_seed}
+    ctx.effort = summary  # in the report beside the result: what this run of the machine tried
     if failure is not None:
         last = run.last
         script = last.script() if last is not None else "  (no step)"

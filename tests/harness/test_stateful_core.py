@@ -74,6 +74,7 @@ def test_a_right_target_passes_every_sequence():
     assert ctx.findings == []
     assert summary["sequences"] >= effort.EFFORTS["default"].stateful_examples
     assert summary["steps"] > 0 and ctx.seed_used
+    assert ctx.effort == summary  # what the run tried goes into the report beside the result
 
 
 def test_a_drift_is_found_shrunk_and_named():
