@@ -15,14 +15,15 @@ from pathlib import Path
 import click
 
 from memconform.suite.convert import mapping
-from memconform.suite.convert.dispatch import OPTION_SIDES
+from memconform.suite.convert.dispatch import DIRECTIONS, OPTION_SIDES
 
 #: option → (side, format) it speaks to
 _APPLIES = {**OPTION_SIDES, "test_key": ("to", "ump")}
 #: what a file's name says about its format when --from is not given (longest ending first; a bare
 #: .json or .md could be any of them). UPP has no extension of its own: .upp.json is memconform's.
-EXTENSIONS = ((".ump.ndjson", "ump"), (".ump.json", "ump"), (".ump.md", "ump"), (".ndjson", "ump"),
-              (".jsonl", "ump"), (".omf.json", "omf"), (".upp.json", "upp"))
+EXTENSIONS = ((".ump.ndjson", "ump"), (".ump.json", "ump"), (".ump.md", "ump"), (".oams.jsonl", "oams"),
+              (".oams.json", "oams"), (".ndjson", "ump"), (".jsonl", "ump"), (".omf.json", "omf"),
+              (".upp.json", "upp"))
 UNREADABLE = 2
 
 
@@ -30,14 +31,20 @@ def infer_format(input_path: str) -> str:
     """The format a file's extension names (a folder: UMP records), or a usage error saying how to tell."""
     if input_path != "-":
         if Path(input_path).is_dir():
-            return "ump"
+            return "oams" if _is_oams_bundle(Path(input_path)) else "ump"
         low = input_path.lower()
         for ending, fmt in EXTENSIONS:
             if low.endswith(ending):
                 return fmt
     said = "stdin" if input_path == "-" else f"{input_path}: its extension"
-    raise click.UsageError(f"{said} does not tell the format: give --from ump|omf|upp (inferred from "
-                           + ", ".join(f"{e} → {f}" for e, f in EXTENSIONS) + ", a folder → ump)")
+    raise click.UsageError(f"{said} does not tell the format: give --from {'|'.join(mapping.FORMATS)} (inferred "
+                           "from " + ", ".join(f"{e} → {f}" for e, f in EXTENSIONS)
+                           + ", an oams-export-* folder → oams, another folder → ump)")
+
+
+def _is_oams_bundle(folder: Path) -> bool:
+    return folder.name.startswith("oams-export-") or (folder / "manifest.json").is_file() and (
+        folder / "memories.jsonl").is_file()
 
 
 def _key(sign_key: Path | None, test_key: str | None):
@@ -61,11 +68,12 @@ def _key(sign_key: Path | None, test_key: str | None):
 @click.command("convert")
 @click.option("--from", "source", type=click.Choice(mapping.FORMATS), default=None,
               help="the input's format (default: from its extension: .ump.json, .ump.md, .ndjson, .jsonl or a "
-                   "folder → ump, .omf.json → omf, .upp.json → upp)")
+                   "folder → ump, .omf.json → omf, .upp.json → upp, .oams.json, .oams.jsonl or an OAMS export "
+                   "bundle folder → oams)")
 @click.option("--to", "target", type=click.Choice(mapping.FORMATS), required=True, help="the output's format")
 @click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, allow_dash=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="write here (default stdout); a UMP output ending .ndjson/.jsonl is NDJSON")
+              help="write here (default stdout); a UMP or OAMS output ending .ndjson/.jsonl is one record a line")
 @click.option("--entity-key", default=None, help="to UPP: the package's entity_key")
 @click.option("--tenant", default=None, help="from OMF: whose memories these are (owner / entity_key default)")
 @click.option("--project", default=None, help="to OMF: project_id of items whose source names none")
@@ -78,7 +86,7 @@ def _key(sign_key: Path | None, test_key: str | None):
 def convert(source: str | None, target: str, input_path: str, output: str | None, entity_key: str | None,
             tenant: str | None, project: str | None, owner: str | None, sign_key: Path | None,
             test_key: str | None, report_losses: bool) -> None:
-    """Convert a memory document between UMP, OMF and UPP (what maps where: docs/mapping.md)."""
+    """Convert a memory document between UMP, OMF, UPP and OAMS (what maps where: docs/mapping.md)."""
     from memconform.suite.convert import reading
     from memconform.suite.convert.common import ConversionError, ConvertOptions, InvalidInput
     from memconform.suite.convert.dispatch import convert as run  # the command's own name is taken
@@ -91,6 +99,9 @@ def convert(source: str | None, target: str, input_path: str, output: str | None
         if given[name] is not None and (target if side == "to" else source) != fmt:
             flag = "--" + name.replace("_", "-")
             raise click.UsageError(f"{flag} applies only when converting {side} {fmt}")
+    if source != target and (source, target) not in DIRECTIONS:
+        raise click.UsageError(f"no conversion from {source} to {target} yet (directions: "
+                               + ", ".join(f"{a} → {b}" for a, b in DIRECTIONS) + ")")
     key = _key(sign_key, test_key)
     options = ConvertOptions(entity_key=entity_key, tenant=tenant, project=project, owner=owner, sign_key=key)
     where = "stdin" if input_path == "-" else input_path

@@ -17,6 +17,7 @@ from memconform.suite.convert.common import ConversionError, ConversionResult, C
 from memconform.suite.convert.documents import note_lost_document, records_of
 from memconform.suite.convert.omf_upp import omf_to_upp, upp_to_omf
 from memconform.suite.convert.pointers import clone
+from memconform.suite.convert.ump_oams import oams_to_ump, ump_to_oams
 from memconform.suite.convert.ump_omf import omf_to_ump, ump_to_omf
 from memconform.suite.convert.ump_upp import ump_to_upp, upp_to_ump
 
@@ -24,7 +25,11 @@ DIRECTIONS: dict[tuple[str, str], Callable[[Any, Ctx], Any]] = {
     ("ump", "omf"): ump_to_omf, ("omf", "ump"): omf_to_ump,
     ("ump", "upp"): ump_to_upp, ("upp", "ump"): upp_to_ump,
     ("omf", "upp"): omf_to_upp, ("upp", "omf"): upp_to_omf,
+    ("ump", "oams"): ump_to_oams, ("oams", "ump"): oams_to_ump,
 }
+#: Formats whose document may be given as one record object (UMP's file binding reads one; an OAMS
+#: STORE body is one memory).
+ONE_RECORD = ("ump", "oams")
 
 #: Which option speaks to which side (an option the direction does not use is said in a warning).
 OPTION_SIDES = {"entity_key": ("to", "upp"), "project": ("to", "omf"), "owner": ("to", "ump"),
@@ -38,8 +43,11 @@ def convert(document: Any, *, source: str, target: str, options: ConvertOptions 
     options = options or ConvertOptions()
     ctx = Ctx(source, target, options)
     _unused_options(ctx)
-    if source == "ump" and isinstance(document, dict):
-        document = [document]   # one record object is a UMP document too (the file binding reads it)
+    if source != target and (source, target) not in DIRECTIONS:
+        raise ValueError(f"no conversion from {source} to {target} (directions: "
+                         + ", ".join(f"{a}→{b}" for a, b in DIRECTIONS) + ")")
+    if source in ONE_RECORD and isinstance(document, dict):
+        document = [document]   # one record object is a document too (the file binding reads it)
     try:
         problems = validate.problems(source, document)
         if problems:

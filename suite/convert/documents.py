@@ -12,14 +12,17 @@ from memconform.suite.convert.pointers import get, has
 
 def records_of(fmt: str, document: Any) -> list[Any]:
     """The records of a (valid) document, in order."""
-    if fmt == "ump":
+    if fmt in ("ump", "oams"):
         return list(document)
     return list(document["memories"] if fmt == "omf" else document["events"])
 
 
 def record_id(fmt: str, rec: Any, index: int) -> str:
-    """What names a record in messages: the UMP / UPP id, the OMF chunk_id, else its position."""
-    found = {"ump": "/id", "omf": "/extensions/memd/chunk_id", "upp": "/id"}[fmt]
+    """What names a record in messages: the UMP / UPP id, the OMF chunk_id, the OAMS namespace/key,
+    else its position."""
+    if fmt == "oams" and isinstance(rec, dict) and isinstance(rec.get("key"), str):
+        return f"{rec.get('namespace')}/{rec['key']}"
+    found = {"ump": "/id", "omf": "/extensions/memd/chunk_id", "upp": "/id", "oams": "/key"}[fmt]
     value = get(rec, found)
     if isinstance(value, str) and value:
         return value

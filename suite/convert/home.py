@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memconform.suite.convert import carry, mapping, omfside, umpside, validate
+from memconform.suite.convert import carry, mapping, oamsside, omfside, umpside, validate
 from memconform.suite.convert.common import Ctx
 
 
@@ -22,6 +22,7 @@ KINDS = {
     "ump": _Kind("UMP record", umpside.tidy, validate.ump_record_problems),
     "omf": _Kind("OMF item", omfside.tidy, validate.omf_item_problems),
     # an event is judged without its package: the entity_key lives on the package
+    "oams": _Kind("OAMS memory", oamsside.tidy, validate.oams_memory_problems),
     "upp": _Kind("UPP event", lambda event: event, lambda event: validate.upp_event_problems({**event, "entity_key": "-"})),
 }
 

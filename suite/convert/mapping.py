@@ -1,4 +1,4 @@
-"""The mapping table between UMP, OMF and UPP, as data: the single source of docs/mapping.md, of
+"""The mapping table between UMP, OMF, UPP and OAMS, as data: the single source of docs/mapping.md, of
 what the converters carry and drop, and of what the round-trip checks hold them to.
 
 For every ordered pair of formats (source → target) each field of a source record has one row:
@@ -25,15 +25,18 @@ import enum
 from dataclasses import dataclass
 from functools import cache
 
-FORMATS = ("ump", "omf", "upp")
+FORMATS = ("ump", "omf", "upp", "oams")
 #: The version of each format the converters read and write (UMP 0.1 records are read too).
-VERSIONS = {"ump": "1.0", "omf": "1.0", "upp": "1.0.0"}
-NAMES = {"ump": "UMP", "omf": "OMF", "upp": "UPP"}
+VERSIONS = {"ump": "1.0", "omf": "1.0", "upp": "1.0.0", "oams": "0.1"}
+NAMES = {"ump": "UMP", "omf": "OMF", "upp": "UPP", "oams": "OAMS"}
 #: What one record of each format is called.
-RECORD = {"ump": "record", "omf": "item", "upp": "event"}
+RECORD = {"ump": "record", "omf": "item", "upp": "event", "oams": "memory"}
 
-#: Where a format carries fields of another (the namespace is the other format's name).
-CARRIER = {"ump": "/body/structured/x-extensions", "omf": "/extensions", "upp": "/extensions"}
+#: Where a format carries fields of another (the namespace is the other format's name). OAMS: the
+#: memory's `metadata`, "an arbitrary JSON-serializable map" (OAMS §2) whose reserved keys
+#: (value_type, confidence, last_used_at, decay_score, language, pii) x-extensions is not.
+CARRIER = {"ump": "/body/structured/x-extensions", "omf": "/extensions", "upp": "/extensions",
+           "oams": "/metadata/x-extensions"}
 
 
 class Fate(str, enum.Enum):
@@ -57,17 +60,23 @@ RECORD_FIELDS: dict[str, tuple[str, ...]] = {
             "/extensions/memd/*", "/extensions/*", "/*"),
     "upp": ("/id", "/entity_key", "/value", "/labels", "/confidence", "/source_type", "/valid_from",
             "/valid_until", "/status", "/created_at", "/superseded_by", "/*"),
+    # OAMS §2's fields (members it does not name are allowed: a later minor version adds fields, §8).
+    "oams": ("/key", "/namespace", "/value", "/tags", "/metadata/confidence", "/metadata/*", "/created_at",
+             "/updated_at", "/embedding_model", "/embedding", "/parent_id", "/source_id", "/*"),
 }
 #: Envelope members (UMP record lists have no envelope; the format version members `omf` is not data).
 DOCUMENT_FIELDS: dict[str, tuple[str, ...]] = {
     "ump": (),
     "omf": ("document:/exported_at", "document:/source", "document:/*"),
     "upp": ("document:/entity_key", "document:/ontology", "document:/exported_at", "document:/*"),
+    # An OAMS document here is the memories (a JSON array or a JSONL store): no envelope. A bundle's
+    # manifest is derived from its lines (§7), so reading a bundle takes its memories.
+    "oams": (),
 }
 #: Rows about whole records: "@record" (each record becomes one, in order) on every pair, the others
 #: only where a pair drops records or values.
 #: Envelope members that are structure, not data: the format version and the record list.
-ENVELOPE = {"ump": (), "omf": ("omf", "memories"), "upp": ("events",)}
+ENVELOPE = {"ump": (), "omf": ("omf", "memories"), "upp": ("events",), "oams": ()}
 POLICIES = ("@record", "@unexportable", "@redacted", "@blank-text")
 
 
@@ -175,6 +184,10 @@ _NEW_UMP = ("ump \"1.0\"; scope.owner: --owner, else the signing key's DID, else
             "private; provenance {{actor: the owner, actor_kind: import, method: memconform-convert, "
             "source: {{provider: \"{fmt}\", ref: the {src} id}}}} (UMP §2.6: an import names its provider); "
             "records the signing key owns are signed")
+
+
+_OAMS_DEFAULTS = ("updated_at is created_at (OAMS §2: \"equal to created_at if never updated\"); created_at "
+                  "is {what}; metadata holds only the carried fields and the mapped confidence")
 
 
 @cache
@@ -306,6 +319,41 @@ def table() -> dict[tuple[str, str], Pair]:
         }, defaults=(
             "extensions.memd {v: 1, chunk_id, project_id: --project when given}; no memd lifecycle block",
             _CONVERTER_SOURCE)),
+
+        _pair("ump", "oams", mapped={
+            "/id": ("/key", "unless an earlier record of the same namespace took that key (a UMP list may repeat "
+                            "an id; (namespace, key) is unique, OAMS §2): then the key is \"<id>~n\" and the id "
+                            "travels in the extension"),
+            "/body/text": ("/value", ""),
+            "/time/created": ("/created_at", "when UTC (OAMS §2: RFC 3339, UTC); another offset travels in the "
+                                             "extension and created_at is that instant in UTC"),
+            "/lifecycle/confidence": ("/metadata/confidence", "a reserved metadata key (OAMS §2), same 0–1 range"),
+        }, lost={
+            "/integrity": _INTEGRITY.format(what="an OAMS memory"),
+            "@unexportable": _UNEXPORTABLE.replace("OMF and UPP consumers", "OMF, UPP and OAMS consumers"),
+            "@redacted": _REDACTED,
+        }, notes={
+            "/scope/owner": "the namespace is <owner-hash>:<scope> (OAMS §4): owner-hash is scope.owner when it "
+                            "holds no colon, slash or space, else \"ump-\" + a hash of it (§4: a hash, so the "
+                            "namespace does not leak the DID)",
+            "/scope/project": "the namespace's scope (slashes and colons become \"-\"; no project: \"default\")",
+            "/provenance": "source.ref (else the first evidence ref) hints source_id (OAMS §5)",
+        }, defaults=(
+            _OAMS_DEFAULTS.format(what="the record's time.created in UTC"),)),
+
+        _pair("oams", "ump", mapped={
+            "/key": ("/id", "when it is a UMP id (urn:ump:…); otherwise the id is derived (urn:ump: + base32 BLAKE3 "
+                            "of \"oams:\" + the [namespace, key] JSON) and the key travels in the extension"),
+            "/value": ("/body/text", ""),
+            "/created_at": ("/time/created", "an OAMS timestamp is an RFC 3339 date-time"),
+            "/metadata/confidence": ("/lifecycle/confidence", ""),
+        }, lost={}, notes={
+            "/namespace": "its owner-hash is scope.owner unless --owner or a signing key says otherwise; its "
+                          "scope is scope.project",
+            "/source_id": "a string also hints provenance.evidence [{ref: source_id}] (OAMS §5: kept as-is)",
+            "/embedding": "carried as is: the vector is the source model's (§2: a consumer MAY re-embed)",
+        }, defaults=(
+            "kind semantic; " + _NEW_UMP.format(who="the namespace's owner-hash", fmt="oams", src="memory key"),)),
     ]
     return {(p.source, p.target): p for p in pairs}
 

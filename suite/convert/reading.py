@@ -2,7 +2,9 @@
 
 JSON is read strictly (NaN and Infinity are not JSON); anything unreadable is InvalidInput naming
 where. UMP documents from a path go through the file binding (`suite/ump/files.py`: `.ump.json`,
-NDJSON, `.ump.md`, folders); from stdin, a JSON array or object, or NDJSON.
+NDJSON, `.ump.md`, folders); from stdin, a JSON array or object, or NDJSON. OAMS: a JSON array of
+memories (or one memory object), a JSONL store (one memory a line, OAMS §7), or an export bundle
+folder (its memories.jsonl, the bundle judged by suite/oams/model.py first).
 """
 
 from __future__ import annotations
@@ -34,23 +36,25 @@ def loads(fmt: str, text: str, where: str = "") -> Any:
         raise InvalidInput(fmt, [f"{where or '/'}: not JSON ({exc})"]) from None
 
 
-def _ump_text(text: str) -> Any:
+def _lines_text(fmt: str, text: str) -> Any:
     stripped = text.lstrip()
     try:
-        return loads("ump", text)
+        return loads(fmt, text)
     except InvalidInput:
         if not stripped.startswith("{"):
             raise
-    # Several lines each holding one record: NDJSON.
+    # Several lines each holding one record: NDJSON / JSONL.
     records = []
     for n, line in enumerate(text.split("\n"), 1):
         if line.strip():
-            records.append(loads("ump", line, f"line {n}"))
+            records.append(loads(fmt, line, f"line {n}"))
     return records
 
 
 def read_text(fmt: str, text: str) -> Any:
-    return _ump_text(text) if fmt == "ump" else loads(fmt, text)
+    if fmt == "oams" and text.startswith("\ufeff"):
+        text = text[1:]
+    return _lines_text(fmt, text) if fmt in ("ump", "oams") else loads(fmt, text)
 
 
 def read_bytes(fmt: str, data: bytes, where: str) -> Any:
@@ -68,6 +72,14 @@ def read_path(fmt: str, path: str) -> Any:
             raise InvalidInput(fmt, [f"{p.source}{' ' + p.pointer if p.pointer else ''}: {p.message} ({p.requirement})"
                                      for p in loaded.problems])
         return [located.record for located in loaded.records]
+    if fmt == "oams" and Path(path).is_dir():
+        from memconform.suite.oams import model as oams_model
+
+        bundle = oams_model.read_bundle(Path(path))
+        if bundle.problems:
+            raise InvalidInput(fmt, [f"{p.where + ': ' if p.where else ''}{p.message} ({p.requirement})"
+                                     for p in bundle.problems])
+        return bundle.memories
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -80,4 +92,8 @@ def dumps(fmt: str, document: Any, output: str | None = None) -> str:
         if output and output.lower().endswith(_NDJSON):
             return ump_files.dump_ndjson(document)
         return ump_files.dump_json(document)
+    if fmt == "oams" and output and output.lower().endswith(_NDJSON):
+        # OAMS §7's JSONL: one compact memory a line, LF-terminated, UTF-8 (in document order)
+        return "".join(json.dumps(m, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+                       for m in document)
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -10,22 +10,23 @@ from memconform.suite.convert import mapping
 from memconform.suite.convert.mapping import Fate, Row
 
 _INTRO = """\
-# Mapping between UMP, OMF and UPP
+# Mapping between UMP, OMF, UPP and OAMS
 
 Generated from `suite/convert/mapping.py` by `mapping_markdown()` (`suite/convert/render.py` says how
 to regenerate it); a test fails when this file and the table differ. The same table drives what the
 converters carry and drop and what the round-trip checks hold them to.
 
 ```sh
-memconform convert --from ump|upp|omf --to ump|upp|omf INPUT [-o OUTPUT] [--report-losses]
+memconform convert --from ump|upp|omf|oams --to ump|upp|omf|oams INPUT [-o OUTPUT] [--report-losses]
                    [--entity-key K]            # to UPP: the package's user
                    [--tenant T]                # from OMF: whose memories these are (owner / entity_key default)
                    [--project P]               # to OMF: project_id of items whose source names none
                    [--owner DID] [--sign-key SEED.hex | --test-key owner-a]   # to UMP
 ```
 
-Exit 0 on success (warnings and, with `--report-losses`, every lost field on stderr), 1 when the input
-is not a valid document of its format (each problem named with its JSON pointer), 2 for usage errors.
+Exit 0 on success (warnings and, with `--report-losses`, every lost field on stderr), 2 when the input
+is not a valid document of its format (each problem named with its JSON pointer) and for usage errors, 1
+only for a conversion that went wrong inside memconform (`suite/convert/cli.py`).
 In Python: `memconform.suite.convert.convert(document, source=, target=, options=ConvertOptions(...))`
 returns the document, every lost field (record id, field, row) and the warnings.
 
@@ -36,9 +37,13 @@ returns the document, every lost field (record id, field, row) and the warnings.
 | UMP 1.0 (0.1 read too) | a record list: `.ump.json` array or one object, NDJSON, `.ump.md`, a folder | a record |
 | OMF 1.0 | the envelope `{omf, exported_at, source?, memories}` | an item |
 | UPP 1.0.0 | an ExportPackage `{entity_key, ontology, events, exported_at}`: one user | a StoredEvent |
+| OAMS 0.1 | the memories: a JSON array (or one memory object), a JSONL store (`.oams.jsonl`, §7), or an export bundle folder (its `memories.jsonl`, the bundle judged first); `(namespace, key)` unique | a memory |
+
+OAMS is converted to and from UMP ({oams_pairs}); the other OAMS directions are not built yet (the command
+says so as a usage error). An OAMS output ending `.jsonl` is one memory a line, in document order.
 
 Every input is validated by the suite's model of its format (`suite/ump/record.py`, `suite/omf/model.py`,
-`suite/upp/model.py`) and refused when invalid; every output is validated the same way before it is
+`suite/upp/model.py`, `suite/oams/model.py`) and refused when invalid; every output is validated the same way before it is
 written: a conversion never emits an invalid document. Memory text is data: copied and compared, never
 evaluated, whatever it looks like.
 
@@ -55,6 +60,9 @@ evaluated, whatever it looks like.
     anyway).
   * UMP: `body.structured["x-extensions"].<format>`: the record schema is closed
     (`additionalProperties: false`) everywhere but `body.structured`, the open machine-readable payload.
+  * OAMS: `metadata["x-extensions"].<format>`: `metadata` is "an arbitrary JSON-serializable map"
+    (OAMS §2), and `x-extensions` is none of its reserved keys (value_type, confidence, last_used_at,
+    decay_score, language, pii). A vendor's OAMS import keeps metadata as it is.
 * **lost**: not carried, with the reason.
 
 Every extension is `{"fields": …, "absent": […], "document": {…}}`: the source record minus what was
@@ -78,6 +86,9 @@ Decisions:
   producer: memd honours lifecycle only from memd, and a converter that passed `source.app: "memd"`
   through would let any UMP or UPP file set memd's tier, status and expiry.
 * **Time.** A conversion is a new export: `exported_at` is the conversion's time.
+* **Namespaces.** An OAMS namespace is `<owner-hash>:<scope>` (OAMS §4), and its owner-hash SHOULD be a
+  hash: a UMP owner DID is hashed into it (`ump-…`), never written out; a scope holds no slash or colon,
+  so a UMP project's become `-`. The record's own scope travels in the extension.
 """
 
 _ROUND_TRIPS = """\
@@ -148,7 +159,8 @@ def _summary() -> list[str]:
 
 
 def mapping_markdown() -> str:
-    lines = [_INTRO, *_summary()]
+    oams = ", ".join(f"{mapping.NAMES[a]} → {mapping.NAMES[b]}" for a, b in mapping.table() if "oams" in (a, b))
+    lines = [_INTRO.replace("{oams_pairs}", oams), *_summary()]
     for pair in mapping.table().values():
         lines += _pair_section(pair)
     lines += _losses()

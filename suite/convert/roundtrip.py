@@ -30,7 +30,7 @@ def format_round_trip(document: Any, via: Sequence[str], options: ConvertOptions
     if not (len(via) == 3 and via[0] == via[2] and via[0] != via[1]) and not (len(via) == 2 and via[0] == via[1]):
         raise ValueError(f"a format round trip is [A, B, A] or [A, A], not {via}")
     a, b = via[0], via[1]
-    if a == "ump" and isinstance(document, dict):
+    if a in ("ump", "oams") and isinstance(document, dict):
         document = [document]
     there = convert(document, source=a, target=b, options=options)
     back = convert(there.document, source=b, target=a, options=options)
@@ -44,7 +44,8 @@ def format_matrix(corpora: dict[str, Any] | None = None, options: ConvertOptions
     """Every ordered pair (A → B → A) over the formats, each from corpora[A] (default_corpora())."""
     corpora = corpora or default_corpora()
     return [format_round_trip(corpora[a], [a, b, a] if a != b else [a, a], options)
-            for a in mapping.FORMATS for b in mapping.FORMATS if include_identity or a != b]
+            for a in mapping.FORMATS for b in mapping.FORMATS
+            if (a, b) in mapping.table() or (include_identity and a == b)]
 
 
 # -- judging -----------------------------------------------------------------------------------------
@@ -142,6 +143,6 @@ def _identity(document: Any, final: Any, fmt: str) -> RoundTrip:
 
 
 def _envelope(fmt: str, document: Any) -> Any:
-    if fmt == "ump":
+    if fmt in ("ump", "oams"):
         return None
     return {k: v for k, v in document.items() if k not in ("memories", "events")}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.suite.convert import oamsside
 from memconform.suite.omf import model as omf_model
 from memconform.suite.ump import consent, record as ump_record
 from memconform.suite.upp import model as upp_model
@@ -84,7 +85,15 @@ def upp_event_problems(event: Any) -> list[str]:
     return [f"{p} ({p.requirement})" for p in upp_model.stored_event_problems(event)]
 
 
-DOCUMENT = {"ump": ump_problems, "omf": omf_problems, "upp": upp_problems}
+def oams_problems(document: Any) -> list[str]:
+    return oamsside.document_problems(document)
+
+
+def oams_memory_problems(memory: Any) -> list[str]:
+    return oamsside.memory_problems(memory)
+
+
+DOCUMENT = {"ump": ump_problems, "omf": omf_problems, "upp": upp_problems, "oams": oams_problems}
 
 
 def problems(fmt: str, document: Any, *, output: bool = False) -> list[str]:

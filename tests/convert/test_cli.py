@@ -9,18 +9,20 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memconform.suite.convert import default_corpora, validate
+from memconform.suite.convert import default_corpora, mapping, validate
 from memconform.suite.convert.cli import convert
 from memconform.suite.ump import files as ump_files, integrity
 from memconform.suite.ump.testkeys import test_seed
 
-FORMATS = ("ump", "omf", "upp")
+FORMATS = mapping.FORMATS
+DIRECTIONS = [*mapping.table(), *((f, f) for f in FORMATS)]
 
 
 @pytest.fixture()
 def inputs(tmp_path: Path) -> dict[str, Path]:
     corpora = default_corpora()
-    paths = {"ump": tmp_path / "in.ump.json", "omf": tmp_path / "in.omf.json", "upp": tmp_path / "in.upp.json"}
+    paths = {"ump": tmp_path / "in.ump.json", "omf": tmp_path / "in.omf.json", "upp": tmp_path / "in.upp.json",
+             "oams": tmp_path / "in.oams.json"}
     for fmt, path in paths.items():
         path.write_text(json.dumps(corpora[fmt], ensure_ascii=False), "utf-8")
     return paths
@@ -30,8 +32,7 @@ def run(*args: str, input: str | None = None):
     return CliRunner().invoke(convert, list(args), input=input)
 
 
-@pytest.mark.parametrize("source", FORMATS)
-@pytest.mark.parametrize("target", FORMATS)
+@pytest.mark.parametrize("source,target", DIRECTIONS)
 def test_every_direction_writes_a_valid_document(inputs, tmp_path, source, target):
     out = tmp_path / f"out.{target}.json"
     result = run("--from", source, "--to", target, str(inputs[source]), "-o", str(out))
@@ -155,3 +156,75 @@ def test_a_missing_input_or_a_bad_seed_is_usage(tmp_path, inputs):
     seed.write_text("not hex")
     result = run("--from", "omf", "--to", "ump", str(inputs["omf"]), "--sign-key", str(seed))
     assert result.exit_code == 2 and "32-byte hex Ed25519 seed" in result.output
+
+
+# -- OAMS ----------------------------------------------------------------------------------------------
+
+def test_oams_jsonl_in_and_out_and_the_extension_tells(tmp_path):
+    from memconform.suite.oams import model as oams_model
+
+    memories = default_corpora()["oams"]
+    store = tmp_path / "store.oams.jsonl"
+    store.write_bytes(oams_model.render_jsonl(memories))
+    ump = tmp_path / "records.ump.json"
+    there = run("--to", "ump", str(store), "-o", str(ump))   # .oams.jsonl → oams, not UMP's .jsonl
+    assert there.exit_code == 0, there.output
+    assert "oams → ump: 6 in, 6 out, 0 field(s) lost" in there.stderr
+    back = tmp_path / "back.oams.jsonl"
+    result = run("--to", "oams", str(ump), "-o", str(back))
+    assert result.exit_code == 0, result.output
+    data = back.read_bytes()
+    values, framing = oams_model.parse_jsonl(data)
+    assert framing == [] and oams_model.store_problems(values) == []
+    assert sorted(values, key=lambda m: (m["namespace"], m["key"])) == sorted(memories, key=lambda m: (m["namespace"], m["key"]))
+    # stdin: JSONL text too
+    piped = run("--from", "oams", "--to", "ump", "-", input=data.decode("utf-8"))
+    assert piped.exit_code == 0 and len(json.loads(piped.stdout)) == 6
+
+
+def test_an_oams_export_bundle_folder(tmp_path):
+    from memconform.suite.oams import model as oams_model
+
+    memories = default_corpora()["oams"]
+    folder = tmp_path / "oams-export-20260427T120000Z"
+    folder.mkdir()
+    jsonl = oams_model.render_jsonl(memories)
+    (folder / "memories.jsonl").write_bytes(jsonl)
+    manifest = {"oams_version": "0.1", "source_vendor": "test", "exported_at": "2026-04-27T12:00:00Z",
+                "namespaces": sorted({m["namespace"] for m in memories}), "memory_count": len(memories),
+                "embedding_model": "text-embedding-3-small", "checksum_sha256": oams_model.checksum(jsonl)}
+    (folder / "manifest.json").write_text(json.dumps(manifest), "utf-8")
+    result = run("--to", "ump", str(folder))
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)) == 6
+    manifest["memory_count"] = 1
+    (folder / "manifest.json").write_text(json.dumps(manifest), "utf-8")
+    result = run("--to", "ump", str(folder))
+    assert result.exit_code == 2 and "oams/manifest-count" in result.stderr
+
+
+def test_ump_to_oams_reports_losses(inputs):
+    result = run("--from", "ump", "--to", "oams", str(inputs["ump"]), "--report-losses")
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)) == 11
+    lost = [line for line in result.stderr.splitlines() if line.startswith("lost: ")]
+    assert len(lost) == 5 and any("[mapping/ump-oams/integrity]" in line for line in lost)
+
+
+def test_invalid_oams_exits_2_naming_the_problem(tmp_path):
+    bad = tmp_path / "bad.oams.jsonl"
+    bad.write_text('{"key": "k", "namespace": "a:b/c", "value": "v", "created_at": "2026-01-01T00:00:00Z", '
+                   '"updated_at": "2026-01-01T00:00:00Z"}\n{"key": "k2"\n', "utf-8")
+    result = run("--to", "ump", str(bad))
+    assert result.exit_code == 2 and "not a valid OAMS document" in result.stderr and "line 2" in result.stderr
+    bad.write_text('{"key": "k", "namespace": "a:b/c", "value": "v", "created_at": "2026-01-01T00:00:00Z", '
+                   '"updated_at": "2026-01-01T00:00:00Z"}\n', "utf-8")
+    result = run("--to", "ump", str(bad))
+    assert result.exit_code == 2 and "oams/scope-no-slash-colon" in result.stderr and result.stdout == ""
+
+
+def test_a_direction_not_built_is_a_usage_error(inputs):
+    unbuilt = [(a, b) for a in FORMATS for b in FORMATS if a != b and (a, b) not in mapping.table()]
+    for a, b in unbuilt:
+        result = run("--from", a, "--to", b, str(inputs[a]))
+        assert result.exit_code == 2 and f"no conversion from {a} to {b}" in result.output

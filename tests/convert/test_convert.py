@@ -9,14 +9,17 @@ from datetime import datetime, timezone
 import pytest
 
 from memconform.suite.convert import (ConversionResult, ConvertOptions, InvalidInput, convert, default_corpora,
-                                      validate)
+                                      mapping, validate)
 from memconform.suite.convert.common import CONVERTER_APP
+from memconform.suite.oams import model as oams_model
 from memconform.suite.omf import model as omf_model
 from memconform.suite.ump import integrity
 from memconform.suite.ump.testkeys import test_did, test_signing_key
 from memconform.suite.upp import model as upp_model
 
-FORMATS = ("ump", "omf", "upp")
+FORMATS = mapping.FORMATS
+#: Every direction the converters take, and each format into itself.
+DIRECTIONS = [*mapping.table(), *((f, f) for f in FORMATS)]
 NOW = datetime(2031, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
 OPTS = ConvertOptions(now=NOW)
 
@@ -31,8 +34,11 @@ def test_the_default_corpora_are_valid(corpora):
         assert validate.problems(fmt, corpora[fmt]) == [], fmt
 
 
-@pytest.mark.parametrize("source", FORMATS)
-@pytest.mark.parametrize("target", FORMATS)
+def _count(fmt, doc):
+    return len(doc if fmt in ("ump", "oams") else doc["memories" if fmt == "omf" else "events"])
+
+
+@pytest.mark.parametrize("source,target", DIRECTIONS)
 def test_every_output_validates(corpora, source, target):
     result = convert(corpora[source], source=source, target=target, options=OPTS)
     assert isinstance(result, ConversionResult)
@@ -41,14 +47,14 @@ def test_every_output_validates(corpora, source, target):
         assert validate.ump_problems(doc) == []
     elif target == "omf":
         assert omf_model.problems(doc, produced_by_memd=False) == []
-    else:
+    elif target == "upp":
         assert upp_model.export_package_problems(doc) == []
-    assert result.records_in == len(corpora[source] if source == "ump" else
-                                    corpora[source]["memories" if source == "omf" else "events"])
+    else:
+        assert oams_model.store_problems(doc) == []
+    assert result.records_in == _count(source, corpora[source])
 
 
-@pytest.mark.parametrize("source", FORMATS)
-@pytest.mark.parametrize("target", FORMATS)
+@pytest.mark.parametrize("source,target", DIRECTIONS)
 def test_conversions_are_deterministic_and_leave_the_input_alone(corpora, source, target):
     before = copy.deepcopy(corpora[source])
     one = convert(corpora[source], source=source, target=target, options=OPTS)
@@ -204,4 +210,132 @@ def test_invalid_input_is_refused_naming_the_problem(source, bad, needle):
 
 def test_unknown_format():
     with pytest.raises(ValueError, match="unknown format"):
-        convert([], source="ump", target="oams")
+        convert([], source="ump", target="xml")
+
+
+def test_a_direction_not_built_is_said():
+    unbuilt = [(a, b) for a in FORMATS for b in FORMATS if a != b and (a, b) not in mapping.table()]
+    for a, b in unbuilt:
+        with pytest.raises(ValueError, match=f"no conversion from {a} to {b}"):
+            convert([], source=a, target=b)
+
+
+
+# -- OAMS ----------------------------------------------------------------------------------------------
+
+def test_ump_to_oams_maps_the_native_fields(corpora):
+    result = convert(corpora["ump"], source="ump", target="oams", options=OPTS)
+    memories = result.document
+    leaving = [r for r in corpora["ump"] if r.get("consent", {}).get("exportable") is not False]
+    assert len(memories) == len(leaving) == result.records_out
+    for rec, memory in zip(leaving, memories):
+        assert memory["key"] == rec["id"]
+        assert memory["value"] == rec["body"]["text"]
+        assert memory["created_at"] == rec["time"]["created"] == memory["updated_at"]
+        assert memory["metadata"].get("confidence") == rec.get("lifecycle", {}).get("confidence")
+        # §4: <owner-hash>:<scope>, the DID hashed, the project's slashes gone
+        owner, scope = oams_model.split_namespace(memory["namespace"])
+        assert owner.startswith("ump-") and rec["scope"]["owner"] not in memory["namespace"]
+        assert scope == "github.com-example-memconform"
+        assert oams_model.convention_problems(memory["namespace"]) == []
+        assert memory["metadata"]["x-extensions"]["ump"]["fields"]["scope"] == rec["scope"]
+    # one owner, one owner-hash: the memories of one owner stay in one owner's namespaces (§4)
+    assert len({oams_model.owner_of(m["namespace"]) for m in memories}) == 1
+    assert memories[0]["source_id"] == leaving[0]["provenance"]["source"]["ref"]
+
+
+def test_ump_to_oams_reports_every_loss_with_the_record_id(corpora):
+    result = convert(corpora["ump"], source="ump", target="oams", options=OPTS)
+    rows = {}
+    for lost in result.lost:
+        rows.setdefault(lost.row, []).append(lost)
+    assert set(rows) == {"mapping/ump-oams/integrity", "mapping/ump-oams/record.unexportable",
+                         "mapping/ump-oams/record.redacted"}
+    assert [x.record for x in rows["mapping/ump-oams/integrity"]] == [r["id"] for r in corpora["ump"] if "integrity" in r]
+    assert all(x.reason for xs in rows.values() for x in xs)
+    text = str(result.document)
+    assert "sk-live-0000" not in text and "integrity" not in text.replace("x-extensions", "")
+
+
+def test_a_non_utc_creation_time_is_an_instant_in_utc_and_comes_home(corpora):
+    rec = copy.deepcopy(corpora["ump"][0])
+    rec["time"]["created"] = "2026-06-01T12:00:00+02:00"
+    memory = convert([rec], source="ump", target="oams", options=OPTS).document[0]
+    assert memory["created_at"] == "2026-06-01T10:00:00Z"
+    assert memory["metadata"]["x-extensions"]["ump"]["fields"]["time"]["created"] == "2026-06-01T12:00:00+02:00"
+    back = convert([memory], source="oams", target="ump", options=OPTS).document[0]
+    assert back["time"]["created"] == "2026-06-01T12:00:00+02:00"
+
+
+def test_repeated_ump_ids_get_free_keys(corpora):
+    rec = corpora["ump"][0]
+    memories = convert([rec, rec], source="ump", target="oams", options=OPTS).document
+    assert [m["key"] for m in memories] == [rec["id"], rec["id"] + "~2"]
+    assert memories[1]["metadata"]["x-extensions"]["ump"]["fields"]["id"] == rec["id"]
+    back = convert(memories, source="oams", target="ump", options=OPTS).document
+    assert [r["id"] for r in back] == [rec["id"], rec["id"]]
+
+
+def test_oams_to_ump_maps_the_native_fields_and_hints_the_scope(corpora):
+    result = convert(corpora["oams"], source="oams", target="ump", options=OPTS)
+    assert result.lost == ()
+    for memory, rec in zip(corpora["oams"], result.document):
+        assert rec["body"]["text"] == memory["value"]
+        assert rec["time"]["created"] == memory["created_at"]
+        assert rec.get("lifecycle", {}).get("confidence") == memory.get("metadata", {}).get("confidence")
+        owner, scope = oams_model.split_namespace(memory["namespace"])
+        assert rec["scope"]["owner"] == owner and rec["scope"].get("project") == scope
+        assert rec["provenance"]["source"] == {"provider": "oams", "ref": memory["key"]}
+        carried = rec["body"]["structured"]["x-extensions"]["oams"]["fields"]
+        assert carried["namespace"] == memory["namespace"] and carried["updated_at"] == memory["updated_at"]
+        if isinstance(memory.get("source_id"), str):
+            assert rec["provenance"]["evidence"] == [{"ref": memory["source_id"]}]
+            assert carried["source_id"] == memory["source_id"]   # §5: preserved as-is
+    # a key that is a UMP id is the id; another key derives one, per (namespace, key)
+    ids = [r["id"] for r in result.document]
+    assert corpora["oams"][4]["key"] in ids and len(set(ids)) == len(ids)
+    owned = convert(corpora["oams"], source="oams", target="ump", options=ConvertOptions(now=NOW, owner="did:web:x"))
+    assert {r["scope"]["owner"] for r in owned.document} == {"did:web:x"}
+
+
+def test_oams_to_ump_signs_with_a_key():
+    key = test_signing_key("owner-a")
+    records = convert(default_corpora()["oams"], source="oams", target="ump",
+                      options=ConvertOptions(now=NOW, sign_key=key)).document
+    assert all(r["scope"]["owner"] == test_did("owner-a") and integrity.verify(r).ok for r in records)
+
+
+def test_an_oams_memory_going_home_brings_edits_of_its_mapped_fields(corpora):
+    there = convert(corpora["oams"], source="oams", target="ump", options=OPTS).document
+    there[0]["body"]["text"] = "edited in UMP"
+    there[0]["lifecycle"]["confidence"] = 0.25
+    back = convert(there, source="ump", target="oams", options=OPTS).document
+    assert back[0]["value"] == "edited in UMP" and back[0]["metadata"]["confidence"] == 0.25
+    assert back[1:] == corpora["oams"][1:]
+    assert "x-extensions" not in back[0]["metadata"]
+
+
+@pytest.mark.parametrize("bad,needle", [
+    ({"key": "k", "namespace": "n"}, "oams/timestamps-utc"),
+    ([{"key": "k", "namespace": "a:b/c", "value": "v", "created_at": "2026-01-01T00:00:00Z",
+       "updated_at": "2026-01-01T00:00:00Z"}], "oams/scope-no-slash-colon"),
+    ([{"key": "k", "namespace": "n", "value": "v", "created_at": "2026-01-01T00:00:00+02:00",
+       "updated_at": "2026-01-01T00:00:00Z"}], "/0"),
+    ([{"key": "k", "namespace": "n", "value": "v", "created_at": "2026-01-02T00:00:00Z",
+       "updated_at": "2026-01-01T00:00:00Z"}], "oams/updated-not-before-created"),
+    ([{"key": "k", "namespace": "n", "value": "v", "created_at": "2026-01-01T00:00:00Z",
+       "updated_at": "2026-01-01T00:00:00Z", "embedding": [0.1]}], "oams/embedding-model-required"),
+    ([{"key": "k", "namespace": "n", "value": "v", "created_at": "2026-01-01T00:00:00Z",
+       "updated_at": "2026-01-01T00:00:00Z"}] * 2, "oams/ns-key-unique"),
+    ({"memories": []}, "oams/key-required"),
+    ("text", "an OAMS document is an array"),
+])
+def test_invalid_oams_is_refused_naming_the_problem(bad, needle):
+    with pytest.raises(InvalidInput) as caught:
+        convert(bad, source="oams", target="ump", options=OPTS)
+    assert needle in str(caught.value) and "not a valid OAMS document" in str(caught.value)
+
+
+def test_one_oams_memory_object_is_a_document(corpora):
+    result = convert(corpora["oams"][0], source="oams", target="ump", options=OPTS)
+    assert len(result.document) == 1

@@ -7,16 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from memconform.suite.convert import mapping, mapping_markdown, omf_upp, ump_omf, ump_upp
+from memconform.suite.convert import dispatch, mapping, mapping_markdown, omf_upp, ump_oams, ump_omf, ump_upp
 from memconform.suite.convert.mapping import Fate
 
-PAIRS = [(a, b) for a in mapping.FORMATS for b in mapping.FORMATS if a != b]
+PAIRS = list(mapping.table())
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mapping.md"
 
 #: The converters' native fields per direction (the code the "mapped" rows describe).
 NATIVES = {("ump", "omf"): ump_omf.UMP_TO_OMF, ("omf", "ump"): ump_omf.OMF_TO_UMP,
            ("ump", "upp"): ump_upp.UMP_TO_UPP, ("upp", "ump"): ump_upp.UPP_TO_UMP,
-           ("omf", "upp"): omf_upp.OMF_TO_UPP, ("upp", "omf"): omf_upp.UPP_TO_OMF}
+           ("omf", "upp"): omf_upp.OMF_TO_UPP, ("upp", "omf"): omf_upp.UPP_TO_OMF,
+           ("ump", "oams"): ump_oams.UMP_TO_OAMS, ("oams", "ump"): ump_oams.OAMS_TO_UMP}
 #: Mapped rows that are structure, not a field copy: a UPP event's entity_key is its package's.
 STRUCTURAL = {("upp", "ump", "/entity_key")}
 
@@ -72,6 +73,8 @@ def test_what_the_pairs_lose():
     assert lost[("omf", "ump")] == lost[("omf", "upp")] == {"document:/source", "document:/exported_at"}
     assert lost[("upp", "ump")] == {"document:/exported_at"}
     assert lost[("upp", "omf")] == {"document:/exported_at", "@blank-text"}
+    assert lost[("ump", "oams")] == lost[("ump", "upp")]
+    assert lost[("oams", "ump")] == set()   # OAMS has no envelope, and every field rides along
 
 
 def test_wildcards_know_their_siblings():
@@ -82,6 +85,32 @@ def test_wildcards_know_their_siblings():
     assert mapping.siblings("upp")["document:"] == {"entity_key", "ontology", "exported_at", "events"}
 
 
+def test_the_table_and_the_converters_have_the_same_directions():
+    assert set(mapping.table()) == set(dispatch.DIRECTIONS)
+    assert {("ump", "oams"), ("oams", "ump")} <= set(mapping.table())
+    for a, b in PAIRS:
+        assert a in mapping.FORMATS and b in mapping.FORMATS
+
+
+def test_oams_rows():
+    there, back = mapping.pair("ump", "oams"), mapping.pair("oams", "ump")
+    assert {(r.field, r.to) for r in there.rows if r.fate is Fate.MAPPED and r.field.startswith("/")} == {
+        ("/id", "/key"), ("/body/text", "/value"), ("/time/created", "/created_at"),
+        ("/lifecycle/confidence", "/metadata/confidence")}
+    assert {(r.field, r.to) for r in back.rows if r.fate is Fate.MAPPED and r.field.startswith("/")} == {
+        ("/key", "/id"), ("/value", "/body/text"), ("/created_at", "/time/created"),
+        ("/metadata/confidence", "/lifecycle/confidence")}
+    # the rest of a memory rides in body.structured["x-extensions"].oams, of a record in metadata["x-extensions"].ump
+    for field in ("/namespace", "/tags", "/updated_at", "/parent_id", "/source_id", "/embedding", "/embedding_model",
+                  "/metadata/*", "/*"):
+        assert back.row(field).fate is Fate.EXTENSION
+        assert back.row(field).to == "/body/structured/x-extensions/oams/fields" + field
+    assert there.row("/scope/owner").to == "/metadata/x-extensions/ump/fields/scope/owner"
+    assert "hash" in there.row("/scope/owner").note
+    assert mapping.siblings("oams")["/metadata"] == {"confidence"}
+    assert mapping.pair("ump", "oams").row("/integrity").id == "mapping/ump-oams/integrity"
+
+
 def test_unknown_pair():
     with pytest.raises(KeyError, match="no mapping"):
-        mapping.pair("ump", "oams")
+        mapping.pair("ump", "xml")
