@@ -75,7 +75,8 @@ def _key(sign_key: Path | None, test_key: str | None):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="write here (default stdout); a UMP or OAMS output ending .ndjson/.jsonl is one record a line")
 @click.option("--entity-key", default=None, help="to UPP: the package's entity_key")
-@click.option("--tenant", default=None, help="from OMF: whose memories these are (owner / entity_key default)")
+@click.option("--tenant", default=None,
+              help="from OMF: whose memories these are (UMP owner / UPP entity_key / OAMS owner-hash default)")
 @click.option("--project", default=None, help="to OMF: project_id of items whose source names none")
 @click.option("--owner", default=None, help="to UMP: scope.owner of new records")
 @click.option("--sign-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,

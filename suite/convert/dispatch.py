@@ -15,6 +15,7 @@ from typing import Any
 from memconform.suite.convert import mapping, validate
 from memconform.suite.convert.common import ConversionError, ConversionResult, ConvertOptions, Ctx, InvalidInput
 from memconform.suite.convert.documents import note_lost_document, records_of
+from memconform.suite.convert.omf_oams import oams_to_omf, omf_to_oams
 from memconform.suite.convert.omf_upp import omf_to_upp, upp_to_omf
 from memconform.suite.convert.pointers import clone
 from memconform.suite.convert.ump_oams import oams_to_ump, ump_to_oams
@@ -26,6 +27,7 @@ DIRECTIONS: dict[tuple[str, str], Callable[[Any, Ctx], Any]] = {
     ("ump", "upp"): ump_to_upp, ("upp", "ump"): upp_to_ump,
     ("omf", "upp"): omf_to_upp, ("upp", "omf"): upp_to_omf,
     ("ump", "oams"): ump_to_oams, ("oams", "ump"): oams_to_ump,
+    ("omf", "oams"): omf_to_oams, ("oams", "omf"): oams_to_omf,
 }
 #: Formats whose document may be given as one record object (UMP's file binding reads one; an OAMS
 #: STORE body is one memory).

@@ -354,6 +354,43 @@ def table() -> dict[tuple[str, str], Pair]:
             "/embedding": "carried as is: the vector is the source model's (§2: a consumer MAY re-embed)",
         }, defaults=(
             "kind semantic; " + _NEW_UMP.format(who="the namespace's owner-hash", fmt="oams", src="memory key"),)),
+
+        _pair("omf", "oams", mapped={
+            "/content": ("/value", ""),
+            "/extensions/memd/chunk_id": ("/key", "when a non-empty string no earlier item of the same namespace "
+                                                  "used; otherwise a derived key (\"omf-\" + a hash of position, "
+                                                  "chunk_id and content), and the chunk_id travels in the extension"),
+            "/tags": ("/tags", ""),
+            "/created_at": ("/created_at", "when RFC 3339 UTC (OAMS §2); otherwise it travels in the extension and "
+                                           "created_at is that instant in UTC (a date: its midnight UTC; else the "
+                                           "conversion's time)"),
+            "/updated_at": ("/updated_at", "when RFC 3339 UTC and not before created_at; otherwise it travels in "
+                                           "the extension and updated_at is created_at"),
+        }, lost={
+            "document:/source": _SOURCE,
+            "document:/exported_at": _EXPORTED_AT,
+        }, notes={
+            "/extensions/memd/project_id": "hints the namespace's scope (OAMS §4: slashes and colons become "
+                                           "\"-\"; null or absent: \"default\"); the owner-hash is --tenant, "
+                                           "else \"omf\"",
+            "document:/*": "carried on every memory (nothing to carry it in an empty document)",
+        }, defaults=(
+            "the namespace <--tenant, else \"omf\">:<project_id, else \"default\">; " + _OAMS_DEFAULTS.format(
+                what="the item's created_at when UTC") .replace("the mapped confidence", "nothing else"),)),
+
+        _pair("oams", "omf", mapped={
+            "/value": ("/content", ""),
+            "/key": ("/extensions/memd/chunk_id", ""),
+            "/tags": ("/tags", ""),
+            "/created_at": ("/created_at", ""),
+            "/updated_at": ("/updated_at", ""),
+        }, lost={
+            "@blank-text": _BLANK.format(what="a memory", f="value"),
+        }, notes={
+            "/namespace": "its scope hints extensions.memd.project_id (a namespace without a scope: --project)",
+        }, defaults=(
+            "extensions.memd {v: 1, chunk_id: the key, project_id: the namespace's scope, else --project}; no "
+            "memd lifecycle block (memd ignores it from a third-party producer)", _CONVERTER_SOURCE)),
     ]
     return {(p.source, p.target): p for p in pairs}
 

@@ -19,7 +19,7 @@ converters carry and drop and what the round-trip checks hold them to.
 ```sh
 memconform convert --from ump|upp|omf|oams --to ump|upp|omf|oams INPUT [-o OUTPUT] [--report-losses]
                    [--entity-key K]            # to UPP: the package's user
-                   [--tenant T]                # from OMF: whose memories these are (owner / entity_key default)
+                   [--tenant T]                # from OMF: whose memories these are (owner / entity_key / owner-hash default)
                    [--project P]               # to OMF: project_id of items whose source names none
                    [--owner DID] [--sign-key SEED.hex | --test-key owner-a]   # to UMP
 ```
@@ -39,8 +39,8 @@ returns the document, every lost field (record id, field, row) and the warnings.
 | UPP 1.0.0 | an ExportPackage `{entity_key, ontology, events, exported_at}`: one user | a StoredEvent |
 | OAMS 0.1 | the memories: a JSON array (or one memory object), a JSONL store (`.oams.jsonl`, §7), or an export bundle folder (its `memories.jsonl`, the bundle judged first); `(namespace, key)` unique | a memory |
 
-OAMS is converted to and from UMP ({oams_pairs}); the other OAMS directions are not built yet (the command
-says so as a usage error). An OAMS output ending `.jsonl` is one memory a line, in document order.
+The OAMS directions built: {oams_pairs}. {oams_unbuilt}An OAMS output ending `.jsonl` is one memory a line,
+in document order.
 
 Every input is validated by the suite's model of its format (`suite/ump/record.py`, `suite/omf/model.py`,
 `suite/upp/model.py`, `suite/oams/model.py`) and refused when invalid; every output is validated the same way before it is
@@ -159,8 +159,15 @@ def _summary() -> list[str]:
 
 
 def mapping_markdown() -> str:
-    oams = ", ".join(f"{mapping.NAMES[a]} → {mapping.NAMES[b]}" for a, b in mapping.table() if "oams" in (a, b))
-    lines = [_INTRO.replace("{oams_pairs}", oams), *_summary()]
+    def named(pairs: list[tuple[str, str]]) -> str:
+        return ", ".join(f"{mapping.NAMES[a]} → {mapping.NAMES[b]}" for a, b in pairs)
+
+    built = [p for p in mapping.table() if "oams" in p]
+    unbuilt = [(a, b) for a in mapping.FORMATS for b in mapping.FORMATS
+               if a != b and "oams" in (a, b) and (a, b) not in mapping.table()]
+    intro = _INTRO.replace("{oams_pairs}", named(built)).replace(
+        "{oams_unbuilt}", f"Not built yet: {named(unbuilt)} (the command says so, as a usage error). " if unbuilt else "")
+    lines = [intro, *_summary()]
     for pair in mapping.table().values():
         lines += _pair_section(pair)
     lines += _losses()

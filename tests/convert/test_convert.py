@@ -339,3 +339,41 @@ def test_invalid_oams_is_refused_naming_the_problem(bad, needle):
 def test_one_oams_memory_object_is_a_document(corpora):
     result = convert(corpora["oams"][0], source="oams", target="ump", options=OPTS)
     assert len(result.document) == 1
+
+
+def test_omf_to_oams_maps_the_native_fields(corpora):
+    result = convert(corpora["omf"], source="omf", target="oams", options=ConvertOptions(now=NOW, tenant="acme"))
+    for item, memory in zip(corpora["omf"]["memories"], result.document):
+        assert memory["value"] == item["content"]
+        assert memory.get("tags") == item.get("tags")
+        chunk = item.get("extensions", {}).get("memd", {}).get("chunk_id")
+        if chunk:
+            assert memory["key"] == chunk
+        else:
+            assert memory["key"].startswith("omf-")
+        project = item.get("extensions", {}).get("memd", {}).get("project_id")
+        assert memory["namespace"] == "acme:" + (project if project else "default")
+        assert oams_model.parse_time(memory["created_at"]) <= oams_model.parse_time(memory["updated_at"])
+    first, dated = result.document[0], result.document[3]
+    assert first["created_at"] == "2026-04-18T09:00:00Z" and first["updated_at"] == first["created_at"]
+    assert first["metadata"]["x-extensions"]["omf"]["fields"]["updated_at"] == "2026-04-19"   # not RFC 3339: carried
+    assert dated["created_at"] == "2026-03-02T00:00:00Z"
+    assert first["metadata"]["x-extensions"]["omf"]["document"] == {"generator": {"name": "memd", "version": "0.7.3"}}
+    assert {x.row for x in result.lost} == {"mapping/omf-oams/document.source", "mapping/omf-oams/document.exported_at"}
+
+
+def test_oams_to_omf_maps_the_native_fields_and_blank_values_are_lost(corpora):
+    memories = copy.deepcopy(corpora["oams"])
+    memories[1]["value"] = " \n"
+    result = convert(memories, source="oams", target="omf", options=ConvertOptions(now=NOW, project="p9"))
+    items = result.document["memories"]
+    assert len(items) == 5 and result.document["source"] == {"app": CONVERTER_APP}
+    assert [(x.record, x.field, x.row) for x in result.lost] == [
+        ("user-x123ab:project-mithril/01HXPREFS", "/value", "mapping/oams-omf/record.blank-text")]
+    for memory, item in zip(memories[:1] + memories[2:], items):
+        assert item["content"] == memory["value"] and item["extensions"]["memd"]["chunk_id"] == memory["key"]
+        assert (item["created_at"], item["updated_at"]) == (memory["created_at"], memory["updated_at"])
+        assert item.get("tags") == memory.get("tags")
+        scope = oams_model.split_namespace(memory["namespace"])[1]
+        assert item["extensions"]["memd"]["project_id"] == (scope or "p9")
+        assert item["extensions"]["oams"]["fields"]["namespace"] == memory["namespace"]
