@@ -21,6 +21,7 @@ from memconform.suite.convert.pointers import clone
 from memconform.suite.convert.ump_oams import oams_to_ump, ump_to_oams
 from memconform.suite.convert.ump_omf import omf_to_ump, ump_to_omf
 from memconform.suite.convert.ump_upp import ump_to_upp, upp_to_ump
+from memconform.suite.convert.upp_oams import oams_to_upp, upp_to_oams
 
 DIRECTIONS: dict[tuple[str, str], Callable[[Any, Ctx], Any]] = {
     ("ump", "omf"): ump_to_omf, ("omf", "ump"): omf_to_ump,
@@ -28,6 +29,7 @@ DIRECTIONS: dict[tuple[str, str], Callable[[Any, Ctx], Any]] = {
     ("omf", "upp"): omf_to_upp, ("upp", "omf"): upp_to_omf,
     ("ump", "oams"): ump_to_oams, ("oams", "ump"): oams_to_ump,
     ("omf", "oams"): omf_to_oams, ("oams", "omf"): oams_to_omf,
+    ("upp", "oams"): upp_to_oams, ("oams", "upp"): oams_to_upp,
 }
 #: Formats whose document may be given as one record object (UMP's file binding reads one; an OAMS
 #: STORE body is one memory).

@@ -6,13 +6,14 @@ For every ordered pair of formats (source → target) each field of a source rec
 * **mapped** — written into a native field of the target (`to`), and read back from there;
 * **extension** — carried verbatim in the target's extension place (`to`: OMF
   `extensions.<source>`, UPP `extensions.<source>` on each StoredEvent, UMP
-  `body.structured["x-extensions"].<source>`) and restored from there on the way back;
+  `body.structured["x-extensions"].<source>`, OAMS `metadata["x-extensions"].<source>`) and restored
+  from there on the way back;
 * **lost** — not carried, with the reason.
 
 A row id is `mapping/<source>-<target>/<field>` ("mapping/ump-omf/body.text"); it is what a
 round-trip `Loss` names as its requirement, because the promise comes from this table, not a spec.
 
-Fields are JSON pointers into one record (a UMP record, an OMF item, a UPP StoredEvent);
+Fields are JSON pointers into one record (a UMP record, an OMF item, a UPP StoredEvent, an OAMS memory);
 `document:/…` names a member of the envelope (OMF document, UPP ExportPackage); a pointer ending in
 `/*` names every member at that level no other row names; `@…` rows are about whole records.
 Mapped fields are converted by the `NATIVES` of each pair module (a test keeps the two equal);
@@ -391,6 +392,42 @@ def table() -> dict[tuple[str, str], Pair]:
         }, defaults=(
             "extensions.memd {v: 1, chunk_id: the key, project_id: the namespace's scope, else --project}; no "
             "memd lifecycle block (memd ignores it from a third-party producer)", _CONVERTER_SOURCE)),
+
+        _pair("upp", "oams", mapped={
+            "/id": ("/key", "unless an earlier event took that key in the namespace: then \"<id>~n\" and the id "
+                            "travels in the extension"),
+            "/value": ("/value", ""),
+            "/labels": ("/tags", ""),
+            "/confidence": ("/metadata/confidence", "a reserved metadata key (OAMS §2), same 0–1 range"),
+            "/created_at": ("/created_at", "when UTC (OAMS §2); another offset travels in the extension and "
+                                           "created_at is that instant in UTC"),
+        }, lost={
+            "document:/exported_at": _EXPORTED_AT,
+        }, notes={
+            "/entity_key": "every event's entity_key is the package's (document.entity_key), which gives the "
+                           "namespace's owner-hash",
+            "/valid_until": "OAMS has no validity window: it travels",
+            "document:/entity_key": "the namespace is <entity_key (\"upp-\" + a hash of it unless a token)>:"
+                                    "<the ontology, slashes and colons as \"-\">; carried on every memory "
+                                    "(nothing to carry it in an empty package)",
+            "document:/ontology": "carried on every memory",
+            "document:/*": "carried on every memory",
+        }, defaults=(_OAMS_DEFAULTS.format(what="the event's created_at in UTC"),)),
+
+        _pair("oams", "upp", mapped={
+            "/key": ("/id", "unless an earlier memory (of another namespace) took that id: then \"<key>~n\" and "
+                            "the key travels in the extension"),
+            "/value": ("/value", ""),
+            "/tags": ("/labels", "when every tag is a user/v1 label; otherwise the tags that are labels become "
+                                 "labels and the tags travel in the extension"),
+            "/metadata/confidence": ("/confidence", "absent: the event says 1.0, and the field is absent again on "
+                                                    "the way back"),
+            "/created_at": ("/created_at", ""),
+        }, lost={}, notes={
+            "/namespace": "the package's entity_key is --entity-key, else the first memory's owner-hash (a "
+                          "package is one user's, UPP 02 §4)",
+        }, defaults=(
+            "ontology user/v1; source_type inferred; status valid; superseded_by null",)),
     ]
     return {(p.source, p.target): p for p in pairs}
 

@@ -19,7 +19,7 @@ converters carry and drop and what the round-trip checks hold them to.
 ```sh
 memconform convert --from ump|upp|omf|oams --to ump|upp|omf|oams INPUT [-o OUTPUT] [--report-losses]
                    [--entity-key K]            # to UPP: the package's user
-                   [--tenant T]                # from OMF: whose memories these are (owner / entity_key / owner-hash default)
+                   [--tenant T]                # from OMF: whose memories these are (owner default)
                    [--project P]               # to OMF: project_id of items whose source names none
                    [--owner DID] [--sign-key SEED.hex | --test-key owner-a]   # to UMP
 ```
@@ -43,8 +43,8 @@ The OAMS directions built: {oams_pairs}. {oams_unbuilt}An OAMS output ending `.j
 in document order.
 
 Every input is validated by the suite's model of its format (`suite/ump/record.py`, `suite/omf/model.py`,
-`suite/upp/model.py`, `suite/oams/model.py`) and refused when invalid; every output is validated the same way before it is
-written: a conversion never emits an invalid document. Memory text is data: copied and compared, never
+`suite/upp/model.py`, `suite/oams/model.py`) and refused when invalid; every output is validated the same
+way before it is written: a conversion never emits an invalid document. Memory text is data: copied and compared, never
 evaluated, whatever it looks like.
 
 ## How to read the tables
@@ -142,7 +142,8 @@ def _losses() -> list[str]:
     for pair in mapping.table().values():
         name = f"{mapping.NAMES[pair.source]} → {mapping.NAMES[pair.target]}"
         lines.append(f"* **{name}**")
-        lines += [f"  * {_field(r)}: {r.note}" for r in pair.rows if r.fate is Fate.LOST]
+        lost = [f"  * {_field(r)}: {r.note}" for r in pair.rows if r.fate is Fate.LOST]
+        lines += lost or ["  * nothing: every field is mapped or carried"]
     lines.append("")
     return lines
 
@@ -165,8 +166,8 @@ def mapping_markdown() -> str:
     built = [p for p in mapping.table() if "oams" in p]
     unbuilt = [(a, b) for a in mapping.FORMATS for b in mapping.FORMATS
                if a != b and "oams" in (a, b) and (a, b) not in mapping.table()]
-    intro = _INTRO.replace("{oams_pairs}", named(built)).replace(
-        "{oams_unbuilt}", f"Not built yet: {named(unbuilt)} (the command says so, as a usage error). " if unbuilt else "")
+    not_yet = f"Not built yet: {named(unbuilt)} (the command says so, as a usage error). " if unbuilt else ""
+    intro = _INTRO.replace("{oams_pairs}", named(built)).replace("{oams_unbuilt}", not_yet)
     lines = [intro, *_summary()]
     for pair in mapping.table().values():
         lines += _pair_section(pair)

@@ -176,7 +176,10 @@ def test_oams_jsonl_in_and_out_and_the_extension_tells(tmp_path):
     data = back.read_bytes()
     values, framing = oams_model.parse_jsonl(data)
     assert framing == [] and oams_model.store_problems(values) == []
-    assert sorted(values, key=lambda m: (m["namespace"], m["key"])) == sorted(memories, key=lambda m: (m["namespace"], m["key"]))
+    def by_name(m):
+        return (m["namespace"], m["key"])
+
+    assert sorted(values, key=by_name) == sorted(memories, key=by_name)
     # stdin: JSONL text too
     piped = run("--from", "oams", "--to", "ump", "-", input=data.decode("utf-8"))
     assert piped.exit_code == 0 and len(json.loads(piped.stdout)) == 6

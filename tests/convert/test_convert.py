@@ -251,7 +251,8 @@ def test_ump_to_oams_reports_every_loss_with_the_record_id(corpora):
         rows.setdefault(lost.row, []).append(lost)
     assert set(rows) == {"mapping/ump-oams/integrity", "mapping/ump-oams/record.unexportable",
                          "mapping/ump-oams/record.redacted"}
-    assert [x.record for x in rows["mapping/ump-oams/integrity"]] == [r["id"] for r in corpora["ump"] if "integrity" in r]
+    signed = [r["id"] for r in corpora["ump"] if "integrity" in r]
+    assert [x.record for x in rows["mapping/ump-oams/integrity"]] == signed
     assert all(x.reason for xs in rows.values() for x in xs)
     text = str(result.document)
     assert "sk-live-0000" not in text and "integrity" not in text.replace("x-extensions", "")
@@ -377,3 +378,32 @@ def test_oams_to_omf_maps_the_native_fields_and_blank_values_are_lost(corpora):
         scope = oams_model.split_namespace(memory["namespace"])[1]
         assert item["extensions"]["memd"]["project_id"] == (scope or "p9")
         assert item["extensions"]["oams"]["fields"]["namespace"] == memory["namespace"]
+
+
+def test_upp_to_oams_maps_the_native_fields(corpora):
+    result = convert(corpora["upp"], source="upp", target="oams", options=OPTS)
+    assert [x.row for x in result.lost] == ["mapping/upp-oams/document.exported_at"]
+    for event, memory in zip(corpora["upp"]["events"], result.document):
+        assert (memory["key"], memory["value"], memory["tags"]) == (event["id"], event["value"], event["labels"])
+        assert memory["metadata"]["confidence"] == event["confidence"]
+        assert memory["created_at"] == event["created_at"] == memory["updated_at"]
+        assert memory["namespace"] == "user_alice:user-v1"
+        carried = memory["metadata"]["x-extensions"]["upp"]
+        assert "entity_key" not in carried["fields"] and carried["document"]["entity_key"] == "user_alice"
+        assert carried["fields"]["source_type"] == event["source_type"]
+
+
+def test_oams_to_upp_maps_the_native_fields(corpora):
+    result = convert(corpora["oams"], source="oams", target="upp", options=ConvertOptions(now=NOW, entity_key="u1"))
+    package = result.document
+    assert package["entity_key"] == "u1" and package["ontology"] == "user/v1" and result.lost == ()
+    ids = [e["id"] for e in package["events"]]
+    # 01HXPREFS is a key in two namespaces: one package, one id each
+    assert ids[:2] == ["01HXPREFS", "01HXPREFS~2"] and len(set(ids)) == len(ids)
+    for memory, event in zip(corpora["oams"], package["events"]):
+        assert event["value"] == memory["value"] and event["created_at"] == memory["created_at"]
+        assert event["confidence"] == memory.get("metadata", {}).get("confidence", 1.0)
+        assert event["extensions"]["oams"]["fields"]["namespace"] == memory["namespace"]
+    assert package["events"][0]["labels"] == []   # "preferences" is not a user/v1 label: the tags travel
+    unnamed = convert(corpora["oams"], source="oams", target="upp", options=OPTS)
+    assert unnamed.document["entity_key"] == "user-x123ab" and any("3 owners" in w for w in unnamed.warnings)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memconform.suite.convert import (dispatch, mapping, mapping_markdown, omf_oams, omf_upp, ump_oams, ump_omf,
-                                      ump_upp)
+                                      ump_upp, upp_oams)
 from memconform.suite.convert.mapping import Fate
 
 PAIRS = list(mapping.table())
@@ -19,7 +19,8 @@ NATIVES = {("ump", "omf"): ump_omf.UMP_TO_OMF, ("omf", "ump"): ump_omf.OMF_TO_UM
            ("ump", "upp"): ump_upp.UMP_TO_UPP, ("upp", "ump"): ump_upp.UPP_TO_UMP,
            ("omf", "upp"): omf_upp.OMF_TO_UPP, ("upp", "omf"): omf_upp.UPP_TO_OMF,
            ("ump", "oams"): ump_oams.UMP_TO_OAMS, ("oams", "ump"): ump_oams.OAMS_TO_UMP,
-           ("omf", "oams"): omf_oams.OMF_TO_OAMS, ("oams", "omf"): omf_oams.OAMS_TO_OMF}
+           ("omf", "oams"): omf_oams.OMF_TO_OAMS, ("oams", "omf"): omf_oams.OAMS_TO_OMF,
+           ("upp", "oams"): upp_oams.UPP_TO_OAMS, ("oams", "upp"): upp_oams.OAMS_TO_UPP}
 #: Mapped rows that are structure, not a field copy: a UPP event's entity_key is its package's.
 STRUCTURAL = {("upp", "ump", "/entity_key")}
 
@@ -79,6 +80,8 @@ def test_what_the_pairs_lose():
     assert lost[("oams", "ump")] == set()   # OAMS has no envelope, and every field rides along
     assert lost[("omf", "oams")] == lost[("omf", "ump")]
     assert lost[("oams", "omf")] == {"@blank-text"}
+    assert lost[("upp", "oams")] == lost[("upp", "ump")]
+    assert lost[("oams", "upp")] == set()
 
 
 def test_wildcards_know_their_siblings():
@@ -91,7 +94,8 @@ def test_wildcards_know_their_siblings():
 
 def test_the_table_and_the_converters_have_the_same_directions():
     assert set(mapping.table()) == set(dispatch.DIRECTIONS)
-    assert {("ump", "oams"), ("oams", "ump"), ("omf", "oams"), ("oams", "omf")} <= set(mapping.table())
+    assert {(a, b) for a in mapping.FORMATS for b in mapping.FORMATS if a != b and "oams" in (a, b)} <= set(
+        mapping.table())
     for a, b in PAIRS:
         assert a in mapping.FORMATS and b in mapping.FORMATS
 
