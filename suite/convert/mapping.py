@@ -337,7 +337,8 @@ def table() -> dict[tuple[str, str], Pair]:
             "/scope/owner": "the namespace is <owner-hash>:<scope> (OAMS §4): owner-hash is scope.owner when it "
                             "holds no colon, slash or space, else \"ump-\" + a hash of it (§4: a hash, so the "
                             "namespace does not leak the DID)",
-            "/scope/project": "the namespace's scope (slashes and colons become \"-\"; no project: \"default\")",
+            "/scope/project": "the namespace's scope (slashes, colons and spaces become \"-\"; no project: "
+                              "\"default\")",
             "/provenance": "source.ref (else the first evidence ref) hints source_id (OAMS §5)",
         }, defaults=(
             _OAMS_DEFAULTS.format(what="the record's time.created in UTC"),)),
@@ -371,7 +372,7 @@ def table() -> dict[tuple[str, str], Pair]:
             "document:/source": _SOURCE,
             "document:/exported_at": _EXPORTED_AT,
         }, notes={
-            "/extensions/memd/project_id": "hints the namespace's scope (OAMS §4: slashes and colons become "
+            "/extensions/memd/project_id": "hints the namespace's scope (OAMS §4: slashes, colons and spaces become "
                                            "\"-\"; null or absent: \"default\"); the owner-hash is --tenant, "
                                            "else \"omf\"",
             "document:/*": "carried on every memory (nothing to carry it in an empty document)",

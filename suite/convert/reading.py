@@ -52,8 +52,10 @@ def _lines_text(fmt: str, text: str) -> Any:
 
 
 def read_text(fmt: str, text: str) -> Any:
-    if fmt == "oams" and text.startswith("\ufeff"):
-        text = text[1:]
+    if fmt == "oams":
+        text = text.removeprefix("\ufeff")
+        if not text.strip():
+            return []   # an empty JSONL store holds no memory: a valid, empty OAMS document
     return _lines_text(fmt, text) if fmt in ("ump", "oams") else loads(fmt, text)
 
 

@@ -231,3 +231,11 @@ def test_a_direction_not_built_is_a_usage_error(inputs):
     for a, b in unbuilt:
         result = run("--from", a, "--to", b, str(inputs[a]))
         assert result.exit_code == 2 and f"no conversion from {a} to {b}" in result.output
+
+
+def test_an_empty_oams_store_is_an_empty_document(tmp_path):
+    empty = tmp_path / "empty.oams.jsonl"
+    empty.write_text("", "utf-8")
+    result = run("--to", "omf", str(empty))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["memories"] == [] and "oams → omf: 0 in, 0 out" in result.stderr
