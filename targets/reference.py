@@ -177,8 +177,8 @@ class ReferenceDriver:
         return [Subject(self.label, "ump", v, b) for b in ("file", *LIVE_BINDINGS) for v in ("0.1", "1.0")
                 if b == "file" or v in spoken] \
             + [Subject(self.label, "omf", OMF_VERSION, b) for b in OMF_BINDINGS] \
-            + [Subject(self.label, "upp", UPP_VERSION, b) for b in UPP_BINDINGS] \
-            + [s for part in self._plugged().values() for s in part.subjects()]
+            + [s for part in self._plugged().values() for s in part.subjects()] \
+            + [Subject(self.label, "upp", UPP_VERSION, b) for b in UPP_BINDINGS]
 
     def _plugged(self) -> dict[str, Any]:
         """The pieces of the specs that declare a `reference` (suite/specs.py), made on first use;

@@ -1,4 +1,4 @@
-"""Round trips between formats (UMP ⇄ OMF ⇄ UPP, suite/convert) as interop results: each ordered
+"""Round trips between formats (UMP, OMF, UPP, OAMS: suite/convert) as interop results: each ordered
 pair A → B → A on the default corpora, judged by the mapping table (docs/mapping.md). A broken
 promise of the table fails; what the table says is lost (consent, signatures, `exported_at`) is
 listed in the notes, not charged; a field the table calls lost that came back anyway fails too, since
@@ -14,7 +14,6 @@ from memconform.suite.interop.pairing import Judged, Pairing
 from memconform.suite.outcomes import Outcome
 
 CHECK_ID = "interop/format-round-trip"
-VERSIONS = {"ump": "1.0", "omf": "1.0", "upp": "1.0.0"}
 
 
 def format_pairs() -> list[tuple[str, str]]:
@@ -26,6 +25,7 @@ def format_pairs() -> list[tuple[str, str]]:
 def judge_format_pair(a: str, b: str) -> Judged:
     """Runs A → B → A on A's default corpus; never raises (a crash is an error result)."""
     from memconform.suite.convert import default_corpora, format_round_trip
+    from memconform.suite.convert.mapping import VERSIONS
     from memconform.targets.base import Subject
 
     # the formats stand where targets stand in a round trip between implementations

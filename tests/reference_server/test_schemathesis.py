@@ -34,7 +34,9 @@ responses against the document as served):
   pinned to owner-a (whose token is sent), so that what lies behind the ownership check (merge,
   signing, storing) is exercised too; there `id` is left out (the server mints one), because
   an id drawn twice, for two different records, is refused the second time (invalid_record): a
-  matter of the store's state, which a schema cannot state.
+  matter of the store's state, which a schema cannot state; and `body.structured` holds integers
+  within ±(2^53−1) only (a record is signed over its RFC 8785 form, which an integer no double
+  equals does not have: refused with invalid_record, a rule on numbers at any depth).
 * The stateful phase uses the same narrowed remember (so that the links have stored records to
   follow); negative data is not generated there, and positive_data_acceptance is left out there
   (STATEFUL_CHECKS: a valid request may meet a refusing state, e.g. revise after forget).
@@ -87,6 +89,13 @@ def _tailored(doc: dict[str, Any], *, owner: bool = True) -> dict[str, Any]:
         partial["properties"]["scope"]["properties"]["owner"] = {"const": OWNER}
         partial["properties"]["provenance"]["properties"]["actor"] = {"const": OWNER}
         del partial["properties"]["id"]  # the server mints it; a drawn id may be taken already (state)
+        # a signed record needs an RFC 8785 form: an integer no IEEE 754 double equals has none
+        # (refused, invalid_record), a rule on numbers at any depth that OpenAPI cannot state;
+        # schemathesis draws such integers from constants it finds in the loaded code
+        partial["properties"]["body"]["properties"]["structured"] = {
+            "type": "object", "additionalProperties": {"anyOf": [
+                {"type": "integer", "minimum": -(2**53 - 1), "maximum": 2**53 - 1},
+                {"type": "string"}, {"type": "boolean"}, {"type": "null"}]}}
     remember = doc["paths"]["/ump/remember"]["post"]
     header = dict(doc["components"]["parameters"]["UmpVersion"], schema={"const": "1.0"})
     remember["parameters"] = [header if p.get("$ref", "").endswith("/UmpVersion") else p

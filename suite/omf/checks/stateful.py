@@ -25,7 +25,7 @@ from typing import Any
 
 from memconform.suite.omf import model
 from memconform.suite.omf.checks._common import LIVE, cite, counts, fresh_tenant, is_memd, summarize
-from memconform.suite.outcomes import NotApplicable
+from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.stateful import SpecMachine, quote, run_machine
 
@@ -297,6 +297,8 @@ class OmfMachine(SpecMachine):
 
     def _judge(self, doc: dict[str, Any], include_archived: bool, got: dict[str, int] | None, run: Any) -> None:
         exported = self._export(self.tenant)
+        if exported is not None and got is not None:
+            self.observed.append(1)  # an import's counts and the export after it were both compared
         alive, first = [], None
         for state in self.states:
             trial = state.copy()
@@ -417,6 +419,11 @@ def import_export(ctx) -> None:
     lacks = set(getattr(ctx.client, "lacks", ()) or ())
     if {"include_history", "include_superseded", "include_expired"} & lacks:
         raise NotApplicable(f"the export lacks {sorted(lacks)}: the machine reads every row back with every include flag")
+    observed: list[int] = []
     run_machine(ctx, _machine(), name="OmfImportExport", previews="dry_run" not in lacks,
-                archived_flag="include_archived" not in lacks)
+                archived_flag="include_archived" not in lacks, observed=observed)
+    if not observed and not ctx.findings:
+        # nothing passes on what it did not observe: no import answered counts with an export after it
+        raise Inconclusive("no generated import came back with its counts and a readable export of the tenant, so the "
+                           "model had nothing to compare (the import and export checks judge why)")
 

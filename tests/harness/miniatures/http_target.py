@@ -5,7 +5,7 @@
 The reference UMP server runs inside this process on a port of its own; in front of it, a plain
 socket server on a free port of 127.0.0.1 passes requests through or misbehaves. Its URL is the
 first line on stdout. Discovery (`GET /ump/capabilities`, `GET /.well-known/ump.json`, the UPP
-probes `POST /upp` and `POST /`) is always passed through, so the suite gets as far as running
+probes `POST /upp` and `POST /`, OAMS's `GET /v1/oams/memories/…` probe) is always passed through, so the suite gets as far as running
 checks; of the other requests the first N (`--after`, default 0) are passed through too, and then
 every one gets MODE (with `--count-discovery`, discovery requests count among the N and misbehave
 after them like any other: a server reached at `jsonrpc+http://…/upp` that answers its probe,
@@ -51,7 +51,10 @@ HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length",
               "trailer", "upgrade"}
 #: What the HTTP driver asks to learn what is there (UMP capabilities, UPP's upp/info probes):
 #: always answered by the reference, so that the checks get to run.
-DISCOVERY = {("GET", "/ump/capabilities"), ("GET", "/.well-known/ump.json"), ("POST", "/upp"), ("POST", "/")}
+DISCOVERY = {("GET", "/ump/capabilities"), ("GET", "/.well-known/ump.json"), ("POST", "/upp"), ("POST", "/"),
+             # OAMS's REST probe (targets/oams.py discover_rest): a LIST of a namespace nobody writes
+             ("GET", "/v1/oams/memories/memconform-discovery%3Aprobe"),
+             ("GET", "/v1/oams/memories/memconform-discovery:probe")}
 HUGE = 50 * 1024 * 1024
 CHUNK = 64 * 1024
 NOT_JSON = b"<!doctype html><html><body><h1>It works!</h1><p>This is not the UMP server.</p></body></html>\n"
