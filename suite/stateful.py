@@ -118,7 +118,11 @@ class SpecMachine:
             run.steps += 1
 
     def call(self, what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Call the target, logging the step; a target error ends the whole machine."""
+        """Call the target, logging the step; a target error ends the whole machine, and so does
+        the budget (checked before each call: one long sequence must not overrun it)."""
+        run = type(self)._run
+        if run is not None:
+            self._out_of_time(run)
         try:
             result = fn(*args, **kwargs)
         except TargetError as exc:
