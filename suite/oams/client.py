@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, NoReturn, Protocol
 
 #: The five operations of §3, with their REST form and JSON-RPC method.
 OPERATIONS = {
@@ -167,3 +168,34 @@ class OamsFile(Protocol):
 
     def read(self) -> Any:
         """A `FileView` (targets/oams.py): the memories, the framing problems, the bundle."""
+
+
+#: LIST pages followed at most (a cursor that never ends must not hold the run)
+MAX_PAGES = 40
+
+
+def list_every(client: Any, namespace: str, refused: Callable[[Any, str | None], NoReturn],
+               **filters: Any) -> list[Any]:
+    """Every memory LIST shows for `namespace`, following cursors (at most MAX_PAGES pages, a cursor
+    seen twice ends it). -32001 before any page is an empty namespace (one reading, A17);
+    `refused(reply, how)` raises for an answer that is an error (`how` None) or no page."""
+    from memconform.suite.oams.model import NAMESPACE_NOT_FOUND
+
+    out: list[Any] = []
+    cursor = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        reply = client.list(namespace, cursor=cursor, **filters)
+        if reply.error_code == NAMESPACE_NOT_FOUND and not out:
+            return []
+        if not reply.ok:
+            refused(reply, None)
+        items, how = reply.memories()
+        if items is None:
+            refused(reply, how)
+        out.extend(items)
+        cursor = reply.cursor()
+        if not cursor or str(cursor) in seen:
+            break
+        seen.add(str(cursor))
+    return out

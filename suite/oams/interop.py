@@ -30,15 +30,14 @@ source_label, destination_label)`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from memconform.suite.interop.model import MISSING, Loss, RoundTrip, charge_once
 from memconform.suite.oams import model
-from memconform.suite.oams.client import OamsClient, fresh_namespace
+from memconform.suite.oams.client import OamsClient, fresh_namespace, list_every
 from memconform.suite.outcomes import NotApplicable
 
 SPEC = "oams"
-MAX_PAGES = 40
 _VENDOR_RUN = "7b1e3c2a-5d4f-4a6b-8c9d-0e1f2a3b4c5d"
 
 
@@ -172,23 +171,12 @@ def _place(client: OamsClient, planned: list[dict[str, Any]], label: str) -> Non
 
 
 def _listed(client: OamsClient, namespace: str, label: str) -> list[Any]:
-    out: list[Any] = []
-    cursor, seen = None, set()
-    for _ in range(MAX_PAGES):
-        reply = client.list(namespace, cursor=cursor)
-        if reply.error_code == model.NAMESPACE_NOT_FOUND and not out:
-            return []
-        if not reply.ok:
+    def refused(reply: Any, how: str | None) -> NoReturn:
+        if how is None:
             raise NotApplicable(f"{label} does not answer LIST of {namespace!r}: {reply.describe()}")
-        items, how = reply.memories()
-        if items is None:
-            raise NotApplicable(f"{label}'s LIST of {namespace!r} holds {how}")
-        out.extend(items)
-        cursor = reply.cursor()
-        if not cursor or str(cursor) in seen:
-            break
-        seen.add(str(cursor))
-    return out
+        raise NotApplicable(f"{label}'s LIST of {namespace!r} holds {how}")
+
+    return list_every(client, namespace, refused)
 
 
 def _brief(memory: dict[str, Any]) -> dict[str, Any]:

@@ -8,16 +8,15 @@ by its own check (oams/operations-served)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from memconform.suite import catalogue as catalogues
 from memconform.suite.oams import model
-from memconform.suite.oams.client import OamsReply, fresh_key, fresh_namespace, shown
+from memconform.suite.oams.client import OamsReply, fresh_key, fresh_namespace, list_every, shown
 from memconform.suite.outcomes import NotApplicable
 
 LIVE = ("http", "jsonrpc", "stdio")
 FILE = ("file",)
-MAX_PAGES = 40
 
 
 def cite(rid: str) -> str:
@@ -71,24 +70,12 @@ def place(ctx: Any, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def listed(ctx: Any, ns: str, **filters: Any) -> list[Any]:
-    """Every memory LIST shows for `ns`, following cursors (at most MAX_PAGES pages)."""
-    out: list[Any] = []
-    cursor = None
-    seen: set[str] = set()
-    for _ in range(MAX_PAGES):
-        reply = ctx.client.list(ns, cursor=cursor, **filters)
-        if reply.error_code == model.NAMESPACE_NOT_FOUND and not out:
-            return []  # nothing was ever written there: -32001 is one reading of an empty namespace (A17)
+    """Every memory LIST shows for `ns`, following cursors (client.list_every)."""
+    def refused(reply: OamsReply, how: str | None) -> NoReturn:
         precondition(reply, f"listing {ns!r}")
-        items, how = reply.memories()
-        if items is None:
-            raise NotApplicable(f"precondition failed: LIST of {ns!r} holds {how} (judged by oams/list-paging)")
-        out.extend(items)
-        cursor = reply.cursor()
-        if not cursor or str(cursor) in seen:
-            break
-        seen.add(str(cursor))
-    return out
+        raise NotApplicable(f"precondition failed: LIST of {ns!r} holds {how} (judged by oams/list-paging)")
+
+    return list_every(ctx.client, ns, refused, **filters)
 
 
 def recalled(reply: OamsReply) -> list[Any] | None:
