@@ -66,7 +66,9 @@ def test_node_libraries_are_the_pinned_ones(node_report: dict):
 
 
 def test_node_saw_every_case_file(node_report: dict):
-    assert node_report["files"] == [p for p in load.files() if p.count("/") == 2]
+    # The node script re-derives UMP's canonical forms, hashes and signatures; other specs' vectors
+    # (OAMS memories: schema verdicts) carry nothing for it to re-derive.
+    assert node_report["files"] == [p for p in load.files() if p.startswith("ump/") and p.count("/") == 2]
 
 
 def test_node_checked_every_case_it_should(node_report: dict):
