@@ -1,0 +1,1 @@
+"""memoturn typed memories (../shared/specs/memoturn-typed-memories.md): catalogue, model, client protocol, checks."""
