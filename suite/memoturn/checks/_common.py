@@ -1,0 +1,135 @@
+"""What every memoturn check shares: fresh profiles, placing memories, reading them back, citing the
+catalogue, and failure messages that say what was sent, what came back and what the page says
+(docs/memoturn.md).
+
+A step a check needs but does not judge (placing its memories, reading them back) that fails is a
+precondition: the check is not applicable, with the reason, never passed; the operation itself is
+judged by its own check (memoturn/operations-served)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from memconform.suite import catalogue as catalogues
+from memconform.suite.memoturn import model
+from memconform.suite.memoturn.client import MemoturnReply, fresh_profile, shown
+from memconform.suite.outcomes import NotApplicable
+
+LIVE = ("http", "mcp")
+HTTP = ("http",)
+
+
+def cite(rid: str) -> str:
+    r = catalogues.load("memoturn").get(rid)
+    return f"{r.id} ({r.section}, {r.keyword.value}{', derived' if r.derived else ''}): {r.summary}"
+
+
+def say(ctx: Any, rid: str, what: str, reply: MemoturnReply | None = None, **details: Any) -> None:
+    """A finding: what was wrong, what was sent and came back, what the page asks."""
+    exchange = f" ({reply.describe()})" if reply is not None else ""
+    ctx.violation(rid, f"{what}{exchange}. The page: {cite(rid)}",
+                  sent=details.pop("sent", reply.sent if reply is not None else None),
+                  received=details.pop("received", (reply.received if reply.received is not None
+                                                    else reply.received_text) if reply is not None else None),
+                  where=details.pop("where", reply.request if reply is not None else None))
+
+
+def profile(tag: str = "p") -> str:
+    return fresh_profile(tag)
+
+
+def word(tag: str = "w") -> str:
+    """A word no other memory holds (the keyword channel finds exactly what a check placed)."""
+    return f"{tag}{secrets.token_hex(4)}"
+
+
+def served(reply: MemoturnReply) -> MemoturnReply:
+    if reply.not_served:
+        raise NotApplicable(f"{reply.request} is not served ({reply.describe()}; judged by memoturn/operations-served)")
+    return reply
+
+
+def precondition(reply: MemoturnReply, what: str) -> MemoturnReply:
+    served(reply)
+    if not reply.ok:
+        raise NotApplicable(f"precondition failed: {what}: {reply.describe()}")
+    return reply
+
+
+def ingest(ctx: Any, prof: str, memories: list[dict[str, Any]], what: str = "ingesting") -> MemoturnReply:
+    """Ingest `memories` as a precondition; the answer must hold one result per memory."""
+    reply = precondition(ctx.client.ingest(prof, memories), f"{what} into {prof!r}")
+    if model.ingest_problems(reply.body, len(memories)):
+        raise NotApplicable(f"precondition failed: {what}: the answer is not an ingest result "
+                            f"({'; '.join(model.ingest_problems(reply.body, len(memories)))}; judged by "
+                            f"memoturn/ingest-status-per-memory)")
+    return reply
+
+
+def record(ctx: Any, prof: str, id: str, what: str = "reading back") -> dict[str, Any] | None:
+    """GET a memory: the record, or None when the answer says it is not there; a GET that answers
+    neither is a precondition failure."""
+    reply = served(ctx.client.get(prof, id))
+    if reply.ok and reply.memory() is not None:
+        return reply.memory()
+    if reply.missing:
+        return None
+    raise NotApplicable(f"precondition failed: {what} {id!r}: {reply.describe()}")
+
+
+def got(ctx: Any, prof: str, id: str) -> tuple[MemoturnReply, dict[str, Any] | None]:
+    reply = served(ctx.client.get(prof, id))
+    return reply, reply.memory() if reply.ok else None
+
+
+def recall(ctx: Any, prof: str, params: dict[str, Any], what: str = "recall") -> tuple[MemoturnReply, list[dict[str, Any]]]:
+    reply = precondition(ctx.client.recall(prof, params), what)
+    hits = reply.memories()
+    if hits is None:
+        raise NotApplicable(f"precondition failed: {what}: no `memories` array ({reply.describe()}; judged by "
+                            f"memoturn/recall-answer-shape)")
+    return reply, [h for h in hits if isinstance(h, dict)]
+
+
+def ids_of(hits: list[dict[str, Any]]) -> list[Any]:
+    return [h.get("id") for h in hits]
+
+
+def judge_refused(ctx: Any, reply: MemoturnReply, *, rule: str, what: str, code: str | None = "invalid_request",
+                  status: int | None = 400) -> bool:
+    """A request that must be refused: `rule` fails when it was accepted. The envelope and code are
+    memoturn/error-envelope's and memoturn/error-codes' (judged where a check names them). True when refused."""
+    served(reply)
+    if reply.ok:
+        say(ctx, rule, f"{what} was accepted; it must be refused", reply)
+        return False
+    rules = ctx.check.requirements
+    if reply.binding == "http":
+        if reply.status is not None and reply.status >= 500 and "memoturn/no-server-error" in rules:
+            say(ctx, "memoturn/no-server-error", f"{what} was answered HTTP {reply.status}, a server error; "
+                                                 f"bad input is the client's error (4xx)", reply)
+            return True
+        if "memoturn/error-envelope" in rules and reply.status not in (408, 413):
+            problem = envelope_problem(reply)
+            if problem:
+                say(ctx, "memoturn/error-envelope", f"{what} was refused, but {problem}", reply)
+                return True
+        if "memoturn/error-codes" in rules and code is not None:
+            allowed = {code} | ({"payload_too_large"} if status == 413 else set())
+            if reply.code not in allowed or (status is not None and reply.status != status
+                                             and not (reply.status == 413 and "payload_too_large" in allowed)):
+                say(ctx, "memoturn/error-codes", f"{what} was refused with HTTP {reply.status} code "
+                                                 f"{shown(reply.code)}, not {status} {code}", reply)
+    return True
+
+
+def envelope_problem(reply: MemoturnReply) -> str | None:
+    value = reply.received
+    if not isinstance(value, dict):
+        return f"the body is {shown(value) if value is not None else repr((reply.received_text or '')[:200])}, not {{\"error\", \"code\"}}"
+    if not isinstance(value.get("error"), str):
+        return f"`error` is {shown(value.get('error'))}, not a string message"
+    if not isinstance(value.get("code"), str):
+        return f"`code` is {shown(value.get('code'))}, not a string"
+    return None
