@@ -3,7 +3,9 @@
 The Python generator and the Python record model could share a bug (both use rfc8785, blake3 and
 pynacl); node re-derives every canonical form, hash, did:key and signature verdict with
 canonicalize, @noble/hashes, @scure/base and node:crypto (OpenSSL) and must agree with every
-case's expect. Skipped, with the reason, when node or the npm packages are not installed."""
+case's expect. memoturn's ids (hashlib + json in the generator and in the project's model) are
+re-derived with node's own canonical JSON writer and @noble/hashes SHA-256. Skipped, with the reason,
+when node or the npm packages are not installed."""
 
 from __future__ import annotations
 
@@ -35,6 +37,9 @@ def _crosschecked(case: load.VectorCase) -> bool:
 
 
 CASES = [c for c in load.cases() if _crosschecked(c)]
+MEMOTURN_CASES = [c for c in load.cases("memoturn") if c.kind == "memoturn-id"]
+#: The spec folders whose case files the node script walks.
+NODE_SPECS = ("ump/", "memoturn/")
 
 
 @pytest.fixture(scope="module")
@@ -66,13 +71,19 @@ def test_node_libraries_are_the_pinned_ones(node_report: dict):
 
 
 def test_node_saw_every_case_file(node_report: dict):
-    # The node script re-derives UMP's canonical forms, hashes and signatures; other specs' vectors
-    # (OAMS memories: schema verdicts) carry nothing for it to re-derive.
-    assert node_report["files"] == [p for p in load.files() if p.startswith("ump/") and p.count("/") == 2]
+    # The node script re-derives UMP's canonical forms, hashes and signatures and memoturn's ids; OAMS's
+    # vectors (schema verdicts) carry nothing for it to re-derive.
+    assert sorted(node_report["files"]) == [p for p in load.files() if p.startswith(NODE_SPECS) and p.count("/") == 2]
 
 
 def test_node_checked_every_case_it_should(node_report: dict):
-    assert set(node_report["cases"]) == {c.id for c in CASES}
+    assert set(node_report["cases"]) == {c.id for c in CASES} | {c.id for c in MEMOTURN_CASES}
+
+
+def test_node_string_escaping_is_the_engines(node_report: dict):
+    # node's memoturn writer leans on JSON.stringify for strings; a runtime escaping differently
+    # (U+2028, uppercase hex, DEL) would make its ids agree by accident or disagree for no reason
+    assert node_report["memoturn_escaping"] == {"mismatches": []}
 
 
 def test_test_keys_agree(node_report: dict):
@@ -108,3 +119,13 @@ def test_node_agrees(node_report: dict, case: load.VectorCase):
     else:
         assert got["verdict"] == expect["error"] == "signature_invalid", got
         assert got["pointer"] == expect["pointer"], got.get("reason")
+
+
+@pytest.mark.parametrize("case", MEMOTURN_CASES, ids=[c.id for c in MEMOTURN_CASES])
+def test_node_memoturn_id_agrees(node_report: dict, case: load.VectorCase):
+    got = node_report["cases"][case.id]
+    assert got["verdict"] == "computed", got.get("reason")
+    assert got["canonical"] == case.expect["canonical"]
+    assert got["hashed"] == case.expect["hashed"]
+    assert got["sha256"] == case.expect["sha256"]
+    assert got["id"] == case.expect["id"]

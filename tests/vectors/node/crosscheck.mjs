@@ -9,7 +9,11 @@
 //   - record cases carrying `integrity`: the content hash, the did:key -> public key decoding, the
 //     Ed25519 verification, signer == scope.owner, and the content-addressed id;
 //   - markdown cases whose expected record is signed: the same integrity checks on that record;
-//   - the three test keys: their did:key from the documented seed derivation.
+//   - the three test keys: their did:key from the documented seed derivation;
+//   - under <vectors>/memoturn/**.json, memoturn-id cases: the canonical content, the text hashed and
+//     the content-addressed id, with a JSON writer of its own (keys sorted by code point) and
+//     @noble/hashes SHA-256 (memoturn_escaping reports whether JSON.stringify escapes strings exactly
+//     as that writer needs, checked over every BMP code unit).
 // It prints one JSON document; tests/vectors/test_node_crosscheck.py compares it with the vectors.
 // It never decides what a vector *should* say: it only reports what it computes.
 
@@ -21,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 
 import canonicalize from 'canonicalize';
 import { blake3 } from '@noble/hashes/blake3.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 import { base32, base58, base64 } from '@scure/base';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -261,6 +266,72 @@ function testKeyDid(name) {
   return didFromPublicKey(Buffer.from(jwk.x, 'base64url'));
 }
 
+// ------------------------------------------------------------------ memoturn ids
+
+// serde_json's BTreeMap (the engine) and Python order keys by code point; Array.prototype.sort
+// compares UTF-16 code units, which puts U+1F600 (D83D DE00) before U+FF61. Compare code points.
+function byCodePoint(a, b) {
+  const x = Array.from(a, (c) => c.codePointAt(0));
+  const y = Array.from(b, (c) => c.codePointAt(0));
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
+// The escaping the engine's writer uses: '"', '\\', the C0 controls (short forms where JSON has
+// them, else lowercase \u00xx); everything else, U+007F and U+2028/U+2029 included, is raw.
+function expectedEscape(ch) {
+  const short = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+  if (ch in short) return short[ch];
+  const c = ch.charCodeAt(0);
+  return c < 0x20 ? `\\u${c.toString(16).padStart(4, '0')}` : ch;
+}
+
+// JSON.stringify's string escaping is what this writer relies on; every BMP code unit outside the
+// surrogates is compared with the rule above (lone surrogates are outside the vectors' domain).
+function escapingMismatches() {
+  const out = [];
+  for (let c = 0; c <= 0xffff; c++) {
+    if (c >= 0xd800 && c <= 0xdfff) continue;
+    const ch = String.fromCharCode(c);
+    if (JSON.stringify(ch) !== `"${expectedEscape(ch)}"`) out.push(`U+${c.toString(16).padStart(4, '0')}`);
+  }
+  return out;
+}
+
+class OutsideDomain extends Error {}
+
+function canonicalJson(v) {
+  if (v === null) return 'null';
+  if (v === true) return 'true';
+  if (v === false) return 'false';
+  if (typeof v === 'number') {
+    // floats (and integers past 2^53) print differently per language: no vector may hold one
+    if (!Number.isInteger(v) || Math.abs(v) > 2 ** 53) throw new OutsideDomain(`number ${v} is not an integer within 2^53`);
+    return Object.is(v, -0) ? '0' : String(v);
+  }
+  if (typeof v === 'string') {
+    if (hasLoneSurrogate(v)) throw new OutsideDomain('lone surrogate');
+    return JSON.stringify(v);
+  }
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (typeof v === 'object') {
+    const keys = Object.keys(v).sort(byCodePoint);
+    return `{${keys.map((k) => `${canonicalJson(k)}:${canonicalJson(v[k])}`).join(',')}}`;
+  }
+  throw new OutsideDomain(`not a JSON value: ${typeof v}`);
+}
+
+function memoturnId(input) {
+  try {
+    const canonical = canonicalJson(input.content);
+    const hashed = `${input.type}\u0000${input.topic_key ?? ''}\u0000${canonical}`;
+    const digest = sha256(utf8.encode(hashed));
+    return { verdict: 'computed', id: `mem_${hex(digest.slice(0, 16))}`, sha256: hex(digest), canonical, hashed };
+  } catch (e) {
+    return { verdict: 'outside-domain', reason: e.message };
+  }
+}
+
 // ------------------------------------------------------------------ main
 
 function caseFiles(root) {
@@ -272,7 +343,7 @@ function caseFiles(root) {
       else if (name.endsWith('.json')) out.push(p);
     }
   };
-  walk(join(root, 'ump'));
+  for (const spec of ['ump', 'memoturn']) walk(join(root, spec));
   return out;
 }
 
@@ -287,6 +358,7 @@ const versionOf = (pkg) =>
 const report = {
   node: process.version,
   libraries: Object.fromEntries(['canonicalize', '@noble/hashes', '@scure/base'].map((p) => [p, versionOf(p)])),
+  memoturn_escaping: { mismatches: escapingMismatches() },
   test_keys: Object.fromEntries(['owner-a', 'owner-b', 'mallory'].map((n) => [n, testKeyDid(n)])),
   files: [],
   cases: {},
@@ -310,6 +382,8 @@ for (const path of caseFiles(root)) {
       report.cases[c.id] = checkIntegrity(c.input);
     } else if (c.kind === 'markdown' && c.expect?.record && 'integrity' in c.expect.record) {
       report.cases[c.id] = checkIntegrity(c.expect.record);
+    } else if (c.kind === 'memoturn-id') {
+      report.cases[c.id] = memoturnId(c.input);
     }
   }
 }
