@@ -46,7 +46,7 @@ def word(tag: str = "w") -> str:
 
 def served(reply: MemoturnReply) -> MemoturnReply:
     if reply.not_served:
-        raise NotApplicable(f"{reply.request} is not served ({reply.describe()}; judged by memoturn/operations-served)")
+        raise NotApplicable(f"{reply.request} is not served ({reply.describe()}; judged by its own check)")
     return reply
 
 

@@ -1,1 +1,448 @@
-"""(being written)"""
+"""Core (L1): ingest statuses and their ids, the record GET answers, supersession by (type,
+topic_key) with its chain both ways, revive, provenance, atomic capped batches, forget, errors.
+
+Ids are read from the target's own ingest results: an implementation whose id construction differs
+from the engine's (memoturn/id-construction is a SHOULD) is still judged on everything else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.memoturn import model
+from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, ingest, judge_refused, precondition,
+                                                      profile, record, say, served, word)
+from memconform.suite.memoturn.client import shown
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+
+ERRORS = ("memoturn/error-envelope", "memoturn/error-codes", "memoturn/no-server-error")
+
+
+def _errors(ctx: Any) -> tuple[str, ...]:
+    return ERRORS if ctx.binding == "http" else ()
+
+
+def fact(topic: str, content: Any, summary: str | None = None, **more: Any) -> dict[str, Any]:
+    return model.new_memory("fact", summary or f"fact about {topic}", content, topic_key=topic, **more)
+
+
+def _status(reply: Any, i: int = 0) -> Any:
+    return reply.result(i).get("status")
+
+
+def _superseded(reply: Any, i: int = 0) -> Any:
+    return reply.result(i).get("superseded")
+
+
+def _expect_status(ctx: Any, rid: str, reply: Any, i: int, want: str, what: str) -> bool:
+    status = _status(reply, i)
+    if status != want:
+        say(ctx, rid, f"{what}: results[{i}].status is {shown(status)}, not {want!r}", reply)
+        return False
+    return True
+
+
+@check("memoturn/ingest-statuses", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/ingest-status-per-memory", "memoturn/created-otherwise", "memoturn/duplicate-no-write",
+                     "memoturn/batch-one-txid", "memoturn/profile-auto-create"),
+       title="Ingest answers one result per memory, in order (created, then duplicate with no write), and one txid")
+def ingest_statuses(ctx: Any) -> None:
+    """A batch of three distinct memories into a profile never written, then the same batch again:
+    created ×3 in request order, then duplicate ×3 superseding nothing, and GET shows each record
+    unchanged by the repeat."""
+    prof = profile("statuses")
+    batch = [fact(f"user.{word('t')}", {"n": 1}), model.new_memory("event", "an event happened", {"e": word()}),
+             model.new_memory("instruction", "answer briefly", {"style": "brief"}, topic_key=f"style.{word()}")]
+    first = served(ctx.client.ingest(prof, batch))
+    if not first.ok:
+        say(ctx, "memoturn/profile-auto-create", "the first ingest into a profile never written was refused", first)
+        return
+    problems = model.ingest_problems(first.body, len(batch))
+    for p in problems:
+        rid = "memoturn/batch-one-txid" if "`txid`" in p else "memoturn/ingest-status-per-memory"
+        say(ctx, rid, f"the ingest answer is not the page's shape: {p}", first)
+    if problems:
+        return
+    ids = [first.result(i).get("id") for i in range(len(batch))]
+    if len(set(ids)) != len(ids):
+        say(ctx, "memoturn/ingest-status-per-memory", f"three distinct memories got ids {ids}", first)
+        return
+    for i in range(len(batch)):
+        _expect_status(ctx, "memoturn/created-otherwise", first, i, "created", "a memory new to the profile")
+    before = []
+    for i, id in enumerate(ids):
+        reply, memory = got(ctx, prof, id)
+        if memory is None:
+            say(ctx, "memoturn/profile-auto-create", f"the memory ingested as {id!r} is not there afterwards", reply)
+            return
+        before.append(memory)
+    again = precondition(ctx.client.ingest(prof, batch), "the same batch again")
+    if model.ingest_problems(again.body, len(batch)):
+        say(ctx, "memoturn/ingest-status-per-memory", "the repeated batch's answer is not the page's shape: "
+            + "; ".join(model.ingest_problems(again.body, len(batch))), again)
+        return
+    for i in range(len(batch)):
+        if again.result(i).get("id") != ids[i]:
+            say(ctx, "memoturn/duplicate-no-write", f"the same memory re-ingested got id {shown(again.result(i).get('id'))}, "
+                                                    f"first {ids[i]!r}", again)
+        elif _expect_status(ctx, "memoturn/duplicate-no-write", again, i, "duplicate", "an already-active memory re-ingested"):
+            if _superseded(again, i) != []:
+                say(ctx, "memoturn/duplicate-no-write", f"a duplicate reported superseding {shown(_superseded(again, i))}", again)
+    for id, old in zip(ids, before):
+        reply, now = got(ctx, prof, id)
+        if now != old:
+            say(ctx, "memoturn/duplicate-no-write", f"a duplicate ingest changed the record {id!r}: before "
+                                                    f"{shown(old)}, after {shown(now)}", reply)
+
+
+@check("memoturn/content-addressed-ids", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/id-content-addressed", "memoturn/id-key-order-insensitive", "memoturn/id-construction"),
+       title="The id is a hash of (type, topic_key, content) alone, canonical in member order, and the engine's bytes")
+def content_addressed_ids(ctx: Any) -> None:
+    prof = profile("ids")
+    topic = f"user.{word('k')}"
+    content = {"b": [1, 2, {"y": "ü", "x": None}], "a": "vegan 🌱", "c": True}
+    reordered = {"c": True, "a": "vegan 🌱", "b": [1, 2, {"x": None, "y": "ü"}]}
+    base = ingest(ctx, prof, [fact(topic, content, "first summary", keywords="one two")], "a fact")
+    id0 = base.result().get("id")
+    if not isinstance(id0, str) or not id0.startswith("mem_"):
+        say(ctx, "memoturn/id-content-addressed", f"the id is {shown(id0)}, not mem_ + a hash", base)
+        return
+    same = ingest(ctx, prof, [fact(topic, reordered, "another summary", keywords="three", source=word("agent"),
+                                   session_id=word("s"), embedding=[0.5, 0.25])], "the same fact, members reordered")
+    if same.result().get("id") != id0:
+        say(ctx, "memoturn/id-key-order-insensitive", f"the same content with its members in another order (and another "
+            f"summary, keywords, source, session, embedding) got id {shown(same.result().get('id'))}, first {id0!r}", same)
+    other = ingest(ctx, prof, [fact(f"user.{word('k')}", {"diet": word("d")})], "a fact of other content")
+    if other.result().get("id") == id0:
+        say(ctx, "memoturn/id-content-addressed", f"a fact of other topic and content got the same id {id0!r}", other)
+    event = ingest(ctx, prof, [model.new_memory("event", "first summary", content)], "an event of the same content")
+    if event.result().get("id") == id0:
+        say(ctx, "memoturn/id-content-addressed", f"an event and a fact of the same content share id {id0!r}: the type "
+                                                  f"is part of the hash", event)
+    want = model.memory_id("fact", topic, content)
+    if id0 != want:
+        say(ctx, "memoturn/id-construction", f"the id is {id0!r}; the engine's construction gives {want!r} for type "
+            f"'fact', topic_key {topic!r}, content {model.canonical_content(content)!r}", base)
+
+
+@check("memoturn/record-shape", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/record-fields", "memoturn/content-returned", "memoturn/source-returned"),
+       title="GET answers the record as ingested: content structurally equal, source and every field of the page's table")
+def record_shape(ctx: Any) -> None:
+    """A fact with every optional field and an event with none: GET answers each sent value; a
+    field the event did not set is null (or absent: JSON cannot tell an absent member from a null
+    one the server does not keep)."""
+    prof = profile("record")
+    full = fact(f"user.{word('k')}", {"nested": {"list": [1, "two", None, {"deep": True}]}, "text": "ünïcödé ✓ 🦀",
+                                      "n": 9007199254740991},
+                "one-line gist", keywords="food preference", session_id=word("s"), source="claude-code")
+    bare = model.new_memory("event", "deployed v2 to prod", {"version": word("v")})
+    reply = ingest(ctx, prof, [full, bare], "a full fact and a bare event")
+    for i, sent in enumerate((full, bare)):
+        id = reply.result(i).get("id")
+        got_reply, memory = got(ctx, prof, id)
+        if memory is None:
+            say(ctx, "memoturn/record-fields", f"GET of the memory ingested as {id!r} answered no record", got_reply)
+            continue
+        for p in model.record_problems(memory):
+            say(ctx, "memoturn/record-fields", f"GET's record: {p}", got_reply)
+        if memory.get("id") != id:
+            say(ctx, "memoturn/record-fields", f"GET answered id {shown(memory.get('id'))} for {id!r}", got_reply)
+        if "content" in memory and memory.get("content") != sent["content"]:
+            say(ctx, "memoturn/content-returned", f"content was sent {shown(sent['content'])}, GET answered "
+                                                  f"{shown(memory.get('content'))}", got_reply)
+        if memory.get("source") != sent.get("source"):
+            say(ctx, "memoturn/source-returned", f"source was sent {shown(sent.get('source'))}, GET answered "
+                                                 f"{shown(memory.get('source'))}", got_reply)
+        for name in ("type", "topic_key", "summary", "keywords", "session_id"):
+            if memory.get(name) != sent.get(name) and not (name not in sent and memory.get(name) in (None, "")):
+                say(ctx, "memoturn/record-fields", f"{name} was sent {shown(sent.get(name))}, GET answered "
+                                                   f"{shown(memory.get(name))}", got_reply)
+        for name in ("superseded_by", "superseded_at", "expires_at"):
+            if memory.get(name) is not None:
+                say(ctx, "memoturn/record-fields", f"{name} of a {sent['type']} never superseded is "
+                                                   f"{shown(memory.get(name))}, not null", got_reply)
+
+
+@check("memoturn/type-and-topic-key-validity", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/type-enum", "memoturn/topic-key-only-fact-instruction", *ERRORS),
+       title="A type outside the four, and a topic_key on an event or a task, are refused")
+def type_and_topic_key(ctx: Any) -> None:
+    prof = profile("validity")
+    cases = [
+        ("memoturn/type-enum", "a memory of type 'opinion'", model.new_memory("opinion", "an opinion", {"o": 1})),
+        ("memoturn/type-enum", "a memory of type 'Fact' (the types are lower case)", model.new_memory("Fact", "x", {"f": 1})),
+        ("memoturn/type-enum", "a memory without a type", {"summary": "no type", "content": {}}),
+        ("memoturn/topic-key-only-fact-instruction", "an event with a topic_key",
+         model.new_memory("event", "an event", {"e": word()}, topic_key="user.diet")),
+        ("memoturn/topic-key-only-fact-instruction", "a task with a topic_key",
+         model.new_memory("task", "a task", {"t": word()}, topic_key="user.todo")),
+    ]
+    for rid, what, memory in cases:
+        reply = ctx.client.ingest(prof, [memory])
+        judge_refused(ctx, reply, rule=rid, what=what)
+
+
+@check("memoturn/summary-required", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/summary-required",),
+       title="A memory without a summary, or with a blank one, is refused (the engine's rule)")
+def summary_required(ctx: Any) -> None:
+    prof = profile("summary")
+    for what, memory in (("a fact without a summary", {"type": "fact", "topic_key": f"k.{word()}", "content": {}}),
+                         ("an event with a blank summary", {"type": "event", "summary": "   ", "content": {"e": word()}})):
+        judge_refused(ctx, ctx.client.ingest(prof, [memory]), rule="memoturn/summary-required", what=what)
+
+
+def _chain(ctx: Any, mtype: str, tag: str) -> None:
+    """Two memories of `mtype` under one topic_key: the second supersedes the first, both ways."""
+    prof = profile(tag)
+    topic = f"user.{word('diet')}"
+    old_m = model.new_memory(mtype, "vegetarian since 2024", {"diet": "vegetarian"}, topic_key=topic,
+                             keywords="food preference")
+    new_m = model.new_memory(mtype, "vegan since 2026", {"diet": "vegan"}, topic_key=topic, keywords="food preference")
+    rule = "memoturn/fact-supersedes" if mtype == "fact" else "memoturn/instruction-supersedes"
+    first = ingest(ctx, prof, [old_m], f"the first {mtype}")
+    old = first.result().get("id")
+    second = ingest(ctx, prof, [new_m], f"a second {mtype} of the same topic_key")
+    new = second.result().get("id")
+    if _superseded(second) != [old]:
+        say(ctx, rule, f"the second {mtype} under topic_key {topic!r} reported superseded "
+                       f"{shown(_superseded(second))}, not [{old!r}]", second)
+    old_reply, old_rec = got(ctx, prof, old)
+    if old_rec is None:
+        say(ctx, "memoturn/history-kept", f"the superseded {mtype} {old!r} is gone: GET answered no record", old_reply)
+    else:
+        if old_rec.get("superseded_by") != new:
+            say(ctx, rule, f"the replaced {mtype}'s superseded_by is {shown(old_rec.get('superseded_by'))}, not {new!r}",
+                old_reply)
+            if old_rec.get("superseded_by") is None and _superseded(second) == [old]:
+                say(ctx, "memoturn/supersession-same-transaction", "the ingest answered that it superseded "
+                    f"{old!r}, but right after it GET shows the old row active", old_reply)
+        if not isinstance(old_rec.get("superseded_at"), (int, float)) or isinstance(old_rec.get("superseded_at"), bool):
+            say(ctx, "memoturn/history-kept", f"the superseded {mtype}'s superseded_at is "
+                                              f"{shown(old_rec.get('superseded_at'))}, not a time", old_reply)
+    new_reply, new_rec = got(ctx, prof, new)
+    if new_rec is None:
+        raise NotApplicable(f"precondition failed: GET of the new {mtype} {new!r}: {new_reply.describe()}")
+    sup = new_rec.get("supersedes")
+    if not isinstance(sup, list) or old not in sup:
+        say(ctx, "memoturn/supersedes-listed", f"GET of the {mtype} that replaced {old!r} lists supersedes "
+                                               f"{shown(sup)}", new_reply)
+
+
+@check("memoturn/fact-supersession", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/fact-supersedes", "memoturn/history-kept", "memoturn/supersedes-listed",
+                     "memoturn/supersession-same-transaction"),
+       title="The page's running example: a second fact of a topic_key supersedes the first, the chain visible both ways")
+def fact_supersession(ctx: Any) -> None:
+    _chain(ctx, "fact", "supersede-fact")
+
+
+@check("memoturn/instruction-supersession", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/instruction-supersedes", "memoturn/history-kept", "memoturn/supersedes-listed",
+                     "memoturn/supersession-same-transaction"),
+       title="Instructions supersede as facts do")
+def instruction_supersession(ctx: Any) -> None:
+    _chain(ctx, "instruction", "supersede-instr")
+
+
+def _active(ctx: Any, prof: str, id: str, rid: str, what: str) -> None:
+    reply, rec = got(ctx, prof, id)
+    if rec is None:
+        say(ctx, rid, f"{what} {id!r} is not there", reply)
+    elif rec.get("superseded_by") is not None:
+        say(ctx, rid, f"{what} {id!r} was superseded by {shown(rec.get('superseded_by'))}", reply)
+
+
+@check("memoturn/no-supersession-across", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/supersession-keyed-by-type", "memoturn/event-never-supersedes",
+                     "memoturn/task-never-supersedes", "memoturn/fact-without-topic-no-supersession"),
+       title="Nothing supersedes across types, events and tasks accumulate, an identical event is a duplicate")
+def no_supersession_across(ctx: Any) -> None:
+    prof = profile("accumulate")
+    topic = f"user.{word('k')}"
+    f = ingest(ctx, prof, [fact(topic, {"v": "fact"})], "a fact")
+    i = ingest(ctx, prof, [model.new_memory("instruction", "an instruction", {"v": "instr"}, topic_key=topic)],
+               "an instruction of the same topic_key")
+    if _superseded(i) != []:
+        say(ctx, "memoturn/supersession-keyed-by-type", f"an instruction under the topic_key of a fact superseded "
+                                                        f"{shown(_superseded(i))}", i)
+    _active(ctx, prof, f.result().get("id"), "memoturn/supersession-keyed-by-type",
+            "after an instruction of its topic_key, the fact")
+    for mtype, rid in (("event", "memoturn/event-never-supersedes"), ("task", "memoturn/task-never-supersedes")):
+        first_m = model.new_memory(mtype, f"one {mtype}", {"n": 1, "w": word()})
+        one = ingest(ctx, prof, [first_m], f"a {mtype}")
+        two = ingest(ctx, prof, [model.new_memory(mtype, f"another {mtype}", {"n": 2, "w": word()})], f"another {mtype}")
+        if _superseded(two) != []:
+            say(ctx, rid, f"a second {mtype} superseded {shown(_superseded(two))}", two)
+        _active(ctx, prof, one.result().get("id"), rid, f"after a second {mtype}, the first")
+        if mtype == "event":
+            # accumulation is of distinct content: the identical event has the same id and is a duplicate
+            same = ingest(ctx, prof, [dict(first_m, summary="the same event, told again")], "the first event again")
+            if same.result().get("id") == one.result().get("id"):
+                _expect_status(ctx, rid, same, 0, "duplicate", "an identical event re-ingested")
+    plain = ingest(ctx, prof, [model.new_memory("fact", "a fact without topic", {"p": 1, "w": word()})], "a fact without topic_key")
+    plain2 = ingest(ctx, prof, [model.new_memory("fact", "another fact without topic", {"p": 2, "w": word()})],
+                    "another fact without topic_key")
+    if _superseded(plain2) != []:
+        say(ctx, "memoturn/fact-without-topic-no-supersession", f"a fact without topic_key superseded "
+                                                                 f"{shown(_superseded(plain2))}", plain2)
+    _active(ctx, prof, plain.result().get("id"), "memoturn/fact-without-topic-no-supersession",
+            "after another fact without topic_key, the first")
+
+
+@check("memoturn/revive", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/revive-superseded",),
+       title="Re-asserting a superseded fact revives it and moves the supersession pointer")
+def revive(ctx: Any) -> None:
+    prof = profile("revive")
+    topic = f"user.{word('diet')}"
+    a_m, b_m = fact(topic, {"diet": "vegetarian"}), fact(topic, {"diet": "vegan"})
+    a = ingest(ctx, prof, [a_m], "fact A").result().get("id")
+    b_reply = ingest(ctx, prof, [b_m], "fact B of the same topic_key")
+    b = b_reply.result().get("id")
+    if _superseded(b_reply) != [a]:
+        raise NotApplicable(f"precondition failed: B did not supersede A ({b_reply.describe()}; judged by "
+                            f"memoturn/fact-supersession)")
+    again = ingest(ctx, prof, [a_m], "fact A again")
+    if again.result().get("id") != a:
+        say(ctx, "memoturn/revive-superseded", f"fact A re-ingested got id {shown(again.result().get('id'))}, first {a!r}", again)
+        return
+    if not _expect_status(ctx, "memoturn/revive-superseded", again, 0, "revived", "a superseded fact re-ingested"):
+        return
+    if _superseded(again) != [b]:
+        say(ctx, "memoturn/revive-superseded", f"the revived fact reported superseded {shown(_superseded(again))}, "
+                                               f"not [{b!r}] (the pointer moves)", again)
+    ra, rec_a = got(ctx, prof, a)
+    if rec_a is None or rec_a.get("superseded_by") is not None:
+        say(ctx, "memoturn/revive-superseded", f"after the revive, A's superseded_by is "
+                                               f"{shown(rec_a.get('superseded_by') if rec_a else 'no record')}, not null", ra)
+    rb, rec_b = got(ctx, prof, b)
+    if rec_b is None or rec_b.get("superseded_by") != a:
+        say(ctx, "memoturn/revive-superseded", f"after the revive, B's superseded_by is "
+                                               f"{shown(rec_b.get('superseded_by') if rec_b else 'no record')}, not {a!r}", rb)
+
+
+@check("memoturn/in-batch-duplicate", spec="memoturn", bindings=LIVE, requirements=("memoturn/in-batch-duplicate",),
+       title="The same memory twice in one batch is stored once; the second is a duplicate")
+def in_batch_duplicate(ctx: Any) -> None:
+    prof = profile("inbatch")
+    m = model.new_memory("event", "twice in one batch", {"w": word()})
+    reply = ingest(ctx, prof, [m, dict(m)], "one memory twice in a batch")
+    ids = [reply.result(i).get("id") for i in (0, 1)]
+    if ids[0] != ids[1]:
+        say(ctx, "memoturn/in-batch-duplicate", f"the same memory twice in one batch got ids {ids}", reply)
+    elif [_status(reply, 0), _status(reply, 1)] != ["created", "duplicate"]:
+        say(ctx, "memoturn/in-batch-duplicate", f"statuses {[_status(reply, 0), _status(reply, 1)]}, not "
+                                                f"['created', 'duplicate']", reply)
+
+
+@check("memoturn/provenance", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/source-excluded-from-hash", "memoturn/first-writer-source-sticks",
+                     "memoturn/supersession-profile-wide"),
+       title="source is outside the hash, the first writer's attribution sticks, supersession is profile-wide")
+def provenance(ctx: Any) -> None:
+    prof = profile("provenance")
+    topic = f"user.{word('indent')}"
+    tabs = {"indent": "tabs"}
+    first = ingest(ctx, prof, [fact(topic, tabs, "prefers tabs", source="claude-code")], "a fact from claude-code")
+    id_a = first.result().get("id")
+    second = ingest(ctx, prof, [fact(topic, tabs, "prefers tabs", source="cursor")], "the same fact from cursor")
+    if second.result().get("id") != id_a:
+        say(ctx, "memoturn/source-excluded-from-hash", f"the same memory from another source got id "
+                                                       f"{shown(second.result().get('id'))}, not {id_a!r}", second)
+        return
+    _expect_status(ctx, "memoturn/source-excluded-from-hash", second, 0, "duplicate",
+                   "the same memory from another source")
+    reply, rec = got(ctx, prof, id_a)
+    if rec is not None and rec.get("source") != "claude-code":
+        say(ctx, "memoturn/first-writer-source-sticks", f"after a duplicate from 'cursor', source is "
+                                                        f"{shown(rec.get('source'))}, not the first writer's 'claude-code'", reply)
+    spaces = ingest(ctx, prof, [fact(topic, {"indent": "spaces"}, "prefers spaces", source="cursor")],
+                    "a fact of the same topic_key from cursor")
+    if _superseded(spaces) != [id_a]:
+        say(ctx, "memoturn/supersession-profile-wide", f"a fact from 'cursor' under the topic_key of one from "
+                                                       f"'claude-code' superseded {shown(_superseded(spaces))}, not [{id_a!r}]", spaces)
+        return
+    revived = ingest(ctx, prof, [fact(topic, tabs, "prefers tabs", source="support-bot")], "the first fact from a third source")
+    if _status(revived, 0) == "revived":
+        reply, rec = got(ctx, prof, id_a)
+        if rec is not None and rec.get("source") != "claude-code":
+            say(ctx, "memoturn/first-writer-source-sticks", f"after a revive from 'support-bot', source is "
+                                                            f"{shown(rec.get('source'))}, not 'claude-code'", reply)
+
+
+@check("memoturn/batch-atomic", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/batch-atomic", *ERRORS),
+       title="A batch with one invalid memory is refused whole: none of its memories is stored")
+def batch_atomic(ctx: Any) -> None:
+    prof = profile("atomic")
+    good = model.new_memory("event", "the valid one", {"w": word()})
+    bad = model.new_memory("opinion", "the invalid one", {"w": word()})
+    reply = ctx.client.ingest(prof, [good, bad])
+    if not judge_refused(ctx, reply, rule="memoturn/batch-atomic", what="a batch whose second memory has type 'opinion'"):
+        return
+    alone = ingest(ctx, prof, [good], "the valid memory alone, afterwards")
+    if _status(alone, 0) != "created":
+        say(ctx, "memoturn/batch-atomic", f"after the refused batch, its valid memory ingested alone is "
+                                          f"{shown(_status(alone, 0))}, not 'created': the refused batch stored it", alone)
+
+
+@check("memoturn/batch-cap", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/batch-cap",),
+       title="A batch of 1,000 memories is accepted, one of 1,001 refused whole")
+def batch_cap(ctx: Any) -> None:
+    prof = profile("cap")
+    tag = word()
+    over = [model.new_memory("event", f"cap {i}", {"i": i, "t": tag}) for i in range(model.BATCH_CAP + 1)]
+    reply = ctx.client.ingest(prof, over)
+    if judge_refused(ctx, reply, rule="memoturn/batch-cap", what=f"a batch of {len(over)} memories", code=None):
+        one = ingest(ctx, prof, [over[-1]], "one memory of the refused batch, alone")
+        if _status(one, 0) != "created":
+            say(ctx, "memoturn/batch-cap", f"after the refused over-cap batch, one of its memories is "
+                                           f"{shown(_status(one, 0))}, not 'created'", one)
+    full = served(ctx.client.ingest(profile("cap"), over[:model.BATCH_CAP]))
+    if not full.ok:
+        say(ctx, "memoturn/batch-cap", f"a batch of exactly {model.BATCH_CAP} memories was refused", full)
+    elif len(full.results() or []) != model.BATCH_CAP:
+        say(ctx, "memoturn/batch-cap", f"a batch of {model.BATCH_CAP} answered {len(full.results() or [])} results", full)
+
+
+@check("memoturn/forget", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/forget-hard",),
+       title="Forget removes the memory, active or superseded: GET answers not found, recall never returns it")
+def forget(ctx: Any) -> None:
+    prof = profile("forget")
+    w = word("forget")
+    topic = f"user.{word('k')}"
+    old = ingest(ctx, prof, [fact(topic, {"v": 1}, f"{w} first")], "a fact").result().get("id")
+    new = ingest(ctx, prof, [fact(topic, {"v": 2}, f"{w} second")], "its successor").result().get("id")
+    for id, what in ((old, "a superseded fact"), (new, "an active fact")):
+        reply = served(ctx.client.forget(prof, id))
+        if not reply.ok:
+            say(ctx, "memoturn/forget-hard", f"forget of {what} {id!r} was refused", reply)
+            continue
+        after = served(ctx.client.get(prof, id))
+        if not after.missing:
+            say(ctx, "memoturn/forget-hard", f"after forgetting {what} {id!r}, GET still answers", after)
+    hits = ctx.client.recall(prof, {"query": w, "include_superseded": True, "topic_key": topic})
+    if hits.ok and hits.memories() is not None:
+        left = [h.get("id") for h in hits.memories() if isinstance(h, dict) and h.get("id") in (old, new)]
+        if left:
+            say(ctx, "memoturn/forget-hard", f"recall (include_superseded) still returns forgotten {left}", hits)
+
+
+@check("memoturn/errors", spec="memoturn", bindings=HTTP, requirements=ERRORS,
+       title="Malformed and invalid requests are 400 invalid_request in the envelope; an unknown id is 404 not_found")
+def errors(ctx: Any) -> None:
+    prof = profile("errors")
+    for what, payload in (("a body that is not JSON", b'{"memories": [}'),
+                          ("`memories` that is not an array", {"memories": {"type": "fact"}}),
+                          ("a memory that is not an object", {"memories": ["a string"]}),
+                          ("a body that is a JSON array", [{"type": "fact"}])):
+        judge_refused(ctx, ctx.client.send_raw("ingest", prof, payload), rule="memoturn/error-codes", what=what)
+    judge_refused(ctx, ctx.client.send_raw("recall", prof, b"not json"), rule="memoturn/error-codes",
+                  what="a recall body that is not JSON")
+    reply = served(ctx.client.get(prof, "mem_" + "f" * 32))
+    judge_refused(ctx, reply, rule="memoturn/error-codes", what="GET of an id never ingested", code="not_found", status=404)
