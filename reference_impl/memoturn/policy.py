@@ -1,0 +1,50 @@
+"""The memoturn reference implementation's decision points: where the typed-memories page (and its
+sibling pages) leave a choice open, the reference reads it one way (the defaults) and a variant
+(`variants.py`) the other way. The engine and its bindings read `self.policy.<point>` where the
+choice is made; they never ask a fault's or a variant's name.
+
+`configure` is how an engine (or a binding) gets its policy and its fault's wraps from this spec's
+own tables (`MEMOTURN_FAULTS`, `MEMOTURN_VARIANTS`), as OAMS's does."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MemoturnPolicy:
+    #: memoturn/expired-task-reingest: an expired task is not "already-active", so re-ingesting it is
+    #: no duplicate. Read as a new row with a fresh expiry ("created": the old one, hidden since it
+    #: expired, is replaced), or as the old row made active again with a fresh expiry ("revived").
+    expired_task_reingest: str = "created"
+    #: memoturn/ingest-status-per-memory: the page gives no HTTP status; api-rest.md shows 201 (201),
+    #: the catalogue takes any 2xx (200).
+    ingest_status: int = 201
+    #: memoturn/forget-hard: the page gives no answer for DELETE; the reference answers 200
+    #: {"deleted": id, "txid": n} (200), a bodiless 204 is as faithful (204). HTTP only: an MCP
+    #: result always carries its txid (mcp.md).
+    forget_status: int = 200
+    #: memoturn/batch-cap: above 1,000 memories the batch is refused as a malformed request
+    #: ("invalid_request", 400), or as a body over the limit ("payload_too_large", 413).
+    over_cap_code: str = "invalid_request"
+
+
+def configure(implementation: Any, fault: Any, variants: Iterable[str], part: str | None = None) -> MemoturnPolicy:
+    """The policy for `variants` and `fault` (a name of MEMOTURN_FAULTS or a Fault), with the fault's
+    wraps of `part` installed on `implementation` (None: the plain keys, on the engine itself)."""
+    from memconform.reference_impl.memoturn.faults import by_name as fault_by_name
+    from memconform.reference_impl.memoturn.variants import apply
+
+    policy = apply(MemoturnPolicy(), variants)
+    f = fault_by_name(fault) if isinstance(fault, str) else fault
+    if f is not None:
+        if f.overrides and part is None:
+            policy = dataclasses.replace(policy, **f.overrides)
+        for key, wrap in f.wraps.items():
+            owner, dot, name = key.rpartition(".")
+            if (part is None and not dot) or (part is not None and owner == part):
+                setattr(implementation, name, wrap(implementation, getattr(implementation, name)))
+    return policy
