@@ -1,1 +1,297 @@
-"""(being written)"""
+"""Lifecycle (L3): what a task's TTL does to its record and to recall, re-ingesting an expired task,
+the timestamps' unit, and sessions (listing them, ending one).
+
+Timestamps are judged in the record's own unit: milliseconds (recall.md, the engine), or seconds
+where created_at is plainly seconds (api-rest.md's example) — created-at-ms alone asks for
+milliseconds, as a SHOULD. Expiry is judged with ttl: 1 and a bounded wait: the check polls for at
+most a few seconds and fails only on a task still recalled after it; a task with the default TTL,
+recalled beside it, shows that tasks are recallable at all."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memconform.suite.memoturn import model
+from memconform.suite.memoturn.checks._common import HTTP, LIVE, ids_of, ingest, profile, recall, record, say, word
+from memconform.suite.memoturn.client import MemoturnReply, shown
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+
+DAY = model.TASK_TTL_DEFAULT
+#: The slack on a TTL: the page states no precision, and created_at and expires_at may be stamped
+#: a moment apart.
+SLACK_S = 60
+#: Below this, a Unix time is seconds (1e11 ms is 1973; 1e11 s is the year 5138).
+SECONDS_BELOW = 10 ** 11
+#: How long a task with ttl: 1 may stay recalled before that is a failure.
+EXPIRY_WAIT_S = 4.0
+POLL_S = 0.2
+
+
+def mem(mtype: str, summary: str, **fields: Any) -> dict[str, Any]:
+    return model.new_memory(mtype, summary, {"note": word("c")}, **fields)
+
+
+def place(ctx: Any, prof: str, memories: list[dict[str, Any]], what: str = "placing the memories") -> list[str]:
+    reply = ingest(ctx, prof, memories, what)
+    return [str(reply.result(i).get("id")) for i in range(len(memories))]
+
+
+def is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def per_second(created_at: int) -> int:
+    """Units per second of a record whose created_at is `created_at`."""
+    return 1 if created_at < SECONDS_BELOW else 1000
+
+
+def fetched(ctx: Any, prof: str, mid: str, what: str) -> dict[str, Any]:
+    rec = record(ctx, prof, mid, what)
+    if rec is None:
+        raise NotApplicable(f"precondition failed: {what} {mid!r}: GET says it is not there, right after its ingest "
+                            f"(judged by the Core checks)")
+    return rec
+
+
+def lifetime(ctx: Any, rule: str, rec: dict[str, Any], want_s: int, what: str) -> None:
+    """Judge expires_at − created_at against `want_s` seconds, in the record's unit."""
+    created, expires = rec.get("created_at"), rec.get("expires_at")
+    if not is_int(created):
+        raise NotApplicable(f"{what} has created_at {shown(created)}, not an integer: its lifetime cannot be measured "
+                            f"(judged by memoturn/created-at-ms and memoturn/record-fields)")
+    if expires is None:
+        say(ctx, rule, f"{what} has no expires_at: a task expires", received=rec, where="get")
+        return
+    if not isinstance(expires, (int, float)) or isinstance(expires, bool):
+        say(ctx, rule, f"{what} has expires_at {shown(expires)}, not a time", received=rec, where="get")
+        return
+    unit = per_second(created)
+    got = expires - created
+    if abs(got - want_s * unit) > SLACK_S * unit:
+        name = "ms" if unit == 1000 else "s"
+        say(ctx, rule, f"{what} has created_at {created} and expires_at {expires}: it lives {got} {name}, not "
+                       f"{want_s * unit} {name} ({want_s} s)", received=rec, where="get")
+
+
+def wait_expired(ctx: Any, prof: str, w: str, short: str, keeper: str) -> tuple[bool, MemoturnReply]:
+    """Poll a recall of `w` until the task `short` (ttl: 1) is gone or EXPIRY_WAIT_S have passed since
+    its ingest: (gone, the last reply). `keeper`, a task with the default TTL holding `w`, must be
+    recalled every time, or tasks are not recalled at all and expiry cannot be observed."""
+    started = time.monotonic()
+    time.sleep(1.0)
+    while True:
+        reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r}")
+        found = ids_of(hits)
+        if keeper not in found:
+            raise NotApplicable(f"the task with the default 24 h TTL, holding the query word, was not recalled, so "
+                                f"expiry cannot be told from tasks never being recalled ({reply.describe()}; judged "
+                                f"by memoturn/recall-keyword-channel)")
+        if short not in found:
+            return True, reply
+        if time.monotonic() - started >= EXPIRY_WAIT_S:
+            return False, reply
+        time.sleep(POLL_S)
+
+
+# -- expires_at and TTLs ---------------------------------------------------------------------------------
+
+@check("memoturn/expires-at-tasks-only", spec="memoturn", bindings=LIVE, requirements=("memoturn/expires-at-tasks-only",),
+       title="expires_at is set on tasks only")
+def expires_at_tasks_only(ctx: Any) -> None:
+    rule = "memoturn/expires-at-tasks-only"
+    prof = profile("exp")
+    w = word()
+    placed = dict(zip(place(ctx, prof, [mem("fact", f"{w} fact", topic_key=f"user.{word('t')}"),
+                                        mem("event", f"{w} event"),
+                                        mem("instruction", f"{w} instruction", topic_key=f"style.{word('t')}"),
+                                        mem("task", f"{w} task")]), model.TYPES))
+    for mid, mtype in placed.items():
+        rec = fetched(ctx, prof, mid, f"reading back the {mtype}")
+        expires = rec.get("expires_at")
+        if mtype == "task" and expires is None:
+            say(ctx, rule, f"GET of the task {mid} answers no expires_at: a task has one (default 24 h)", received=rec,
+                where="get")
+        elif mtype != "task" and expires is not None:
+            say(ctx, rule, f"GET of the {mtype} {mid} answers expires_at {shown(expires)}: only tasks expire",
+                received=rec, where="get")
+    # recall hits need not carry expires_at (the engine leaves it out), but one that does must not lie
+    reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r}")
+    for h in hits:
+        if placed.get(h.get("id"), "task") != "task" and h.get("expires_at") is not None:
+            say(ctx, rule, f"the recalled {placed[h['id']]} {h['id']} carries expires_at {shown(h['expires_at'])}: "
+                           f"only tasks expire", reply)
+
+
+@check("memoturn/task-ttl-default", spec="memoturn", bindings=LIVE, requirements=("memoturn/task-ttl-default",),
+       title="A task without ttl expires 24 hours after it was created")
+def task_ttl_default(ctx: Any) -> None:
+    prof = profile("ttld")
+    (mid,) = place(ctx, prof, [mem("task", f"{word()} follow up on refund")])
+    rec = fetched(ctx, prof, mid, "reading back the task")
+    lifetime(ctx, "memoturn/task-ttl-default", rec, DAY, f"the task {mid}, ingested without ttl,")
+
+
+@check("memoturn/task-ttl-explicit", spec="memoturn", bindings=LIVE, requirements=("memoturn/task-ttl-explicit",),
+       title="A task with ttl: n (seconds) expires n seconds after it was created")
+def task_ttl_explicit(ctx: Any) -> None:
+    prof = profile("ttle")
+    # two hours: well below the default (a namespace policy may clamp longer TTLs) and far from it
+    ttl = 7200
+    (mid,) = place(ctx, prof, [mem("task", f"{word()} renew the certificate", ttl=ttl)])
+    rec = fetched(ctx, prof, mid, "reading back the task")
+    lifetime(ctx, "memoturn/task-ttl-explicit", rec, ttl, f"the task {mid}, ingested with ttl: {ttl},")
+
+
+@check("memoturn/recall-drops-expired", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-drops-expired",),
+       title="A task with ttl: 1 is no longer recalled once it has expired")
+def recall_drops_expired(ctx: Any) -> None:
+    prof = profile("drop")
+    w = word()
+    short, keeper = place(ctx, prof, [mem("task", f"{w} short task", ttl=1), mem("task", f"{w} lasting task")])
+    gone, reply = wait_expired(ctx, prof, w, short, keeper)
+    if not gone:
+        say(ctx, "memoturn/recall-drops-expired", f"the task {short}, ingested with ttl: 1, is still recalled "
+                                                  f"{EXPIRY_WAIT_S:g} s after its ingest", reply)
+
+
+@check("memoturn/expired-task-reingest", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/expired-task-reingest",),
+       title="An expired task ingested again is active again (created or revived), not a duplicate")
+def expired_task_reingest(ctx: Any) -> None:
+    rule = "memoturn/expired-task-reingest"
+    prof = profile("rein")
+    w = word()
+    again = mem("task", f"{w} short task", ttl=1)
+    short, keeper = place(ctx, prof, [again, mem("task", f"{w} lasting task")])
+    gone, reply = wait_expired(ctx, prof, w, short, keeper)
+    if not gone:
+        raise NotApplicable(f"the task with ttl: 1 never stopped being recalled, so it was never seen expired "
+                            f"({reply.describe()}; judged by memoturn/recall-drops-expired)")
+    # the same memory (ttl is outside the content hash) with the default TTL: a fresh, long expiry
+    del again["ttl"]
+    reply = ingest(ctx, prof, [again], "ingesting the expired task again")
+    status = reply.result(0).get("status")
+    if status not in ("created", "revived"):
+        say(ctx, rule, f"the expired task ingested again answered {shown(status)}: an expired task is not "
+                       f"\"already-active\", so it is created or revived, not a duplicate", reply)
+    rid = reply.result(0).get("id")
+    reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r} after the ingest")
+    if rid not in ids_of(hits):
+        say(ctx, rule, f"after the expired task was ingested again ({shown(status)}), recall still does not answer it "
+                       f"({rid})", reply)
+
+
+@check("memoturn/created-at-ms", spec="memoturn", bindings=LIVE, requirements=("memoturn/created-at-ms",),
+       title="created_at, expires_at and superseded_at are integer Unix milliseconds")
+def created_at_ms(ctx: Any) -> None:
+    rule = "memoturn/created-at-ms"
+    prof = profile("ms")
+    w, topic = word(), f"user.{word('t')}"
+    old, task = place(ctx, prof, [mem("fact", f"{w} vegetarian", topic_key=topic), mem("task", f"{w} call back")])
+    place(ctx, prof, [mem("fact", f"{w} vegan", topic_key=topic)], "placing a fact that supersedes the first")
+    # a clock a year off is another problem; seconds are a thousandfold off
+    year_ms = 366 * DAY * 1000
+    now_ms = time.time() * 1000
+    seen: list[str] = []
+
+    def judge(value: Any, what: str, want_ms: float, received: Any, reply: MemoturnReply | None = None) -> None:
+        if value is None:
+            return
+        seen.append(what)
+        at = {"received": received, "where": "get"} if reply is None else {}
+        if not is_int(value):
+            say(ctx, rule, f"{what} is {shown(value)}, not an integer", reply, **at)
+        elif abs(value - want_ms) > year_ms:
+            say(ctx, rule, f"{what} is {value}, not Unix milliseconds (now is about {int(now_ms)} ms)", reply, **at)
+
+    rec = fetched(ctx, prof, task, "reading back the task")
+    judge(rec.get("created_at"), "the task's created_at", now_ms, rec)
+    judge(rec.get("expires_at"), "the task's expires_at", now_ms + DAY * 1000, rec)
+    rec = fetched(ctx, prof, old, "reading back the superseded fact")
+    judge(rec.get("created_at"), "the fact's created_at", now_ms, rec)
+    judge(rec.get("superseded_at"), "the superseded fact's superseded_at", now_ms, rec)
+    reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r}")
+    for h in hits:
+        judge(h.get("created_at"), f"the recalled {h.get('id')}'s created_at", now_ms, None, reply)
+    if not seen:
+        raise NotApplicable("neither GET nor recall answers any timestamp: none to judge (a missing created_at is "
+                            "memoturn/record-fields' to judge)")
+
+
+# -- sessions -----------------------------------------------------------------------------------------------
+
+@check("memoturn/session-end-tasks", spec="memoturn", bindings=HTTP, requirements=("memoturn/session-end-tasks",),
+       title="Ending a session removes its tasks from recall and GET; its durable memories survive")
+def session_end_tasks(ctx: Any) -> None:
+    rule = "memoturn/session-end-tasks"
+    prof = profile("end")
+    w, s, other = word(), f"s-{word('s')}", f"s-{word('s')}"
+    task, event, fact, elsewhere = place(ctx, prof, [mem("task", f"{w} draft the reply", session_id=s),
+                                                     mem("event", f"{w} opened the ticket", session_id=s),
+                                                     mem("fact", f"{w} prefers email", session_id=s),
+                                                     mem("task", f"{w} check the logs", session_id=other)])
+    names = {task: f"the task of session {s!r}", event: f"the event of session {s!r}",
+             fact: f"the fact of session {s!r}", elsewhere: f"the task of session {other!r}"}
+    reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r} before the session ends")
+    missing = [n for i, n in names.items() if i not in ids_of(hits)]
+    if missing:
+        raise NotApplicable(f"before the session ended, recall did not find {', '.join(missing)} ({reply.describe()}; "
+                            f"judged by memoturn/recall-keyword-channel)")
+    ended = ctx.client.end_session(prof, s)
+    if not ended.ok:
+        say(ctx, rule, f"ending session {s!r} was {'not served' if ended.not_served else 'refused'}", ended)
+        return
+    reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r} after the session ended")
+    found = ids_of(hits)
+    if task in found:
+        say(ctx, rule, f"after session {s!r} ended, recall still answers its task {task}", reply)
+    for mid in (event, fact, elsewhere):
+        if mid not in found:
+            say(ctx, rule, f"after session {s!r} ended, recall no longer answers {names[mid]} ({mid}): only the "
+                           f"ended session's tasks go", reply)
+    rec = record(ctx, prof, task, "reading back the ended session's task")
+    if rec is not None and not expired(rec):
+        # mcp.md: "its task memories expire immediately" — a record GET still shows, expired, is that
+        say(ctx, rule, f"after session {s!r} ended, GET still answers its task {task}, not expired "
+                       f"(expires_at {shown(rec.get('expires_at'))})", received=rec, where="get")
+    for mid in (event, fact):
+        if record(ctx, prof, mid, f"reading back {names[mid]}") is None:
+            say(ctx, rule, f"after session {s!r} ended, GET no longer finds {names[mid]} ({mid}): durable memories "
+                           f"survive", where="get")
+
+
+def expired(rec: dict[str, Any]) -> bool:
+    created, expires = rec.get("created_at"), rec.get("expires_at")
+    if not is_int(expires):
+        return False
+    unit = per_second(created if is_int(created) else expires)
+    return expires <= (time.time() + SLACK_S) * unit
+
+
+@check("memoturn/sessions-listed", spec="memoturn", bindings=HTTP, requirements=("memoturn/sessions-listed",),
+       title="GET …/sessions lists the sessions memories were ingested with")
+def sessions_listed(ctx: Any) -> None:
+    rule = "memoturn/sessions-listed"
+    prof = profile("list")
+    s = f"s-{word('s')}"
+    place(ctx, prof, [mem("event", f"{word()} started the migration", session_id=s)])
+    reply = ctx.client.sessions(prof)
+    if not reply.ok:
+        say(ctx, rule, f"listing the sessions was {'not served' if reply.not_served else 'refused'}", reply)
+        return
+    # the answer's shape is not documented: the session's id anywhere in it is the listing
+    if not mentions(reply.body, s):
+        say(ctx, rule, f"a memory was ingested with session_id {s!r}, and the session listing does not name it",
+            reply)
+
+
+def mentions(value: Any, text: str) -> bool:
+    if value == text:
+        return True
+    if isinstance(value, dict):
+        return any(k == text or mentions(v, text) for k, v in value.items())
+    if isinstance(value, list):
+        return any(mentions(v, text) for v in value)
+    return False

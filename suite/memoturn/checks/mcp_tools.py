@@ -1,1 +1,114 @@
-"""(being written)"""
+"""The MCP binding (mcp.md): the four memory tools answer, memory_get reports a miss as its result,
+and every tool result carries the operation's txid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.memoturn import model
+from memconform.suite.memoturn.checks._common import ingest, profile, say, word
+from memconform.suite.memoturn.client import OPERATIONS, MemoturnReply, shown
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+
+MCP = ("mcp",)
+
+
+def tool(op: str) -> str:
+    return OPERATIONS[op][1]
+
+
+def never_ingested() -> str:
+    """A well-formed id (the engine's construction) of content no check ever sends."""
+    return model.memory_id("fact", None, {"never": word("n")})
+
+
+def is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+@check("memoturn/mcp-tools", spec="memoturn", bindings=MCP, requirements=("memoturn/mcp-tools",),
+       title="memory_ingest, memory_recall, memory_get and memory_forget answer a well-formed call")
+def mcp_tools(ctx: Any) -> None:
+    rule = "memoturn/mcp-tools"
+    prof = profile("tools")
+    w = word()
+
+    def answered(reply: MemoturnReply) -> bool:
+        name = tool(reply.op)
+        if reply.not_served:
+            say(ctx, rule, f"the tool {name} is not served", reply)
+        elif not reply.ok:
+            say(ctx, rule, f"{name} answered a well-formed call with an error", reply)
+        return reply.ok
+
+    memory = model.new_memory("fact", f"{w} prefers dark mode", {"theme": word("c")}, topic_key=f"user.{word('t')}")
+    reply = ctx.client.ingest(prof, [memory])
+    mid = None
+    if answered(reply):
+        problems = model.ingest_problems(reply.body, 1)
+        if problems:
+            say(ctx, rule, f"memory_ingest's result is not the ingest answer: {'; '.join(problems)}", reply)
+        else:
+            mid = reply.result(0).get("id")
+    reply = ctx.client.recall(prof, {"query": w})
+    if answered(reply) and reply.memories() is None:
+        say(ctx, rule, "memory_recall's result holds no `memories` array", reply)
+    # without an ingested id, a miss still shows whether the tool is there
+    target = mid if isinstance(mid, str) else never_ingested()
+    reply = ctx.client.get(prof, target)
+    if answered(reply) and mid is not None:
+        rec = reply.memory()
+        if rec is None or rec.get("id") != mid:
+            say(ctx, rule, f"memory_get of the memory just ingested ({mid}) did not answer its record", reply)
+    reply = ctx.client.forget(prof, target)
+    answered(reply)
+
+
+@check("memoturn/mcp-get-not-found", spec="memoturn", bindings=MCP, requirements=("memoturn/mcp-get-not-found",),
+       title="memory_get of an unknown id reports not-found as its result, not as a tool error")
+def mcp_get_not_found(ctx: Any) -> None:
+    rule = "memoturn/mcp-get-not-found"
+    prof = profile("miss")
+    ingest(ctx, prof, [model.new_memory("event", f"{word()} happened", {"note": word("c")})])
+    unknown = never_ingested()
+    reply = ctx.client.get(prof, unknown)
+    if reply.not_served:
+        raise NotApplicable(f"memory_get is not served ({reply.describe()}; judged by memoturn/mcp-tools)")
+    if not reply.ok:
+        say(ctx, rule, f"memory_get of {unknown}, never ingested, answered a tool error; mcp.md: it reports "
+                       f"not-found rather than erroring", reply)
+    elif reply.memory() is not None:
+        say(ctx, rule, f"memory_get of {unknown}, never ingested, answered a record", reply)
+    elif not says_not_found(reply):
+        say(ctx, rule, f"memory_get of {unknown}, never ingested, answered a result that does not say the memory "
+                       f"was not found", reply)
+
+
+def says_not_found(reply: MemoturnReply) -> bool:
+    """A result that says so: found: false, memory: null, or the words "not found" / not_found."""
+    body = reply.body if isinstance(reply.body, dict) else {}
+    if body.get("found") is False or ("memory" in body and body["memory"] is None):
+        return True
+    text = " ".join(filter(None, (reply.received_text, shown(reply.body, 10_000)))).lower()
+    return "not found" in text or "not_found" in text
+
+
+@check("memoturn/mcp-txid", spec="memoturn", bindings=MCP, requirements=("memoturn/mcp-txid",),
+       title="The results of memory_ingest, memory_recall, memory_get and memory_forget carry an integer txid")
+def mcp_txid(ctx: Any) -> None:
+    rule = "memoturn/mcp-txid"
+    prof = profile("txid")
+    w = word()
+    placed = ingest(ctx, prof, [model.new_memory("fact", f"{w} likes jazz", {"genre": word("c")})])
+    mid = str(placed.result(0).get("id"))
+    unseen = []
+    for reply in (placed, ctx.client.recall(prof, {"query": w}), ctx.client.get(prof, mid),
+                  ctx.client.forget(prof, mid)):
+        if not reply.ok:
+            unseen.append(f"{tool(reply.op)} ({reply.describe()})")
+        elif not is_int(reply.txid):
+            say(ctx, rule, f"{tool(reply.op)}'s result carries txid {shown(reply.txid)}, not an integer; mcp.md: every "
+                           f"tool result carries the txid of the operation", reply)
+    if unseen and not ctx.findings:
+        raise NotApplicable(f"no result to judge from {'; '.join(unseen)} (judged by memoturn/mcp-tools)")

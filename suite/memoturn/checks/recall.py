@@ -1,1 +1,527 @@
-"""(being written)"""
+"""Recall (L2): the three channels and what each hit says about them, the filters, `k`, hiding and
+exposing superseded rows, and the empty answers (recall.md, the typed-memories page).
+
+Every check writes into a fresh profile, so every hit is a memory the check placed. Words come from
+`word()`, so the keyword channel can only find what holds them. A query may also drive the vector
+channel (auto-embedding, recall.md), which finds nearest neighbours whatever words they hold: a hit
+that lists "vector" is never judged as a keyword match or as padding. Scores are compared only
+where they differ; ties (recency in recall.md, channel order in the engine) are not judged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memconform.suite.memoturn import model
+from memconform.suite.memoturn.checks._common import (LIVE, ids_of, ingest, profile, recall, say, served,
+                                                      word)
+from memconform.suite.memoturn.client import MemoturnReply, shown
+from memconform.suite.outcomes import NotApplicable
+from memconform.suite.registry import check
+
+#: A small fixed dimension: the page lets the first vector fix it, and every check keeps to it.
+DIM = 8
+
+
+def unit(i: int) -> list[float]:
+    """The i-th axis: distinct axes are orthogonal, so a stored vector is the nearest neighbour of
+    itself under cosine, dot product and L2 alike."""
+    return [1.0 if j == i else 0.0 for j in range(DIM)]
+
+
+def mem(mtype: str, summary: str, **fields: Any) -> dict[str, Any]:
+    """A memory of distinct content (its own word in it), so no two a check places share an id."""
+    return model.new_memory(mtype, summary, {"note": word("c")}, **fields)
+
+
+def place(ctx: Any, prof: str, memories: list[dict[str, Any]], what: str = "placing the memories") -> list[str]:
+    """Ingest as a precondition; the ids the server gave, in request order."""
+    reply = ingest(ctx, prof, memories, what)
+    return [str(reply.result(i).get("id")) for i in range(len(memories))]
+
+
+def judged_recall(ctx: Any, prof: str, params: dict[str, Any], rule: str,
+                  what: str) -> tuple[MemoturnReply, list[dict[str, Any]] | None]:
+    """A recall the rule itself asks to be answered: a refusal is a finding against `rule`; an answer
+    without a `memories` array is recall-answer-shape's to judge (not applicable here)."""
+    reply = served(ctx.client.recall(prof, params))
+    if not reply.ok:
+        say(ctx, rule, f"{what} was refused; it is a well-formed recall", reply)
+        return reply, None
+    hits = reply.memories()
+    if hits is None:
+        raise NotApplicable(f"{what}: no `memories` array ({reply.describe()}; judged by memoturn/recall-answer-shape)")
+    return reply, [h for h in hits if isinstance(h, dict)]
+
+
+def by_id(hits: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    return {h.get("id"): h for h in hits}
+
+
+def channels(hit: dict[str, Any]) -> list[Any]:
+    c = hit.get("channels")
+    return c if isinstance(c, list) else []
+
+
+def score(hit: dict[str, Any]) -> float | None:
+    s = hit.get("score")
+    return float(s) if isinstance(s, (int, float)) and not isinstance(s, bool) else None
+
+
+def baseline(ctx: Any, prof: str, params: dict[str, Any], want: dict[str, str], what: str) -> None:
+    """An unfiltered recall that must find every memory of `want` ({id: name}) before a filter can
+    be judged: a filter that drops what the server never found shows nothing."""
+    reply, hits = recall(ctx, prof, params, what)
+    missing = [name for i, name in want.items() if i not in ids_of(hits)]
+    if missing:
+        raise NotApplicable(f"the unfiltered recall did not find {', '.join(missing)}, so a filter cannot be judged "
+                            f"({reply.describe()}; judged by memoturn/recall-keyword-channel)")
+
+
+def no_findings(ctx: Any) -> bool:
+    return not ctx.findings
+
+
+# -- the request -----------------------------------------------------------------------------------
+
+@check("memoturn/recall-needs-a-channel", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/recall-needs-a-channel",),
+       title="Recall with none of query, embedding, topic_key is refused")
+def recall_needs_a_channel(ctx: Any) -> None:
+    prof = profile("chan")
+    w = word()
+    place(ctx, prof, [mem("event", f"{w} something happened")])
+    for what, params in (("a recall with no member at all", {}),
+                         ("a recall with only filters (types, k) and no channel", {"types": ["event"], "k": 3})):
+        reply = served(ctx.client.recall(prof, params))
+        if reply.ok:
+            say(ctx, "memoturn/recall-needs-a-channel", f"{what} was answered; recall.md requires at least one of "
+                                                        f"query, embedding, topic_key", reply)
+        elif reply.binding == "http" and reply.status is not None and reply.status >= 500:
+            # a crash is no refusal: the page's answer is the client's error, 400 invalid_request
+            say(ctx, "memoturn/recall-needs-a-channel", f"{what} was answered HTTP {reply.status}, a server error, "
+                                                        f"not a refusal of the request (400 invalid_request)", reply)
+
+
+@check("memoturn/recall-answer-shape", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-answer-shape",),
+       title="Recall answers {memories, txid}; each hit carries the record's fields, a numeric score and channels")
+def recall_answer_shape(ctx: Any) -> None:
+    rule = "memoturn/recall-answer-shape"
+    prof = profile("shape")
+    w, topic = word(), f"user.{word('t')}"
+    sent = mem("fact", f"{w} prefers dark mode", topic_key=topic, keywords=f"{word('k')} theme",
+               session_id=f"s-{word('s')}", source="memconform")
+    (mid,) = place(ctx, prof, [sent])
+    reply = ctx.client.recall(prof, {"query": w, "topic_key": topic})
+    if reply.not_served:
+        say(ctx, rule, "the recall operation is not served", reply)
+        return
+    if not reply.ok:
+        say(ctx, rule, "a recall by query and topic_key was refused", reply)
+        return
+    body = reply.body
+    if not isinstance(body, dict):
+        say(ctx, rule, "the answer is not an object {\"memories\": [...], \"txid\": n}", reply)
+        return
+    hits = body.get("memories")
+    if not isinstance(hits, list):
+        say(ctx, rule, f"`memories` is {shown(hits)}, not an array", reply)
+    txid = body.get("txid")
+    if not isinstance(txid, int) or isinstance(txid, bool):
+        say(ctx, rule, f"`txid` is {shown(txid)}, not an integer (recall.md: every response carries txid)", reply)
+    if not isinstance(hits, list):
+        return
+    for i, h in enumerate(hits):
+        problems = model.record_problems(h, where=f"memories[{i}]")
+        if isinstance(h, dict):
+            if score(h) is None:
+                problems.append(f"memories[{i}].score is {shown(h.get('score'))}, not a number")
+            c = h.get("channels")
+            if not isinstance(c, list) or not all(isinstance(x, str) for x in c):
+                problems.append(f"memories[{i}].channels is {shown(c)}, not an array of channel names")
+        if problems:
+            say(ctx, rule, "a hit is not a memory with score and channels: " + "; ".join(problems), reply)
+            return
+    hit = by_id([h for h in hits if isinstance(h, dict)]).get(mid)
+    if hit is None:
+        if no_findings(ctx):
+            raise NotApplicable(f"the recall did not find the memory it placed (by its word and its topic_key), so "
+                                f"no hit's fields can be judged ({reply.describe()}; judged by "
+                                f"memoturn/recall-keyword-channel and memoturn/recall-topic-channel)")
+        return
+    # the fields recall.md's example shows on every hit, where this memory has a value for each
+    for field in ("topic_key", "keywords", "session_id"):
+        if hit.get(field) != sent[field]:
+            say(ctx, rule, f"the hit's `{field}` is {shown(hit.get(field))}, not {shown(sent[field])} as ingested",
+                reply)
+
+
+# -- the channels ------------------------------------------------------------------------------------
+
+@check("memoturn/recall-keyword-channel", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/recall-keyword-channel",),
+       title="A query finds memories by the words of their summary, through channel \"keyword\"")
+def recall_keyword_channel(ctx: Any) -> None:
+    rule = "memoturn/recall-keyword-channel"
+    prof = profile("kw")
+    wa, wb = word(), word()
+    a, b = place(ctx, prof, [mem("fact", f"likes {wa} tea"), mem("event", f"ordered {wb} coffee")])
+    reply, hits = judged_recall(ctx, prof, {"query": wa}, rule, f"a recall by query {wa!r}")
+    if hits is None:
+        return
+    found = by_id(hits)
+    if a not in found:
+        say(ctx, rule, f"the query {wa!r} did not find the fact whose summary holds it ({a})", reply)
+    elif "keyword" not in channels(found[a]):
+        say(ctx, rule, f"the fact found by its summary's word lists channels {shown(found[a].get('channels'))}, "
+                       f"without \"keyword\"", reply)
+    if b in found and "keyword" in channels(found[b]):
+        say(ctx, rule, f"the event {b}, whose summary does not hold {wa!r}, was attributed to the keyword channel",
+            reply)
+
+
+@check("memoturn/keywords-indexed", spec="memoturn", bindings=LIVE, requirements=("memoturn/keywords-indexed",),
+       title="A query matching only a memory's keywords finds it")
+def keywords_indexed(ctx: Any) -> None:
+    rule = "memoturn/keywords-indexed"
+    prof = profile("kwi")
+    k = word("k")
+    (a,) = place(ctx, prof, [mem("fact", "prefers tabs over spaces", keywords=f"{k} indentation")])
+    reply, hits = judged_recall(ctx, prof, {"query": k}, rule, f"a recall by query {k!r}")
+    if hits is None:
+        return
+    found = by_id(hits)
+    if a not in found:
+        say(ctx, rule, f"the query {k!r}, one of the memory's keywords (its summary does not hold it), did not find "
+                       f"it ({a})", reply)
+    elif "keyword" not in channels(found[a]):
+        say(ctx, rule, f"the memory found by its keyword lists channels {shown(found[a].get('channels'))}, without "
+                       f"\"keyword\"", reply)
+
+
+@check("memoturn/recall-topic-channel", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-topic-channel",),
+       title="topic_key finds the active memory under that exact key, through channel \"topic\"")
+def recall_topic_channel(ctx: Any) -> None:
+    rule = "memoturn/recall-topic-channel"
+    prof = profile("topic")
+    ta, tb = f"user.{word('t')}", f"user.{word('t')}"
+    a, b, c = place(ctx, prof, [mem("fact", "vegetarian since 2024", topic_key=ta),
+                                mem("fact", "lives in lisbon", topic_key=tb),
+                                # a key that merely starts with ta: "exact" lookup must not find it
+                                mem("instruction", "answer in portuguese", topic_key=f"{ta}.extra")])
+    reply, hits = judged_recall(ctx, prof, {"topic_key": ta}, rule, f"a recall by topic_key {ta!r}")
+    if hits is None:
+        return
+    found = by_id(hits)
+    if a not in found:
+        say(ctx, rule, f"the recall by topic_key {ta!r} did not find the active fact under that key ({a})", reply)
+    elif "topic" not in channels(found[a]):
+        say(ctx, rule, f"the fact found by its topic_key lists channels {shown(found[a].get('channels'))}, without "
+                       f"\"topic\"", reply)
+    # only the topic channel was driven, so anything else found was found under another key
+    for other, key in ((b, tb), (c, f"{ta}.extra")):
+        if other in found:
+            say(ctx, rule, f"the recall by topic_key {ta!r} answered {other}, filed under {key!r}: the lookup is exact",
+                reply)
+
+
+@check("memoturn/recall-vector-channel", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/recall-vector-channel",),
+       title="An embedding finds the memory ingested with that vector, through channel \"vector\"")
+def recall_vector_channel(ctx: Any) -> None:
+    rule = "memoturn/recall-vector-channel"
+    prof = profile("vec")
+    a, b = place(ctx, prof, [mem("fact", f"{word()} likes jazz", embedding=unit(0)),
+                             mem("event", f"{word()} went hiking", embedding=unit(1))])
+    reply, hits = judged_recall(ctx, prof, {"embedding": unit(0)}, rule,
+                                f"a recall by an embedding of dimension {DIM}, equal to a stored one")
+    if hits is None:
+        return
+    found = by_id(hits)
+    if a not in found:
+        say(ctx, rule, f"the recall by the very embedding a fact was ingested with did not find it ({a})", reply)
+        return
+    if "vector" not in channels(found[a]):
+        say(ctx, rule, f"the fact found by its own embedding lists channels {shown(found[a].get('channels'))}, without "
+                       f"\"vector\"", reply)
+    sa, sb = score(found[a]), score(found[b]) if b in found else None
+    if sa is not None and sb is not None and sb > sa:
+        say(ctx, rule, f"the event with an orthogonal embedding scored {sb} above the exact match's {sa}: the nearest "
+                       f"neighbour under any metric is the stored vector itself", reply)
+
+
+@check("memoturn/task-no-vector", spec="memoturn", bindings=LIVE, requirements=("memoturn/task-no-vector",),
+       title="A task ingested with an embedding is never found through the vector channel")
+def task_no_vector(ctx: Any) -> None:
+    rule = "memoturn/task-no-vector"
+    prof = profile("tnv")
+    w = word()
+    fact, task = place(ctx, prof, [mem("fact", f"{word()} prefers email", embedding=unit(2)),
+                                   mem("task", f"{w} follow up on refund", embedding=unit(2))])
+    reply, hits = recall(ctx, prof, {"embedding": unit(2)}, "a recall by embedding")
+    found = by_id(hits)
+    if task in found:
+        say(ctx, rule, f"a recall by embedding alone answered the task {task}, which holds the same vector as a "
+                       f"fact: tasks skip the vector channel", reply)
+    elif fact not in found:
+        raise NotApplicable(f"the recall by embedding did not find the fact holding that very vector either, so the "
+                            f"vector channel was not observed at all ({reply.describe()}; judged by "
+                            f"memoturn/recall-vector-channel)")
+    # found by its word, the task must still not be attributed to the vector channel
+    reply, hits = recall(ctx, prof, {"query": w, "embedding": unit(2)}, "a recall by query and embedding")
+    found = by_id(hits)
+    if task in found and "vector" in channels(found[task]):
+        say(ctx, rule, f"the task {task} lists channels {shown(found[task].get('channels'))}: tasks skip the vector "
+                       f"channel", reply)
+
+
+@check("memoturn/recall-channels-attribution", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/recall-channels-attribution",),
+       title="Each hit names the channels that found it, among those the request drove, with a score; "
+             "hits are ordered by score")
+def recall_channels_attribution(ctx: Any) -> None:
+    rule = "memoturn/recall-channels-attribution"
+    prof = profile("attr")
+    w, topic = word(), f"user.{word('t')}"
+    _, b, _ = place(ctx, prof, [mem("fact", f"{w} vegan since 2026", topic_key=topic, embedding=unit(3)),
+                                mem("event", f"{w} ordered the tasting menu", embedding=unit(4)),
+                                mem("event", f"{word()} booked a table", embedding=unit(5))])
+    requests = (
+        ("topic_key only", {"topic_key": topic}, {"topic"}),
+        # auto-embedding (recall.md) lets a bare query drive the vector channel as well
+        ("query only", {"query": w}, {"keyword", "vector"}),
+        ("embedding only", {"embedding": unit(3)}, {"vector"}),
+        ("query, topic_key and embedding", {"query": w, "topic_key": topic, "embedding": unit(3)},
+         {"topic", "keyword", "vector"}),
+    )
+    observed = False
+    for what, params, driven in requests:
+        reply, hits = judged_recall(ctx, prof, params, rule, f"a recall by {what}")
+        if hits is None:
+            continue
+        observed = observed or bool(hits)
+        for h in hits:
+            c = h.get("channels")
+            if not isinstance(c, list) or not c:
+                say(ctx, rule, f"with {what}, hit {h.get('id')} has channels {shown(c)}, not a non-empty array", reply)
+                return
+            bad = [x for x in c if x not in driven]
+            if bad:
+                say(ctx, rule, f"with {what} (driving {', '.join(sorted(driven))}), hit {h.get('id')} names "
+                               f"{shown(bad)}: a channel the request did not drive, or none of topic, keyword, vector",
+                    reply)
+            if score(h) is None:
+                say(ctx, rule, f"with {what}, hit {h.get('id')} has score {shown(h.get('score'))}, not a number", reply)
+                return
+        for i in range(len(hits) - 1):
+            s1, s2 = score(hits[i]), score(hits[i + 1])
+            if s1 is not None and s2 is not None and s1 < s2:
+                say(ctx, rule, f"with {what}, hit {i} ({hits[i].get('id')}, score {s1}) comes before hit {i + 1} "
+                               f"({hits[i + 1].get('id')}, score {s2}): hits are ordered by score, highest first",
+                    reply)
+                break
+        found = by_id(hits)
+        # which of several driven channels found a hit is not visible from outside, except that the
+        # topic channel cannot have found a memory without a topic_key
+        if b in found and "topic" in channels(found[b]):
+            say(ctx, rule, f"with {what}, the event {b} (no topic_key) is attributed to the topic channel", reply)
+    if not observed and no_findings(ctx):
+        raise NotApplicable("no recall found anything, so no attribution could be judged (judged by the channel checks)")
+
+
+# -- supersession in recall --------------------------------------------------------------------------
+
+def superseded_pair(ctx: Any, prof: str, w: str, topic: str) -> tuple[str, str]:
+    """A fact replaced by a newer one under the same topic_key, both holding `w`: (old, new)."""
+    (old,) = place(ctx, prof, [mem("fact", f"{w} vegetarian since 2024", topic_key=topic)], "placing the first fact")
+    reply = ingest(ctx, prof, [mem("fact", f"{w} vegan since 2026", topic_key=topic)], "placing the second fact")
+    new = str(reply.result(0).get("id"))
+    if old not in (reply.result(0).get("superseded") or []):
+        raise NotApplicable(f"the second fact under {topic!r} did not report superseding the first ({reply.describe()}; "
+                            f"judged by memoturn/fact-supersedes)")
+    return old, new
+
+
+@check("memoturn/recall-hides-superseded", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/recall-hides-superseded",),
+       title="Recall returns only the active memory of a superseded chain")
+def recall_hides_superseded(ctx: Any) -> None:
+    rule = "memoturn/recall-hides-superseded"
+    prof = profile("hide")
+    w, topic = word(), f"user.{word('t')}"
+    old, new = superseded_pair(ctx, prof, w, topic)
+    seen_new = False
+    for what, params in (("topic_key", {"topic_key": topic}), ("query", {"query": w})):
+        reply, hits = judged_recall(ctx, prof, params, rule, f"a recall by {what}")
+        if hits is None:
+            continue
+        if old in ids_of(hits):
+            say(ctx, rule, f"the recall by {what} answered the superseded fact {old} (superseded by {new})", reply)
+        seen_new = seen_new or new in ids_of(hits)
+    if not seen_new and no_findings(ctx):
+        raise NotApplicable("neither recall found the active fact either, so hiding was not observed (judged by "
+                            "memoturn/recall-topic-channel and memoturn/recall-keyword-channel)")
+
+
+@check("memoturn/include-superseded", spec="memoturn", bindings=LIVE, requirements=("memoturn/include-superseded",),
+       title="include_superseded: true exposes the superseded row")
+def include_superseded(ctx: Any) -> None:
+    rule = "memoturn/include-superseded"
+    prof = profile("incl")
+    w, topic = word(), f"user.{word('t')}"
+    old, new = superseded_pair(ctx, prof, w, topic)
+    # by query: recall.md's topic channel looks over active memories only, the keyword channel over every row
+    reply, hits = judged_recall(ctx, prof, {"query": w, "include_superseded": True}, rule,
+                                "a recall by query with include_superseded: true")
+    if hits is None:
+        return
+    found = by_id(hits)
+    if old not in found:
+        say(ctx, rule, f"with include_superseded: true, the superseded fact {old}, whose summary holds the query "
+                       f"word, was not answered", reply)
+    elif "superseded_by" in found[old] and found[old]["superseded_by"] != new:
+        say(ctx, rule, f"the superseded fact is answered with superseded_by {shown(found[old]['superseded_by'])}, "
+                       f"not {new}, the fact that replaced it", reply)
+
+
+# -- k and empty answers -------------------------------------------------------------------------------
+
+@check("memoturn/recall-k", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-k",),
+       title="k caps the hits (default 8) and recall never pads")
+def recall_k(ctx: Any) -> None:
+    rule = "memoturn/recall-k"
+    prof = profile("k")
+    w, v, topic = word(), word(), f"user.{word('t')}"
+    memories = [mem("event", f"{w} entry number {i}") for i in range(10)]
+    memories += [mem("event", f"{v} rare entry {i}") for i in range(2)]
+    memories.append(mem("fact", "works remotely", topic_key=topic))
+    ids = place(ctx, prof, memories)
+    rare, fact = set(ids[10:12]), ids[12]
+    for what, params, want in (("no k", {"query": w}, model.RECALL_DEFAULT_K), ("k: 3", {"query": w, "k": 3}, 3)):
+        reply, hits = judged_recall(ctx, prof, params, rule, f"a recall with {what}")
+        if hits is not None and len(hits) != want:
+            say(ctx, rule, f"ten memories hold the query word and the recall sent {what}: {len(hits)} hits came back, "
+                           f"not {want}", reply)
+    # padding: what comes back beyond the matches can only be the vector channel's (auto-embedding)
+    reply, hits = judged_recall(ctx, prof, {"query": v}, rule, "a recall of a word two memories hold")
+    if hits is not None:
+        padded = [h.get("id") for h in hits if h.get("id") not in rare and "vector" not in channels(h)]
+        if padded:
+            say(ctx, rule, f"two memories hold {v!r}, and the recall also answered {shown(padded)}, which do not hold "
+                           f"it and were not found by the vector channel: recall never pads to reach k", reply)
+    reply, hits = judged_recall(ctx, prof, {"topic_key": topic, "k": 5}, rule, "a recall by a topic_key one fact holds")
+    if hits is not None and [i for i in ids_of(hits) if i != fact]:
+        say(ctx, rule, f"one fact is filed under {topic!r} and only the topic channel was driven, yet the recall "
+                       f"answered {len(hits)} hits: recall never pads to reach k", reply)
+
+
+@check("memoturn/recall-empty-valid", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-empty-valid",),
+       title="A recall that matches nothing answers memories: []")
+def recall_empty_valid(ctx: Any) -> None:
+    rule = "memoturn/recall-empty-valid"
+    prof = profile("empty")
+    place(ctx, prof, [mem("fact", f"{word()} likes cats", topic_key=f"user.{word('t')}")])
+    nothing = f"user.{word('none')}"
+    reply, hits = judged_recall(ctx, prof, {"topic_key": nothing}, rule, f"a recall by topic_key {nothing!r}, "
+                                                                         f"which no memory holds")
+    if hits:
+        say(ctx, rule, f"no memory is filed under {nothing!r}, yet the recall answered {len(hits)} hits", reply)
+    w = word("none")
+    reply, hits = judged_recall(ctx, prof, {"query": w}, rule, f"a recall by the word {w!r}, which no memory holds")
+    stray = [h.get("id") for h in hits or [] if "vector" not in channels(h)]
+    if stray:
+        say(ctx, rule, f"no memory holds {w!r}, yet the recall answered {shown(stray)}, not found by the vector "
+                       f"channel either", reply)
+
+
+@check("memoturn/recall-unknown-profile", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/recall-unknown-profile",),
+       title="Recall against a profile never written answers {\"memories\": [], \"txid\": 0} and creates nothing")
+def recall_unknown_profile(ctx: Any) -> None:
+    rule = "memoturn/recall-unknown-profile"
+    prof = profile("never")
+    for what in ("a recall against a profile never written", "a second recall against that profile"):
+        reply = served(ctx.client.recall(prof, {"query": word(), "topic_key": f"user.{word('t')}"}))
+        if not reply.ok:
+            say(ctx, rule, f"{what} was refused; recall.md answers {{\"memories\": [], \"txid\": 0}}", reply)
+            return
+        body = reply.body if isinstance(reply.body, dict) else {}
+        hits, txid = body.get("memories"), body.get("txid")
+        if hits != [] or not isinstance(txid, int) or isinstance(txid, bool) or txid != 0:
+            # after a first recall, a txid above 0 or any hit means the first one wrote something
+            say(ctx, rule, f"{what} answered memories {shown(hits)} and txid {shown(txid)}, not [] and 0", reply)
+            return
+
+
+# -- filters -----------------------------------------------------------------------------------------
+
+@check("memoturn/recall-types-filter", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-types-filter",),
+       title="types restricts recall to those types")
+def recall_types_filter(ctx: Any) -> None:
+    rule = "memoturn/recall-types-filter"
+    prof = profile("types")
+    w = word()
+    placed = dict(zip(place(ctx, prof, [mem("fact", f"{w} fact", topic_key=f"user.{word('t')}"),
+                                        mem("event", f"{w} event"),
+                                        mem("instruction", f"{w} instruction", topic_key=f"style.{word('t')}"),
+                                        mem("task", f"{w} task")]),
+                      model.TYPES))
+    baseline(ctx, prof, {"query": w}, {i: f"the {t}" for i, t in placed.items()}, "the unfiltered recall")
+    for types in (["fact"], ["event", "task"], ["instruction"]):
+        reply, hits = judged_recall(ctx, prof, {"query": w, "types": types}, rule, f"a recall with types {types}")
+        if hits is None:
+            continue
+        # a hit is judged by the type it claims and, for the memories placed here, by the type sent
+        outside = [f"{h.get('id')} ({h.get('type')})" for h in hits
+                   if h.get("type") not in types or (h.get("id") in placed and placed[h.get("id")] not in types)]
+        if outside:
+            say(ctx, rule, f"with types {types}, the recall answered {', '.join(outside)}", reply)
+        dropped = [t for i, t in placed.items() if t in types and i not in ids_of(hits)]
+        if dropped:
+            say(ctx, rule, f"with types {types}, the recall left out the {', '.join(dropped)} holding the query word, "
+                           f"which the unfiltered recall found", reply)
+
+
+@check("memoturn/recall-session-filter", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/recall-session-filter",),
+       title="session_id restricts recall to memories ingested with that session")
+def recall_session_filter(ctx: Any) -> None:
+    rule = "memoturn/recall-session-filter"
+    prof = profile("sess")
+    w, s1, s2 = word(), f"s-{word('s')}", f"s-{word('s')}"
+    one, two, none = place(ctx, prof, [mem("event", f"{w} deployed v2", session_id=s1),
+                                       mem("event", f"{w} rolled back v2", session_id=s2),
+                                       mem("fact", f"{w} prefers staging first")])
+    names = {one: f"the event of session {s1!r}", two: f"the event of session {s2!r}",
+             none: "the fact without a session"}
+    baseline(ctx, prof, {"query": w}, names, "the unfiltered recall")
+    reply, hits = judged_recall(ctx, prof, {"query": w, "session_id": s1}, rule, f"a recall with session_id {s1!r}")
+    if hits is None:
+        return
+    others = [names.get(i, str(i)) for i in ids_of(hits) if i != one]
+    if others:
+        # mcp.md's memory_recall lists no session_id: an MCP server that ignores it shows up here
+        say(ctx, rule, f"with session_id {s1!r}, the recall also answered {', '.join(others)}", reply)
+    if one not in ids_of(hits):
+        say(ctx, rule, f"with session_id {s1!r}, the recall left out {names[one]}, which the unfiltered recall found",
+            reply)
+
+
+@check("memoturn/recall-source-filter", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-source-filter",),
+       title="source restricts recall to one agent's memories")
+def recall_source_filter(ctx: Any) -> None:
+    rule = "memoturn/recall-source-filter"
+    prof = profile("src")
+    w, a, b = word(), f"agent-{word('a')}", f"agent-{word('b')}"
+    mine, theirs, unsourced = place(ctx, prof, [mem("fact", f"{w} prefers tabs", source=a),
+                                                mem("event", f"{w} reformatted the repo", source=b),
+                                                mem("event", f"{w} opened the project")])
+    names = {mine: f"the memory from {a!r}", theirs: f"the memory from {b!r}", unsourced: "the memory without a source"}
+    baseline(ctx, prof, {"query": w}, names, "the unfiltered recall")
+    reply, hits = judged_recall(ctx, prof, {"query": w, "source": a}, rule, f"a recall with source {a!r}")
+    if hits is None:
+        return
+    others = [names.get(i, str(i)) for i in ids_of(hits) if i != mine]
+    if others:
+        say(ctx, rule, f"with source {a!r}, the recall also answered {', '.join(others)}", reply)
+    if mine not in ids_of(hits):
+        say(ctx, rule, f"with source {a!r}, the recall left out {names[mine]}, which the unfiltered recall found", reply)
