@@ -89,6 +89,16 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          targets=(("oams+jsonrpc+http://", "memconform.targets.oams:open_rpc_target"),
                   ("oams+jsonrpc+https://", "memconform.targets.oams:open_rpc_target"),
                   ("oams+jsonrpc+stdio:", "memconform.targets.oams:open_rpc_target"))),
+    Spec("memoturn", checks="memconform.suite.memoturn.checks",
+         faults=("memconform.reference_impl.memoturn.faults:MEMOTURN_FAULTS",),
+         variants=("memconform.reference_impl.memoturn.variants:MEMOTURN_VARIANTS",),
+         reference_bindings=("http", "mcp"),
+         http_discovery="memconform.targets.memoturn:discover_http",
+         reference="memconform.targets.memoturn:reference_part",
+         cli="memconform.suite.memoturn.cli:memoturn",
+         targets=(("memoturn+mcp+stdio:", "memconform.targets.memoturn:open_mcp_target"),
+                  ("memoturn+mcp+http://", "memconform.targets.memoturn:open_mcp_target"),
+                  ("memoturn+mcp+https://", "memconform.targets.memoturn:open_mcp_target"))),
 )}
 
 NAMES: tuple[str, ...] = tuple(SPECS)

@@ -197,7 +197,7 @@ class McpPart:
 
     def session(self) -> Any:
         with self._lock:
-            if self._session is None or self._session.died():
+            if self._session is None or self._session.died:
                 self._session = self.driver._open_session("memoturn")
                 if self._tools is None:
                     self._tools = sorted(str(t.get("name")) for t in self._session.list_tools())

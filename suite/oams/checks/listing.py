@@ -189,6 +189,12 @@ def batch_atomic(ctx: Any) -> None:
     if written and not reply.ok:
         say(ctx, "oams/batch-atomic", f"the batch was refused, yet LIST holds its valid members {written}: either all "
                                       "writes succeed or none do", reply)
+    elif not reply.ok:
+        # that LIST shows none of them means something only if LIST shows what a STORE keeps
+        control = model.new_memory(ns, key("control"), "stored alone after the refused batch")
+        if not ctx.client.store(control).ok or control["key"] not in keys_of(listed(ctx, ns)):
+            raise NotApplicable(f"a memory stored alone after the refused batch is not listed in {ns!r} either: "
+                                "LIST cannot show whether the batch wrote anything (judged by oams/store-returns-stored)")
 
 
 @check("oams/error-shape", spec="oams", bindings=LIVE, requirements=("oams/error-shape", "oams/error-codes"),

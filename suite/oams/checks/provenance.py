@@ -26,13 +26,19 @@ def source_id_kept(ctx: Any) -> None:
     items = listed(ctx, ns)
     rec = ctx.client.recall({"namespace": ns, "query": "okapi", "k": len(memories)})
     precondition(rec, "RECALL")
+    compared = 0
     for where, got in (("LIST", items), ("RECALL", recalled(rec) or [])):
         for m in memories:
             back = find(got, m["key"])
+            compared += back is not None
             if back is not None and back.get("source_id", "<missing>") != m["source_id"]:
                 say(ctx, "oams/export-keeps-source-id", f"{where} answers {m['key']!r} with source_id "
                                                         f"{back.get('source_id', '<missing>')!r}; it was stored with "
                                                         f"{m['source_id']!r}", sent=m, received=back)
+    if not compared:
+        # absence is no evidence: a store that keeps nothing has no source_id to keep
+        raise NotApplicable(f"none of the {len(memories)} stored memories came back from LIST or RECALL of {ns!r}: "
+                            "no source_id to compare (judged by oams/store-returns-stored)")
 
 
 @check("oams/import-source-id", spec="oams", bindings=LIVE, requirements=("oams/import-preserves-source-id",),
