@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import HTTP, LIVE, ids_of, ingest, profile, recall, record, say, word
+from memconform.suite.memoturn.checks._common import HTTP, LIVE, got, ids_of, ingest, profile, recall, say, word
 from memconform.suite.memoturn.client import MemoturnReply, shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -47,32 +47,32 @@ def per_second(created_at: int) -> int:
     return 1 if created_at < SECONDS_BELOW else 1000
 
 
-def fetched(ctx: Any, prof: str, mid: str, what: str) -> dict[str, Any]:
-    rec = record(ctx, prof, mid, what)
+def fetched(ctx: Any, prof: str, mid: str, what: str) -> tuple[MemoturnReply, dict[str, Any]]:
+    """GET a memory just ingested: the reply (for the failure message) and its record."""
+    reply, rec = got(ctx, prof, mid)
     if rec is None:
-        raise NotApplicable(f"precondition failed: {what} {mid!r}: GET says it is not there, right after its ingest "
-                            f"(judged by the Core checks)")
-    return rec
+        raise NotApplicable(f"precondition failed: {what} {mid!r}: {reply.describe()} (judged by the Core checks)")
+    return reply, rec
 
 
-def lifetime(ctx: Any, rule: str, rec: dict[str, Any], want_s: int, what: str) -> None:
+def lifetime(ctx: Any, rule: str, reply: MemoturnReply, rec: dict[str, Any], want_s: int, what: str) -> None:
     """Judge expires_at − created_at against `want_s` seconds, in the record's unit."""
     created, expires = rec.get("created_at"), rec.get("expires_at")
     if not is_int(created):
         raise NotApplicable(f"{what} has created_at {shown(created)}, not an integer: its lifetime cannot be measured "
                             f"(judged by memoturn/created-at-ms and memoturn/record-fields)")
     if expires is None:
-        say(ctx, rule, f"{what} has no expires_at: a task expires", received=rec, where="get")
+        say(ctx, rule, f"{what} has no expires_at: a task expires", reply)
         return
     if not isinstance(expires, (int, float)) or isinstance(expires, bool):
-        say(ctx, rule, f"{what} has expires_at {shown(expires)}, not a time", received=rec, where="get")
+        say(ctx, rule, f"{what} has expires_at {shown(expires)}, not a time", reply)
         return
     unit = per_second(created)
-    got = expires - created
-    if abs(got - want_s * unit) > SLACK_S * unit:
+    lived = expires - created
+    if abs(lived - want_s * unit) > SLACK_S * unit:
         name = "ms" if unit == 1000 else "s"
-        say(ctx, rule, f"{what} has created_at {created} and expires_at {expires}: it lives {got} {name}, not "
-                       f"{want_s * unit} {name} ({want_s} s)", received=rec, where="get")
+        say(ctx, rule, f"{what} has created_at {created} and expires_at {expires}: it lives {lived} {name}, not "
+                       f"{want_s * unit} {name} ({want_s} s)", reply)
 
 
 def wait_expired(ctx: Any, prof: str, w: str, short: str, keeper: str) -> tuple[bool, MemoturnReply]:
@@ -97,7 +97,8 @@ def wait_expired(ctx: Any, prof: str, w: str, short: str, keeper: str) -> tuple[
 
 # -- expires_at and TTLs ---------------------------------------------------------------------------------
 
-@check("memoturn/expires-at-tasks-only", spec="memoturn", bindings=LIVE, requirements=("memoturn/expires-at-tasks-only",),
+@check("memoturn/expires-at-tasks-only", spec="memoturn", bindings=LIVE,
+       requirements=("memoturn/expires-at-tasks-only",),
        title="expires_at is set on tasks only")
 def expires_at_tasks_only(ctx: Any) -> None:
     rule = "memoturn/expires-at-tasks-only"
@@ -108,14 +109,13 @@ def expires_at_tasks_only(ctx: Any) -> None:
                                         mem("instruction", f"{w} instruction", topic_key=f"style.{word('t')}"),
                                         mem("task", f"{w} task")]), model.TYPES))
     for mid, mtype in placed.items():
-        rec = fetched(ctx, prof, mid, f"reading back the {mtype}")
+        got_reply, rec = fetched(ctx, prof, mid, f"reading back the {mtype}")
         expires = rec.get("expires_at")
         if mtype == "task" and expires is None:
-            say(ctx, rule, f"GET of the task {mid} answers no expires_at: a task has one (default 24 h)", received=rec,
-                where="get")
+            say(ctx, rule, f"GET of the task {mid} answers no expires_at: a task has one (default 24 h)", got_reply)
         elif mtype != "task" and expires is not None:
             say(ctx, rule, f"GET of the {mtype} {mid} answers expires_at {shown(expires)}: only tasks expire",
-                received=rec, where="get")
+                got_reply)
     # recall hits need not carry expires_at (the engine leaves it out), but one that does must not lie
     reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r}")
     for h in hits:
@@ -129,8 +129,8 @@ def expires_at_tasks_only(ctx: Any) -> None:
 def task_ttl_default(ctx: Any) -> None:
     prof = profile("ttld")
     (mid,) = place(ctx, prof, [mem("task", f"{word()} follow up on refund")])
-    rec = fetched(ctx, prof, mid, "reading back the task")
-    lifetime(ctx, "memoturn/task-ttl-default", rec, DAY, f"the task {mid}, ingested without ttl,")
+    reply, rec = fetched(ctx, prof, mid, "reading back the task")
+    lifetime(ctx, "memoturn/task-ttl-default", reply, rec, DAY, f"the task {mid}, ingested without ttl,")
 
 
 @check("memoturn/task-ttl-explicit", spec="memoturn", bindings=LIVE, requirements=("memoturn/task-ttl-explicit",),
@@ -140,8 +140,8 @@ def task_ttl_explicit(ctx: Any) -> None:
     # two hours: well below the default (a namespace policy may clamp longer TTLs) and far from it
     ttl = 7200
     (mid,) = place(ctx, prof, [mem("task", f"{word()} renew the certificate", ttl=ttl)])
-    rec = fetched(ctx, prof, mid, "reading back the task")
-    lifetime(ctx, "memoturn/task-ttl-explicit", rec, ttl, f"the task {mid}, ingested with ttl: {ttl},")
+    reply, rec = fetched(ctx, prof, mid, "reading back the task")
+    lifetime(ctx, "memoturn/task-ttl-explicit", reply, rec, ttl, f"the task {mid}, ingested with ttl: {ttl},")
 
 
 @check("memoturn/recall-drops-expired", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-drops-expired",),
@@ -196,25 +196,24 @@ def created_at_ms(ctx: Any) -> None:
     now_ms = time.time() * 1000
     seen: list[str] = []
 
-    def judge(value: Any, what: str, want_ms: float, received: Any, reply: MemoturnReply | None = None) -> None:
+    def judge(value: Any, what: str, want_ms: float, reply: MemoturnReply) -> None:
         if value is None:
             return
         seen.append(what)
-        at = {"received": received, "where": "get"} if reply is None else {}
         if not is_int(value):
-            say(ctx, rule, f"{what} is {shown(value)}, not an integer", reply, **at)
+            say(ctx, rule, f"{what} is {shown(value)}, not an integer", reply)
         elif abs(value - want_ms) > year_ms:
-            say(ctx, rule, f"{what} is {value}, not Unix milliseconds (now is about {int(now_ms)} ms)", reply, **at)
+            say(ctx, rule, f"{what} is {value}, not Unix milliseconds (now is about {int(now_ms)} ms)", reply)
 
-    rec = fetched(ctx, prof, task, "reading back the task")
-    judge(rec.get("created_at"), "the task's created_at", now_ms, rec)
-    judge(rec.get("expires_at"), "the task's expires_at", now_ms + DAY * 1000, rec)
-    rec = fetched(ctx, prof, old, "reading back the superseded fact")
-    judge(rec.get("created_at"), "the fact's created_at", now_ms, rec)
-    judge(rec.get("superseded_at"), "the superseded fact's superseded_at", now_ms, rec)
+    reply, rec = fetched(ctx, prof, task, "reading back the task")
+    judge(rec.get("created_at"), "the task's created_at", now_ms, reply)
+    judge(rec.get("expires_at"), "the task's expires_at", now_ms + DAY * 1000, reply)
+    reply, rec = fetched(ctx, prof, old, "reading back the superseded fact")
+    judge(rec.get("created_at"), "the fact's created_at", now_ms, reply)
+    judge(rec.get("superseded_at"), "the superseded fact's superseded_at", now_ms, reply)
     reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r}")
     for h in hits:
-        judge(h.get("created_at"), f"the recalled {h.get('id')}'s created_at", now_ms, None, reply)
+        judge(h.get("created_at"), f"the recalled {h.get('id')}'s created_at", now_ms, reply)
     if not seen:
         raise NotApplicable("neither GET nor recall answers any timestamp: none to judge (a missing created_at is "
                             "memoturn/record-fields' to judge)")
@@ -251,15 +250,16 @@ def session_end_tasks(ctx: Any) -> None:
         if mid not in found:
             say(ctx, rule, f"after session {s!r} ended, recall no longer answers {names[mid]} ({mid}): only the "
                            f"ended session's tasks go", reply)
-    rec = record(ctx, prof, task, "reading back the ended session's task")
+    reply, rec = got(ctx, prof, task)
     if rec is not None and not expired(rec):
         # mcp.md: "its task memories expire immediately" — a record GET still shows, expired, is that
         say(ctx, rule, f"after session {s!r} ended, GET still answers its task {task}, not expired "
-                       f"(expires_at {shown(rec.get('expires_at'))})", received=rec, where="get")
+                       f"(expires_at {shown(rec.get('expires_at'))})", reply)
     for mid in (event, fact):
-        if record(ctx, prof, mid, f"reading back {names[mid]}") is None:
-            say(ctx, rule, f"after session {s!r} ended, GET no longer finds {names[mid]} ({mid}): durable memories "
-                           f"survive", where="get")
+        reply, rec = got(ctx, prof, mid)
+        if rec is None:
+            say(ctx, rule, f"after session {s!r} ended, GET no longer answers {names[mid]} ({mid}): durable "
+                           f"memories survive", reply)
 
 
 def expired(rec: dict[str, Any]) -> bool:

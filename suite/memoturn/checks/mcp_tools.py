@@ -54,15 +54,19 @@ def mcp_tools(ctx: Any) -> None:
     reply = ctx.client.recall(prof, {"query": w})
     if answered(reply) and reply.memories() is None:
         say(ctx, rule, "memory_recall's result holds no `memories` array", reply)
-    # without an ingested id, a miss still shows whether the tool is there
-    target = mid if isinstance(mid, str) else never_ingested()
-    reply = ctx.client.get(prof, target)
-    if answered(reply) and mid is not None:
-        rec = reply.memory()
-        if rec is None or rec.get("id") != mid:
-            say(ctx, rule, f"memory_get of the memory just ingested ({mid}) did not answer its record", reply)
-    reply = ctx.client.forget(prof, target)
-    answered(reply)
+    if isinstance(mid, str):
+        reply = ctx.client.get(prof, mid)
+        if answered(reply):
+            rec = reply.memory()
+            if rec is None or rec.get("id") != mid:
+                say(ctx, rule, f"memory_get of the memory just ingested ({mid}) did not answer its record", reply)
+        answered(ctx.client.forget(prof, mid))
+        return
+    # nothing was ingested: a call about an unknown id may be refused (forget) or a miss (get), and
+    # still shows whether the tool is there
+    for reply in (ctx.client.get(prof, never_ingested()), ctx.client.forget(prof, never_ingested())):
+        if reply.not_served:
+            say(ctx, rule, f"the tool {tool(reply.op)} is not served", reply)
 
 
 @check("memoturn/mcp-get-not-found", spec="memoturn", bindings=MCP, requirements=("memoturn/mcp-get-not-found",),
@@ -100,8 +104,12 @@ def mcp_txid(ctx: Any) -> None:
     rule = "memoturn/mcp-txid"
     prof = profile("txid")
     w = word()
-    placed = ingest(ctx, prof, [model.new_memory("fact", f"{w} likes jazz", {"genre": word("c")})])
-    mid = str(placed.result(0).get("id"))
+    # not `ingest()`: its precondition asks for the txid this check judges
+    placed = ctx.client.ingest(prof, [model.new_memory("fact", f"{w} likes jazz", {"genre": word("c")})])
+    mid = placed.result(0).get("id")
+    if not placed.ok or not isinstance(mid, str):
+        raise NotApplicable(f"precondition failed: ingesting a memory: {placed.describe()} (judged by "
+                            f"memoturn/mcp-tools)")
     unseen = []
     for reply in (placed, ctx.client.recall(prof, {"query": w}), ctx.client.get(prof, mid),
                   ctx.client.forget(prof, mid)):

@@ -325,7 +325,8 @@ def recall_channels_attribution(ctx: Any) -> None:
         if b in found and "topic" in channels(found[b]):
             say(ctx, rule, f"with {what}, the event {b} (no topic_key) is attributed to the topic channel", reply)
     if not observed and no_findings(ctx):
-        raise NotApplicable("no recall found anything, so no attribution could be judged (judged by the channel checks)")
+        raise NotApplicable("no recall found anything, so no attribution could be judged (judged by the channel "
+                            "checks)")
 
 
 # -- supersession in recall --------------------------------------------------------------------------
@@ -336,8 +337,8 @@ def superseded_pair(ctx: Any, prof: str, w: str, topic: str) -> tuple[str, str]:
     reply = ingest(ctx, prof, [mem("fact", f"{w} vegan since 2026", topic_key=topic)], "placing the second fact")
     new = str(reply.result(0).get("id"))
     if old not in (reply.result(0).get("superseded") or []):
-        raise NotApplicable(f"the second fact under {topic!r} did not report superseding the first ({reply.describe()}; "
-                            f"judged by memoturn/fact-supersedes)")
+        raise NotApplicable(f"the second fact under {topic!r} did not report superseding the first "
+                            f"({reply.describe()}; judged by memoturn/fact-supersedes)")
     return old, new
 
 
@@ -524,4 +525,5 @@ def recall_source_filter(ctx: Any) -> None:
     if others:
         say(ctx, rule, f"with source {a!r}, the recall also answered {', '.join(others)}", reply)
     if mine not in ids_of(hits):
-        say(ctx, rule, f"with source {a!r}, the recall left out {names[mine]}, which the unfiltered recall found", reply)
+        say(ctx, rule, f"with source {a!r}, the recall left out {names[mine]}, which the unfiltered recall found",
+            reply)
