@@ -22,8 +22,8 @@ _APPLIES = {**OPTION_SIDES, "test_key": ("to", "ump")}
 #: what a file's name says about its format when --from is not given (longest ending first; a bare
 #: .json or .md could be any of them). UPP has no extension of its own: .upp.json is memconform's.
 EXTENSIONS = ((".ump.ndjson", "ump"), (".ump.json", "ump"), (".ump.md", "ump"), (".oams.jsonl", "oams"),
-              (".oams.json", "oams"), (".ndjson", "ump"), (".jsonl", "ump"), (".omf.json", "omf"),
-              (".upp.json", "upp"))
+              (".oams.json", "oams"), (".memoturn.jsonl", "memoturn"), (".memoturn.json", "memoturn"),
+              (".ndjson", "ump"), (".jsonl", "ump"), (".omf.json", "omf"), (".upp.json", "upp"))
 UNREADABLE = 2
 
 
@@ -69,11 +69,12 @@ def _key(sign_key: Path | None, test_key: str | None):
 @click.option("--from", "source", type=click.Choice(mapping.FORMATS), default=None,
               help="the input's format (default: from its extension: .ump.json, .ump.md, .ndjson, .jsonl or a "
                    "folder → ump, .omf.json → omf, .upp.json → upp, .oams.json, .oams.jsonl or an OAMS export "
-                   "bundle folder → oams)")
+                   "bundle folder → oams, .memoturn.json or .memoturn.jsonl → memoturn)")
 @click.option("--to", "target", type=click.Choice(mapping.FORMATS), required=True, help="the output's format")
 @click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, allow_dash=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="write here (default stdout); a UMP or OAMS output ending .ndjson/.jsonl is one record a line")
+              help="write here (default stdout); a UMP, OAMS or memoturn output ending .ndjson/.jsonl is one record "
+                   "a line")
 @click.option("--entity-key", default=None, help="to UPP: the package's entity_key")
 @click.option("--tenant", default=None,
               help="from OMF: whose memories these are (UMP owner / UPP entity_key / OAMS owner-hash default)")
@@ -87,7 +88,7 @@ def _key(sign_key: Path | None, test_key: str | None):
 def convert(source: str | None, target: str, input_path: str, output: str | None, entity_key: str | None,
             tenant: str | None, project: str | None, owner: str | None, sign_key: Path | None,
             test_key: str | None, report_losses: bool) -> None:
-    """Convert a memory document between UMP, OMF, UPP and OAMS (what maps where: docs/mapping.md)."""
+    """Convert a memory document between UMP, OMF, UPP, OAMS and memoturn (what maps where: docs/mapping.md)."""
     from memconform.suite.convert import reading
     from memconform.suite.convert.common import ConversionError, ConvertOptions, InvalidInput
     from memconform.suite.convert.dispatch import convert as run  # the command's own name is taken

@@ -11,6 +11,10 @@ format, each exercising every row of its format's part of the mapping table.
   namespaces, a UMP-id key, tags, reserved and vendor metadata, an embedding, a consolidated memory
   (parent_id, dream metadata), null and string source_id, +00:00 and fractional timestamps, an
   unknown member, hostile text.
+* memoturn: memories as GET shows them, in a recall answer's envelope (with its txid): all four types, a
+  supersession pair (superseded_by / superseded_at / supersedes), a task with its expiry, a session, two
+  sources and a null one, keywords, an instruction with an embedding and a recall hit's score and
+  channels, content that is a string, nested content with floats and unicode, hostile text.
 * UPP: a user/v1 package: a superseded singular label, plural labels, a staged event, validity
   windows (an offset, a null end), a label outside user/v1, a vendor member, hostile text, and an
   extra package member.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.suite.memoturn import model as memoturn
 from memconform.suite.omf import model as omf
 from memconform.suite.ump.corpus import INJECTION_TEXT, export_corpus
 
@@ -114,6 +119,36 @@ def oams_corpus() -> list[dict[str, Any]]:
     ]
 
 
+def memoturn_corpus() -> dict[str, Any]:
+    def mem(mtype: str, summary: str, content: Any, created: int, topic_key: str | None = None,
+            **members: Any) -> dict[str, Any]:
+        record = {"id": memoturn.memory_id(mtype, topic_key, content), "type": mtype, "topic_key": topic_key,
+                  "summary": summary, "content": content, "keywords": None, "session_id": None, "source": None,
+                  "created_at": created, "superseded_by": None, "superseded_at": None, "expires_at": None,
+                  "supersedes": []}
+        record.update(members)
+        return record
+
+    old = mem("fact", "vegetarian since 2024", {"diet": "vegetarian"}, _MS, "user.diet",
+              keywords="food preference", source="claude-code")
+    new = mem("fact", "vegan since 2026", {"diet": "vegan"}, _MS + 60_000, "user.diet",
+              keywords="food preference", source="cursor", supersedes=[old["id"]])
+    old.update(superseded_by=new["id"], superseded_at=_MS + 60_000)
+    memories = [
+        old, new,
+        mem("event", "deployed v2 to prod", {"version": "v2"}, _MS + 120_000, session_id="s-417"),
+        mem("task", "follow up on refund #88", {}, _MS + 180_123, session_id="s-417",
+            expires_at=_MS + 180_123 + memoturn.TASK_TTL_DEFAULT * 1000),
+        mem("instruction", "answer concisely, no emoji", {"tone": "concise", "emoji": False}, _MS + 240_000,
+            "agent.tone", source="cursor", embedding=[0.25, -0.5, 1], score=0.9, channels=["topic"]),
+        mem("event", INJECTION_TEXT + " 日本語 ✓ 😀", "a string is content too", _MS + 300_000),
+        mem("fact", "Prefers dark mode", {"ui": {"theme": "dark", "contrast": 0.75, "langs": ["en", "é"],
+                                                 "n": None}}, _MS + 360_000, keywords="ui theme"),
+    ]
+    return {"memories": memories, "txid": 43}
+
+
 def default_corpora() -> dict[str, Any]:
     """format → a fresh copy of its rich document."""
-    return {"ump": ump_corpus(), "omf": omf_corpus(), "upp": upp_corpus(), "oams": oams_corpus()}
+    return {"ump": ump_corpus(), "omf": omf_corpus(), "upp": upp_corpus(), "oams": oams_corpus(),
+            "memoturn": memoturn_corpus()}

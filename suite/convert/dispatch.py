@@ -12,15 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memconform.suite.convert import mapping, validate
+from memconform.suite.convert import mapping, memoturnside, validate
 from memconform.suite.convert.common import ConversionError, ConversionResult, ConvertOptions, Ctx, InvalidInput
 from memconform.suite.convert.documents import note_lost_document, records_of
+from memconform.suite.convert.oams_memoturn import memoturn_to_oams, oams_to_memoturn
+from memconform.suite.convert.omf_memoturn import memoturn_to_omf, omf_to_memoturn
 from memconform.suite.convert.omf_oams import oams_to_omf, omf_to_oams
 from memconform.suite.convert.omf_upp import omf_to_upp, upp_to_omf
 from memconform.suite.convert.pointers import clone
+from memconform.suite.convert.ump_memoturn import memoturn_to_ump, ump_to_memoturn
 from memconform.suite.convert.ump_oams import oams_to_ump, ump_to_oams
 from memconform.suite.convert.ump_omf import omf_to_ump, ump_to_omf
 from memconform.suite.convert.ump_upp import ump_to_upp, upp_to_ump
+from memconform.suite.convert.upp_memoturn import memoturn_to_upp, upp_to_memoturn
 from memconform.suite.convert.upp_oams import oams_to_upp, upp_to_oams
 
 DIRECTIONS: dict[tuple[str, str], Callable[[Any, Ctx], Any]] = {
@@ -30,6 +34,10 @@ DIRECTIONS: dict[tuple[str, str], Callable[[Any, Ctx], Any]] = {
     ("ump", "oams"): ump_to_oams, ("oams", "ump"): oams_to_ump,
     ("omf", "oams"): omf_to_oams, ("oams", "omf"): oams_to_omf,
     ("upp", "oams"): upp_to_oams, ("oams", "upp"): oams_to_upp,
+    ("ump", "memoturn"): ump_to_memoturn, ("memoturn", "ump"): memoturn_to_ump,
+    ("oams", "memoturn"): oams_to_memoturn, ("memoturn", "oams"): memoturn_to_oams,
+    ("omf", "memoturn"): omf_to_memoturn, ("memoturn", "omf"): memoturn_to_omf,
+    ("upp", "memoturn"): upp_to_memoturn, ("memoturn", "upp"): memoturn_to_upp,
 }
 #: Formats whose document may be given as one record object (UMP's file binding reads one; an OAMS
 #: STORE body is one memory).
@@ -52,6 +60,8 @@ def convert(document: Any, *, source: str, target: str, options: ConvertOptions 
                          + ", ".join(f"{a}→{b}" for a, b in DIRECTIONS) + ")")
     if source in ONE_RECORD and isinstance(document, dict):
         document = [document]   # one record object is a document too (the file binding reads it)
+    if source == "memoturn":
+        document = memoturnside.normalized(document)   # a list of memories, or one memory
     try:
         problems = validate.problems(source, document)
         if problems:

@@ -14,7 +14,9 @@ def records_of(fmt: str, document: Any) -> list[Any]:
     """The records of a (valid) document, in order."""
     if fmt in ("ump", "oams"):
         return list(document)
-    return list(document["memories"] if fmt == "omf" else document["events"])
+    if fmt == "memoturn" and isinstance(document, list):
+        return list(document)
+    return list(document["memories"] if fmt in ("omf", "memoturn") else document["events"])
 
 
 def record_id(fmt: str, rec: Any, index: int) -> str:
@@ -22,11 +24,11 @@ def record_id(fmt: str, rec: Any, index: int) -> str:
     else its position."""
     if fmt == "oams" and isinstance(rec, dict) and isinstance(rec.get("key"), str):
         return f"{rec.get('namespace')}/{rec['key']}"
-    found = {"ump": "/id", "omf": "/extensions/memd/chunk_id", "upp": "/id", "oams": "/key"}[fmt]
+    found = {"ump": "/id", "omf": "/extensions/memd/chunk_id", "upp": "/id", "oams": "/key", "memoturn": "/id"}[fmt]
     value = get(rec, found)
     if isinstance(value, str) and value:
         return value
-    return f"{'/memories' if fmt == 'omf' else '/events' if fmt == 'upp' else ''}/{index}"
+    return f"{'/memories' if fmt in ('omf', 'memoturn') else '/events' if fmt == 'upp' else ''}/{index}"
 
 
 def note_lost_fields(ctx: Ctx, rec: Any, rid: str) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memconform.suite.convert import carry, mapping, oamsside, omfside, umpside, validate
+from memconform.suite.convert import carry, mapping, memoturnside, oamsside, omfside, umpside, validate
 from memconform.suite.convert.common import Ctx
 
 
@@ -24,6 +24,7 @@ KINDS = {
     # an event is judged without its package: the entity_key lives on the package
     "oams": _Kind("OAMS memory", oamsside.tidy, validate.oams_memory_problems),
     "upp": _Kind("UPP event", lambda event: event, lambda event: validate.upp_event_problems({**event, "entity_key": "-"})),
+    "memoturn": _Kind("memoturn memory", memoturnside.tidy, validate.memoturn_memory_problems),
 }
 
 

@@ -1,4 +1,4 @@
-"""The mapping table between UMP, OMF, UPP and OAMS, as data: the single source of docs/mapping.md, of
+"""The mapping table between UMP, OMF, UPP, OAMS and memoturn, as data: the single source of docs/mapping.md, of
 what the converters carry and drop, and of what the round-trip checks hold them to.
 
 For every ordered pair of formats (source → target) each field of a source record has one row:
@@ -6,15 +6,17 @@ For every ordered pair of formats (source → target) each field of a source rec
 * **mapped** — written into a native field of the target (`to`), and read back from there;
 * **extension** — carried verbatim in the target's extension place (`to`: OMF
   `extensions.<source>`, UPP `extensions.<source>` on each StoredEvent, UMP
-  `body.structured["x-extensions"].<source>`, OAMS `metadata["x-extensions"].<source>`) and restored
+  `body.structured["x-extensions"].<source>`, OAMS `metadata["x-extensions"].<source>`, memoturn
+  `content["x-extensions"].<source>`) and restored
   from there on the way back;
 * **lost** — not carried, with the reason.
 
 A row id is `mapping/<source>-<target>/<field>` ("mapping/ump-omf/body.text"); it is what a
 round-trip `Loss` names as its requirement, because the promise comes from this table, not a spec.
 
-Fields are JSON pointers into one record (a UMP record, an OMF item, a UPP StoredEvent, an OAMS memory);
-`document:/…` names a member of the envelope (OMF document, UPP ExportPackage); a pointer ending in
+Fields are JSON pointers into one record (a UMP record, an OMF item, a UPP StoredEvent, an OAMS memory,
+a memoturn memory as GET shows it); `document:/…` names a member of the envelope (OMF document, UPP
+ExportPackage, memoturn `{"memories": […]}`); a pointer ending in
 `/*` names every member at that level no other row names; `@…` rows are about whole records.
 Mapped fields are converted by the `NATIVES` of each pair module (a test keeps the two equal);
 everything a mapped row does not take, and no lost row drops, is the extension.
@@ -26,18 +28,20 @@ import enum
 from dataclasses import dataclass
 from functools import cache
 
-FORMATS = ("ump", "omf", "upp", "oams")
+FORMATS = ("ump", "omf", "upp", "oams", "memoturn")
 #: The version of each format the converters read and write (UMP 0.1 records are read too).
-VERSIONS = {"ump": "1.0", "omf": "1.0", "upp": "1.0.0", "oams": "0.1"}
-NAMES = {"ump": "UMP", "omf": "OMF", "upp": "UPP", "oams": "OAMS"}
+VERSIONS = {"ump": "1.0", "omf": "1.0", "upp": "1.0.0", "oams": "0.1", "memoturn": "2026.06"}
+NAMES = {"ump": "UMP", "omf": "OMF", "upp": "UPP", "oams": "OAMS", "memoturn": "memoturn"}
 #: What one record of each format is called.
-RECORD = {"ump": "record", "omf": "item", "upp": "event", "oams": "memory"}
+RECORD = {"ump": "record", "omf": "item", "upp": "event", "oams": "memory", "memoturn": "memory"}
 
 #: Where a format carries fields of another (the namespace is the other format's name). OAMS: the
 #: memory's `metadata`, "an arbitrary JSON-serializable map" (OAMS §2) whose reserved keys
-#: (value_type, confidence, last_used_at, decay_score, language, pii) x-extensions is not.
+#: (value_type, confidence, last_used_at, decay_score, language, pii) x-extensions is not. memoturn: the
+#: memory's `content`, its only free-form member that an ingest keeps (every other field is typed), so
+#: a carried record is part of what the content-addressed id hashes.
 CARRIER = {"ump": "/body/structured/x-extensions", "omf": "/extensions", "upp": "/extensions",
-           "oams": "/metadata/x-extensions"}
+           "oams": "/metadata/x-extensions", "memoturn": "/content/x-extensions"}
 
 
 class Fate(str, enum.Enum):
@@ -64,6 +68,9 @@ RECORD_FIELDS: dict[str, tuple[str, ...]] = {
     # OAMS §2's fields (members it does not name are allowed: a later minor version adds fields, §8).
     "oams": ("/key", "/namespace", "/value", "/tags", "/metadata/confidence", "/metadata/*", "/created_at",
              "/updated_at", "/embedding_model", "/embedding", "/parent_id", "/source_id", "/*"),
+    # A memory as GET shows it (a recall hit's score and channels are "other members").
+    "memoturn": ("/id", "/type", "/topic_key", "/summary", "/content", "/keywords", "/embedding", "/session_id",
+                 "/source", "/created_at", "/superseded_by", "/superseded_at", "/expires_at", "/supersedes", "/*"),
 }
 #: Envelope members (UMP record lists have no envelope; the format version members `omf` is not data).
 DOCUMENT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -73,11 +80,13 @@ DOCUMENT_FIELDS: dict[str, tuple[str, ...]] = {
     # An OAMS document here is the memories (a JSON array or a JSONL store): no envelope. A bundle's
     # manifest is derived from its lines (§7), so reading a bundle takes its memories.
     "oams": (),
+    # {"memories": [...]}: an ingest body's or a recall answer's shape; a recall answer's txid is "other".
+    "memoturn": ("document:/*",),
 }
 #: Rows about whole records: "@record" (each record becomes one, in order) on every pair, the others
 #: only where a pair drops records or values.
 #: Envelope members that are structure, not data: the format version and the record list.
-ENVELOPE = {"ump": (), "omf": ("omf", "memories"), "upp": ("events",), "oams": ()}
+ENVELOPE = {"ump": (), "omf": ("omf", "memories"), "upp": ("events",), "oams": (), "memoturn": ("memories",)}
 POLICIES = ("@record", "@unexportable", "@redacted", "@blank-text")
 
 
@@ -189,6 +198,31 @@ _NEW_UMP = ("ump \"1.0\"; scope.owner: --owner, else the signing key's DID, else
 
 _OAMS_DEFAULTS = ("updated_at is created_at (OAMS §2: \"equal to created_at if never updated\"); created_at "
                   "is {what}; metadata holds only the carried fields and the mapped confidence")
+
+
+_MT_ENVELOPE = ("the envelope's members beside memories (a recall answer's txid) say where that store's log "
+                "stood, not what a memory is: not carried")
+_MT_DEFAULTS = ("type {what}, no topic_key (it names a supersession key no other format has); content "
+                "{{\"x-extensions\": …}}: the record rides in the content, so the id is mem_ + SHA-256 of the type "
+                "and that content (floats in it print as Python does: implementation-defined, memoturn/id-float-"
+                "content); keywords, session_id and source null unless mapped or hinted; created_at from the "
+                "record's time (else the conversion's); superseded_by, superseded_at null and supersedes [] unless "
+                "hinted; expires_at only on a task (default 24 h after created_at)")
+
+
+def _mt_notes(*, created: str, keywords: str, superseded_by: str = "", supersedes: str = "", superseded_at: str = "",
+              expires_at: str = "", type: str = "", source: str = "", id: str = "") -> dict[str, str]:
+    """The notes of a memoturn → X pair: every field a typed memory has that X has no place for."""
+    notes = {"/id": id, "/created_at": "hints " + created,
+             "/topic_key": "travels: a supersession key no other format has",
+             "/embedding": "travels as it is: the vector is the source's embedding model's"}
+    for field, hint in (("/keywords", keywords), ("/superseded_by", superseded_by), ("/supersedes", supersedes),
+                        ("/superseded_at", superseded_at), ("/expires_at", expires_at), ("/type", type),
+                        ("/source", source)):
+        if hint:
+            notes[field] = "hints " + hint
+    notes["/content"] = "the memory's JSON payload travels as it is"
+    return notes
 
 
 @cache
@@ -429,6 +463,118 @@ def table() -> dict[tuple[str, str], Pair]:
                           "package is one user's, UPP 02 §4)",
         }, defaults=(
             "ontology user/v1; source_type inferred; status valid; superseded_by null",)),
+
+        # -- memoturn ---------------------------------------------------------------------------------
+        _pair("memoturn", "ump", mapped={
+            "/summary": ("/body/text", ""),
+            "/content": ("/body/structured/content", "body.structured is an object, the content any JSON: it is "
+                                                     "the member \"content\" there"),
+            "/session_id": ("/scope/session", "when a string (null travels in the extension)"),
+            "/source": ("/scope/agent", "when a string: the agent that wrote the memory (null travels)"),
+        }, lost={"document:/*": _MT_ENVELOPE}, notes=_mt_notes(
+            created="time.created (Unix ms as RFC 3339 UTC)", keywords="",
+            superseded_by="UMP superseded_by [the id that memory became]",
+            supersedes="UMP supersedes (the ids those memories became)",
+            superseded_at="time.valid_to (the end of the superseded memory's validity, UMP §2.3)",
+            expires_at="consent.retention, the task's lifetime from created_at as an ISO 8601 duration (PTnS)",
+            type="kind: fact → semantic, instruction → procedural, event → episodic, task → working",
+            id="the record's id is derived from it (urn:ump: + base32 BLAKE3 of \"memoturn:\" + the mem_ id) and "
+               "provenance.source.ref names it"),
+            defaults=("kind from the type (see type); id urn:ump: + base32 BLAKE3 of \"memoturn:\" + the mem_ id; "
+                      + _NEW_UMP.format(who="\"unknown-owner\"", fmt="memoturn", src="mem_"),)),
+
+        _pair("ump", "memoturn", mapped={
+            "/body/text": ("/summary", "when not blank (memoturn refuses a blank summary): a blank text travels in "
+                                       "the extension and the summary says \"(no text)\""),
+            "/scope/session": ("/session_id", ""),
+            "/scope/agent": ("/source", "the agent that wrote the record: memoturn's provenance"),
+        }, lost={
+            "/integrity": _INTEGRITY.format(what="a memoturn memory"),
+            "@unexportable": _UNEXPORTABLE.replace("OMF and UPP consumers", "memoturn stores"),
+            "@redacted": _REDACTED,
+        }, notes={
+            "/id": "the memory's id is content-addressed (mem_ + SHA-256 of type, topic_key and content, which "
+                   "holds this extension): the UMP id travels",
+            "/kind": "hints type: semantic and identity → fact, procedural → instruction, episodic → event, "
+                     "working → task",
+            "/time/created": "hints created_at (Unix ms)",
+            "/time/valid_to": "hints superseded_at when the record is superseded",
+            "/supersedes": "hints supersedes (the ids those records became)",
+            "/superseded_by": "its first id hints superseded_by (the id that record became)",
+            "/consent/retention": "on a working record (a task) a duration in days, hours, minutes and seconds "
+                                  "hints expires_at = created_at + it",
+        }, defaults=(_MT_DEFAULTS.format(what="the record's kind"),)),
+
+        _pair("memoturn", "oams", mapped={
+            "/id": ("/key", "unless an earlier memory took that key in the namespace: then \"<id>~n\" and the id "
+                            "travels in the extension"),
+            "/summary": ("/value", ""),
+            "/source": ("/source_id", "when a string (OAMS §5's provenance; null travels)"),
+        }, lost={"document:/*": _MT_ENVELOPE}, notes=_mt_notes(
+            created="created_at and updated_at (Unix ms as RFC 3339 UTC)", keywords="tags (split at spaces)")
+            , defaults=("the namespace memoturn:default (a memory names no profile); "
+                        + _OAMS_DEFAULTS.format(what="created_at in UTC, else the conversion's time")
+                        .replace("the mapped confidence", "nothing else"),)),
+
+        _pair("oams", "memoturn", mapped={
+            "/value": ("/summary", "when not blank: a blank value travels in the extension and the summary says "
+                                   "\"(no text)\""),
+            "/source_id": ("/source", "when a string"),
+        }, lost={}, notes={
+            "/key": "the memory's id is content-addressed: the key travels",
+            "/created_at": "hints created_at (Unix ms)",
+            "/tags": "hint keywords (joined with spaces, when no tag holds a space)",
+        }, defaults=(_MT_DEFAULTS.format(what="fact"),)),
+
+        _pair("memoturn", "omf", mapped={
+            "/summary": ("/content", "a memory's summary is never blank"),
+            "/id": ("/extensions/memd/chunk_id", ""),
+        }, lost={"document:/*": _MT_ENVELOPE}, notes=_mt_notes(
+            created="created_at (RFC 3339 UTC)", keywords="tags (split at spaces)",
+            superseded_by="OMF status \"superseded\"", expires_at="expires_at (RFC 3339 UTC)"),
+            defaults=("extensions.memd {v: 1, chunk_id, project_id: --project when given}; no memd lifecycle block",
+                      _CONVERTER_SOURCE)),
+
+        _pair("omf", "memoturn", mapped={
+            "/content": ("/summary", ""),
+        }, lost={
+            "document:/source": _SOURCE,
+            "document:/exported_at": _EXPORTED_AT,
+        }, notes={
+            "/created_at": "hints created_at (Unix ms; a date: its midnight UTC; else the conversion's time)",
+            "/tags": "hint keywords (joined with spaces, when no tag holds a space)",
+            "/extensions/memd/chunk_id": "the memory's id is content-addressed: the chunk_id travels",
+            "/extensions/memd/lifecycle": "supersedes / superseded_by hint supersedes / superseded_by (the ids "
+                                          "those chunks became)",
+            "document:/*": "carried on every memory (nothing to carry it in an empty document)",
+        }, defaults=(_MT_DEFAULTS.format(what="fact"),)),
+
+        _pair("memoturn", "upp", mapped={
+            "/id": ("/id", "unless an earlier memory took that id: then \"<id>~n\" and the id travels"),
+            "/summary": ("/value", ""),
+        }, lost={"document:/*": _MT_ENVELOPE}, notes=_mt_notes(
+            created="created_at (RFC 3339 UTC)", keywords="",
+            superseded_by="status superseded and superseded_by (an id is an event id here)",
+            source="source_type agent_observed (an agent wrote it)"),
+            defaults=("entity_key: --entity-key, else \"memoturn\"; labels [] (a memory has no ontology labels); "
+                      "ontology user/v1; confidence 1.0; source_type inferred unless hinted; status valid unless "
+                      "hinted",)),
+
+        _pair("upp", "memoturn", mapped={
+            "/value": ("/summary", "when not blank: a blank value travels in the extension and the summary says "
+                                   "\"(no text)\""),
+        }, lost={
+            "document:/exported_at": _EXPORTED_AT,
+        }, notes={
+            "/id": "the memory's id is content-addressed: the event id travels",
+            "/entity_key": "every event's entity_key is the package's (document.entity_key)",
+            "/created_at": "hints created_at (Unix ms)",
+            "/labels": "hint keywords (joined with spaces)",
+            "/superseded_by": "hints superseded_by (the id its successor became)",
+            "document:/entity_key": "carried on every memory (nothing to carry it in an empty package)",
+            "document:/ontology": "carried on every memory",
+            "document:/*": "carried on every memory",
+        }, defaults=(_MT_DEFAULTS.format(what="fact"),)),
     ]
     return {(p.source, p.target): p for p in pairs}
 

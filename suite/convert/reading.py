@@ -4,7 +4,9 @@ JSON is read strictly (NaN and Infinity are not JSON); anything unreadable is In
 where. UMP documents from a path go through the file binding (`suite/ump/files.py`: `.ump.json`,
 NDJSON, `.ump.md`, folders); from stdin, a JSON array or object, or NDJSON. OAMS: a JSON array of
 memories (or one memory object), a JSONL store (one memory a line, OAMS §7), or an export bundle
-folder (its memories.jsonl, the bundle judged by suite/oams/model.py first).
+folder (its memories.jsonl, the bundle judged by suite/oams/model.py first). memoturn: `{"memories": [...]}`
+(an ingest body's or a recall answer's shape), a JSON array of memories, one memory, or JSONL (one
+memory a line); whatever was read becomes the `{"memories": [...]}` document.
 """
 
 from __future__ import annotations
@@ -52,10 +54,15 @@ def _lines_text(fmt: str, text: str) -> Any:
 
 
 def read_text(fmt: str, text: str) -> Any:
-    if fmt == "oams":
+    if fmt in ("oams", "memoturn"):
         text = text.removeprefix("\ufeff")
         if not text.strip():
-            return []   # an empty JSONL store holds no memory: a valid, empty OAMS document
+            # an empty JSONL store holds no memory: a valid, empty document
+            return [] if fmt == "oams" else {"memories": []}
+    if fmt == "memoturn":
+        from memconform.suite.convert.memoturnside import normalized
+
+        return normalized(_lines_text(fmt, text))
     return _lines_text(fmt, text) if fmt in ("ump", "oams") else loads(fmt, text)
 
 
@@ -94,8 +101,10 @@ def dumps(fmt: str, document: Any, output: str | None = None) -> str:
         if output and output.lower().endswith(_NDJSON):
             return ump_files.dump_ndjson(document)
         return ump_files.dump_json(document)
-    if fmt == "oams" and output and output.lower().endswith(_NDJSON):
-        # OAMS §7's JSONL: one compact memory a line, LF-terminated, UTF-8 (in document order)
+    if fmt in ("oams", "memoturn") and output and output.lower().endswith(_NDJSON):
+        # OAMS §7's JSONL: one compact memory a line, LF-terminated, UTF-8 (in document order); a
+        # memoturn JSONL is the same, and leaves the envelope (nothing but memories) behind
+        records = document["memories"] if fmt == "memoturn" else document
         return "".join(json.dumps(m, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-                       for m in document)
+                       for m in records)
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

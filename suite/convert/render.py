@@ -10,15 +10,15 @@ from memconform.suite.convert import mapping
 from memconform.suite.convert.mapping import Fate, Row
 
 _INTRO = """\
-# Mapping between UMP, OMF, UPP and OAMS
+# Mapping between UMP, OMF, UPP, OAMS and memoturn
 
 Generated from `suite/convert/mapping.py` by `mapping_markdown()` (`suite/convert/render.py` says how
 to regenerate it); a test fails when this file and the table differ. The same table drives what the
 converters carry and drop and what the round-trip checks hold them to.
 
 ```sh
-memconform convert --from ump|upp|omf|oams --to ump|upp|omf|oams INPUT [-o OUTPUT] [--report-losses]
-                   [--entity-key K]            # to UPP: the package's user
+memconform convert --from ump|upp|omf|oams|memoturn --to ump|upp|omf|oams|memoturn INPUT [-o OUTPUT] [--report-losses]
+                   [--entity-key K]            # to UPP: the package's user (default from memoturn: "memoturn")
                    [--tenant T]                # from OMF: whose memories these are (owner default)
                    [--project P]               # to OMF: project_id of items whose source names none
                    [--owner DID] [--sign-key SEED.hex | --test-key owner-a]   # to UMP
@@ -38,9 +38,10 @@ returns the document, every lost field (record id, field, row) and the warnings.
 | OMF 1.0 | the envelope `{omf, exported_at, source?, memories}` | an item |
 | UPP 1.0.0 | an ExportPackage `{entity_key, ontology, events, exported_at}`: one user | a StoredEvent |
 | OAMS 0.1 | the memories: a JSON array (or one memory object), a JSONL store (`.oams.jsonl`, §7), or an export bundle folder (its `memories.jsonl`, the bundle judged first); `(namespace, key)` unique | a memory |
+| memoturn 2026.06 | `{"memories": [...]}`, each memory as GET shows it (the shape of an ingest body and of a recall answer, whose `txid` is lost); read also from a JSON array, one memory, or JSONL (`.memoturn.jsonl`, one memory a line); written as `{"memories": [...]}`, or JSONL when the output ends `.jsonl` | a typed memory |
 
 The OAMS directions built: {oams_pairs}. {oams_unbuilt}An OAMS output ending `.jsonl` is one memory a line,
-in document order.
+in document order. memoturn converts to and from every other format.
 
 Every input is validated by the suite's model of its format (`suite/ump/record.py`, `suite/omf/model.py`,
 `suite/upp/model.py`, `suite/oams/model.py`) and refused when invalid; every output is validated the same
@@ -63,6 +64,9 @@ evaluated, whatever it looks like.
   * OAMS: `metadata["x-extensions"].<format>`: `metadata` is "an arbitrary JSON-serializable map"
     (OAMS §2), and `x-extensions` is none of its reserved keys (value_type, confidence, last_used_at,
     decay_score, language, pii). A vendor's OAMS import keeps metadata as it is.
+  * memoturn: `content["x-extensions"].<format>`: every other member of a typed memory is typed, and the
+    content ("JSON payload — the full memory") is what an ingest keeps. A new memory's content is
+    `{"x-extensions": {…}}`.
 * **lost**: not carried, with the reason.
 
 Every extension is `{"fields": …, "absent": […], "document": {…}}`: the source record minus what was
@@ -86,6 +90,21 @@ Decisions:
   producer: memd honours lifecycle only from memd, and a converter that passed `source.app: "memd"`
   through would let any UMP or UPP file set memd's tier, status and expiry.
 * **Time.** A conversion is a new export: `exported_at` is the conversion's time.
+* **Content-addressed ids.** A new memoturn memory's id is the engine's: `mem_` + the first 16 bytes, hex,
+  of SHA-256(type, 0x00, topic_key or "", 0x00, the content as compact JSON with sorted keys; golden
+  vectors in `vectors/memoturn/`). The content holds the carried record, so the same record converts to
+  the same id every time (a store answers a re-ingest with `duplicate`), and any change to it is another
+  memory. A memoturn id never becomes another format's id where that format has its own id rules (UMP
+  derives `urn:ump:` + base32 BLAKE3 of `memoturn:<id>`); it is the key, chunk_id or event id elsewhere.
+* **Typed memories.** Types and UMP kinds map nearest first (fact ↔ semantic, instruction ↔ procedural,
+  event ↔ episodic, task ↔ working; identity → fact); the other formats' records become facts. No
+  new memory gets a `topic_key`: it is a supersession key only memoturn has, so a converted fact never
+  supersedes another on ingest. Supersession chains become the other format's (UMP `supersedes` /
+  `superseded_by`, UPP status and `superseded_by`, OMF status) and come back from them as the ids the
+  records became. A task's `expires_at` is UMP `consent.retention` (its lifetime, `PTnS`) and OMF
+  `expires_at`; a task from UMP expires `consent.retention` after `time.created` (24 h without one).
+  `source` (which agent wrote it) is UMP `scope.agent` and OAMS `source_id`; `session_id` is UMP
+  `scope.session`.
 * **Namespaces.** An OAMS namespace is `<owner-hash>:<scope>` (OAMS §4), and its owner-hash SHOULD be a
   hash: a UMP owner DID is hashed into it (`ump-…`), never written out; a scope holds no slash or colon,
   so a UMP project's become `-`. The record's own scope travels in the extension.

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from memconform.suite.convert import carry, mapping, umpside
+from memconform.suite.convert import carry, mapping, memoturnside, umpside
 from memconform.suite.convert.common import ConvertOptions
 from memconform.suite.convert.dispatch import convert
 from memconform.suite.convert.corpora import default_corpora
@@ -32,6 +32,8 @@ def format_round_trip(document: Any, via: Sequence[str], options: ConvertOptions
     a, b = via[0], via[1]
     if a in ("ump", "oams") and isinstance(document, dict):
         document = [document]
+    if a == "memoturn":
+        document = memoturnside.normalized(document)
     there = convert(document, source=a, target=b, options=options)
     back = convert(there.document, source=b, target=a, options=options)
     if a == b:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.suite.convert import oamsside
+from memconform.suite.convert import memoturnside, oamsside
 from memconform.suite.omf import model as omf_model
 from memconform.suite.ump import consent, record as ump_record
 from memconform.suite.upp import model as upp_model
@@ -93,7 +93,16 @@ def oams_memory_problems(memory: Any) -> list[str]:
     return oamsside.memory_problems(memory)
 
 
-DOCUMENT = {"ump": ump_problems, "omf": omf_problems, "upp": upp_problems, "oams": oams_problems}
+def memoturn_problems(document: Any) -> list[str]:
+    return memoturnside.document_problems(document)
+
+
+def memoturn_memory_problems(memory: Any) -> list[str]:
+    return memoturnside.memory_problems(memory)
+
+
+DOCUMENT = {"ump": ump_problems, "omf": omf_problems, "upp": upp_problems, "oams": oams_problems,
+            "memoturn": memoturn_problems}
 
 
 def problems(fmt: str, document: Any, *, output: bool = False) -> list[str]:

@@ -22,7 +22,7 @@ DIRECTIONS = [*mapping.table(), *((f, f) for f in FORMATS)]
 def inputs(tmp_path: Path) -> dict[str, Path]:
     corpora = default_corpora()
     paths = {"ump": tmp_path / "in.ump.json", "omf": tmp_path / "in.omf.json", "upp": tmp_path / "in.upp.json",
-             "oams": tmp_path / "in.oams.json"}
+             "oams": tmp_path / "in.oams.json", "memoturn": tmp_path / "in.memoturn.json"}
     for fmt, path in paths.items():
         path.write_text(json.dumps(corpora[fmt], ensure_ascii=False), "utf-8")
     return paths

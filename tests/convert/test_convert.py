@@ -35,7 +35,7 @@ def test_the_default_corpora_are_valid(corpora):
 
 
 def _count(fmt, doc):
-    return len(doc if fmt in ("ump", "oams") else doc["memories" if fmt == "omf" else "events"])
+    return len(doc if fmt in ("ump", "oams") else doc["memories" if fmt in ("omf", "memoturn") else "events"])
 
 
 @pytest.mark.parametrize("source,target", DIRECTIONS)
@@ -49,6 +49,8 @@ def test_every_output_validates(corpora, source, target):
         assert omf_model.problems(doc, produced_by_memd=False) == []
     elif target == "upp":
         assert upp_model.export_package_problems(doc) == []
+    elif target == "memoturn":
+        assert validate.memoturn_problems(doc) == []
     else:
         assert oams_model.store_problems(doc) == []
     assert result.records_in == _count(source, corpora[source])

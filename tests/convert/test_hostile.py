@@ -56,6 +56,11 @@ def _with_text(fmt: str, text: str, *, junk=None) -> object:
         if junk is not None:
             doc[0]["metadata"]["junk"] = junk
             doc[0]["x_junk"] = junk
+    elif fmt == "memoturn":
+        doc["memories"][0]["summary"] = text
+        if junk is not None:
+            doc["memories"][0]["content"] = {"junk": junk}
+            doc["memories"][0]["x_junk"] = junk
     elif fmt == "omf":
         doc["memories"][0]["content"] = text
         if junk is not None:
@@ -112,7 +117,8 @@ def test_huge_strings_and_nested_junk_travel(source, target):
 def test_nesting_beyond_the_limit_is_a_clear_error(source):
     doc = _with_text(source, "fine", junk=_deep(5_000))
     with pytest.raises(InvalidInput, match=f"nested deeper than {MAX_DEPTH} levels"):
-        convert(doc, source=source, target={"omf": "upp", "oams": "ump"}.get(source, "omf"), options=OPTS)
+        convert(doc, source=source, target={"omf": "upp", "oams": "ump", "memoturn": "ump"}.get(source, "omf"),
+                options=OPTS)
 
 
 def test_lone_surrogates_are_not_text():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memconform.suite.convert import (dispatch, mapping, mapping_markdown, omf_oams, omf_upp, ump_oams, ump_omf,
-                                      ump_upp, upp_oams)
+from memconform.suite.convert import (dispatch, mapping, mapping_markdown, oams_memoturn, omf_memoturn, omf_oams,
+                                      omf_upp, ump_memoturn, ump_oams, ump_omf, ump_upp, upp_memoturn, upp_oams)
 from memconform.suite.convert.mapping import Fate
 
 PAIRS = list(mapping.table())
@@ -20,7 +20,11 @@ NATIVES = {("ump", "omf"): ump_omf.UMP_TO_OMF, ("omf", "ump"): ump_omf.OMF_TO_UM
            ("omf", "upp"): omf_upp.OMF_TO_UPP, ("upp", "omf"): omf_upp.UPP_TO_OMF,
            ("ump", "oams"): ump_oams.UMP_TO_OAMS, ("oams", "ump"): ump_oams.OAMS_TO_UMP,
            ("omf", "oams"): omf_oams.OMF_TO_OAMS, ("oams", "omf"): omf_oams.OAMS_TO_OMF,
-           ("upp", "oams"): upp_oams.UPP_TO_OAMS, ("oams", "upp"): upp_oams.OAMS_TO_UPP}
+           ("upp", "oams"): upp_oams.UPP_TO_OAMS, ("oams", "upp"): upp_oams.OAMS_TO_UPP,
+           ("memoturn", "ump"): ump_memoturn.MEMOTURN_TO_UMP, ("ump", "memoturn"): ump_memoturn.UMP_TO_MEMOTURN,
+           ("memoturn", "oams"): oams_memoturn.MEMOTURN_TO_OAMS, ("oams", "memoturn"): oams_memoturn.OAMS_TO_MEMOTURN,
+           ("memoturn", "omf"): omf_memoturn.MEMOTURN_TO_OMF, ("omf", "memoturn"): omf_memoturn.OMF_TO_MEMOTURN,
+           ("memoturn", "upp"): upp_memoturn.MEMOTURN_TO_UPP, ("upp", "memoturn"): upp_memoturn.UPP_TO_MEMOTURN}
 #: Mapped rows that are structure, not a field copy: a UPP event's entity_key is its package's.
 STRUCTURAL = {("upp", "ump", "/entity_key")}
 
