@@ -323,8 +323,11 @@ class MemoturnService:
 
         return self._transaction(work)
 
+    def _memory_id(self, memory: dict[str, Any]) -> str:
+        return model.memory_id(memory["type"], memory["topic_key"], memory["content"])
+
     def _ingest_one(self, ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
-        mid = model.memory_id(memory["type"], memory["topic_key"], memory["content"])
+        mid = self._memory_id(memory)
         existing = self._row(ns, profile, mid)
         if existing is not None and self._active(existing, now):
             return {"id": mid, "status": "duplicate", "superseded": []}

@@ -13,17 +13,549 @@ from collections.abc import Callable
 from typing import Any
 
 from memconform.reference_impl.faults import Fault
+from memconform.reference_impl.wraps import after, before, each, keep
+from memconform.suite.memoturn import model
 
 LIVE = ("http", "mcp")
 
 
 def _f(name: str, description: str, *breaks: str, bindings: tuple[str, ...] | None = None,
-       overrides: dict[str, Any] | None = None, wraps: dict[str, Callable[..., Any]] | None = None) -> Fault:
+       overrides: dict[str, Any] | None = None, wraps: dict[str, Callable[..., Any]] | None = None,
+       stateful: bool = False) -> Fault:
     return Fault(f"memoturn-{name}", "memoturn", description, tuple(f"memoturn/{b}" for b in breaks),
-                 since="2026.06", bindings=bindings, overrides=dict(overrides or {}), wraps=dict(wraps or {}))
+                 since="2026.06", bindings=bindings, overrides=dict(overrides or {}), wraps=dict(wraps or {}),
+                 stateful=stateful)
 
 
-MEMOTURN_FAULTS: tuple[Fault, ...] = ()
+
+# -- the wrong implementations that need more than a line ---------------------------------------------
+
+def _hash_with(*extra: str) -> dict[str, Any]:
+    """The id hashes more than (type, topic_key, content): these fields too."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def memory_id(memory: dict[str, Any]) -> str:
+            mixed = {"content": memory["content"], **{f: memory.get(f) for f in extra}}
+            return model.memory_id(memory["type"], memory["topic_key"], mixed)
+        return memory_id
+    return {"_memory_id": wrap}
+
+
+def _insertion_order_hash(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    import hashlib
+    import json
+
+    def memory_id(memory: dict[str, Any]) -> str:
+        data = "\0".join((memory["type"], memory["topic_key"] or "", json.dumps(memory["content"], ensure_ascii=False,
+                                                                                 separators=(",", ":"))))
+        return "mem_" + hashlib.sha256(data.encode()).digest()[:16].hex()
+    return memory_id
+
+
+def _on_status(status: str, change: Callable[[Any, str, str, dict[str, Any], dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """`_ingest_one`, with `change(service, ns, profile, memory, result)` applied to results of `status`."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+            result = original(ns, profile, memory, now)
+            return change(service, ns, profile, memory, result) if result["status"] == status else result
+        return ingest_one
+    return {"_ingest_one": wrap}
+
+
+def _duplicate_rewrites(service: Any, ns: str, profile: str, memory: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    # "refresh on re-ingest": the summary and keywords of the duplicate overwrite the stored ones
+    service._db.execute("UPDATE memories SET summary=?, keywords=? WHERE ns=? AND profile=? AND id=?",
+                        (memory["summary"], memory["keywords"], ns, profile, result["id"]))
+    return result
+
+
+def _duplicate_takes_source(service: Any, ns: str, profile: str, memory: dict[str, Any],
+                            result: dict[str, Any]) -> dict[str, Any]:
+    if memory["source"] is not None:  # the last writer's attribution, not the first's
+        service._db.execute("UPDATE memories SET source=? WHERE ns=? AND profile=? AND id=?",
+                            (memory["source"], ns, profile, result["id"]))
+    return result
+
+
+def _revive_keeps_successor(service: Any, ns: str, profile: str, memory: dict[str, Any],
+                            result: dict[str, Any]) -> dict[str, Any]:
+    # the old row is active again, but the one that had replaced it is not moved aside
+    for sid in result["superseded"]:
+        service._db.execute("UPDATE memories SET superseded_by=NULL, superseded_at=NULL WHERE ns=? AND profile=? AND "
+                            "id=?", (ns, profile, sid))
+    return {**result, "superseded": []}
+
+
+def _new_says_duplicate(service: Any) -> dict[str, Any]:
+    """A batch's memories after the first answer `duplicate` when new (the status read from a lookup
+    made before the batch's own writes)."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def validate_batch(body: Any) -> list[dict[str, Any]]:
+            service._batch_index = 0
+            return original(body)
+        return validate_batch
+
+    def one(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+            result = original(ns, profile, memory, now)
+            i = getattr(service, "_batch_index", 0)
+            service._batch_index = i + 1
+            return {**result, "status": "duplicate"} if i > 0 and result["status"] == "created" else result
+        return ingest_one
+    return {"_validate_batch": wrap, "_ingest_one": one}
+
+
+def _supersede_only(keep_type: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+            return original(ns, profile, memory, by, now) if keep_type(memory) else []
+        return supersede
+    return {"_supersede": wrap}
+
+
+def _supersede_any_type(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+        if memory["type"] not in model.SUPERSEDING or not memory["topic_key"]:
+            return []
+        rows = service._rows("ns=? AND profile=? AND topic_key=? AND id<>? AND superseded_by IS NULL",
+                             (ns, profile, memory["topic_key"], by))  # keyed by topic_key alone
+        for r in rows:
+            service._db.execute("UPDATE memories SET superseded_by=?, superseded_at=? WHERE rid=?", (by, now, r["rid"]))
+        return [r["id"] for r in rows]
+    return supersede
+
+
+def _supersede_previous_of(mtype: str) -> dict[str, Any]:
+    """Events (or tasks) of a session keep only the latest one: the previous active one of the same
+    session_id is marked superseded."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+            if memory["type"] != mtype:
+                return original(ns, profile, memory, by, now)
+            if memory["session_id"] is None:
+                return []
+            rows = service._rows("ns=? AND profile=? AND type=? AND session_id=? AND id<>? AND superseded_by IS NULL",
+                                 (ns, profile, mtype, memory["session_id"], by))
+            for r in rows:
+                service._db.execute("UPDATE memories SET superseded_by=?, superseded_at=? WHERE rid=?", (by, now, r["rid"]))
+            return [r["id"] for r in rows]
+        return supersede
+    return {"_supersede": wrap}
+
+
+def _supersede_deletes(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+        ids = original(ns, profile, memory, by, now)
+        for mid in ids:  # "newer replaces older" read as a replacement: the old row goes
+            row = service._row(ns, profile, mid)
+            if row is not None:
+                service._delete(row["rid"])
+        return ids
+    return supersede
+
+
+def _supersede_later(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The old row is marked by a background pass after the answer (here: at the next ingest)."""
+    pending: list[tuple[str, str, dict[str, Any], str, int]] = []
+
+    def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+        while pending:
+            original(*pending.pop(0))
+        if memory["type"] not in model.SUPERSEDING or not memory["topic_key"]:
+            return []
+        ids = [r["id"] for r in service._rows("ns=? AND profile=? AND type=? AND topic_key=? AND id<>? AND "
+                                              "superseded_by IS NULL", (ns, profile, memory["type"],
+                                                                        memory["topic_key"], by))]
+        if ids:
+            pending.append((ns, profile, memory, by, now))
+        return ids
+    return supersede
+
+
+def _supersede_same_source(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+        if memory["type"] not in model.SUPERSEDING or not memory["topic_key"]:
+            return []
+        rows = service._rows("ns=? AND profile=? AND type=? AND topic_key=? AND id<>? AND superseded_by IS NULL "
+                             "AND source IS ?", (ns, profile, memory["type"], memory["topic_key"], by, memory["source"]))
+        for r in rows:
+            service._db.execute("UPDATE memories SET superseded_by=?, superseded_at=? WHERE rid=?", (by, now, r["rid"]))
+        return [r["id"] for r in rows]
+    return supersede
+
+
+def _partial_batch(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Each memory is validated as it is written: those before an invalid one stay stored."""
+    from memconform.reference_impl.memoturn.engine import MemoturnError
+
+    def ingest(ns: Any, profile: Any, body: Any) -> dict[str, Any]:
+        try:
+            return original(ns, profile, body)
+        except MemoturnError:
+            memories = body.get("memories") if isinstance(body, dict) else None
+            if isinstance(memories, list) and len(memories) <= model.BATCH_CAP:
+                for m in memories:
+                    try:
+                        original(ns, profile, {"memories": [m]})
+                    except MemoturnError:
+                        break
+            raise
+    return ingest
+
+
+def _no_cap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def validate_batch(body: Any) -> list[dict[str, Any]]:
+        if isinstance(body, dict) and isinstance(body.get("memories"), list) and len(body["memories"]) > model.BATCH_CAP:
+            return [service._validate_memory(m) for m in body["memories"]]
+        return original(body)
+    return validate_batch
+
+
+def _profiles_must_exist(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from memconform.reference_impl.memoturn.engine import not_found
+
+    def ingest(ns: Any, profile: Any, body: Any) -> dict[str, Any]:
+        if isinstance(ns, str) and isinstance(profile, str) and not service._known(ns, profile):
+            raise not_found(f"profile {ns}/{profile} does not exist")
+        return original(ns, profile, body)
+    return ingest
+
+
+def _forget_active_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def forget(ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
+        row = service._row(ns, profile, mid) if isinstance(mid, str) else None
+        if row is not None and row["superseded_by"] is not None:
+            return {"deleted": mid, "txid": service.txid(ns, profile)}  # history is never deleted — not even on request
+        return original(ns, profile, mid)
+    return forget
+
+
+def _json_error_is_internal(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from memconform.reference_impl.memoturn.engine import refusal
+
+    def error(exc: Any, headers: Any = None) -> Any:
+        if exc.code == "invalid_request" and "not JSON" in exc.message:
+            exc = refusal("internal", "internal error")  # the parser's exception escaped to the catch-all
+        return original(exc, headers)
+    return error
+
+
+def _envelope_nested(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from starlette.responses import JSONResponse
+
+    def error(exc: Any, headers: Any = None) -> Any:
+        return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status,
+                            headers=headers)
+    return error
+
+
+def _invalid_is_422(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from memconform.reference_impl.memoturn.engine import MemoturnError
+
+    def error(exc: Any, headers: Any = None) -> Any:
+        if exc.code == "invalid_request":
+            exc = MemoturnError(422, "validation_error", exc.message)
+        return original(exc, headers)
+    return error
+
+
+def _not_found_is_error(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from memconform.reference_impl.memoturn.engine import not_found
+
+    def get(ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
+        answer = original(ns, profile, mid)
+        if answer.get("found") is False:
+            raise not_found(f"memory not found: {mid}")  # a tool error, as REST's 404
+        return answer
+    return get
+
+
+def _without_tool(name: str) -> dict[str, Any]:
+    def wrap(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda table: {fn: d for fn, d in original(table).items() if fn.__name__ != name}
+    return {"mcp.tools": wrap}
+
+
+def _channels_all(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def fuse(ranked: dict[str, list[int]]) -> list[tuple[int, float, list[str]]]:
+        return [(rid, score, list(model.CHANNELS)) for rid, score, _ in original(ranked)]
+    return fuse
+
+
+def _vector_includes_tasks(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def vector_channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        import json
+        import math
+
+        q = p["embedding"]
+        rows = service._db.execute(f"SELECT m.rid, v.vector FROM memories m JOIN vectors v ON v.rid = m.rid WHERE {where} "
+                                   "AND v.dim = ?", (*params, len(q))).fetchall()
+        scored = []
+        for rid, text in rows:
+            vec = json.loads(text)
+            n = math.sqrt(sum(x * x for x in vec)) * math.sqrt(sum(x * x for x in q))
+            scored.append((-(sum(a * b for a, b in zip(q, vec)) / n) if n else 0.0, rid))
+        return [rid for _, rid in sorted(scored)[:depth]]
+    return vector_channel
+
+
+def _filter_ignored(name: str) -> dict[str, Any]:
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def recall_params(body: Any) -> dict[str, Any]:
+            p = original(body)
+            return {**p, name: None}
+        return recall_params
+    return {"_recall_params": wrap}
+
+
+def _k_fixed(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def recall_params(body: Any) -> dict[str, Any]:
+        p = original(body)
+        return {**p, "k": 10 if isinstance(body, dict) and body.get("k") is None else p["k"]}  # default 10, not 8
+    return recall_params
+
+
+def _empty_is_not_found(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from memconform.reference_impl.memoturn.engine import not_found
+
+    def recall(ns: Any, profile: Any, body: Any) -> dict[str, Any]:
+        answer = original(ns, profile, body)
+        if not answer["memories"] and answer["txid"]:  # an empty answer read as a lookup miss
+            raise not_found("no memory matches")
+        return answer
+    return recall
+
+
+def _unknown_profile_created(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def recall(ns: Any, profile: Any, body: Any) -> dict[str, Any]:
+        answer = original(ns, profile, body)
+        if isinstance(ns, str) and isinstance(profile, str) and not service._known(ns, profile):
+            with service._lock:  # recall opens (and so creates) the profile, as a write would
+                service._db.execute("INSERT OR IGNORE INTO profiles (ns, profile, txid) VALUES (?, ?, 1)", (ns, profile))
+            return {**answer, "txid": 1}
+        return answer
+    return recall
+
+
+def _expiry_seconds_as_ms(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def expiry(memory: dict[str, Any], now: int) -> int | None:
+        if memory["type"] == "task" and memory["ttl"] is not None:
+            return now + memory["ttl"] * 60_000  # ttl read as minutes
+        return original(memory, now)
+    return expiry
+
+
+def _sessions_keep_tasks(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def end_session(ns: Any, profile: Any, session_id: Any) -> dict[str, Any]:
+        return {"session_id": session_id, "deleted": 0, "txid": service.txid(ns, profile)}  # acknowledged, not done
+    return end_session
+
+
+def _sessions_listed_empty(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def sessions(ns: Any, profile: Any, limit: Any = None) -> dict[str, Any]:
+        answer = original(ns, profile, limit)
+        return {**answer, "sessions": [s for s in answer["sessions"] if False]}  # only ended sessions counted
+    return sessions
+
+
+def _summary_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    import re
+
+    def keyword_channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        words = {w.lower() for w in re.findall(r"\w+", p["query"])}
+        kept = []
+        for rid in original(where, params, p, depth):
+            summary = service._db.execute("SELECT summary FROM memories WHERE rid=?", (rid,)).fetchone()[0]
+            if words & {w.lower() for w in re.findall(r"\w+", summary)}:
+                kept.append(rid)
+        return kept
+    return keyword_channel
+
+
+def _record_drops_nulls(record: dict[str, Any]) -> None:
+    def compact(v: Any) -> Any:
+        if isinstance(v, list):
+            return [compact(x) for x in v if x is not None]
+        if isinstance(v, dict):
+            return {k: compact(x) for k, x in v.items()}
+        return v
+    record["content"] = compact(record["content"])
+
+
+def _revive_displaces_next(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Reviving A moves the pointer to A's own successor instead of the active row: right while the
+    chain is A→B, wrong once it is A→B→C (B is marked again, C stays active beside A)."""
+    def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+        row = service._row(ns, profile, service._memory_id(memory))
+        successor = row["superseded_by"] if row is not None else None
+        result = original(ns, profile, memory, now)
+        if result["status"] == "revived" and successor and result["superseded"] and result["superseded"] != [successor]:
+            for sid in result["superseded"]:
+                service._db.execute("UPDATE memories SET superseded_by=NULL, superseded_at=NULL WHERE ns=? AND "
+                                    "profile=? AND id=?", (ns, profile, sid))
+            service._db.execute("UPDATE memories SET superseded_by=?, superseded_at=? WHERE ns=? AND profile=? AND id=?",
+                                (result["id"], now, ns, profile, successor))
+            return {**result, "superseded": [successor]}
+        return result
+    return ingest_one
+
+
+def _topic_case_folded(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+        if memory["type"] not in model.SUPERSEDING or not memory["topic_key"]:
+            return []
+        rows = service._rows("ns=? AND profile=? AND type=? AND lower(topic_key)=lower(?) AND id<>? AND "
+                             "superseded_by IS NULL", (ns, profile, memory["type"], memory["topic_key"], by))
+        for r in rows:  # "User.Diet" and "user.diet" taken for one key
+            service._db.execute("UPDATE memories SET superseded_by=?, superseded_at=? WHERE rid=?", (by, now, r["rid"]))
+        return [r["id"] for r in rows]
+    return supersede
+
+
+MEMOTURN_FAULTS: tuple[Fault, ...] = (
+    # -- Core: ids -----------------------------------------------------------------------------------------
+    _f("id-hashes-summary", "the id hashes the summary and keywords with the content: the same memory told in other "
+       "words is a new memory", "id-content-addressed", "id-construction", wraps=_hash_with("summary", "keywords")),
+    _f("id-member-order", "the content is hashed as sent, members in their order: the same content reordered gets "
+       "another id", "id-key-order-insensitive", "id-construction", wraps={"_memory_id": _insertion_order_hash}),
+    _f("id-hashes-source", "source is hashed with the content: the same memory from two agents is two memories",
+       "source-excluded-from-hash", "id-content-addressed", "id-construction", wraps=_hash_with("source")),
+    # -- Core: the record --------------------------------------------------------------------------------
+    _f("type-unchecked", "a memory of any type is accepted (and stored with it)", "type-enum",
+       wraps=before("_validate_memory", lambda m: ((({**m, "type": "event"} if isinstance(m, dict) and m.get("type")
+                                                      not in model.TYPES and "summary" in m else m),), {}))),
+    _f("topic-key-anywhere", "a topic_key on an event or a task is accepted (and ignored)",
+       "topic-key-only-fact-instruction",
+       wraps=before("_validate_memory", lambda m: ((({k: v for k, v in m.items() if k != "topic_key"}
+                                                     if isinstance(m, dict) and m.get("type") in ("event", "task")
+                                                     else m),), {}))),
+    _f("content-drops-nulls", "GET answers the content with the nulls of its arrays left out", "content-returned",
+       wraps=each("_record", _record_drops_nulls)),
+    _f("get-no-session", "GET answers session_id null whatever the memory was ingested with", "record-fields",
+       wraps=each("_record", keep(session_id=None))),
+    _f("hit-no-source", "recall's hits leave out the source", "source-returned",
+       wraps=each("_hit", keep(source=None))),
+    # -- Core: statuses ----------------------------------------------------------------------------------
+    _f("results-no-superseded", "ingest results leave out `superseded`", "ingest-status-per-memory",
+       wraps=after("ingest", lambda a: {**a, "results": [{k: v for k, v in r.items() if k != "superseded"}
+                                                          for r in a["results"]]})),
+    _f("results-reversed", "a batch's results come back in reverse order (so the second of two identical memories "
+       "is reported created)", "ingest-status-per-memory", "in-batch-duplicate",
+       wraps=after("ingest", lambda a: {**a, "results": a["results"][::-1]})),
+    _f("batch-new-says-duplicate", "the memories of a batch after its first answer `duplicate` though they are new",
+       "created-otherwise", wraps=_new_says_duplicate(None)),
+    _f("duplicate-rewrites", "re-ingesting an active memory answers duplicate but overwrites its summary and keywords",
+       "duplicate-no-write", wraps=_on_status("duplicate", _duplicate_rewrites)),
+    _f("revive-keeps-successor", "a revived fact is active again, but the row that replaced it stays active too",
+       "revive-superseded", wraps=_on_status("revived", _revive_keeps_successor)),
+    _f("duplicate-takes-source", "a duplicate from another agent takes over the memory's source",
+       "first-writer-source-sticks", wraps=_on_status("duplicate", _duplicate_takes_source)),
+    # -- Core: supersession ------------------------------------------------------------------------------
+    _f("facts-never-supersede", "only instructions supersede; facts accumulate like events",
+       "fact-supersedes", "supersession-profile-wide", wraps=_supersede_only(lambda m: m["type"] != "fact")),
+    _f("instructions-never-supersede", "only facts supersede; instructions accumulate", "instruction-supersedes",
+       wraps=_supersede_only(lambda m: m["type"] != "instruction")),
+    _f("supersede-by-topic-only", "supersession is keyed by topic_key alone: an instruction replaces a fact",
+       "supersession-keyed-by-type", wraps={"_supersede": _supersede_any_type}),
+    _f("events-supersede", "an event replaces the previous active event of its session (the session read as a "
+       "topic)", "event-never-supersedes", wraps=_supersede_previous_of("event")),
+    _f("tasks-supersede", "a task replaces the previous active task of its session (one open task per session)",
+       "task-never-supersedes", wraps=_supersede_previous_of("task")),
+    _f("supersede-deletes", "supersession deletes the old row instead of keeping it", "history-kept",
+       "include-superseded", "revive-superseded", wraps={"_supersede": _supersede_deletes}),
+    _f("supersedes-empty", "GET answers `supersedes: []` whatever the memory replaced", "supersedes-listed",
+       wraps=each("_record", keep(supersedes=[]))),
+    _f("supersede-later", "the old row is marked superseded after the answer (at the next ingest), though the answer "
+       "says it is", "supersession-same-transaction", "recall-hides-superseded", "include-superseded",
+       "revive-superseded",
+       wraps={"_supersede": _supersede_later}),
+    _f("supersede-same-source", "a fact supersedes only the facts of its own source", "supersession-profile-wide",
+       wraps={"_supersede": _supersede_same_source}),
+    # -- Core: batches, profiles, forget -----------------------------------------------------------------
+    _f("batch-partial", "a batch is written memory by memory: those before an invalid one stay", "batch-atomic",
+       wraps={"ingest": _partial_batch}),
+    _f("txid-string", "the batch's txid is a string", "batch-one-txid", "mcp-txid",
+       wraps=after("ingest", lambda a: {**a, "txid": str(a["txid"])})),
+    _f("batch-uncapped", "a batch of any size is accepted", "batch-cap", wraps={"_validate_batch": _no_cap}),
+    _f("profile-not-created", "ingest into a profile never written answers not_found", "profile-auto-create",
+       wraps={"ingest": _profiles_must_exist}),
+    _f("forget-keeps-history", "forget of a superseded memory answers success and keeps it", "forget-hard",
+       wraps={"forget": _forget_active_only}),
+    # -- Core: errors (REST) -----------------------------------------------------------------------------
+    _f("error-envelope-nested", "errors answer {\"error\": {\"code\", \"message\"}} instead of errors.md's envelope",
+       "error-envelope", bindings=("http",), wraps={"http.error": _envelope_nested}),
+    _f("invalid-422", "invalid requests answer 422 validation_error", "error-codes", bindings=("http",),
+       wraps={"http.error": _invalid_is_422}),
+    _f("bad-json-500", "a body that is not JSON answers 500 internal", "no-server-error", bindings=("http",),
+       wraps={"http.error": _json_error_is_internal}),
+    # -- MCP -------------------------------------------------------------------------------------------
+    _f("mcp-no-forget", "the MCP server has no memory_forget tool", "mcp-tools", bindings=("mcp",),
+       wraps=_without_tool("memory_forget")),
+    _f("mcp-get-errors", "memory_get of an unknown id is a tool error, not a not-found result", "mcp-get-not-found",
+       bindings=("mcp",), wraps={"mcp.get": _not_found_is_error}),
+    _f("mcp-get-no-txid", "memory_get's result carries no txid", "mcp-txid", bindings=("mcp",),
+       wraps={"mcp.get": lambda b, original: lambda *a: {k: v for k, v in original(*a).items() if k != "txid"}}),
+    # -- Recall ------------------------------------------------------------------------------------------
+    _f("recall-no-channel-ok", "recall without query, embedding or topic_key answers every memory",
+       "recall-needs-a-channel",
+       wraps={"_recall_params": lambda s, original: lambda body: original(
+           {**body, "query": "*"} if isinstance(body, dict) and not any(body.get(k) for k in
+                                                                        ("query", "embedding", "topic_key")) else body)}),
+    _f("recall-no-txid", "recall answers without txid", "recall-answer-shape", "recall-unknown-profile", "mcp-txid",
+       wraps=after("recall", lambda a: {k: v for k, v in a.items() if k != "txid"})),
+    _f("keyword-summary-only", "the keyword channel searches summary only, not keywords", "keywords-indexed",
+       wraps={"_keyword_channel": _summary_only}),
+    _f("no-keyword-channel", "a query finds nothing: the keyword channel is not there", "recall-keyword-channel",
+       "keywords-indexed", wraps={"_keyword_channel": lambda s, original: lambda *a: []}),
+    _f("no-topic-channel", "topic_key finds nothing: the topic channel is not there", "recall-topic-channel",
+       wraps={"_topic_channel": lambda s, original: lambda *a: []}),
+    _f("no-vector-channel", "an embedding finds nothing: the vector channel is not there", "recall-vector-channel",
+       wraps={"_vector_channel": lambda s, original: lambda *a: []}),
+    _f("vector-includes-tasks", "the vector channel searches tasks too", "task-no-vector",
+       wraps={"_vector_channel": _vector_includes_tasks}),
+    _f("channels-all", "every hit names all three channels, whichever found it (a task too: the vector channel "
+       "claims it)", "recall-channels-attribution", "task-no-vector",
+       wraps={"_fuse": _channels_all}),
+    _f("hits-ascending", "hits come lowest score first", "recall-channels-attribution",
+       wraps={"_recall_answer": lambda s, original: lambda hits, txid, p: original(hits[::-1], txid, p)}),
+    _f("recall-shows-superseded", "recall returns superseded rows without being asked", "recall-hides-superseded",
+       wraps={"_recall_params": lambda s, original: lambda body: {**original(body), "include_superseded": True}}),
+    _f("include-superseded-ignored", "include_superseded is accepted and ignored", "include-superseded",
+       wraps={"_recall_params": lambda s, original: lambda body: {**original(body), "include_superseded": False}}),
+    _f("k-default-10", "recall's default k is 10", "recall-k", wraps={"_recall_params": _k_fixed}),
+    _f("k-ignored", "recall answers every hit, whatever k says", "recall-k",
+       wraps={"_recall_params": lambda s, original: lambda body: {**original(body), "k": 1000}}),
+    _f("recall-empty-404", "a recall that finds nothing answers 404 not_found", "recall-empty-valid",
+       wraps={"recall": _empty_is_not_found}),
+    _f("recall-creates-profile", "recall of a profile never written creates it (txid 1)", "recall-unknown-profile",
+       wraps={"recall": _unknown_profile_created}),
+    _f("types-ignored", "recall's types filter is ignored", "recall-types-filter", wraps=_filter_ignored("types")),
+    _f("session-filter-ignored", "recall's session_id filter is ignored", "recall-session-filter", bindings=("http",),
+       wraps=_filter_ignored("session_id")),
+    _f("source-filter-ignored", "recall's source filter is ignored", "recall-source-filter",
+       wraps=_filter_ignored("source")),
+    # -- Lifecycle ---------------------------------------------------------------------------------------
+    _f("expiry-on-everything", "every memory gets expires_at 24 h after creation, not only tasks",
+       "expires-at-tasks-only",
+       wraps={"_expiry": lambda s, original: lambda memory, now: original(memory, now) if memory["type"] == "task"
+              else now + 10 * 365 * model.TASK_TTL_DEFAULT * 1000}),
+    _f("task-ttl-12h", "a task without ttl expires after 12 hours", "task-ttl-default",
+       wraps={"_expiry": lambda s, original: lambda memory, now: (now + 43_200_000) if memory["type"] == "task"
+              and memory["ttl"] is None else original(memory, now)}),
+    _f("ttl-minutes", "ttl is read as minutes", "task-ttl-explicit", "recall-drops-expired",
+       wraps={"_expiry": _expiry_seconds_as_ms}),
+    _f("expired-still-recalled", "recall keeps expired tasks", "recall-drops-expired",
+       wraps={"_candidates": lambda s, original: lambda ns, profile, p, now: original(ns, profile, p, 0)}),
+    _f("session-end-noop", "ending a session answers success and deletes nothing", "session-end-tasks",
+       bindings=("http",), wraps={"end_session": _sessions_keep_tasks}),
+    _f("sessions-empty", "the sessions listing is always empty", "sessions-listed", bindings=("http",),
+       wraps={"sessions": _sessions_listed_empty}),
+    # -- only a longer sequence shows (issue 16: the state machine's) ---------------------------------------
+    _f("revive-displaces-next", "reviving a memory supersedes its own successor rather than the active row: wrong "
+       "once the chain is three long", "revive-superseded", "fact-supersedes", "instruction-supersedes",
+       wraps={"_ingest_one": _revive_displaces_next}, stateful=True),
+    _f("topic-case-folded", "supersession matches topic_keys case-insensitively: \"User.Diet\" replaces \"user.diet\"",
+       "fact-supersedes", "instruction-supersedes", wraps={"_supersede": _topic_case_folded}, stateful=True),
+)
 
 BY_NAME = {f.name: f for f in MEMOTURN_FAULTS}
 

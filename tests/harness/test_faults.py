@@ -29,7 +29,7 @@ def test_clean_reference_passes_every_must_over_every_binding(pytester):
     assert levels == {("ump", v, b): ("L0" if b == "file" else "L3") for v in ("0.1", "1.0")
                       for b in ("file", *LIVE)} | {("upp", "1.0.0", b): "L3" for b in UPP_LIVE} | {
         ("omf", "1.0", b): "L1" for b in OMF_LIVE} | {("oams", "0.1", b): "L3" for b in ("http", "jsonrpc", "stdio")} | {
-        ("oams", "0.1", "file"): None}, \
+        ("oams", "0.1", "file"): None} | {("memoturn", "2026.06", b): "L3" for b in ("http", "mcp")}, \
         [r["summary"] for r in report["levels"]]
     assert result.ret == 0
 
@@ -62,9 +62,9 @@ def _observing_checks(fault) -> list[str]:
 #: Faults only a round trip between two targets shows are proven by tests/interop/ instead, and
 #: those only a state machine shows by test_stateful_faults.py.
 SINGLE_TARGET_FAULTS = sorted(name for name, fault in FAULTS.items() if not fault.interop_only and not fault.stateful
-                              # OAMS's faults are proven binding by binding, the union of their
-                              # breaks over the bindings, by tests/oams/test_checks_reference.py
-                              and fault.spec != "oams")
+                              # OAMS's and memoturn's faults are proven binding by binding, the union
+                              # of their breaks over the bindings, by tests/<spec>/test_checks_reference.py
+                              and fault.spec not in ("oams", "memoturn"))
 
 
 @pytest.mark.parametrize("name", SINGLE_TARGET_FAULTS)

@@ -59,13 +59,17 @@ def test_reference_run_prints_one_line_per_spec_version_binding(pytester):
     assert {(r["spec"], r["version"], r["binding"]) for r in report["levels"]} == {
         ("ump", v, b) for v in ("0.1", "1.0") for b in ("file", "http", "mcp")} | {
         ("upp", "1.0.0", b) for b in ("http", "stdio")} | {("omf", "1.0", b) for b in ("cli", "http")} | {
-        ("oams", "0.1", b) for b in ("file", "http", "jsonrpc", "stdio")}
+        ("oams", "0.1", b) for b in ("file", "http", "jsonrpc", "stdio")} | {
+        ("memoturn", "2026.06", b) for b in ("http", "mcp")}
     for binding in ("cli", "http"):
         assert re.search(rf"OMF 1\.0 \(memd\) / L1 / {binding}: conformant — \d+ MUST passed", out), out[-3000:]
     for binding in ("http", "jsonrpc", "stdio"):
         assert re.search(rf"OAMS 0\.1 / L3 \(read/write \+ consolidation\) / {binding}: conformant — \d+ MUST passed",
                          out), out[-3000:]
     assert re.search(r"OAMS 0\.1 / L1 \(export\) / file: claim reached — \d+ MUST passed", out), out[-3000:]
+    for binding in ("http", "mcp"):
+        assert re.search(rf"MEMOTURN 2026\.06 / L3 \(Lifecycle\) / {binding}: conformant — \d+ MUST passed", out), \
+            out[-3000:]
     covered = [c for c in report["coverage"] if c["claimed"] and c["keyword"] == "MUST"]
     assert covered and all(c["with_checks"] == c["testable"] for c in covered)
 

@@ -19,7 +19,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 #: Where each spec's levels end on each binding the reference serves.
 TOP = {("ump", "file"): "L0", ("ump", "http"): "L3", ("ump", "mcp"): "L3", ("upp", "http"): "L3",
        ("upp", "stdio"): "L3", ("omf", "cli"): "L1", ("omf", "http"): "L1", ("oams", "http"): "L3",
-       ("oams", "jsonrpc"): "L3", ("oams", "stdio"): "L3",
+       ("oams", "jsonrpc"): "L3", ("oams", "stdio"): "L3", ("memoturn", "http"): "L3", ("memoturn", "mcp"): "L3",
        ("oams", "file"): None}  # a file reaches its claim, "L1 (export)", not a level (asserted below)
 
 

@@ -52,11 +52,13 @@ def environment(values: dict[str, str]) -> Iterator[None]:
 
 
 def outcomes(binding: str, fault: str | None = None, variants: tuple[str, ...] = (), *,
-             machine: bool | None = None, only: tuple[str, ...] | None = None) -> dict[str, Any]:
+             machine: bool | dict[str, str] | None = None, only: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Every memoturn check of `binding` (or the `only` ones) against the reference. The state
-    machine runs (small budget) unless a fault is set, or `machine` says otherwise."""
+    machine runs (small budget) unless a fault is set, or `machine` says otherwise (or gives its
+    budget as MEMCONFORM_STATEFUL_* values)."""
     on = fault is None if machine is None else machine
-    with environment(MACHINE if on else MACHINE_OFF), reference(binding, fault, variants) as factory:
+    env = on if isinstance(on, dict) else MACHINE if on else MACHINE_OFF
+    with environment(env), reference(binding, fault, variants) as factory:
         return {c.id: run_check(c, VERSION, binding, factory, None)
                 for c in memoturn_checks() if binding in c.bindings and (only is None or c.id in only)}
 

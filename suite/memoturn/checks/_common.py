@@ -58,13 +58,29 @@ def precondition(reply: MemoturnReply, what: str) -> MemoturnReply:
 
 
 def ingest(ctx: Any, prof: str, memories: list[dict[str, Any]], what: str = "ingesting") -> MemoturnReply:
-    """Ingest `memories` as a precondition; the answer must hold one result per memory."""
+    """Ingest `memories` as a precondition; the answer must hold one result per memory, in order
+    (where the target's ids are the engine's, the order is seen: results that name the batch's
+    memories in another order would make every later step judge the wrong memory)."""
     reply = precondition(ctx.client.ingest(prof, memories), f"{what} into {prof!r}")
     if model.ingest_problems(reply.body, len(memories)):
         raise NotApplicable(f"precondition failed: {what}: the answer is not an ingest result "
                             f"({'; '.join(model.ingest_problems(reply.body, len(memories)))}; judged by "
                             f"memoturn/ingest-status-per-memory)")
+    if len(memories) > 1:
+        expected = [model.id_of(m) if isinstance(m, dict) and isinstance(m.get("type"), str) else None for m in memories]
+        got = [reply.result(i).get("id") for i in range(len(memories))]
+        if got != expected and sorted(map(str, got)) == sorted(map(str, expected)):
+            raise NotApplicable(f"precondition failed: {what}: the results name the batch's memories in another order "
+                                f"({reply.describe()}; judged by memoturn/ingest-statuses)")
     return reply
+
+
+def ready_profile(ctx: Any, tag: str) -> str:
+    """A fresh profile holding one memory: a refusal the check then provokes is about what it sent,
+    not about a profile that is not there yet (memoturn/profile-auto-create's)."""
+    prof = profile(tag)
+    ingest(ctx, prof, [model.new_memory("event", "the profile's first memory", {"w": word()})], "a first memory")
+    return prof
 
 
 def record(ctx: Any, prof: str, id: str, what: str = "reading back") -> dict[str, Any] | None:

@@ -376,6 +376,9 @@ def include_superseded(ctx: Any) -> None:
     if hits is None:
         return
     found = by_id(hits)
+    if old not in found and new not in found:
+        raise NotApplicable(f"the query {w!r} found neither fact of the chain, the active one included: the keyword "
+                            f"channel shows nothing to judge ({reply.describe()}; judged by memoturn/recall-keyword-channel)")
     if old not in found:
         say(ctx, rule, f"with include_superseded: true, the superseded fact {old}, whose summary holds the query "
                        f"word, was not answered", reply)
@@ -399,6 +402,9 @@ def recall_k(ctx: Any) -> None:
     rare, fact = set(ids[10:12]), ids[12]
     for what, params, want in (("no k", {"query": w}, model.RECALL_DEFAULT_K), ("k: 3", {"query": w, "k": 3}, 3)):
         reply, hits = judged_recall(ctx, prof, params, rule, f"a recall with {what}")
+        if hits == []:
+            raise NotApplicable(f"the query {w!r} found none of the ten memories holding it: nothing for k to cap "
+                                f"({reply.describe()}; judged by memoturn/recall-keyword-channel)")
         if hits is not None and len(hits) != want:
             say(ctx, rule, f"ten memories hold the query word and the recall sent {what}: {len(hits)} hits came back, "
                            f"not {want}", reply)
@@ -482,7 +488,7 @@ def recall_types_filter(ctx: Any) -> None:
                            f"which the unfiltered recall found", reply)
 
 
-@check("memoturn/recall-session-filter", spec="memoturn", bindings=LIVE,
+@check("memoturn/recall-session-filter", spec="memoturn", bindings=("http",),
        requirements=("memoturn/recall-session-filter",),
        title="session_id restricts recall to memories ingested with that session")
 def recall_session_filter(ctx: Any) -> None:

@@ -54,7 +54,9 @@ HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length",
 DISCOVERY = {("GET", "/ump/capabilities"), ("GET", "/.well-known/ump.json"), ("POST", "/upp"), ("POST", "/"),
              # OAMS's REST probe (targets/oams.py discover_rest): a LIST of a namespace nobody writes
              ("GET", "/v1/oams/memories/memconform-discovery%3Aprobe"),
-             ("GET", "/v1/oams/memories/memconform-discovery:probe")}
+             ("GET", "/v1/oams/memories/memconform-discovery:probe"),
+             # memoturn's REST probe (targets/memoturn.py discover_rest): a recall of a profile nobody writes
+             ("POST", "/v1/memory/memconform-discovery/probe/recall")}
 HUGE = 50 * 1024 * 1024
 CHUNK = 64 * 1024
 NOT_JSON = b"<!doctype html><html><body><h1>It works!</h1><p>This is not the UMP server.</p></body></html>\n"

@@ -1,0 +1,121 @@
+"""The memoturn checks against the reference (REST in a thread, MCP in process): the clean reference
+passes every check over http and mcp; each fault fails exactly its `breaks` (the union over the
+bindings it shows on, no other requirement on any of them) with no error; each variant passes.
+
+A fault runs the checks that can see it — those naming a requirement it breaks (a check can only
+report the requirements it names) — and the clean run is the control for every other check;
+MEMCONFORM_FULL_FAULT_RUNS=1 runs every check against every fault (as tests/harness/test_faults.py)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from memconform.reference_impl.memoturn.faults import MEMOTURN_FAULTS
+from memconform.reference_impl.memoturn.variants import MEMOTURN_VARIANTS
+from memconform.suite import catalogue as catalogues
+from memconform.suite.outcomes import Keyword, Outcome
+
+from .helpers import LIVE, failed_requirements, memoturn_checks, outcomes
+
+FULL_FAULT_RUNS = os.environ.get("MEMCONFORM_FULL_FAULT_RUNS") == "1"
+SCRIPTED = [f for f in MEMOTURN_FAULTS if not f.stateful]
+SEQUENCE = [f for f in MEMOTURN_FAULTS if f.stateful]
+
+
+def _problems(results: dict) -> list[str]:
+    return [f"{k}: {r.outcome.value} {r.reason or ''} {[f.message[:300] for f in r.findings]}"
+            for k, r in results.items() if r.outcome is not Outcome.PASSED]
+
+
+@pytest.mark.parametrize("binding", LIVE)
+def test_clean_reference_passes_every_check(binding):
+    results = outcomes(binding)
+    assert len(results) >= 30, binding
+    assert not _problems(results)
+
+
+def _observing(fault) -> tuple[str, ...] | None:
+    if FULL_FAULT_RUNS:
+        return None
+    chosen = tuple(c.id for c in memoturn_checks() if set(c.requirements) & set(fault.breaks))
+    assert chosen, f"{fault.name}: no check names any of {fault.breaks}"
+    return chosen
+
+
+@pytest.mark.parametrize("fault", SCRIPTED, ids=lambda f: f.name)
+def test_each_fault_fails_exactly_its_breaks(fault):
+    seen: set[str] = set()
+    cat = catalogues.load("memoturn")
+    for binding in fault.bindings or LIVE:
+        results = outcomes(binding, fault=fault.name, only=_observing(fault))
+        errors = [f"{k}: {r.reason}" for k, r in results.items() if r.outcome is Outcome.ERROR]
+        assert not errors, (binding, errors)
+        got = {r for r in failed_requirements(results) if cat.get(r).keyword is not Keyword.MAY}
+        assert got, f"{fault.name} shows nothing on {binding}"
+        assert got <= set(fault.breaks), (binding, sorted(got - set(fault.breaks)))
+        seen |= got
+    assert seen == set(fault.breaks)
+
+
+@pytest.mark.parametrize("variant", MEMOTURN_VARIANTS, ids=lambda v: v.name)
+def test_each_variant_passes(variant):
+    for binding in variant.bindings or LIVE:
+        results = outcomes(binding, variants=(variant.name,))
+        assert not _problems(results), binding
+
+
+def test_every_testable_requirement_has_a_check_and_every_must_a_fault():
+    cat = catalogues.load("memoturn")
+    named = {r for c in memoturn_checks() for r in c.requirements}
+    for rid in named:
+        cat.get(rid)  # an unknown id raises
+    testable = {r.id for r in cat.requirements if r.testable}
+    assert testable <= named, sorted(testable - named)
+    assert not {r.id for r in cat.requirements if not r.testable} & named
+    broken = {b for f in MEMOTURN_FAULTS for b in f.breaks}
+    musts = {r.id for r in cat.requirements if r.testable and r.keyword is Keyword.MUST}
+    assert musts <= broken, sorted(musts - broken)
+    assert len({f.name for f in MEMOTURN_FAULTS}) == len(MEMOTURN_FAULTS)
+    for f in MEMOTURN_FAULTS:
+        for b in f.breaks:
+            cat.get(b)
+    for v in MEMOTURN_VARIANTS:
+        for r in v.readings:
+            cat.get(r)
+
+
+def test_every_check_runs_on_a_binding_its_requirements_apply_to():
+    cat = catalogues.load("memoturn")
+    for c in memoturn_checks():
+        for b in c.bindings:
+            assert any(cat.get(r).bindings is None or b in cat.get(r).bindings for r in c.requirements), (c.id, b)
+
+
+def test_catalogue_shape():
+    import tomllib
+    from importlib import resources
+
+    data = tomllib.loads(resources.files("memconform.suite.memoturn").joinpath("catalogue.toml").read_text("utf-8"))
+    assert data["spec"] == "memoturn" and data["versions"] == ["2026.06"]
+    assert data["level_names"] == {"L1": "Core", "L2": "Recall", "L3": "Lifecycle"}
+    cat = catalogues.parse_catalogue(data, "memoturn")
+    assert all(r.id.startswith("memoturn/") for r in cat.requirements)
+    assert {b for r in cat.requirements for b in (r.bindings or ())} <= {"http", "mcp"}
+    # the page has no RFC 2119 keyword: every MUST is derived, and says so
+    assert all(r.derived for r in cat.requirements if r.keyword is Keyword.MUST)
+
+
+@pytest.mark.parametrize("fault", SEQUENCE, ids=lambda f: f.name)
+def test_the_state_machine_catches_sequence_faults(fault):
+    """Faults only a longer sequence shows: the scripted checks pass them, the machine names them
+    (its budget lifted to a count, so what this proves does not depend on the machine's speed)."""
+    scripted = outcomes("http", fault=fault.name, machine=False)
+    assert not failed_requirements(scripted), sorted(failed_requirements(scripted))
+    budget = {"MEMCONFORM_STATEFUL_EXAMPLES": "20", "MEMCONFORM_STATEFUL_STEPS": "20", "MEMCONFORM_STATEFUL_SECONDS": "60"}
+    results = outcomes("http", fault=fault.name, machine=budget, only=("memoturn/stateful/ingest",))
+    result = results["memoturn/stateful/ingest"]
+    assert result.outcome is Outcome.FAILED, result.reason
+    assert {f.requirement for f in result.findings} <= set(fault.breaks)
+    assert "The shortest sequence found" in result.findings[0].message
