@@ -362,6 +362,10 @@ class MemoturnMcpTarget(McpPart):
     def __init__(self, text: str, *, label: str, timeout: float = 10.0):
         inner = text.strip()[len("memoturn+"):]
         super().__init__(label, text=inner, timeout=timeout)
+        self.kind = "memoturn+" + inner.split(":", 1)[0]
+
+    def describe(self) -> dict[str, Any]:
+        return {"label": self.label, "kind": self.kind, "advertised": {}, **super().describe()}
 
 
 def open_mcp_target(text: str, *, label: str, timeout: float = 10.0) -> MemoturnMcpTarget:

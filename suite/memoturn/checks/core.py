@@ -34,6 +34,21 @@ def _superseded(reply: Any, i: int = 0) -> Any:
     return reply.result(i).get("superseded")
 
 
+def _stored_alone(ctx: Any, prof: str, memory: dict[str, Any], rule: str, what: str) -> None:
+    """After a refused batch, `memory` (one of it) ingested alone must be `created`; and, so that
+    "created" means something, ingested once more it must be `duplicate` (a store that keeps nothing
+    answers created every time: then nothing can be seen either way)."""
+    alone = ingest(ctx, prof, [memory], what)
+    again = ingest(ctx, prof, [memory], f"{what}, once more")
+    if _status(again, 0) != "duplicate":
+        raise NotApplicable(f"the same memory ingested twice answered {shown(_status(alone, 0))} then "
+                            f"{shown(_status(again, 0))}: the statuses do not show what the profile holds "
+                            f"({again.describe()}; judged by memoturn/ingest-statuses)")
+    if _status(alone, 0) != "created":
+        say(ctx, rule, f"after the refused batch, one of its memories ingested alone is {shown(_status(alone, 0))}, "
+                       f"not 'created': the refused batch stored it", alone)
+
+
 def _expect_status(ctx: Any, rid: str, reply: Any, i: int, want: str, what: str) -> bool:
     status = _status(reply, i)
     if status != want:
@@ -419,10 +434,7 @@ def batch_atomic(ctx: Any) -> None:
     # taking the invalid memory is type-enum's failure; atomicity then cannot be seen
     if not judge_refused(ctx, reply, rule="memoturn/type-enum", what="a batch whose second memory has type 'opinion'"):
         return
-    alone = ingest(ctx, prof, [good], "the valid memory alone, afterwards")
-    if _status(alone, 0) != "created":
-        say(ctx, "memoturn/batch-atomic", f"after the refused batch, its valid memory ingested alone is "
-                                          f"{shown(_status(alone, 0))}, not 'created': the refused batch stored it", alone)
+    _stored_alone(ctx, prof, good, "memoturn/batch-atomic", "the valid memory alone, afterwards")
 
 
 @check("memoturn/batch-cap", spec="memoturn", bindings=LIVE,
@@ -434,10 +446,7 @@ def batch_cap(ctx: Any) -> None:
     over = [model.new_memory("event", f"cap {i}", {"i": i, "t": tag}) for i in range(model.BATCH_CAP + 1)]
     reply = ctx.client.ingest(prof, over)
     if judge_refused(ctx, reply, rule="memoturn/batch-cap", what=f"a batch of {len(over)} memories", code=None):
-        one = ingest(ctx, prof, [over[-1]], "one memory of the refused batch, alone")
-        if _status(one, 0) != "created":
-            say(ctx, "memoturn/batch-cap", f"after the refused over-cap batch, one of its memories is "
-                                           f"{shown(_status(one, 0))}, not 'created'", one)
+        _stored_alone(ctx, prof, over[-1], "memoturn/batch-cap", "one memory of the refused batch, alone")
     full = served(ctx.client.ingest(profile("cap"), over[:model.BATCH_CAP]))
     if not full.ok:
         say(ctx, "memoturn/batch-cap", f"a batch of exactly {model.BATCH_CAP} memories was refused", full)
