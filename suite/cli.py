@@ -654,8 +654,9 @@ def serve(host: str, port: int, db: str | None, require_capability: bool, fault:
           upp_import_dirs: tuple[str, ...], omf_db: str | None, owners_file: str | None,
           omf_max_body: int | None, upp_max_batch: int | None, upp_max_answer: int | None) -> None:
     """Run the reference servers: UMP over HTTP (§4.2, SSE subscribe, /.well-known/ump.json,
-    /openapi.json) with MCP streamable HTTP at /mcp, and UPP 1.0.0 (JSON-RPC 2.0) at POST /upp;
-    or UMP over MCP stdio with --stdio; or UPP over stdio with --upp-stdio.
+    /openapi.json) with MCP streamable HTTP at /mcp, UPP 1.0.0 (JSON-RPC 2.0) at POST /upp, OMF at
+    /omf, and every plugged spec's routes (OAMS at /v1/oams, memoturn at /v1/memory; the banner names
+    them); or UMP over MCP stdio with --stdio; or UPP over stdio with --upp-stdio.
 
     Listens on 127.0.0.1:8700 by default and prints the URL to stderr. Stop it with Ctrl-C.
     """
