@@ -96,6 +96,7 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          http_discovery="memconform.targets.memoturn:discover_http",
          reference="memconform.targets.memoturn:reference_part",
          cli="memconform.suite.memoturn.cli:memoturn",
+         interop="memconform.suite.memoturn.interop", interop_bindings=("http", "mcp"),
          targets=(("memoturn+mcp+stdio:", "memconform.targets.memoturn:open_mcp_target"),
                   ("memoturn+mcp+http://", "memconform.targets.memoturn:open_mcp_target"),
                   ("memoturn+mcp+https://", "memconform.targets.memoturn:open_mcp_target"))),
