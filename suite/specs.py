@@ -51,6 +51,12 @@ class Spec:
     #: -> function(text, *, label, timeout) -> a driver (subjects, client, advertised_level,
     #: describe, close): where a spec's binding lives at a place only the target can name
     targets: tuple[tuple[str, str], ...] = ()
+    #: "module:FORMAT" -> a `Format` (suite/convert/formats.py): how `memconform convert` reads,
+    #: validates, names and writes the spec's documents
+    format: str | None = None
+    #: "module:TABLE" -> {(source, destination): function(document, ctx) -> document}: the
+    #: converters between the spec's format and earlier ones (a pair lives with the later spec)
+    converters: tuple[str, ...] = ()
 
     def load(self, part: str) -> Any:
         module, _, attribute = part.partition(":")
@@ -66,17 +72,22 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
                  "memconform.reference_impl.ump.binding_faults:BINDING_FAULTS"),
          variants=("memconform.reference_impl.ump.variants:UMP_VARIANTS",),
          reference_bindings=("http", "mcp"),
-         interop="memconform.suite.interop.ump", interop_bindings=("http", "mcp")),
+         interop="memconform.suite.interop.ump", interop_bindings=("http", "mcp"),
+         format="memconform.suite.convert.umpside:FORMAT"),
     Spec("upp", checks="memconform.suite.upp.checks",
          faults=("memconform.reference_impl.upp.faults:UPP_FAULTS",),
          variants=("memconform.reference_impl.upp.variants:UPP_VARIANTS",),
          reference_bindings=("http", "stdio"),
-         interop="memconform.suite.interop.upp", interop_bindings=("http", "stdio")),
+         interop="memconform.suite.interop.upp", interop_bindings=("http", "stdio"),
+         format="memconform.suite.convert.uppside:FORMAT",
+         converters=("memconform.suite.convert.ump_upp:CONVERTERS",)),
     Spec("omf", checks="memconform.suite.omf.checks",
          faults=("memconform.reference_impl.omf.faults:OMF_FAULTS",),
          variants=("memconform.reference_impl.omf.variants:OMF_VARIANTS",),
          reference_bindings=("cli", "http"),
-         interop="memconform.suite.interop.omf", interop_bindings=("http", "cli")),
+         interop="memconform.suite.interop.omf", interop_bindings=("http", "cli"),
+         format="memconform.suite.convert.omfside:FORMAT",
+         converters=("memconform.suite.convert.ump_omf:CONVERTERS", "memconform.suite.convert.omf_upp:CONVERTERS")),
     Spec("oams", checks="memconform.suite.oams.checks",
          faults=("memconform.reference_impl.oams.faults:OAMS_FAULTS",),
          variants=("memconform.reference_impl.oams.variants:OAMS_VARIANTS",),
@@ -86,6 +97,10 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          cli="memconform.suite.oams.cli:oams",
          interop="memconform.suite.oams.interop", interop_bindings=("http", "jsonrpc", "stdio"),
          file_discovery="memconform.targets.oams:discover_file",
+         format="memconform.suite.oams.convert.side:FORMAT",
+         converters=("memconform.suite.oams.convert.ump_oams:CONVERTERS",
+                     "memconform.suite.oams.convert.omf_oams:CONVERTERS",
+                     "memconform.suite.oams.convert.upp_oams:CONVERTERS"),
          targets=(("oams+jsonrpc+http://", "memconform.targets.oams:open_rpc_target"),
                   ("oams+jsonrpc+https://", "memconform.targets.oams:open_rpc_target"),
                   ("oams+jsonrpc+stdio:", "memconform.targets.oams:open_rpc_target"))),
@@ -96,6 +111,11 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          http_discovery="memconform.targets.memoturn:discover_http",
          reference="memconform.targets.memoturn:reference_part",
          cli="memconform.suite.memoturn.cli:memoturn",
+         format="memconform.suite.memoturn.convert.side:FORMAT",
+         converters=("memconform.suite.memoturn.convert.ump_memoturn:CONVERTERS",
+                     "memconform.suite.memoturn.convert.omf_memoturn:CONVERTERS",
+                     "memconform.suite.memoturn.convert.upp_memoturn:CONVERTERS",
+                     "memconform.suite.memoturn.convert.oams_memoturn:CONVERTERS"),
          interop="memconform.suite.memoturn.interop", interop_bindings=("http", "mcp"),
          targets=(("memoturn+mcp+stdio:", "memconform.targets.memoturn:open_mcp_target"),
                   ("memoturn+mcp+http://", "memconform.targets.memoturn:open_mcp_target"),

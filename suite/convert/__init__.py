@@ -1,6 +1,7 @@
-"""Conversion between the memory formats memconform judges (UMP record lists, OMF documents, UPP
-ExportPackages, OAMS memory lists, memoturn typed memories), driven by one mapping table (mapping.py,
-rendered as docs/mapping.md), with round trips A → B → A that hold the converters to what the table promises.
+"""Conversion between the memory formats memconform judges (each spec with a document format names
+it in suite/specs.py: `format`, and its converters to the formats before it: `converters`), driven by
+one mapping table (mapping.py, rendered as docs/mapping.md), with round trips A → B → A that hold the
+converters to what the table promises.
 
     from memconform.suite.convert import convert, format_round_trip, format_matrix, default_corpora
 """

@@ -14,37 +14,40 @@ from pathlib import Path
 
 import click
 
-from memconform.suite.convert import mapping
+from memconform.suite.convert import formats, mapping
 from memconform.suite.convert.dispatch import DIRECTIONS, OPTION_SIDES
 
 #: option → (side, format) it speaks to
 _APPLIES = {**OPTION_SIDES, "test_key": ("to", "ump")}
-#: what a file's name says about its format when --from is not given (longest ending first; a bare
-#: .json or .md could be any of them). UPP has no extension of its own: .upp.json is memconform's.
-EXTENSIONS = ((".ump.ndjson", "ump"), (".ump.json", "ump"), (".ump.md", "ump"), (".oams.jsonl", "oams"),
-              (".oams.json", "oams"), (".memoturn.jsonl", "memoturn"), (".memoturn.json", "memoturn"),
-              (".ndjson", "ump"), (".jsonl", "ump"), (".omf.json", "omf"), (".upp.json", "upp"))
+FORMATS = formats.names()
+#: what a file's name says about its format when --from is not given: a more specific ending first
+#: (a bare .json or .md could be any format). The endings of formats that read JSON Lines come
+#: before the others, as they always have in the usage message.
+EXTENSIONS = tuple(sorted(((ending, name) for name in FORMATS for ending in formats.get(name).extensions),
+                          key=lambda given: (not formats.get(given[1]).jsonl, -given[0].count("."))))
+#: a folder is read as UMP records unless a format claims it
+FOLDERS = tuple((name, formats.get(name)) for name in FORMATS if formats.get(name).folder is not None)
 UNREADABLE = 2
+
+
+def _or(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def infer_format(input_path: str) -> str:
     """The format a file's extension names (a folder: UMP records), or a usage error saying how to tell."""
     if input_path != "-":
         if Path(input_path).is_dir():
-            return "oams" if _is_oams_bundle(Path(input_path)) else "ump"
+            return next((name for name, fmt in FOLDERS if fmt.folder(Path(input_path))), "ump")
         low = input_path.lower()
         for ending, fmt in EXTENSIONS:
             if low.endswith(ending):
                 return fmt
     said = "stdin" if input_path == "-" else f"{input_path}: its extension"
-    raise click.UsageError(f"{said} does not tell the format: give --from {'|'.join(mapping.FORMATS)} (inferred "
+    raise click.UsageError(f"{said} does not tell the format: give --from {'|'.join(FORMATS)} (inferred "
                            "from " + ", ".join(f"{e} → {f}" for e, f in EXTENSIONS)
-                           + ", an oams-export-* folder → oams, another folder → ump)")
-
-
-def _is_oams_bundle(folder: Path) -> bool:
-    return folder.name.startswith("oams-export-") or (folder / "manifest.json").is_file() and (
-        folder / "memories.jsonl").is_file()
+                           + "".join(f", {fmt.folder_help} → {name}" for name, fmt in FOLDERS)
+                           + ", another folder → ump)")
 
 
 def _key(sign_key: Path | None, test_key: str | None):
@@ -65,19 +68,22 @@ def _key(sign_key: Path | None, test_key: str | None):
     return None
 
 
-@click.command("convert")
-@click.option("--from", "source", type=click.Choice(mapping.FORMATS), default=None,
-              help="the input's format (default: from its extension: .ump.json, .ump.md, .ndjson, .jsonl or a "
-                   "folder → ump, .omf.json → omf, .upp.json → upp, .oams.json, .oams.jsonl or an OAMS export "
-                   "bundle folder → oams, .memoturn.json or .memoturn.jsonl → memoturn)")
-@click.option("--to", "target", type=click.Choice(mapping.FORMATS), required=True, help="the output's format")
+@click.command("convert", help=f"Convert a memory document between {', '.join(mapping.NAMES[f] for f in FORMATS[:-1])} "
+                               f"and {mapping.NAMES[FORMATS[-1]]} (what maps where: docs/mapping.md).")
+@click.option("--from", "source", type=click.Choice(FORMATS), default=None,
+              help="the input's format (default: from its extension: "
+                   + ", ".join(f"{formats.get(f).extensions_help} → {f}" for f in FORMATS) + ")")
+@click.option("--to", "target", type=click.Choice(FORMATS), required=True, help="the output's format")
 @click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, allow_dash=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="write here (default stdout); a UMP, OAMS or memoturn output ending .ndjson/.jsonl is one record "
-                   "a line")
+              help="write here (default stdout); a "
+                   + _or([mapping.NAMES[f] for f in FORMATS if formats.get(f).jsonl])
+                   + " output ending .ndjson/.jsonl is one record a line")
 @click.option("--entity-key", default=None, help="to UPP: the package's entity_key")
 @click.option("--tenant", default=None,
-              help="from OMF: whose memories these are (UMP owner / UPP entity_key / OAMS owner-hash default)")
+              help="from OMF: whose memories these are ("
+                   + " / ".join(formats.get(f).tenant_help for f in FORMATS if formats.get(f).tenant_help)
+                   + " default)")
 @click.option("--project", default=None, help="to OMF: project_id of items whose source names none")
 @click.option("--owner", default=None, help="to UMP: scope.owner of new records")
 @click.option("--sign-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -88,7 +94,6 @@ def _key(sign_key: Path | None, test_key: str | None):
 def convert(source: str | None, target: str, input_path: str, output: str | None, entity_key: str | None,
             tenant: str | None, project: str | None, owner: str | None, sign_key: Path | None,
             test_key: str | None, report_losses: bool) -> None:
-    """Convert a memory document between UMP, OMF, UPP, OAMS and memoturn (what maps where: docs/mapping.md)."""
     from memconform.suite.convert import reading
     from memconform.suite.convert.common import ConversionError, ConvertOptions, InvalidInput
     from memconform.suite.convert.dispatch import convert as run  # the command's own name is taken

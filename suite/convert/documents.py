@@ -5,30 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.suite.convert import mapping
+from memconform.suite.convert import formats, mapping
 from memconform.suite.convert.common import Ctx, LostField
-from memconform.suite.convert.pointers import get, has
+from memconform.suite.convert.pointers import has
 
 
 def records_of(fmt: str, document: Any) -> list[Any]:
     """The records of a (valid) document, in order."""
-    if fmt in ("ump", "oams"):
-        return list(document)
-    if fmt == "memoturn" and isinstance(document, list):
-        return list(document)
-    return list(document["memories"] if fmt in ("omf", "memoturn") else document["events"])
+    return formats.get(fmt).records(document)
 
 
 def record_id(fmt: str, rec: Any, index: int) -> str:
-    """What names a record in messages: the UMP / UPP id, the OMF chunk_id, the OAMS namespace/key,
-    else its position."""
-    if fmt == "oams" and isinstance(rec, dict) and isinstance(rec.get("key"), str):
-        return f"{rec.get('namespace')}/{rec['key']}"
-    found = {"ump": "/id", "omf": "/extensions/memd/chunk_id", "upp": "/id", "oams": "/key", "memoturn": "/id"}[fmt]
-    value = get(rec, found)
-    if isinstance(value, str) and value:
-        return value
-    return f"{'/memories' if fmt in ('omf', 'memoturn') else '/events' if fmt == 'upp' else ''}/{index}"
+    """What names a record in messages: its id as its format declares it, else its position."""
+    return formats.get(fmt).record_id(rec, index)
 
 
 def note_lost_fields(ctx: Ctx, rec: Any, rid: str) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.suite.convert import corpora, validate
 from memconform.suite.convert.common import CONVERTER_APP, Ctx, utc_seconds
+from memconform.suite.convert.formats import Format
 from memconform.suite.omf.vocabulary import MEMD_EXT_VERSION, VERSION
 
 #: Envelope members that are not carried: structure, or lost by the table (source, exported_at).
@@ -43,3 +45,10 @@ def tidy(item: dict[str, Any]) -> dict[str, Any]:
     out = {k: item[k] for k in order if k in item}
     out.update({k: v for k, v in item.items() if k not in out})
     return out
+
+
+FORMAT = Format(
+    "omf", problems=validate.omf_problems, record_problems=validate.omf_item_problems, corpus=corpora.omf_corpus,
+    records_member="memories", id_pointer="/extensions/memd/chunk_id", tidy=tidy,
+    extensions=(".omf.json",), extensions_help=".omf.json",
+)

@@ -1,12 +1,9 @@
 """Reading a document of a format from a file (or stdin text) and writing one out.
 
 JSON is read strictly (NaN and Infinity are not JSON); anything unreadable is InvalidInput naming
-where. UMP documents from a path go through the file binding (`suite/ump/files.py`: `.ump.json`,
-NDJSON, `.ump.md`, folders); from stdin, a JSON array or object, or NDJSON. OAMS: a JSON array of
-memories (or one memory object), a JSONL store (one memory a line, OAMS §7), or an export bundle
-folder (its memories.jsonl, the bundle judged by suite/oams/model.py first). memoturn: `{"memories": [...]}`
-(an ingest body's or a recall answer's shape), a JSON array of memories, one memory, or JSONL (one
-memory a line); whatever was read becomes the `{"memories": [...]}` document.
+where. What else a format reads (JSON Lines, an empty text, a path read its own way: UMP's file
+binding, a bundle folder) and how it writes is what its `Format` declares
+(suite/convert/formats.py); whatever was read becomes the format's document form (`Format.normalize`).
 """
 
 from __future__ import annotations
@@ -15,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memconform.suite.convert import formats
 from memconform.suite.convert.common import InvalidInput
-from memconform.suite.ump import files as ump_files
 
 _NDJSON = (".ndjson", ".jsonl")
 
@@ -54,16 +51,12 @@ def _lines_text(fmt: str, text: str) -> Any:
 
 
 def read_text(fmt: str, text: str) -> Any:
-    if fmt in ("oams", "memoturn"):
+    form = formats.get(fmt)
+    if form.empty is not None:
         text = text.removeprefix("\ufeff")
         if not text.strip():
-            # an empty JSONL store holds no memory: a valid, empty document
-            return [] if fmt == "oams" else {"memories": []}
-    if fmt == "memoturn":
-        from memconform.suite.convert.memoturnside import normalized
-
-        return normalized(_lines_text(fmt, text))
-    return _lines_text(fmt, text) if fmt in ("ump", "oams") else loads(fmt, text)
+            return form.empty()
+    return form.normalize(_lines_text(fmt, text) if form.jsonl else loads(fmt, text))
 
 
 def read_bytes(fmt: str, data: bytes, where: str) -> Any:
@@ -75,20 +68,10 @@ def read_bytes(fmt: str, data: bytes, where: str) -> Any:
 
 
 def read_path(fmt: str, path: str) -> Any:
-    if fmt == "ump":
-        loaded = ump_files.load(path)
-        if loaded.problems:
-            raise InvalidInput(fmt, [f"{p.source}{' ' + p.pointer if p.pointer else ''}: {p.message} ({p.requirement})"
-                                     for p in loaded.problems])
-        return [located.record for located in loaded.records]
-    if fmt == "oams" and Path(path).is_dir():
-        from memconform.suite.oams import model as oams_model
-
-        bundle = oams_model.read_bundle(Path(path))
-        if bundle.problems:
-            raise InvalidInput(fmt, [f"{p.where + ': ' if p.where else ''}{p.message} ({p.requirement})"
-                                     for p in bundle.problems])
-        return bundle.memories
+    own = formats.get(fmt).read_path
+    document = own(path) if own is not None else None
+    if document is not None:
+        return document
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -97,14 +80,12 @@ def read_path(fmt: str, path: str) -> Any:
 
 
 def dumps(fmt: str, document: Any, output: str | None = None) -> str:
-    if fmt == "ump":
-        if output and output.lower().endswith(_NDJSON):
-            return ump_files.dump_ndjson(document)
-        return ump_files.dump_json(document)
-    if fmt in ("oams", "memoturn") and output and output.lower().endswith(_NDJSON):
-        # OAMS §7's JSONL: one compact memory a line, LF-terminated, UTF-8 (in document order); a
-        # memoturn JSONL is the same, and leaves the envelope (nothing but memories) behind
-        records = document["memories"] if fmt == "memoturn" else document
+    form = formats.get(fmt)
+    if form.dumps is not None:
+        return form.dumps(document, output)
+    if form.jsonl and output and output.lower().endswith(_NDJSON):
+        # JSON Lines as a store keeps them: one compact record a line, LF-terminated, UTF-8, in
+        # document order; an envelope (nothing but the records) stays behind
         return "".join(json.dumps(m, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-                       for m in records)
+                       for m in form.records(document))
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from memconform.suite.convert import carry, mapping, memoturnside, umpside
+from memconform.suite.convert import carry, formats, mapping, umpside
 from memconform.suite.convert.common import ConvertOptions
 from memconform.suite.convert.dispatch import convert
 from memconform.suite.convert.corpora import default_corpora
@@ -30,10 +30,7 @@ def format_round_trip(document: Any, via: Sequence[str], options: ConvertOptions
     if not (len(via) == 3 and via[0] == via[2] and via[0] != via[1]) and not (len(via) == 2 and via[0] == via[1]):
         raise ValueError(f"a format round trip is [A, B, A] or [A, A], not {via}")
     a, b = via[0], via[1]
-    if a in ("ump", "oams") and isinstance(document, dict):
-        document = [document]
-    if a == "memoturn":
-        document = memoturnside.normalized(document)
+    document = formats.get(a).normalize(document)
     there = convert(document, source=a, target=b, options=options)
     back = convert(there.document, source=b, target=a, options=options)
     if a == b:
@@ -46,7 +43,7 @@ def format_matrix(corpora: dict[str, Any] | None = None, options: ConvertOptions
     """Every ordered pair (A → B → A) over the formats, each from corpora[A] (default_corpora())."""
     corpora = corpora or default_corpora()
     return [format_round_trip(corpora[a], [a, b, a] if a != b else [a, a], options)
-            for a in mapping.FORMATS for b in mapping.FORMATS
+            for a in formats.names() for b in formats.names()
             if (a, b) in mapping.table() or (include_identity and a == b)]
 
 
@@ -145,6 +142,7 @@ def _identity(document: Any, final: Any, fmt: str) -> RoundTrip:
 
 
 def _envelope(fmt: str, document: Any) -> Any:
-    if fmt in ("ump", "oams"):
+    member = formats.get(fmt).records_member
+    if member is None:
         return None
-    return {k: v for k, v in document.items() if k not in ("memories", "events")}
+    return {k: v for k, v in document.items() if k != member}

@@ -168,3 +168,7 @@ def _ends_before_start(event: dict[str, Any]) -> bool:
         return False
     a, b = parse_instant(start), parse_instant(end)
     return a is not None and b is not None and b < a
+
+
+#: Read through the spec's `converters` (suite/specs.py): suite/convert imports no pair by name.
+CONVERTERS = {("ump", "upp"): ump_to_upp, ("upp", "ump"): upp_to_ump}

@@ -13,11 +13,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from memconform.suite.convert import validate
-from memconform.suite.convert.common import (CONVERTER_METHOD, UNKNOWN_OWNER, Ctx, LostField,
+from memconform.suite.convert import corpora, validate
+from memconform.suite.convert.common import (CONVERTER_METHOD, UNKNOWN_OWNER, Ctx, InvalidInput, LostField,
                                               signer_did)
 from memconform.suite.convert.documents import policy_row
-from memconform.suite.ump import consent, ids, integrity
+from memconform.suite.convert.formats import Format
+from memconform.suite.ump import consent, files as ump_files, ids, integrity
 
 UMP_VERSION = "1.0"
 
@@ -116,3 +117,33 @@ def tidy(rec: dict[str, Any]) -> dict[str, Any]:
     out = {k: rec[k] for k in order if k in rec}
     out.update({k: v for k, v in rec.items() if k not in out})
     return out
+
+
+# -- the format --------------------------------------------------------------------------------------
+
+def _one_record(document: Any) -> Any:
+    # UMP's file binding reads one record object as a document
+    return [document] if isinstance(document, dict) else document
+
+
+def read_path(path: str) -> list[Any]:
+    """Through the file binding (suite/ump/files.py): `.ump.json`, NDJSON, `.ump.md`, folders."""
+    loaded = ump_files.load(path)
+    if loaded.problems:
+        raise InvalidInput("ump", [f"{p.source}{' ' + p.pointer if p.pointer else ''}: {p.message} ({p.requirement})"
+                                   for p in loaded.problems])
+    return [located.record for located in loaded.records]
+
+
+def dumps(document: Any, output: str | None) -> str:
+    if output and output.lower().endswith((".ndjson", ".jsonl")):
+        return ump_files.dump_ndjson(document)
+    return ump_files.dump_json(document)
+
+
+FORMAT = Format(
+    "ump", problems=validate.ump_problems, record_problems=validate.ump_record_problems,
+    corpus=corpora.ump_corpus, normalize=_one_record, tidy=tidy, jsonl=True, read_path=read_path, dumps=dumps,
+    extensions=(".ump.ndjson", ".ump.json", ".ump.md", ".ndjson", ".jsonl"),
+    extensions_help=".ump.json, .ump.md, .ndjson, .jsonl or a folder", tenant_help="UMP owner",
+)

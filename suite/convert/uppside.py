@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.suite.convert import corpora, validate
 from memconform.suite.convert.common import Ctx, utc_seconds
+from memconform.suite.convert.formats import Format
 from memconform.suite.upp import ontology
 
 #: Package members that are not carried: the events, and exported_at (lost by the table).
@@ -65,3 +67,17 @@ def tidy(event: dict[str, Any]) -> dict[str, Any]:
     out = {k: event[k] for k in order if k in event}
     out.update({k: v for k, v in event.items() if k not in out})
     return out
+
+
+def _event_problems(event: Any) -> list[str]:
+    # an event is judged without its package: the entity_key lives on the package
+    return validate.upp_event_problems({**event, "entity_key": "-"})
+
+
+FORMAT = Format(
+    "upp", problems=validate.upp_problems, record_problems=_event_problems, corpus=corpora.upp_corpus,
+    # no `tidy`: a restored event is left as carried, `package` orders every event when it builds the package
+    records_member="events",
+    # UPP has no extension of its own: .upp.json is memconform's
+    extensions=(".upp.json",), extensions_help=".upp.json", tenant_help="UPP entity_key",
+)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.suite.convert import memoturnside, oamsside
 from memconform.suite.omf import model as omf_model
 from memconform.suite.ump import consent, record as ump_record
 from memconform.suite.upp import model as upp_model
@@ -85,26 +84,19 @@ def upp_event_problems(event: Any) -> list[str]:
     return [f"{p} ({p.requirement})" for p in upp_model.stored_event_problems(event)]
 
 
-def oams_problems(document: Any) -> list[str]:
-    return oamsside.document_problems(document)
+def __getattr__(name: str) -> Any:
+    # `<format>_problems` for a format a spec declares (suite/specs.py): its document validator
+    if name.endswith("_problems"):
+        from memconform.suite.convert import formats
 
-
-def oams_memory_problems(memory: Any) -> list[str]:
-    return oamsside.memory_problems(memory)
-
-
-def memoturn_problems(document: Any) -> list[str]:
-    return memoturnside.document_problems(document)
-
-
-def memoturn_memory_problems(memory: Any) -> list[str]:
-    return memoturnside.memory_problems(memory)
-
-
-DOCUMENT = {"ump": ump_problems, "omf": omf_problems, "upp": upp_problems, "oams": oams_problems,
-            "memoturn": memoturn_problems}
+        fmt = name.removesuffix("_problems")
+        if fmt in formats.names():
+            return formats.get(fmt).problems
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def problems(fmt: str, document: Any, *, output: bool = False) -> list[str]:
+    from memconform.suite.convert import formats
+
     found = json_problems(document, OUTPUT_DEPTH if output else MAX_DEPTH)
-    return found or list(dict.fromkeys(DOCUMENT[fmt](document)))   # once each, in order
+    return found or list(dict.fromkeys(formats.get(fmt).problems(document)))   # once each, in order

@@ -1,8 +1,8 @@
-"""Round trips between formats (UMP, OMF, UPP, OAMS: suite/convert) as interop results: each ordered
-pair A → B → A on the default corpora, judged by the mapping table (docs/mapping.md). A broken
-promise of the table fails; what the table says is lost (consent, signatures, `exported_at`) is
-listed in the notes, not charged; a field the table calls lost that came back anyway fails too, since
-then the table is wrong."""
+"""Round trips between formats (each spec's `format` in suite/specs.py: suite/convert) as interop
+results: each ordered pair A → B → A on the default corpora, judged by the mapping table
+(docs/mapping.md). A broken promise of the table fails; what the table says is lost (consent,
+signatures, `exported_at`) is listed in the notes, not charged; a field the table calls lost that
+came back anyway fails too, since then the table is wrong."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ CHECK_ID = "interop/format-round-trip"
 
 
 def format_pairs() -> list[tuple[str, str]]:
-    from memconform.suite.convert.mapping import FORMATS
+    from memconform.suite.convert.formats import names
 
-    return [(a, b) for a in FORMATS for b in FORMATS if a != b]
+    return [(a, b) for a in names() for b in names() if a != b]
 
 
 def judge_format_pair(a: str, b: str) -> Judged:

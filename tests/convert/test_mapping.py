@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memconform.suite.convert import (dispatch, mapping, mapping_markdown, oams_memoturn, omf_memoturn, omf_oams,
-                                      omf_upp, ump_memoturn, ump_oams, ump_omf, ump_upp, upp_memoturn, upp_oams)
+from memconform.suite.convert import dispatch, mapping, mapping_markdown, omf_upp, ump_omf, ump_upp
+from memconform.suite.memoturn.convert import oams_memoturn, omf_memoturn, ump_memoturn, upp_memoturn
+from memconform.suite.oams.convert import omf_oams, ump_oams, upp_oams
 from memconform.suite.convert.mapping import Fate
 
 PAIRS = list(mapping.table())

@@ -232,7 +232,7 @@ def test_a_ump_cycle_through_oams_keeps_the_records_and_re_signs_with_a_key(corp
 
 
 def test_a_converter_dropping_an_oams_field_is_caught(corpora, monkeypatch):
-    from memconform.suite.convert import ump_oams
+    from memconform.suite.oams.convert import ump_oams
 
     real = ump_oams.fresh_record
 

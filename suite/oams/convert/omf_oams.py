@@ -14,7 +14,7 @@ from typing import Any
 
 import blake3
 
-from memconform.suite.convert import carry, mapping, oamsside, omfside
+from memconform.suite.convert import carry, mapping, omfside
 from memconform.suite.convert.carry import Native
 from memconform.suite.convert.common import Ctx, LostField, as_date_time
 from memconform.suite.convert.documents import note_lost_fields, policy_row, record_id
@@ -22,6 +22,7 @@ from memconform.suite.convert.home import carried_home
 from memconform.suite.convert.pointers import get
 from memconform.suite.convert.ump_omf import blank
 from memconform.suite.oams import model as oams_model
+from memconform.suite.oams.convert import side as oamsside
 
 
 def _non_empty_str(value: Any) -> bool:
@@ -132,3 +133,7 @@ def fresh_item(memory: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     carry.attach(item, "omf", "oams", carry.payload(memory, moved=moved, natives=OAMS_TO_OMF, built=item,
                                                     lost=mapping.lost_pointers("oams", "omf")))
     return omfside.tidy(item)
+
+
+#: Read through the spec's `converters` (suite/specs.py): suite/convert imports no pair by name.
+CONVERTERS = {("omf", "oams"): omf_to_oams, ("oams", "omf"): oams_to_omf}

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from memconform.suite.convert import carry, mapping, memoturnside, uppside
+from memconform.suite.convert import carry, mapping, uppside
 from memconform.suite.convert.carry import Native
 from memconform.suite.convert.common import Ctx, utc_seconds
 from memconform.suite.convert.documents import note_lost_fields, record_id
 from memconform.suite.convert.home import carried_home
+from memconform.suite.memoturn.convert import side as memoturnside
 
 MEMOTURN_TO_UPP = (
     Native("/id", "/id"),
@@ -101,3 +102,7 @@ def fresh_record(event: dict[str, Any], part: dict[str, Any], ctx: Ctx) -> dict[
                                                           lost=mapping.lost_pointers("upp", "memoturn"),
                                                           also_drop=STRUCTURAL, document=part))
     return memoturnside.seal(record)
+
+
+#: Read through the spec's `converters` (suite/specs.py): suite/convert imports no pair by name.
+CONVERTERS = {("upp", "memoturn"): upp_to_memoturn, ("memoturn", "upp"): memoturn_to_upp}

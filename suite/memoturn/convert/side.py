@@ -22,6 +22,7 @@ from typing import Any
 from memconform.suite.convert import mapping
 from memconform.suite.convert.common import Ctx, LostField, parse_instant
 from memconform.suite.convert.documents import policy_row
+from memconform.suite.convert.formats import Format
 from memconform.suite.memoturn import model as mt
 
 FIELDS = ("id", "type", "topic_key", "summary", "content", "keywords", "session_id", "source", "created_at",
@@ -233,3 +234,51 @@ def link(entries: list[tuple[dict[str, Any], bool, Any, list[Any], list[Any], in
             memory["superseded_by"] = after
             memory["superseded_at"] = ended if ended is not None else created.get(after)
         memory["supersedes"] = list(dict.fromkeys(replaced.get(memory["id"], [])))
+
+
+# -- the format --------------------------------------------------------------------------------------
+
+def corpus() -> dict[str, Any]:
+    """Memories as GET shows them, in a recall answer's envelope (with its txid): all four types, a
+    supersession pair (superseded_by / superseded_at / supersedes), a task with its expiry, a session, two
+    sources and a null one, keywords, an instruction with an embedding and a recall hit's score and
+    channels, content that is a string, nested content with floats and unicode, hostile text."""
+    from memconform.suite.ump.corpus import INJECTION_TEXT
+
+    at = 1_776_500_000_000   # 2026-04-18, fixed: the corpus is the same bytes every run
+
+    def mem(mtype: str, summary: str, content: Any, created: int, topic_key: str | None = None,
+            **members: Any) -> dict[str, Any]:
+        record = {"id": mt.memory_id(mtype, topic_key, content), "type": mtype, "topic_key": topic_key,
+                  "summary": summary, "content": content, "keywords": None, "session_id": None, "source": None,
+                  "created_at": created, "superseded_by": None, "superseded_at": None, "expires_at": None,
+                  "supersedes": []}
+        record.update(members)
+        return record
+
+    old = mem("fact", "vegetarian since 2024", {"diet": "vegetarian"}, at, "user.diet",
+              keywords="food preference", source="claude-code")
+    new = mem("fact", "vegan since 2026", {"diet": "vegan"}, at + 60_000, "user.diet",
+              keywords="food preference", source="cursor", supersedes=[old["id"]])
+    old.update(superseded_by=new["id"], superseded_at=at + 60_000)
+    memories = [
+        old, new,
+        mem("event", "deployed v2 to prod", {"version": "v2"}, at + 120_000, session_id="s-417"),
+        mem("task", "follow up on refund #88", {}, at + 180_123, session_id="s-417",
+            expires_at=at + 180_123 + mt.TASK_TTL_DEFAULT * 1000),
+        mem("instruction", "answer concisely, no emoji", {"tone": "concise", "emoji": False}, at + 240_000,
+            "agent.tone", source="cursor", embedding=[0.25, -0.5, 1], score=0.9, channels=["topic"]),
+        mem("event", INJECTION_TEXT + " 日本語 ✓ 😀", "a string is content too", at + 300_000),
+        mem("fact", "Prefers dark mode", {"ui": {"theme": "dark", "contrast": 0.75, "langs": ["en", "é"],
+                                                 "n": None}}, at + 360_000, keywords="ui theme"),
+    ]
+    return {"memories": memories, "txid": 43}
+
+
+FORMAT = Format(
+    "memoturn", problems=document_problems, record_problems=memory_problems, corpus=corpus,
+    records_member="memories", normalize=normalized, tidy=tidy, jsonl=True,
+    # an empty JSONL file holds no memory: a valid, empty document
+    empty=lambda: envelope([]), extensions=(".memoturn.jsonl", ".memoturn.json"),
+    extensions_help=".memoturn.json or .memoturn.jsonl",
+)
