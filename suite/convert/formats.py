@@ -2,9 +2,8 @@
 document format names its `Format` and its converter tables in its `Spec` entry (suite/specs.py:
 `format`, `converters`), so the converter lists no format itself.
 
-Formats are shown (`--from` choices, the round-trip matrix, the interop report) in the mapping
-table's order (mapping.FORMATS, the documented table), then any the table does not know yet, in the
-registry's order.
+Formats are shown (`--from` choices, the round-trip matrix, the interop report, docs/mapping.md)
+in the mapping table's order: the three it began with, then the others in the registry's order.
 """
 
 from __future__ import annotations
@@ -23,14 +22,31 @@ def _same(value: Any) -> Any:
 @dataclass(frozen=True)
 class Format:
     name: str
+    #: the spec's own spelling ("UMP"), the version the converters read and write, what one record is
+    #: called ("record", "item", …)
+    label: str
+    version: str
+    record: str
+    #: where a record carries fields of another format (that format's name is the member below it)
+    carrier: str
+    #: every member of a record the mapping table gives a row, at the depth a conversion treats
+    #: differently ("/*": every member no other row names)
+    record_fields: tuple[str, ...]
     #: document problems (every problem named with its JSON pointer), [] when valid
     problems: Callable[[Any], list[str]]
     #: problems of one record alone (whether a carried record restores as a valid one)
     record_problems: Callable[[Any], list[str]]
     #: a rich, valid, deterministic document exercising the format's rows of the mapping table
     corpus: Callable[[], Any]
+    #: the same for the envelope's members ("document:/…"); none when the document is a bare list
+    document_fields: tuple[str, ...] = ()
+    #: envelope members that are structure, not data (the record list, a format version)
+    envelope: tuple[str, ...] = ()
     #: the envelope member holding the records; None when the document is the list of records
     records_member: str | None = None
+    #: the mapping table's pairs between this format and the formats before it (mapping.build_pair);
+    #: None for UMP, OMF and UPP, whose rows predate the registry and are written in mapping.py
+    rows: Callable[[], list[Any]] | None = None
     #: the pointer of a record's own name in messages (else its position is)
     id_pointer: str = "/id"
     #: a name computed from several members (None: use id_pointer)
@@ -76,14 +92,18 @@ class Format:
         return f"{'/' + self.records_member if self.records_member else ''}/{index}"
 
 
+#: The formats the mapping table began with, in its order (the registry lists UPP before OMF); the
+#: others follow in the registry's order.
+_FIRST = ("ump", "omf", "upp")
+
+
 @cache
 def names() -> tuple[str, ...]:
     """The formats the specs declare, without importing one (collection lists the pairs)."""
-    from memconform.suite.convert import mapping
     from memconform.suite.specs import SPECS
 
     declared = [name for name, spec in SPECS.items() if spec.format]
-    return tuple([n for n in mapping.FORMATS if n in declared] + [n for n in declared if n not in mapping.FORMATS])
+    return tuple([n for n in _FIRST if n in declared] + [n for n in declared if n not in _FIRST])
 
 
 @cache

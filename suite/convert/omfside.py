@@ -48,7 +48,14 @@ def tidy(item: dict[str, Any]) -> dict[str, Any]:
 
 
 FORMAT = Format(
-    "omf", problems=validate.omf_problems, record_problems=validate.omf_item_problems, corpus=corpora.omf_corpus,
+    "omf", label="OMF", version=VERSION, record="item", carrier="/extensions",
+    record_fields=("/content", "/category", "/tags", "/status", "/created_at", "/updated_at", "/expires_at",
+                   "/extensions/memd/v", "/extensions/memd/chunk_id", "/extensions/memd/project_id",
+                   "/extensions/memd/chunk_type", "/extensions/memd/ingestion_mode", "/extensions/memd/lifecycle",
+                   "/extensions/memd/*", "/extensions/*", "/*"),
+    # the format version member `omf` is not data
+    document_fields=("document:/exported_at", "document:/source", "document:/*"), envelope=("omf", "memories"),
+    problems=validate.omf_problems, record_problems=validate.omf_item_problems, corpus=corpora.omf_corpus,
     records_member="memories", id_pointer="/extensions/memd/chunk_id", tidy=tidy,
     extensions=(".omf.json",), extensions_help=".omf.json",
 )

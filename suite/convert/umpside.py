@@ -142,7 +142,18 @@ def dumps(document: Any, output: str | None) -> str:
 
 
 FORMAT = Format(
-    "ump", problems=validate.ump_problems, record_problems=validate.ump_record_problems,
+    "ump", label="UMP", version=UMP_VERSION, record="record",
+    # the record schema is closed (additionalProperties false) everywhere but this open payload
+    carrier="/body/structured/x-extensions",
+    # every member of the record schema, at the depth a conversion treats differently; a record list
+    # has no envelope
+    record_fields=("/ump", "/id", "/kind", "/body/text", "/body/structured", "/scope/owner", "/scope/user",
+                   "/scope/project", "/scope/agent", "/scope/session", "/scope/visibility", "/time/created",
+                   "/time/observed", "/time/valid_from", "/time/valid_to", "/lifecycle/confidence",
+                   "/lifecycle/salience", "/lifecycle/decay", "/lifecycle/status", "/supersedes", "/superseded_by",
+                   "/relations", "/provenance", "/consent/retention", "/consent/exportable", "/consent/redact",
+                   "/integrity"),
+    problems=validate.ump_problems, record_problems=validate.ump_record_problems,
     corpus=corpora.ump_corpus, normalize=_one_record, tidy=tidy, jsonl=True, read_path=read_path, dumps=dumps,
     extensions=(".ump.ndjson", ".ump.json", ".ump.md", ".ndjson", ".jsonl"),
     extensions_help=".ump.json, .ump.md, .ndjson, .jsonl or a folder", tenant_help="UMP owner",

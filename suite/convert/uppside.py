@@ -75,7 +75,12 @@ def _event_problems(event: Any) -> list[str]:
 
 
 FORMAT = Format(
-    "upp", problems=validate.upp_problems, record_problems=_event_problems, corpus=corpora.upp_corpus,
+    "upp", label="UPP", version="1.0.0", record="event", carrier="/extensions",
+    record_fields=("/id", "/entity_key", "/value", "/labels", "/confidence", "/source_type", "/valid_from",
+                   "/valid_until", "/status", "/created_at", "/superseded_by", "/*"),
+    document_fields=("document:/entity_key", "document:/ontology", "document:/exported_at", "document:/*"),
+    envelope=("events",),
+    problems=validate.upp_problems, record_problems=_event_problems, corpus=corpora.upp_corpus,
     # no `tidy`: a restored event is left as carried, `package` orders every event when it builds the package
     records_member="events",
     # UPP has no extension of its own: .upp.json is memconform's

@@ -275,8 +275,23 @@ def corpus() -> dict[str, Any]:
     return {"memories": memories, "txid": 43}
 
 
+def _rows() -> list[Any]:
+    from memconform.suite.memoturn.convert.rows import pairs
+
+    return pairs()
+
+
 FORMAT = Format(
-    "memoturn", problems=document_problems, record_problems=memory_problems, corpus=corpus,
+    "memoturn", label="memoturn", version="2026.06", record="memory",
+    # the content is the only free-form member an ingest keeps (every other field is typed), so a carried
+    # record is part of what the content-addressed id hashes
+    carrier="/content/x-extensions",
+    # a memory as GET shows it (a recall hit's score and channels are "other members")
+    record_fields=("/id", "/type", "/topic_key", "/summary", "/content", "/keywords", "/embedding", "/session_id",
+                   "/source", "/created_at", "/superseded_by", "/superseded_at", "/expires_at", "/supersedes", "/*"),
+    # an ingest body's or a recall answer's shape; a recall answer's txid is "other"
+    document_fields=("document:/*",), envelope=("memories",), rows=_rows,
+    problems=document_problems, record_problems=memory_problems, corpus=corpus,
     records_member="memories", normalize=normalized, tidy=tidy, jsonl=True,
     # an empty JSONL file holds no memory: a valid, empty document
     empty=lambda: envelope([]), extensions=(".memoturn.jsonl", ".memoturn.json"),

@@ -154,9 +154,24 @@ def corpus() -> list[dict[str, Any]]:
     ]
 
 
+def _rows() -> list[Any]:
+    from memconform.suite.oams.convert.rows import pairs
+
+    return pairs()
+
+
 #: A document is the memories (a JSON array, one memory, or a JSONL store, §7): no envelope.
 FORMAT = Format(
-    "oams", problems=document_problems, record_problems=memory_problems, corpus=corpus,
+    "oams", label="OAMS", version="0.1", record="memory",
+    # `metadata` is "an arbitrary JSON-serializable map" (§2) whose reserved keys (value_type,
+    # confidence, last_used_at, decay_score, language, pii) x-extensions is not
+    carrier="/metadata/x-extensions",
+    # §2's fields (members it does not name are allowed: a later minor version adds fields, §8); no
+    # envelope: a bundle's manifest is derived from its lines (§7), so reading a bundle takes its memories
+    record_fields=("/key", "/namespace", "/value", "/tags", "/metadata/confidence", "/metadata/*", "/created_at",
+                   "/updated_at", "/embedding_model", "/embedding", "/parent_id", "/source_id", "/*"),
+    rows=_rows,
+    problems=document_problems, record_problems=memory_problems, corpus=corpus,
     id_pointer="/key", record_name=_name, normalize=_one_record, tidy=tidy, jsonl=True,
     # an empty JSONL store holds no memory: a valid, empty document
     empty=list, read_path=read_path, extensions=(".oams.jsonl", ".oams.json"),
