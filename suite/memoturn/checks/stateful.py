@@ -80,6 +80,12 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
         return next((r for r in self.rows.values() if r.type == mtype and r.topic == topic and topic
                      and not r.forgotten and r.superseded_by is None), None)
 
+    def _which(self, ids: Any) -> str:
+        """What the model knows of `ids`: ' (a fact under 'user.diet')' …"""
+        known = [f"{r.type} under {r.topic!r}" for i in (ids if isinstance(ids, list) else [])
+                 for r in self.rows.values() if r.id == i]
+        return f" ({'; '.join(known)})" if known else ""
+
     def _supersede_rule(self, mtype: str) -> str:
         return "memoturn/fact-supersedes" if mtype == "fact" else "memoturn/instruction-supersedes"
 
@@ -129,8 +135,9 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
                            "memoturn/supersession-keyed-by-type" if isinstance(superseded, list) and set(superseded) & others
                            else self._supersede_rule(m["type"]))
                     self.broken(rid, f"a new {m['type']} under {m.get('topic_key')!r} answered superseded "
-                                     f"{quote(superseded)}; the profile's active row of ({m['type']}, "
-                                     f"{m.get('topic_key')!r}) is {displaced.id if displaced else 'none'}", received=res)
+                                     f"{quote(superseded)}{self._which(superseded)}; the profile's active row of "
+                                     f"({m['type']}, {m.get('topic_key')!r}) is {displaced.id if displaced else 'none'} "
+                                     f"(supersession is by (type, topic_key), the key as sent)", received=res)
                 row = Row(got_id, m["type"], m.get("topic_key"), m.get("source"), raw=_raw(m["content"]))
                 self.rows[key] = row
                 if displaced:
