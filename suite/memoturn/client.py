@@ -11,10 +11,11 @@ a profile is one isolated store, so no check sees another's memories.
 
 from __future__ import annotations
 
-import json
 import secrets
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from memconform.suite.quoting import shown  # noqa: F401 (re-exported: the checks quote with it)
 
 #: The operations, with their REST route and MCP tool.
 OPERATIONS = {
@@ -108,13 +109,6 @@ class MemoturnReply:
             got = f"{status}{self.received_text[:300]!r}"
         return f"sent {sent}; got {got}"
 
-
-def shown(value: Any, limit: int = 300) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 class MemoturnClient(Protocol):

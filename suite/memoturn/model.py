@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from memconform.suite.quoting import shown  # noqa: F401 (re-exported: the checks quote with it)
+
 #: The page carries no version; memconform names it by its date.
 VERSION = "2026.06"
 TYPES = ("fact", "event", "instruction", "task")
@@ -128,10 +130,3 @@ def record_problems(memory: Any, *, where: str = "the memory") -> list[str]:
         out.append(f"{where} has no `content`")
     return out
 
-
-def shown(value: Any, limit: int = 300) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"

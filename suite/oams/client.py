@@ -12,11 +12,12 @@ bundle, read and judged by suite/oams/model.py.
 
 from __future__ import annotations
 
-import json
 import secrets
 from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any, NoReturn, Protocol
+
+from memconform.suite.quoting import shown  # noqa: F401 (re-exported: the checks quote with it)
 
 #: The five operations of §3, with their REST form and JSON-RPC method.
 OPERATIONS = {
@@ -111,13 +112,6 @@ class OamsReply:
             got = f"{status}{self.received_text[:300]!r}"
         return f"sent {sent}; got {got}"
 
-
-def shown(value: Any, limit: int = 300) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 class OamsClient(Protocol):

@@ -7,6 +7,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from typing import Any
+from unittest import mock
 
 from memconform.suite.memoturn import checks as _checks  # noqa: F401 (registers them)
 from memconform.suite.runner import run_check
@@ -37,18 +38,9 @@ MACHINE = {"MEMCONFORM_STATEFUL_EXAMPLES": "8", "MEMCONFORM_STATEFUL_STEPS": "12
 MACHINE_OFF = {"MEMCONFORM_STATEFUL_EXAMPLES": "0"}
 
 
-@contextlib.contextmanager
-def environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+def environment(values: dict[str, str]) -> Any:
+    """The environment with `values` set for the block, restored after."""
+    return mock.patch.dict(os.environ, values)
 
 
 def outcomes(binding: str, fault: str | None = None, variants: tuple[str, ...] = (), *,
