@@ -655,8 +655,8 @@ def serve(host: str, port: int, db: str | None, require_capability: bool, fault:
           omf_max_body: int | None, upp_max_batch: int | None, upp_max_answer: int | None) -> None:
     """Run the reference servers: UMP over HTTP (§4.2, SSE subscribe, /.well-known/ump.json,
     /openapi.json) with MCP streamable HTTP at /mcp, UPP 1.0.0 (JSON-RPC 2.0) at POST /upp, OMF at
-    /omf, and every plugged spec's routes (OAMS at /v1/oams, memoturn at /v1/memory; the banner names
-    them); or UMP over MCP stdio with --stdio; or UPP over stdio with --upp-stdio.
+    /omf, and the routes of every spec plugged in through suite/specs.py (the banner says where each
+    answers); or UMP over MCP stdio with --stdio; or UPP over stdio with --upp-stdio.
 
     Listens on 127.0.0.1:8700 by default and prints the URL to stderr. Stop it with Ctrl-C.
     """
