@@ -57,6 +57,12 @@ class Spec:
     #: "module:TABLE" -> {(source, destination): function(document, ctx) -> document}: the
     #: converters between the spec's format and earlier ones (a pair lives with the later spec)
     converters: tuple[str, ...] = ()
+    #: "module:function" -> function(table, *, names, reader) -> a `PluggedSection`
+    #: (targets/descriptor.py): the spec's `[<name>]` table of a descriptor, validated with the
+    #: reader's line-precise errors (`read_bindings` does the usual shapes), and the function giving
+    #: each described binding's part once the server is up. None for the specs targets/descriptor.py
+    #: reads itself (UMP, UPP, OMF).
+    descriptor: str | None = None
 
     def load(self, part: str) -> Any:
         module, _, attribute = part.partition(":")
@@ -101,6 +107,7 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
          converters=("memconform.suite.oams.convert.ump_oams:CONVERTERS",
                      "memconform.suite.oams.convert.omf_oams:CONVERTERS",
                      "memconform.suite.oams.convert.upp_oams:CONVERTERS"),
+         descriptor="memconform.targets.oams:descriptor_section",
          targets=(("oams+jsonrpc+http://", "memconform.targets.oams:open_rpc_target"),
                   ("oams+jsonrpc+https://", "memconform.targets.oams:open_rpc_target"),
                   ("oams+jsonrpc+stdio:", "memconform.targets.oams:open_rpc_target"))),
@@ -117,6 +124,7 @@ SPECS: dict[str, Spec] = {spec.name: spec for spec in (
                      "memconform.suite.memoturn.convert.upp_memoturn:CONVERTERS",
                      "memconform.suite.memoturn.convert.oams_memoturn:CONVERTERS"),
          interop="memconform.suite.memoturn.interop", interop_bindings=("http", "mcp"),
+         descriptor="memconform.targets.memoturn:descriptor_section",
          targets=(("memoturn+mcp+stdio:", "memconform.targets.memoturn:open_mcp_target"),
                   ("memoturn+mcp+http://", "memconform.targets.memoturn:open_mcp_target"),
                   ("memoturn+mcp+https://", "memconform.targets.memoturn:open_mcp_target"))),

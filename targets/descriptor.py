@@ -31,6 +31,10 @@ export = "memd export-omf --tenant-id {tenant} {project?--project-id {project}} 
 import = "memd import-omf --tenant-id {tenant} --input {file} --dry-run {dry_run}"
 [omf.http]
 base_url = "http://127.0.0.1:{port}"
+[oams.http]               # a plugged spec's sections are read by its own hook (suite/specs.py
+base_url = "http://127.0.0.1:{port}"            # `descriptor`): oams@0.1 has http, jsonrpc (url),
+[memoturn.mcp]            # stdio (command); memoturn@2026.06 http, mcp (url or command)
+command = "my-server --memoturn-mcp"
 ```
 
 Templates: `{name}` is the value, shell-quoted (commands are split with shlex and run without a
@@ -61,8 +65,9 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
+from memconform.suite.specs import SPECS
 from memconform.targets.target_string import TargetStringError, shipped_descriptors
 
 #: Names every template may use: `{workdir}` the driver's fresh work folder, `{python}` this
@@ -86,7 +91,9 @@ BINDING_SECTIONS = {"ump": ("http", "mcp"), "upp": ("http", "stdio"), "omf": ("c
 UMP_OWNER_KEYS = ("token_times", "owners")
 #: [upp.methods]: spec operation name -> the name the server serves it under (docs/descriptors.md)
 UPP_METHOD_KEYS = ("methods",)
-TOP_KEYS = ("name", "specs", "profile", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf")
+#: Specs whose section is read by their own hook (suite/specs.py `descriptor`), in the table's order.
+PLUGGED = tuple(name for name, spec in SPECS.items() if spec.descriptor and name not in KNOWN_SPECS)
+TOP_KEYS = ("name", "specs", "profile", "known_deviations", "vars", "start", "stop", "ump", "upp", "omf") + PLUGGED
 
 
 class DescriptorError(TargetStringError):
@@ -296,6 +303,20 @@ class Binding:
 
 
 @dataclass(frozen=True)
+class PluggedSection:
+    """What a plugged spec's hook (suite/specs.py `descriptor`) makes of its `[spec]` table:
+    `sections` every binding section it can have (for messages), `bindings` those described, in
+    subject order, and `part(binding, *, url, argv, label, timeout)` -> a `SpecPart` reaching one
+    of them once the server is up (`url` as loaded, `argv` the command with every name filled in).
+    A part with `probe()` -> None or why not is asked it before any check runs."""
+
+    spec: str
+    sections: tuple[str, ...]
+    bindings: tuple[Binding, ...]
+    part: Callable[..., Any]
+
+
+@dataclass(frozen=True)
 class Readiness:
     """When a started server counts as up: `url` answers (any HTTP status) and/or a line of its
     output matches `line`; both, when both are given (the line first)."""
@@ -349,6 +370,7 @@ class Descriptor:
     bindings: tuple[Binding, ...] = ()  # [ump.*] and [upp.*]
     stop: StopCommand = StopCommand()
     port: int | None = None  # the value of {port}; None when no template names it
+    plugged: Mapping[str, PluggedSection] = field(default_factory=dict)  # the plugged specs' sections
 
     def var_values(self, workdir: Path) -> dict[str, str]:
         """[vars] with {workdir}, {python} and {port} filled in; plus those three themselves."""
@@ -361,7 +383,12 @@ class Descriptor:
         return tuple(v for s, v in self.specs if s == spec)
 
     def binding(self, spec: str, name: str) -> Binding | None:
-        return next((b for b in self.bindings if (b.spec, b.binding) == (spec, name)), None)
+        return next((b for b in self.all_bindings if (b.spec, b.binding) == (spec, name)), None)
+
+    @property
+    def all_bindings(self) -> tuple[Binding, ...]:
+        """[ump.*] and [upp.*], then each plugged spec's."""
+        return self.bindings + tuple(b for section in self.plugged.values() for b in section.bindings)
 
     @property
     def upp_methods(self) -> dict[str, str]:
@@ -527,11 +554,13 @@ def load_descriptor(path: str | Path) -> Descriptor:
         r.keys(omf_http, ("base_url",), "omf.http")
         omf_url = r.url(omf_http, "base_url", "omf.http.base_url", required=True)
     bindings = _bindings(r, data, names)
-    _match_specs_and_sections(r, specs, bindings, cli is not None or omf_url is not None)
-    start = _start(r, data, names, _default_ready_url(bindings, omf_url))
+    plugged = _plugged(r, data, specs, names)
+    _match_specs_and_sections(r, specs, bindings, cli is not None or omf_url is not None, plugged)
+    start = _start(r, data, names, _default_ready_url(bindings, omf_url, plugged))
     stop = _stop(r, data, names, start)
     return Descriptor(path=path, name=name.strip(), specs=specs, cli=cli, vars=var_templates,
                       http_base_url=omf_url, start=start, bindings=bindings, stop=stop, port=r.port_value,
+                      plugged=plugged,
                       known_deviations=_deviations(r, data.get("known_deviations", [])),
                       profile=_profile(r, data.get("profile")))
 
@@ -547,6 +576,15 @@ def _profile(r: _Reader, value: Any) -> str | None:
     return value
 
 
+def spec_versions(spec: str) -> tuple[str, ...]:
+    """The versions a descriptor may claim: a plugged spec's are its catalogue's (read only when named)."""
+    if spec in KNOWN_SPECS:
+        return KNOWN_SPECS[spec]
+    from memconform.suite import catalogue as catalogues
+
+    return tuple(catalogues.load(spec).versions)
+
+
 def _specs(r: _Reader, value: Any) -> tuple[tuple[str, str], ...]:
     example = '["ump@1.0", "upp@1.0.0", "omf@1.0"]'
     if not isinstance(value, list) or not value or not all(isinstance(s, str) for s in value):
@@ -554,10 +592,11 @@ def _specs(r: _Reader, value: Any) -> tuple[tuple[str, str], ...]:
     out = []
     for text in value:
         spec, _, version = text.partition("@")
-        if spec not in KNOWN_SPECS:
-            raise r.fail("specs", f"{text!r}: descriptors can drive {', '.join(KNOWN_SPECS)}, e.g. {example}")
-        if version not in KNOWN_SPECS[spec]:
-            raise r.fail("specs", f"{text!r}: known versions of {spec}: {', '.join(KNOWN_SPECS[spec])}")
+        if spec not in KNOWN_SPECS and spec not in PLUGGED:
+            raise r.fail("specs", f"{text!r}: descriptors can drive {', '.join((*KNOWN_SPECS, *PLUGGED))}, "
+                                  f"e.g. {example}")
+        if version not in spec_versions(spec):
+            raise r.fail("specs", f"{text!r}: known versions of {spec}: {', '.join(spec_versions(spec))}")
         out.append((spec, version))
     return tuple(dict.fromkeys(out))
 
@@ -685,22 +724,70 @@ def _binding(r: _Reader, spec: str, binding: str, section: Mapping[str, Any], na
     return Binding(spec, binding, url=r.url(section, key, f"{dotted}.{key}", required=True))
 
 
+def read_bindings(r: _Reader, spec: str, table: Mapping[str, Any], names: set[str] | frozenset[str],
+                  shapes: Mapping[str, tuple[str, ...]]) -> tuple[Binding, ...]:
+    """A plugged spec's `[spec.<binding>]` sections, for its hook: `shapes` maps each binding to
+    the keys reaching it, exactly one of which is given; `command` is a template of `names` (split
+    and run when the work folder exists), any other key an http(s) URL filled in now ({port} only).
+    Bindings come out in the order of `shapes`, whatever order the file writes them in."""
+    r.keys(table, tuple(shapes), spec)
+    out = []
+    for binding, keys in shapes.items():
+        dotted = f"{spec}.{binding}"
+        section = r.table(table, binding, dotted)
+        if section is None:
+            continue
+        r.keys(section, keys, dotted)
+        given = [k for k in keys if k in section]
+        if len(given) != 1:
+            raise r.fail(dotted, f"[{dotted}] needs " + (f"`{keys[0]}`" if len(keys) == 1 else
+                                                         "exactly one of " + " or ".join(f"`{k}`" for k in keys)))
+        key = given[0]
+        if key == "command":
+            text = r.string(section, key, f"{dotted}.{key}", required=True)
+            out.append(Binding(spec, binding, command=r.template(text, f"{dotted}.{key}", names)))
+        else:
+            out.append(Binding(spec, binding, url=r.url(section, key, f"{dotted}.{key}", required=True)))
+    return tuple(out)
+
+
+def _plugged(r: _Reader, data: Mapping[str, Any], specs: tuple[tuple[str, str], ...],
+             names: set[str]) -> dict[str, PluggedSection]:
+    """Each plugged spec's section, read by its own hook; a spec neither named nor written is not
+    imported (a run for one spec never loads another's driver)."""
+    named = {s for s, _ in specs}
+    out: dict[str, PluggedSection] = {}
+    for name in PLUGGED:
+        table = r.table(data, name, name)
+        if table is None and name not in named:
+            continue
+        spec = SPECS[name]
+        out[name] = spec.load(spec.descriptor)(table or {}, names=frozenset(names), reader=r)
+    return out
+
+
 def _match_specs_and_sections(r: _Reader, specs: tuple[tuple[str, str], ...], bindings: tuple[Binding, ...],
-                              has_omf: bool) -> None:
+                              has_omf: bool, plugged: Mapping[str, PluggedSection] | None = None) -> None:
     """Every spec named is reachable, and every section reaches a spec named."""
-    reached = {b.spec for b in bindings} | ({"omf"} if has_omf else set())
+    plugged = plugged or {}
+    reached = ({b.spec for b in bindings} | ({"omf"} if has_omf else set())
+               | {name for name, section in plugged.items() if section.bindings})
     named = {s for s, _ in specs}
     for spec in sorted(named - reached):
-        sections = " or ".join(f"[{spec}.{b}]" for b in BINDING_SECTIONS[spec])
+        kinds = plugged[spec].sections if spec in plugged else BINDING_SECTIONS[spec]
+        sections = " or ".join(f"[{spec}.{b}]" for b in kinds)
         raise r.fail("specs", f"specs names {spec}@… but there is no {sections} section")
     for spec in sorted(reached - named):
         raise r.fail(spec, f"[{spec}.…] describes {spec.upper()}, but specs names no {spec}@VERSION "
-                           f"(known: {', '.join(f'{spec}@{v}' for v in KNOWN_SPECS[spec])})")
+                           f"(known: {', '.join(f'{spec}@{v}' for v in spec_versions(spec))})")
 
 
-def _default_ready_url(bindings: tuple[Binding, ...], omf_url: str | None) -> str | None:
+def _default_ready_url(bindings: tuple[Binding, ...], omf_url: str | None,
+                       plugged: Mapping[str, PluggedSection] | None = None) -> str | None:
     """Without ready_url or ready_line, the server is up when its first HTTP URL answers."""
-    urls = [b.url for b in bindings if b.url is not None] + ([omf_url] if omf_url else [])
+    later = [b for section in (plugged or {}).values() for b in section.bindings]
+    urls = ([b.url for b in bindings if b.url is not None] + ([omf_url] if omf_url else [])
+            + [b.url for b in later if b.url is not None])
     return urls[0] if urls else None
 
 
@@ -1022,7 +1109,8 @@ class DescriptorDriver:
     and binding. Subjects come from the file alone (collecting starts nothing); the `[start]`
     server starts before the first client is handed out, and UMP/UPP clients come from the
     drivers of the plain target strings (HttpDriver, McpDriver, JsonRpcDriver) at the described
-    URLs or commands. Every command sees one fresh work folder for the whole run."""
+    URLs or commands, a plugged spec's from the parts its section gives (`PluggedSection.part`).
+    Every command sees one fresh work folder for the whole run."""
 
     def __init__(self, descriptor: Descriptor, label: str | None = None, timeout: float = 10.0,
                  mcp_protocol: str = "2025-11-25"):
@@ -1085,6 +1173,11 @@ class DescriptorDriver:
             try:
                 if spec == "omf":
                     self._omf_client(subject).export(OMF_PROBE_TENANT)
+                elif spec in self.descriptor.plugged:
+                    part = self._inner_driver(subject)
+                    why = part.probe() if hasattr(part, "probe") else None
+                    if why is not None:
+                        raise TargetError(why)
                 elif isinstance(inner := self._inner_driver(subject), HttpDriver):
                     inner.discover()
                 else:
@@ -1102,7 +1195,8 @@ class DescriptorDriver:
 
         out = []
         for spec, version in self.descriptor.specs:
-            for binding in BINDING_SECTIONS[spec]:
+            plugged = self.descriptor.plugged.get(spec)
+            for binding in plugged.sections if plugged is not None else BINDING_SECTIONS[spec]:
                 if self._reaches(spec, binding):
                     out.append(Subject(self.label, spec, version, binding))
         return out
@@ -1202,7 +1296,8 @@ class DescriptorDriver:
         return self._omf_clients[subject.binding]
 
     def _inner_driver(self, subject: Any) -> Any:
-        """The plain target's driver for a UMP or UPP binding, made once the server is up."""
+        """The plain target's driver for a UMP or UPP binding, or a plugged spec's part, made once
+        the server is up."""
         from memconform.suite.outcomes import NotApplicable
 
         with self._lock:
@@ -1216,6 +1311,10 @@ class DescriptorDriver:
             return self._inner[key]
 
     def _new_inner(self, b: Binding) -> Any:
+        plugged = self.descriptor.plugged.get(b.spec)
+        if plugged is not None:
+            return plugged.part(b.binding, url=b.url, argv=self._argv(b) if b.command is not None else None,
+                                label=self.label, timeout=self.timeout)
         if b.spec == "ump" and b.binding == "http":
             from memconform.targets.http import HttpDriver
 
@@ -1252,7 +1351,7 @@ class DescriptorDriver:
         d = self.descriptor
         bindings = [{"spec": b.spec, "binding": b.binding, **({"url": b.url} if b.url is not None
                                                               else {"command": b.command.text})}
-                    for b in d.bindings]
+                    for b in d.all_bindings]
         if d.cli is not None:
             bindings.append({"spec": "omf", "binding": "cli", "command": d.cli.export.text})
         if d.http_base_url is not None:

@@ -376,3 +376,46 @@ def open_mcp_target(text: str, *, label: str, timeout: float = 10.0) -> Memoturn
         target.close()
         raise
     return target
+
+
+# -- descriptors (suite/specs.py `descriptor`) --------------------------------------------------------
+
+#: `[memoturn.<binding>]` -> the keys reaching it (exactly one given): REST from a base; MCP from a
+#: command (stdio) or a URL (streamable HTTP), the subject being "mcp" either way.
+DESCRIPTOR_BINDINGS = {"http": ("base_url",), "mcp": ("command", "url")}
+
+
+class DescribedRestPart(RestPart):
+    """memoturn REST at a descriptor's base URL, probed once the server is up."""
+
+    def probe(self) -> str | None:
+        return discover_rest(self.base_url, min(self.timeout, 5.0))
+
+
+class DescribedMcpPart(McpPart):
+    """memoturn over MCP where a descriptor says; probing opens the session and reads its tools."""
+
+    def probe(self) -> str | None:
+        try:
+            self.session()
+        except TargetError as exc:
+            return str(exc)
+        return None
+
+
+def descriptor_section(table: dict[str, Any], *, names: Any, reader: Any) -> Any:
+    """`[memoturn]` of a descriptor: `[memoturn.http] base_url`, `[memoturn.mcp] command` or `url`."""
+    from memconform.targets.descriptor import PluggedSection, read_bindings
+
+    return PluggedSection("memoturn", tuple(DESCRIPTOR_BINDINGS),
+                          read_bindings(reader, "memoturn", table, names, DESCRIPTOR_BINDINGS), descriptor_part)
+
+
+def descriptor_part(binding: str, *, url: str | None, argv: list[str] | None, label: str,
+                    timeout: float = 10.0) -> Any:
+    if binding == "http":
+        return DescribedRestPart(str(url), label, timeout)
+    import shlex
+
+    text = f"mcp+stdio:{shlex.join(argv)}" if argv is not None else f"mcp+{url}"
+    return DescribedMcpPart(label, text=text, timeout=timeout)

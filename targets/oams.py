@@ -633,3 +633,33 @@ class OamsRpcTarget:
 def open_rpc_target(text: str, *, label: str, timeout: float = 10.0) -> OamsRpcTarget:
     """suite/specs.py `targets`: the driver of an `oams+jsonrpc+…` target string."""
     return OamsRpcTarget(text, label=label, timeout=timeout)
+
+
+# -- descriptors (suite/specs.py `descriptor`) --------------------------------------------------------
+
+#: `[oams.<binding>]` -> the keys reaching it (one each): REST from a base, JSON-RPC at the URL the
+#: descriptor names (the spec names none), stdio from a command.
+DESCRIPTOR_BINDINGS = {"http": ("base_url",), "jsonrpc": ("url",), "stdio": ("command",)}
+
+
+class OamsDescribedHttpPart(OamsHttpPart):
+    """OAMS REST at a descriptor's base URL: described, not discovered, so it is probed once the
+    server is up (an absent binding is one target error, not a column of failures)."""
+
+    def probe(self) -> str | None:
+        return discover_rest(self.base_url, timeout=min(self.timeout, 5.0))
+
+
+def descriptor_section(table: dict[str, Any], *, names: Any, reader: Any) -> Any:
+    """`[oams]` of a descriptor: `[oams.http] base_url`, `[oams.jsonrpc] url`, `[oams.stdio] command`."""
+    from memconform.targets.descriptor import PluggedSection, read_bindings
+
+    return PluggedSection("oams", tuple(DESCRIPTOR_BINDINGS),
+                          read_bindings(reader, "oams", table, names, DESCRIPTOR_BINDINGS), descriptor_part)
+
+
+def descriptor_part(binding: str, *, url: str | None, argv: list[str] | None, label: str,
+                    timeout: float = 10.0) -> Any:
+    if binding == "http":
+        return OamsDescribedHttpPart(str(url), label, timeout)
+    return OamsRpcPart(binding, url if binding == "jsonrpc" else list(argv or ()), label=label, timeout=timeout)

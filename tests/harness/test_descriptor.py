@@ -313,9 +313,14 @@ def test_the_shipped_server_descriptors_load():
     server = load_descriptor(SHIPPED / "reference-server.toml")
     assert {b.binding for b in server.bindings} == {"http", "mcp"} and server.http_base_url
     assert server.start.ready.url == f"http://127.0.0.1:{server.port}/ump/capabilities"
+    assert [(b.spec, b.binding) for b in server.all_bindings[len(server.bindings):]] == [
+        ("oams", "http"), ("oams", "jsonrpc"), ("oams", "stdio"), ("memoturn", "http"), ("memoturn", "mcp")]
+    assert server.binding("oams", "jsonrpc").url == f"http://127.0.0.1:{server.port}/v1/oams/rpc"
     stdio = load_descriptor(SHIPPED / "reference-stdio.toml")
     assert stdio.start is None and stdio.cli is not None
     assert [(b.spec, b.binding, b.url) for b in stdio.bindings] == [("ump", "mcp", None), ("upp", "stdio", None)]
+    assert [(b.spec, b.binding, b.url) for b in stdio.all_bindings[2:]] == [("oams", "stdio", None),
+                                                                           ("memoturn", "mcp", None)]
 
 
 # -- the started server (tests/harness/descriptor_servers/echo_server.py) ----------------------------
@@ -545,5 +550,174 @@ url = "http://127.0.0.1:{port}/upp"
     assert report["totals"].get("failed", 0) == 0 and report["totals"].get("error", 0) == 0, report["totals"]
     (target,) = report["targets"]
     assert target["kind"] == "descriptor" and target["specs"] == ["ump@1.0", "upp@1.0.0"]
+    assert target["start"]["teardown"] == "the server stopped on SIGTERM"
+    assert _gone(target["start"]["pid"])
+
+
+# -- plugged sections (suite/specs.py `descriptor`): [oams.*] and [memoturn.*] --------------------------
+
+PLUGGED = """\
+name = "plugged"
+specs = ["oams@0.1", "memoturn@2026.06"]
+[vars]
+db = "{workdir}/s.sqlite"
+[start]
+command = "srv --port {port} --db {db}"
+ready_line = "up"
+[oams.stdio]
+command = "srv --oams-stdio --db {db}"
+[oams.http]
+base_url = "http://127.0.0.1:{port}/"
+[oams.jsonrpc]
+url = "http://127.0.0.1:{port}/v1/oams/rpc"
+[memoturn.http]
+base_url = "http://127.0.0.1:{port}"
+[memoturn.mcp]
+command = "srv --memoturn-mcp --db {db}"
+"""
+
+
+def test_a_descriptor_with_oams_and_memoturn_sections_loads(tmp_path):
+    from memconform.suite.specs import SPECS
+    from memconform.targets.memoturn import DescribedMcpPart, DescribedRestPart
+    from memconform.targets.oams import OamsDescribedHttpPart, OamsRpcPart
+
+    assert SPECS["oams"].descriptor and SPECS["memoturn"].descriptor
+    d = load_descriptor(write(tmp_path, PLUGGED))
+    port = d.port
+    assert d.specs == (("oams", "0.1"), ("memoturn", "2026.06")) and d.bindings == ()
+    # in the order of the spec's sections, whatever order the file writes them in
+    assert [(b.spec, b.binding, b.shown) for b in d.all_bindings] == [
+        ("oams", "http", f"http://127.0.0.1:{port}"), ("oams", "jsonrpc", f"http://127.0.0.1:{port}/v1/oams/rpc"),
+        ("oams", "stdio", "srv --oams-stdio --db {db}"), ("memoturn", "http", f"http://127.0.0.1:{port}"),
+        ("memoturn", "mcp", "srv --memoturn-mcp --db {db}")]
+    driver = DescriptorDriver(d, label="p.toml")
+    assert [s.title for s in driver.described_subjects()] == [
+        "OAMS 0.1 / http", "OAMS 0.1 / jsonrpc", "OAMS 0.1 / stdio", "MEMOTURN 2026.06 / http",
+        "MEMOTURN 2026.06 / mcp"]
+    assert {"spec": "memoturn", "binding": "mcp", "command": "srv --memoturn-mcp --db {db}"} in \
+        driver.describe()["bindings"]
+    stdio = d.binding("oams", "stdio")
+    assert driver._argv(stdio) == ["srv", "--oams-stdio", "--db", f"{driver.workdir}/s.sqlite"]  # noqa: SLF001
+    parts = {(b.spec, b.binding): d.plugged[b.spec].part(b.binding, url=b.url, label="p", timeout=3.0,
+                                                          argv=["srv"] if b.command else None)
+             for b in d.all_bindings}
+    assert isinstance(parts["oams", "http"], OamsDescribedHttpPart)
+    assert isinstance(parts["oams", "jsonrpc"], OamsRpcPart) and parts["oams", "jsonrpc"].binding == "jsonrpc"
+    assert parts["oams", "stdio"].where == ["srv"]
+    assert isinstance(parts["memoturn", "http"], DescribedRestPart)
+    assert isinstance(parts["memoturn", "mcp"], DescribedMcpPart)
+    assert parts["memoturn", "mcp"].driver.argv == ["srv"]
+    for part in parts.values():
+        part.close()
+    driver.close()
+    assert d.start.ready.line == "up"
+    no_ready = load_descriptor(write(tmp_path, PLUGGED.replace('ready_line = "up"\n', ""), "n.toml"))
+    assert no_ready.start.ready.url == f"http://127.0.0.1:{no_ready.port}"  # the first HTTP URL, OAMS's
+    mcp_url = PLUGGED.replace('command = "srv --memoturn-mcp --db {db}"', 'url = "http://127.0.0.1:{port}/mcp"')
+    assert load_descriptor(write(tmp_path, mcp_url, "u.toml")).binding("memoturn", "mcp").url.endswith("/mcp")
+
+
+PLUGGED_BAD = [
+    # (what to change, the key the message must name, what it says)
+    (('base_url = "http://127.0.0.1:{port}/"', 'url = "http://127.0.0.1:{port}/"'), "oams.http.url",
+     r"unknown key\(s\) \['url'\] in \[oams.http\]; known: base_url"),
+    (("[oams.jsonrpc]", "[oams.grpc]\nurl = \"x\"\n[oams.jsonrpc]"), "oams.grpc",
+     r"unknown key\(s\) \['grpc'\] in \[oams\]; known: http, jsonrpc, stdio"),
+    (('base_url = "http://127.0.0.1:{port}/"', "base_url = 8700"), "oams.http.base_url",
+     "`base_url` must be a non-empty string"),
+    (('url = "http://127.0.0.1:{port}/v1/oams/rpc"', 'url = "127.0.0.1:{port}/rpc"'), "oams.jsonrpc.url",
+     "must be an http:// or https:// URL"),
+    (('url = "http://127.0.0.1:{port}/v1/oams/rpc"', 'url = "http://127.0.0.1:{port}/{db}"'), "oams.jsonrpc.url",
+     r"unknown name\(s\) \{db\}.*known here: port"),
+    (('command = "srv --oams-stdio --db {db}"', 'command = ["srv"]'), "oams.stdio.command",
+     "`command` must be a non-empty string"),
+    (('command = "srv --oams-stdio --db {db}"', 'command = "srv --oams-stdio --db {dbb}"'), "oams.stdio.command",
+     r"unknown name\(s\) \{dbb\}.*known here: db, port, python, workdir"),
+    (('command = "srv --memoturn-mcp --db {db}"', 'cmd = "srv"'), "memoturn.mcp.cmd",
+     r"unknown key\(s\) \['cmd'\] in \[memoturn.mcp\]; known: command, url"),
+    (('command = "srv --memoturn-mcp --db {db}"', 'command = "srv"\nurl = "http://127.0.0.1:{port}/mcp"'),
+     "memoturn.mcp", r"\[memoturn.mcp\] needs exactly one of `command` or `url`"),
+    (('base_url = "http://127.0.0.1:{port}"', "base_url = true"), "memoturn.http.base_url",
+     "`base_url` must be a non-empty string"),
+    (('command = "srv --memoturn-mcp --db {db}"', 'command = "srv --tenant {tenant}"'), "memoturn.mcp.command",
+     r"unknown name\(s\) \{tenant\}"),
+    (('[memoturn.http]\nbase_url = "http://127.0.0.1:{port}"', "[memoturn.http]\nbase_url = \"http://x\"\n"
+                                                                "[memoturn.mcp.more]\nx = 1"), "memoturn.mcp.more",
+     r"unknown key\(s\) \['more'\] in \[memoturn.mcp\]"),
+    (('"oams@0.1"', '"oams@0.2"'), "specs", "known versions of oams: 0.1"),
+    (('"memoturn@2026.06"', '"memoturn@2026.07"'), "specs", "known versions of memoturn: 2026.06"),
+    ((', "memoturn@2026.06"', ""), "memoturn", r"\[memoturn.…\] describes MEMOTURN, but specs names no "
+                                                      r"memoturn@VERSION \(known: memoturn@2026.06\)"),
+]
+
+
+@pytest.mark.parametrize("change, key, says", PLUGGED_BAD, ids=[k for _, k, _ in PLUGGED_BAD])
+def test_each_bad_plugged_key_is_named_with_file_and_line(tmp_path, change, key, says):
+    assert change[0] in PLUGGED
+    path = write(tmp_path, PLUGGED.replace(*change))
+    with pytest.raises(DescriptorError) as caught:
+        load_descriptor(path)
+    message = str(caught.value)
+    assert re.match(rf"{re.escape(str(path))} line \d+ \({re.escape(key)}\): ", message), message
+    assert re.search(says, message), message
+
+
+def test_the_line_named_in_a_plugged_section_is_the_keys(tmp_path):
+    path = write(tmp_path, PLUGGED.replace("--db {db}\"\n[oams.http]", "--db {dbb}\"\n[oams.http]"))
+    with pytest.raises(DescriptorError, match=r" line 9 \(oams.stdio.command\): unknown name\(s\) \{dbb\} in "
+                                              r"'srv --oams-stdio --db \{dbb\}'; "
+                                              r"known here: db, port, python, workdir"):
+        load_descriptor(path)
+    path = write(tmp_path, PLUGGED.replace("[memoturn.http]\nbase_url = \"http://127.0.0.1:{port}\"",
+                                           "[memoturn.http]\nbase_url = 8700"))
+    with pytest.raises(DescriptorError, match=r" line 15 \(memoturn.http.base_url\): `base_url` must be"):
+        load_descriptor(path)
+
+
+def test_a_plugged_spec_named_without_its_section_says_which_sections_reach_it(tmp_path):
+    text = PLUGGED.split("[memoturn.http]")[0]
+    with pytest.raises(DescriptorError, match=r"line 2 \(specs\): specs names memoturn@… but there is no "
+                                              r"\[memoturn.http\] or \[memoturn.mcp\] section"):
+        load_descriptor(write(tmp_path, text))
+    without = load_descriptor(write(tmp_path, text.replace(', "memoturn@2026.06"', ""), "o.toml"))
+    assert set(without.plugged) == {"oams"}  # memoturn's hook was never asked
+
+
+def test_a_described_plugged_binding_that_is_not_its_protocol_is_one_target_error(tmp_path):
+    path = write(tmp_path, f"""\
+name = "echo as memoturn"
+specs = ["memoturn@2026.06"]
+[vars]
+echo = {json.dumps(str(ECHO))}
+[start]
+command = "{{python}} {{echo}} --port {{port}}"
+ready_line = "ready"
+[memoturn.http]
+base_url = "http://127.0.0.1:{{port}}"
+""")
+    driver = DescriptorDriver.open(path)
+    with pytest.raises(TargetError, match=r"MEMOTURN over http: POST /v1/memory/.*/recall did not answer as "
+                                              r"memoturn"):
+        driver.subjects()
+    pid = driver.server.proc.pid
+    assert _gone(pid)  # the server started for the probe does not outlive it
+    driver.close()
+
+
+def test_the_shipped_server_descriptor_judges_oams_and_memoturn_at_l3(pytester):
+    from .helpers import run_suite
+
+    result, report = run_suite(pytester, f"--target={SHIPPED / 'reference-server.toml'}",
+                               "--spec", "oams", "--spec", "memoturn")
+    out = result.stdout.str()
+    for title in ("OAMS 0.1 / L3 (read/write + consolidation) / http", "OAMS 0.1 / L3 (read/write + "
+                  "consolidation) / jsonrpc", "OAMS 0.1 / L3 (read/write + consolidation) / stdio",
+                  "MEMOTURN 2026.06 / L3 (Lifecycle) / http", "MEMOTURN 2026.06 / L3 (Lifecycle) / mcp"):
+        assert re.search(rf"{re.escape(title)}: conformant — \d+ MUST passed", out), out[-3000:]
+    assert report["totals"].get("failed", 0) == 0 and report["totals"].get("error", 0) == 0, report["totals"]
+    (target,) = report["targets"]
+    assert {(b["spec"], b["binding"]) for b in target["bindings"]} >= {
+        ("oams", "http"), ("oams", "jsonrpc"), ("oams", "stdio"), ("memoturn", "http"), ("memoturn", "mcp")}
     assert target["start"]["teardown"] == "the server stopped on SIGTERM"
     assert _gone(target["start"]["pid"])

@@ -56,16 +56,59 @@ def _keys_the_reader_accepts() -> dict[str, tuple[str, ...]]:
 def test_every_section_table_lists_exactly_the_keys_the_reader_accepts():
     accepted = _keys_the_reader_accepts()
     assert {"", "start", "stop", "omf.cli"} <= set(accepted), sorted(accepted)
-    assert _first_column_keys("## Top-level keys") == set(accepted[""]) - {"vars", "start", "stop", "ump", "upp", "omf"}
+    assert _first_column_keys("## Top-level keys") == set(accepted[""]) - {"vars", "start", "stop", "ump", "upp", "omf",
+                                                                          *descriptor.PLUGGED}
     assert _first_column_keys("## `[start]`") == set(accepted["start"])
     assert _first_column_keys("## `[stop]`") == set(accepted["stop"])
     assert _first_column_keys("### `[omf.cli]`") == set(accepted["omf.cli"])
     assert "`base_url`" in " ".join(r[1] for r in _table_after("| section | keys |") if r[0] == "`[omf.http]`")
 
 
+def _plugged_shapes() -> dict[str, dict[str, tuple[str, ...]]]:
+    """spec → {binding: keys} of each spec whose Spec entry names a `descriptor` hook."""
+    import importlib
+
+    from memconform.suite.specs import SPECS
+
+    return {name: importlib.import_module(SPECS[name].descriptor.partition(":")[0]).DESCRIPTOR_BINDINGS
+            for name in descriptor.PLUGGED}
+
+
 def test_binding_sections_are_those_the_reader_knows():
     documented = {row[0].strip("`[]") for row in _table_after("| section | keys |")}
-    assert documented == {f"{spec}.{b}" for spec, bindings in descriptor.BINDING_SECTIONS.items() for b in bindings}
+    builtin = {f"{spec}.{b}" for spec, bindings in descriptor.BINDING_SECTIONS.items() for b in bindings}
+    plugged = {f"{spec}.{b}" for spec, shapes in _plugged_shapes().items() for b in shapes}
+    assert {"oams.http", "oams.jsonrpc", "oams.stdio", "memoturn.http", "memoturn.mcp"} <= plugged
+    assert documented == builtin | plugged
+
+
+def test_a_plugged_sections_row_lists_the_keys_its_hook_accepts():
+    rows = {row[0].strip("`[]"): row[1] for row in _table_after("| section | keys |")}
+    for spec, shapes in _plugged_shapes().items():
+        for binding, keys in shapes.items():
+            assert set(re.findall(r"`([a-z_]+)`", rows[f"{spec}.{binding}"])) == set(keys), (spec, binding)
+
+
+def test_the_plugged_sections_error_examples_are_what_the_reader_says(tmp_path):
+    (example,) = [b for b in re.findall(r"```toml\n(.*?)```", DOC, re.S) if "oams@0.1" in b]
+    (messages,) = re.findall(r"```\n(mine\.toml line \d+ \(oams\.stdio.*?)```", DOC, re.S)
+    path = tmp_path / "mine.toml"
+    path.write_text(example, encoding="utf-8")
+    assert descriptor.load_descriptor(path).plugged  # the example itself loads
+    changes = [('command = "acme-server --oams-stdio"', 'command = "acme-server --oams-stdio --db {dbb}"'),
+               ('command = "acme-server --memoturn-mcp"',
+                'command = "acme-server --memoturn-mcp"\nurl = "http://127.0.0.1:{port}/mcp"'),
+               ('base_url = "http://127.0.0.1:{port}"\n\n[oams.jsonrpc]',
+                'url = "http://127.0.0.1:{port}"\n\n[oams.jsonrpc]')]
+    for (old, new), said in zip(changes, messages.strip().splitlines(), strict=True):
+        assert old in example
+        path.write_text(example.replace(old, new), encoding="utf-8")
+        try:
+            descriptor.load_descriptor(path)
+        except descriptor.DescriptorError as exc:
+            assert str(exc) == f"{tmp_path}/{said}"
+        else:
+            raise AssertionError(f"{new!r} loaded")
 
 
 def test_omf_operation_names_are_those_the_driver_fills_in():
