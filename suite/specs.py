@@ -157,11 +157,31 @@ class ReferencePart(SpecPart):
     starts, `attach(base_url)` tells where it listens, `announce(base_url)` is its line in
     `memconform serve`'s banner."""
 
+    _base: str | None = None
+    _server: Any = None
+
     def routes(self) -> list[Any]:
         return []
 
     def attach(self, base_url: str) -> None:
-        pass
+        self._base = base_url.rstrip("/")
+
+    def base_url(self) -> str:
+        """Where the routes answer: the all-spec server's that attached them, or (a part judged on
+        its own) a server of their own started in a thread, stopped by `stop_server`."""
+        if self._base is None:
+            from starlette.applications import Starlette
+
+            from memconform.reference_impl.ump.serve import start_in_thread
+
+            self._server = start_in_thread(None, app=Starlette(routes=self.routes()))
+            self._base = self._server.base_url.rstrip("/")
+        return self._base
+
+    def stop_server(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
     def announce(self, base_url: str) -> str:
         return ""

@@ -20,6 +20,7 @@ from typing import Any
 from memconform.suite.memoturn import model
 from memconform.suite.memoturn.client import DEFAULT_NAMESPACE, OMIT, OPERATIONS, MemoturnReply
 from memconform.suite.outcomes import TargetError
+from memconform.suite.specs import ReferencePart
 from memconform.targets.base import Subject
 from memconform.targets.http_session import HttpSession
 
@@ -273,7 +274,7 @@ def discover_http(base_url: str, *, label: str, timeout: float = 10.0) -> RestPa
 # -- the reference (suite/specs.py `reference`) ----------------------------------------------------------
 
 @dataclass
-class MemoturnReferencePart:
+class MemoturnReferencePart(ReferencePart):
     """memoturn's piece of the reference target and of `memconform serve`: its REST routes mounted
     on the all-spec server (or served in a thread of their own when nothing attached them), and its
     MCP server reached in process over the SDK's memory streams."""
@@ -302,9 +303,6 @@ class MemoturnReferencePart:
 
         return routes(self.service)
 
-    def attach(self, base_url: str) -> None:
-        self._base = base_url.rstrip("/")
-
     def announce(self, base_url: str) -> str:
         return (f"memoturn typed memories REST at {base_url}{PREFIX}/{{ns}}/{{profile}}, MCP over stdio: "
                 f"memconform memoturn mcp")
@@ -314,16 +312,6 @@ class MemoturnReferencePart:
 
     def advertised_level(self, subject: Subject) -> str | None:
         return None
-
-    def base_url(self) -> str:
-        if self._base is None:
-            from starlette.applications import Starlette
-
-            from memconform.reference_impl.ump.serve import start_in_thread
-
-            self._server = start_in_thread(None, app=Starlette(routes=self.routes()))
-            self._base = self._server.base_url.rstrip("/")
-        return self._base
 
     def client(self, subject: Subject) -> Any:
         if subject.binding == "http":
@@ -343,8 +331,7 @@ class MemoturnReferencePart:
     def close(self) -> None:
         if self._mcp is not None:
             self._mcp.close()
-        if self._server is not None:
-            self._server.stop()
+        self.stop_server()
         if self._service is not None:
             self._service.close()
 

@@ -28,6 +28,7 @@ from typing import Any
 from memconform.suite.oams import model
 from memconform.suite.oams.client import CONSOLIDATE, DEFAULT_OWNERS, OMIT, OPERATIONS, OamsReply
 from memconform.suite.outcomes import TargetError
+from memconform.suite.specs import ReferencePart
 from memconform.targets.base import Subject
 from memconform.targets.http_session import HttpSession
 
@@ -334,7 +335,7 @@ def discover_http(base_url: str, *, label: str, timeout: float = 10.0) -> OamsHt
 # -- the reference (suite/specs.py `reference`) ----------------------------------------------------------
 
 @dataclass
-class OamsReferencePart:
+class OamsReferencePart(ReferencePart):
     """OAMS's piece of the reference target and of `memconform serve`: its REST routes and its
     JSON-RPC route (POST /v1/oams/rpc) mounted on the all-spec server (`routes`, `attach`), or
     served in a thread of its own when nothing attached it; stdio as a child process; file as a
@@ -367,9 +368,6 @@ class OamsReferencePart:
 
         return [rpc_route(self.service)] + routes(self.service)
 
-    def attach(self, base_url: str) -> None:
-        self._base = base_url.rstrip("/")
-
     def announce(self, base_url: str) -> str:
         return f"OAMS 0.1 REST at {base_url}/v1/oams, JSON-RPC at POST {base_url}/v1/oams/rpc"
 
@@ -378,16 +376,6 @@ class OamsReferencePart:
 
     def advertised_level(self, subject: Subject) -> str | None:
         return None
-
-    def base_url(self) -> str:
-        if self._base is None:
-            from starlette.applications import Starlette
-
-            from memconform.reference_impl.ump.serve import start_in_thread
-
-            self._server = start_in_thread(None, app=Starlette(routes=self.routes()))
-            self._base = self._server.base_url.rstrip("/")
-        return self._base
 
     def client(self, subject: Subject) -> Any:
         if subject.binding == "http":
@@ -428,8 +416,7 @@ class OamsReferencePart:
     def close(self) -> None:
         if self._stdio is not None:
             self._stdio.close()
-        if self._server is not None:
-            self._server.stop()
+        self.stop_server()
         if self._service is not None:
             self._service.close()
         if self._tmp:
