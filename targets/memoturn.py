@@ -12,13 +12,14 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.client import DEFAULT_NAMESPACE, OMIT, OPERATIONS, MemoturnReply
+from memconform.suite.memoturn.client import ENV_TOKEN, OMIT, OPERATIONS, MemoturnReply, namespace as default_namespace
 from memconform.suite.outcomes import TargetError
 from memconform.suite.specs import ReferencePart
 from memconform.targets.base import Subject
@@ -56,11 +57,13 @@ def _envelope(value: Any) -> dict[str, Any] | None:
 class MemoturnRestClient:
     binding = "http"
 
-    def __init__(self, base_url: str, timeout: float = 10.0, *, namespace: str = DEFAULT_NAMESPACE,
-                 session: HttpSession | None = None):
+    def __init__(self, base_url: str, timeout: float = 10.0, *, namespace: str | None = None,
+                 session: HttpSession | None = None, token: str | None = None):
         self.base_url = base_url.rstrip("/")
         self.timeout = float(timeout)
-        self.namespace = namespace
+        self.namespace = namespace or default_namespace()
+        # a node that needs a credential gets the one its own tools use (api-rest.md: a bearer token)
+        self._token = token if token is not None else os.environ.get(ENV_TOKEN) or None
         self._own_session = session is None
         self._http = session or HttpSession(timeout=self.timeout)
 
@@ -70,6 +73,8 @@ class MemoturnRestClient:
     def _send(self, op: str, method: str, path: str, body: Any = OMIT, *, raw: bytes | None = None) -> MemoturnReply:
         content = raw if raw is not None else (None if body is OMIT else json.dumps(body, ensure_ascii=False).encode())
         headers = {"Content-Type": "application/json"} if content is not None else {}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
         request = self._http.request(method, self.base_url + path, content=content, headers=headers)
         response = self._http.send(request, f"{method} {path}")
         text = response.content.decode("utf-8", "replace") if response.content else None
@@ -127,9 +132,9 @@ class MemoturnMcpClient:
 
     binding = "mcp"
 
-    def __init__(self, session: Any, *, namespace: str = DEFAULT_NAMESPACE):
+    def __init__(self, session: Any, *, namespace: str | None = None):
         self.session = session
-        self.namespace = namespace
+        self.namespace = namespace or default_namespace()
 
     def _call(self, op: str, arguments: Any) -> MemoturnReply:
         from mcp.shared.exceptions import MCPError
@@ -229,32 +234,41 @@ class McpPart:
 
 # -- discovery over plain http:// ---------------------------------------------------------------------
 
-def discover_rest(base_url: str, timeout: float = 5.0) -> str | None:
-    """None when `base_url` serves memoturn's REST routes, else why not. One recall of a profile
-    nobody writes: recall.md answers {"memories": [], "txid": 0} and creates nothing."""
+def _probe(base_url: str, timeout: float) -> tuple[str | None, MemoturnReply | None]:
     client = MemoturnRestClient(base_url, timeout, namespace=PROBE[0])
     try:
         reply = client.recall(PROBE[1], {"query": "memconform discovery probe", "k": 1})
     except TargetError as exc:
-        return str(exc)
+        return str(exc), None
     finally:
         client.close()
     if reply.ok and reply.memories() is not None:
-        return None
+        return None, reply
     if not reply.ok and reply.status not in (404, 405) and isinstance(reply.received, dict) \
             and reply.received.get("code") in model.ERROR_CODES:
-        return None  # memoturn's envelope (e.g. unauthorized): it is there
-    return f"POST {PREFIX}/{PROBE[0]}/{PROBE[1]}/recall did not answer as memoturn: {reply.describe()}"
+        return None, reply  # memoturn's envelope (e.g. unauthorized): it is there
+    return f"POST {PREFIX}/{PROBE[0]}/{PROBE[1]}/recall did not answer as memoturn: {reply.describe()}", reply
+
+
+def discover_rest(base_url: str, timeout: float = 5.0) -> str | None:
+    """None when `base_url` serves memoturn's REST routes, else why not. One recall of a profile
+    nobody writes: recall.md answers {"memories": [], "txid": 0} and creates nothing."""
+    return _probe(base_url, timeout)[0]
 
 
 class RestPart:
-    def __init__(self, base_url: str, label: str, timeout: float):
+    def __init__(self, base_url: str, label: str, timeout: float, *, refused: str | None = None):
         self.base_url, self.label, self.timeout = base_url.rstrip("/"), label, timeout
+        #: why the node cannot be judged as given (it wants a credential): every check is then a
+        #: target error with this reason, never a verdict
+        self.refused = refused
 
     def subjects(self) -> list[Subject]:
         return [Subject(self.label, "memoturn", VERSION, "http")]
 
     def client(self, subject: Subject) -> MemoturnRestClient:
+        if self.refused:
+            raise TargetError(self.refused)
         return MemoturnRestClient(self.base_url, self.timeout)
 
     def advertised_level(self, subject: Subject) -> str | None:
@@ -268,7 +282,15 @@ class RestPart:
 
 
 def discover_http(base_url: str, *, label: str, timeout: float = 10.0) -> RestPart | None:
-    return RestPart(base_url, label, timeout) if discover_rest(base_url, min(timeout, 5.0)) is None else None
+    why, reply = _probe(base_url, min(timeout, 5.0))
+    if why is not None:
+        return None
+    refused = None
+    if reply is not None and reply.status == 401:
+        refused = (f"memoturn at {base_url.rstrip('/')}{PREFIX} answered 401 unauthorized to a recall "
+                   f"({reply.describe()}): give its bearer token in {ENV_TOKEN} (and the namespace it covers in "
+                   f"MEMCONFORM_MEMOTURN_NAMESPACE)")
+    return RestPart(base_url, label, timeout, refused=refused)
 
 
 # -- the reference (suite/specs.py `reference`) ----------------------------------------------------------

@@ -73,7 +73,7 @@ class RunningServer:
     _sock: socket.socket = field(repr=False)
 
     def stop(self, timeout: float = 10.0) -> None:
-        closing = getattr(self.app.state, "closing", None)
+        closing = getattr(getattr(self.app, "state", None), "closing", None)  # any ASGI app
         if closing is not None:
             closing.set()
         self._server.should_exit = True

@@ -11,6 +11,7 @@ a profile is one isolated store, so no check sees another's memories.
 
 from __future__ import annotations
 
+import os
 import secrets
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -26,8 +27,16 @@ OPERATIONS = {
     "sessions": ("GET /v1/memory/{ns}/{profile}/sessions", "memory_sessions_list"),
     "end_session": ("DELETE /v1/memory/{ns}/{profile}/sessions/{sid}", "memory_session_end"),
 }
-#: The namespace the checks write under unless a target names its own.
+#: The namespace the checks write under unless a target names its own (MEMCONFORM_MEMOTURN_NAMESPACE:
+#: a node whose token covers one namespace is judged in that namespace).
 DEFAULT_NAMESPACE = "memconform"
+ENV_NAMESPACE = "MEMCONFORM_MEMOTURN_NAMESPACE"
+#: The bearer token sent to a REST node, under the name memoturn's own tools read it from.
+ENV_TOKEN = "MEMOTURN_TOKEN"
+
+
+def namespace() -> str:
+    return os.environ.get(ENV_NAMESPACE) or DEFAULT_NAMESPACE
 
 OMIT: Any = type("Omit", (), {"__repr__": lambda self: "OMIT"})()
 

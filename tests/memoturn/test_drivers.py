@@ -89,3 +89,38 @@ def test_a_server_of_other_tools_is_an_error_with_its_tools():
     with pytest.raises(TargetError, match="not a memoturn MCP server: its tools are .*ump.remember"):
         open_mcp_target(f"memoturn+mcp+stdio:{sys.executable} -m memconform.suite.cli serve --stdio",
                         label="t", timeout=30)
+
+
+def _guarded(inner, token: str):
+    """The memoturn app behind a bearer token, as a real node's is (errors.md: 401 unauthorized)."""
+    from starlette.responses import JSONResponse
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != f"Bearer {token}".encode():
+            await JSONResponse({"error": "missing or invalid token", "code": "unauthorized"}, 401)(scope, receive, send)
+            return
+        await inner(scope, receive, send)
+    return app
+
+
+def test_a_node_that_wants_a_token_is_an_error_until_it_gets_one(monkeypatch):
+    monkeypatch.delenv("MEMOTURN_TOKEN", raising=False)
+    monkeypatch.setenv("MEMCONFORM_MEMOTURN_NAMESPACE", "acme")
+    service = MemoturnService()
+    server = start_in_thread(None, app=_guarded(app(service), "s3cret"))
+    try:
+        base = server.base_url.rstrip("/")
+        part = discover_http(base, label="t", timeout=5)
+        assert part is not None, "a 401 in memoturn's envelope is memoturn, not another server"
+        with pytest.raises(TargetError, match="401 unauthorized.*MEMOTURN_TOKEN"):
+            part.client(part.subjects()[0])
+        monkeypatch.setenv("MEMOTURN_TOKEN", "s3cret")
+        part = discover_http(base, label="t", timeout=5)
+        results = _run(part, "http")
+        assert results and all(r.outcome is Outcome.PASSED for r in results.values()), \
+            {k: r.reason for k, r in results.items()}
+        written = {ns for ns, _ in service._db.execute("SELECT ns, profile FROM profiles").fetchall()}
+        assert written == {"acme"}, "the checks write in the namespace MEMCONFORM_MEMOTURN_NAMESPACE names"
+    finally:
+        server.stop()
+        service.close()
