@@ -670,7 +670,7 @@ def serve(host: str, port: int, db: str | None, require_capability: bool, fault:
                         export_dir=upp_export_dir, import_dirs=upp_import_dirs, variants=variants,
                         max_batch=upp_max_batch, max_answer_bytes=upp_max_answer)
         return
-    from memconform.reference_impl.ump.serve import serve as run_server
+    from memconform.reference_impl.serve import serve as run_server
 
     try:
         run_server(host=host, port=port, db=db, require_capability=require_capability, fault=fault, stdio=stdio,

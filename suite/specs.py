@@ -172,7 +172,7 @@ class ReferencePart(SpecPart):
         if self._base is None:
             from starlette.applications import Starlette
 
-            from memconform.reference_impl.ump.serve import start_in_thread
+            from memconform.reference_impl.serve import start_in_thread
 
             self._server = start_in_thread(None, app=Starlette(routes=self.routes()))
             self._base = self._server.base_url.rstrip("/")

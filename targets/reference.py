@@ -227,7 +227,7 @@ class ReferenceDriver:
     def _start(self) -> None:
         if self._server is not None:
             return
-        from memconform.reference_impl.ump.serve import start_in_thread
+        from memconform.reference_impl.serve import start_in_thread
         from memconform.reference_impl.ump.service import UmpService
 
         fault = _fault_shows_on(self.target.fault, "http") or _fault_shows_on(self.target.fault, "mcp")

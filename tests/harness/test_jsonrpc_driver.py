@@ -770,7 +770,7 @@ def test_reference_upp_http_is_the_in_thread_servers_upp(monkeypatch, serve):
     UPP subject's client speaks to its /upp. (Both replaced here by stand-ins.)"""
     import types
 
-    from memconform.reference_impl.ump import serve as serve_module
+    from memconform.reference_impl import serve as serve_module
     from memconform.targets.reference import ReferenceDriver
     from memconform.targets.target_string import ReferenceTarget
 
