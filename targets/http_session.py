@@ -5,8 +5,10 @@ JSON-RPC, OMF): httpx underneath, bounded waits, bounded answers, and transport 
 from __future__ import annotations
 
 import functools
+import json
 import ssl
 import time
+import urllib.parse
 from typing import Any
 
 import httpx
@@ -33,6 +35,21 @@ def first_bytes(data: bytes, limit: int = _HEAD) -> str:
 
 
 @functools.cache
+def path_segment(value: Any) -> str:
+    """One path segment, percent-encoded whole (a `/`, `:` or space inside it stays inside it)."""
+    return urllib.parse.quote(str(value), safe="")
+
+
+def json_body(text: str | None) -> tuple[bool, Any]:
+    """(True, the value) when `text` is JSON; (False, None) when it is absent, blank or not JSON."""
+    if text is None or not text.strip():
+        return False, None
+    try:
+        return True, json.loads(text)
+    except ValueError:
+        return False, None
+
+
 def tls_context() -> ssl.SSLContext:
     """One verifying TLS context for every client: httpx builds a new one per client otherwise
     (loading the CA bundle, ~0.1 s), and the drivers make a client per pool renewal and per

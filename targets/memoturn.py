@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +22,7 @@ from memconform.suite.memoturn.client import ENV_TOKEN, OMIT, OPERATIONS, Memotu
 from memconform.suite.outcomes import TargetError
 from memconform.suite.specs import ReferencePart
 from memconform.targets.base import Subject
-from memconform.targets.http_session import HttpSession
+from memconform.targets.http_session import HttpSession, json_body as _parse, path_segment as _seg
 
 VERSION = model.VERSION
 PREFIX = "/v1/memory"
@@ -32,17 +31,6 @@ PROBE = ("memconform-discovery", "probe")
 TOOLS = {op: tool for op, (_rest, tool) in OPERATIONS.items()}
 
 
-def _seg(value: Any) -> str:
-    return urllib.parse.quote(str(value), safe="")
-
-
-def _parse(text: str | None) -> tuple[bool, Any]:
-    if text is None or not text.strip():
-        return False, None
-    try:
-        return True, json.loads(text)
-    except ValueError:
-        return False, None
 
 
 def _envelope(value: Any) -> dict[str, Any] | None:
@@ -121,10 +109,6 @@ class MemoturnRestClient:
 
 # -- MCP -------------------------------------------------------------------------------------------
 
-def _texts(result: Any) -> str | None:
-    texts = [c.text for c in (getattr(result, "content", None) or []) if getattr(c, "type", None) == "text"]
-    return "\n".join(texts) if texts else None
-
 
 class MemoturnMcpClient:
     """The memory_* tools over one MCP session (targets/mcp.py's `_Session`), shared by the checks
@@ -138,6 +122,8 @@ class MemoturnMcpClient:
 
     def _call(self, op: str, arguments: Any) -> MemoturnReply:
         from mcp.shared.exceptions import MCPError
+
+        from memconform.targets.mcp import _texts
 
         tool = TOOLS[op]
         result = self.session.call_tool(tool, arguments, None)

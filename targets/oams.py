@@ -30,7 +30,7 @@ from memconform.suite.oams.client import CONSOLIDATE, DEFAULT_OWNERS, OMIT, OPER
 from memconform.suite.outcomes import TargetError
 from memconform.suite.specs import ReferencePart
 from memconform.targets.base import Subject
-from memconform.targets.http_session import HttpSession
+from memconform.targets.http_session import HttpSession, json_body as _parse, path_segment as _seg
 
 VERSION = model.VERSION
 PREFIX = "/v1/oams"
@@ -39,17 +39,6 @@ PROBE_NAMESPACE = "memconform-discovery:probe"
 RPC_METHODS = {op: method for op, (_rest, method) in OPERATIONS.items()} | {"consolidate": CONSOLIDATE[1]}
 
 
-def _seg(value: str) -> str:
-    return urllib.parse.quote(str(value), safe="")
-
-
-def _parse(text: str | None) -> tuple[bool, Any]:
-    if text is None or not text.strip():
-        return False, None
-    try:
-        return True, json.loads(text)
-    except ValueError:
-        return False, None
 
 
 def _error_shape(value: Any) -> dict[str, Any] | None:

@@ -85,7 +85,7 @@ def _revive_keeps_successor(service: Any, ns: str, profile: str, memory: dict[st
     return {**result, "superseded": []}
 
 
-def _new_says_duplicate(service: Any) -> dict[str, Any]:
+def _new_says_duplicate() -> dict[str, Any]:
     """A batch's memories after the first answer `duplicate` when new (the status read from a lookup
     made before the batch's own writes)."""
     def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -442,7 +442,7 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "is reported created)", "ingest-status-per-memory", "in-batch-duplicate",
        wraps=after("ingest", lambda a: {**a, "results": a["results"][::-1]})),
     _f("batch-new-says-duplicate", "the memories of a batch after its first answer `duplicate` though they are new",
-       "created-otherwise", wraps=_new_says_duplicate(None)),
+       "created-otherwise", wraps=_new_says_duplicate()),
     _f("duplicate-rewrites", "re-ingesting an active memory answers duplicate but overwrites its summary and keywords",
        "duplicate-no-write", wraps=_on_status("duplicate", _duplicate_rewrites)),
     _f("revive-keeps-successor", "a revived fact is active again, but the row that replaced it stays active too",
@@ -556,13 +556,3 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("topic-case-folded", "supersession matches topic_keys case-insensitively: \"User.Diet\" replaces \"user.diet\"",
        "fact-supersedes", "instruction-supersedes", wraps={"_supersede": _topic_case_folded}, stateful=True),
 )
-
-BY_NAME = {f.name: f for f in MEMOTURN_FAULTS}
-
-
-def by_name(name: str | None) -> Fault | None:
-    """The memoturn fault of that name; None for no name or another spec's fault (a `reference?fault=`
-    string names one fault for every spec)."""
-    if not name:
-        return None
-    return BY_NAME.get(name)

@@ -3,12 +3,11 @@ sibling pages) leave a choice open, the reference reads it one way (the defaults
 (`variants.py`) the other way. The engine and its bindings read `self.policy.<point>` where the
 choice is made; they never ask a fault's or a variant's name.
 
-`configure` is how an engine (or a binding) gets its policy and its fault's wraps from this spec's
-own tables (`MEMOTURN_FAULTS`, `MEMOTURN_VARIANTS`), as OAMS's does."""
+`configure` is how an engine (or a binding) gets its policy and its fault's wraps, through the
+mechanism every spec's reference shares (reference_impl/faults.py `deviate`, `install_wraps`)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -33,18 +32,11 @@ class MemoturnPolicy:
 
 
 def configure(implementation: Any, fault: Any, variants: Iterable[str], part: str | None = None) -> MemoturnPolicy:
-    """The policy for `variants` and `fault` (a name of MEMOTURN_FAULTS or a Fault), with the fault's
-    wraps of `part` installed on `implementation` (None: the plain keys, on the engine itself)."""
-    from memconform.reference_impl.memoturn.faults import by_name as fault_by_name
-    from memconform.reference_impl.memoturn.variants import apply
+    """The policy for `variants` and `fault` (a fault's name, or the Fault), with the fault's wraps of
+    `part` installed on `implementation` (None: the plain keys, on the engine itself): the shared
+    mechanism of reference_impl/faults.py, as every spec's reference uses it."""
+    from memconform.reference_impl.faults import deviate, install_wraps
 
-    policy = apply(MemoturnPolicy(), variants)
-    f = fault_by_name(fault) if isinstance(fault, str) else fault
-    if f is not None:
-        if f.overrides and part is None:
-            policy = dataclasses.replace(policy, **f.overrides)
-        for key, wrap in f.wraps.items():
-            owner, dot, name = key.rpartition(".")
-            if (part is None and not dot) or (part is not None and owner == part):
-                setattr(implementation, name, wrap(implementation, getattr(implementation, name)))
-    return policy
+    name = fault if isinstance(fault, str) or fault is None else fault.name
+    install_wraps(implementation, "memoturn", name, part)
+    return deviate(MemoturnPolicy(), "memoturn", name, tuple(variants))

@@ -4,7 +4,6 @@ The suite must pass every one; docs/catalogue-memoturn.md says why the text allo
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,22 +28,10 @@ MEMOTURN_VARIANTS: tuple[Variant, ...] = (
        "400 invalid_request", ("batch-cap",), over_cap_code="payload_too_large"),
 )
 
-BY_NAME = {v.name: v for v in MEMOTURN_VARIANTS}
-
 
 def apply(policy: Any, names: Iterable[str]) -> Any:
-    """`policy` with the overrides of the named memoturn variants; names of other specs' variants are
-    passed over (one `reference?variant=…` string serves every spec); two variants setting one
-    point two ways are refused."""
-    chosen: dict[str, tuple[str, Any]] = {}
-    for name in dict.fromkeys(n for n in names if n):
-        variant = BY_NAME.get(name)
-        if variant is None:
-            if name.startswith("memoturn-"):
-                raise ValueError(f"unknown memoturn variant {name!r}; known: {', '.join(sorted(BY_NAME))}")
-            continue
-        for point, value in variant.overrides.items():
-            if point in chosen and chosen[point][1] != value:
-                raise ValueError(f"variants {chosen[point][0]!r} and {name!r} set {point!r} two ways")
-            chosen[point] = (name, value)
-    return dataclasses.replace(policy, **{k: v for k, (_, v) in chosen.items()}) if chosen else policy
+    """`policy` with the overrides of the named memoturn variants (reference_impl/variants.py's `apply`:
+    other specs' variants passed over, an unknown name or one point set two ways refused)."""
+    from memconform.reference_impl import variants
+
+    return variants.apply(policy, "memoturn", names)

@@ -577,13 +577,3 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("no-list", "LIST is not served (-32601 / 404)", "five-operations", "list-endpoint",
        wraps=instead("list", _unserved("list"))),
 )
-
-BY_NAME = {f.name: f for f in OAMS_FAULTS}
-
-
-def by_name(name: str | None) -> Fault | None:
-    """The OAMS fault of that name; None for no name or another spec's fault (a `reference?fault=`
-    string names one fault for every spec)."""
-    if not name:
-        return None
-    return BY_NAME.get(name)

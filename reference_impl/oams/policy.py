@@ -2,13 +2,11 @@
 reference reads it one way (the defaults) and a variant (`variants.py`) the other way. The engine
 reads `self.policy.<point>` where the choice is made; it never asks a fault's or a variant's name.
 
-`configure` is how an engine gets its policy and its fault's wraps from this spec's own tables
-(`OAMS_FAULTS`, `OAMS_VARIANTS`), so it works before (and after) the shared tables in
-reference_impl/faults.py and variants.py list OAMS."""
+`configure` is how an engine gets its policy and its fault's wraps, through the mechanism every spec's
+reference shares (reference_impl/faults.py `deviate`, `install_wraps`)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -43,18 +41,11 @@ class OamsPolicy:
 
 
 def configure(implementation: Any, fault: Any, variants: Iterable[str], part: str | None = None) -> OamsPolicy:
-    """The policy for `variants` and `fault` (a name of OAMS_FAULTS or a Fault), with the fault's
-    wraps of `part` installed on `implementation` (None: the plain keys, on the engine itself)."""
-    from memconform.reference_impl.oams.faults import by_name as fault_by_name
-    from memconform.reference_impl.oams.variants import apply
+    """The policy for `variants` and `fault` (a fault's name, or the Fault), with the fault's wraps of
+    `part` installed on `implementation` (None: the plain keys, on the engine itself): the shared
+    mechanism of reference_impl/faults.py, as every spec's reference uses it."""
+    from memconform.reference_impl.faults import deviate, install_wraps
 
-    policy = apply(OamsPolicy(), variants)
-    f = fault_by_name(fault) if isinstance(fault, str) else fault
-    if f is not None:
-        if f.overrides and part is None:
-            policy = dataclasses.replace(policy, **f.overrides)
-        for key, wrap in f.wraps.items():
-            owner, dot, name = key.rpartition(".")
-            if (part is None and not dot) or (part is not None and owner == part):
-                setattr(implementation, name, wrap(implementation, getattr(implementation, name)))
-    return policy
+    name = fault if isinstance(fault, str) or fault is None else fault.name
+    install_wraps(implementation, "oams", name, part)
+    return deviate(OamsPolicy(), "oams", name, tuple(variants))

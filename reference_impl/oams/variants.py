@@ -5,7 +5,6 @@ the text allows both readings."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,22 +38,10 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
        bindings=("file",), export_embeddings_bin=True),
 )
 
-BY_NAME = {v.name: v for v in OAMS_VARIANTS}
-
 
 def apply(policy: Any, names: Iterable[str]) -> Any:
-    """`policy` with the overrides of the named OAMS variants; names of other specs' variants are
-    passed over (one `reference?variant=…` string serves every spec); two variants setting one
-    point two ways are refused."""
-    chosen: dict[str, tuple[str, Any]] = {}
-    for name in dict.fromkeys(n for n in names if n):
-        variant = BY_NAME.get(name)
-        if variant is None:
-            if name.startswith("oams-"):
-                raise ValueError(f"unknown OAMS variant {name!r}; known: {', '.join(sorted(BY_NAME))}")
-            continue
-        for point, value in variant.overrides.items():
-            if point in chosen and chosen[point][1] != value:
-                raise ValueError(f"variants {chosen[point][0]!r} and {name!r} set {point!r} two ways")
-            chosen[point] = (name, value)
-    return dataclasses.replace(policy, **{k: v for k, (_, v) in chosen.items()}) if chosen else policy
+    """`policy` with the overrides of the named oams variants (reference_impl/variants.py's `apply`:
+    other specs' variants passed over, an unknown name or one point set two ways refused)."""
+    from memconform.reference_impl import variants
+
+    return variants.apply(policy, "oams", names)

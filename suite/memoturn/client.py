@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from memconform.suite.quoting import shown  # noqa: F401 (re-exported: the checks quote with it)
+from memconform.suite.quoting import exchange, shown  # noqa: F401 (shown re-exported: the checks quote with it)
 
 #: The operations, with their REST route and MCP tool.
 OPERATIONS = {
@@ -106,17 +106,8 @@ class MemoturnReply:
 
     def describe(self) -> str:
         """What was sent and what came back, for a failure message."""
-        sent = f"{self.request} with {shown(self.sent)}" if self.sent not in (OMIT, None) else self.request
-        status = f"HTTP {self.status} " if self.status is not None else ""
-        if self.ok:
-            got = f"{status}{shown(self.body)}"
-        elif self.error is not None:
-            got = f"{status}error {shown(self.error)}"
-        elif self.received_text is None:
-            got = f"{status}no answer body"
-        else:
-            got = f"{status}{self.received_text[:300]!r}"
-        return f"sent {sent}; got {got}"
+        return exchange(self.request, self.sent, self.status, ok=self.ok, value=self.body, error=self.error,
+                        received_text=self.received_text, omitted=OMIT, value_label="")
 
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any, NoReturn, Protocol
 
-from memconform.suite.quoting import shown  # noqa: F401 (re-exported: the checks quote with it)
+from memconform.suite.quoting import exchange, shown  # noqa: F401 (shown re-exported: the checks quote with it)
 
 #: The five operations of §3, with their REST form and JSON-RPC method.
 OPERATIONS = {
@@ -100,17 +100,8 @@ class OamsReply:
 
     def describe(self) -> str:
         """What was sent and what came back, for a failure message."""
-        sent = f"{self.request} with {shown(self.sent)}" if self.sent not in (OMIT, None) else self.request
-        status = f"HTTP {self.status} " if self.status is not None else ""
-        if self.ok:
-            got = f"{status}result {shown(self.result)}"
-        elif self.error is not None:
-            got = f"{status}error {shown(self.error)}"
-        elif self.received_text is None:
-            got = f"{status}no answer body"
-        else:
-            got = f"{status}{self.received_text[:300]!r}"
-        return f"sent {sent}; got {got}"
+        return exchange(self.request, self.sent, self.status, ok=self.ok, value=self.result, error=self.error,
+                        received_text=self.received_text, omitted=OMIT, value_label="result ")
 
 
 
