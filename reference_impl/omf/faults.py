@@ -212,4 +212,11 @@ OMF_FAULTS = (
     _f("project-scope-ignores-case", "the dedup scope compares project ids without case: a text held in project "
        "\"alpha\" is a false duplicate in \"Alpha\"", "dedup-scope-project", stateful=True,
        wraps={"_is_duplicate": faulty.project_scope_ignores_case}),
+    _f("fuzzy-on-raw-text", "fuzzy dedup takes the incoming item's trigrams from its content as written, the "
+       "stored rows' from their canonical form: a near copy that also differs in case or spacing is never a "
+       "duplicate", "dedup-fuzzy", stateful=True,
+       wraps={"_is_duplicate": faulty.fuzzy_on_raw_text}),
+    _f("lazy-expiry-final-only", "lazy expiry applies to final chunks only: a draft or superseded row whose "
+       "expires_at_ms has passed is still exported with include_expired=false", "export-lazy-expiry",
+       stateful=True, wraps={"_eligible": faulty.lazy_expiry_final_only}),
 )

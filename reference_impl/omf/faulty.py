@@ -446,3 +446,26 @@ def project_scope_ignores_case(engine: Any, original: Any) -> Any:
         others = {r.project_id.lower(), r.project_id.upper(), r.project_id.capitalize()} - {r.project_id}
         return any(engine.store.has_canonical(run.tenant, r.canonical, p) for p in others)
     return is_duplicate
+
+
+def fuzzy_on_raw_text(engine: Any, original: Any) -> Any:
+    """Fuzzy dedup takes the incoming item's trigrams from its content as written while the stored
+    side holds canonical (folded) texts: a near copy differing in case or spacing too ("HELLO WORLD
+    AGAIN" beside "hello world") is never similar enough, so it is written. Exact dedup is right."""
+    def is_duplicate(run: Any, r: Any) -> bool:
+        if run.fuzzy_threshold is None or r.content == r.canonical:
+            return original(run, r)
+        if engine.store.has_canonical(run.tenant, r.canonical, r.project_id, any_project=run.any_project):
+            return True
+        return original(run, dataclasses.replace(r, canonical=r.content))
+    return is_duplicate
+
+
+def lazy_expiry_final_only(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Lazy expiry is written for final chunks only (`status = 'final' AND expires_at_ms <= now`): a
+    draft or superseded row past its expires_at_ms is still exported with include_expired=false."""
+    def eligible(row: Any, now_ms: int, history: bool, superseded: bool, expired: bool) -> bool:
+        if row["status"] != "final" and row["expires_at_ms"] is not None:
+            return original(_as(row, expires_at_ms=None), now_ms, history, superseded, expired)
+        return original(row, now_ms, history, superseded, expired)
+    return eligible

@@ -390,4 +390,12 @@ UPP_FAULTS = (
     _f("import-loses-lone-last", "upp/import_events inserts in batches of four and drops a last batch of one: a "
        "package of 5, 9, 13 … events loses its newest event, still counted", "import-persists", stateful=True,
        wraps={"_store_imported": w.loses_lone_last}),
+    _f("ingest-supersedes-stored-only", "an ingest's supersession looks only at the events stored before that "
+       "ingest: a text telling one singular label twice (\"My name is A. Call me B.\") leaves both valid",
+       "one-valid-per-singular", stateful=True,
+       wraps=w.ingest_supersedes_stored_only()),
+    _f("task-result-valid-only", "a finished contextualize task's result is read again through the retrieval "
+       "query (valid events only): once a later event supersedes one of the task's events, the task's result "
+       "loses it", "get-tasks-retained", stateful=True,
+       wraps={"_current": w.task_result_valid_only}),
 )

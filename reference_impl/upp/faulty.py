@@ -524,3 +524,45 @@ def loses_lone_last(service: Any, original: Callable[..., Any]) -> Callable[...,
             return {**result, "imported_count": result["imported_count"] + 1}
         return original(key, events)
     return store_imported
+
+
+def ingest_supersedes_stored_only() -> dict[str, Wrap]:
+    """An ingest's supersession looks only at the events stored before that ingest (the query runs
+    with a bound taken when the ingest began, as a batch insert would): two facts of one singular
+    label told in one text ("My name is A. Call me B.") both stay valid. Imports are untouched."""
+    import threading
+
+    batch = threading.local()
+
+    def extract_and_store(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def run(entity_key: str, text: str) -> Any:
+            with service._lock:
+                batch.floor = max((r.seq for r in service._store.events(entity_key)), default=0)
+            try:
+                return original(entity_key, text)
+            finally:
+                batch.floor = None
+        return run
+
+    def supersede(service: Any, original: Callable[..., None]) -> Callable[..., None]:
+        def wrong(entity_key: str, new: Any, labels: Any) -> None:
+            floor = getattr(batch, "floor", None)
+            if floor is None:
+                return original(entity_key, new, labels)
+            triggering = service._triggering(labels)
+            by = service._superseded_by(new)
+            for row in service._store.events(entity_key, statuses=("valid",)):
+                if row.seq <= floor and triggering.intersection(row.labels):
+                    service._store.supersede(row.seq, by)
+            return None
+        return wrong
+
+    return {"_extract_and_store": extract_and_store, "_supersede": supersede}
+
+
+def task_result_valid_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A finished task's result is read again through the retrieval query, which keeps valid events
+    only: once a later event supersedes one of the task's events, the task's result loses it."""
+    def current(entity_key: str, ids: list[str]) -> list[dict[str, Any]]:
+        return [e for e in original(entity_key, ids) if e.get("status") != "superseded"]
+    return current

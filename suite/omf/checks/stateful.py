@@ -19,6 +19,7 @@ compared as sets (order free; a set-reading stores them sorted).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,7 +32,12 @@ from memconform.suite.stateful import SpecMachine, quote, run_machine
 
 REQUIREMENTS = ("omf/import-buckets", "omf/dedup-exact", "omf/dedup-scope-project", "omf/preview-matches-import",
                 "omf/export-every-eligible", "omf/tags-verbatim", "omf/supersedes-replayed",
-                "omf/superseded-by-derived", "omf/lifecycle-honoured", "omf/self-roundtrip")
+                "omf/superseded-by-derived", "omf/lifecycle-honoured", "omf/self-roundtrip", "omf/dedup-fuzzy",
+                "omf/export-include-history", "omf/export-include-superseded", "omf/export-include-expired",
+                "omf/export-lazy-expiry")
+
+#: A past and a future expires_at_ms, far from the clock (no race with the export's lazy-expiry check).
+PAST_MS, FUTURE_MS = 1_000, 4_102_444_800_000  # 1970-01-01T00:00:01Z, 2100-01-01
 
 PROJECTS = (None, "alpha", "Alpha", "beta")
 AWKWARD = ("Jose\u0301 Mari\u0301a", "José María", "🦀 crab 𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "שלום עולם مرحبا",
@@ -40,8 +46,25 @@ AWKWARD = ("Jose\u0301 Mari\u0301a", "José María", "🦀 crab 𝔘𝔫𝔦𝔠
            "tab\tand \"quotes\"")
 
 
+@functools.lru_cache(maxsize=4096)
 def _canonical(text: str, form: str) -> str:
     return text if form == "verbatim" else " ".join(text.split()).casefold()
+
+
+@functools.lru_cache(maxsize=4096)
+def _trigrams(text: str, kind: str) -> frozenset[str]:
+    """"trigram Jaccard" without a definition of trigrams: the canonical text's character trigrams,
+    or pg_trgm's (each word padded with two blanks before and one after)."""
+    if kind == "words":
+        return frozenset(g for word in text.split() for padded in ("  " + word + " ",)
+                         for g in (padded[i:i + 3] for i in range(len(padded) - 2)))
+    if len(text) < 3:
+        return frozenset((text,)) if text else frozenset()
+    return frozenset(text[i:i + 3] for i in range(len(text) - 2))
+
+
+def _similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    return 1.0 if not a and not b else len(a & b) / len(a | b)
 
 
 @dataclass(frozen=True)
@@ -51,6 +74,10 @@ class Reading:
     form: str            # "folded" | "verbatim"
     within: bool         # rows written earlier in this document are existing rows
     filter_first: bool   # an archived duplicate is skipped (True) or a duplicate (False)
+    # fuzzy dedup (omf/dedup-fuzzy), chosen at the first import with a fuzzy_threshold: trigrams of
+    # "characters" or "words", a similarity equal to the threshold a duplicate (strict False) or not
+    trigrams: str | None = None
+    strict: bool | None = None
 
 
 READINGS = tuple(Reading(f, w, ff) for f, w, ff in itertools.product(("folded", "verbatim"), (True, False),
@@ -66,6 +93,8 @@ class Row:
     key: int                       # unique per written row in the model
     supersedes: int | None = None  # model keys
     superseded_by: int | None = None
+    tier: str = "long_term"
+    expires: int | None = None     # expires_at_ms as sent
 
 
 @dataclass
@@ -77,11 +106,23 @@ class State:
         return State(self.reading, [replace(r) for r in self.rows])
 
 
-def _simulate(state: State, items: list[dict[str, Any]], include_archived: bool, keys: itertools.count) -> dict[str, int]:
+def _simulate(state: State, items: list[dict[str, Any]], include_archived: bool, keys: itertools.count,
+              fuzzy: float | None = None) -> dict[str, int]:
     """Import `items` into `state` under its reading; the counts {imported, duplicates, skipped}."""
     r = state.reading
     got = {"imported": 0, "duplicates": 0, "skipped": 0}
     existing = {(_canonical(x.content, r.form), x.project) for x in state.rows}
+    near: dict[str | None, list[frozenset[str]]] = {}  # the trigrams of each scope's rows, for fuzzy dedup
+    if fuzzy is not None:
+        for x in state.rows:
+            near.setdefault(x.project, []).append(_trigrams(_canonical(x.content, r.form), r.trigrams or "characters"))
+
+    def similar(canon: str, project: str | None) -> bool:
+        if fuzzy is None:
+            return False
+        mine = _trigrams(canon, r.trigrams or "characters")
+        return any(_similarity(mine, other) > fuzzy if r.strict else _similarity(mine, other) >= fuzzy
+                   for other in near.get(project, ()))
     pending: list[Row] = []
     id_map: dict[str, int] = {}
     edges: list[tuple[int, str]] = []
@@ -92,16 +133,19 @@ def _simulate(state: State, items: list[dict[str, Any]], include_archived: bool,
         if filtered and r.filter_first:
             got["skipped"] += 1
             continue
-        if canon in existing:
+        if canon in existing or similar(*canon):
             got["duplicates"] += 1
             continue
         if filtered:
             got["skipped"] += 1
             continue
+        lc = memd["lifecycle"]
         row = Row(it["content"], memd.get("project_id"), frozenset(it.get("tags") or ()),
-                  memd["lifecycle"]["status"], next(keys))
+                  lc["status"], next(keys), tier=lc.get("tier") or "long_term", expires=lc.get("expires_at_ms"))
         if r.within:
             existing.add(canon)
+            if fuzzy is not None:
+                near.setdefault(canon[1], []).append(_trigrams(canon[0], r.trigrams or "characters"))
         pending.append(row)
         id_map[memd["chunk_id"]] = row.key
         if memd["lifecycle"].get("supersedes"):
@@ -125,15 +169,18 @@ def _strategies() -> dict[str, Any]:
     # texts past 1,000 characters reach where prefix indexes and truncations live
     long_text = text.map(lambda s: (s * (1001 // len(s) + 1))[:1001 + len(s)])
     base = st.one_of(text, st.sampled_from(AWKWARD), long_text)
-    how = st.sampled_from(["same", "same", "upper", "lower", "spaced"])
+    how = st.sampled_from(["same", "same", "upper", "lower", "spaced", "near", "near-upper", "near-cut"])
     item = st.fixed_dictionaries({
         "content": base, "how": how, "project": st.sampled_from(PROJECTS),
         "tags": st.lists(st.sampled_from(["a", "B", "b", "ü", "🦀", "x y"]), max_size=3, unique=True),
         "archived": st.sampled_from([False, False, False, True]),
-        "supersedes_previous": st.booleans(), "status": st.sampled_from(["final", "final", "superseded", "draft"]),
-        "tier": st.sampled_from(["long_term", "working"]), "again": st.integers(0, 50)})
+        "supersedes_previous": st.booleans(),
+        "status": st.sampled_from(["final", "final", "superseded", "draft", "expired"]),
+        "tier": st.sampled_from(["long_term", "working", "history"]), "again": st.integers(0, 50),
+        "expires": st.sampled_from([None, None, "past", "future"])})
     return {"items": st.lists(item, min_size=1, max_size=8), "include_archived": st.booleans(),
-            "preview": st.booleans()}
+            "preview": st.booleans(), "fuzzy": st.sampled_from([None, None, None, 0.3, 0.5, 0.8, 1.0]),
+            "flags": st.tuples(st.booleans(), st.booleans(), st.booleans()).filter(lambda f: not all(f))}
 
 
 class OmfMachine(SpecMachine):
@@ -141,6 +188,7 @@ class OmfMachine(SpecMachine):
 
     previews = True
     archived_flag = True
+    fuzzy = True
 
     def setup(self) -> None:
         self.tenant = fresh_tenant("sm-omf")
@@ -159,12 +207,15 @@ class OmfMachine(SpecMachine):
             if d["how"] != "same" and (held or items):
                 pool = held + [x["content"] for x in items]
                 source = pool[d["again"] % len(pool)]
+                # near copies (fuzzy dedup): a word added, the last character cut, case changed too
                 content = {"upper": source.upper(), "lower": source.lower(),
-                           "spaced": "  " + source.replace(" ", "   ") + " "}[d["how"]]
+                           "spaced": "  " + source.replace(" ", "   ") + " ", "near": source + " again",
+                           "near-upper": source.upper() + " AGAIN", "near-cut": source[:-1]}[d["how"]]
                 if not content.strip():
                     content = source
             chunk = f"src-{self.docs}-{i}"
-            lifecycle = model.lifecycle(status=d["status"], tier=d["tier"])
+            expires = {None: None, "past": PAST_MS, "future": FUTURE_MS}[d["expires"]]
+            lifecycle = model.lifecycle(status=d["status"], tier=d["tier"], expires_at_ms=expires)
             if d["supersedes_previous"] and items:
                 lifecycle["supersedes"] = items[-1]["extensions"]["memd"]["chunk_id"]
             it = model.item(content, chunk_id=chunk, lifecycle=lifecycle, tags=list(d["tags"]),
@@ -186,15 +237,19 @@ class OmfMachine(SpecMachine):
         return run, [it for it in doc["memories"] if isinstance(it, dict)]
 
     @staticmethod
-    def _shown(it: dict[str, Any]) -> tuple[str, str | None, frozenset[str], str]:
+    def _shown(it: dict[str, Any]) -> tuple[str, str | None, frozenset[str], tuple[Any, ...]]:
+        """content, project, tags, and the lifecycle (status, tier, expires_at_ms) as exported."""
         memd = model.memd_extension(it) or {}
         lc = memd.get("lifecycle") if isinstance(memd.get("lifecycle"), dict) else {}
         return (it.get("content"), memd.get("project_id"), frozenset(t for t in it.get("tags") or () if isinstance(t, str)),
-                lc.get("status"))
+                (lc.get("status"), lc.get("tier"), lc.get("expires_at_ms")))
 
-    def _compare(self, state: State, exported: list[dict[str, Any]]) -> tuple[str, str] | None:
-        """The first discrepancy between `state` and the export: (requirement, what), or None."""
-        want = sorted(((r.content, r.project or "", sorted(r.tags), r.status) for r in state.rows), key=repr)
+    def _compare(self, state: State, exported: list[dict[str, Any]], rows: list[Row] | None = None) -> tuple[str, str] | None:
+        """The first discrepancy between `state` (or those of its `rows` an export with flags may
+        show) and the export: (requirement, what), or None."""
+        rows = state.rows if rows is None else rows
+        want = sorted(((r.content, r.project or "", sorted(r.tags), (r.status, r.tier, r.expires)) for r in rows),
+                      key=repr)
         shown = [self._shown(it) for it in exported]
         got = sorted(((c, p or "", sorted(t), s) for c, p, t, s in shown), key=repr)
         if want != got:
@@ -208,8 +263,9 @@ class OmfMachine(SpecMachine):
                                                  f"import sent {bad[0][3]}")
                 sw = sorted(((c, p, st) for c, p, _, st in want), key=repr)
                 sg = sorted(((c, p, st) for c, p, _, st in got), key=repr)
-                return "omf/lifecycle-honoured", (f"the export shows the lifecycle statuses {_minus(sg, sw)[:3]} where "
-                                                  f"the trusted imports said {_minus(sw, sg)[:3]}")
+                return "omf/lifecycle-honoured", (f"the export shows the lifecycles (status, tier, expires_at_ms) "
+                                                  f"{_minus(sg, sw)[:3]} where the trusted imports said "
+                                                  f"{_minus(sw, sg)[:3]}")
             missing = _minus(plain_w, plain_g)
             extra = _minus(plain_g, plain_w)
             if missing:
@@ -218,6 +274,8 @@ class OmfMachine(SpecMachine):
                     f"{'; '.join(f'{quote(c, 80)} (project {p or None!r})' for c, p in missing[:4])}")
             return "omf/import-buckets", (f"the tenant holds {len(extra)} row(s) the counts did not import: "
                                           f"{'; '.join(f'{quote(c, 80)} (project {p or None!r})' for c, p in extra[:4])}")
+        if rows is not state.rows:
+            return None  # a filtered export: its edges may name rows it leaves out
         # edges: by (content, project), which the export shows
         ident = {r.key: (r.content, r.project) for r in state.rows}
         ids = {(model.memd_extension(it) or {}).get("chunk_id"): (it.get("content"),
@@ -245,7 +303,8 @@ class OmfMachine(SpecMachine):
         return None
 
     def _counts_problem(self, state: State, trial: State, want: dict[str, int], got: dict[str, int] | None,
-                        total: int, exported: list[dict[str, Any]] | None) -> tuple[str, str]:
+                        total: int, exported: list[dict[str, Any]] | None, items: list[dict[str, Any]] = (),
+                        include_archived: bool = True, fuzzy: float | None = None) -> tuple[str, str]:
         if got is None or sum(got.values()) != total:
             return "omf/import-buckets", (f"the import of {total} item(s) answered {got}; each item lands in exactly "
                                           f"one bucket (expected {want} under the reading {_say(state.reading)})")
@@ -261,19 +320,30 @@ class OmfMachine(SpecMachine):
                         f"the import answered {got}, expected {want}: {quote(content, 80)} is new to project "
                         f"{project!r}, yet it was not written (the same text is held in project(s) "
                         f"{', '.join(elsewhere)} only)")
+        if fuzzy is not None:
+            exact = _simulate(state.copy(), items, include_archived, itertools.count(), None)
+            if exact != want or got == exact:  # the near copies decided it
+                return "omf/dedup-fuzzy", (f"the import with fuzzy_threshold {fuzzy} answered {got}; expected {want} "
+                                           f"(without fuzzy dedup it would be {exact}; trigram Jaccard against the rows "
+                                           f"of each item's project, reading {_say(state.reading)})")
         return "omf/dedup-exact", (f"the import answered {got}; expected {want} (dedup against the rows of each "
                                    f"item's project, reading {_say(state.reading)})")
 
     # -- rules -----------------------------------------------------------------------------------
 
-    def do_import(self, drawn: list[dict[str, Any]], include_archived: bool, preview: bool) -> None:
+    def do_import(self, drawn: list[dict[str, Any]], include_archived: bool, preview: bool,
+                  fuzzy: float | None = None) -> None:
         doc = self._document(drawn)
         self._import(self.tenant, doc, include_archived if self.archived_flag else True, preview and self.previews,
-                     f"a generated document ({summarize(doc, 500)})")
+                     f"a generated document ({summarize(doc, 500)})", fuzzy if self.fuzzy else None)
 
-    def _import(self, tenant: str, doc: dict[str, Any], include_archived: bool, preview: bool, what: str) -> None:
+    def _import(self, tenant: str, doc: dict[str, Any], include_archived: bool, preview: bool, what: str,
+                fuzzy: float | None = None) -> None:
         body = model.dumps(doc)
-        flags = {"include_archived": include_archived} if self.archived_flag else {}
+        flags: dict[str, Any] = {"include_archived": include_archived} if self.archived_flag else {}
+        if fuzzy is not None:
+            flags["fuzzy_threshold"] = fuzzy
+            what += f", fuzzy_threshold={fuzzy}"
         shown = None
         if preview:
             p = self.call(f"preview into {tenant!r} of {what}, include_archived={include_archived}",
@@ -293,18 +363,24 @@ class OmfMachine(SpecMachine):
                         sent=body[:2000], received={"preview": p.result, "import": run.result})
         if tenant != self.tenant:
             return
-        self._judge(doc, include_archived, got, run)
+        self._judge(doc, include_archived, got, run, fuzzy)
 
-    def _judge(self, doc: dict[str, Any], include_archived: bool, got: dict[str, int] | None, run: Any) -> None:
+    def _judge(self, doc: dict[str, Any], include_archived: bool, got: dict[str, int] | None, run: Any,
+               fuzzy: float | None = None) -> None:
         exported = self._export(self.tenant)
         if exported is not None and got is not None:
             self.observed.append(1)  # an import's counts and the export after it were both compared
+        if fuzzy is not None and any(st.reading.trigrams is None for st in self.states):
+            # the first fuzzy import: each reading forks over the fuzzy choices
+            self.states = [State(replace(st.reading, trigrams=kind, strict=strict), st.rows)
+                           for st in self.states for kind in ("characters", "words") for strict in (False, True)]
         alive, first = [], None
         for state in self.states:
             trial = state.copy()
-            want = _simulate(trial, doc["memories"], include_archived, self.keys)
+            want = _simulate(trial, doc["memories"], include_archived, self.keys, fuzzy)
             problem = None if got == want else self._counts_problem(state, trial, want, got, len(doc["memories"]),
-                                                                     exported[1] if exported else None)
+                                                                     exported[1] if exported else None,
+                                                                     doc["memories"], include_archived, fuzzy)
             if problem is None and exported is not None:
                 problem = self._compare(trial, exported[1])
             if problem is None:
@@ -318,6 +394,55 @@ class OmfMachine(SpecMachine):
                         f"(canonical form folded or verbatim; dedup within the document or against stored rows only; "
                         f"archived duplicates skipped or duplicates) explains it after the earlier steps. The spec: "
                         f"{cite(rid)}", sent=doc, received=exported[1] if exported else run.result)
+        self.states = alive
+
+    def do_export_filtered(self, flags: tuple[bool, bool, bool]) -> None:
+        """An export with include_history / include_superseded / include_expired drawn (not all
+        true): the rows the model holds that those flags keep, and no other (lazy expiry: a past
+        expires_at_ms is expired)."""
+        history, superseded, expired = flags
+        run = self.call(f"export of tenant {self.tenant!r} with include_history={history}, include_superseded="
+                        f"{superseded}, include_expired={expired}", self.client.export, self.tenant,
+                        include_history=history, include_superseded=superseded, include_expired=expired)
+        doc = run.parsed_document()
+        if not run.ok or not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
+            return  # judged by the export checks
+        exported = [it for it in doc["memories"] if isinstance(it, dict)]
+
+        def why_not(r: Row) -> str | None:
+            if not history and r.tier == "history":
+                return "omf/export-include-history"
+            if not superseded and r.status == "superseded":
+                return "omf/export-include-superseded"
+            if not expired and r.status == "expired":
+                return "omf/export-include-expired"
+            if not expired and r.expires is not None and r.expires <= PAST_MS:
+                return "omf/export-lazy-expiry"
+            return None
+
+        alive, first = [], None
+        for state in self.states:
+            kept = [r for r in state.rows if why_not(r) is None]
+            problem = self._compare(state, exported, kept)
+            if problem is not None and problem[0] == "omf/import-buckets":
+                # rows shown that the flags leave out: which flag they ignore
+                shown = [(c, p) for c, p, _, _ in (self._shown(it) for it in exported)]
+                extra = _minus(shown, [(r.content, r.project) for r in kept])
+                dropped = [r for r in state.rows if why_not(r) and (r.content, r.project) in extra]
+                if dropped:
+                    rid = why_not(dropped[0])
+                    r = dropped[0]
+                    problem = (rid, f"the export with include_history={history}, include_superseded={superseded}, "
+                                    f"include_expired={expired} shows {quote(r.content, 80)} (project {r.project!r}, "
+                                    f"status {r.status}, tier {r.tier}, expires_at_ms {r.expires}), which those flags "
+                                    f"leave out")
+            if problem is None:
+                alive.append(state)
+            elif first is None:
+                first = problem
+        if not alive:
+            rid, what = first or ("omf/export-every-eligible", "no reading explains the export")
+            self.broken(rid, f"{what}. The spec: {cite(rid)}", received=exported)
         self.states = alive
 
     def do_reimport_self(self) -> None:
@@ -394,9 +519,13 @@ def _machine() -> type:
         def start(self) -> None:
             self.setup()
 
-        @rule(items=s["items"], include_archived=s["include_archived"], preview=s["preview"])
-        def import_document(self, items, include_archived, preview):
-            self.do_import(items, include_archived, preview)
+        @rule(items=s["items"], include_archived=s["include_archived"], preview=s["preview"], fuzzy=s["fuzzy"])
+        def import_document(self, items, include_archived, preview, fuzzy):
+            self.do_import(items, include_archived, preview, fuzzy)
+
+        @rule(flags=s["flags"])
+        def export_with_flags(self, flags):
+            self.do_export_filtered(flags)
 
         @rule()
         def reimport_own_export(self):
@@ -421,7 +550,8 @@ def import_export(ctx) -> None:
         raise NotApplicable(f"the export lacks {sorted(lacks)}: the machine reads every row back with every include flag")
     observed: list[int] = []
     run_machine(ctx, _machine(), name="OmfImportExport", previews="dry_run" not in lacks,
-                archived_flag="include_archived" not in lacks, observed=observed)
+                archived_flag="include_archived" not in lacks, fuzzy="fuzzy_threshold" not in lacks,
+                observed=observed)
     if not observed and not ctx.findings:
         # nothing passes on what it did not observe: no import answered counts with an export after it
         raise Inconclusive("no generated import came back with its counts and a readable export of the tenant, so the "

@@ -25,6 +25,7 @@ files (else it is not applicable).
 
 from __future__ import annotations
 
+import time
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -38,16 +39,21 @@ from memconform.suite.upp import ontology
 from memconform.suite.upp.checks._common import (
     LIVE, USER_NOT_FOUND, compact, fresh_entity, known_labels, require_offered, served, server_ontology, spec_ref,
 )
-from memconform.suite.upp.checks._placing import import_folder, package_file, read_export_file
+from memconform.suite.upp.checks._placing import (FINISHED, client_timeout, import_folder, package_file,
+                                                  read_export_file)
 
 SINGULAR = ("who_name", "where_home", "when_timezone")
 PLURAL = ("what_interests_hobbies", "who_languages", "what_skills")
+#: Every singular label of user/v1: an ingest may store any label of the ontology.
+SINGULARS = ontology.user_v1().singular
 
 REQUIREMENTS = ("upp/import-persists", "upp/get-events-complete", "upp/events-retained",
                 "upp/supersession-singular", "upp/import-supersession", "upp/plural-accumulate",
                 "upp/one-valid-per-singular", "upp/supersession-superseded-by", "upp/superseded-by-existing",
                 "upp/delete-by-ids", "upp/delete-count", "upp/delete-other-users-untouched",
-                "upp/export-all-events")
+                "upp/export-all-events", "upp/ingest-persists", "upp/contextualize-retrieves-existing",
+                "upp/contextualize-task-pollable", "upp/contextualize-background-ingest", "upp/get-tasks-one-per-id",
+                "upp/get-tasks-unknown-omitted", "upp/get-tasks-retained")
 
 #: Texts scenarios never send: combining marks (NFD), astral characters, right-to-left script, the
 #: JSON-unsafe line separators, a long text.
@@ -57,6 +63,20 @@ AWKWARD = ("Jose\u0301 Mari\u0301a", "José María", "🦀 Ferris the crab 𝔘�
            "x" * 3000 + " long", "9007199254740993", "0.1 + 0.2 = 0.30000000000000004", "İstanbul ǅ ß ﬁ")
 
 EPOCH = datetime(2001, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
+
+#: What ingest's generated texts tell (one to five words of letters for a name; the rest of the clause
+#: for a place, a hobby, a language).
+NAMES = ("Ada Lovelace", "Zoë Ærøe", "José María", "Łukasz Żółw", "ŞENOL", "grace hopper", "O'Brien-Smith",
+         "Jean-Luc Picard", "Ngũgĩ", "Ada")
+PLACES = ("Lisbon", "São Paulo", "Zürich", "東京", "Tel Aviv-Yafo", "the Dolomites", "Reykjavík", "Lisbon")
+HOBBIES = ("hiking", "chess", "rock climbing and chess", "🦀 crabs", "ÜBERFLÜSSIG things", "hiking")
+LANGUAGES = ("Portuguese", "Ελληνικά", "עברית", "Portuguese and Welsh")
+
+
+def _text(said: tuple[list[str], str, str, str]) -> str:
+    clauses, opening, how, stop = said
+    text = opening + stop.join(clauses) + stop.strip()
+    return text.lower() if how == "lower" else text.upper() if how == "upper" else text
 
 
 def _strategies() -> dict[str, Any]:
@@ -76,7 +96,19 @@ def _strategies() -> dict[str, Any]:
     event = st.fixed_dictionaries({"value": value, "labels": labels, "confidence": confidence,
                                    "source_type": st.sampled_from(["user_stated", "agent_observed", "inferred"]),
                                    "when": when})
-    return {"events": st.lists(event, min_size=1, max_size=6), "user": st.sampled_from([0, 1]),
+    # ingest's texts: clauses of the documented extractor subset (docs/live-upp.md), names, places,
+    # hobbies and languages over Unicode, the same label told twice in one text, case changed
+    clause = st.one_of(
+        st.tuples(st.sampled_from(["My name is {}", "Call me {}", "I go by {}"]), st.sampled_from(NAMES)),
+        st.tuples(st.sampled_from(["I live in {}", "I moved to {}"]), st.sampled_from(PLACES)),
+        st.tuples(st.sampled_from(["I love {}", "I enjoy {}"]), st.sampled_from(HOBBIES)),
+        st.tuples(st.sampled_from(["I speak {}"]), st.sampled_from(LANGUAGES)),
+    ).map(lambda p: p[0].format(p[1]))
+    said = st.tuples(st.lists(clause, min_size=1, max_size=4), st.sampled_from(["", "Hi, ", "Well, ", "By the way, "]),
+                     st.sampled_from(["same", "same", "lower", "upper"]), st.sampled_from([". ", ".\n", "! "]))
+    text = said.map(_text)
+    return {"events": st.lists(event, min_size=1, max_size=6), "user": st.sampled_from([0, 1]), "text": text,
+            "order": st.integers(0, 1_000),
             "targets": st.sampled_from([(0,), (1,), (0, 1)]), "index": st.integers(0, 10_000),
             "how": st.sampled_from(["upper", "lower", "swapcase", "nfd", "nfc"]),
             "picks": st.lists(st.integers(0, 10_000), max_size=4),
@@ -121,6 +153,9 @@ class Ev:
     by: "Ev | None" = None         # what superseded it
     orphan: bool = False           # superseded by an event deleted since: a reading is free
     seen: bool = False
+    origin: str = "import"         # "import", "ingest" or "task" (a contextualize's background ingest)
+    loose: bool = False            # status free (staged, or one of several of one label told in one text)
+    alt: frozenset[str] = frozenset()  # other ids its superseded_by may name (one text's events)
 
     def brief(self) -> str:
         return f"{quote(self.value, 80)} {self.labels} ({self.id or 'no id yet'})"
@@ -130,6 +165,23 @@ class Ev:
 class User:
     key: str
     events: list[Ev] = field(default_factory=list)
+    adopt: bool = False            # a background ingest the machine could not follow: take what is listed
+    adopt_into: "Task | None" = None  # the completed task whose ingest stored what is adopted
+
+
+#: What an event's origin promises it is stored (the requirement an event lost breaks).
+PERSISTS = {"import": "upp/import-persists", "ingest": "upp/ingest-persists", "task": "upp/contextualize-background-ingest"}
+SAID = {"import": "upp/import_events said it imported", "ingest": "upp/ingest returned",
+        "task": "a completed upp/contextualize task reported"}
+
+
+@dataclass
+class Task:
+    id: str
+    user: "User"
+    text: str
+    status: str = "pending"
+    ids: list[str] | None = None   # the events its completed result held
 
 
 class UppEventsMachine(SpecMachine):
@@ -137,11 +189,14 @@ class UppEventsMachine(SpecMachine):
 
     exports = False   # the server serves export_events and shares files
     deletes = False
+    ingests = False   # upp/ingest
+    tasks = False     # upp/contextualize and upp/get_tasks
     labels_ok = True
 
     def setup(self) -> None:
         self.users = [User(fresh_entity("sm-a")), User(fresh_entity("sm-b"))]
         self.step_no = 0
+        self.task_list: list[Task] = []
 
     # -- placing ---------------------------------------------------------------------------------
 
@@ -170,12 +225,61 @@ class UppEventsMachine(SpecMachine):
             new = Ev(e["value"], list(e["labels"]), e["confidence"], e["source_type"], self.step_no)
             self._store(user, new)
 
-    def _store(self, user: User, new: Ev) -> None:
-        singular = {x for x in new.labels if x in SINGULAR}
+    def _store(self, user: User, new: Ev, *, together: list[Ev] | None = None) -> None:
+        """`new` stored after every event the user holds; `together`: the events stored by the same
+        ingest (their order is the server's: an event they supersede may name any of them)."""
+        singular = {x for x in new.labels if x in SINGULARS}
         for old in user.events:  # an orphan stays one: superseded (pointer null) or valid again, then superseded
             if old.status == "valid" and not old.orphan and singular & set(old.labels):
                 old.status, old.by = "superseded", new
+                if together:
+                    old.alt = frozenset(e.id for e in together if e.id and singular & set(old.labels) & set(e.labels))
         user.events.append(new)
+
+    def _absorb(self, user: User, events: list[dict[str, Any]], origin: str, *, adopted: bool = False) -> list[Ev]:
+        """The events an ingest (or a completed task) returned, as the server shows them: added to
+        the model in the order returned; several sharing a singular label are told apart by the
+        server (at most one of them stays valid), a staged one may be reinforced later. `adopted`:
+        events a background ingest stored that the machine learns from a listing (when and in what
+        order they were stored is unknown: they and the events sharing a singular label with them
+        are judged loosely)."""
+        self.step_no += 1
+        ids = {ev.id: ev for ev in user.events if ev.id}
+        fresh: list[Ev] = []
+        for e in events:
+            eid = e.get("id")
+            if not isinstance(eid, str) or not isinstance(e.get("value"), str) or not isinstance(e.get("labels"), list):
+                continue  # the shape is judged by the ingest and task checks
+            if eid in ids:  # a staged event reinforced: whatever it was, its status is now the server's
+                ids[eid].loose = True
+                continue
+            if any(x.id == eid for x in fresh):
+                continue
+            ev = Ev(e["value"], [str(x) for x in e["labels"]], e.get("confidence"), str(e.get("source_type")),
+                    self.step_no, id=eid, origin=origin)
+            if e.get("status") == "staged":
+                ev.loose, ev.status = True, "staged"
+            fresh.append(ev)
+        if adopted:
+            for ev in fresh:
+                ev.loose = True
+                mine = {x for x in ev.labels if x in SINGULARS}
+                for other in user.events:
+                    if mine & set(other.labels):
+                        other.loose = True
+            user.events.extend(fresh)
+            return fresh
+        believed = [ev for ev in fresh if not ev.loose]
+        for ev in believed:
+            mine = {x for x in ev.labels if x in SINGULARS}
+            if any(mine & set(o.labels) for o in believed if o is not ev):
+                ev.loose = True  # one text told this label twice: which one is newest is the server's
+        for ev in fresh:
+            if ev in believed:
+                self._store(user, ev, together=believed)
+            else:
+                user.events.append(ev)
+        return fresh
 
     def _listing(self, user: User) -> tuple[Any, list[dict[str, Any]] | None]:
         reply = self.call(f"upp/get_events for {user.key!r}", self.client.get_events, user.key)
@@ -242,12 +346,15 @@ class UppEventsMachine(SpecMachine):
                             f"{spec_ref('upp/get-events-complete')}", received=reply.response)
         lost_now = [ev for ev in missing if not ev.seen]
         if lost_now:
-            self.broken("upp/import-persists",
-                        f"upp/import_events said it imported {len(lost_now)} event(s) for {user.key!r} that neither "
-                        f"upp/get_events nor an export shows with the value and labels sent: "
+            origin = lost_now[0].origin
+            lost_now = [ev for ev in lost_now if ev.origin == origin]
+            rid = PERSISTS[origin]
+            self.broken(rid,
+                        f"{SAID[origin]} {len(lost_now)} event(s) for {user.key!r} that neither "
+                        f"upp/get_events nor an export shows with the value and labels {'sent' if origin == 'import' else 'returned'}: "
                         f"{'; '.join(ev.brief() for ev in lost_now[:5])}; listed: "
                         f"{compact([(e.get('value'), e.get('labels')) for e in listed], 600)}. The spec: "
-                        f"{spec_ref('upp/import-persists')}", received=reply.response)
+                        f"{spec_ref(rid)}", received=reply.response)
         self.broken("upp/events-retained",
                     f"event(s) of {user.key!r} listed before are gone though nothing deleted them: "
                     f"{'; '.join(ev.brief() for ev in missing[:5])}. The spec: {spec_ref('upp/events-retained')}",
@@ -264,6 +371,12 @@ class UppEventsMachine(SpecMachine):
             self._missing(user, missing, listed, reply)
         mine = {ev.id for ev in user.events}
         strangers = [e for e in listed if e.get("id") not in mine]
+        if strangers and user.adopt:
+            for ev in self._absorb(user, strangers, "task", adopted=True):
+                if user.adopt_into is not None and user.adopt_into.ids is not None:
+                    user.adopt_into.ids.append(ev.id)  # its result must show it when asked again
+            strangers = []
+        user.adopt, user.adopt_into = False, None
         if strangers:
             self.broken("upp/get-events-complete",
                         f"upp/get_events for {user.key!r} lists {len(strangers)} event(s) the sequence never placed "
@@ -274,16 +387,19 @@ class UppEventsMachine(SpecMachine):
             got = by_id[ev.id]
             if got.get("value") != ev.value or sorted(got.get("labels") or []) != sorted(ev.labels) \
                     or got.get("confidence") != ev.confidence:
-                self.broken("upp/import-persists",
-                            f"the event imported for {user.key!r} as value {quote(ev.value, 120)}, labels "
+                rid = PERSISTS[ev.origin]
+                how = {"import": "imported", "ingest": "returned by upp/ingest",
+                       "task": "reported by a completed task"}[ev.origin]
+                self.broken(rid,
+                            f"the event {how} for {user.key!r} as value {quote(ev.value, 120)}, labels "
                             f"{ev.labels}, confidence {ev.confidence!r} is listed as value "
                             f"{quote(got.get('value'), 120)}, labels {got.get('labels')}, confidence "
-                            f"{got.get('confidence')!r}: changed in transit. The spec: {spec_ref('upp/import-persists')}",
+                            f"{got.get('confidence')!r}: changed in transit. The spec: {spec_ref(rid)}",
                             received=got)
         self._judge_statuses(user, by_id, reply)
 
     def _judge_statuses(self, user: User, by_id: dict[Any, dict[str, Any]], reply: Any) -> None:
-        for label in SINGULAR:
+        for label in sorted(SINGULARS & {str(x) for e in by_id.values() for x in e.get("labels") or ()}):
             valid = [e for e in by_id.values() if e.get("status") == "valid" and label in (e.get("labels") or [])]
             if len(valid) > 1:
                 self.broken("upp/one-valid-per-singular", f"{user.key!r} holds {len(valid)} valid {label} events "
@@ -293,21 +409,21 @@ class UppEventsMachine(SpecMachine):
         for ev in user.events:
             got = by_id[ev.id]
             status, pointer = got.get("status"), got.get("superseded_by")
-            if ev.orphan:
-                if status not in ("valid", "superseded"):
+            if ev.orphan or ev.loose:
+                if status not in ("valid", "superseded") + (("staged",) if ev.loose else ()):
                     self.broken("upp/supersession-singular", f"{ev.brief()} of {user.key!r}, superseded by an event "
-                                f"deleted since, is listed with status {status!r}; expected superseded or valid",
-                                received=got)
+                                f"deleted since (or told in one text with another of its singular label), is listed "
+                                f"with status {status!r}; expected superseded or valid", received=got)
                 if pointer is not None and pointer not in ids:
                     self.broken("upp/superseded-by-existing", f"{ev.brief()} of {user.key!r} names superseded_by "
-                                f"{pointer!r}, which is no event of that user (its superseder was deleted: null or an "
-                                f"existing event). The spec: {spec_ref('upp/superseded-by-existing')}", received=got)
+                                f"{pointer!r}, which is no event of that user (null or an existing event). The spec: "
+                                f"{spec_ref('upp/superseded-by-existing')}", received=got)
                 continue
             if ev.status == "superseded" and status != "superseded":
                 by = ev.by
-                same = by is not None and by.step == ev.step
+                same = by is not None and by.step == ev.step and ev.origin == "import"
                 rid = "upp/import-supersession" if same else "upp/supersession-singular"
-                shared = sorted(set(ev.labels) & set(by.labels if by else []) & set(SINGULAR))
+                shared = sorted(set(ev.labels) & set(by.labels if by else []) & SINGULARS)
                 when = "later in the same package, by created_at" if same else "by a later import"
                 self.broken(rid, f"{ev.brief()} of {user.key!r} is listed {status!r}, but {by.brief() if by else '?'} "
                             f"sharing the singular label(s) {shared} was stored after it ({when}): it must be "
@@ -315,10 +431,10 @@ class UppEventsMachine(SpecMachine):
             if ev.status == "valid" and status != "valid":
                 culprit = ids.get(pointer)
                 shared = set(ev.labels) & set(culprit.labels) if culprit is not None else set()
-                if culprit is not None and shared and not (shared & set(SINGULAR)):
+                if culprit is not None and shared and not (shared & SINGULARS):
                     rid = "upp/plural-accumulate"
                     why = f"it shares only the plural label(s) {sorted(shared)} with {culprit.brief()}"
-                elif culprit is not None and culprit.step == ev.step:
+                elif culprit is not None and culprit.step == ev.step and ev.origin == "import":
                     rid = "upp/import-supersession"
                     why = (f"{culprit.brief()}, placed in the same package, is older by created_at or earlier in the "
                            f"package, so it cannot supersede it")
@@ -327,7 +443,13 @@ class UppEventsMachine(SpecMachine):
                     why = "no event stored after it shares one of its singular labels"
                 self.broken(rid, f"{ev.brief()} of {user.key!r} is listed {status!r} (superseded_by {pointer!r}), "
                             f"but must be valid: {why}. The spec: {spec_ref(rid)}", received=got)
-            if ev.status == "superseded" and ev.by is not None and ev.by.id is not None and pointer != ev.by.id:
+        for ev in user.events:  # pointers once every status agrees with the model (a wrong status comes first)
+            got = by_id[ev.id]
+            pointer = got.get("superseded_by")
+            if ev.orphan or ev.loose:
+                continue
+            if ev.status == "superseded" and ev.by is not None and ev.by.id is not None and pointer != ev.by.id \
+                    and pointer not in ev.alt:
                 rid = "upp/superseded-by-existing" if pointer not in ids else "upp/supersession-superseded-by"
                 self.broken(rid, f"{ev.brief()} of {user.key!r} is superseded by {ev.by.brief()}, but its "
                             f"superseded_by is {pointer!r}. The spec: {spec_ref(rid)}", received=got)
@@ -453,6 +575,142 @@ class UppEventsMachine(SpecMachine):
         self._place(other, events, f"the export of {u.key!r} ({len(events)} event(s), written by the server)")
         self._judge_all()
 
+    # -- ingest and background tasks ---------------------------------------------------------------
+
+    def do_ingest(self, user: int, text: str) -> None:
+        """upp/ingest of a generated text: what it returns is what the user now holds besides the
+        rest (its wording and labels are the server's), with supersession applied."""
+        if not self.ingests:
+            return
+        u = self.users[user]
+        reply = self.call(f"upp/ingest for {u.key!r} of {quote(text, 200)}", self.client.ingest, u.key, text)
+        if not reply.ok or not isinstance(reply.result, list):
+            return  # nothing extracted (-32004) or a shape the ingest checks judge: nothing stored to model
+        self._absorb(u, [e for e in reply.result if isinstance(e, dict)], "ingest")
+        self._judge_all()
+
+    def do_contextualize(self, user: int, text: str) -> None:
+        """upp/contextualize of a generated text: its events are events the user held before the
+        call; its task is polled (asking again for every earlier task of the sequence) until it
+        finishes; a completed task's events are then held like an ingest's."""
+        if not self.tasks:
+            return
+        u = self.users[user]
+        held = {ev.id for ev in u.events if ev.id}
+        reply = self.call(f"upp/contextualize for {u.key!r} of {quote(text, 200)}", self.client.contextualize,
+                          u.key, text)
+        result = reply.result if reply.ok and isinstance(reply.result, dict) else None
+        if result is None:
+            u.adopt = True  # judged by upp/l2/contextualize; whatever it stored is taken as listed
+            self._judge_all()
+            return
+        events = result.get("events")
+        strangers = [e for e in events if isinstance(e, dict) and e.get("id") not in held] \
+            if isinstance(events, list) else []
+        if strangers:
+            self.broken("upp/contextualize-retrieves-existing",
+                        f"upp/contextualize for {u.key!r} of {quote(text, 120)} returned {len(strangers)} event(s) "
+                        f"that are not events the user held before the call ({sorted(held)}): "
+                        f"{compact(strangers, 400)}. The spec: {spec_ref('upp/contextualize-retrieves-existing')}",
+                        received=reply.response)
+        task_id = result.get("task_id")
+        if not isinstance(task_id, str) or not task_id:
+            u.adopt = True  # judged by upp/l2/contextualize
+            self._judge_all()
+            return
+        task = Task(task_id, u, text)
+        earlier = [t for t in self.task_list if t.status in FINISHED]
+        self.task_list.append(task)
+        bound, started, pause, first = client_timeout(self.client), time.monotonic(), 0.01, True
+        while True:
+            asked = [task_id] + [t.id for t in earlier]
+            poll = self.call(f"upp/get_tasks for {asked}", self.client.get_tasks, asked)
+            if not poll.ok or not isinstance(poll.result, list):
+                u.adopt = True  # judged by upp/l2/contextualize-task
+                self.task_list.remove(task)
+                time.sleep(0.2)
+                self._judge_all()
+                return
+            self._judge_tasks(poll, earlier)
+            mine = [x for x in poll.result if isinstance(x, dict) and x.get("task_id") == task_id]
+            if len(mine) != 1:
+                rid = "upp/contextualize-task-pollable" if not mine else "upp/get-tasks-one-per-id"
+                self.broken(rid, f"upp/get_tasks asked for {asked}, {'right after upp/contextualize returned' if first else 'while polling'} "
+                            f"task {task_id!r}, answered {len(mine)} status(es) for it: {compact(poll.result, 400)}. "
+                            f"The spec: {spec_ref(rid)}", received=poll.response)
+            first = False
+            status = mine[0].get("status")
+            if status in FINISHED:
+                break
+            if time.monotonic() - started > bound:
+                self.broken("upp/contextualize-background-ingest",
+                            f"task {task_id!r} of upp/contextualize for {u.key!r} is still {status!r} after "
+                            f"{bound:g} s (the client's timeout). The spec: "
+                            f"{spec_ref('upp/contextualize-background-ingest')}", received=poll.response)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+        task.status = status
+        found = mine[0].get("result")
+        if status == "completed" and isinstance(found, list):
+            task.ids = [e.get("id") for e in found if isinstance(e, dict) and isinstance(e.get("id"), str)]
+            self._absorb(u, [e for e in found if isinstance(e, dict)], "task")
+            # an event its ingest stored that the result leaves out is found by the listing below;
+            # the result must show it when asked again (upp/get-tasks-retained)
+            u.adopt, u.adopt_into = True, task
+        else:
+            u.adopt = True  # a failed background ingest may have stored nothing, or anything
+        self._judge_all()
+
+    def _judge_tasks(self, reply: Any, tasks: list[Task]) -> None:
+        """Every finished task asked for: reported once, still finished as before; a completed one's
+        result still holds the events it held that the user still holds, and no other."""
+        for t in tasks:
+            mine = [x for x in reply.result if isinstance(x, dict) and x.get("task_id") == t.id]
+            if len(mine) > 1:
+                self.broken("upp/get-tasks-one-per-id", f"upp/get_tasks reports task {t.id!r} {len(mine)} times: "
+                            f"{compact(mine, 400)}. The spec: {spec_ref('upp/get-tasks-one-per-id')}",
+                            received=reply.response)
+            got = mine[0] if mine else None
+            if got is None or got.get("status") != t.status:
+                self.broken("upp/get-tasks-retained",
+                            f"task {t.id!r} (upp/contextualize for {t.user.key!r} of {quote(t.text, 80)}) was reported "
+                            f"{t.status!r}; asked again later in the sequence, upp/get_tasks "
+                            f"{'omits it' if got is None else 'reports it ' + repr(got.get('status'))}. The spec: "
+                            f"{spec_ref('upp/get-tasks-retained')}", received=reply.response)
+            if t.ids is None or not isinstance(got.get("result"), list):
+                continue
+            shown = {e.get("id") for e in got["result"] if isinstance(e, dict)}
+            still = {ev.id for ev in t.user.events if ev.id in t.ids}
+            if not still <= shown or not shown <= set(t.ids):
+                self.broken("upp/get-tasks-retained",
+                            f"task {t.id!r} (upp/contextualize for {t.user.key!r} of {quote(t.text, 80)}) completed "
+                            f"with the events {t.ids}; asked again later, its result holds {sorted(map(str, shown))}"
+                            f"{', leaving out ' + str(sorted(still - shown)) + ', which the user still holds' if still - shown else ''}"
+                            f". The spec: {spec_ref('upp/get-tasks-retained')}", received=got)
+
+    def do_get_tasks(self, order: int) -> None:
+        """upp/get_tasks for every finished task of the sequence, in a drawn order, with an id nobody
+        issued among them."""
+        tasks = [t for t in self.task_list if t.status in FINISHED]
+        if not tasks:
+            return
+        asked = [t.id for t in tasks]
+        asked = asked[order % len(asked):] + asked[:order % len(asked)]
+        unknown = "task_mcf_never_issued"
+        asked.insert(order % (len(asked) + 1), unknown)
+        reply = self.call(f"upp/get_tasks for {asked}", self.client.get_tasks, asked)
+        if not reply.ok or not isinstance(reply.result, list):
+            if reply.ok:
+                return  # no array: judged by upp/l2/contextualize-task
+            self.broken("upp/get-tasks-unknown-omitted",
+                        f"upp/get_tasks for {asked} (the tasks of this sequence and the unknown {unknown!r}) "
+                        f"answered an error: {reply.describe()}. The spec: {spec_ref('upp/get-tasks-unknown-omitted')}",
+                        received=reply.response)
+        if any(isinstance(x, dict) and x.get("task_id") == unknown for x in reply.result):
+            self.broken("upp/get-tasks-unknown-omitted", f"upp/get_tasks reports the task id {unknown!r}, which "
+                        f"nobody issued. The spec: {spec_ref('upp/get-tasks-unknown-omitted')}", received=reply.response)
+        self._judge_tasks(reply, tasks)
+
 
 def _machine() -> type:
     from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
@@ -484,6 +742,18 @@ def _machine() -> type:
         def reimport(self, user):
             self.do_reimport(user)
 
+        @rule(user=s["user"], text=s["text"])
+        def ingest(self, user, text):
+            self.do_ingest(user, text)
+
+        @rule(user=s["user"], text=s["text"])
+        def contextualize(self, user, text):
+            self.do_contextualize(user, text)
+
+        @rule(order=s["order"])
+        def get_tasks(self, order):
+            self.do_get_tasks(order)
+
         def teardown(self) -> None:
             if self.deletes:
                 for u in getattr(self, "users", []):
@@ -510,4 +780,6 @@ def events(ctx: CheckContext) -> None:
                             "the user/v1 labels the machine places")
     import_folder(ctx)
     exports = served(ctx, "upp/export_events")
-    run_machine(ctx, _machine(), name="UppEvents", exports=exports, deletes=served(ctx, "upp/delete_events"))
+    run_machine(ctx, _machine(), name="UppEvents", exports=exports, deletes=served(ctx, "upp/delete_events"),
+                ingests=served(ctx, "upp/ingest"),
+                tasks=served(ctx, "upp/contextualize") and served(ctx, "upp/get_tasks"))
