@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
 
 from memconform.suite import effort
+from memconform.suite.generation import quiet_hypothesis
 from memconform.suite.outcomes import NotApplicable, TargetError
 
 #: A logged step quotes at most this much of what was sent or came back
@@ -76,6 +77,9 @@ class _Run:
     sequences: int = 0
     steps: int = 0
     first_failure: tuple[Broken, list[str]] | None = None
+    #: the sequence (counted from 1) that first failed, before any shrinking: how much of the
+    #: effort finding it took
+    found_in: int | None = None
     shortest: tuple[Broken, list[str]] | None = None
     stopped: bool = False
     last: "SpecMachine | None" = None
@@ -145,6 +149,7 @@ class SpecMachine:
         if run is not None:
             if run.first_failure is None:
                 run.first_failure = (exc, list(self.steps))
+                run.found_in = run.sequences
                 run.shrink_deadline = time.monotonic() + run.shrink_seconds * _SHRINK_SHARE
             if run.shortest is None or len(self.steps) < len(run.shortest[1]):
                 run.shortest = (exc, list(self.steps))
@@ -183,7 +188,8 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
     failure: Broken | None = None
     flaky = False
     try:
-        run_state_machine_as_test(bound, settings=chosen)
+        with quiet_hypothesis():
+            run_state_machine_as_test(bound, settings=chosen)
     except _Gone as gone:
         raise TargetError(f"the target stopped answering during the state machine: {gone.error}") from None
     except _Stop:
@@ -205,6 +211,8 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
             raise
     summary = {"sequences": run.sequences, "steps": run.steps, "seconds": round(time.monotonic() - started, 2),
                "seed": run_seed}
+    if run.found_in is not None:
+        summary["found_in_sequence"] = run.found_in
     ctx.effort = summary  # in the report beside the result: what this run of the machine tried
     if failure is not None:
         last = run.last

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from memconform.suite.generation import quiet_hypothesis
 from memconform.suite.replay import ReplayError, replays
 from memconform.suite.ump.checks import robustness
 
@@ -41,7 +42,7 @@ def _draw(seed: int) -> list[str]:
     schema.config.update(base_url="http://127.0.0.1:9")
     fuzz = _Recording()
     robustness._DRAWN.clear()
-    with robustness._quiet_hypothesis():
+    with quiet_hypothesis():
         robustness._stateless(fuzz, schema, f"test-{seed}", labels[:3], 6, time.monotonic() + 600, seed)
     robustness._DRAWN.clear()
     return fuzz.drawn

@@ -25,24 +25,18 @@ ump/error-envelope; a success that does not match its documented response schema
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import copy
 import hashlib
 import json
 import logging
-import os
 import re
-import shutil
-import tempfile
-import threading
 import time
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
+from memconform.suite.generation import quiet_hypothesis
 from memconform.suite.effort import ENV_EXAMPLES, ENV_SECONDS, fuzz_budget
 from memconform.suite.outcomes import LEVELS, NotApplicable, TargetError
 from memconform.suite.registry import Case, check
@@ -157,48 +151,6 @@ def _level_at_least(ctx: CheckContext, wanted: str) -> bool:
 # =============================================================================================
 # ump/l1/openapi-fuzz: schemathesis over the target's /openapi.json
 # =============================================================================================
-
-_STORAGE: list[str] = []
-_STORAGE_LOCK = threading.Lock()
-
-
-def _storage_dir() -> str:
-    """Where Hypothesis keeps its caches while we fuzz: the user's cache directory
-    (`$XDG_CACHE_HOME/memconform/hypothesis`, else `~/.cache/…`), so that its Unicode tables are
-    computed once per machine and nothing lands in the vendor's working directory; a private
-    temporary directory (removed at exit) when that cannot be created."""
-    with _STORAGE_LOCK:
-        if not _STORAGE:
-            root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-            path = os.path.join(root, "memconform", "hypothesis")
-            try:
-                os.makedirs(path, exist_ok=True)
-                probe = tempfile.NamedTemporaryFile(dir=path, prefix=".probe-")
-                probe.close()
-            except OSError:
-                path = tempfile.mkdtemp(prefix="memconform-hypothesis-")
-                atexit.register(shutil.rmtree, path, True)
-            _STORAGE.append(path)
-        return _STORAGE[0]
-
-
-@contextlib.contextmanager
-def _quiet_hypothesis() -> Iterator[None]:
-    """Hypothesis writes caches (Unicode tables, constants) under `.hypothesis/` in the working
-    directory: point it elsewhere while we run (unless HYPOTHESIS_STORAGE_DIRECTORY says where),
-    and keep its warnings to itself. No example database is ever written (database=None)."""
-    from hypothesis import configuration
-
-    previous = getattr(configuration, "__hypothesis_home_directory", None)
-    chosen = os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY")
-    configuration.set_hypothesis_home_dir(chosen or _storage_dir())
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        configuration.set_hypothesis_home_dir(previous)
-
 
 def _openapi_document(ctx: CheckContext) -> dict[str, Any]:
     reply = ctx.client.call_raw("GET", "/openapi.json", None, {"Accept": "application/json"},
@@ -707,7 +659,7 @@ def openapi_fuzz(ctx: CheckContext) -> None:
     from schemathesis.errors import SchemathesisError
 
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
-    with _quiet_hypothesis():
+    with quiet_hypothesis():
         try:
             judge_schema, gen_schema = _loaded(base_url, doc, digest)
         except SchemathesisError as exc:
