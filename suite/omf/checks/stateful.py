@@ -54,7 +54,11 @@ def _canonical(text: str, form: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _trigrams(text: str, kind: str) -> frozenset[str]:
     """"trigram Jaccard" without a definition of trigrams: the canonical text's character trigrams,
-    or pg_trgm's (each word padded with two blanks before and one after)."""
+    pg_trgm's (each word padded with two blanks before and one after), or the whole text's, lower-cased
+    and padded so."""
+    if kind == "padded":
+        padded = "  " + text.lower() + " "
+        return frozenset(padded[i:i + 3] for i in range(len(padded) - 2))
     if kind == "words":
         return frozenset(g for word in text.split() for padded in ("  " + word + " ",)
                          for g in (padded[i:i + 3] for i in range(len(padded) - 2)))
@@ -75,7 +79,8 @@ class Reading:
     within: bool         # rows written earlier in this document are existing rows
     filter_first: bool   # an archived duplicate is skipped (True) or a duplicate (False)
     # fuzzy dedup (omf/dedup-fuzzy), chosen at the first import with a fuzzy_threshold: trigrams of
-    # "characters" or "words", a similarity equal to the threshold a duplicate (strict False) or not
+    # "characters", "words" or "padded" (`_trigrams`), a similarity equal to the threshold a duplicate
+    # (strict False) or not
     trigrams: str | None = None
     strict: bool | None = None
 
@@ -373,7 +378,8 @@ class OmfMachine(SpecMachine):
         if fuzzy is not None and any(st.reading.trigrams is None for st in self.states):
             # the first fuzzy import: each reading forks over the fuzzy choices
             self.states = [State(replace(st.reading, trigrams=kind, strict=strict), st.rows)
-                           for st in self.states for kind in ("characters", "words") for strict in (False, True)]
+                           for st in self.states for kind in ("characters", "words", "padded")
+                           for strict in (False, True)]
         alive, first = [], None
         for state in self.states:
             trial = state.copy()
