@@ -61,8 +61,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "'random' picks one; the report records it per check (memconform replay)")
     group.addoption("--effort", default="default", choices=("quick", "default", "thorough"),
                     help="how hard generated-input checks try (the OpenAPI fuzz: 6 / 12 / 200 examples per "
-                         "operation, at most 5 / 8 / 120 s; each state machine: 5 / 20 / 300 sequences of up "
-                         "to 10 / 20 / 50 steps, at most 1 / 2.5 / 120 s); quick is a smoke run, the report "
+                         "operation, at most 5 / 8 / 120 s; each state machine: 3 / 12 / 300 sequences of up "
+                         "to 10 / 20 / 50 steps, at most 1 / 10 / 120 s); quick is a smoke run, the report "
                          "records it")
     group.addoption("--check", action="append", default=[], metavar="CHECK_ID[CASE]",
                     help="only this check (repeatable), e.g. ump/l1/openapi-fuzz or ump/l1/bad-input[huge-body]")
