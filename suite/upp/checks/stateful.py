@@ -170,7 +170,8 @@ class User:
 
 
 #: What an event's origin promises it is stored (the requirement an event lost breaks).
-PERSISTS = {"import": "upp/import-persists", "ingest": "upp/ingest-persists", "task": "upp/contextualize-background-ingest"}
+PERSISTS = {"import": "upp/import-persists", "ingest": "upp/ingest-persists",
+            "task": "upp/contextualize-background-ingest"}
 SAID = {"import": "upp/import_events said it imported", "ingest": "upp/ingest returned",
         "task": "a completed upp/contextualize task reported"}
 
@@ -351,7 +352,8 @@ class UppEventsMachine(SpecMachine):
             rid = PERSISTS[origin]
             self.broken(rid,
                         f"{SAID[origin]} {len(lost_now)} event(s) for {user.key!r} that neither "
-                        f"upp/get_events nor an export shows with the value and labels {'sent' if origin == 'import' else 'returned'}: "
+                        f"upp/get_events nor an export shows with the value and labels "
+                        f"{'sent' if origin == 'import' else 'returned'}: "
                         f"{'; '.join(ev.brief() for ev in lost_now[:5])}; listed: "
                         f"{compact([(e.get('value'), e.get('labels')) for e in listed], 600)}. The spec: "
                         f"{spec_ref(rid)}", received=reply.response)
@@ -635,7 +637,8 @@ class UppEventsMachine(SpecMachine):
             mine = [x for x in poll.result if isinstance(x, dict) and x.get("task_id") == task_id]
             if len(mine) != 1:
                 rid = "upp/contextualize-task-pollable" if not mine else "upp/get-tasks-one-per-id"
-                self.broken(rid, f"upp/get_tasks asked for {asked}, {'right after upp/contextualize returned' if first else 'while polling'} "
+                when = "right after upp/contextualize returned" if first else "while polling"
+                self.broken(rid, f"upp/get_tasks asked for {asked}, {when} "
                             f"task {task_id!r}, answered {len(mine)} status(es) for it: {compact(poll.result, 400)}. "
                             f"The spec: {spec_ref(rid)}", received=poll.response)
             first = False
@@ -685,7 +688,8 @@ class UppEventsMachine(SpecMachine):
                 self.broken("upp/get-tasks-retained",
                             f"task {t.id!r} (upp/contextualize for {t.user.key!r} of {quote(t.text, 80)}) completed "
                             f"with the events {t.ids}; asked again later, its result holds {sorted(map(str, shown))}"
-                            f"{', leaving out ' + str(sorted(still - shown)) + ', which the user still holds' if still - shown else ''}"
+                            f"{', leaving out ' + str(sorted(still - shown)) if still - shown else ''}"
+                            f"{', which the user still holds' if still - shown else ''}"
                             f". The spec: {spec_ref('upp/get-tasks-retained')}", received=got)
 
     def do_get_tasks(self, order: int) -> None:
@@ -708,7 +712,8 @@ class UppEventsMachine(SpecMachine):
                         received=reply.response)
         if any(isinstance(x, dict) and x.get("task_id") == unknown for x in reply.result):
             self.broken("upp/get-tasks-unknown-omitted", f"upp/get_tasks reports the task id {unknown!r}, which "
-                        f"nobody issued. The spec: {spec_ref('upp/get-tasks-unknown-omitted')}", received=reply.response)
+                        f"nobody issued. The spec: {spec_ref('upp/get-tasks-unknown-omitted')}",
+                        received=reply.response)
         self._judge_tasks(reply, tasks)
 
 
