@@ -37,8 +37,9 @@ class Effort:
 
 EFFORTS = {
     "quick": Effort("quick", 6, 5.0, 3, 10, 1.0),
-    # 12 sequences: every stateful fault of the reference is first seen by sequence 8 at seed 0
-    # (the effort notes' found_in_sequence), 12 leave room for bugs we did not write; the counts
+    # 12 sequences: every stateful fault of the reference is first seen by sequence 10 at seed 0,
+    # most by the fifth (the effort notes' found_in_sequence; tests/harness/test_stateful_faults*.py
+    # prove each at these counts); the counts
     # govern (a run draws the same whatever the machine's speed) and the 10 s cap only guards a
     # slow target, whose report then says how many sequences ran
     "default": Effort("default", 12, 8.0, 12, 20, 10.0),
