@@ -380,7 +380,8 @@ ATTACK_FAULTS = (
 #
 # Realistic bugs that act under a condition no scripted check sets up: a chain of three, a page past
 # the default, a character outside the BMP, a long text, a number past 32 bits, a timestamp with an
-# offset or a fraction, a read before a forget. tests/harness/test_stateful_faults.py proves the
+# offset or a fraction, a read before a forget, feedback on a chain whose first link was forgotten,
+# a rehydration of a chain's head or of five ids at once. tests/harness/test_stateful_faults.py proves the
 # state machines report exactly `breaks` within the default effort, and records in
 # SCRIPTED_CATCHES which ones the scripted checks alone also see.
 
@@ -425,6 +426,20 @@ STATEFUL_FAULTS = (
     Fault("revise-reactivates-forgotten-links", "ump", "revise re-signs the prior's older links with the prior's "
           "status: a link soft-forgotten earlier is active again", ("ump/forget-tombstones",), stateful=True,
           wraps={"_op_revise": w.chain_reactivated}),
+    # feedback (§3.8) and the rehydration helper (§5.3), driven by the state machines since they
+    # model both: a chain of three, a forgotten first link, five ids asked at once
+    Fault("rehydrate-renders-first-revision", "ump", "rehydrate renders body texts from a cache keyed by the "
+          "chain's first record and written on remember and the first revise only: from the second revise of a "
+          "chain on, the head is rendered with the first revision's text (its own id listed as included)",
+          ("ump/rehydrate-never-execute",), stateful=True, wraps=w.rehydrate_text_cache()),
+    Fault("rehydrate-many-ids-unfiltered", "ump", "rehydrate of five ids or more reads them in one batch that asks "
+          "only whether each exists, not whether the requester may see it: another owner's private or shared "
+          "record asked among five ids is included", ("ump/rehydrate-filter-before-ranking",), stateful=True,
+          wraps=w.rehydrate_batch_unfiltered()),
+    Fault("feedback-lands-on-chain-root", "ump", "feedback is recorded against the chain's first record and taken "
+          "only while that record is active: the owner's feedback on a revised record whose first link was "
+          "forgotten is refused (invalid_record, or not_found once the link is erased)",
+          ("ump/feedback-accepts-outcome",), stateful=True, wraps={"_op_feedback": w.feedback_on_chain_root}),
 )
 
 SERVER_FAULTS = SERVER_FAULTS + ATTACK_FAULTS + STATEFUL_FAULTS

@@ -847,6 +847,109 @@ def get_cache() -> dict[str, Wrap]:
             "_erase": forgetting(lambda version, stored, *a: [stored.record.get("id")])}
 
 
+def _older_links(service: Any, version: str, rec: Mapping[str, Any]) -> list[Any]:
+    """The stored older links of `rec`'s chain, the prior first, as far as they are still held."""
+    out: list[Any] = []
+    seen = {rec.get("id")}
+    link: Mapping[str, Any] = rec
+    while isinstance(link.get("supersedes"), list) and link["supersedes"] and len(out) < 100:
+        older = service._store.get(version, link["supersedes"][0])
+        if older is None or older.record.get("id") in seen:
+            break
+        seen.add(older.record.get("id"))
+        out.append(older)
+        link = older.record
+    return out
+
+
+def rehydrate_text_cache() -> dict[str, Wrap]:
+    """rehydrate-renders-first-revision: the rehydration text is rendered from a cache of body
+    texts keyed by the chain's first record, written on remember and on the first revise only; from
+    the second revise of a chain on, its head is rendered with the text of the first revision (the
+    head's own id still listed as included). get and recall do not use the cache."""
+    import threading
+
+    rehydrating = threading.local()
+
+    def op(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def marked(request: Any, version: str, grant: Any) -> dict[str, Any]:
+            rehydrating.version = version
+            try:
+                return original(request, version, grant)
+            finally:
+                rehydrating.version = None
+        return marked
+
+    def present(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(rec: dict[str, Any], who: Any) -> dict[str, Any]:
+            out = original(rec, who)
+            version = getattr(rehydrating, "version", None)
+            if version is None or not isinstance(out, dict) or not isinstance(out.get("body"), dict):
+                return out
+            older = _older_links(service, version, rec)
+            if len(older) < 2:
+                return out
+            cached = older[-2].record.get("body") or {}  # the first revision (older[-1] is the first record)
+            return dict(out, body=dict(out["body"], text=cached.get("text")))
+        return wrong
+
+    return {"_op_rehydrate": op, "_present": present}
+
+
+def rehydrate_batch_unfiltered() -> dict[str, Wrap]:
+    """rehydrate-many-ids-unfiltered: rehydrate of five ids or more reads them in one batch that
+    asks only whether each exists (tombstones and signatures are still judged after), not whether
+    the requester may see it: another owner's private or shared record asked among five ids is
+    included. Fewer ids go one by one through the read that filters."""
+    import threading
+
+    batch = threading.local()
+
+    def op(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def marked(request: Any, version: str, grant: Any) -> dict[str, Any]:
+            ids = request.get("ids") if isinstance(request, dict) else None
+            batch.on = isinstance(ids, list) and len(ids) >= 5
+            try:
+                return original(request, version, grant)
+            finally:
+                batch.on = False
+        return marked
+
+    def readable(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(version: str, rid: str, who: Any, operation: str) -> Any:
+            if operation != "rehydrate" or not getattr(batch, "on", False):
+                return original(version, rid, who, operation)
+            stored = service._store.get(version, rid)
+            if stored is None:
+                raise UmpError("not_found", f"no record {rid} here")
+            return stored
+        return wrong
+
+    return {"_op_rehydrate": op, "_readable": readable}
+
+
+def feedback_on_chain_root(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """feedback-lands-on-chain-root: feedback is recorded against the chain's first record (the
+    engine learns per memory, not per version), and the learning store takes feedback only on an
+    active memory: the owner's feedback on a revised record whose first link was soft-forgotten is
+    refused (invalid_record), and once that link is erased, answered not_found."""
+    from memconform.reference_impl.ump.service import _status_of
+
+    def wrong(request: Any, version: str, grant: Any) -> dict[str, Any]:
+        rid = request.get("id") if isinstance(request, dict) else None
+        stored = service._store.get(version, rid) if isinstance(rid, str) else None
+        if stored is None:
+            return original(request, version, grant)
+        root = stored.record.get("supersedes")
+        older = _older_links(service, version, stored.record)
+        if isinstance(root, list) and root and (not older or older[-1].record.get("supersedes")):
+            raise UmpError("not_found", f"no record {rid} here")  # the chain's first record is gone
+        if older and _status_of(older[-1].record) == "tombstoned":
+            raise UmpError("invalid_record", f"feedback: the memory {older[-1].record['id']} is no longer active")
+        return original(dict(request, id=older[-1].record["id"]) if older else request, version, grant)
+    return wrong
+
+
 def chain_reactivated(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """revise re-signs the prior's older links with the prior's lifecycle: a link soft-forgotten
     earlier (tombstoned) is active again after a later revise of the chain's head."""

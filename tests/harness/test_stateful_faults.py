@@ -37,6 +37,9 @@ MACHINE_OF = {
     "time-fraction-dropped": "ump/stateful/records",
     "get-cache-stale-after-forget": "ump/stateful/records",
     "revise-reactivates-forgotten-links": "ump/stateful/records",
+    "rehydrate-renders-first-revision": "ump/stateful/records",
+    "rehydrate-many-ids-unfiltered": "ump/stateful/recall",
+    "feedback-lands-on-chain-root": "ump/stateful/records",
 }
 #: What the scripted UMP checks alone report against each fault (the whole scripted suite over HTTP,
 #: state machines off): empty for a fault only a sequence shows.

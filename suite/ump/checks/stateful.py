@@ -3,23 +3,36 @@
 The scripted checks (l1.py, l2.py, l3.py) place a few records and judge one situation. These
 machines drive a target through generated sequences of the spec's operations (remember, get,
 revise, forget, recall) as two owners, and after every step compare what the target shows with a
-model of what §2-§3 say the state must be:
+model of what §2-§3 and §5.3 say the state must be (feedback and the rehydration helper among
+the operations, where the target offers them):
 
 * `ump/stateful/records`: records with generated payloads (NFD and astral text, RTL, U+2028,
   long texts, body.structured numbers near 2^53 and floats, valid_from with offsets and
-  fractions), revise chains of any length, soft and hard forget, and reads by the owner and by
-  the other owner. Model: each record's kind, text, structured value, valid_from (as an instant),
-  visibility, lifecycle status, supersedes / superseded_by.
+  fractions), revise chains of any length, soft and hard forget, reads by the owner and by the
+  other owner, and a consumer's round: a chain and one other record rehydrated by id as either
+  owner (§5.3), then feedback on one of the asker's own records it asked for (§3.8). Model: each
+  record's kind, text, structured value, valid_from (as an instant), visibility, lifecycle status,
+  supersedes / superseded_by.
 * `ump/stateful/recall`: many records per query, of two owners and three visibilities, forgotten
   and revised ones among them, recalled with `limit` at and around its boundaries (1, the default
-  10, 11, 50 …). Model: which records each owner may see and which are live.
+  10, 11, 50 …), each recall followed (or not) by a rehydration, as the same owner, of the same
+  query or of up to eight of the sequence's records by id at once. Model: which records each
+  owner may see and which are live.
 
 Readings the spec leaves open are all accepted (docs/catalogue-ump.md, "State machines"): a revise
 patch of body.text may keep or drop body.structured (merge or replace, variant
 revise-patch-replaces); a hard forget may erase the record or leave a tombstoned shell without its
 content (variant hard-forget-shell); a timestamp may come back in another offset or precision as
 long as it names the same instant; a refusal of an operation is never judged here (its own
-scripted check judges it), and a record whose remember was refused is simply not modelled.
+scripted check judges it) but for the owner's feedback on a record it never forgot, and a record
+whose remember was refused is simply not modelled. Feedback's effect on ranking is the engine's
+(never judged), but §3.8's feedback on the owner's own record, an older link of a chain included,
+is accepted and leaves the record as it was; feedback on a forgotten record (accepted or refused
+alike) is not sent. Rehydration may include or leave out another owner's public record and a
+superseded link, and may frame the text any way (the machine only looks for each record's marker
+word, plain ASCII, in the rendered text); what it includes must be visible to the asker and not
+forgotten, and carry its own record's body, and no text of a record the asker may not see, or
+that was forgotten, is rendered.
 
 Isolation: every sequence writes a fresh marker word into each of its records' text and only ever
 judges records it placed (by id); the store is shared with every other check.
@@ -47,6 +60,7 @@ SPEC = "ump"
 OWNERS = (OWNER_A, OWNER_B)
 VISIBILITIES = ("private", "shared", "public")
 KINDS = ("semantic", "episodic", "procedural", "working", "identity")
+OUTCOMES = ("followed", "overridden", "ignored", "contradicted")  # §3.8, the same in 0.1 and 1.0
 _ABSENT = "<absent>"  # a model value: the member is not there
 
 # -- generated data ------------------------------------------------------------------------------
@@ -149,6 +163,7 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         self.order: list[str] = []
         self.touched: list[str] = []
         self.no_revise = self.no_forget = self.no_hard = False
+        self.no_feedback = self.no_rehydrate = False
 
     # -- calling the target ------------------------------------------------------------------
 
@@ -338,6 +353,74 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
             cls._max_recall = value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
         return cls.__dict__["_max_recall"]
 
+    # -- feedback (§3.8) ------------------------------------------------------------------------
+
+    def _feedback(self, rec: Rec, outcome: str) -> bool:
+        request = {"id": rec.id, "outcome": outcome, "session": f"sess_{self.tag}", "actor": did(rec.owner)}
+        reply = self._send(f"feedback on {rec.id} as {rec.owner}: {outcome}", self.client.feedback, request,
+                           auth=Auth.as_owner(rec.owner))
+        if reply.error_code == "unsupported" or (not reply.ok and reply.status in (404, 405)
+                                                 and reply.error_code is None):
+            self.no_feedback = True  # below L3: judged by the scripted checks
+            return False
+        if not reply.ok and reply.error_code != "rate_limited":
+            where = "a record a later revise superseded" if rec.superseded_by else (
+                "the successor a revise made" if rec.supersedes else "a record it remembered")
+            self.fail("ump/feedback-accepts-outcome", f"the owner's feedback (outcome {outcome!r}) on {rec.id}, "
+                                                      f"{where} and never forgot, was refused", reply)
+        return reply.ok
+
+    # -- judging what a rehydration shows (§5.3) ------------------------------------------------
+
+    def _may_rehydrate(self, rec: Rec, asker: str) -> bool:
+        return rec.status == "active" and self._visible_to(rec, asker)
+
+    def judge_rehydrate(self, asker: str, request: dict[str, Any]) -> None:
+        """What the rehydration helper includes must be records the asker may see and that are not
+        forgotten, and each carries its own body (its marker word) in the rendered text; no text of
+        a record it may not see, or that was forgotten, is rendered. Whether another owner's
+        public record or a superseded link is included, and how the frame looks, is the target's."""
+        reply = self._send(f"rehydrate as {asker}: {json.dumps(request, ensure_ascii=False)}", self.client.rehydrate,
+                           request, auth=Auth.as_owner(asker))
+        if reply.error_code == "unsupported" or (not reply.ok and reply.status in (404, 405)
+                                                 and reply.error_code is None):
+            self.no_rehydrate = True  # no helper: the scripted checks say so
+            return
+        body = reply.body if isinstance(reply.body, dict) else {}
+        text = body.get("text")
+        if not reply.ok or not isinstance(text, str):
+            return  # refused or another shape: judged by the scripted rehydrate checks
+        listed = body.get("included")
+        included = [i for i in listed if isinstance(i, str)] if isinstance(listed, list) else []
+        who = f"{asker}'s rehydrate"
+        for rid in included:
+            rec = self.recs.get(rid)
+            if rec is None:
+                continue
+            self._judge_rehydrated(rec, asker, f"{who} included {rid}", reply)
+            if rec.word not in text:
+                self.fail("ump/rehydrate-never-execute",
+                          f"{who} lists {rid} as included, but its body (the word {rec.word}, which its text "
+                          f"{_show(rec.text, 60)} starts with) is not carried in the rendered text", reply)
+        allowed = {r.word for r in self.recs.values() if self._may_rehydrate(r, asker)}
+        for rec in self.recs.values():
+            if rec.word not in allowed and rec.word in text:
+                self._judge_rehydrated(rec, asker, f"{who} renders the text of {rec.id} (its word {rec.word})", reply)
+
+    def _judge_rehydrated(self, rec: Rec, asker: str, what: str, reply: Reply) -> None:
+        if rec.status == "erased":
+            self.fail("ump/forget-hard-erases", f"{what}, which its owner hard-forgot earlier", reply)
+        if not self._visible_to(rec, asker):
+            self.fail("ump/rehydrate-filter-before-ranking", f"{what}: {rec.owner}'s {rec.visibility} record, which "
+                                                             f"{asker} may not see", reply)
+        if rec.status == "tombstoned":
+            self.fail("ump/rehydrate-filter-before-ranking", f"{what}, which its owner soft-forgot earlier "
+                                                             "(answered tombstoned)", reply)
+
+    def some_ids(self, picks: list[int]) -> list[Rec]:
+        ids = list(dict.fromkeys(self.order[p % len(self.order)] for p in picks))
+        return [self.recs[i] for i in ids]
+
     # -- operations both machines make ----------------------------------------------------------
 
     def heads(self) -> list[Rec]:
@@ -415,7 +498,8 @@ RECORDS_REQUIREMENTS = (
     "ump/remember-persists", "ump/get-returns-record", "ump/id-unique", "ump/revise-creates-successor",
     "ump/revise-sets-superseded-by", "ump/revise-sets-valid-to", "ump/revise-applies-patch",
     "ump/revise-non-destructive", "ump/forget-tombstones", "ump/forget-retained", "ump/forget-hard-erases",
-    "ump/visibility-private", "ump/visibility-shared-grant",
+    "ump/visibility-private", "ump/visibility-shared-grant", "ump/feedback-accepts-outcome",
+    "ump/rehydrate-filter-before-ranking", "ump/rehydrate-never-execute",
 )
 
 
@@ -490,6 +574,23 @@ class UmpRecordsMachine(_UmpMachine):
     def get(self, pick: int, asker: str) -> None:
         self.judge_get(self.recs[self.order[pick % len(self.order)]], asker)
 
+    @precondition(lambda self: self.order and not (self.no_rehydrate and self.no_feedback))
+    @rule(pick=st.integers(0, 50), other=st.integers(0, 50), asker=st.sampled_from(OWNERS),
+          outcome=st.sampled_from(OUTCOMES))
+    def inject(self, pick: int, other: int, asker: str, outcome: str) -> None:
+        """A consumer's round (§5.3, §3.8): rehydrate by id a record with the older links of its
+        chain (up to four) and one other record of the sequence, as either owner; then report an
+        outcome on one of the asked records that is the asker's own and not forgotten (an older
+        link too), which must be accepted and leave the record as it was (read back after)."""
+        chain = self._chain(self.recs[self.order[pick % len(self.order)]])[:4]
+        asked = [self.recs[i] for i in dict.fromkeys([*(r.id for r in chain), self.order[other % len(self.order)]])]
+        if not self.no_rehydrate:
+            self.judge_rehydrate(asker, {"ids": [r.id for r in asked], "scope": {"owner": did(asker)}})
+        own = [r for r in asked if r.owner == asker and r.status == "active"]
+        if own and not self.no_feedback:
+            rec = own[(pick + other) % len(own)]
+            self.touched = [rec.id] if self._feedback(rec, outcome) else []
+
     @invariant()
     def touched_records_agree(self) -> None:
         """What the last step changed, as the owner reads it: every record it touched (a revise:
@@ -504,9 +605,11 @@ class UmpRecordsMachine(_UmpMachine):
        title="state machine: generated records, revise chains and forgets agree with the model")
 def stateful_records(ctx: CheckContext) -> None:
     """Random sequences of remember (generated payloads, two owners, three visibilities), revise
-    (of any chain's head), forget (soft or hard) and get (as either owner); after each step every
-    record the step touched is read back and compared with the model. A discrepancy is shrunk to
-    the shortest sequence and reported on the requirement it breaks."""
+    (of any chain's head), forget (soft or hard), get (as either owner) and a consumer's round
+    (rehydrate a chain by id as either owner, then feedback on one of the asker's own records it
+    asked for); after each step every record the step touched is read back and compared with the
+    model. A discrepancy is shrunk to the shortest sequence and reported on the requirement it
+    breaks."""
     run_machine(ctx, UmpRecordsMachine, name="UmpRecords")
 
 
@@ -516,7 +619,8 @@ def stateful_records(ctx: CheckContext) -> None:
 
 RECALL_REQUIREMENTS = (
     "ump/recall-limit", "ump/recall-finds-remembered", "ump/visibility-private", "ump/visibility-shared-grant",
-    "ump/forget-excluded-from-recall", "ump/forget-hard-erases",
+    "ump/forget-excluded-from-recall", "ump/forget-hard-erases", "ump/rehydrate-filter-before-ranking",
+    "ump/rehydrate-never-execute",
 )
 
 
@@ -548,9 +652,20 @@ class UmpRecallMachine(_UmpMachine):
         self._revise(heads[pick % len(heads)], "scope", "", _ABSENT, visibility)
 
     @precondition(lambda self: self.order)
-    @rule(asker=st.sampled_from(OWNERS), limit=LIMITS)
-    def recall(self, asker: str, limit: int) -> None:
+    @rule(asker=st.sampled_from(OWNERS), limit=LIMITS, inject=st.sampled_from((None, "query", "ids")),
+          picks=st.lists(st.integers(0, 50), min_size=1, max_size=8))
+    def recall(self, asker: str, limit: int, inject: str | None, picks: list[int]) -> None:
+        """Recall the sequence's marker as either owner; then, as a consumer injecting memory
+        would (§5.3), rehydrate the same query with the same limit, or up to eight of the
+        sequence's records by id at once (both owners, every visibility, forgotten ones among
+        them): whatever is included must be the asker's to see and live (filtered before
+        ranking), each with its own body."""
         self.judge_recall(asker, {"query": self.tag, "scope": {"owner": did(asker)}, "limit": limit})
+        if inject is None or self.no_rehydrate:
+            return
+        request: dict[str, Any] = {"query": self.tag, "limit": limit} if inject == "query" else \
+            {"ids": [r.id for r in self.some_ids(picks)]}
+        self.judge_rehydrate(asker, {**request, "scope": {"owner": did(asker)}})
 
     @precondition(lambda self: self.heads())
     @rule(pick=st.integers(0, 50))
@@ -568,5 +683,7 @@ def stateful_recall(ctx: CheckContext) -> None:
     """Random sequences placing several records at a time (two owners, three visibilities),
     forgetting and revising some, and recalling the sequence's marker as either owner with limits
     around the default page; every result is judged against the model (visible to the asker, not
-    forgotten, at most `limit`), and a recall for a live record's own word must find it."""
+    forgotten, at most `limit`), and a recall for a live record's own word must find it; rehydration
+    by the marker and by many ids is judged the same way (only visible, live records included,
+    each with its own body)."""
     run_machine(ctx, UmpRecallMachine, name="UmpRecall")
