@@ -28,6 +28,9 @@ class Effort:
     stateful_examples: int = 0   # sequences of operations per state machine
     stateful_steps: int = 0      # operations per sequence at most
     stateful_seconds: float = 0  # what one state machine may take; no new sequence starts after it
+    #: how long shortening a failure may take at most (it changes what a finding prints, never whether
+    #: there is one): kept apart from the cap, which only guards a slow target
+    stateful_shrink_seconds: float = 0
 
     def describe(self) -> str:
         return (f"{self.name} — OpenAPI fuzz {self.fuzz_examples} examples per operation and as many stateful "
@@ -36,14 +39,14 @@ class Effort:
 
 
 EFFORTS = {
-    "quick": Effort("quick", 6, 5.0, 3, 10, 1.0),
+    "quick": Effort("quick", 6, 5.0, 3, 10, 1.0, 1.0),
     # 12 sequences: every stateful fault of the reference is first seen by sequence 10 at seed 0,
     # most by the fifth (the effort notes' found_in_sequence; tests/harness/test_stateful_faults*.py
     # prove each at these counts); the counts
     # govern (a run draws the same whatever the machine's speed) and the 10 s cap only guards a
     # slow target, whose report then says how many sequences ran
-    "default": Effort("default", 12, 8.0, 12, 20, 10.0),
-    "thorough": Effort("thorough", 200, 120.0, 300, 50, 120.0),
+    "default": Effort("default", 12, 8.0, 12, 20, 10.0, 2.5),
+    "thorough": Effort("thorough", 200, 120.0, 300, 50, 120.0, 120.0),
 }
 
 _current = EFFORTS["default"]

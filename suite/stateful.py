@@ -70,8 +70,8 @@ class _Run:
     started: float
     deadline: float
     shrink_deadline: float | None = None
-    #: how long shortening a failure may take: the machine's budget, at most the effort's own
-    #: figure (a budget raised through the environment, as the project's tests do so that what is
+    #: how long shortening a failure may take: the effort's shrink figure, at most the machine's
+    #: budget (a budget raised through the environment, as the project's tests do so that what is
     #: found does not depend on the machine's speed, does not lengthen the shortening)
     shrink_seconds: float = 0.0
     sequences: int = 0
@@ -177,7 +177,7 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
                             f"{effort.ENV_STATEFUL_STEPS}={steps}, {effort.ENV_STATEFUL_SECONDS}={seconds:g})")
     started = time.monotonic()
     run = _Run(started=started, deadline=started + seconds,
-               shrink_seconds=min(seconds, effort.current().stateful_seconds or seconds))
+               shrink_seconds=min(seconds, effort.current().stateful_shrink_seconds or seconds))
     bound = type(name or machine.__name__, (machine,), {"ctx": ctx, "client": ctx.client, "_run": run, **attributes})
     run_seed = ctx.property_seed()
     seed(run_seed)(bound)
