@@ -46,9 +46,9 @@ def storage_dir() -> str:
         return _STORAGE[0]
 
 
-def _no_local_constants() -> Any:
-    """A stand-in for Hypothesis's `_get_local_constants` returning no constants; None when this
-    Hypothesis has no such hook (then there is nothing to neutralise)."""
+def _local_constants_hook() -> tuple[Any, Any] | None:
+    """(Hypothesis's providers module, a stand-in for its `_get_local_constants` returning no
+    constants); None when this Hypothesis has no such hook (then there is nothing to neutralise)."""
     try:
         from hypothesis.internal.conjecture import providers
         from hypothesis.internal.constants_ast import Constants
@@ -57,29 +57,33 @@ def _no_local_constants() -> Any:
     if not callable(getattr(providers, "_get_local_constants", None)):
         return None
     empty = Constants()
-    return lambda: empty
+    return providers, lambda: empty
+
+
+def _forget_drawn_constants(providers: Any) -> None:
+    # constants already offered are cached per kind of draw: forget them on the way in and out
+    getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", {}).clear()
 
 
 @contextlib.contextmanager
 def quiet_hypothesis() -> Iterator[None]:
     """Run Hypothesis as the module doc says, restoring everything afterwards."""
     from hypothesis import configuration
-    from hypothesis.internal.conjecture import providers
 
     previous = getattr(configuration, "__hypothesis_home_directory", None)
     configuration.set_hypothesis_home_dir(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or storage_dir())
-    stand_in = _no_local_constants()
-    original = getattr(providers, "_get_local_constants", None)
-    if stand_in is not None:
+    hook = _local_constants_hook()
+    if hook is not None:
+        providers, stand_in = hook
+        original = providers._get_local_constants
         providers._get_local_constants = stand_in
-        # constants already drawn from are cached per kind of draw: forget them both ways
-        getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", {}).clear()
+        _forget_drawn_constants(providers)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
-        if stand_in is not None:
+        if hook is not None:
             providers._get_local_constants = original
-            getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", {}).clear()
+            _forget_drawn_constants(providers)
         configuration.set_hypothesis_home_dir(previous)
