@@ -90,9 +90,10 @@ def _rows_for(report: dict[str, Any], key: tuple[str, str, str, str]) -> list[di
             if (r["target"], r["spec"], r["version"], r["binding"]) == key]
     seen = {r["id"] for r in rows}
     for res in report["results"]:
-        if (res["target"], res["spec"], res["version"], res["binding"]) != key or res["outcome"] != "skipped":
+        if (res["target"], res["spec"], res["version"], res["binding"]) != key:
             continue
-        for rid in res["requirements"]:
+        unseen = res["requirements"] if res["outcome"] == "skipped" else res.get("not_judged", ())
+        for rid in unseen:
             if rid in seen:
                 continue
             seen.add(rid)

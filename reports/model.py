@@ -51,7 +51,7 @@ def requirement_outcomes(results: Iterable[dict[str, Any]]) -> dict[str, dict[st
         if outcome is Outcome.SKIPPED:
             continue
         named = {f["requirement"] for f in res.get("findings", ())}
-        for rid in res["requirements"]:
+        for rid in judged_requirements(res):
             if outcome is Outcome.INFO and not named:
                 per_req = Outcome.INFO  # inconclusive: nothing was judged, so nothing passed
             elif outcome in (Outcome.FAILED, Outcome.WARNING, Outcome.INFO):
@@ -63,6 +63,13 @@ def requirement_outcomes(results: Iterable[dict[str, Any]]) -> dict[str, dict[st
             if _SEVERITY[per_req] > _SEVERITY[entry["outcome"]]:
                 entry["outcome"] = per_req
     return acc
+
+
+def judged_requirements(res: dict[str, Any]) -> list[str]:
+    """The requirements a result observed: those its check names, but for the ones it says it did
+    not judge (a state machine whose sequences never reached them); a finding is an observation."""
+    missed = set(res.get("not_judged", ())) - {f["requirement"] for f in res.get("findings", ())}
+    return [rid for rid in res["requirements"] if rid not in missed]
 
 
 def not_exercised(results: Iterable[dict[str, Any]]) -> dict[str, str]:
@@ -186,7 +193,7 @@ def coverage(results: list[dict[str, Any]] | None = None) -> list[dict[str, Any]
     for chk in all_checks():
         checked[chk.spec].update(chk.requirements)
     exercised = {(r["spec"], r["version"], rid) for r in (results or ())
-                 if r["outcome"] != "skipped" for rid in r["requirements"]}
+                 if r["outcome"] != "skipped" for rid in judged_requirements(r)}
     rows = []
     for spec in catalogues.SPECS:
         cat = catalogues.load(spec)

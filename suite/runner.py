@@ -31,6 +31,9 @@ class CheckContext:
     #: Which requirements bind the target under its profile (OMF: memd or a plain consumer); a
     #: finding on one that does not is left out: that profile promised nothing there.
     applies: Any = None
+    #: The requirements the check observed, when it says so (a state machine: suite/stateful.py);
+    #: None: every requirement it names. Only these are credited; the others are not judged.
+    judged: set[str] | None = None
 
     def property_seed(self) -> int:
         """The run's seed (`--seed`) for a property-based check's generator. Asking for it records
@@ -76,10 +79,13 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
     ctx: CheckContext | None = None
 
     def result(outcome: Outcome, reason: str | None = None) -> CheckResult:
+        extra: dict[str, Any] = {"effort": ctx.effort} if ctx and ctx.effort else {}
+        missed = _not_judged(check, version, case, ctx)
+        if missed:
+            extra["not_judged"] = missed
         return CheckResult(outcome, reason=reason, findings=tuple(ctx.findings) if ctx else (),
                            duration=time.perf_counter() - started,
-                           seed=ctx.seed if ctx and ctx.seed_used else None,
-                           extra={"effort": ctx.effort} if ctx and ctx.effort else {})
+                           seed=ctx.seed if ctx and ctx.seed_used else None, extra=extra)
 
     try:
         client = client_factory()
@@ -102,4 +108,25 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
     except Exception:  # a bug in the suite itself: an error, never a verdict on the target
         return CheckResult(Outcome.ERROR, reason="the check itself crashed:\n" + traceback.format_exc(),
                            duration=time.perf_counter() - started)
+    missed = _not_judged(check, version, case, ctx)
+    if missed and not ctx.findings:
+        named = [r.id for r in check.requirements_for(version, case)]
+        if len(missed) == len(named):  # nothing observed: no verdict at all
+            skipped = result(Outcome.SKIPPED, f"judged none of its requirements: {_why_not_judged(ctx)}")
+            return dataclasses.replace(skipped, extra={**skipped.extra, "not_exercised": True})
+        return result(Outcome.PASSED, f"judged {len(named) - len(missed)} of its {len(named)} requirements; not "
+                                      f"judged: {', '.join(missed)} ({_why_not_judged(ctx)})")
     return result(outcome_of(check, version, case, ctx.findings))
+
+
+def _not_judged(check: Check, version: str, case: Case | None, ctx: CheckContext | None) -> list[str]:
+    """The requirements the check names but did not observe (a finding is an observation)."""
+    if ctx is None or ctx.judged is None:
+        return []
+    seen = ctx.judged | {f.requirement for f in ctx.findings}
+    return [r.id for r in check.requirements_for(version, case) if r.id not in seen]
+
+
+def _why_not_judged(ctx: CheckContext) -> str:
+    notes = (ctx.effort or {}).get("notes") or []
+    return "; ".join(notes) if notes else "no sequence reached a state in which they could be seen"

@@ -14,12 +14,18 @@ target shows with the model after every step. This module runs one such machine 
 
 A machine subclasses `SpecMachine`, calls its client through `self.call(...)` (which logs the
 step) and raises through `self.broken(...)`.
+
+A machine is one check naming many requirements, and a sequence reaches only some of them: a
+target that answers `unsupported` to an operation, or draws that never build the state a
+requirement is about, leave it unobserved. So a machine says what it judged (`self.judged(...)`,
+where it compares something the target showed with the model); the check is credited with those
+requirements alone, and the report lists the others as not judged (absence is never evidence).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, NoReturn
 
 from memconform.suite import effort
@@ -83,6 +89,10 @@ class _Run:
     shortest: tuple[Broken, list[str]] | None = None
     stopped: bool = False
     last: "SpecMachine | None" = None
+    #: the requirements some sequence compared against the model (a discrepancy counts)
+    judged: set[str] = field(default_factory=set)
+    #: why some were not: what the machine learnt of the target (an operation it does not offer)
+    notes: dict[str, None] = field(default_factory=dict)
 
 
 class SpecMachine:
@@ -135,6 +145,20 @@ class SpecMachine:
         self.log(f"{what} → {quote(getattr(result, 'describe', lambda: result)())}")
         return result
 
+    def judged(self, *requirements: str) -> None:
+        """Credit `requirements`: the step compared what the target showed with the model, so a
+        target that broke them would have been caught here."""
+        run = type(self)._run
+        if run is not None:
+            run.judged.update(requirements)
+
+    def note(self, text: str) -> None:
+        """Why part of the machine did not run (an operation the target does not offer), for the
+        report beside the requirements not judged."""
+        run = type(self)._run
+        if run is not None:
+            run.notes.setdefault(text)
+
     def gone(self, message: str) -> NoReturn:
         """The target answered, but as a server that failed (a 5xx, an `internal` error): end the
         machine as a target error, as `call` does for no answer."""
@@ -147,6 +171,7 @@ class SpecMachine:
         exc = Broken(requirement, message, sent=sent, received=received)
         run = type(self)._run
         if run is not None:
+            run.judged.add(requirement)
             if run.first_failure is None:
                 run.first_failure = (exc, list(self.steps))
                 run.found_in = run.sequences
@@ -213,7 +238,10 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
                "seed": run_seed}
     if run.found_in is not None:
         summary["found_in_sequence"] = run.found_in
+    if run.notes:
+        summary["notes"] = list(run.notes)
     ctx.effort = summary  # in the report beside the result: what this run of the machine tried
+    ctx.judged = set(run.judged)
     if failure is not None:
         last = run.last
         script = last.script() if last is not None else "  (no step)"

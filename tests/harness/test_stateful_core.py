@@ -53,6 +53,7 @@ class CounterMachine(SpecMachine, RuleBasedStateMachine):
 
     @invariant()
     def agrees(self) -> None:
+        self.judged("ump/error-codes")
         if self.client.value != self.model:
             self.broken("ump/error-codes", f"the counter shows {self.client.value}, the model {self.model}")
 
@@ -105,3 +106,72 @@ def test_switched_off_is_not_applicable(monkeypatch):
     monkeypatch.setenv(effort.ENV_STATEFUL_EXAMPLES, "0")
     with pytest.raises(NotApplicable, match="switched off"):
         run_machine(_ctx(Counter()), CounterMachine)
+
+
+# -- what a machine is credited with ----------------------------------------------------------
+
+class HalfMachine(CounterMachine):
+    """Names two requirements, observes one; told the other operation is not offered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.note("reset answered unsupported: not judged here")
+
+
+def _two(func) -> Check:
+    return Check(id="mini/stateful/two", spec="ump", title="two", requirements=("ump/error-codes", "ump/id-unique"),
+                 bindings=("http",), func=func)
+
+
+def _as_reported(check: Check, result) -> dict:
+    """The result as the report writes it (suite/plugin.py), for the report's own functions."""
+    return {"node_id": "n", "requirements": list(check.requirements), "outcome": result.outcome.value,
+            "findings": [f.to_json() for f in result.findings], "reason": result.reason,
+            **({"not_judged": result.extra["not_judged"]} if result.extra.get("not_judged") else {})}
+
+
+def test_a_machine_is_credited_only_with_what_it_judged():
+    from memconform.reports.model import requirement_outcomes
+    from memconform.suite.outcomes import Outcome
+    from memconform.suite.runner import run_check
+
+    check = _two(lambda ctx: run_machine(ctx, HalfMachine))
+    result = run_check(check, "1.0", "http", Counter, None)
+    assert result.outcome is Outcome.PASSED
+    assert result.extra["not_judged"] == ["ump/id-unique"]
+    assert "judged 1 of its 2 requirements; not judged: ump/id-unique (reset answered unsupported" in result.reason
+    assert result.extra["effort"]["notes"] == ["reset answered unsupported: not judged here"]
+    # the report credits the observed requirement alone: the other is neither passed nor failed
+    assert set(requirement_outcomes([_as_reported(check, result)])) == {"ump/error-codes"}
+
+
+def test_a_finding_counts_as_judged():
+    from memconform.suite.runner import run_check
+
+    class Drifting(HalfMachine):
+        @invariant()
+        def agrees(self) -> None:  # compares without saying so: the finding itself is the observation
+            if self.client.value != self.model:
+                self.broken("ump/error-codes", "the counter drifted")
+
+    check = _two(lambda ctx: run_machine(ctx, Drifting))
+    result = run_check(check, "1.0", "http", lambda: Counter(drift_after=3), None)
+    assert result.outcome.value == "failed"
+    assert result.extra["not_judged"] == ["ump/id-unique"]
+
+
+def test_a_machine_that_judged_nothing_is_skipped_not_passed():
+    from memconform.reports.model import requirement_outcomes
+    from memconform.suite.outcomes import Outcome
+    from memconform.suite.runner import run_check
+
+    class Blind(HalfMachine):
+        @invariant()
+        def agrees(self) -> None:
+            pass
+
+    check = _two(lambda ctx: run_machine(ctx, Blind))
+    result = run_check(check, "1.0", "http", Counter, None)
+    assert result.outcome is Outcome.SKIPPED
+    assert result.reason.startswith("judged none of its requirements: reset answered unsupported")
+    assert requirement_outcomes([_as_reported(check, result)]) == {}

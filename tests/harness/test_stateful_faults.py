@@ -125,6 +125,39 @@ def test_the_clean_reference_passes_the_machines(pytester):
     assert report["totals"].get("error", 0) == 0, [r["reason"] for r in report["results"] if r["outcome"] == "error"]
     assert failed_requirements(report) == set()
     assert report["totals"].get("passed", 0) == 4  # two machines, two versions
+    # a server offering every operation is judged on every requirement each machine names
+    assert {r["check"]: r.get("not_judged") for r in report["results"]} == dict.fromkeys(MACHINES)
+    assert result.ret == 0
+
+
+def test_an_operation_the_target_does_not_offer_is_not_credited(pytester, monkeypatch):
+    """A target without feedback and rehydration (answered `unsupported`, as below L3) passes the
+    machines on what they observed, and only on that: the requirements of those operations are not
+    judged, neither passed nor failed, and the report says why."""
+    from memconform.suite.ump.client import Reply
+    from memconform.targets.http import HttpUmpClient
+
+    def unsupported(operation):
+        def answer(self, request, *, auth=None):
+            body = {"error": {"code": "unsupported", "message": f"{operation} is not offered"}}
+            return Reply(operation, "http", request, status=400, body=body, error_code="unsupported")
+        return answer
+
+    monkeypatch.setattr(HttpUmpClient, "feedback", unsupported("feedback"))
+    monkeypatch.setattr(HttpUmpClient, "rehydrate", unsupported("rehydrate"))
+    result, report = run_suite(pytester, "--target=reference", "--spec=ump@1.0", "--binding=http",
+                               *[f"--check={m}" for m in MACHINES], "--seed=0")
+    by_check = {r["check"]: r for r in report["results"]}
+    records, recall = by_check["ump/stateful/records"], by_check["ump/stateful/recall"]
+    assert records["outcome"] == recall["outcome"] == "passed"
+    assert records["not_judged"] == ["ump/feedback-accepts-outcome", "ump/rehydrate-filter-before-ranking",
+                                     "ump/rehydrate-never-execute"]
+    assert recall["not_judged"] == ["ump/rehydrate-filter-before-ranking", "ump/rehydrate-never-execute"]
+    assert "rehydrate answered HTTP 400" in records["reason"] and "feedback answered HTTP 400" in records["reason"]
+    credited = {r["id"] for r in report["requirements"]}
+    assert not credited & {"ump/feedback-accepts-outcome", "ump/rehydrate-filter-before-ranking",
+                           "ump/rehydrate-never-execute"}
+    assert {"ump/visibility-private", "ump/recall-limit", "ump/revise-creates-successor"} <= credited
     assert result.ret == 0
 
 
@@ -139,4 +172,5 @@ def test_every_ump_variant_passes_the_machines(pytester, binding, group):
     assert report["totals"].get("error", 0) == 0, [r["reason"] for r in report["results"] if r["outcome"] == "error"]
     assert failed_requirements(report) == set(), group
     assert report["totals"].get("passed", 0) == 2, report["totals"]
+    assert [r.get("not_judged") for r in report["results"]] == [None, None], group
     assert result.ret == 0

@@ -197,6 +197,8 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         rid = body.get("id")
         if not reply.ok or body.get("result") != "created" or not isinstance(rid, str):
             return None  # refused or merged: judged by the scripted checks, not modelled here
+        if self.recs:
+            self.judged("ump/id-unique")  # a new id beside this sequence's others
         if rid in self.recs:
             self.fail("ump/id-unique", f"remember of a new record (text {_show(text, 80)}) answered created with "
                                        f"the id {rid}, which this sequence's earlier record already has", reply)
@@ -222,12 +224,14 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         if reply.ok and not isinstance(served, dict):
             self.fail("ump/get-returns-record", f"{asker}'s get of {rec.id} answered no record object", reply)
         if rec.status == "erased":
+            self.judged("ump/forget-hard-erases")
             if served is not None and (served.get("lifecycle") or {}).get("status") != "tombstoned" \
                     or served is not None and rec.text in json.dumps(served.get("body"), ensure_ascii=False):
                 self.fail("ump/forget-hard-erases", f"after the owner's hard forget of {rec.id}, {asker}'s get still "
                                                     "returns the record with its content", reply)
             return
         if not self._visible_to(rec, asker):
+            self.judged("ump/visibility-private" if rec.visibility == "private" else "ump/visibility-shared-grant")
             if served is not None:
                 req = "ump/visibility-private" if rec.visibility == "private" else "ump/visibility-shared-grant"
                 self.fail(req, f"{asker}'s get of {rec.owner}'s {rec.visibility} record {rec.id} returned it", reply)
@@ -256,6 +260,14 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
 
     def _judge_served(self, rec: Rec, served: dict[str, Any], reply: Reply, asker: str) -> None:
         who = f"{asker}'s get of {rec.id}"
+        self.judged("ump/get-returns-record",
+                    *(self._content_requirement(rec, m) for m in ("kind", "body.structured")))
+        if rec.status == "tombstoned" and asker == rec.owner:
+            self.judged("ump/forget-retained", "ump/forget-tombstones")
+        if rec.supersedes is not None:
+            self.judged("ump/revise-creates-successor")
+        if rec.superseded_by is not None:
+            self.judged("ump/revise-sets-superseded-by", "ump/revise-sets-valid-to")
         if served.get("id") != rec.id:
             self.fail("ump/get-returns-record", f"{who} returned a record with id {_show(served.get('id'))}", reply)
         body = served.get("body") if isinstance(served.get("body"), dict) else {}
@@ -318,6 +330,7 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
             return  # a refused recall is judged by the scripted recall checks
         results = results_of(reply)
         limit = request.get("limit")
+        self._judged_recall(asker, limit, must_find)
         if isinstance(limit, int) and len(results) > limit:
             self.fail("ump/recall-limit", f"{asker}'s recall with limit {limit} answered {len(results)} results", reply)
         most = self.max_recall()
@@ -344,6 +357,21 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
                                                      f"{_show(must_find.text, 80)} of its own live record "
                                                      f"{must_find.id} did not return it", reply)
 
+    def _judged_recall(self, asker: str, limit: Any, must_find: Rec | None) -> None:
+        """What an answered recall can show, given what the sequence placed: records the asker may
+        not see, forgotten ones, the limit, the record it must find."""
+        if isinstance(limit, int) or self.max_recall() is not None:
+            self.judged("ump/recall-limit")
+        for rec in self.recs.values():
+            if not self._visible_to(rec, asker):
+                self.judged("ump/visibility-private" if rec.visibility == "private" else "ump/visibility-shared-grant")
+            if rec.status == "tombstoned":
+                self.judged("ump/forget-excluded-from-recall")
+            if rec.status == "erased":
+                self.judged("ump/forget-hard-erases")
+        if must_find is not None:
+            self.judged("ump/recall-finds-remembered")
+
     def max_recall(self) -> int | None:
         """capabilities.max_recall, asked once per run (the bound class keeps it)."""
         cls = type(self)
@@ -362,7 +390,10 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         if reply.error_code == "unsupported" or (not reply.ok and reply.status in (404, 405)
                                                  and reply.error_code is None):
             self.no_feedback = True  # below L3: judged by the scripted checks
+            self.note(f"feedback answered {reply.describe()}: not judged here")
             return False
+        if reply.ok or reply.error_code != "rate_limited":
+            self.judged("ump/feedback-accepts-outcome")
         if not reply.ok and reply.error_code != "rate_limited":
             where = "a record a later revise superseded" if rec.superseded_by else (
                 "the successor a revise made" if rec.supersedes else "a record it remembered")
@@ -385,6 +416,7 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         if reply.error_code == "unsupported" or (not reply.ok and reply.status in (404, 405)
                                                  and reply.error_code is None):
             self.no_rehydrate = True  # no helper: the scripted checks say so
+            self.note(f"rehydrate answered {reply.describe()}: not judged here")
             return
         body = reply.body if isinstance(reply.body, dict) else {}
         text = body.get("text")
@@ -393,6 +425,13 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         listed = body.get("included")
         included = [i for i in listed if isinstance(i, str)] if isinstance(listed, list) else []
         who = f"{asker}'s rehydrate"
+        if any(rid in self.recs for rid in included):
+            self.judged("ump/rehydrate-never-execute")
+        for rec in self.recs.values():
+            if not self._may_rehydrate(rec, asker):
+                self.judged("ump/rehydrate-filter-before-ranking")
+            if rec.status == "erased":
+                self.judged("ump/forget-hard-erases")
         for rid in included:
             rec = self.recs.get(rid)
             if rec is None:
@@ -442,11 +481,13 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
                            {"id": rec.id, "patch": patch}, auth=Auth.as_owner(rec.owner))
         if reply.error_code == "unsupported":
             self.no_revise = True
+            self.note(f"revise answered {reply.describe()}: not judged here")
             return None
         body = reply.body if isinstance(reply.body, dict) else {}
         new_id = body.get("id")
         if not reply.ok or not isinstance(new_id, str):
             return None  # refused: judged by the scripted revise checks
+        self.judged("ump/revise-creates-successor")
         if new_id == rec.id or new_id in self.recs:
             self.fail("ump/revise-creates-successor", f"revise of {rec.id} answered the id {new_id}, which is not a "
                                                       "new record's", reply)
@@ -476,14 +517,18 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         if reply.error_code == "unsupported":
             if hard:
                 self.no_hard = True
+                self.note(f"a hard forget answered {reply.describe()}: not judged here")
             else:
                 self.no_forget = True
+                self.note(f"forget answered {reply.describe()}: not judged here")
             return
         if not reply.ok:
             return  # refused: judged by the scripted forget checks
         if hard:
             rec.status = "erased"
             return
+        if rec.status == "active":
+            self.judged("ump/forget-tombstones")
         if rec.status == "active" and reply.body.get("result") != "tombstoned":  # a repeated forget: any answer
             self.fail("ump/forget-tombstones", f"the owner's soft forget of {rec.id} answered result "
                                                f"{_show(reply.body.get('result'))}", reply)
@@ -642,8 +687,14 @@ class UmpRecallMachine(_UmpMachine):
     @precondition(lambda self: not self.no_forget and self.live())
     @rule(pick=st.integers(0, 50), hard=st.booleans())
     def forget(self, pick: int, hard: bool) -> None:
+        """Forget one record, then recall its own text as its owner at once: a forgotten record
+        is the best match there is for that query, so one served is plain to see (left to the
+        later recalls, a tombstone was seldom still there: measured, none at seed 0)."""
         live = self.live()
-        self._forget(live[pick % len(live)], hard and not self.no_hard)
+        rec = live[pick % len(live)]
+        self._forget(rec, hard and not self.no_hard)
+        if rec.status != "active":
+            self.judge_recall(rec.owner, {"query": rec.text, "scope": {"owner": did(rec.owner)}})
 
     @precondition(lambda self: not self.no_revise and self.heads())
     @rule(pick=st.integers(0, 50), visibility=st.sampled_from(VISIBILITIES))
