@@ -37,7 +37,8 @@ from memconform.suite.runner import CheckContext
 from memconform.suite.stateful import SpecMachine, quote, run_machine
 from memconform.suite.upp import ontology
 from memconform.suite.upp.checks._common import (
-    LIVE, USER_NOT_FOUND, compact, fresh_entity, known_labels, require_offered, served, server_ontology, spec_ref,
+    LIVE, METHOD_NOT_FOUND, USER_NOT_FOUND, compact, fresh_entity, known_labels, require_offered, served,
+    server_ontology, spec_ref,
 )
 from memconform.suite.upp.checks._placing import (FINISHED, client_timeout, import_folder, package_file,
                                                   read_export_file)
@@ -46,6 +47,7 @@ SINGULAR = ("who_name", "where_home", "when_timezone")
 PLURAL = ("what_interests_hobbies", "who_languages", "what_skills")
 #: Every singular label of user/v1: an ingest may store any label of the ontology.
 SINGULARS = ontology.user_v1().singular
+PLURALS = ontology.user_v1().plural
 
 REQUIREMENTS = ("upp/import-persists", "upp/get-events-complete", "upp/events-retained",
                 "upp/supersession-singular", "upp/import-supersession", "upp/plural-accumulate",
@@ -156,6 +158,7 @@ class Ev:
     origin: str = "import"         # "import", "ingest" or "task" (a contextualize's background ingest)
     loose: bool = False            # status free (staged, or one of several of one label told in one text)
     alt: frozenset[str] = frozenset()  # other ids its superseded_by may name (one text's events)
+    adopted: bool = False          # learnt from a listing, not from what an operation returned
 
     def brief(self) -> str:
         return f"{quote(self.value, 80)} {self.labels} ({self.id or 'no id yet'})"
@@ -215,6 +218,8 @@ class UppEventsMachine(SpecMachine):
             reply = self.call(f"upp/import_events for {user.key!r} of {what}: [{'; '.join(sent)}]",
                               self.client.import_events, user.key, str(path))
         result = reply.result if reply.ok else None
+        if isinstance(result, dict):
+            self.judged("upp/import-persists")  # the count compared with the package's
         if not isinstance(result, dict) or result.get("imported_count") != len(events):
             self.broken("upp/import-persists", f"upp/import_events of a package of {len(events)} valid event(s) for "
                         f"{user.key!r} answered {reply.describe()} {compact(result, 200)}; expected imported_count "
@@ -263,7 +268,7 @@ class UppEventsMachine(SpecMachine):
             fresh.append(ev)
         if adopted:
             for ev in fresh:
-                ev.loose = True
+                ev.loose = ev.adopted = True
                 mine = {x for x in ev.labels if x in SINGULARS}
                 for other in user.events:
                     if mine & set(other.labels):
@@ -337,6 +342,7 @@ class UppEventsMachine(SpecMachine):
         still holds them (a listing that leaves some out) or lost them."""
         exported = self._export_events(user)
         if exported is not None:
+            self.judged("upp/get-events-complete")
             in_export = {e.get("id") for e in exported} | {e.get("value") for e in exported}
             hidden = [ev for ev in missing if ev.id in in_export or (ev.id is None and ev.value in in_export)]
             if hidden:
@@ -368,11 +374,15 @@ class UppEventsMachine(SpecMachine):
             return  # not a listing: judged by upp/l2/get-events; nothing to compare here
         self._learn_ids(user, listed)
         by_id = {e.get("id"): e for e in listed}
+        if any(ev.seen for ev in user.events):
+            self.judged("upp/events-retained")  # events listed before, looked for again
         missing = [ev for ev in user.events if ev.id is None or ev.id not in by_id]
         if missing:
             self._missing(user, missing, listed, reply)
         mine = {ev.id for ev in user.events}
         strangers = [e for e in listed if e.get("id") not in mine]
+        if not user.adopt:
+            self.judged("upp/get-events-complete")  # every event listed is one the sequence placed
         if strangers and user.adopt:
             for ev in self._absorb(user, strangers, "task", adopted=True):
                 if user.adopt_into is not None and user.adopt_into.ids is not None:
@@ -387,6 +397,8 @@ class UppEventsMachine(SpecMachine):
         for ev in user.events:
             ev.seen = True
             got = by_id[ev.id]
+            if not ev.adopted:  # what an operation said it stored (an adopted event was taken from a listing)
+                self.judged(PERSISTS[ev.origin])
             if got.get("value") != ev.value or sorted(got.get("labels") or []) != sorted(ev.labels) \
                     or got.get("confidence") != ev.confidence:
                 rid = PERSISTS[ev.origin]
@@ -402,6 +414,8 @@ class UppEventsMachine(SpecMachine):
 
     def _judge_statuses(self, user: User, by_id: dict[Any, dict[str, Any]], reply: Any) -> None:
         for label in sorted(SINGULARS & {str(x) for e in by_id.values() for x in e.get("labels") or ()}):
+            if sum(label in ev.labels for ev in user.events) > 1:
+                self.judged("upp/one-valid-per-singular")  # the model holds an event of that label superseded
             valid = [e for e in by_id.values() if e.get("status") == "valid" and label in (e.get("labels") or [])]
             if len(valid) > 1:
                 self.broken("upp/one-valid-per-singular", f"{user.key!r} holds {len(valid)} valid {label} events "
@@ -416,20 +430,27 @@ class UppEventsMachine(SpecMachine):
                     self.broken("upp/supersession-singular", f"{ev.brief()} of {user.key!r}, superseded by an event "
                                 f"deleted since (or told in one text with another of its singular label), is listed "
                                 f"with status {status!r}; expected superseded or valid", received=got)
+                if ev.orphan:
+                    self.judged("upp/superseded-by-existing")  # its superseder was deleted
                 if pointer is not None and pointer not in ids:
                     self.broken("upp/superseded-by-existing", f"{ev.brief()} of {user.key!r} names superseded_by "
                                 f"{pointer!r}, which is no event of that user (null or an existing event). The spec: "
                                 f"{spec_ref('upp/superseded-by-existing')}", received=got)
                 continue
-            if ev.status == "superseded" and status != "superseded":
+            if ev.status == "superseded":
                 by = ev.by
                 same = by is not None and by.step == ev.step and ev.origin == "import"
                 rid = "upp/import-supersession" if same else "upp/supersession-singular"
+                self.judged(rid)  # the model holds it superseded: so must the listing
+            if ev.status == "superseded" and status != "superseded":
                 shared = sorted(set(ev.labels) & set(by.labels if by else []) & SINGULARS)
                 when = "later in the same package, by created_at" if same else "by a later import"
                 self.broken(rid, f"{ev.brief()} of {user.key!r} is listed {status!r}, but {by.brief() if by else '?'} "
                             f"sharing the singular label(s) {shared} was stored after it ({when}): it must be "
                             f"superseded. The spec: {spec_ref(rid)}", received=got)
+            if ev.status == "valid" and any(o is not ev and set(o.labels) & set(ev.labels) & PLURALS
+                                            for o in user.events):
+                self.judged("upp/plural-accumulate")  # another event shares a plural label with it
             if ev.status == "valid" and status != "valid":
                 culprit = ids.get(pointer)
                 shared = set(ev.labels) & set(culprit.labels) if culprit is not None else set()
@@ -450,6 +471,8 @@ class UppEventsMachine(SpecMachine):
             pointer = got.get("superseded_by")
             if ev.orphan or ev.loose:
                 continue
+            if ev.status == "superseded" and ev.by is not None and ev.by.id is not None:
+                self.judged("upp/supersession-superseded-by", "upp/superseded-by-existing")
             if ev.status == "superseded" and ev.by is not None and ev.by.id is not None and pointer != ev.by.id \
                     and pointer not in ev.alt:
                 rid = "upp/superseded-by-existing" if pointer not in ids else "upp/supersession-superseded-by"
@@ -494,6 +517,7 @@ class UppEventsMachine(SpecMachine):
 
     def do_delete(self, user: int, picks: list[int], extra: str) -> None:
         if not self.deletes:
+            self.note("upp/delete_events answered -32601 Method Not Found: not judged here")
             return
         u, other = self.users[user], self.users[1 - user]
         held = [e for e in u.events if e.id]
@@ -508,6 +532,11 @@ class UppEventsMachine(SpecMachine):
                           self.client.delete_events, u.key, *(() if everything else (ids,)))
         gone = list(u.events) if everything else chosen
         count = reply.result.get("deleted_count") if reply.ok and isinstance(reply.result, dict) else None
+        if reply.ok:
+            self.judged("upp/delete-count")
+        elif reply.error_code == METHOD_NOT_FOUND:
+            self.deletes = False
+            self.note(f"upp/delete_events answered {reply.describe()}: not judged here")
         if count != len(gone) and reply.ok:
             self.broken("upp/delete-count", f"upp/delete_events for {u.key!r} with "
                         f"{'no event_ids' if everything else f'event_ids {ids}'} answered deleted_count {count!r}; "
@@ -522,6 +551,8 @@ class UppEventsMachine(SpecMachine):
                 ev.orphan, ev.by = True, None
         _, listed = self._listing(u)
         if listed is not None:
+            if not everything and (gone or any(ev.id for ev in u.events)):
+                self.judged("upp/delete-by-ids")  # events it named gone, or events it did not name kept
             still = [e for e in listed if e.get("id") in {g.id for g in gone}]
             if still:
                 self.broken("upp/delete-by-ids", f"upp/delete_events for {u.key!r} deleted {count!r}, but "
@@ -535,6 +566,8 @@ class UppEventsMachine(SpecMachine):
                             f"{spec_ref('upp/delete-by-ids')}", received=listed)
         _, theirs = self._listing(other)
         if theirs is not None:
+            if any(ev.id for ev in other.events):
+                self.judged("upp/delete-other-users-untouched")
             there = {e.get("id") for e in theirs}
             lost = [ev for ev in other.events if ev.id and ev.id not in there]
             if lost:
@@ -546,6 +579,7 @@ class UppEventsMachine(SpecMachine):
 
     def do_export(self, user: int) -> None:
         if not self.exports:
+            self.note("upp/export_events answered -32601 Method Not Found (or files are not shared): not judged here")
             return
         u = self.users[user]
         exported = self._export_events(u)
@@ -555,6 +589,8 @@ class UppEventsMachine(SpecMachine):
 
     def _judge_export(self, u: User, exported: list[dict[str, Any]]) -> None:
         there = {e.get("id"): e for e in exported}
+        if any(ev.id for ev in u.events):
+            self.judged("upp/export-all-events")
         lost = [ev for ev in u.events if ev.id and (ev.id not in there or there[ev.id].get("value") != ev.value)]
         if lost:
             self.broken("upp/export-all-events",
@@ -566,6 +602,7 @@ class UppEventsMachine(SpecMachine):
     def do_reimport(self, user: int) -> None:
         """Export one user and import that file for the other: every event stored again."""
         if not self.exports:
+            self.note("upp/export_events answered -32601 Method Not Found (or files are not shared): not judged here")
             return
         u, other = self.users[user], self.users[1 - user]
         exported = self._export_events(u)
@@ -583,9 +620,13 @@ class UppEventsMachine(SpecMachine):
         """upp/ingest of a generated text: what it returns is what the user now holds besides the
         rest (its wording and labels are the server's), with supersession applied."""
         if not self.ingests:
+            self.note("upp/ingest answered -32601 Method Not Found: not judged here")
             return
         u = self.users[user]
         reply = self.call(f"upp/ingest for {u.key!r} of {quote(text, 200)}", self.client.ingest, u.key, text)
+        if reply.error_code == METHOD_NOT_FOUND:
+            self.ingests = False
+            self.note(f"upp/ingest answered {reply.describe()}: not judged here")
         if not reply.ok or not isinstance(reply.result, list):
             return  # nothing extracted (-32004) or a shape the ingest checks judge: nothing stored to model
         self._absorb(u, [e for e in reply.result if isinstance(e, dict)], "ingest")
@@ -596,17 +637,23 @@ class UppEventsMachine(SpecMachine):
         call; its task is polled (asking again for every earlier task of the sequence) until it
         finishes; a completed task's events are then held like an ingest's."""
         if not self.tasks:
+            self.note("upp/contextualize or upp/get_tasks answered -32601 Method Not Found: not judged here")
             return
         u = self.users[user]
         held = {ev.id for ev in u.events if ev.id}
         reply = self.call(f"upp/contextualize for {u.key!r} of {quote(text, 200)}", self.client.contextualize,
                           u.key, text)
         result = reply.result if reply.ok and isinstance(reply.result, dict) else None
+        if reply.error_code == METHOD_NOT_FOUND:
+            self.tasks = False
+            self.note(f"upp/contextualize answered {reply.describe()}: not judged here")
         if result is None:
             u.adopt = True  # judged by upp/l2/contextualize; whatever it stored is taken as listed
             self._judge_all()
             return
         events = result.get("events")
+        if isinstance(events, list) and (held or events):
+            self.judged("upp/contextualize-retrieves-existing")
         strangers = [e for e in events if isinstance(e, dict) and e.get("id") not in held] \
             if isinstance(events, list) else []
         if strangers:
@@ -628,6 +675,9 @@ class UppEventsMachine(SpecMachine):
             asked = [task_id] + [t.id for t in earlier]
             poll = self.call(f"upp/get_tasks for {asked}", self.client.get_tasks, asked)
             if not poll.ok or not isinstance(poll.result, list):
+                if poll.error_code == METHOD_NOT_FOUND:
+                    self.tasks = False
+                    self.note(f"upp/get_tasks answered {poll.describe()}: not judged here")
                 u.adopt = True  # judged by upp/l2/contextualize-task
                 self.task_list.remove(task)
                 time.sleep(0.2)
@@ -635,6 +685,7 @@ class UppEventsMachine(SpecMachine):
                 return
             self._judge_tasks(poll, earlier)
             mine = [x for x in poll.result if isinstance(x, dict) and x.get("task_id") == task_id]
+            self.judged("upp/get-tasks-one-per-id", *(("upp/contextualize-task-pollable",) if first else ()))
             if len(mine) != 1:
                 rid = "upp/contextualize-task-pollable" if not mine else "upp/get-tasks-one-per-id"
                 when = "right after upp/contextualize returned" if first else "while polling"
@@ -644,6 +695,7 @@ class UppEventsMachine(SpecMachine):
             first = False
             status = mine[0].get("status")
             if status in FINISHED:
+                self.judged("upp/contextualize-background-ingest")  # it finished within the client's timeout
                 break
             if time.monotonic() - started > bound:
                 self.broken("upp/contextualize-background-ingest",
@@ -668,6 +720,7 @@ class UppEventsMachine(SpecMachine):
         """Every finished task asked for: reported once, still finished as before; a completed one's
         result still holds the events it held that the user still holds, and no other."""
         for t in tasks:
+            self.judged("upp/get-tasks-one-per-id", "upp/get-tasks-retained")
             mine = [x for x in reply.result if isinstance(x, dict) and x.get("task_id") == t.id]
             if len(mine) > 1:
                 self.broken("upp/get-tasks-one-per-id", f"upp/get_tasks reports task {t.id!r} {len(mine)} times: "
@@ -710,6 +763,7 @@ class UppEventsMachine(SpecMachine):
                         f"upp/get_tasks for {asked} (the tasks of this sequence and the unknown {unknown!r}) "
                         f"answered an error: {reply.describe()}. The spec: {spec_ref('upp/get-tasks-unknown-omitted')}",
                         received=reply.response)
+        self.judged("upp/get-tasks-unknown-omitted")
         if any(isinstance(x, dict) and x.get("task_id") == unknown for x in reply.result):
             self.broken("upp/get-tasks-unknown-omitted", f"upp/get_tasks reports the task id {unknown!r}, which "
                         f"nobody issued. The spec: {spec_ref('upp/get-tasks-unknown-omitted')}",
