@@ -64,6 +64,8 @@ class Row:
     #: the content as first sent, members in that order
     raw: str = ""
     forgotten: bool = False
+    #: ingested again after it was created (by another source, perhaps): the first writer's source shows
+    again: bool = False
 
 
 class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
@@ -121,6 +123,7 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
                 self.rows.pop(key)
                 row = None
             if row is None:
+                self._judged_new(m)
                 if any(r.id == got_id and not r.forgotten for r in self.rows.values()):
                     self.broken("memoturn/id-content-addressed", f"{m['type']} {quote(m['content'], 60)} got id "
                                 f"{got_id!r}, already the id of another memory", received=res)
@@ -144,6 +147,10 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
                     displaced.superseded_by = got_id
                     touched.append(displaced)
             else:
+                row.again = True
+                self.judged("memoturn/id-key-order-insensitive" if _raw(m["content"]) != row.raw
+                            else "memoturn/id-content-addressed",
+                            "memoturn/duplicate-no-write" if row.superseded_by is None else "memoturn/revive-superseded")
                 if got_id != row.id:
                     self.broken("memoturn/id-key-order-insensitive" if _raw(m["content"]) != row.raw
                                 else "memoturn/id-content-addressed", f"{m['type']} {quote(m['content'], 60)} got id "
@@ -166,6 +173,21 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
             touched.append(row)
         self._show(touched)
 
+    def _judged_new(self, m: dict[str, Any]) -> None:
+        """What the answer to a memory new to the profile can show, given what the profile holds."""
+        self.judged("memoturn/created-otherwise")
+        if any(not r.forgotten for r in self.rows.values()):
+            self.judged("memoturn/id-content-addressed")  # another id it must not take
+        if m["type"] == "event":
+            if any(r.topic == m.get("topic_key") for r in self.rows.values()):
+                self.judged("memoturn/event-never-supersedes")
+            return
+        if self._active_of(m["type"], m.get("topic_key")) is not None:
+            self.judged(self._supersede_rule(m["type"]))
+        if any(r.type != m["type"] and r.topic == m.get("topic_key") and not r.forgotten and r.superseded_by is None
+               for r in self.rows.values()):
+            self.judged("memoturn/supersession-keyed-by-type")  # another type's active row of the same key
+
     @rule(data=st.data())
     def forget(self, data: Any) -> None:
         lone = [r for r in self.rows.values() if not r.forgotten and (r.topic is None or r.type == "event" or sum(
@@ -187,6 +209,10 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
         want = {r.id for r in self.rows.values() if r.topic == topic and r.type != "event" and not r.forgotten
                 and r.superseded_by is None}
         found = {h.get("id") for h in hits if isinstance(h, dict) and "topic" in (h.get("channels") or ["topic"])}
+        if want:
+            self.judged("memoturn/recall-topic-channel")
+        if any(r.topic == topic and r.superseded_by is not None and not r.forgotten for r in self.rows.values()):
+            self.judged("memoturn/recall-hides-superseded")
         stale = {r.id for r in self.rows.values() if r.superseded_by is not None and not r.forgotten} & found
         if stale:
             self.broken("memoturn/recall-hides-superseded", f"recall of topic_key {topic!r} returns superseded "
@@ -200,6 +226,7 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
         for row in {r.id: r for r in rows}.values():
             reply = self.call(f"get {row.id}", self.client.get, self.profile, row.id)
             if row.forgotten:
+                self.judged("memoturn/forget-hard")
                 if not reply.missing:
                     self.broken("memoturn/forget-hard", f"{row.id} still answers GET after forget", received=reply.received)
                 continue
@@ -211,6 +238,10 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
                                 f"{'superseded by ' + row.superseded_by if row.superseded_by else 'active'}",
                                 received=reply.received)
                 return
+            if row.superseded_by:
+                self.judged("memoturn/history-kept", self._supersede_rule(row.type))
+            if row.again:
+                self.judged("memoturn/first-writer-source-sticks")
             if memory.get("superseded_by") != row.superseded_by:
                 rid = "memoturn/revive-superseded" if row.superseded_by is None else self._supersede_rule(row.type)
                 self.broken(rid, f"{row.id} ({row.type} {row.topic!r}) shows superseded_by "

@@ -52,6 +52,7 @@ class OamsMachine(SpecMachine, RuleBasedStateMachine):
         self.live: dict[str, str] = {}
         self.forgotten: set[str] = set()
         self.refused: set[str] = set()  # keys only ever sent in refused batches
+        self.rewritten: set[str] = set()  # keys stored again while live: an upsert shows on them
 
     def _memory(self, key: str, value: Any, tags: list[str]) -> dict[str, Any]:
         memory: dict[str, Any] = {"key": key, "namespace": self.namespace, "value": value}
@@ -63,6 +64,8 @@ class OamsMachine(SpecMachine, RuleBasedStateMachine):
     def store(self, key: str, value: str, tags: list[str]) -> None:
         reply = self.call(f"STORE {key!r} = {quote(value, 60)}", self.client.store, self._memory(key, value, tags))
         if reply.ok:
+            if key in self.live:
+                self.rewritten.add(key)
             self.live[key] = value
             self.forgotten.discard(key)
             self.refused.discard(key)
@@ -89,6 +92,8 @@ class OamsMachine(SpecMachine, RuleBasedStateMachine):
             if invalid_at is not None:
                 return self._unmodelled()  # an invalid member taken: oams/invalid-memory-refused's finding
             for k, v in members:
+                if k in self.live:
+                    self.rewritten.add(k)
                 self.live[k] = v
                 self.forgotten.discard(k)
                 self.refused.discard(k)
@@ -102,6 +107,7 @@ class OamsMachine(SpecMachine, RuleBasedStateMachine):
         self.live.clear()
         self.forgotten.clear()
         self.refused.clear()
+        self.rewritten.clear()
 
     @invariant()
     def listed_as_modelled(self) -> None:
@@ -143,6 +149,7 @@ class OamsMachine(SpecMachine, RuleBasedStateMachine):
                 break
             seen.add(str(cursor))
         keys = [m.get("key") if isinstance(m, dict) else m for m in items]
+        self._judged_list(items)
         ghosts = sorted(k for k in set(keys) if isinstance(k, str) and k in self.forgotten)
         if ghosts:
             self.broken("oams/forget-gone", f"LIST shows {ghosts} after FORGET answered success", received=keys)
@@ -164,6 +171,22 @@ class OamsMachine(SpecMachine, RuleBasedStateMachine):
                 self.broken("oams/list-sorted", f"{keys[i]!r} (updated {items[i].get('updated_at')}) comes after "
                                                 f"{keys[i - 1]!r} (updated {items[i - 1].get('updated_at')})",
                             received=keys)
+
+
+    def _judged_list(self, items: list[Any]) -> None:
+        """What a whole LIST walk can show, given what the model holds."""
+        if self.live:
+            self.judged("oams/list-paging")
+        if items:
+            self.judged("oams/ns-key-unique")
+        if len(items) > 1:
+            self.judged("oams/list-sorted")
+        if self.forgotten:
+            self.judged("oams/forget-gone")
+        if self.refused:
+            self.judged("oams/batch-atomic")
+        if self.rewritten & set(self.live):
+            self.judged("oams/store-upsert")
 
 
 @check("oams/stateful/store", spec="oams", bindings=LIVE, requirements=REQUIREMENTS,

@@ -204,6 +204,10 @@ class OmfMachine(SpecMachine):
         self.states = [State(r) for r in READINGS]
         self.keys = itertools.count()
         self.docs = 0
+        for offered, what in ((self.previews, "dry_run: omf/preview-matches-import"),
+                              (self.fuzzy, "fuzzy_threshold: omf/dedup-fuzzy")):
+            if not offered:
+                self.note(f"the target's import takes no {what} not judged")
 
     # -- documents -------------------------------------------------------------------------------
 
@@ -367,6 +371,8 @@ class OmfMachine(SpecMachine):
         run = self.call(f"import into {tenant!r} of {what}, include_archived={include_archived}",
                         self.client.import_document, tenant, body, **flags)
         got = counts(run)
+        if shown is not None and got is not None:
+            self.judged("omf/preview-matches-import")
         if shown is not None and got is not None and shown != got:
             self.broken("omf/preview-matches-import",
                         f"the preview of {what} into {tenant!r} (include_archived={include_archived}) answered "
@@ -388,6 +394,7 @@ class OmfMachine(SpecMachine):
             self.states = [State(replace(st.reading, trigrams=kind, strict=strict), st.rows)
                            for st in self.states for kind in ("characters", "words", "padded")
                            for strict in (False, True)]
+        self._judged_import(doc["memories"], got, exported, fuzzy)
         alive, first = [], None
         for state in self.states:
             trial = state.copy()
@@ -410,6 +417,35 @@ class OmfMachine(SpecMachine):
                         f"{cite(rid)}", sent=doc, received=exported[1] if exported else run.result)
         self.states = alive
 
+    def _judged_import(self, items: list[dict[str, Any]], got: dict[str, int] | None,
+                       exported: tuple[Any, list[dict[str, Any]]] | None, fuzzy: float | None) -> None:
+        """What comparing this import's counts and the export after it with the model can show,
+        given what the tenant and the document hold."""
+        rows = self.states[0].rows if self.states else []
+        if got is not None:
+            self.judged("omf/import-buckets")
+            texts = [(_canonical(r.content, "folded"), r.project) for r in rows] + \
+                [(_canonical(it["content"], "folded"), (it["extensions"]["memd"]).get("project_id")) for it in items]
+            if len(set(texts)) < len(texts):
+                self.judged("omf/dedup-exact")  # a text met twice in one project: one is a duplicate
+            by_text: dict[str, set[Any]] = {}
+            for text, project in texts:
+                by_text.setdefault(text, set()).add(project)
+            if any(len(projects) > 1 for projects in by_text.values()):
+                self.judged("omf/dedup-scope-project")  # the same text in two projects: both written
+            if fuzzy is not None and (rows or len(items) > 1):
+                self.judged("omf/dedup-fuzzy")
+        if exported is None:
+            return
+        after = rows + [None] * (got or {}).get("imported", 0)
+        if after:
+            self.judged("omf/export-every-eligible", "omf/lifecycle-honoured")
+        if any(r.tags for r in rows) or any(it.get("tags") for it in items):
+            self.judged("omf/tags-verbatim")
+        if any(r.supersedes is not None for r in rows) or \
+                any(it["extensions"]["memd"]["lifecycle"].get("supersedes") for it in items):
+            self.judged("omf/supersedes-replayed", "omf/superseded-by-derived")
+
     def do_export_filtered(self, flags: tuple[bool, bool, bool]) -> None:
         """An export with include_history / include_superseded / include_expired drawn (not all
         true): the rows the model holds that those flags keep, and no other (lazy expiry: a past
@@ -422,6 +458,14 @@ class OmfMachine(SpecMachine):
         if not run.ok or not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
             return  # judged by the export checks
         exported = [it for it in doc["memories"] if isinstance(it, dict)]
+        rows = self.states[0].rows if self.states else []
+        for flag, requirement, held in (
+                (history, "omf/export-include-history", lambda r: r.tier == "history"),
+                (superseded, "omf/export-include-superseded", lambda r: r.status == "superseded"),
+                (expired, "omf/export-include-expired", lambda r: r.status == "expired"),
+                (expired, "omf/export-lazy-expiry", lambda r: r.expires is not None and r.expires <= PAST_MS)):
+            if not flag and any(held(r) for r in rows):
+                self.judged(requirement)  # a row the flag leaves out is held: one shown would be seen
 
         def why_not(r: Row) -> str | None:
             if not history and r.tier == "history":
@@ -483,6 +527,7 @@ class OmfMachine(SpecMachine):
             self.broken("omf/self-roundtrip", f"the implementation's own export of {self.tenant!r} "
                         f"({len(exported[1])} item(s)) did not import into a fresh tenant: {run.describe()}. The spec: "
                         f"{cite('omf/self-roundtrip')}", sent=doc, received=run.result or run.error)
+        self.judged("omf/self-roundtrip")
         mine = sorted(self._key(it, exported[1]) for it in exported[1])
         theirs = sorted(self._key(it, again[1]) for it in again[1])
         if mine != theirs:
