@@ -35,6 +35,19 @@ class CheckContext:
     #: None: every requirement it names. Only these are credited; the others are not judged.
     judged: set[str] | None = None
 
+    def credit_only_observed(self) -> None:
+        """Opt in to being credited only with what `observed` names (a check naming many
+        requirements whose subject may not hold what some are about: absence is never evidence).
+        Call it first, before any path that may return."""
+        if self.judged is None:
+            self.judged = set()
+
+    def observed(self, *requirements: str) -> None:
+        """Credit `requirements`: the check compared what the target showed with what they ask."""
+        if self.judged is None:
+            raise AssertionError(f"check {self.check.id} calls observed() without credit_only_observed() first")
+        self.judged.update(requirements)
+
     def property_seed(self) -> int:
         """The run's seed (`--seed`) for a property-based check's generator. Asking for it records
         it in the result, so `memconform replay` can re-run that exact case."""

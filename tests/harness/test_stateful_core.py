@@ -175,3 +175,21 @@ def test_a_machine_that_judged_nothing_is_skipped_not_passed():
     assert result.outcome is Outcome.SKIPPED
     assert result.reason.startswith("judged none of its requirements: reset answered unsupported")
     assert requirement_outcomes([_as_reported(check, result)]) == {}
+
+
+def test_a_scripted_check_may_opt_in_to_credit_only_what_it_observed():
+    from memconform.suite.outcomes import Outcome
+    from memconform.suite.runner import run_check
+
+    def shape(ctx):
+        ctx.credit_only_observed()
+        ctx.observed("ump/error-codes")  # the subject held nothing ump/id-unique is about
+
+    result = run_check(_two(shape), "1.0", "http", Counter, None)
+    assert result.outcome is Outcome.PASSED and result.extra["not_judged"] == ["ump/id-unique"]
+
+    def forgetful(ctx):
+        ctx.observed("ump/error-codes")
+
+    crashed = run_check(_two(forgetful), "1.0", "http", Counter, None)
+    assert crashed.outcome is Outcome.ERROR and "without credit_only_observed" in crashed.reason
