@@ -73,9 +73,15 @@ def judged_requirements(res: dict[str, Any]) -> list[str]:
 
 
 def not_exercised(results: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """Requirement id -> why, for checks skipped because the subject holds nothing they are about."""
-    return {rid: res.get("reason") or "" for res in results if res.get("not_exercised")
-            for rid in res["requirements"]}
+    """Requirement id -> why, for checks skipped because the subject holds nothing they are about,
+    and for the requirements a check names but did not judge (`not_judged`): for a file, what it
+    holds nothing about."""
+    why: dict[str, str] = {}
+    for res in results:
+        unseen = res["requirements"] if res.get("not_exercised") else res.get("not_judged", ())
+        for rid in unseen:
+            why.setdefault(rid, res.get("reason") or "")
+    return why
 
 
 def accepted_failures(results: Iterable[dict[str, Any]], cat: Any) -> dict[str, Any]:
