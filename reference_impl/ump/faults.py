@@ -420,6 +420,15 @@ STATEFUL_FAULTS = (
     Fault("time-fraction-dropped", "ump", "the fraction of a second of a time.valid_from or time.created the "
           "record arrives with is dropped", ("ump/get-returns-record",), stateful=True,
           wraps=completed(w.time_fraction_dropped)),
+    # filter.valid_at, as scripted checks send it, is a UTC instant in whole seconds: these parse
+    # it wrong only when it has an offset or a fraction, as the machines draw it
+    Fault("valid-at-offset-ignored", "ump", "recall reads filter.valid_at's wall-clock time as UTC, dropping its "
+          "offset (…T10:00:00+05:30 taken as …T10:00:00Z): records' valid times are kept right",
+          ("ump/recall-honors-valid-at",), stateful=True, wraps=w.valid_at_read(w._offset_dropped)),
+    Fault("valid-at-whole-seconds", "ump", "recall parses filter.valid_at with a format without fractions, so "
+          "the instant falls back to its whole second: a record valid from 10:00:00.5 is not found at "
+          "10:00:00.501", ("ump/recall-honors-valid-at",), stateful=True,
+          wraps=w.valid_at_read(w._fraction_dropped)),
     Fault("get-cache-stale-after-forget", "ump", "get answers from a cache that revise and hard forget empty but "
           "soft forget does not: a record read before its forget is still served active",
           ("ump/forget-tombstones",), stateful=True, wraps=w.get_cache()),

@@ -763,6 +763,11 @@ time_offset_dropped = _times_changed(_offset_dropped)
 time_fraction_dropped = _times_changed(_fraction_dropped)
 
 
+def valid_at_read(change: Callable[[str], str]) -> dict[str, Wrap]:
+    """filter.valid_at read after `change` (the records' own times are kept right)."""
+    return {"_valid_at": lambda service, original: lambda text: original(change(text))}
+
+
 def supersedes_copied_from_prior(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """The successor starts as a copy of the prior and keeps the prior's own `supersedes` when it
     has one (`setdefault`): the second revise of a chain points at the chain's older link."""

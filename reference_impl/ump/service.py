@@ -873,7 +873,7 @@ class UmpService:
         if valid_at is not None:
             if not ump_record.is_date_time(valid_at) or parse_time(valid_at) is None:
                 raise _invalid(f"recall: filter.valid_at must be an RFC 3339 date-time, found {valid_at!r}")
-            at_us = parse_time(valid_at)
+            at_us = self._valid_at(valid_at)
         tomb = filt.get("include_tombstoned", False)
         if not isinstance(tomb, bool):
             raise _invalid(f"recall: filter.include_tombstoned must be a boolean, found {a_json_type(tomb)}")
@@ -894,6 +894,10 @@ class UmpService:
                                include_tombstoned=include_tombstoned, limit=limit, visible=self._recall_visible(who))
         return {"results": [{"record": self._present(stored.record, who), "signals": sig, "score": score}
                             for stored, sig, score in results]}
+
+    def _valid_at(self, text: str) -> int:
+        """filter.valid_at as the instant recall looks at (epoch microseconds)."""
+        return parse_time(text)
 
     def _recall_time(self, valid_at: int | None) -> int | None:
         """The valid time recall looks at: filter.valid_at, and without it now (§3.2)."""

@@ -40,6 +40,8 @@ MACHINE_OF = {
     "rehydrate-renders-first-revision": "ump/stateful/records",
     "rehydrate-many-ids-unfiltered": "ump/stateful/recall",
     "feedback-lands-on-chain-root": "ump/stateful/records",
+    "valid-at-offset-ignored": "ump/stateful/recall",
+    "valid-at-whole-seconds": "ump/stateful/recall",
 }
 #: What the scripted UMP checks alone report against each fault (the whole scripted suite over HTTP,
 #: state machines off): empty for a fault only a sequence shows.

@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from hypothesis import strategies as st
@@ -98,6 +98,26 @@ VALID_FROM = st.builds(
 #: `limit` at and around its boundaries: 1, the usual default page (10), one past it, the
 #: reference's max_recall (50) and past it.
 LIMITS = st.sampled_from((1, 2, 5, 6, 8, 9, 10, 11, 12, 15, 20, 50, 51, 100))
+
+
+#: filter.valid_at around a record's valid_from: a day, an hour, a second and a millisecond either
+#: side (never the instant itself, whose inclusion the machine leaves to the scripted checks)
+SHIFTS_MS = (-86_400_000, -3_600_000, -1000, -1, 1, 1, 1000, 3_600_000)
+
+
+def _render(at: datetime, offset: str) -> str:
+    """`at` written in `offset` ("Z", "+05:30" …), with milliseconds when it has a fraction."""
+    if offset == "Z":
+        local = at.astimezone(timezone.utc)
+    else:
+        sign = -1 if offset[0] == "-" else 1
+        local = at.astimezone(timezone(sign * timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6]))))
+    frac = f".{local.microsecond // 1000:03d}" if local.microsecond else ""
+    return local.strftime("%Y-%m-%dT%H:%M:%S") + frac + offset
+
+
+def _utc(at: datetime) -> str:
+    return at.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _instant(value: Any) -> datetime | None:
@@ -665,7 +685,7 @@ def stateful_records(ctx: CheckContext) -> None:
 RECALL_REQUIREMENTS = (
     "ump/recall-limit", "ump/recall-finds-remembered", "ump/visibility-private", "ump/visibility-shared-grant",
     "ump/forget-excluded-from-recall", "ump/forget-hard-erases", "ump/rehydrate-filter-before-ranking",
-    "ump/rehydrate-never-execute",
+    "ump/rehydrate-never-execute", "ump/recall-honors-valid-at",
 )
 
 
@@ -726,6 +746,51 @@ class UmpRecallMachine(_UmpMachine):
         heads = self.heads()
         rec = heads[pick % len(heads)]
         self.judge_recall(rec.owner, {"query": rec.text, "scope": {"owner": did(rec.owner)}}, must_find=rec)
+
+
+    @rule(owner=st.sampled_from(OWNERS), visibility=st.sampled_from(VISIBILITIES),
+          valid_froms=st.lists(VALID_FROM, min_size=1, max_size=3))
+    def remember_dated(self, owner: str, visibility: str, valid_froms: list[str]) -> None:
+        """Records whose valid time began in the past (2001-2025), written with offsets other than Z
+        and fractions of a second (§2.3)."""
+        for valid_from in valid_froms:
+            self._remember(owner, "semantic", visibility, valid_from=valid_from)
+
+    def dated(self) -> list[Rec]:
+        """Live records this sequence gave a valid_from and never revised: their valid time is
+        [valid_from, ∞) whatever reading of revise a target makes."""
+        return [r for r in (self.recs[i] for i in self.order) if r.valid_from and r.status == "active"
+                and r.supersedes is None and r.superseded_by is None]
+
+    @precondition(lambda self: self.dated())
+    @rule(pick=st.integers(0, 50), shift=st.sampled_from(SHIFTS_MS), offset=st.sampled_from(_OFFSETS))
+    def recall_as_of(self, pick: int, shift: int, offset: str) -> None:
+        """§3.2 / §7 point in time: recall a dated record's own text with filter.valid_at a day to a
+        millisecond before or after its valid_from, written in another offset: it is returned when
+        valid then, and no record of the sequence is returned before its valid_from."""
+        dated = self.dated()
+        rec = dated[pick % len(dated)]
+        start = _instant(rec.valid_from)
+        at = start + timedelta(milliseconds=shift)
+        valid_at = _render(at, offset)
+        request = {"query": rec.text, "scope": {"owner": did(rec.owner)}, "filter": {"valid_at": valid_at}}
+        reply = self._send(f"recall as {rec.owner}: {json.dumps(request, ensure_ascii=False)}", self.client.recall,
+                           request, auth=Auth.as_owner(rec.owner))
+        if not reply.ok:
+            return  # a refused recall is judged by the scripted recall checks
+        ids = [r["record"].get("id") for r in results_of(reply) if isinstance(r.get("record"), dict)]
+        self.judged("ump/recall-honors-valid-at")
+        early = {r.id: r for r in dated if self._visible_to(r, rec.owner) and _instant(r.valid_from) > at}
+        for rid in ids:
+            if rid in early:
+                self.fail("ump/recall-honors-valid-at",
+                          f"recall with filter.valid_at {valid_at} (the instant {_utc(at)}) returned {rid}, "
+                          f"whose valid time begins later, at valid_from {early[rid].valid_from}", reply)
+        if at >= start and rec.id not in ids and len(ids) < 10:
+            self.fail("ump/recall-honors-valid-at",
+                      f"recall for the exact body text of {rec.id} with filter.valid_at {valid_at} (the instant "
+                      f"{_utc(at)}, {shift} ms after its valid_from {rec.valid_from}) left it out "
+                      f"({len(ids)} results): it is valid then", reply)
 
 
 @check("ump/stateful/recall", spec=SPEC, requirements=RECALL_REQUIREMENTS, bindings=LIVE,
