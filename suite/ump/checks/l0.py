@@ -224,7 +224,11 @@ def md_roundtrip(ctx: CheckContext) -> None:
 @check("ump/l0/record-schema", spec="ump", requirements=SCHEMA_REQUIREMENTS, bindings=FILE,
        title="every exported record has the shape §2 defines")
 def record_schema(ctx: CheckContext) -> None:
+    # Every member these rules are about is one a record must carry: one record validated judges
+    # them all, and a file of no record judges none.
+    ctx.credit_only_observed()
     for loc in _records(ctx):
+        ctx.observed(*SCHEMA_REQUIREMENTS)
         for v in ump_record.validate(loc.record):
             requirement = v.requirement if v.requirement in SCHEMA_REQUIREMENTS else "ump/record-version"
             ctx.violation(requirement, f"{v.pointer or '/'}: {v.message}", received=loc.record,
@@ -597,12 +601,16 @@ _MISSING = object()
 @check("ump/l0/optional-members", spec="ump", requirements=tuple(_OPTIONAL_MEMBERS), bindings=FILE,
        title="optional members given to an implementation are kept")
 def optional_members(ctx: CheckContext) -> None:
+    # A member no exportable record was given is not exercised by the file: absence is never evidence.
+    ctx.credit_only_observed()
     seeded = ctx.client.seeded()
     if seeded is None:
         raise NotApplicable("needs to know what the implementation was given (a seeded target)")
     emitted = _by_id(_records(ctx, ("json", "ndjson")))
     for requirement, path in _OPTIONAL_MEMBERS.items():
         given = [r for r in seeded if consent.is_exportable(r) and _member(r, path) is not _MISSING]
+        if given:
+            ctx.observed(requirement)  # the file's records were looked up for the member
         kept = [r for r in given for loc in emitted.get(r["id"], [])[:1]
                 if _member(loc.record, path) is not _MISSING]
         if given and not kept:

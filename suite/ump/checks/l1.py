@@ -1623,7 +1623,10 @@ _OPTIONAL = {
 @check("ump/l1/optional-members", spec="ump", requirements=tuple(_OPTIONAL), bindings=LIVE,
        title="optional members given to remember are kept (§2, MAY)")
 def optional_members(ctx: CheckContext) -> None:
-    """One record per optional member, so a refusal names the member. Informational."""
+    """One record per optional member, so a refusal names the member. Informational. A member is
+    judged only on a record read back (accepted is not kept): one whose record get did not return
+    is not judged, even when another member's finding is."""
+    ctx.credit_only_observed()
     older = _remember(ctx, _full_record(ctx, "semantic"))
     unread: list[str] = []
     for requirement, (path, value) in _OPTIONAL.items():
@@ -1653,6 +1656,7 @@ def optional_members(ctx: CheckContext) -> None:
         node: Any = stored
         for key in path:
             node = node.get(key, _MISSING) if isinstance(node, dict) else _MISSING
+        ctx.observed(requirement)
         if node is _MISSING or node != value:
             ctx.violation(requirement, f"the record was accepted, but get {rid} shows {name} as "
                           f"{'absent' if node is _MISSING else json.dumps(node)}, where "

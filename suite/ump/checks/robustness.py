@@ -853,7 +853,8 @@ def _again(call: Callable[[], Any]) -> Any:
 
 def _check_sentinel(ctx: CheckContext, sentinel: _Sentinel, what: str, sent: Any) -> None:
     if sentinel.id is None:
-        return
+        return  # no sentinel: ump/remember-persists is not judged
+    ctx.observed("ump/remember-persists")
     try:
         reply = _again(lambda: ctx.client.get(sentinel.id, auth=Auth.as_owner(OWNER_A)))
     except TargetError as exc:
@@ -946,7 +947,8 @@ def bad_input(ctx: CheckContext) -> None:
     (ump/http-error-status, SHOULD). A remember of something that is no record is refused with
     invalid_record. A request some server may honour (a recall whose limit is "ten" or whose
     query is an object, an oversize record, a garbage token on a server without tokens) may
-    succeed: then its answer must be a JSON object."""
+    succeed: then its answer must be a JSON object, and the refusal rules are not judged."""
+    ctx.credit_only_observed()
     probe: _Probe = ctx.payload
     if probe.level != "L1" and not _level_at_least(ctx, probe.level):
         raise NotApplicable(f"{probe.what}: the target claims a level below {probe.level}")
@@ -960,6 +962,11 @@ def bad_input(ctx: CheckContext) -> None:
            "".join(f"\n{k}: {v}" for k, v in probe.headers.items() if k.lower() != "content-type")
     status = reply.status or 0
     if 200 <= status < 300:
+        # a success is judged as an answer (a JSON object, no error under a 2xx), not as a refusal
+        ctx.observed("ump/messages-json-objects", "ump/http-error-status")
+        if probe.must_fail and probe.invalid_record and isinstance(reply.body, dict) \
+                and reply.body.get("result") == "rejected":
+            ctx.observed("ump/remember-invalid-record")
         if not isinstance(reply.body, dict):
             ctx.violation("ump/messages-json-objects", f"{what} was answered HTTP {status} with "
                           f"{'non-JSON' if reply.body is None else 'the JSON ' + _short(reply.body, 120)}, not a "
@@ -991,6 +998,11 @@ def bad_input(ctx: CheckContext) -> None:
                       sent=sent, received=reply.body if reply.body is not None else reply.raw)
     else:
         code = _judge_refusal(ctx, what, reply, route=probe.route, sent=sent)
+        if code is not None:  # an envelope with a §3.7 code, under the status judged
+            ctx.observed("ump/error-envelope", "ump/unsupported-operation", "ump/error-codes", "ump/http-error-status",
+                         "ump/messages-json-objects")
+            if probe.invalid_record:
+                ctx.observed("ump/remember-invalid-record")
         if probe.invalid_record and code is not None and code != "invalid_record" \
                 and not (code in _AUTHORIZATION and not _granted(_parsed(body))):
             ctx.violation("ump/remember-invalid-record", f"{what} was refused with {code}; the §3.7 code for what is "
@@ -998,6 +1010,7 @@ def bad_input(ctx: CheckContext) -> None:
                           received=reply.body)
     rejected = 200 <= status < 300 and isinstance(reply.body, dict) and reply.body.get("result") == "rejected"
     if probe.stores and not (200 <= status < 300 and not probe.must_fail):
+        ctx.observed("ump/remember-invalid-record")  # the store is searched for the probe's marker
         left = _stored_with(ctx, word)
         if left is not None and (not (200 <= status < 300) or rejected):
             ctx.violation("ump/remember-invalid-record", f"{what} was refused (HTTP {status}), yet the store now "
@@ -1077,7 +1090,9 @@ def bad_arguments(ctx: CheckContext) -> None:
     of §3.7's, never `internal` nor a stack trace (ump/error-codes). A remember of something that
     is no record is refused with invalid_record and stores nothing (ump/remember-invalid-record);
     a record remembered before the call is still served unchanged after it
-    (ump/remember-persists). A recall some server may honour (limit "ten", query 5) may succeed."""
+    (ump/remember-persists). A recall some server may honour (limit "ten", query 5) may succeed:
+    then the error rules are not judged."""
+    ctx.credit_only_observed()
     probe: _ToolProbe = ctx.payload
     if probe.operation not in ctx.client.offered():
         raise NotApplicable(f"the server lists no ump.{probe.operation} tool")
@@ -1102,6 +1117,8 @@ def bad_arguments(ctx: CheckContext) -> None:
     if not failed:
         if probe.operation == "remember" and isinstance(reply.body, dict) and reply.body.get("result") == "rejected":
             failed = True  # §3.3's own refusal, {result: "rejected"}: as good as an error
+            if probe.invalid_record:
+                ctx.observed("ump/remember-invalid-record")
         elif probe.must_fail and probe.invalid_record:
             ctx.violation("ump/remember-invalid-record", f"{what} was accepted ({reply.describe()}); what is no "
                           f"record is refused with invalid_record and not stored; "
@@ -1109,6 +1126,11 @@ def bad_arguments(ctx: CheckContext) -> None:
     else:
         text = "\n".join(t for t in (reply.raw, reply.error_message) if t)
         trace = _traceback_in(text, reply.body)
+        ctx.observed("ump/mcp-errors-iserror")  # how the failure came back is judged below
+        if code is not None:
+            ctx.observed("ump/mcp-errors", "ump/error-codes")
+            if probe.invalid_record:
+                ctx.observed("ump/remember-invalid-record")
         if "JSON-RPC error" in remarks:
             ctx.violation("ump/mcp-errors", f"{what} failed as a JSON-RPC error, not as tool output carrying the §3 "
                           f"envelope ({remarks}): {reply.describe()}; {_spec('ump/mcp-errors')}", sent=sent,
@@ -1135,6 +1157,7 @@ def bad_arguments(ctx: CheckContext) -> None:
                           f"no valid record is invalid_record; {_spec('ump/remember-invalid-record')}", sent=sent,
                           received=received)
     if probe.stores:
+        ctx.observed("ump/remember-invalid-record")  # the store is searched for the call's marker
         left = _stored_with(ctx, word)
         if left is not None:
             ctx.violation("ump/remember-invalid-record", f"{what} {'was refused' if failed else 'answered'} "

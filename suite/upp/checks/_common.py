@@ -301,3 +301,48 @@ def ingested(ctx: Any, entity_key: str, text: str = PROFILE_TEXT) -> tuple[RpcRe
 def fold(text: Any) -> str:
     """A value compared loosely: case and runs of whitespace folded."""
     return " ".join(str(text).split()).casefold()
+
+
+# -- what a check observed (ctx.credit_only_observed: absence is never evidence) -----------------
+
+def observe(ctx: Any, *requirements: str) -> None:
+    """`ctx.observed` for the requirements the running check names (a shared helper may mark more)."""
+    names = allowed(ctx)
+    ctx.observed(*(r for r in requirements if r in names))
+
+
+def observe_stored_events(ctx: Any, events: Any, *, entity_key: str | None = None,
+                          cross_member: bool = True) -> None:
+    """Mark the StoredEvent rules that validating `events` compared with what the server showed:
+    the shape rules when there is an event, each member's rule when some event carries that member,
+    the entity_key rule when it was compared with the request's, id uniqueness when two events
+    carry ids (and `cross_member`: the ids were compared)."""
+    items = [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+    if not items:
+        return
+    # superseded-by-consistent is about every event: a pointer on one that is not superseded, or
+    # one naming itself, breaks it, and each validated event was looked at for both.
+    seen = ["upp/stored-event-required-fields", "upp/stored-event-field-types"]
+    if cross_member:
+        seen.append("upp/superseded-by-consistent")
+    for member, rid in (("status", "upp/stored-event-status"), ("created_at", "upp/stored-event-created-at"),
+                        ("confidence", "upp/event-confidence-range"), ("source_type", "upp/event-source-type")):
+        if any(member in e for e in items):
+            seen.append(rid)
+    if entity_key is not None and any(isinstance(e.get("entity_key"), str) for e in items):
+        seen.append("upp/stored-event-entity-key")
+    if cross_member and sum(isinstance(e.get("id"), str) for e in items) >= 2:
+        seen.append("upp/stored-event-id-unique")
+    observe(ctx, *seen)
+
+
+def observe_events(ctx: Any, events: Any) -> None:
+    """`observe_stored_events` for an Event[] (upp/retrieve's result)."""
+    items = [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+    if not items:
+        return
+    seen = ["upp/event-required-fields", "upp/event-field-types"]
+    for member, rid in (("confidence", "upp/event-confidence-range"), ("source_type", "upp/event-source-type")):
+        if any(member in e for e in items):
+            seen.append(rid)
+    observe(ctx, *seen)

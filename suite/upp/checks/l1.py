@@ -29,8 +29,8 @@ from memconform.suite.upp import model
 from memconform.suite.upp.checks._common import (
     EXTRACTION_FAILED, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, LIVE, METHOD_NOT_FOUND, PROFILE_TEXT,
     USER_NOT_FOUND, aliases, call_op, check_events, check_stored_events, compact, fail, fold, fresh_entity,
-    info_reply, ingested, known_labels, listed_operations, need, offered, op_requirement, probe, report_problems,
-    require_offered, served,
+    info_reply, ingested, known_labels, listed_operations, need, observe, observe_events, observe_stored_events,
+    offered, op_requirement, probe, report_problems, require_offered, served,
 )
 from memconform.suite.upp.client import LEVEL_OPERATIONS, OMIT, OPERATIONS, RpcReply
 
@@ -74,7 +74,9 @@ def info(ctx: CheckContext) -> None:
     """upp/info with `params: {}` (no entity_key, no credentials): the four members and their
     types; protocol_version "1.0.0"; conformance_level 1..3 with every operation of that level
     listed (08 §4), and no higher level fully listed (SHOULD); an ontology identifier
-    `<type>/v<major>`, the same on a second call (one ontology per instance)."""
+    `<type>/v<major>`, the same on a second call (one ontology per instance). Credited with the
+    members the result carries."""
+    ctx.credit_only_observed()
     reply = ctx.client.info()
     if reply.error_code == METHOD_NOT_FOUND:
         raise NotApplicable("upp/info answers -32601: judged once, by upp/op-info")
@@ -85,8 +87,12 @@ def info(ctx: CheckContext) -> None:
     result = reply.result
     found = model.info_result_problems(result)
     report_problems(ctx, "upp/info-result-fields", found, "upp/info result", reply)
+    observe(ctx, "upp/info-no-entity-key", "upp/info-result-fields")
     if not isinstance(result, dict):
         return
+    observe(ctx, *(rid for member, rid in (("protocol_version", "upp/info-protocol-version"),
+                                          ("conformance_level", "upp/info-conformance-level"),
+                                          ("ontology", "upp/info-ontology")) if member in result))
     version = result.get("protocol_version")
     if isinstance(version, str) and SPEAKS_1_0.fullmatch(version) is None:
         why = ("another major version" if re.fullmatch(r"\d+\.\d+\.\d+.*", version) and not version.startswith("1.")
@@ -100,6 +106,7 @@ def info(ctx: CheckContext) -> None:
     level = result.get("conformance_level")
     if isinstance(ops, list) and level in (1, 2, 3) and not isinstance(level, bool):
         listed = {op for op in ops if isinstance(op, str)}
+        observe(ctx, "upp/conformance-level-matches", "upp/conformance-highest-level")
         missing = sorted(_required_ops(level) - listed, key=OPERATIONS.index)
         if missing:
             fail(ctx, "upp/conformance-level-matches",
@@ -113,6 +120,8 @@ def info(ctx: CheckContext) -> None:
     again = ctx.client.info()
     first, second = result.get("ontology"), (again.result.get("ontology") if again.ok and isinstance(again.result, dict)
                                              else None)
+    if again.ok and isinstance(first, str):
+        observe(ctx, "upp/single-ontology")
     if again.ok and isinstance(first, str) and first != second:
         fail(ctx, "upp/single-ontology",
              f"two upp/info calls report different ontologies: {first!r}, then {second!r}", again,
@@ -233,7 +242,9 @@ def ingest_shape(ctx: CheckContext) -> None:
     answer is a StoredEvent[] (ids, the request's entity_key, a status and source_type from
     their vocabularies, confidence 0..1, an ISO-8601 created_at) with at least one label per
     event, every label in the server's ontology; no id is shared within or across the answers.
-    A server that extracts nothing leaves the check inconclusive."""
+    A server that extracts nothing leaves the check inconclusive. Credited with the members the
+    events carry; the labels rule only when the server's ontology is known."""
+    ctx.credit_only_observed()
     require_offered(ctx, "upp/ingest")
     first, second = fresh_entity("shape"), fresh_entity("shape")
     texts = {first: PROFILE_TEXT, second: "My name is Grace Hopper. I live in Arlington. I love chess."}
@@ -250,6 +261,8 @@ def ingest_shape(ctx: CheckContext) -> None:
             return
         check_stored_events(ctx, "upp/ingest-returns-stored-events", reply.result, "upp/ingest result",
                             entity_key=entity, reply=reply)
+        observe(ctx, "upp/ingest-returns-stored-events")
+        observe_stored_events(ctx, reply.result, entity_key=entity)
         answers.append((reply, reply.result))
     if not answers:
         raise Inconclusive(f"the server extracted no event from {list(texts.values())!r}: extraction is the "
@@ -259,6 +272,8 @@ def ingest_shape(ctx: CheckContext) -> None:
         first_ids, second_ids = ({e.get("id") for e in events if isinstance(e, dict) and isinstance(e.get("id"), str)}
                                  for _, events in answers)
         shared = first_ids & second_ids
+        if first_ids and second_ids:
+            observe(ctx, "upp/stored-event-id-unique")  # compared across the answers
         if shared:
             fail(ctx, "upp/stored-event-id-unique",
                  f"two upp/ingest calls for different users returned events with the same id(s) {sorted(shared)}",
@@ -273,7 +288,9 @@ def _judge_labels(ctx: CheckContext, answers: list[tuple[RpcReply, list[Any]]]) 
             fail(ctx, "upp/ingest-labels-from-ontology", f"upp/ingest returned event(s) {bare} with no label", reply,
                  "each extracted fact mapped to one or more ontology labels")
         if known is None:
-            continue
+            continue  # a label outside an ontology nobody named cannot be seen
+        if any(isinstance(e, dict) and isinstance(e.get("labels"), list) and e["labels"] for e in events):
+            observe(ctx, "upp/ingest-labels-from-ontology")
         unknown = {lab for e in events for lab in model.unknown_labels(e, known)}
         if unknown:
             fail(ctx, "upp/ingest-labels-from-ontology",
@@ -327,7 +344,9 @@ def retrieve_shape(ctx: CheckContext) -> None:
     """Events are ingested for a fresh user; upp/retrieve with each valid event's value as the
     query (the easiest question there is) answers an Event[] (StoredEvent members allowed) that
     contains that value (case and spacing folded). A -32001 for this user, who has events, is a
-    misuse of User Not Found, also for a query that matches none of them."""
+    misuse of User Not Found, also for a query that matches none of them. Credited with the members
+    the returned events carry."""
+    ctx.credit_only_observed()
     require_offered(ctx, "upp/ingest")
     require_offered(ctx, "upp/retrieve")
     entity = fresh_entity("retrieve")
@@ -347,8 +366,11 @@ def retrieve_shape(ctx: CheckContext) -> None:
             fail(ctx, "upp/retrieve-returns-events", "upp/retrieve of well-formed params did not answer a list",
                  reply, "a result: an array of Events ranked by relevance")
             continue
+        observe(ctx, "upp/error-user-not-found", "upp/retrieve-returns-events")
+        observe_events(ctx, reply.result)
         if check_events(ctx, "upp/retrieve-returns-events", reply.result, "upp/retrieve result", reply=reply):
             continue
+        observe(ctx, "upp/retrieve-finds-stored")
         if not any(fold(e.get("value")) == fold(event["value"]) for e in reply.result if isinstance(e, dict)):
             fail(ctx, "upp/retrieve-finds-stored",
                  f"upp/retrieve asked for the exact value of a stored valid event ({event['value']!r}, labels "
@@ -358,6 +380,8 @@ def retrieve_shape(ctx: CheckContext) -> None:
     # A question nothing matches is still a question about a known user: [] (or a ranking of
     # whatever the server holds), never User Not Found.
     reply = ctx.client.retrieve(entity, "quarks gluons chromodynamics zeppelin")
+    if reply.ok:
+        observe(ctx, "upp/error-user-not-found")
     if reply.error_code == USER_NOT_FOUND:
         fail(ctx, "upp/error-user-not-found", f"upp/retrieve answered -32001 User Not Found for {entity!r}, which "
              f"upp/ingest had just stored events for, when the query matched none of them", reply,

@@ -29,8 +29,8 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import model, ontology
 from memconform.suite.upp.checks._common import (
-    LIVE, PROFILE_TEXT, USER_NOT_FOUND, check_stored_events, compact, fail, fold, fresh_entity, need,
-    report_problems, require_offered, served, server_ontology,
+    LIVE, PROFILE_TEXT, USER_NOT_FOUND, check_stored_events, compact, fail, fold, fresh_entity, need, observe,
+    observe_stored_events, report_problems, require_offered, served, server_ontology,
 )
 from memconform.suite.upp.checks._placing import (
     FINISHED, PLURAL_LABEL, SECOND_SINGULAR_LABEL, SINGULAR_LABEL, TaskPoll, by_id, event, imports, listed,
@@ -105,7 +105,9 @@ def _task_id(ctx: CheckContext, entity: str, text: str) -> tuple[RpcReply, str]:
 def contextualize(ctx: CheckContext) -> None:
     """A fresh user holds a hobby (hiking) and a name; contextualize with a text about hiking must
     answer at once an object with `events` (StoredEvents of that user that existed before the
-    call) and a non-empty `task_id` that upp/get_tasks, asked right away, knows."""
+    call) and a non-empty `task_id` that upp/get_tasks, asked right away, knows. Credited with
+    what it saw: the StoredEvent rules and retrieves-existing only when `events` holds some."""
+    ctx.credit_only_observed()
     for op in ("upp/contextualize", "upp/get_events", "upp/get_tasks"):
         require_offered(ctx, op)
     entity = fresh_entity("ctx")
@@ -119,9 +121,12 @@ def contextualize(ctx: CheckContext) -> None:
         return
     report_problems(ctx, "upp/contextualize-result-shape", model.contextualize_result_problems(reply.result),
                     "upp/contextualize", reply)
+    observe(ctx, "upp/contextualize-result-shape")
     result = reply.result if isinstance(reply.result, dict) else {}
     events = [e for e in result["events"] if isinstance(e, dict)] if isinstance(result.get("events"), list) else []
     _judge_owner(ctx, "upp/contextualize-result-shape", events, entity, "upp/contextualize's events", reply)
+    if events:  # an empty `events` holds no stranger to see
+        observe(ctx, "upp/contextualize-retrieves-existing")
     strangers = [e for e in events if e.get("id") not in existing]
     if strangers:
         fail(ctx, "upp/contextualize-retrieves-existing",
@@ -132,6 +137,8 @@ def contextualize(ctx: CheckContext) -> None:
     if not isinstance(task_id, str) or not task_id:
         return  # judged with the result's shape
     tasks = ctx.client.get_tasks([task_id])
+    if tasks.ok and isinstance(tasks.result, list):
+        observe(ctx, "upp/contextualize-task-pollable")
     if tasks.ok and isinstance(tasks.result, list) and status_of(tasks, task_id) is None:
         fail(ctx, "upp/contextualize-task-pollable", f"upp/get_tasks, asked right after upp/contextualize returned "
              f"task_id {task_id!r}, does not report that task", tasks,
@@ -141,10 +148,15 @@ def contextualize(ctx: CheckContext) -> None:
 
 def _judge_owner(ctx: CheckContext, rid: str, events: list[dict[str, Any]], entity: str, where: str,
                  reply: RpcReply) -> None:
-    """Each event carries the entity_key asked for (charged to upp/stored-event-entity-key)."""
+    """Each event carries the entity_key asked for, no two share an id, and no pointer is on an event
+    that is not superseded or names itself: the StoredEvent rules the schema alone does not see
+    (the members' shapes are judged with the result's shape). Marks what `events` let it see."""
     wrong = [p for p in model.stored_events_problems(events, entity_key=entity)
-             if p.requirement == "upp/stored-event-entity-key"]
+             if p.requirement in ("upp/stored-event-entity-key", "upp/stored-event-id-unique",
+                                  "upp/superseded-by-consistent")]
     report_problems(ctx, rid, wrong, where, reply)
+    if ctx.judged is not None:
+        observe_stored_events(ctx, events, entity_key=entity)
 
 
 @check("upp/l2/contextualize-task", spec="upp",
@@ -159,7 +171,9 @@ def contextualize_task(ctx: CheckContext) -> None:
     with that task_id (result only when completed, error only when failed, completed_at only once
     finished, ISO-8601 times); the task must finish; a completed task's result is StoredEvents of
     the user that upp/get_events lists (and not empty when upp/ingest finds events in the same
-    text); asked again afterwards, the task is still reported, finished."""
+    text); asked again afterwards, the task is still reported, finished. Credited with what it saw:
+    the StoredEvent rules only for the events a completed task holds."""
+    ctx.credit_only_observed()
     for op in ("upp/contextualize", "upp/get_tasks", "upp/get_events"):
         require_offered(ctx, op)
     entity = fresh_entity("task")
@@ -174,11 +188,13 @@ def contextualize_task(ctx: CheckContext) -> None:
     if poll.final is None:
         _report_unfinished(ctx, task_id, poll)
         return
+    observe(ctx, "upp/contextualize-background-ingest")  # it finished; a completed one's events are judged below
     empty = False
     if poll.final.get("status") == "completed":
         empty = _judge_completed(ctx, entity, task_id, poll.final, poll.replies[-1])
     again = ctx.client.get_tasks([task_id])
     later = status_of(again, task_id)
+    observe(ctx, "upp/get-tasks-retained")
     if not isinstance(later, dict) or later.get("status") != poll.final.get("status"):
         fail(ctx, "upp/get-tasks-retained", f"task {task_id!r} was reported {poll.final.get('status')!r}; asked again "
              f"right after, upp/get_tasks reports {compact(later)}", again,
@@ -219,6 +235,9 @@ def _judge_task_answers(ctx: CheckContext, task_id: str, replies: list[RpcReply]
             fail(ctx, "upp/get-tasks-one-per-id", f"upp/get_tasks for the one task {task_id!r}, which it had reported "
                  f"before, answered {len(reply.result)} item(s), {len(mine)} of them for that task", reply,
                  "exactly one TaskStatus, carrying that task_id")
+        observe(ctx, "upp/get-tasks-one-per-id")  # an array: its items were counted
+        if mine:
+            observe(ctx, "upp/get-tasks-returns-statuses", "upp/get-tasks-result-by-status")
         for p in (model.task_status_problems(mine[0]) if mine else []):
             if p not in problems:
                 problems[p] = p
@@ -326,7 +345,10 @@ def get_events(ctx: CheckContext) -> None:
     and — when events are imported — a language with confidence 0.3 (staged on a server that
     stages); get_events is read after each. It must answer StoredEvents of that user and list
     every event, whatever its status: when only superseded or staged events are missing, the
-    listing filters by status; when a valid one is missing too, it is incomplete."""
+    listing filters by status; when a valid one is missing too, it is incomplete. Credited with
+    all-statuses only when the listing holds an event that is not valid (a server that supersedes
+    and stages nothing shows no status to filter by)."""
+    ctx.credit_only_observed()
     require_offered(ctx, "upp/get_events")
     entity = fresh_entity("events")
     items = [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1), saying(PLURAL_LABEL, 0)]
@@ -365,7 +387,11 @@ def get_events(ctx: CheckContext) -> None:
         seen |= set(by_id(listing))
     check_stored_events(ctx, "upp/get-events-returns-stored-events", reply.result, "upp/get_events",
                         entity_key=entity, reply=reply)
+    observe_stored_events(ctx, reply.result, entity_key=entity)
     final = by_id([e for e in reply.result if isinstance(e, dict)])
+    observe(ctx, "upp/get-events-returns-stored-events", "upp/get-events-complete")
+    if any(final.get(eid, {}).get("status") in ("superseded", "staged") for eid in known.values()):
+        observe(ctx, "upp/get-events-all-statuses")
     missing.update({i: {"id": eid, "value": items[i]["value"]} for i, eid in known.items() if eid not in final})
     _report_unlisted(ctx, items, missing, not_valid, len(final), reply)
 
@@ -433,7 +459,9 @@ def get_events_unknown_user(ctx: CheckContext) -> None:
 def supersession(ctx: CheckContext) -> None:
     """A fresh user gets a who_name event (singular), then a second one. get_events must show the
     first superseded with superseded_by = the second's id, the second valid, one valid who_name,
-    and every superseded_by naming an event of the user."""
+    and every superseded_by naming an event of the user. Credited with what the listing showed:
+    the first event's status only when it is listed, its pointer only when it is superseded."""
+    ctx.credit_only_observed()
     require_offered(ctx, "upp/get_events")
     entity = fresh_entity("supersede")
     old, new = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1)])
@@ -444,6 +472,11 @@ def supersession(ctx: CheckContext) -> None:
              f"second as {_brief(after)}")
     # A first event that is not listed at all is upp/get-events-all-statuses' (or events-retained's)
     # business: the listing, not the supersession, is then what is wrong.
+    observe(ctx, "upp/supersession-new-valid")
+    if before is not None:
+        observe(ctx, "upp/supersession-singular")
+    if before is not None and before.get("status") == "superseded":
+        observe(ctx, "upp/supersession-superseded-by")
     if before is not None and before.get("status") != "superseded":
         fail(ctx, "upp/supersession-singular", story, reply, "the first event kept, with status superseded")
     elif before is not None and before.get("superseded_by") != new["id"]:
@@ -451,6 +484,8 @@ def supersession(ctx: CheckContext) -> None:
     if after is None or after.get("status") != "valid":
         fail(ctx, "upp/supersession-new-valid", story, reply, "the second event valid")
     valid = [e for e in events.values() if e.get("status") == "valid" and SINGULAR_LABEL in (e.get("labels") or [])]
+    if sum(SINGULAR_LABEL in (e.get("labels") or []) for e in events.values()) > 1:
+        observe(ctx, "upp/one-valid-per-singular")  # two events of the label: both could be valid
     if len(valid) > 1:
         fail(ctx, "upp/one-valid-per-singular", f"{len(valid)} valid {SINGULAR_LABEL} events: "
              f"{'; '.join(_brief(e) for e in valid)}", reply, f"at most one valid {SINGULAR_LABEL} event per user")
@@ -458,6 +493,8 @@ def supersession(ctx: CheckContext) -> None:
     # upp/superseded-by-consistent's business, judged with the StoredEvent shape).
     dangling = [e for e in events.values() if e.get("status") == "superseded"
                 and isinstance(e.get("superseded_by"), str) and e["superseded_by"] not in events]
+    if any(e.get("status") == "superseded" and isinstance(e.get("superseded_by"), str) for e in events.values()):
+        observe(ctx, "upp/superseded-by-existing")
     if dangling:
         fail(ctx, "upp/superseded-by-existing", f"{len(dangling)} event(s) name a superseded_by that is no event of "
              f"{entity!r}: {_brief(dangling[0])}", reply, "superseded_by naming an existing event of the same user")
@@ -821,7 +858,9 @@ def get_labels(ctx: CheckContext) -> None:
     names are distinct, categories are the nine standard ones (SHOULD). When upp/info names
     user/v1: every label of the official file is listed with its category, sensitivity,
     cardinality and durability (labels may be added). The labels upp/ingest puts on the events of
-    a short profile are among those listed."""
+    a short profile are among those listed. Credited with what it saw: the user/v1 rules only under
+    user/v1, completeness only when the official file or labelled events were compared with the list."""
+    ctx.credit_only_observed()
     require_offered(ctx, "upp/get_labels")
     reply = ctx.client.get_labels()
     if not reply.ok or not isinstance(reply.result, list):
@@ -832,17 +871,23 @@ def get_labels(ctx: CheckContext) -> None:
     problems = [model.Problem(f"/{i}{p}", p.requirement) for i, item in enumerate(items)
                 for p in model.label_definition_problems(item)]
     report_problems(ctx, "upp/label-definition-field-types", problems, "upp/get_labels", reply)
+    if items:  # an empty list shows no LabelDefinition to judge
+        observe(ctx, "upp/get-labels-returns-definitions", "upp/label-definition-required-fields",
+                "upp/label-definition-field-types")
     defs = [d for d in items if isinstance(d, dict) and isinstance(d.get("name"), str)]
     names = [d["name"] for d in defs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         fail(ctx, "upp/get-labels-returns-definitions", f"upp/get_labels lists these names more than once: "
              f"{compact(twice)}", reply, "LabelDefinitions with distinct names")
+    if any("category" in d for d in defs):
+        observe(ctx, "upp/label-category-standard")
     odd = sorted({str(d.get("category")) for d in defs if d.get("category") not in model.CATEGORIES})
     if odd:
         fail(ctx, "upp/label-category-standard", f"categories outside the nine standard ones: {compact(odd)}",
              reply, f"categories among {', '.join(model.CATEGORIES)}")
     if server_ontology(ctx) == ontology.USER_V1:
+        observe(ctx, "upp/get-labels-complete", "upp/ontology-major-stable")  # compared with the official file
         _judge_user_v1(ctx, {d["name"]: d for d in defs}, reply)
     _judge_labels_in_use(ctx, set(names), reply)
 
@@ -850,6 +895,8 @@ def get_labels(ctx: CheckContext) -> None:
 def _judge_labels_in_use(ctx: CheckContext, names: set[str], reply: RpcReply) -> None:
     """The labels upp/ingest puts on events are among those get_labels lists (03 §3)."""
     found = _ingest_finds(ctx, PROFILE_TEXT) if names else []
+    if any(isinstance(lab, str) for e in found for lab in (e.get("labels") or [])):
+        observe(ctx, "upp/get-labels-complete")
     unlisted = sorted({lab for e in found for lab in (e.get("labels") or []) if isinstance(lab, str)} - names)
     if unlisted:
         fail(ctx, "upp/get-labels-complete", f"upp/ingest of {PROFILE_TEXT!r} (for a fresh user) labels events "

@@ -29,6 +29,7 @@ from memconform.suite.runner import CheckContext
 from memconform.suite.upp import model
 from memconform.suite.upp.checks._common import (
     INVALID_PARAMS, LIVE, ONTOLOGY_NOT_FOUND, USER_NOT_FOUND, compact, fail, fold, fresh_entity, ingested, need,
+    observe, observe_stored_events,
     report_problems, require_offered, served, server_ontology,
 )
 from memconform.suite.upp.checks._placing import (
@@ -155,7 +156,9 @@ def export_file(ctx: CheckContext) -> None:
     the server names: a .json file holding an ExportPackage whose entity_key is the user, whose
     ontology is the server's, and whose events are exactly the user's events (every status),
     event_count of them, every superseded_by naming an event of the file. Skipped when the server
-    does not share this machine's files."""
+    does not share this machine's files. Credited with what the file held: the StoredEvent rules
+    for the members its events carry, the pointer rule only when an event is superseded."""
+    ctx.credit_only_observed()
     for op in ("upp/export_events", "upp/get_events"):
         require_offered(ctx, op)
     _need_files(ctx)
@@ -173,6 +176,7 @@ def export_file(ctx: CheckContext) -> None:
         fail(ctx, "upp/export-writes-package", f"the export file {file!r} is not a .json file", reply,
              "a .json file")
     report_problems(ctx, "upp/export-package-fields", model.export_package_problems(content), f"the file {file}", reply)
+    observe(ctx, "upp/export-writes-package", "upp/export-package-fields")
     if not isinstance(content, dict):
         return
     wrong = {k: (content.get(k), want) for k, want in (("entity_key", entity), ("ontology", server_ontology(ctx)))
@@ -183,6 +187,12 @@ def export_file(ctx: CheckContext) -> None:
             "entity_key = the exported user, ontology = the server's (upp/info)")
     events = content.get("events")
     if isinstance(events, list):
+        key = content.get("entity_key") if isinstance(content.get("entity_key"), str) else None
+        observe_stored_events(ctx, events, entity_key=key)
+        observe(ctx, "upp/export-all-events")  # compared with the events the user holds
+        if any(isinstance(e, dict) and e.get("status") == "superseded" and isinstance(e.get("superseded_by"), str)
+               for e in events):
+            observe(ctx, "upp/superseded-by-existing")
         _judge_exported_events(ctx, file, [e for e in events if isinstance(e, dict)], held, result, reply)
         judge_pointers(ctx, [e for e in events if isinstance(e, dict)], f"the export file {file!r}", reply)
 
