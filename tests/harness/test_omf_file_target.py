@@ -34,3 +34,38 @@ def test_a_broken_export_fails_for_what_it_breaks(pytester):
     result, report = run_suite(pytester, "--target=file:bad.omf.json", "--memconform-only")
     assert {"omf/omf-version", "omf/content-not-blank"} <= failed_requirements(report)
     assert result.ret == 1
+
+
+def test_a_file_without_what_a_rule_is_about_leaves_it_not_judged(tmp_path):
+    """Absence is never evidence: an export of plain rows (no superseded or expired chunk) passes
+    omf/file/shape on what it shows, and leaves the status hint not judged; a document whose
+    items carry no optional member and no extensions.memd, judged as a plain consumer's, leaves the
+    item-field-types rule and memd's own not judged. The report reads them as not exercised by the file."""
+    from memconform.reports.model import requirement_outcomes
+    from memconform.suite.omf.checks.shape import SHAPE_RULES
+    from memconform.suite.outcomes import Outcome
+    from memconform.suite.registry import _REGISTRY
+    from memconform.suite.runner import run_check
+    from memconform.targets.file import OmfDocuments
+
+    check = _REGISTRY["omf/file/shape"]
+    path = tmp_path / "plain.omf.json"
+    path.write_text(json.dumps(_reference_export()), encoding="utf-8")
+    result = run_check(check, "1.0", "file", lambda: OmfDocuments([path]), None)
+    assert result.outcome is Outcome.PASSED, result.reason
+    assert result.extra["not_judged"] == ["omf/export-status-hint"]
+    assert "holds no item whose lifecycle status is superseded or expired" in result.reason
+    reported = {"node_id": "n", "requirements": list(SHAPE_RULES), "outcome": "passed", "findings": [],
+                "not_judged": result.extra["not_judged"]}
+    assert "omf/export-status-hint" not in requirement_outcomes([reported])
+
+    class Consumer(OmfDocuments):
+        profile = "consumer"
+
+    path.write_text(json.dumps({"omf": "1.0", "exported_at": "2026-04-18T00:00:00Z",
+                                "memories": [{"content": "fact A"}]}), encoding="utf-8")
+    result = run_check(check, "1.0", "file", lambda: Consumer([path]), None)
+    assert result.outcome is Outcome.PASSED, result.reason
+    judged = set(SHAPE_RULES) - set(result.extra["not_judged"])
+    assert judged == {"omf/omf-version", "omf/exported-at-format", "omf/memories-required", "omf/content-required",
+                      "omf/content-not-blank"}, sorted(judged)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memconform.suite import catalogue as catalogues
 from memconform.suite.omf import model
-from memconform.suite.omf.checks._common import ALL_FLAGS, FILE, LIVE, cite, fresh_tenant, is_memd, seed
+from memconform.suite.omf.checks._common import ALL_FLAGS, FILE, LIVE, cite, fresh_tenant, is_memd, note, seed
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
@@ -20,6 +21,28 @@ SHAPE_RULES = (
 )
 #: What a document without items still shows.
 ENVELOPE_RULES = ("omf/omf-version", "omf/exported-at-format", "omf/memories-required")
+#: What each item rule is about: credited only where the document holds it (absence is never evidence).
+ABOUT = {
+    "omf/content-required": "item",
+    "omf/content-not-blank": "item with a string content",
+    "omf/item-field-types": "item with an optional standard member (category, tags, status, created_at, updated_at, "
+                            "expires_at, extensions)",
+    "omf/memd-namespace": "item judged as memd's export",
+    "omf/memd-v": "extensions.memd.v",
+    "omf/memd-chunk-id": "extensions.memd.chunk_id",
+    "omf/memd-project-id": "extensions.memd.project_id",
+    "omf/memd-chunk-type": "extensions.memd.chunk_type",
+    "omf/memd-ingestion-mode": "extensions.memd.ingestion_mode",
+    "omf/memd-lifecycle": "extensions.memd.lifecycle",
+    "omf/lifecycle-status-vocabulary": "lifecycle status",
+    "omf/lifecycle-tier-vocabulary": "lifecycle tier",
+    "omf/lifecycle-field-types": "lifecycle supersedes, superseded_by or *_ms field",
+    "omf/export-never-deleted-error": "lifecycle status judged as memd's export",
+    "omf/memd-chunk-id-uuidv7": "string chunk_id judged as memd's export",
+    "omf/export-status-hint": "item whose lifecycle status is superseded or expired",
+}
+ITEM_TYPED = tuple(f for f in model.STANDARD_ITEM_FIELDS if f != "content")
+LIFECYCLE_TYPED = tuple(f for f in model.LIFECYCLE_FIELDS if f not in ("status", "tier"))
 UUID7 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.I)
 SHOWN = 8
 
@@ -48,8 +71,61 @@ def judge(ctx: Any, doc: Any, *, sent: str, received: Any, where: str) -> int:
         more = f" … and {len(lines) - SHOWN} more" if len(lines) > SHOWN else ""
         ctx.violation(rid, f"The exported document breaks {rid}: {'; '.join(lines[:SHOWN])}{more}. "
                            f"Sent: {sent}. The spec: {cite(rid)}", sent=sent, received=received, where=where)
+    if isinstance(doc, dict):
+        ctx.observed(*held(doc, memd))
     memories = doc.get("memories") if isinstance(doc, dict) else None
     return len(memories) if isinstance(memories, list) else 0
+
+
+def held(doc: dict[str, Any], memd: bool) -> set[str]:
+    """The rules `doc` exercised: the envelope's always; an item rule where some item holds what it
+    is about (memd's own export rules on every item, when judged as memd's export)."""
+    items = doc.get("memories") if isinstance(doc.get("memories"), list) else []
+    dicts = [it for it in items if isinstance(it, dict)]
+    exts = [model.memd_extension(it) or {} for it in dicts]
+    lcs = [e["lifecycle"] for e in exts if isinstance(e.get("lifecycle"), dict)]
+    seen = set(ENVELOPE_RULES)
+    if items:
+        seen.add("omf/content-required")
+    if any(isinstance(it.get("content"), str) for it in dicts):
+        seen.add("omf/content-not-blank")
+    if len(dicts) < len(items) or any(f in it for it in dicts for f in ITEM_TYPED):
+        seen.add("omf/item-field-types")
+    members = {"v": "omf/memd-v", "chunk_id": "omf/memd-chunk-id", "project_id": "omf/memd-project-id",
+               "chunk_type": "omf/memd-chunk-type", "ingestion_mode": "omf/memd-ingestion-mode",
+               "lifecycle": "omf/memd-lifecycle"}
+    seen |= {rid for member, rid in members.items() if any(member in e for e in exts)}
+    if any("status" in lc for lc in lcs):
+        seen.add("omf/lifecycle-status-vocabulary")
+    if any("tier" in lc for lc in lcs):
+        seen.add("omf/lifecycle-tier-vocabulary")
+    if any(f in lc for lc in lcs for f in LIFECYCLE_TYPED):
+        seen.add("omf/lifecycle-field-types")
+    if memd and dicts:
+        # memd's export carries these on every item: an item without them is a finding
+        seen |= {"omf/memd-namespace", "omf/memd-v", "omf/memd-chunk-id", "omf/memd-project-id", "omf/memd-lifecycle"}
+        if any(isinstance(lc.get("status"), str) for lc in lcs):
+            seen.add("omf/export-never-deleted-error")
+        if any(isinstance(e.get("chunk_id"), str) for e in exts):
+            seen.add("omf/memd-chunk-id-uuidv7")
+        if any(lc.get("status") in ("superseded", "expired") for lc in lcs):
+            seen.add("omf/export-status-hint")
+    return seen
+
+
+def _unjudged(ctx: Any, what: str) -> None:
+    """Say what `what` held nothing of, for each rule named but not judged."""
+    found = {f.requirement for f in ctx.findings}
+    missing = [r for r in SHAPE_RULES if r not in ctx.judged and r not in found]
+    if not missing:
+        return
+    cat = catalogues.load("omf")
+    foreign = [r for r in missing if not is_memd(ctx) and not cat.get(r).in_profile("consumer")]
+    absent = [r for r in missing if r not in foreign]
+    if absent:
+        note(ctx, f"{what} holds no " + "; no ".join(f"{ABOUT.get(r, r)} ({r})" for r in absent))
+    if foreign:
+        note(ctx, f"judged as a plain OMF consumer's export, not memd's: {', '.join(foreign)} bind memd's own export")
 
 
 def _nothing_judged(what: str) -> str:
@@ -76,6 +152,7 @@ def _varied() -> list[dict[str, Any]]:
 @check("omf/export/shape", spec="omf", requirements=SHAPE_RULES, bindings=LIVE,
        title="A live export is a well-formed OMF 1.0 document with memd's namespace on every item")
 def export_shape(ctx) -> None:
+    ctx.credit_only_observed()  # a rule about a member no exported item holds is not judged
     tenant = fresh_tenant("shape")
     seed(ctx, tenant, _varied())
     run = ctx.client.export(tenant, **(ALL_FLAGS if is_memd(ctx) else {}))
@@ -85,11 +162,13 @@ def export_shape(ctx) -> None:
     if not isinstance(doc, dict):
         ctx.violation("omf/memories-required", f"The export is not a JSON object. Came back: {run.describe()}. "
                       f"The spec: {cite('omf/memories-required')}", sent=run.sent, received=run.document)
+        note(ctx, "the export is not a JSON object: nothing else in it could be judged")
         return
     if not judge(ctx, doc, sent=run.sent, received=run.document, where="export") and not ctx.findings:
         raise NotApplicable("precondition failed: " + _nothing_judged(
             f"the export of a tenant seeded with {len(_varied())} items ({run.describe()})")
             + "; the export's contents are judged by omf/export/exclusions")
+    _unjudged(ctx, f"the export of a tenant seeded with {len(_varied())} items of each kind")
 
 
 @check("omf/file/shape", spec="omf", requirements=SHAPE_RULES, bindings=FILE,
@@ -97,6 +176,7 @@ def export_shape(ctx) -> None:
 def file_shape(ctx) -> None:
     import json
 
+    ctx.credit_only_observed()  # a rule about a member the file's items do not hold is not exercised by the file
     docs = ctx.client.documents()
     if not docs:
         raise NotApplicable("no document was given")
@@ -109,5 +189,7 @@ def file_shape(ctx) -> None:
                           f"The spec: {cite('omf/memories-required')}", received=text[:2000], where=path)
             continue
         items += judge(ctx, doc, sent=f"the file {path}", received=None, where=path)
+    shown = f"the file{'s' if len(docs) > 1 else ''} {', '.join(p for p, _ in docs)}"
     if not items and not ctx.findings:
-        raise NotApplicable(_nothing_judged(f"the file{'s' if len(docs) > 1 else ''} {', '.join(p for p, _ in docs)}"))
+        raise NotApplicable(_nothing_judged(shown))
+    _unjudged(ctx, shown)
