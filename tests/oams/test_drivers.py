@@ -121,6 +121,38 @@ def test_markdown_check_can_fail(tmp_path):
     assert result.outcome is Outcome.FAILED and {f.requirement for f in result.findings} == {"oams/markdown-shape"}
 
 
+def test_a_file_without_optional_members_leaves_their_rules_not_judged(tmp_path):
+    """Absence is never evidence: a JSONL store whose one memory carries no tags, metadata, embedding
+    or provenance passes the rules it shows, and leaves those about the members it lacks (and the
+    (namespace, key) uniqueness one memory cannot break) not judged, never passed."""
+    from memconform.reports.model import requirement_outcomes
+
+    check = _REGISTRY["oams/file-memories"]
+    bare = {"key": "a", "namespace": "u:p", "value": "v", "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z"}
+    store = tmp_path / "bare.jsonl"
+    store.write_bytes(model.render_jsonl([bare]))
+    result = run_check(check, "0.1", "file", lambda: OamsFileClient(store), None)
+    lacking = ["oams/tags-strings", "oams/metadata-object", "oams/embedding-model-required", "oams/embedding-floats",
+               "oams/provenance-fields", "oams/ns-key-unique"]
+    assert result.outcome is Outcome.PASSED and result.extra["not_judged"] == lacking, result.reason
+    assert "holds no memory with tags (oams/tags-strings)" in result.reason
+    reported = {"node_id": "n", "requirements": list(check.requirements), "outcome": "passed", "findings": [],
+                "not_judged": result.extra["not_judged"]}
+    assert set(requirement_outcomes([reported])) == set(check.requirements) - set(lacking)
+
+    # the same store with the members: every rule judged; a bad one still fails
+    full = dict(bare, key="b", tags=["x"], metadata={"confidence": 0.5}, embedding_model="m", embedding=[0.1],
+                source_id=None)
+    store.write_bytes(model.render_jsonl([bare, full]))
+    result = run_check(check, "0.1", "file", lambda: OamsFileClient(store), None)
+    assert result.outcome is Outcome.PASSED and not result.extra.get("not_judged"), result.extra
+    store.write_bytes(model.render_jsonl([bare, dict(full, tags="x")]))
+    result = run_check(check, "0.1", "file", lambda: OamsFileClient(store), None)
+    assert {f.requirement for f in result.findings} == {"oams/tags-strings"}
+    assert "oams/tags-strings" not in result.extra.get("not_judged", [])
+
+
 def test_rpc_part_probe_and_sniffing(served, tmp_path):
     import sys
 

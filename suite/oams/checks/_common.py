@@ -34,6 +34,61 @@ def say(ctx: Any, rid: str, what: str, reply: OamsReply | None = None, **details
                   where=details.pop("where", reply.request if reply is not None else None))
 
 
+def note(ctx: Any, text: str) -> None:
+    """Say why part of what a check names was not judged (the result's reason lists it with the
+    requirements left `not_judged`: for a file, what the file holds nothing about)."""
+    notes = (ctx.effort or {}).get("notes") or []
+    if text not in notes:
+        ctx.effort = {**(ctx.effort or {}), "notes": [*notes, text]}
+
+
+#: The §2 rules about a memory's optional members: judged only where a memory holds the member.
+OPTIONAL_MEMBER_RULES = {
+    "tags": ("oams/tags-strings",), "metadata": ("oams/metadata-object",),
+    "embedding": ("oams/embedding-floats", "oams/embedding-model-required"),
+    "embedding_model": ("oams/embedding-model-required",),
+    "parent_id": ("oams/provenance-fields",), "source_id": ("oams/provenance-fields",),
+}
+#: What each §2 rule is about, for saying what a subject held none of.
+MEMORY_ABOUT = {
+    "oams/key-required": "memory object", "oams/namespace-required": "memory object",
+    "oams/value-string": "memory object", "oams/timestamps-utc": "memory object",
+    "oams/updated-not-before-created": "memory with both timestamps valid",
+    "oams/tags-strings": "memory with tags", "oams/metadata-object": "memory with metadata",
+    "oams/embedding-floats": "memory with an embedding",
+    "oams/embedding-model-required": "memory with an embedding or embedding_model",
+    "oams/provenance-fields": "memory with parent_id or source_id",
+    "oams/scope-no-slash-colon": "namespace with a scope (<owner>:<scope>)",
+    "oams/ns-key-unique": "two memories whose (namespace, key) could repeat",
+}
+
+
+def memory_rules_held(memories: Any) -> set[str]:
+    """The §2 rules memory objects exercised: the required members' on any object; an optional
+    member's where a memory holds it; updated-not-before-created where both times parse; a
+    namespace's scope rule where a namespace has a scope (absence is never evidence)."""
+    seen: set[str] = set()
+    for m in memories:
+        if not isinstance(m, dict):
+            continue
+        seen |= {"oams/key-required", "oams/namespace-required", "oams/value-string", "oams/timestamps-utc"}
+        seen.update(r for member, rules in OPTIONAL_MEMBER_RULES.items() if member in m for r in rules)
+        if model.parse_time(m.get("created_at")) and model.parse_time(m.get("updated_at")):
+            seen.add("oams/updated-not-before-created")
+        ns = m.get("namespace")
+        if isinstance(ns, str) and model.split_namespace(ns)[1] is not None:
+            seen.add("oams/scope-no-slash-colon")
+    return seen
+
+
+def unjudged(ctx: Any, what: str, about: dict[str, str]) -> None:
+    """Note, for each requirement the check names and neither observed nor found, what `what` held none of."""
+    found = {f.requirement for f in ctx.findings}
+    missing = [r for r in ctx.check.requirements if r not in ctx.judged and r not in found]
+    if missing:
+        note(ctx, f"{what} holds no " + "; no ".join(f"{about.get(r, r)} ({r})" for r in missing))
+
+
 def owners(ctx: Any) -> tuple[str, str]:
     return tuple(getattr(ctx.client, "owners", ("mc-owner-a", "mc-owner-b")))  # type: ignore[return-value]
 

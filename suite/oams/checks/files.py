@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.suite.oams import model
-from memconform.suite.oams.checks._common import FILE, cite
+from memconform.suite.oams.checks._common import FILE, MEMORY_ABOUT, cite, memory_rules_held, unjudged
 from memconform.suite.oams.checks.provenance import CONSOLIDATION_RULES, judge_consolidated
 from memconform.suite.outcomes import NotApplicable, NotExercised
 from memconform.suite.registry import check
@@ -19,6 +19,15 @@ MEMORY_RULES = ("oams/jsonl-store", "oams/jsonl-lines", "oams/key-required", "oa
 BUNDLE_RULES = ("oams/bundle-layout", "oams/bundle-folder-name", "oams/jsonl-sorted", "oams/manifest-shape",
                 "oams/manifest-count", "oams/manifest-namespaces", "oams/manifest-checksum", "oams/manifest-version",
                 "oams/embeddings-bin-layout")
+#: What each bundle rule is about, for saying what a bundle held none of.
+BUNDLE_ABOUT = {
+    "oams/manifest-shape": "manifest.json that parses", "oams/manifest-count": "integer memory_count in its manifest",
+    "oams/manifest-namespaces": "namespaces array in its manifest",
+    "oams/manifest-checksum": "checksum_sha256 string in its manifest",
+    "oams/manifest-version": "oams_version string in its manifest",
+    "oams/jsonl-sorted": "two lines with a valid created_at to be in order",
+    "oams/embeddings-bin-layout": "embeddings.bin (optional)",
+}
 
 
 def report(ctx: Any, problems: Any, rules: tuple[str, ...], what: str) -> None:
@@ -39,21 +48,50 @@ def view(ctx: Any) -> Any:
 @check("oams/file-memories", spec="oams", bindings=FILE, requirements=MEMORY_RULES,
        title="Every line of the store is a valid memory; (namespace, key) unique; scopes without / or :")
 def file_memories(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a rule about a member no memory of the file holds is not exercised by the file
     v = view(ctx)
     if v.kind == "markdown":
         raise NotApplicable("a Markdown serialization: judged by oams/file-markdown")
     if not v.values and not v.problems:
         raise NotExercised(f"{v.path} holds no memory")
     report(ctx, v.problems, MEMORY_RULES, f"{v.path}")
+    if v.values:  # the lines were read: their framing and each one's being a JSON object were judged
+        ctx.observed("oams/jsonl-store", "oams/jsonl-lines")
+    ctx.observed(*(memory_rules_held(v.values) & set(MEMORY_RULES)))
+    pairs = [m for m in v.memories if isinstance(m.get("namespace"), str) and isinstance(m.get("key"), str)]
+    if len(pairs) > 1:
+        ctx.observed("oams/ns-key-unique")
+    unjudged(ctx, str(v.path), {**MEMORY_ABOUT, "oams/jsonl-store": "line", "oams/jsonl-lines": "line"})
 
 
 @check("oams/file-bundle", spec="oams", bindings=FILE, requirements=BUNDLE_RULES,
        title="The bundle: manifest.json + memories.jsonl sorted by created_at, counts, namespaces, checksum, version")
 def file_bundle(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a rule about a part the bundle lacks (embeddings.bin, a manifest member) is not judged
     v = view(ctx)
     if v.kind != "bundle":
         raise NotApplicable(f"{v.path} is a {v.kind} file, not an export bundle (a folder with manifest.json)")
     report(ctx, v.problems, BUNDLE_RULES, f"bundle {v.path}")
+    b = v.bundle
+    ctx.observed("oams/bundle-layout", "oams/bundle-folder-name")
+    manifest = b.manifest
+    if manifest is not None:
+        ctx.observed("oams/manifest-shape")
+    if isinstance(manifest, dict):
+        count = manifest.get("memory_count")
+        if isinstance(count, int) and not isinstance(count, bool):
+            ctx.observed("oams/manifest-count")
+        if isinstance(manifest.get("namespaces"), list):
+            ctx.observed("oams/manifest-namespaces")
+        if isinstance(manifest.get("checksum_sha256"), str):
+            ctx.observed("oams/manifest-checksum")
+        if isinstance(manifest.get("oams_version"), str):
+            ctx.observed("oams/manifest-version")
+    if sum(model.parse_time(m.get("created_at")) is not None for m in b.memories) > 1:
+        ctx.observed("oams/jsonl-sorted")
+    if (b.path / "embeddings.bin").is_file():
+        ctx.observed("oams/embeddings-bin-layout")
+    unjudged(ctx, f"bundle {b.path}", BUNDLE_ABOUT)
 
 
 @check("oams/file-provenance", spec="oams", bindings=FILE, requirements=("oams/source-id-present", "oams/ns-convention"),
@@ -78,6 +116,7 @@ def file_provenance(ctx: Any) -> None:
 @check("oams/file-consolidated", spec="oams", bindings=FILE, requirements=CONSOLIDATION_RULES,
        title="Consolidated memories in the file carry parent_id, source_id and the dream_* metadata")
 def file_consolidated(ctx: Any) -> None:
+    ctx.credit_only_observed()  # source_id is judged only where the file holds a consolidated memory's inputs
     v = view(ctx)
     made = [m for m in v.memories if model.is_consolidated(m)]
     if not made:
@@ -89,6 +128,9 @@ def file_consolidated(ctx: Any) -> None:
         known = all(model._pair(p) in everything for p in pairs) if isinstance(pairs, list) and pairs else False
         judge_consolidated(ctx, [m], {model._pair(p): everything[model._pair(p)] for p in pairs} if known else None,
                            str(v.path))
+    unjudged(ctx, str(v.path), {"oams/consolidated-source-id": "consolidated memory with a UUID dream_run_id whose "
+                                                               "dream_inputs are all in the file (their source_ids "
+                                                               "are what its source_id is compared with)"})
 
 
 @check("oams/file-markdown", spec="oams", bindings=FILE, requirements=("oams/markdown-shape",),

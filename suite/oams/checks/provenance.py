@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.suite.oams import model
-from memconform.suite.oams.checks._common import LIVE, find, key, listed, namespace, precondition, recalled, say, served
+from memconform.suite.oams.checks._common import (LIVE, find, key, listed, namespace, precondition, recalled, say,
+                                                  served, unjudged)
 from memconform.suite.oams.checks.recall import seed
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -112,6 +113,12 @@ def judge_consolidated(ctx: Any, made: list[Any], inputs: dict[tuple[str, str], 
     for m in made:
         if not isinstance(m, dict):
             continue
+        # parent_id and the dream_* metadata are judged on every consolidated memory; source_id only
+        # against known inputs, once dream_run_id is a UUID (model.consolidation_problems)
+        ctx.observed("oams/consolidated-parent-id", "oams/dream-strategy", "oams/dream-inputs", "oams/dream-run-id")
+        meta = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+        if inputs is not None and isinstance(meta.get("dream_inputs"), list) and model._is_uuid(meta.get("dream_run_id")):
+            ctx.observed("oams/consolidated-source-id")
         at = f"{where} {m.get('namespace')!r}/{m.get('key')!r}"
         for p in model.consolidation_problems(m, inputs, at):
             say(ctx, p.requirement, f"{at}: {p.message}", reply, sent=None if reply is None else reply.sent,
@@ -129,6 +136,7 @@ def judge_consolidated(ctx: Any, made: list[Any], inputs: dict[tuple[str, str], 
 def consolidation(ctx: Any) -> None:
     """Needs a consolidation hook (an operation §3 allows a server to add: the reference's
     POST /v1/oams/consolidate / oams.consolidate). Without one, L3 cannot be shown: skipped."""
+    ctx.credit_only_observed()  # judge_consolidated says what each output showed
     ns = namespace(ctx, tag="dream")
     inputs = [model.new_memory(ns, key("in"), f"dream input {i}", source_id=f"https://example.com/{i}",
                                metadata={"confidence": 0.3 + 0.2 * i}) for i in range(3)]
@@ -143,3 +151,6 @@ def consolidation(ctx: Any) -> None:
     if not made:
         raise NotApplicable(f"the consolidation pass made no memory from three inputs ({reply.describe()})")
     judge_consolidated(ctx, made, {(m["namespace"], m["key"]): m for m in inputs}, "consolidated", reply)
+    unjudged(ctx, "the consolidation's outputs", {
+        "oams/consolidated-source-id": "output with a UUID dream_run_id and a dream_inputs array (its source_id is "
+                                       "compared with those inputs')"})

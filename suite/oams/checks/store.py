@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.suite.oams import model
-from memconform.suite.oams.checks._common import (LIVE, find, judge_error, key, listed, namespace, precondition,
-                                                  same_instant, say)
+from memconform.suite.oams.checks._common import (LIVE, MEMORY_ABOUT, find, judge_error, key, listed,
+                                                  memory_rules_held, namespace, precondition, same_instant, say,
+                                                  unjudged)
 from memconform.suite.oams.client import OPERATIONS
 from memconform.suite.registry import check
 
@@ -66,6 +67,9 @@ def operations_served(ctx: Any) -> None:
        requirements=("oams/store-returns-stored", "oams/updated-equals-created", *SHAPE_RULES),
        title="STORE answers the stored memory, as sent, with equal server-assigned timestamps")
 def store_returns_memory(ctx: Any) -> None:
+    # the shape rules are judged on what STORE answers: a member it leaves out is not judged here
+    # (its absence is oams/store-returns-stored's finding)
+    ctx.credit_only_observed()
     ns = namespace(ctx, tag="store")
     sent = [
         model.new_memory(ns, key("store"), "# Notes\n\n**Markdown** value — ünïcödé ✓\nsecond line",
@@ -83,6 +87,7 @@ def store_returns_memory(ctx: Any) -> None:
             if p.requirement in ctx.check.requirements:
                 say(ctx, p.requirement, f"the stored memory STORE answered is not valid: {p} "
                                         f"({model.shape_report(got)})", reply)
+        ctx.observed(*(memory_rules_held([got]) & set(SHAPE_RULES)), "oams/store-returns-stored")
         diffs = model.same_memory_fields(memory, got)
         if diffs:
             say(ctx, "oams/store-returns-stored", "STORE's answer is not the memory as sent: " + "; ".join(diffs), reply)
@@ -90,10 +95,12 @@ def store_returns_memory(ctx: Any) -> None:
             if "created_at" not in got or "updated_at" not in got:
                 say(ctx, "oams/store-returns-stored", "STORE without timestamps answered no server-assigned "
                                                       f"created_at/updated_at ({model.shape_report(got)})", reply)
-            elif model.parse_time(got["created_at"]) and model.parse_time(got["updated_at"]) and \
-                    not same_instant(got["created_at"], got["updated_at"]):
-                say(ctx, "oams/updated-equals-created", f"a memory written once has created_at {got['created_at']} "
-                                                        f"but updated_at {got['updated_at']}", reply)
+            elif model.parse_time(got["created_at"]) and model.parse_time(got["updated_at"]):
+                ctx.observed("oams/updated-equals-created")
+                if not same_instant(got["created_at"], got["updated_at"]):
+                    say(ctx, "oams/updated-equals-created", f"a memory written once has created_at "
+                                                            f"{got['created_at']} but updated_at {got['updated_at']}",
+                        reply)
         back = find(listed(ctx, ns), memory["key"])
         if back is None:
             say(ctx, "oams/store-returns-stored", f"the stored memory {memory['key']!r} is not in LIST of {ns!r}")
@@ -102,6 +109,8 @@ def store_returns_memory(ctx: Any) -> None:
             if diffs:
                 say(ctx, "oams/store-returns-stored", "LIST reads back a memory other than the one stored: "
                                                       + "; ".join(diffs), sent=memory, received=back)
+    unjudged(ctx, "STORE's answers", {**MEMORY_ABOUT, "oams/updated-equals-created": "memory with both timestamps "
+                                                                                   "valid"})
 
 
 @check("oams/store-given-timestamps", spec="oams", bindings=LIVE, requirements=("oams/store-keeps-given-timestamps",),
