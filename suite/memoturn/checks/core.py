@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, ingest, judge_refused, precondition,
-                                                      profile, ready_profile, record, say, served, word)
+from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ingest, judge_refused, note,
+                                                      precondition, profile, ready_profile, record, say, served, word)
 from memconform.suite.memoturn.client import shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -64,31 +64,39 @@ def _expect_status(ctx: Any, rid: str, reply: Any, i: int, want: str, what: str)
 def ingest_statuses(ctx: Any) -> None:
     """A batch of three distinct memories into a profile never written, then the same batch again:
     created ×3 in request order, then duplicate ×3 superseding nothing, and GET shows each record
-    unchanged by the repeat."""
+    unchanged by the repeat. A step that goes wrong ends the check: what it did not reach is not judged."""
+    ctx.credit_only_observed()
     prof = profile("statuses")
     batch = [fact(f"user.{word('t')}", {"n": 1}), model.new_memory("event", "an event happened", {"e": word()}),
              model.new_memory("instruction", "answer briefly", {"style": "brief"}, topic_key=f"style.{word()}")]
     first = served(ctx.client.ingest(prof, batch))
     if not first.ok:
         say(ctx, "memoturn/profile-auto-create", "the first ingest into a profile never written was refused", first)
+        note(ctx, "the first ingest was refused: the statuses, ids and txid could not be seen")
         return
+    ctx.observed("memoturn/profile-auto-create")
     problems = model.ingest_problems(first.body, len(batch))
+    ctx.observed("memoturn/batch-one-txid")  # an object's txid is always judged; a non-object is a finding on it
     for p in problems:
         rid = "memoturn/batch-one-txid" if "`txid`" in p else "memoturn/ingest-status-per-memory"
         say(ctx, rid, f"the ingest answer is not the page's shape: {p}", first)
     if problems:
+        note(ctx, "the first ingest's answer is not the page's shape: the statuses and ids were not read")
         return
     ids = [first.result(i).get("id") for i in range(len(batch))]
     if len(set(ids)) != len(ids):
         say(ctx, "memoturn/ingest-status-per-memory", f"three distinct memories got ids {ids}", first)
+        note(ctx, "three distinct memories got fewer ids: the statuses were not read")
         return
     for i in range(len(batch)):
         _expect_status(ctx, "memoturn/created-otherwise", first, i, "created", "a memory new to the profile")
+    ctx.observed("memoturn/created-otherwise")
     before = []
     for i, id in enumerate(ids):
         reply, memory = got(ctx, prof, id)
         if memory is None:
             say(ctx, "memoturn/profile-auto-create", f"the memory ingested as {id!r} is not there afterwards", reply)
+            note(ctx, f"the memory ingested as {id!r} is not there afterwards: the repeat was not tried")
             return
         before.append(memory)
     for i, (memory, sent) in enumerate(zip(before, batch)):
@@ -96,7 +104,9 @@ def ingest_statuses(ctx: Any) -> None:
             say(ctx, "memoturn/ingest-status-per-memory", f"results[{i}] names {ids[i]!r}, which GET shows as a "
                 f"{shown(memory.get('type'))} {shown(memory.get('summary'))}; memory {i} sent was a {sent['type']} "
                 f"{sent['summary']!r}: results are one per memory, in request order", first)
+            note(ctx, "the results are not one per memory in request order: the repeat was not tried")
             return
+    ctx.observed("memoturn/ingest-status-per-memory")
     # the same memories told again in other words: the content hash makes them duplicates, and
     # "no write" keeps the first summary and keywords
     batch = [dict(m, summary=m["summary"] + " (told again)", keywords="again") for m in batch]
@@ -104,16 +114,22 @@ def ingest_statuses(ctx: Any) -> None:
     if model.ingest_problems(again.body, len(batch)):
         say(ctx, "memoturn/ingest-status-per-memory", "the repeated batch's answer is not the page's shape: "
             + "; ".join(model.ingest_problems(again.body, len(batch))), again)
+        note(ctx, "the repeated batch's answer is not the page's shape: its ids and statuses were not read")
         return
+    ctx.observed("memoturn/id-content-addressed")  # each repeat's id is compared with the first
     repeated = []
     for i in range(len(batch)):
         if again.result(i).get("id") != ids[i]:
             say(ctx, "memoturn/id-content-addressed", f"the same (type, topic_key, content) re-ingested with another "
                 f"summary got id {shown(again.result(i).get('id'))}, first {ids[i]!r}", again)
-        elif _expect_status(ctx, "memoturn/duplicate-no-write", again, i, "duplicate", "an already-active memory re-ingested"):
-            repeated.append(i)
-            if _superseded(again, i) != []:
-                say(ctx, "memoturn/duplicate-no-write", f"a duplicate reported superseding {shown(_superseded(again, i))}", again)
+        else:
+            ctx.observed("memoturn/duplicate-no-write")  # a repeat named by its id: its status is compared
+            if _expect_status(ctx, "memoturn/duplicate-no-write", again, i, "duplicate",
+                              "an already-active memory re-ingested"):
+                repeated.append(i)
+                if _superseded(again, i) != []:
+                    say(ctx, "memoturn/duplicate-no-write",
+                        f"a duplicate reported superseding {shown(_superseded(again, i))}", again)
     for i in (repeated if len(repeated) == len(batch) else ()):  # a repeat that wrote something moves other rows
         id, old = ids[i], before[i]
         reply, now = got(ctx, prof, id)
@@ -214,6 +230,8 @@ def record_shape(ctx: Any) -> None:
        requirements=("memoturn/type-enum", "memoturn/topic-key-only-fact-instruction", *ERRORS),
        title="A type outside the four, and a topic_key on an event or a task, are refused")
 def type_and_topic_key(ctx: Any) -> None:
+    ctx.credit_only_observed()  # judge_refused says what each refusal showed: a request accepted shows no envelope
+    http_only(ctx)
     prof = ready_profile(ctx, "validity")
     cases = [
         ("memoturn/type-enum", "a memory of type 'opinion'", model.new_memory("opinion", "an opinion", {"o": 1})),
@@ -427,14 +445,18 @@ def provenance(ctx: Any) -> None:
        requirements=("memoturn/batch-atomic", "memoturn/type-enum", *ERRORS),
        title="A batch with one invalid memory is refused whole: none of its memories is stored")
 def batch_atomic(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a batch taken whole is type-enum's failure: atomicity is then not judged
+    http_only(ctx)
     prof = ready_profile(ctx, "atomic")
     good = model.new_memory("event", "the valid one", {"w": word()})
     bad = model.new_memory("opinion", "the invalid one", {"w": word()})
     reply = ctx.client.ingest(prof, [good, bad])
     # taking the invalid memory is type-enum's failure; atomicity then cannot be seen
     if not judge_refused(ctx, reply, rule="memoturn/type-enum", what="a batch whose second memory has type 'opinion'"):
+        note(ctx, "the batch with an invalid memory was accepted: whether a refused batch stores nothing was not seen")
         return
     _stored_alone(ctx, prof, good, "memoturn/batch-atomic", "the valid memory alone, afterwards")
+    ctx.observed("memoturn/batch-atomic")
 
 
 @check("memoturn/batch-cap", spec="memoturn", bindings=LIVE,
