@@ -34,6 +34,8 @@ class CheckContext:
     #: The requirements the check observed, when it says so (a state machine: suite/stateful.py);
     #: None: every requirement it names. Only these are credited; the others are not judged.
     judged: set[str] | None = None
+    #: why part of what the check names was not judged (in the result's reason)
+    notes: list[str] = field(default_factory=list)
 
     def credit_only_observed(self) -> None:
         """Opt in to being credited only with what `observed` names (a check naming many
@@ -47,6 +49,12 @@ class CheckContext:
         if self.judged is None:
             raise AssertionError(f"check {self.check.id} calls observed() without credit_only_observed() first")
         self.judged.update(requirements)
+
+    def note(self, text: str) -> None:
+        """Say why part of what the check names was not judged: an operation the target does not
+        offer, a document holding nothing a requirement is about (for a file: not exercised)."""
+        if text not in self.notes:
+            self.notes.append(text)
 
     def property_seed(self) -> int:
         """The run's seed (`--seed`) for a property-based check's generator. Asking for it records
@@ -107,10 +115,17 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
         ctx = CheckContext(check=check, version=version, binding=binding, client=client, case=case, seed=seed,
                            applies=applies)
         check.func(ctx)
-    except NotExercised as exc:
-        return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started,
-                           extra={"not_exercised": True})
     except NotApplicable as exc:
+        if ctx is not None and ctx.findings:
+            # it found something before it had to stop: the findings stand, and only what it
+            # observed up to there is credited
+            if ctx.judged is None:
+                ctx.judged = set()
+            ctx.note(f"stopped early: {exc}")
+            return result(outcome_of(check, version, case, ctx.findings), f"stopped early: {exc}")
+        if isinstance(exc, NotExercised):
+            return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started,
+                               extra={"not_exercised": True})
         return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started)
     except Inconclusive as exc:
         return result(Outcome.INFO, f"inconclusive: {exc}")
@@ -141,5 +156,4 @@ def _not_judged(check: Check, version: str, case: Case | None, ctx: CheckContext
 
 
 def _why_not_judged(ctx: CheckContext) -> str:
-    notes = (ctx.effort or {}).get("notes") or []
-    return "; ".join(notes) if notes else "no sequence reached a state in which they could be seen"
+    return "; ".join(ctx.notes) if ctx.notes else "nothing the check saw was about them"

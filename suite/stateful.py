@@ -242,6 +242,8 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
         summary["notes"] = list(run.notes)
     ctx.effort = summary  # in the report beside the result: what this run of the machine tried
     ctx.judged = set(run.judged)
+    for text in run.notes:
+        ctx.note(text)
     if failure is not None:
         last = run.last
         script = last.script() if last is not None else "  (no step)"

@@ -193,3 +193,17 @@ def test_a_scripted_check_may_opt_in_to_credit_only_what_it_observed():
 
     crashed = run_check(_two(forgetful), "1.0", "http", Counter, None)
     assert crashed.outcome is Outcome.ERROR and "without credit_only_observed" in crashed.reason
+
+
+def test_a_check_that_stops_after_a_finding_keeps_it_and_credits_nothing_else():
+    from memconform.suite.outcomes import Outcome
+    from memconform.suite.runner import run_check
+
+    def stops(ctx):
+        ctx.violation("ump/error-codes", "answered 200 to garbage")
+        raise NotApplicable("the second step needs an operation the target does not offer")
+
+    result = run_check(_two(stops), "1.0", "http", Counter, None)
+    assert result.outcome is Outcome.FAILED and [f.requirement for f in result.findings] == ["ump/error-codes"]
+    assert result.extra["not_judged"] == ["ump/id-unique"]
+    assert "stopped early: the second step needs" in result.reason

@@ -151,17 +151,10 @@ def observed(ctx: Any, *requirements: str) -> None:
         ctx.observed(*(r for r in requirements if r in ctx.check.requirements))
 
 
-def note(ctx: Any, text: str) -> None:
-    """Say why part of what a check names was not judged (in the result's reason)."""
-    notes = (ctx.effort or {}).get("notes") or []
-    if text not in notes:
-        ctx.effort = {**(ctx.effort or {}), "notes": [*notes, text]}
-
-
 def http_only(ctx: Any) -> None:
     """On a binding other than HTTP, the error envelope, codes and statuses are not judged: note so."""
     if ctx.binding != "http":
-        note(ctx, f"over {ctx.binding}, the HTTP error envelope, codes and statuses are not judged "
+        ctx.note(f"over {ctx.binding}, the HTTP error envelope, codes and statuses are not judged "
                   "(they bind the HTTP binding)")
 
 

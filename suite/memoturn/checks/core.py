@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ingest, judge_refused, note,
+from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ingest, judge_refused,
                                                       precondition, profile, ready_profile, record, say, served, word)
 from memconform.suite.memoturn.client import shown
 from memconform.suite.outcomes import NotApplicable
@@ -72,7 +72,7 @@ def ingest_statuses(ctx: Any) -> None:
     first = served(ctx.client.ingest(prof, batch))
     if not first.ok:
         say(ctx, "memoturn/profile-auto-create", "the first ingest into a profile never written was refused", first)
-        note(ctx, "the first ingest was refused: the statuses, ids and txid could not be seen")
+        ctx.note("the first ingest was refused: the statuses, ids and txid could not be seen")
         return
     ctx.observed("memoturn/profile-auto-create")
     problems = model.ingest_problems(first.body, len(batch))
@@ -81,12 +81,12 @@ def ingest_statuses(ctx: Any) -> None:
         rid = "memoturn/batch-one-txid" if "`txid`" in p else "memoturn/ingest-status-per-memory"
         say(ctx, rid, f"the ingest answer is not the page's shape: {p}", first)
     if problems:
-        note(ctx, "the first ingest's answer is not the page's shape: the statuses and ids were not read")
+        ctx.note("the first ingest's answer is not the page's shape: the statuses and ids were not read")
         return
     ids = [first.result(i).get("id") for i in range(len(batch))]
     if len(set(ids)) != len(ids):
         say(ctx, "memoturn/ingest-status-per-memory", f"three distinct memories got ids {ids}", first)
-        note(ctx, "three distinct memories got fewer ids: the statuses were not read")
+        ctx.note("three distinct memories got fewer ids: the statuses were not read")
         return
     for i in range(len(batch)):
         _expect_status(ctx, "memoturn/created-otherwise", first, i, "created", "a memory new to the profile")
@@ -96,7 +96,7 @@ def ingest_statuses(ctx: Any) -> None:
         reply, memory = got(ctx, prof, id)
         if memory is None:
             say(ctx, "memoturn/profile-auto-create", f"the memory ingested as {id!r} is not there afterwards", reply)
-            note(ctx, f"the memory ingested as {id!r} is not there afterwards: the repeat was not tried")
+            ctx.note(f"the memory ingested as {id!r} is not there afterwards: the repeat was not tried")
             return
         before.append(memory)
     for i, (memory, sent) in enumerate(zip(before, batch)):
@@ -104,7 +104,7 @@ def ingest_statuses(ctx: Any) -> None:
             say(ctx, "memoturn/ingest-status-per-memory", f"results[{i}] names {ids[i]!r}, which GET shows as a "
                 f"{shown(memory.get('type'))} {shown(memory.get('summary'))}; memory {i} sent was a {sent['type']} "
                 f"{sent['summary']!r}: results are one per memory, in request order", first)
-            note(ctx, "the results are not one per memory in request order: the repeat was not tried")
+            ctx.note("the results are not one per memory in request order: the repeat was not tried")
             return
     ctx.observed("memoturn/ingest-status-per-memory")
     # the same memories told again in other words: the content hash makes them duplicates, and
@@ -114,7 +114,7 @@ def ingest_statuses(ctx: Any) -> None:
     if model.ingest_problems(again.body, len(batch)):
         say(ctx, "memoturn/ingest-status-per-memory", "the repeated batch's answer is not the page's shape: "
             + "; ".join(model.ingest_problems(again.body, len(batch))), again)
-        note(ctx, "the repeated batch's answer is not the page's shape: its ids and statuses were not read")
+        ctx.note("the repeated batch's answer is not the page's shape: its ids and statuses were not read")
         return
     ctx.observed("memoturn/id-content-addressed")  # each repeat's id is compared with the first
     repeated = []
@@ -453,7 +453,7 @@ def batch_atomic(ctx: Any) -> None:
     reply = ctx.client.ingest(prof, [good, bad])
     # taking the invalid memory is type-enum's failure; atomicity then cannot be seen
     if not judge_refused(ctx, reply, rule="memoturn/type-enum", what="a batch whose second memory has type 'opinion'"):
-        note(ctx, "the batch with an invalid memory was accepted: whether a refused batch stores nothing was not seen")
+        ctx.note("the batch with an invalid memory was accepted: whether a refused batch stores nothing was not seen")
         return
     _stored_alone(ctx, prof, good, "memoturn/batch-atomic", "the valid memory alone, afterwards")
     ctx.observed("memoturn/batch-atomic")
@@ -508,6 +508,7 @@ def forget(ctx: Any) -> None:
 @check("memoturn/errors", spec="memoturn", bindings=HTTP, requirements=ERRORS,
        title="Malformed and invalid requests are 400 invalid_request in the envelope; an unknown id is 404 not_found")
 def errors(ctx: Any) -> None:
+    ctx.credit_only_observed()  # judge_refused credits the envelope and codes only on a refusal it read
     prof = ready_profile(ctx, "errors")
     for what, payload in (("a body that is not JSON", b'{"memories": [}'),
                           ("`memories` that is not an array", {"memories": {"type": "fact"}}),

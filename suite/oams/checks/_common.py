@@ -34,14 +34,6 @@ def say(ctx: Any, rid: str, what: str, reply: OamsReply | None = None, **details
                   where=details.pop("where", reply.request if reply is not None else None))
 
 
-def note(ctx: Any, text: str) -> None:
-    """Say why part of what a check names was not judged (the result's reason lists it with the
-    requirements left `not_judged`: for a file, what the file holds nothing about)."""
-    notes = (ctx.effort or {}).get("notes") or []
-    if text not in notes:
-        ctx.effort = {**(ctx.effort or {}), "notes": [*notes, text]}
-
-
 #: The §2 rules about a memory's optional members: judged only where a memory holds the member.
 OPTIONAL_MEMBER_RULES = {
     "tags": ("oams/tags-strings",), "metadata": ("oams/metadata-object",),
@@ -86,7 +78,7 @@ def unjudged(ctx: Any, what: str, about: dict[str, str]) -> None:
     found = {f.requirement for f in ctx.findings}
     missing = [r for r in ctx.check.requirements if r not in ctx.judged and r not in found]
     if missing:
-        note(ctx, f"{what} holds no " + "; no ".join(f"{about.get(r, r)} ({r})" for r in missing))
+        ctx.note(f"{what} holds no " + "; no ".join(f"{about.get(r, r)} ({r})" for r in missing))
 
 
 def owners(ctx: Any) -> tuple[str, str]:

@@ -34,14 +34,6 @@ def is_memd(ctx: Any) -> bool:
     return profile(ctx) == "memd"
 
 
-def note(ctx: Any, text: str) -> None:
-    """Say why part of what a check names was not judged (the result's reason lists it with the
-    requirements left `not_judged`: for a file, what the file holds nothing about)."""
-    notes = (ctx.effort or {}).get("notes") or []
-    if text not in notes:
-        ctx.effort = {**(ctx.effort or {}), "notes": [*notes, text]}
-
-
 def fresh_tenant(tag: str) -> str:
     return model.fresh_tenant(tag)
 

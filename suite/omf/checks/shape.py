@@ -8,7 +8,7 @@ from typing import Any
 
 from memconform.suite import catalogue as catalogues
 from memconform.suite.omf import model
-from memconform.suite.omf.checks._common import ALL_FLAGS, FILE, LIVE, cite, fresh_tenant, is_memd, note, seed
+from memconform.suite.omf.checks._common import ALL_FLAGS, FILE, LIVE, cite, fresh_tenant, is_memd, seed
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
@@ -123,9 +123,9 @@ def _unjudged(ctx: Any, what: str) -> None:
     foreign = [r for r in missing if not is_memd(ctx) and not cat.get(r).in_profile("consumer")]
     absent = [r for r in missing if r not in foreign]
     if absent:
-        note(ctx, f"{what} holds no " + "; no ".join(f"{ABOUT.get(r, r)} ({r})" for r in absent))
+        ctx.note(f"{what} holds no " + "; no ".join(f"{ABOUT.get(r, r)} ({r})" for r in absent))
     if foreign:
-        note(ctx, f"judged as a plain OMF consumer's export, not memd's: {', '.join(foreign)} bind memd's own export")
+        ctx.note(f"judged as a plain OMF consumer's export, not memd's: {', '.join(foreign)} bind memd's own export")
 
 
 def _nothing_judged(what: str) -> str:
@@ -162,7 +162,7 @@ def export_shape(ctx) -> None:
     if not isinstance(doc, dict):
         ctx.violation("omf/memories-required", f"The export is not a JSON object. Came back: {run.describe()}. "
                       f"The spec: {cite('omf/memories-required')}", sent=run.sent, received=run.document)
-        note(ctx, "the export is not a JSON object: nothing else in it could be judged")
+        ctx.note("the export is not a JSON object: nothing else in it could be judged")
         return
     if not judge(ctx, doc, sent=run.sent, received=run.document, where="export") and not ctx.findings:
         raise NotApplicable("precondition failed: " + _nothing_judged(
