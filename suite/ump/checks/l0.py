@@ -449,6 +449,7 @@ def golden_vectors(ctx: CheckContext) -> None:
     expect = case.expect
     reqs = ctx.case.requirements
     reading = "ump/file-md" if fmt == "md" else "ump/file-json"
+    ctx.credit_only_observed()
     if expect["verdict"] == "valid":
         # Refusing a valid record breaks reading, or the acceptance rule the case is about; the
         # format rules the case lists describe the record, which is fine.
@@ -458,9 +459,13 @@ def golden_vectors(ctx: CheckContext) -> None:
                 ctx.violation(r, f"a valid record was refused with {outcome.error}: {outcome.message}",
                               sent=text, received={"error": {"code": outcome.error, "message": outcome.message}})
             return
+        # taken: the rules the record is an example of are not misread; whether it is kept as
+        # given (a Markdown round trip) only where the reader shows the record
+        ctx.observed(*(r for r in reqs if r != "ump/md-roundtrip-lossless"))
         wanted = expect.get("record", case.input if fmt == "json" else None)
         for got in outcome.accepted[:1]:
             if isinstance(wanted, dict):
+                ctx.observed(*reqs)
                 diffs = _diff(_normalized(wanted, ctx.version), got)
                 if diffs:
                     keeper = "ump/md-roundtrip-lossless" if fmt == "md" else reading
@@ -468,6 +473,7 @@ def golden_vectors(ctx: CheckContext) -> None:
                                   sent=text, received=got)
     elif expect["verdict"] == "invalid":
         reqs = tuple(case.requirements)  # the rule the record breaks and the refusal it calls for
+        ctx.observed(*ctx.case.requirements)  # read, and judged as the vector expects
         code = expect.get("error", "invalid_record")
         if not outcome.error:
             for r in reqs:
@@ -487,6 +493,8 @@ def golden_vectors(ctx: CheckContext) -> None:
         # both right; what is judged is that a refusal leaves nothing stored and that a record
         # taken is kept as given.
         if outcome.error:
+            ctx.observed(case.requirements[0])  # refusing is right; storing nothing of it is judged
+            ctx.note(f"refused ({outcome.error}), as {expect.get('why')} allows: how a record taken is kept was not seen")
             if outcome.stored_after:
                 ctx.violation(case.requirements[0], f"the record was refused ({outcome.error}) but the store now holds "
                               f"{list(outcome.stored_after)}", sent=text)
@@ -494,6 +502,7 @@ def golden_vectors(ctx: CheckContext) -> None:
         if not outcome.accepted:
             raise NotApplicable(f"taken, but the reader shows no record to compare ({expect.get('why')}: either "
                                 "verdict is right)")
+        ctx.observed(*case.requirements)
         for got in outcome.accepted[:1]:
             # (a reader that takes an unknown minor labels it with its own version, as for 0.1)
             diffs = (_diff(case.input, got, ignore=frozenset({"/ump", "/integrity"}))
