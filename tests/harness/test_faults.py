@@ -18,10 +18,10 @@ UPP_LIVE = ("http", "stdio")
 OMF_LIVE = ("cli", "http")
 
 
-def test_clean_reference_passes_every_must_over_every_binding(pytester):
+def test_clean_reference_passes_every_must_over_every_binding(reference_quick_run):
     # quick effort: the generated-input checks are proven at their default by their own tests
     # (test_effort.py, test_stateful_faults*.py); here every check runs, a little of each
-    result, report = run_suite(pytester, "--target=reference", "--effort=quick")
+    result, report = reference_quick_run, reference_quick_run.report
     assert report["totals"].get("failed", 0) == 0, failed_requirements(report)
     assert report["totals"].get("error", 0) == 0, [r["reason"] for r in report["results"]
                                                    if r["outcome"] == "error"]

@@ -44,10 +44,10 @@ def test_help_lists_the_options(pytester):
         assert option in out
 
 
-def test_reference_run_prints_one_line_per_spec_version_binding(pytester):
-    result, report = run_suite(pytester, "--target=reference", "--effort=quick")
+def test_reference_run_prints_one_line_per_spec_version_binding(reference_quick_run):
+    report = reference_quick_run.report
     _validate_report(report)
-    out = result.stdout.str()
+    out = reference_quick_run.out
     for version in ("0.1", "1.0"):
         assert re.search(rf"UMP {re.escape(version)} / L0 / file: conformant — \d+ MUST passed, \d+ SHOULD warnings?",
                          out), out[-3000:]
@@ -179,13 +179,13 @@ def _stable(report):
     return report
 
 
-def test_xdist_gives_the_same_report(pytester, monkeypatch):
+def test_xdist_gives_the_same_report(pytester, monkeypatch, reference_quick_run):
     pytest.importorskip("xdist")
     # quick effort: the fuzz draws fewer cases, the same ones serially and in parallel; its time
     # budget lifted so that the counts govern (on a loaded machine the fuzz ran out of time in one
     # run and not the other: a verdict of this test must not depend on the machine's speed)
     monkeypatch.setenv("MEMCONFORM_FUZZ_SECONDS", "300")
-    _, serial = run_suite(pytester, "--target=reference", "--effort=quick")
+    serial = reference_quick_run.report  # the serial run, as the shared fixture made it
     report_path = pytester.path / "parallel.json"
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--target=reference",
                                            "--effort=quick", "--report", str(report_path))

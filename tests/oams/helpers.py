@@ -82,13 +82,13 @@ def environment(values: dict[str, str]) -> Any:
 
 
 def outcomes(binding: str, fault: str | None = None, variants: tuple[str, ...] = (), *,
-             machine: bool | None = None) -> dict[str, Any]:
-    """Every OAMS check of `binding` against the reference. The state machine runs (small budget)
-    unless a fault is set, or `machine` says otherwise."""
+             machine: bool | None = None, only: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Every OAMS check of `binding` against the reference (or those in `only`). The state machine
+    runs (small budget) unless a fault is set, or `machine` says otherwise."""
     on = fault is None if machine is None else machine
     with environment(MACHINE if on else MACHINE_OFF), reference(binding, fault, variants) as factory:
         return {c.id: run_check(c, VERSION, binding, factory, None)
-                for c in oams_checks() if binding in c.bindings}
+                for c in oams_checks() if binding in c.bindings and (only is None or c.id in only)}
 
 
 def failed_requirements(results: dict[str, Any]) -> set[str]:

@@ -1,0 +1,52 @@
+"""Fixtures the harness tests share."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Run:
+    """A whole run of the suite as a user starts it: its exit status, terminal output and report."""
+
+    ret: int
+    out: str
+    report: dict[str, Any]
+
+
+@pytest.fixture(scope="session")
+def reference_quick_run(tmp_path_factory) -> Run:
+    """`pytest --target=reference --effort=quick` over every spec and binding, run once and judged by
+    several tests (every MUST passes, one line per subject, the same report under xdist): each used
+    to make the same 40-second run of its own. Under xdist the workers share it through their
+    common temporary folder: the first makes it under a lock, the others read what it wrote. The
+    fuzz's time cap is lifted so that its counts govern however loaded the machine is (the xdist
+    comparison draws the same cases twice)."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the folder every worker's basetemp is in
+    folder = shared / "reference-quick"
+    folder.mkdir(exist_ok=True)
+    with open(shared / "reference-quick.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done_path = folder / "run.json"
+        if not done_path.exists():
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
+            env["MEMCONFORM_FUZZ_SECONDS"] = "300"
+            done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                                   "--target=reference", "--effort=quick", "--report", "memconform-report.json"],
+                                  cwd=folder, env=env, capture_output=True, text=True, timeout=1200)
+            done_path.write_text(json.dumps({"ret": done.returncode, "out": done.stdout + done.stderr}),
+                                 encoding="utf-8")
+    run = json.loads(done_path.read_text(encoding="utf-8"))
+    report_path = folder / "memconform-report.json"
+    report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
+    return Run(run["ret"], run["out"], report)
