@@ -167,6 +167,7 @@ def fresh_chunk_id(ctx) -> None:
                      "omf/source-optional"),
        bindings=LIVE, title="A standard-fields-only document imports; other apps' extensions and dates change nothing")
 def nanomem(ctx) -> None:
+    ctx.credit_only_observed()  # an import that went wrong leaves its items' lifecycle and dates unread
     tenant = fresh_tenant("nanomem")
     plain = model.item("mcf nanomem: plain", memd=False, tags=["n1"], created_at="2020-01-01",
                        updated_at="2020-01-02T03:04:05Z", expires_at="2001-01-01")
@@ -174,8 +175,14 @@ def nanomem(ctx) -> None:
     foreign["extensions"] = {"nanomem": {"v": 9, "lifecycle": {"tier": "history", "status": "expired"}}}
     doc = model.document([plain, foreign], source=None)
     run = send(ctx, tenant, doc)
+    ctx.observed("omf/nanomem-compatible")  # the import's answer is always compared
+    if run.ok:  # a document without source was taken (refused, it is not told whether for its lack of source)
+        ctx.observed("omf/source-optional")
+    else:
+        ctx.note("the document was refused: whether for its lack of source or of extensions.memd is not told apart")
     if not is_memd(ctx):
         # A plain consumer promises the standard fields only: the items land, with their tags.
+        ctx.note("judged as a plain OMF consumer: extensions and dates bind memd's import")
         if not counts_as(ctx, run, {"imported": 2, "duplicates": 0, "skipped": 0}):
             fail(ctx, "omf/nanomem-compatible", "A nanomem document without source or extensions.memd did not "
                  "import", run, "it imports (exit 0 / HTTP 2xx)", sent_doc=doc)
@@ -191,8 +198,10 @@ def nanomem(ctx) -> None:
         return
     if not _expect_counts(ctx, "omf/nanomem-compatible", run, {"imported": 2, "duplicates": 0, "skipped": 0}, doc,
                           "A nanomem document without source or extensions.memd"):
+        ctx.note("the import did not answer the counts of two items imported: their lifecycle and dates were not read")
         return
     after, items = export_doc(ctx, tenant, include_expired=False)
+    ctx.observed("omf/dates-informational", "omf/foreign-extensions-ignored")  # both items are looked for below
     held = {it.get("content"): it for it in items}
     if "mcf nanomem: plain" not in held:
         fail(ctx, "omf/dates-informational", "An item with a top-level expires_at in the past is missing from "

@@ -87,6 +87,7 @@ def lifecycle_honoured(ctx) -> None:
        requirements=("omf/untrusted-fields-flow", "omf/tags-verbatim", "omf/category-fallback-project"),
        bindings=LIVE, title="From an untrusted producer, content, tags, project, type and mode still flow in")
 def untrusted_fields_flow(ctx) -> None:
+    ctx.credit_only_observed()  # items missing from the export show neither their tags nor their project
     tenant = fresh_tenant("flow")
     # Mixed case and out of order: verbatim keeps every string as written; the order is free.
     tags = ["Z-tag", "a-tag", "z-Tag 2"]
@@ -103,13 +104,17 @@ def untrusted_fields_flow(ctx) -> None:
     if a is None or b is None:
         fail(ctx, "omf/untrusted-fields-flow", f"Items of an untrusted document are missing from the export "
              f"(it holds {list(held)})", after, "both items, with their content", sent_doc=doc)
+        ctx.note("an item of the untrusted document is missing from the export: its tags and project were not read")
         return
+    ctx.observed("omf/tags-verbatim")
     got_tags = a.get("tags")
     if not (isinstance(got_tags, list) and sorted(map(str, got_tags)) == sorted(tags)):
         fail(ctx, "omf/tags-verbatim", f"Tags {tags} came back as {got_tags!r}", after,
              "the same strings, unaltered (in any order)", sent_doc=doc)
     if not is_memd(ctx):
+        ctx.note("judged as a plain OMF consumer: project, type and mode are memd's extension")
         return  # a plain consumer promises the tags; project, type and mode are memd's extension
+    ctx.observed("omf/untrusted-fields-flow", "omf/category-fallback-project")
     got = {k: memd_field(a, k) for k in ("project_id", "chunk_type", "ingestion_mode")}
     want = {"project_id": "proj-flow", "chunk_type": "code", "ingestion_mode": "conversation"}
     if got != want:
