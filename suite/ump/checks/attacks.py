@@ -78,6 +78,7 @@ def _absurd_tokens_refused(ctx: CheckContext, requirement: str) -> None:
     with owner-a's token carrying it. None may succeed (`requirement`) and the remember must store
     nothing; every refusal should be unauthorized, never a 5xx or an internal error
     (ump/cap-token-absurd-time-answered)."""
+    ctx.credit_only_observed()  # the answered rule is judged only on refusals
     m = marker("abs")
     text = f"{m} owner-a's private record"
     reply = ctx.client.remember(sample_record(text=text), auth=AS_A)
@@ -96,6 +97,9 @@ def _absurd_tokens_refused(ctx: CheckContext, requirement: str) -> None:
         )
         for name, answer in calls:
             what = f"{name} as owner-a with a token whose {label}"
+            ctx.observed(requirement)
+            if not _granted(name, answer):
+                ctx.observed(R_TOKEN_ANSWERED)
             if _granted(name, answer):
                 _fail(ctx, requirement, f"{what} succeeded: a token whose time bound names no moment (or a past "
                                         "one) grants nothing, it is refused with unauthorized", answer)
@@ -153,7 +157,9 @@ def redact_required_members(ctx: CheckContext) -> None:
     §3.7 error or result rejected): nothing may be stored. Stored: owner-b's get of it and owner-b's
     recall finding it serve a valid record with that id (ump/consent-redact-keeps-record), and
     owner-b's rehydrate (by query and by id, where offered) answers. No answer along the way may be
-    a 5xx or an internal error (ump/consent-redact-hostile-answered)."""
+    a 5xx or an internal error (ump/consent-redact-hostile-answered). The record rule is judged
+    only where a refusal was checked for a stored copy or owner-b was served the record."""
+    ctx.credit_only_observed()
     rehydrates = "rehydrate" in ctx.client.offered()
     judged = []  # paths whose outcome was seen: refused at remember, or the record served to owner-b
     for path in HOSTILE_REDACTS:
@@ -162,6 +168,7 @@ def redact_required_members(ctx: CheckContext) -> None:
                             consent={"redact": [path]})
         made = ctx.client.remember(rec, auth=AS_A)
         what = f"remember as owner-a of a public record with consent.redact [{path!r}]"
+        ctx.observed(R_REDACT_ANSWERED)
         if _crashed(made):
             _fail(ctx, R_REDACT_ANSWERED, f"{what} was answered with a failure the server did not foresee (a 5xx "
                                           "or a code outside §3.7); refuse such a consent with consent_violation "
@@ -173,6 +180,7 @@ def redact_required_members(ctx: CheckContext) -> None:
                 _fail(ctx, R_KEEPS, f"{what} was refused, yet stored: {leak}; a store must not keep (and later "
                                     "serve) what it refused", made)
             judged.append(path)
+            ctx.observed(R_KEEPS)
             continue
         got = ctx.client.get(rid, auth=AS_B)
         if _crashed(got):
@@ -182,6 +190,7 @@ def redact_required_members(ctx: CheckContext) -> None:
         served = _record_of(got)
         if served is not None:
             judged.append(path)
+            ctx.observed(R_KEEPS)
         problem = _served_problem(served, rid, ctx.version) if served is not None else None
         if problem:
             _fail(ctx, R_KEEPS, f"owner-b's get of {rid} (owner-a's public record, redact [{path!r}]) served an "
@@ -194,6 +203,7 @@ def redact_required_members(ctx: CheckContext) -> None:
         for result in results_of(found):
             item = result.get("record")
             if not isinstance(item, dict) or item.get("id") in (rid, None):  # no id: it lost the one it had
+                ctx.observed(R_KEEPS)
                 problem = _served_problem(item, rid, ctx.version)
                 if problem:
                     _fail(ctx, R_KEEPS, f"owner-b's recall for {m!r} served owner-a's record (redact [{path!r}]) "
@@ -206,6 +216,8 @@ def redact_required_members(ctx: CheckContext) -> None:
                                                   f"with redact [{path!r}]) was answered with a failure the server "
                                                   "did not foresee: one owner's record denies every other owner "
                                                   "rehydration", reh)
+    if not judged:
+        ctx.note("owner-b was served none of the accepted records, so whether they stay valid was not seen")
     if not judged and not ctx.findings:
         raise Inconclusive(f"every record with a hostile consent.redact ({', '.join(HOSTILE_REDACTS)}) was accepted, "
                            "but owner-b's get served none of them, so what crosses the boundary was never seen")

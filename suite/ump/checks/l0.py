@@ -388,12 +388,19 @@ def export_exportable(ctx: CheckContext) -> None:
 def record_integrity(ctx: CheckContext) -> None:
     # A lossy Markdown projection also breaks its copied integrity block; that loss is the
     # md-roundtrip check's to report, so Markdown is judged here only when it is all there is.
+    # Signer and owner are compared only where the block names a signer (a string).
+    ctx.credit_only_observed()
     judged = [loc for loc in (_records(ctx, ("json", "ndjson")) or _records(ctx, ("md",)))
               if "integrity" in loc.record]
     if not judged:
         raise NotExercised("no exported record carries an integrity block")
     for loc in judged:
         report = integrity.verify(loc.record)
+        ctx.observed("ump/integrity-content-hash", "ump/integrity-signature")
+        if report.signer_is_owner is not None:
+            ctx.observed("ump/integrity-signer-owner")
+        else:
+            ctx.note(f"{_where(loc)}: the integrity block names no signer to compare with scope.owner")
         for problem in report.problems:
             ctx.violation(problem.requirement, problem.message, received=loc.record.get("integrity"),
                           where=f"{_where(loc)} {problem.pointer}")

@@ -540,6 +540,8 @@ def _remember_many(ctx: CheckContext, word: str, texts: list[str], kinds: list[s
 @check("ump/l1/recall-shape", spec="ump", requirements=("ump/recall-result-shape", "ump/recall-signal-names"),
        bindings=LIVE, title="recall answers {results: [{record, signals, score}]} with standard signal names (§3.2)")
 def recall_shape(ctx: CheckContext) -> None:
+    """Signal names are judged only where a result carries a `signals` object."""
+    ctx.credit_only_observed()
     word = marker("rs")
     _remember_many(ctx, word, ["first shape probe about pnpm", "second shape probe about lockfiles"])
     request = {"query": word, "scope": _scope(), "limit": 10}
@@ -556,6 +558,7 @@ def recall_shape(ctx: CheckContext) -> None:
     if not results:
         raise NotApplicable(f"recall for the marker of two fresh records answered no results; "
                             f"judged by ump/l1/recall-finds-remembered")
+    ctx.observed("ump/recall-result-shape")
     advertised = _caps_body(ctx).get("retrieval_signals")
     allowed = set(SIGNALS) | (set(advertised) if isinstance(advertised, list) else set())
     for i, res in enumerate(results):
@@ -572,6 +575,7 @@ def recall_shape(ctx: CheckContext) -> None:
         if not isinstance(signals, dict):
             problems.append(f"`signals` is {json.dumps(signals)[:60]}, not an object of numbers")
         else:
+            ctx.observed("ump/recall-signal-names")
             bad = {k: v for k, v in signals.items() if isinstance(v, bool) or not isinstance(v, (int, float))}
             if bad:
                 problems.append(f"signals {bad} are not numbers")
@@ -810,17 +814,22 @@ def recall_candidate(ctx: CheckContext) -> None:
 @check("ump/l1/remember-result", spec="ump", requirements=("ump/remember-reports-result", "ump/remember-returns-id"),
        bindings=LIVE, title="remember reports created|merged|rejected and the id of the stored record (§3.3)")
 def remember_result(ctx: CheckContext) -> None:
+    """remember-returns-id is judged only on a created or merged answer."""
+    ctx.credit_only_observed()
     rec = _full_record(ctx, "procedural")
     reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
     _internal(reply)
     body = reply.body if isinstance(reply.body, dict) else None
+    ctx.observed("ump/remember-reports-result")
     if not reply.ok or body is None:
+        ctx.note("remember answered no {id, result}, so no id was read")
         ctx.violation("ump/remember-reports-result", f"remember of a fresh, complete, valid record answered "
                       f"{reply.describe()} instead of {{id, result}}; {_spec('ump/remember-reports-result')}",
                       sent=reply.sent, received=reply.body or reply.raw)
         return
     result = body.get("result")
     if result not in ("created", "merged", "rejected"):
+        ctx.note(f"remember answered result {json.dumps(result)}, so whether its id is a stored record's was not judged")
         ctx.violation("ump/remember-reports-result", f"remember answered result {json.dumps(result)}; it must "
                       f"report created, merged or rejected; {_spec('ump/remember-reports-result')}",
                       sent=reply.sent, received=body)
@@ -829,6 +838,7 @@ def remember_result(ctx: CheckContext) -> None:
         raise NotApplicable("the server rejected a fresh valid record (an admission policy it may have, §2.9): "
                             "no id to judge")
     rid = body.get("id")
+    ctx.observed("ump/remember-returns-id")
     if not (isinstance(rid, str) and rid.startswith("urn:ump:")):
         ctx.violation("ump/remember-returns-id", f"remember answered result {result!r} with id {json.dumps(rid)}; "
                       f"a created or merged record's id (urn:ump:…) is part of the answer; "
@@ -861,7 +871,9 @@ def remember_result(ctx: CheckContext) -> None:
 def remember_merge(ctx: CheckContext) -> None:
     """The same partial record (no id) twice. Not merging is fine (MAY: informational); merging
     must answer the id of the record merged into, and be reported as merged: a second "created"
-    naming the first record's id is a merge reported as a creation."""
+    naming the first record's id is a merge reported as a creation. Whether a merge answers the
+    existing id is judged only when the server merged."""
+    ctx.credit_only_observed()
     now = _now()
     rec = sample_record("semantic")
     rec["time"] = {"created": now, "valid_from": now}
@@ -876,6 +888,11 @@ def remember_merge(ctx: CheckContext) -> None:
         raise NotApplicable(f"the identical second remember answered {second.describe()}; judged by "
                             "ump/l1/remember-result")
     result, second_id = second.body.get("result"), _new_id(second)
+    ctx.observed("ump/remember-may-merge", "ump/remember-reports-result")
+    if result == "merged" or second_id == first_id:
+        ctx.observed("ump/remember-merge-returns-existing-id")
+    else:
+        ctx.note("the server did not merge the duplicate, so the id a merge answers was not seen")
     if result == "created" and second_id == first_id:
         ctx.violation("ump/remember-reports-result", f"the identical second remember answered created with the "
                       f"id of the first record, {first_id}: it merged into it and must report merged; "
@@ -1328,12 +1345,15 @@ def _mcp_error_code(reply: Reply) -> tuple[str | None, str]:
 @check("ump/l1/error-envelope", spec="ump", requirements=("ump/error-envelope", "ump/error-codes"), bindings=LIVE,
        title="failures answer {error: {code, message}} with a §3.7 code (§3, §3.7)")
 def error_envelope(ctx: CheckContext) -> None:
+    """The codes are judged only on failures whose code could be read."""
+    ctx.credit_only_observed()
     judged = 0
     for what, reply in _error_replies(ctx):
         _internal(reply)
         if reply.ok and (reply.status is None or reply.status < 400):
             continue  # accepted: nothing to judge here (the operation's own check judges that)
         judged += 1
+        ctx.observed("ump/error-envelope")
         body = reply.body if isinstance(reply.body, dict) else None
         err = body.get("error") if body else None
         if ctx.binding == "http":
@@ -1357,6 +1377,7 @@ def error_envelope(ctx: CheckContext) -> None:
                 continue
         if code == "internal":
             raise TargetError(f"{what} failed inside the server: {reply.describe()}")
+        ctx.observed("ump/error-codes")
         if code not in ERROR_CODES:
             ctx.violation("ump/error-codes", f"{what} failed with code {code!r}, which is not one of §3.7's "
                           f"{', '.join(ERROR_CODES)}; {_spec('ump/error-codes')}", sent=reply.sent,
@@ -1391,19 +1412,27 @@ def unsupported_operation(ctx: CheckContext) -> None:
                        lambda: ctx.client.call_raw("GET", "/ump/capabilities", None, {"UMP-Version": "9.9"})))
     if not probes:
         raise NotApplicable("the server offers every operation and option this check can probe")
+    refused = 0
+    offered_after_all: list[str] = []
     for what, call in probes:
         reply = call()
         _internal(reply)
         code = _code(reply)
         if code == "unsupported":
+            refused += 1
             continue
         if code is None and "UMP-Version" not in what:
+            offered_after_all.append(what)
             continue  # offering more than the advertised level is fine
         if code in ("not_found",) and "UMP-Version" not in what:
+            offered_after_all.append(what)
             continue  # the probe's unknown id was looked up: the operation is offered after all
         ctx.violation("ump/unsupported-operation", f"{what} was answered {reply.describe()}; the §3.7 code for "
                       f"something the server does not offer is unsupported; {_spec('ump/unsupported-operation')}",
                       sent=reply.sent, received=reply.body or reply.raw)
+    if not refused and not ctx.findings:
+        raise NotApplicable("the server answered every probe as an operation it offers after all ("
+                            + "; ".join(offered_after_all) + "): nothing it lacks was asked for")
 
 
 @check("ump/l1/http-error-status", spec="ump", requirements=("ump/http-error-status",), bindings=HTTP,
@@ -1836,7 +1865,9 @@ def mcp_errors(ctx: CheckContext) -> None:
     "<code>: …" (the public implementation's form): both are read. The §3 envelope returned as
     ordinary tool output is as good a reading of "Tool input/output schemas are §3" (variant
     mcp-errors-as-output); that it comes as isError: true is the public implementation's form,
-    ump/mcp-errors-iserror (class ump-reference-interop). A JSON-RPC error is no tool output."""
+    ump/mcp-errors-iserror (class ump-reference-interop). A JSON-RPC error is no tool output (and
+    says nothing of isError)."""
+    ctx.credit_only_observed()
     probes = [("get of an unknown id", ctx.client.get(ump_ids.random_id(), auth=Auth.as_owner(OWNER_A)), "not_found")]
     bad = _full_record(ctx, "semantic")
     del bad["body"]
@@ -1853,11 +1884,14 @@ def mcp_errors(ctx: CheckContext) -> None:
         if code == "internal":
             raise TargetError(f"{what} failed inside the server: {reply.describe()}")
         remarks = "; ".join(reply.wire)
+        ctx.observed("ump/mcp-errors")
         if "JSON-RPC error" in remarks:
+            ctx.note(f"{what} failed as a JSON-RPC error: no tool result whose isError could be read")
             ctx.violation("ump/mcp-errors", f"{what} failed as a JSON-RPC error, not as tool output carrying the §3 "
                           f"envelope ({remarks}): {reply.describe()}; {_spec('ump/mcp-errors')}", sent=reply.sent,
                           received=reply.body or reply.raw)
             continue
+        ctx.observed("ump/mcp-errors-iserror")
         if "without isError" in remarks:
             ctx.violation("ump/mcp-errors-iserror", f"{what} failed as ordinary tool output carrying the §3 envelope, "
                           f"not as a tool result with isError: true ({remarks}): {reply.describe()}; "

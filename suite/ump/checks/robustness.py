@@ -387,9 +387,14 @@ class _Fuzz:
             return
         if status < 200 or 300 <= status < 400:
             return
+        # an answer that is no 5xx: ump/error-codes' "no unexpected failure" was compared
+        self.ctx.observed("ump/error-codes")
         err = body.get("error") if isinstance(body, dict) else None
         envelope = isinstance(err, dict) and isinstance(err.get("code"), str) and isinstance(err.get("message"), str)
         if 200 <= status < 300:
+            self.ctx.observed("ump/messages-json-objects")
+            if isinstance(body, dict):
+                self.ctx.observed("ump/http-error-status")  # an envelope under a 2xx was looked for
             if not isinstance(body, dict):
                 self._add(op, "not-object", "ump/messages-json-objects",
                           "were answered with a success whose body is not a JSON object", sent, received,
@@ -401,6 +406,9 @@ class _Fuzz:
                           sent, received, f"HTTP {status} with `error`")
                 return
         else:  # 4xx
+            self.ctx.observed("ump/error-envelope")
+            if envelope and err["code"] in ERROR_CODES:  # its status: the code's, otherwise a 4xx
+                self.ctx.observed("ump/http-error-status")
             if trace:
                 self._add(op, "traceback", "ump/error-codes",
                           "were answered with a stack trace in the body: an exception escaped the handler, an "
@@ -641,6 +649,7 @@ def openapi_fuzz(ctx: CheckContext) -> None:
     default 8, thorough 120) bounds the whole run: what is left when it is over is
     not sent. Every request waits at most the driver's timeout (10 s); a target that stops
     answering ends the check as a target error."""
+    ctx.credit_only_observed()  # a rule no answer was compared with (no error seen, say) is not judged
     examples, seconds = fuzz_budget()
     if examples == 0 or seconds == 0:
         raise NotApplicable(f"fuzzing is switched off ({ENV_EXAMPLES}={examples}, {ENV_SECONDS}={seconds:g})")

@@ -62,14 +62,22 @@ def _status_is(reply: Reply, status: int) -> bool:
     return reply.status == status
 
 
+def _unread(ctx: CheckContext, why: str) -> None:
+    """The rest of the runner's rule was not applied: say why (what it names is then not judged)."""
+    ctx.note(why)
+
+
 @check("ump/runner13/capabilities", spec=SPEC, bindings=HTTP, title="runner: capabilities (200, ump, 5 kinds)",
        requirements=("ump/http-route-capabilities", "ump/capabilities-version", "ump/capabilities-kinds"))
 def runner_capabilities(ctx: CheckContext) -> None:
-    """Runner rule: GET /ump/capabilities → 200, `ump` equals the version, exactly 5 kinds."""
+    """Runner rule: GET /ump/capabilities → 200, `ump` equals the version, exactly 5 kinds. Not
+    200: the members are not judged."""
+    ctx.credit_only_observed()
     reply = ctx.client.capabilities()
     if not _status_is(reply, 200):
         _fail(ctx, "ump/http-route-capabilities", "GET /ump/capabilities did not answer 200", reply)
-        return
+        return _unread(ctx, "GET /ump/capabilities did not answer 200, so its members were not read")
+    ctx.observed("ump/http-route-capabilities", "ump/capabilities-version", "ump/capabilities-kinds")
     body = reply.body if isinstance(reply.body, dict) else {}
     if body.get("ump") != ctx.version:
         _fail(ctx, "ump/capabilities-version", f"capabilities.ump is {body.get('ump')!r}; the runner expects "
@@ -83,11 +91,14 @@ def runner_capabilities(ctx: CheckContext) -> None:
 @check("ump/runner13/remember", spec=SPEC, bindings=HTTP, title="runner: remember (200, id, created)",
        requirements=("ump/http-route-remember", "ump/remember-returns-id", "ump/remember-reports-result"))
 def runner_remember(ctx: CheckContext) -> None:
-    """Runner rule: POST /ump/remember of a fresh record → 200, an `id`, `result: "created"`."""
+    """Runner rule: POST /ump/remember of a fresh record → 200, an `id`, `result: "created"`. Not
+    200: the answer's members are not judged."""
+    ctx.credit_only_observed()
     reply = ctx.client.remember(sample_record(text=f"{marker('r13')} the runner's memory"))
     if not _status_is(reply, 200):
         _fail(ctx, "ump/http-route-remember", "POST /ump/remember of a fresh record did not answer 200", reply)
-        return
+        return _unread(ctx, "POST /ump/remember did not answer 200, so no id or result was read")
+    ctx.observed("ump/http-route-remember", "ump/remember-returns-id", "ump/remember-reports-result")
     body = reply.body if isinstance(reply.body, dict) else {}
     if not isinstance(body.get("id"), str) or not body.get("id"):
         _fail(ctx, "ump/remember-returns-id", "remember answered no id", reply)
@@ -99,12 +110,15 @@ def runner_remember(ctx: CheckContext) -> None:
 @check("ump/runner13/get", spec=SPEC, bindings=HTTP, title="runner: get (200, body.text)",
        requirements=("ump/http-route-get", "ump/get-returns-record"))
 def runner_get(ctx: CheckContext) -> None:
-    """Runner rule: GET /ump/memory/{id} of the created record → 200 with record.body.text."""
+    """Runner rule: GET /ump/memory/{id} of the created record → 200 with record.body.text. Not
+    200: the record is not judged."""
+    ctx.credit_only_observed()
     rid, _ = _created(ctx, "r13g")
     reply = ctx.client.get(rid)
     if not _status_is(reply, 200):
         _fail(ctx, "ump/http-route-get", f"GET /ump/memory/{rid} did not answer 200", reply)
-        return
+        return _unread(ctx, f"GET /ump/memory/{rid} did not answer 200, so no record was read")
+    ctx.observed("ump/http-route-get", "ump/get-returns-record")
     rec = reply.body.get("record") if isinstance(reply.body, dict) else None
     body = rec.get("body") if isinstance(rec, dict) else None
     if not isinstance(body, dict) or "text" not in body:
@@ -115,12 +129,14 @@ def runner_get(ctx: CheckContext) -> None:
        requirements=("ump/http-route-recall", "ump/recall-finds-remembered", "ump/recall-result-shape"))
 def runner_recall(ctx: CheckContext) -> None:
     """Runner rule: POST /ump/recall for the created record's text → its id is among the results
-    and the results carry `signals`."""
+    and the results carry `signals`. A failed recall: the results are not judged."""
+    ctx.credit_only_observed()
     rid, text = _created(ctx, "r13r")
     reply = ctx.client.recall({"query": text, "scope": {"owner": did(OWNER_A)}})
     if not reply.ok:
         _fail(ctx, "ump/http-route-recall", "POST /ump/recall did not succeed", reply)
-        return
+        return _unread(ctx, "POST /ump/recall did not succeed, so no results were read")
+    ctx.observed("ump/http-route-recall", "ump/recall-finds-remembered", "ump/recall-result-shape")
     if rid not in recalled_ids(reply):
         _fail(ctx, "ump/recall-finds-remembered", f"recall for the created record's text did not return {rid}", reply)
     results = results_of(reply)
@@ -137,11 +153,14 @@ def _revised(ctx: CheckContext) -> tuple[str, Reply]:
 @check("ump/runner13/revise", spec=SPEC, bindings=HTTP, title="runner: revise (200, supersedes the prior)",
        requirements=("ump/http-route-revise", "ump/revise-creates-successor"))
 def runner_revise(ctx: CheckContext) -> None:
-    """Runner rule: POST /ump/revise → 200 and `supersedes` holds the prior id."""
+    """Runner rule: POST /ump/revise → 200 and `supersedes` holds the prior id. Not 200: the
+    successor is not judged."""
+    ctx.credit_only_observed()
     rid, reply = _revised(ctx)
     if not _status_is(reply, 200):
         _fail(ctx, "ump/http-route-revise", f"POST /ump/revise of {rid} did not answer 200", reply)
-        return
+        return _unread(ctx, f"POST /ump/revise of {rid} did not answer 200, so no successor was read")
+    ctx.observed("ump/http-route-revise", "ump/revise-creates-successor")
     sup = reply.body.get("supersedes") if isinstance(reply.body, dict) else None
     if not isinstance(sup, list) or rid not in sup:
         _fail(ctx, "ump/revise-creates-successor", f"revise answered supersedes {sup!r}; the runner expects it to hold "
@@ -167,12 +186,15 @@ def runner_bitemporal(ctx: CheckContext) -> None:
 @check("ump/runner13/forget", spec=SPEC, bindings=HTTP, title="runner: forget (200, tombstoned or erased)",
        requirements=("ump/http-route-forget", "ump/forget-tombstones"))
 def runner_forget(ctx: CheckContext) -> None:
-    """Runner rule: POST /ump/forget → 200 with result tombstoned or erased."""
+    """Runner rule: POST /ump/forget → 200 with result tombstoned or erased. Not 200: the result is
+    not judged."""
+    ctx.credit_only_observed()
     rid, _ = _created(ctx, "r13f")
     reply = ctx.client.forget({"id": rid, "reason": "runner"})
     if not _status_is(reply, 200):
         _fail(ctx, "ump/http-route-forget", f"POST /ump/forget of {rid} did not answer 200", reply)
-        return
+        return _unread(ctx, f"POST /ump/forget of {rid} did not answer 200, so no result was read")
+    ctx.observed("ump/http-route-forget", "ump/forget-tombstones")
     result = reply.body.get("result") if isinstance(reply.body, dict) else None
     if result not in ("tombstoned", "erased"):
         _fail(ctx, "ump/forget-tombstones", f"forget answered result {result!r}; the runner expects tombstoned or "
@@ -182,12 +204,17 @@ def runner_forget(ctx: CheckContext) -> None:
 @check("ump/runner13/validation", spec=SPEC, bindings=HTTP, title="runner: validation (no body → 400 invalid_record)",
        requirements=("ump/remember-invalid-record", "ump/http-error-status"))
 def runner_validation(ctx: CheckContext) -> None:
-    """Runner rule: remember of a record without `body` → 400 `invalid_record`."""
+    """Runner rule: remember of a record without `body` → 400 `invalid_record`. Answered §3.3's own
+    {result: "rejected"}: a refusal, but no error whose status could be judged."""
+    ctx.credit_only_observed()
     rec = sample_record(text="x")
     del rec["body"]
     reply = ctx.client.remember(rec)
+    ctx.observed("ump/remember-invalid-record")
     if reply.error_code is None and isinstance(reply.body, dict) and reply.body.get("result") == "rejected":
-        return  # §3.3's own refusal: the runner's 400 invalid_record is its implementation's form, not the text's
+        # §3.3's own refusal: the runner's 400 invalid_record is its implementation's form, not the text's
+        return _unread(ctx, "remember answered {result: \"rejected\"}, no error: there was no error status to judge")
+    ctx.observed("ump/http-error-status")
     if reply.error_code != "invalid_record":
         _fail(ctx, "ump/remember-invalid-record", "remember of a record without body did not answer invalid_record", reply)
     if reply.status != 400:
@@ -210,7 +237,9 @@ def runner_discovery(ctx: CheckContext) -> None:
        requirements=("ump/integrity-sign-on-write", "ump/integrity-content-hash", "ump/integrity-signature"))
 def runner_signed(ctx: CheckContext) -> None:
     """Runner rule: the created record verifies: integrity present, the recomputed hash equals
-    content_hash, the Ed25519 signature verifies (the runner does not compare signer and owner)."""
+    content_hash, the Ed25519 signature verifies (the runner does not compare signer and owner).
+    No integrity block: hash and signature are not judged."""
+    ctx.credit_only_observed()
     rid, _ = _created(ctx, "r13s")
     got = ctx.client.get(rid)
     body = need(got, "get of the created record")
@@ -218,7 +247,8 @@ def runner_signed(ctx: CheckContext) -> None:
     report = ump_integrity.verify(rec)
     if not report.present:
         _fail(ctx, "ump/integrity-sign-on-write", f"the created record {rid} carries no integrity", got)
-        return
+        return _unread(ctx, f"the created record {rid} carries no integrity block to verify")
+    ctx.observed("ump/integrity-sign-on-write", "ump/integrity-content-hash", "ump/integrity-signature")
     for p in report.problems:
         if p.requirement in ("ump/integrity-content-hash", "ump/integrity-signature"):
             _fail(ctx, p.requirement, f"the created record {rid}: {p.message}", got)
@@ -227,11 +257,18 @@ def runner_signed(ctx: CheckContext) -> None:
 @check("ump/runner13/feedback", spec=SPEC, bindings=HTTP, title="runner: feedback (ok: true)",
        requirements=("ump/http-route-feedback", "ump/feedback-accepts-outcome"))
 def runner_feedback(ctx: CheckContext) -> None:
-    """Runner rule: POST /ump/feedback {id, outcome: followed} → `ok: true`."""
+    """Runner rule: POST /ump/feedback {id, outcome: followed} → `ok: true`. The route not served:
+    whether the outcome is accepted is not judged."""
+    ctx.credit_only_observed()
     rid, _ = _created(ctx, "r13b")
     reply = ctx.client.feedback({"id": rid, "outcome": "followed"})
+    if reply.status not in (404, 405):
+        ctx.observed("ump/feedback-accepts-outcome")
+        if reply.ok:
+            ctx.observed("ump/http-route-feedback")
     if reply.status in (404, 405):  # the record was just created: a 404/405 is the route missing
         _fail(ctx, "ump/http-route-feedback", "POST /ump/feedback is not served", reply)
+        _unread(ctx, "POST /ump/feedback is not served, so whether it accepts the outcome was not seen")
     elif not reply.ok:
         _fail(ctx, "ump/feedback-accepts-outcome", f"feedback {{id: {rid}, outcome: followed}} was refused", reply)
     elif reply.body.get("ok") is not True:
@@ -243,8 +280,13 @@ def runner_feedback(ctx: CheckContext) -> None:
        requirements=("ump/cap-token-required", "ump/http-error-status"))
 def runner_capability_tokens(ctx: CheckContext) -> None:
     """Runner rule: POST /ump/recall without a token → HTTP 401. Not refused as unauthorized →
-    cap-token-required; refused as unauthorized but with another status → http-error-status."""
+    cap-token-required; refused as unauthorized but with another status → http-error-status. Not
+    refused as unauthorized: no status of that code to judge."""
+    ctx.credit_only_observed()
     reply = ctx.client.recall({"query": "anything"}, auth=Auth.anonymous())
+    ctx.observed("ump/cap-token-required")
+    if reply.status == 401 or reply.error_code == "unauthorized":
+        ctx.observed("ump/http-error-status")
     if reply.status == 401:
         return
     if reply.error_code != "unauthorized":

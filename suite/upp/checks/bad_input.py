@@ -25,7 +25,7 @@ from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc, ontology
 from memconform.suite.upp.checks._common import (
     INTERNAL_ERROR, INVALID_PARAMS, LIVE, PROFILE_TEXT, USER_NOT_FOUND, aliases, answer_of, call_op, compact, fail,
-    fail_exchange, fold, fresh_entity, need, require_offered, server_ontology, served, still_answers,
+    fail_exchange, fold, fresh_entity, need, observe, require_offered, server_ontology, served, still_answers,
 )
 from memconform.suite.upp.client import ImportFolder, RpcExchange, RpcReply
 
@@ -63,14 +63,21 @@ def _snapshot(ctx: CheckContext, entity: str) -> Any:
     return None
 
 
-def _judge_state(ctx: CheckContext, rid: str, entity: str, before: Any, what: str) -> None:
+def _judge_state(ctx: CheckContext, rid: str, entity: str, before: Any, what: str) -> bool:
+    """Whether the subject's events were compared before and after (a change fails `rid`)."""
     if before is None:
-        return
+        ctx.note(f"neither upp/get_events nor upp/retrieve listed {entity!r}'s events, so no change could be seen")
+        return False
     after = _snapshot(ctx, entity)
-    if after is not None and after != before:
+    if after is None:
+        ctx.note(f"{entity!r}'s events could not be listed again after {what}")
+        return False
+    observe(ctx, rid)
+    if after != before:
         how = "upp/get_events" if served(ctx, "upp/get_events") else "upp/retrieve"
         fail(ctx, rid, f"{what} changed what the server holds for {entity!r} ({how} before: {compact(before, 600)}; "
              f"after: {compact(after, 600)})", None, "bad input refused without any change to the store")
+    return True
 
 
 # -- judging one refusal -------------------------------------------------------------------------------
@@ -116,14 +123,21 @@ class _Refusals:
               accepted: bool = False) -> None:
         """`accepted`: the answer is one the reading allows (judged only for leaks and codes)."""
         why = None if accepted else _why_not(reply, code or self.code)
+        ctx = self.ctx
+        observe(ctx, self.rid)  # the answer was compared with the refusal wanted (or one the reading allows)
         if why is not None:
             self.wrong.append((case, reply, why))
+        if isinstance(reply.error, dict):  # only an error has a message that could leak
+            observe(ctx, "upp/no-internal-details")
         if _leaks(reply.error):
             self.leaks.append((case, reply))
         code = reply.error_code
+        if code is not None:
+            observe(ctx, "upp/error-codes-known")
         if code is not None and not _known_code(code):
             self.unknown_codes.append((case, reply))
         if missing is not None and why is None:
+            observe(ctx, "upp/error-invalid-params-data")
             data = reply.error.get("data") if isinstance(reply.error, dict) else None
             names = data.get("missing_params") if isinstance(data, dict) else None
             if not isinstance(names, list) or missing not in names:
@@ -173,6 +187,7 @@ def missing_params(ctx: CheckContext) -> None:
     export_events without entity_key; get_tasks without task_ids; import_events without file …):
     each must get -32602 (SHOULD: naming it in data.missing_params); the subject's events are
     unchanged."""
+    ctx.credit_only_observed()  # a rule about errors is judged only on an answer that shows one
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
     cases = [
@@ -205,6 +220,7 @@ def wrong_types(ctx: CheckContext) -> None:
     at the subject: a server that reads it as "delete everything" is caught). entity_key "" is a
     string: upp/retrieve for it may get -32602 or be read as a user nobody wrote (-32001 or []),
     never someone's events or another error."""
+    ctx.credit_only_observed()  # a rule about errors is judged only on an answer that shows one
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
     cases = [
@@ -247,6 +263,7 @@ def wrong_types(ctx: CheckContext) -> None:
 def params_array(ctx: CheckContext) -> None:
     """UPP params are by name: ingest, retrieve, contextualize, get_events and delete_events with
     their arguments as a JSON array each get -32602; the subject's events are unchanged."""
+    ctx.credit_only_observed()  # a rule about errors is judged only on an answer that shows one
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
     cases = [
@@ -273,6 +290,7 @@ def non_json(ctx: CheckContext) -> None:
     """A truncated upp/ingest for the subject, a bare word, bytes that are not UTF-8, NUL bytes
     and (over HTTP) an empty body: each gets -32700 (never an HTTP 5xx), and the truncated ingest
     stores nothing."""
+    ctx.credit_only_observed()  # a rule about errors is judged only on an answer that shows one
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
     request = {"jsonrpc": "2.0", "method": "upp/ingest", "params": {"entity_key": entity, "text": INTRUDER_TEXT},
@@ -284,12 +302,15 @@ def non_json(ctx: CheckContext) -> None:
     wrong: list[tuple[str, RpcExchange]] = []
     for text in texts:
         ex = ctx.client.send_raw(text)
+        observe(ctx, "upp/jsonrpc-parse-error")
         problems = [p.message for p in jsonrpc.expect_parse_error(answer_of(ex))]
         if ex.http_status is not None and ex.http_status >= 500:
             problems.insert(0, f"HTTP {ex.http_status}")
         if problems:
             wrong.append(("; ".join(problems), ex))
         error = ex.received.get("error") if isinstance(ex.received, dict) else None
+        if isinstance(error, dict):
+            observe(ctx, "upp/no-internal-details")
         if _leaks(error):
             fail_exchange(ctx, "upp/no-internal-details", "the error carries a stack trace or source location", ex,
                           "a human-readable message without the server's internals")
@@ -306,6 +327,7 @@ def bad_batch(ctx: CheckContext) -> None:
     with event_ids "all" for the subject ("bb-3", when served) and a notification ingesting text
     42 for the subject. Each request with an id gets its own -32602 in the answer array (SHOULD:
     a server without batches warns only), and the subject's events are unchanged."""
+    ctx.credit_only_observed()  # a rule about errors is judged only on an answer that shows one
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
     name = aliases(ctx)
@@ -321,6 +343,7 @@ def bad_batch(ctx: CheckContext) -> None:
                         "params": {"entity_key": entity, "event_ids": "all"}, "id": "bb-3"})
     ex = ctx.client.send_raw(json.dumps(members))
     answer = answer_of(ex)
+    observe(ctx, "upp/jsonrpc-batch")
     shape = jsonrpc.expect_batch(members, answer)
     if shape:
         fail_exchange(ctx, "upp/jsonrpc-batch", "; ".join(p.message for p in shape[:4]), ex,
@@ -335,6 +358,9 @@ def bad_batch(ctx: CheckContext) -> None:
             if "id" not in member or member["id"] not in by_id:
                 continue
             error = by_id[member["id"]].get("error")
+            observe(ctx, "upp/error-invalid-params")
+            if isinstance(error, dict):
+                observe(ctx, "upp/no-internal-details")
             code = error.get("code") if isinstance(error, dict) else None
             if code != INVALID_PARAMS:
                 wrong.append(f"{member['id']} ({member['method']}) → "
@@ -355,6 +381,7 @@ def bad_notifications(ctx: CheckContext) -> None:
     """Notifications: ingest with text 42, ingest without text, retrieve with entity_key 5, and
     (when served) delete_events with event_ids "all" for the subject. None may be answered, and
     the subject's events are unchanged."""
+    ctx.credit_only_observed()  # a rule about errors is judged only on an answer that shows one
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
     notes = [("upp/ingest", {"entity_key": entity, "text": 42}), ("upp/ingest", {"entity_key": entity}),
@@ -364,13 +391,17 @@ def bad_notifications(ctx: CheckContext) -> None:
     still_answers(ctx, "before any notification")
     for method, params in notes:
         ex = ctx.client.notify(aliases(ctx).get(method, method), params)
+        observe(ctx, "upp/jsonrpc-notification-no-reply")
         problems = jsonrpc.expect_no_reply(ex.received_text)
         if problems:
             fail_exchange(ctx, "upp/jsonrpc-notification-no-reply", problems[0].message, ex,
                           "no response to a notification, even one with bad params")
             break
         still_answers(ctx, f"right after the notification {method}")
-    _judge_state(ctx, "upp/error-invalid-params", entity, before, "notifications with bad params")
+    if before:  # an empty store cannot show a change (a delete of "all" least of all)
+        _judge_state(ctx, "upp/error-invalid-params", entity, before, "notifications with bad params")
+    else:
+        ctx.note(f"the subject {entity!r} holds no events, so a change the notifications made could not be seen")
     if not before and not ctx.findings:
         # A subject holding nothing cannot show a change (a delete of "all" least of all).
         raise Inconclusive(f"the subject {entity!r} holds no events (upp/ingest of {PROFILE_TEXT!r} made none, or "

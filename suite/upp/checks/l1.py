@@ -191,6 +191,7 @@ def _op_check(op: str) -> None:
     near = NEAR_MISS.get(op)
 
     def served_under_spec_name(ctx: CheckContext) -> None:
+        ctx.credit_only_observed()  # an operation not served shows nothing of its parameters
         params = _sample_params(ctx, op)
         reply = ctx.client.call(op, params)
         if reply.response is None:
@@ -208,7 +209,9 @@ def _op_check(op: str) -> None:
                 what += (f". The target's descriptor maps {op} to {aliases(ctx)[op]} ([upp.methods]): the other "
                          f"checks judge the operation through that name, this one judges the name")
             fail(ctx, rid, what, reply, f"{op} answered: UPP level {level} includes it (upp/08 §2)")
+            ctx.note(f"{op} is not served, so which parameters it demands was not seen")
             return
+        observe(ctx, rid, "upp/extension-params-optional")
         extra = _extension_demanded(reply, op)
         if extra:
             fail(ctx, "upp/extension-params-optional",

@@ -301,7 +301,8 @@ def _ingest_finds(ctx: CheckContext, text: str) -> list[dict[str, Any]]:
 def get_tasks_unknown(ctx: CheckContext) -> None:
     """Two contextualize tasks are made. Asked for [first task, an id nobody issued, second task],
     get_tasks answers exactly the two real tasks' statuses, once each, without an error; asked for
-    the unknown id alone, it answers `[]`."""
+    the unknown id alone, it answers `[]`. One status per id is judged only on an array answer."""
+    ctx.credit_only_observed()
     for op in ("upp/get_tasks", "upp/contextualize"):
         require_offered(ctx, op)
     tasks = [_task_id(ctx, fresh_entity("tasks"), text)[1] for text in ("I love kayaking.", "I love rowing.")]
@@ -317,6 +318,7 @@ def get_tasks_unknown(ctx: CheckContext) -> None:
         fail(ctx, "upp/get-tasks-unknown-omitted", f"upp/get_tasks for {compact(asked)} (the middle one unknown) "
              f"answered an error", mixed, "the two real tasks' statuses, the unknown id omitted")
     elif reported is not None:
+        observe(ctx, "upp/get-tasks-unknown-omitted", "upp/get-tasks-one-per-id")
         if unknown in reported:
             fail(ctx, "upp/get-tasks-unknown-omitted", f"upp/get_tasks reports the unknown task id {unknown!r}",
                  mixed, "the unknown id omitted")
@@ -324,7 +326,10 @@ def get_tasks_unknown(ctx: CheckContext) -> None:
             fail(ctx, "upp/get-tasks-one-per-id", f"asked for {compact(asked)} (the middle one unknown), upp/get_tasks "
                  f"answered statuses for {compact(reported)}", mixed,
                  f"exactly one TaskStatus for each of {compact(tasks)}")
+    if reported is None:
+        ctx.note(f"upp/get_tasks for three ids answered {mixed.describe()}, not an array of statuses")
     alone = ctx.client.get_tasks([unknown])
+    observe(ctx, "upp/get-tasks-unknown-omitted")
     if not alone.ok or (isinstance(alone.result, list) and alone.result):
         fail(ctx, "upp/get-tasks-unknown-omitted", f"upp/get_tasks for the unknown task id {unknown!r} alone did not "
              f"answer an empty array", alone, "[] — an unknown task id is omitted, without an error")

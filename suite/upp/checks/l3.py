@@ -536,7 +536,8 @@ def round_trip(ctx: CheckContext) -> None:
     this machine's files (the export itself is judged by upp/l3/export-file), else from
     upp/get_events of the first user. Every superseded_by among the second user's events must name
     one of them: an import that keeps the package's pointers while minting new ids leaves them
-    dangling."""
+    dangling. The pointer rule is judged only when an imported event is superseded and points."""
+    ctx.credit_only_observed()
     for op in ("upp/export_events", "upp/import_events", "upp/get_events"):
         require_offered(ctx, op)
     origin, copy = fresh_entity("trip-from"), fresh_entity("trip-to")
@@ -556,13 +557,21 @@ def round_trip(ctx: CheckContext) -> None:
              f"{count} events) for {copy!r}", reply, f"imported_count {count}, skipped_count 0")
         return
     counts = _counts(reply)
+    if counts is not None and isinstance(count, int):
+        observe(ctx, "upp/import-persists")
     if counts is not None and isinstance(count, int) and counts != (count, 0):
         fail(ctx, "upp/import-persists", f"importing the server's own export of {count} events answered "
              f"{compact(reply.result)}", reply, f"imported_count {count}, skipped_count 0")
     stored = listed(ctx, copy)
+    if any(e.get("status") == "superseded" and isinstance(e.get("superseded_by"), str) for e in stored):
+        observe(ctx, "upp/superseded-by-existing")
+    else:
+        ctx.note(f"no event imported for {copy!r} is superseded with a pointer, so no pointer could dangle")
     judge_pointers(ctx, stored, f"upp/get_events for {copy!r} after the import", reply)
     if not all(_comparable(e) for e in stored):
+        ctx.note("the imported events' members are not all comparable (judged by the StoredEvent shape)")
         return  # the members' types are the StoredEvent shape's business
+    observe(ctx, "upp/import-persists")
     # The valid events are compared: the superseded ones are superseded again on import, and how
     # get_events shows them is judged by the level-2 checks.
     want = Counter(_essence(e) for e in expected if e.get("status") == "valid")
