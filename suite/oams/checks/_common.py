@@ -164,15 +164,31 @@ def judge_error(ctx: Any, reply: OamsReply, *, code: int | None, refused_rule: s
         if refused_rule:
             say(ctx, refused_rule, f"{what} was accepted; it must be refused"
                 + (f" with {code} ({model.RESERVED_CODES.get(code, '')})" if code else ""), reply)
+        if ctx.judged is not None:
+            ctx.note("a request that must be refused was accepted: the error shape and code are judged only on "
+                     "what was refused")
         return False
+    observed(ctx, *(r for r in (refused_rule,) if r))
     problem = error_shape_problem(reply)
     if problem is not None:
         say(ctx, shape_rule, f"{what} was refused, but {problem}", reply)
+        if ctx.judged is not None and code is not None:
+            ctx.note("a refusal not in §3's error shape shows no code to judge")
         return True
+    observed(ctx, shape_rule)
+    if code is not None:
+        observed(ctx, code_rule)
     if code is not None and reply.error_code != code:
         say(ctx, code_rule, f"{what} was refused with code {reply.error_code}, not {code} "
                             f"({model.RESERVED_CODES.get(code, '')})", reply)
     return True
+
+
+def observed(ctx: Any, *requirements: str) -> None:
+    """Credit `requirements` to a check that is credited only with what it observed
+    (ctx.credit_only_observed); a check that did not opt in is credited with all it names."""
+    if ctx.judged is not None:
+        ctx.observed(*(r for r in requirements if r in ctx.check.requirements))
 
 
 def same_instant(a: Any, b: Any) -> bool:

@@ -97,16 +97,22 @@ def file_bundle(ctx: Any) -> None:
 @check("oams/file-provenance", spec="oams", bindings=FILE, requirements=("oams/source-id-present", "oams/ns-convention"),
        title="Exported memories carry source_id; namespaces follow <owner-hash>:<scope>")
 def file_provenance(ctx: Any) -> None:
+    ctx.credit_only_observed()  # the namespace convention only where a memory has a namespace
     v = view(ctx)
     memories = v.memories
     if not memories:
         raise NotExercised(f"{v.path} holds no memory")
+    ctx.observed("oams/source-id-present")  # every memory is looked at for source_id
     without = [f"{m.get('namespace')}/{m.get('key')}" for m in memories if "source_id" not in m]
     if without:
         ctx.violation("oams/source-id-present", f"{len(without)} of {len(memories)} memories carry no source_id: "
                                                 f"{', '.join(map(str, without[:SHOWN]))}. The spec: "
                                                 f"{cite('oams/source-id-present')}", where=str(v.path))
     spaces = sorted({m.get("namespace") for m in memories if isinstance(m.get("namespace"), str)})
+    if spaces:
+        ctx.observed("oams/ns-convention")
+    else:
+        ctx.note(f"{v.path} holds no memory with a namespace string (oams/ns-convention)")
     off = [p.message for ns in spaces for p in model.convention_problems(ns)]
     if off:
         ctx.violation("oams/ns-convention", f"{'; '.join(off[:SHOWN])}. The spec: {cite('oams/ns-convention')}",

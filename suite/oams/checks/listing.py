@@ -37,6 +37,7 @@ def _order_problem(items: list[Any]) -> str | None:
 @check("oams/list-order", spec="oams", bindings=LIVE, requirements=("oams/list-sorted", "oams/list-endpoint"),
        title="LIST answers memories sorted by updated_at descending")
 def list_order(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a LIST refused, or of fewer than two memories, shows no order
     ns = namespace(ctx, tag="order")
     seed(ctx, _dated(ns, 5, "order"))
     reply = ctx.client.list(ns)
@@ -47,6 +48,11 @@ def list_order(ctx: Any) -> None:
     if items is None:
         say(ctx, "oams/list-endpoint", f"LIST answered {how}, not a page of memories", reply)
         return
+    ctx.observed("oams/list-endpoint")  # the keys it answered are compared below
+    if len(items) >= 2:
+        ctx.observed("oams/list-sorted")
+    else:
+        ctx.note(f"LIST answered {len(items)} memory: no order to judge")
     problem = _order_problem(items)
     if problem:
         say(ctx, "oams/list-sorted", f"not sorted by updated_at desc: {problem}", reply)
@@ -111,6 +117,7 @@ def list_filters(ctx: Any) -> None:
        requirements=("oams/forget-endpoint", "oams/forget-204", "oams/forget-gone", "oams/soft-deleted-hidden"),
        title="FORGET answers success (REST: 204, no body); the memory is then in neither RECALL nor LIST")
 def forget(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a refused FORGET forgot nothing to look for
     ns = namespace(ctx, tag="forget")
     gone, kept = model.new_memory(ns, key("gone"), "axolotl to forget"), model.new_memory(ns, key("kept"), "axolotl kept")
     seed(ctx, [gone, kept])
@@ -118,7 +125,13 @@ def forget(ctx: Any) -> None:
     success = reply.ok or (reply.status is not None and 200 <= reply.status < 300 and reply.error is None)
     if not success:
         say(ctx, "oams/forget-endpoint", f"FORGET of the stored memory {gone['key']!r} was refused", reply)
+        ctx.note("FORGET was refused: its 204 and whether the memory is gone were not judged")
         return
+    ctx.observed("oams/forget-endpoint", "oams/forget-gone", "oams/soft-deleted-hidden")  # LIST, RECALL below
+    if ctx.binding == "http":
+        ctx.observed("oams/forget-204")
+    else:
+        ctx.note(f"over {ctx.binding} there is no HTTP status: oams/forget-204 binds REST")
     if ctx.binding == "http" and (reply.status != 204 or (reply.received_text or "").strip()):
         say(ctx, "oams/forget-204", f"FORGET answered HTTP {reply.status} with body "
                                     f"{(reply.received_text or '')[:120]!r}, not 204 No Content", reply)
@@ -139,27 +152,36 @@ def forget(ctx: Any) -> None:
        requirements=("oams/error-codes", "oams/error-shape", "oams/forget-204"),
        title="FORGET of a memory never stored: success, or -32002 in §3's error shape")
 def forget_unknown(ctx: Any) -> None:
+    ctx.credit_only_observed()  # success shows no error; a refusal no 204
     ns = namespace(ctx, tag="nokey")
     precondition(ctx.client.store(model.new_memory(ns, key("other"), "something else")), "STORE")
     reply = ctx.client.forget(ns, key("never"))
     if reply.not_served:
         raise NotApplicable(f"FORGET is not served ({reply.describe()}; judged by oams/operations-served)")
     if reply.ok or (reply.status is not None and 200 <= reply.status < 300 and reply.error is None):
+        if ctx.binding == "http":
+            ctx.observed("oams/forget-204")
+        ctx.note("FORGET of a memory never stored answered success (as right as -32002): no error shape or code "
+                 "to judge")
         if ctx.binding == "http" and reply.status != 204:
             say(ctx, "oams/forget-204", f"FORGET answered success with HTTP {reply.status}, not 204", reply)
         return
+    ctx.note("FORGET of a memory never stored was refused (as right as success): no 204 to judge")
     judge_error(ctx, reply, code=model.MEMORY_NOT_FOUND, refused_rule=None, what="FORGET of a memory never stored")
 
 
 @check("oams/batch-returns", spec="oams", bindings=LIVE, requirements=("oams/batch-returns-array", "oams/batch-endpoint"),
        title="BATCH_STORE answers an array of the stored memories and stores them all")
 def batch_returns(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a refused batch answers no array
     ns = namespace(ctx, tag="batch")
     memories = [model.new_memory(ns, key(f"b{i}"), f"batch member {i}") for i in range(3)]
     reply = ctx.client.batch_store(memories)
     if not reply.ok:
         say(ctx, "oams/batch-endpoint", "BATCH_STORE of three valid memories was refused", reply)
+        ctx.note("BATCH_STORE was refused: no array of stored memories to judge")
         return
+    ctx.observed("oams/batch-endpoint", "oams/batch-returns-array")  # the answer and LIST compared below
     items = reply.result if isinstance(reply.result, list) else reply.memories()[0]
     if items is None:
         say(ctx, "oams/batch-returns-array", f"BATCH_STORE answered {shown(reply.result)}, not an array of memories", reply)
@@ -176,14 +198,16 @@ def batch_returns(ctx: Any) -> None:
        requirements=("oams/batch-atomic", "oams/invalid-memory-refused", "oams/error-codes", "oams/error-shape"),
        title="A BATCH_STORE holding one invalid memory is refused and stores none of the others")
 def batch_atomic(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a batch taken whole is invalid-memory-refused's failure: atomicity is then not seen
     ns = namespace(ctx, tag="atomic")
     good = [model.new_memory(ns, key("ok"), "fine one"), model.new_memory(ns, key("ok"), "fine two")]
     batch = [good[0], {"key": key("bad"), "namespace": ns, "value": 42}, good[1]]
     reply = ctx.client.batch_store(batch)
     if reply.not_served:
         raise NotApplicable(f"BATCH_STORE is not served ({reply.describe()}; judged by oams/operations-served)")
-    judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
-                what="BATCH_STORE whose second memory has a number as value")
+    if not judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
+                       what="BATCH_STORE whose second memory has a number as value"):
+        ctx.note("the batch holding an invalid memory was accepted: whether a refused batch writes nothing was not seen")
     held = keys_of(listed(ctx, ns))
     written = [m["key"] for m in good if m["key"] in held]
     if written and not reply.ok:
@@ -195,11 +219,13 @@ def batch_atomic(ctx: Any) -> None:
         if not ctx.client.store(control).ok or control["key"] not in keys_of(listed(ctx, ns)):
             raise NotApplicable(f"a memory stored alone after the refused batch is not listed in {ns!r} either: "
                                 "LIST cannot show whether the batch wrote anything (judged by oams/store-returns-stored)")
+        ctx.observed("oams/batch-atomic")
 
 
 @check("oams/error-shape", spec="oams", bindings=LIVE, requirements=("oams/error-shape", "oams/error-codes"),
        title="Malformed requests get errors in §3's shape; an invalid query -32003")
 def error_shape(ctx: Any) -> None:
+    ctx.credit_only_observed()  # an operation not served, or a request accepted, shows no error
     ns = namespace(ctx, tag="errors")
     c = ctx.client
     sends = [
@@ -213,11 +239,14 @@ def error_shape(ctx: Any) -> None:
     ]
     for reply, what, code in sends:
         if reply.not_served:
+            ctx.note(f"{reply.request} is not served (oams/operations-served's): {what} was not sent")
             continue  # an operation that is not there: oams/operations-served
         if reply.ok:
             say(ctx, "oams/error-shape", f"{what} was accepted", reply)
             continue
         problem = error_shape_problem(reply)
+        if problem is None:
+            ctx.observed("oams/error-shape", *(("oams/error-codes",) if code is not None else ()))
         if problem is not None:
             say(ctx, "oams/error-shape", f"{what} was refused, but {problem}", reply)
         elif code is not None and reply.error_code != code:

@@ -36,16 +36,22 @@ def _recall(ctx: Any, params: dict[str, Any], rule: str) -> tuple[Any, list[Any]
        requirements=("oams/recall-k-default", "oams/recall-ordered-array", "oams/missing-embedding-handled"),
        title="RECALL without k answers 8 of 10 matching memories (stored without embeddings)")
 def recall_k_default(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a RECALL answering no array, or nothing, shows no k
     ns = namespace(ctx, tag="k8")
     seed(ctx, [model.new_memory(ns, key(f"k8-{i}"), f"quokka sighting number {i}") for i in range(10)])
     reply, items = _recall(ctx, {"namespace": ns, "query": "quokka"}, "oams/recall-ordered-array")
     if items is None:
+        ctx.note("RECALL answered no array of memories: how many it found was not judged")
         return
+    ctx.observed("oams/recall-ordered-array", "oams/missing-embedding-handled")
     if not items:
         say(ctx, "oams/missing-embedding-handled", "ten memories stored without embeddings, all holding the query "
                                                    "word, and RECALL found none", reply)
+        ctx.note("RECALL found none of the ten memories: the default k was not seen")
     elif len(items) != model.RECALL_DEFAULT_K:
         say(ctx, "oams/recall-k-default", f"ten memories match and no k was sent: {len(items)} came back, not 8", reply)
+    else:
+        ctx.observed("oams/recall-k-default")
     bad = [m for m in items if model.memory_problems(m)]
     if bad:
         say(ctx, "oams/recall-ordered-array", f"RECALL's array holds non-memories: {model.shape_report(bad[0])}", reply)
@@ -119,6 +125,7 @@ def recall_filters(ctx: Any) -> None:
        requirements=("oams/recall-single-namespace", "oams/error-codes"),
        title="RECALL on one namespace answers that namespace only; an unknown namespace is empty or -32001")
 def recall_single_namespace(ctx: Any) -> None:
+    ctx.credit_only_observed()  # error-codes is judged only when the unknown namespace is refused
     ns_a, ns_b = namespace(ctx, tag="one"), namespace(ctx, tag="other")
     a, b = model.new_memory(ns_a, key("a"), "wombat burrow"), model.new_memory(ns_b, key("b"), "wombat burrow")
     seed(ctx, [a, b])
@@ -131,7 +138,10 @@ def recall_single_namespace(ctx: Any) -> None:
             say(ctx, "oams/recall-single-namespace", f"RECALL on {ns_a!r} did not find its own memory", reply)
     unknown = namespace(ctx, tag="never")
     reply = served(ctx.client.recall({"namespace": unknown, "query": "wombat"}))
+    ctx.observed("oams/recall-single-namespace")  # the unknown namespace's answer is compared, whatever it is
     if reply.ok:
+        ctx.note("RECALL on a namespace never written was answered, not refused: no error code to judge (an "
+                 "empty answer is as right as -32001)")
         if recalled(reply):
             say(ctx, "oams/recall-single-namespace", f"RECALL on {unknown!r}, never written, answered memories", reply)
     else:
@@ -143,12 +153,14 @@ def recall_single_namespace(ctx: Any) -> None:
        requirements=("oams/cross-owner-refused", "oams/error-shape"),
        title="RECALL across two owners' namespaces is refused with -32005 and answers no memory")
 def cross_owner_refused(ctx: Any) -> None:
+    ctx.credit_only_observed()  # an answered query shows no error shape
     ns_a, ns_b = namespace(ctx, 0, "mine"), namespace(ctx, 1, "theirs")
     seed(ctx, [model.new_memory(ns_a, key("xo"), "kiwi secret"), model.new_memory(ns_b, key("xo"), "kiwi secret")])
     reply = served(ctx.client.recall({"namespaces": [ns_a, ns_b], "query": "kiwi", "k": 8}))
     if reply.ok:
         say(ctx, "oams/cross-owner-refused", f"a query spanning owners {ns_a.split(':')[0]!r} and "
                                              f"{ns_b.split(':')[0]!r} without consent was answered", reply)
+        ctx.note("the query across owners was answered: no refusal's error shape to judge")
         return
     judge_error(ctx, reply, code=model.CROSS_NAMESPACE_DENIED, refused_rule="oams/cross-owner-refused",
                 what="RECALL spanning two owners", code_rule="oams/cross-owner-refused")

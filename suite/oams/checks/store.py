@@ -135,6 +135,7 @@ def store_given_timestamps(ctx: Any) -> None:
 @check("oams/store-idempotent", spec="oams", bindings=LIVE, requirements=("oams/store-idempotent", "oams/ns-key-unique"),
        title="Repeating an identical STORE leaves one memory, value and created_at unchanged")
 def store_idempotent(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a refused repeat leaves nothing to count under the pair
     ns = namespace(ctx, tag="idem")
     memory = model.new_memory(ns, key("idem"), "stored twice", tags=["x"])
     first = ctx.client.store(memory)
@@ -143,7 +144,9 @@ def store_idempotent(ctx: Any) -> None:
     second = ctx.client.store(memory)
     if not second.ok:
         say(ctx, "oams/store-idempotent", "repeating an identical STORE was refused", second)
+        ctx.note("the repeated STORE was refused: how many memories the pair holds was not judged")
         return
+    ctx.observed("oams/store-idempotent", "oams/ns-key-unique")  # the repeat taken; LIST's count is compared below
     if isinstance(second.result, dict) and second.result.get("value") != memory["value"]:
         say(ctx, "oams/store-idempotent", "the value changed on an identical repeat", second)
     items = listed(ctx, ns)
@@ -160,6 +163,7 @@ def store_idempotent(ctx: Any) -> None:
 @check("oams/store-upsert", spec="oams", bindings=LIVE, requirements=("oams/store-upsert", "oams/ns-key-unique"),
        title="STORE of a new value on an existing pair replaces it, keeping created_at")
 def store_upsert(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a refused upsert leaves nothing to count under the pair
     ns = namespace(ctx, tag="upsert")
     k = key("upsert")
     first = ctx.client.store(model.new_memory(ns, k, "old value"))
@@ -169,7 +173,9 @@ def store_upsert(ctx: Any) -> None:
     second = ctx.client.store(memory)
     if not second.ok:
         say(ctx, "oams/store-upsert", "STORE of a new value on an existing (namespace, key) was refused", second)
+        ctx.note("the upsert was refused: how many memories the pair holds was not judged")
         return
+    ctx.observed("oams/store-upsert", "oams/ns-key-unique")  # the answer's value and LIST's count are compared below
     b = second.result if isinstance(second.result, dict) else {}
     if b.get("value") != "new value":
         say(ctx, "oams/store-upsert", f"the answer's value is {b.get('value')!r}, not the new one", second)
@@ -223,6 +229,7 @@ INVALID = (
        requirements=("oams/invalid-memory-refused", "oams/error-codes", "oams/error-shape"),
        title="A STORE of an invalid memory is refused with -32003 and stores nothing")
 def invalid_memory_refused(ctx: Any) -> None:
+    ctx.credit_only_observed()  # the error shape and code are judged only on a refusal (judge_error)
     ns = namespace(ctx, tag="invalid")
     keys = []
     for what, members in INVALID:
@@ -233,6 +240,7 @@ def invalid_memory_refused(ctx: Any) -> None:
                     what=f"STORE of a memory with {what}")
     held = [m.get("key") for m in listed(ctx, ns) if isinstance(m, dict)]
     stored = [k for k in keys if k in held]
+    ctx.observed("oams/invalid-memory-refused")
     if stored:
         say(ctx, "oams/invalid-memory-refused", f"LIST of {ns!r} holds invalid memories {stored}")
 
@@ -241,6 +249,7 @@ def invalid_memory_refused(ctx: Any) -> None:
        requirements=("oams/scope-no-slash-colon", "oams/error-codes", "oams/error-shape"),
        title="A STORE into a namespace whose scope holds / or : is refused with -32003")
 def scope_refused(ctx: Any) -> None:
+    ctx.credit_only_observed()  # the error shape and code are judged only on a refusal (judge_error)
     owner = namespace(ctx, tag="scope").split(":")[0]
     for bad in (f"{owner}:a/b", f"{owner}:a:b"):
         reply = ctx.client.store(model.new_memory(bad, key("scope"), "scoped"))
