@@ -142,6 +142,7 @@ def ingest_statuses(ctx: Any) -> None:
        requirements=("memoturn/id-content-addressed", "memoturn/id-key-order-insensitive", "memoturn/id-construction"),
        title="The id is a hash of (type, topic_key, content) alone, canonical in member order, and the engine's bytes")
 def content_addressed_ids(ctx: Any) -> None:
+    ctx.credit_only_observed()  # an id that is no mem_ hash is not compared with anything
     prof = profile("ids")
     topic = f"user.{word('k')}"
     content = {"b": [1, 2, {"y": "ü", "x": None}], "a": "vegan 🌱", "c": True}
@@ -150,7 +151,9 @@ def content_addressed_ids(ctx: Any) -> None:
     id0 = base.result().get("id")
     if not isinstance(id0, str) or not id0.startswith("mem_"):
         say(ctx, "memoturn/id-content-addressed", f"the id is {shown(id0)}, not mem_ + a hash", base)
+        ctx.note("the first id is no mem_ hash: its member order and construction were not judged")
         return
+    ctx.observed("memoturn/id-content-addressed", "memoturn/id-key-order-insensitive", "memoturn/id-construction")
     same = ingest(ctx, prof, [fact(topic, content, "another summary", keywords="three", source=word("agent"),
                                    session_id=word("s"), embedding=[0.5, 0.25])],
                   "the same fact with another summary, keywords, source, session and embedding")
@@ -183,6 +186,7 @@ def record_shape(ctx: Any) -> None:
     """A fact with every optional field and an event with none: GET answers each sent value; a
     field the event did not set is null (or absent: JSON cannot tell an absent member from a null
     one the server does not keep)."""
+    ctx.credit_only_observed()  # content and source are judged where a record or a hit shows them
     prof = profile("record")
     full = fact(f"user.{word('k')}", {"nested": {"list": [1, "two", None, {"deep": True}]}, "text": "ünïcödé ✓ 🦀",
                                       "n": 9007199254740991},
@@ -195,6 +199,9 @@ def record_shape(ctx: Any) -> None:
         if memory is None:
             say(ctx, "memoturn/record-fields", f"GET of the memory ingested as {id!r} answered no record", got_reply)
             continue
+        ctx.observed("memoturn/record-fields", "memoturn/source-returned")  # each field compared below
+        if "content" in memory:
+            ctx.observed("memoturn/content-returned")
         for p in model.record_problems(memory):
             say(ctx, "memoturn/record-fields", f"GET's record: {p}", got_reply)
         if memory.get("id") != id:
@@ -218,12 +225,15 @@ def record_shape(ctx: Any) -> None:
     hit = next((h for h in hits_reply.memories() or [] if isinstance(h, dict)
                 and h.get("id") == reply.result(0).get("id")), None) if hits_reply.ok else None
     if hit is not None:
+        ctx.observed("memoturn/source-returned", *(("memoturn/content-returned",) if "content" in hit else ()))
         if hit.get("source") != full["source"]:
             say(ctx, "memoturn/source-returned", f"source was sent {full['source']!r}, recall's hit answered "
                                                  f"{shown(hit.get('source'))}", hits_reply)
         if "content" in hit and hit.get("content") != full["content"]:
             say(ctx, "memoturn/content-returned", f"content was sent {shown(full['content'])}, recall's hit answered "
                                                   f"{shown(hit.get('content'))}", hits_reply)
+    if "memoturn/content-returned" not in ctx.judged:
+        ctx.note("neither GET nor recall showed a record's content")
 
 
 @check("memoturn/type-and-topic-key-validity", spec="memoturn", bindings=LIVE,
@@ -265,25 +275,36 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
                              keywords="food preference")
     new_m = model.new_memory(mtype, "vegan since 2026", {"diet": "vegan"}, topic_key=topic, keywords="food preference")
     rule = "memoturn/fact-supersedes" if mtype == "fact" else "memoturn/instruction-supersedes"
+    ctx.credit_only_observed()  # a step that goes wrong ends the chain: what it did not reach is not judged
     first = ingest(ctx, prof, [old_m], f"the first {mtype}")
     old = first.result().get("id")
     second = ingest(ctx, prof, [new_m], f"a second {mtype} of the same topic_key")
     new = second.result().get("id")
+    ctx.observed(rule)  # what the second ingest reported superseding is compared
     if _superseded(second) != [old]:
         say(ctx, rule, f"the second {mtype} under topic_key {topic!r} reported superseded "
                        f"{shown(_superseded(second))}, not [{old!r}]", second)
     old_reply, old_rec = got(ctx, prof, old)
     if old_rec is None:
         say(ctx, "memoturn/history-kept", f"the superseded {mtype} {old!r} is gone: GET answered no record", old_reply)
+        ctx.note(f"the superseded {mtype} is gone: the chain's other side was not read")
         return
     else:
+        ctx.observed("memoturn/history-kept")  # the old row is there; its superseded_at is read below
+        if _superseded(second) == [old]:
+            ctx.observed("memoturn/supersession-same-transaction")  # GET right after the answer
+        else:
+            ctx.note("the second ingest did not report superseding the first: that the row was superseded in the "
+                     "same transaction was not seen")
         if old_rec.get("superseded_by") is None and _superseded(second) == [old]:
             say(ctx, "memoturn/supersession-same-transaction", "the ingest answered that it superseded "
                 f"{old!r}, but right after it GET shows the old row active", old_reply)
+            ctx.note(f"the old {mtype} is not superseded: the new one's supersedes was not read")
             return
         if old_rec.get("superseded_by") != new:
             say(ctx, rule, f"the replaced {mtype}'s superseded_by is {shown(old_rec.get('superseded_by'))}, not {new!r}",
                 old_reply)
+            ctx.note(f"the old {mtype} does not point at the new one: the new one's supersedes was not read")
             return
         elif not isinstance(old_rec.get("superseded_at"), (int, float)) or isinstance(old_rec.get("superseded_at"), bool):
             say(ctx, "memoturn/history-kept", f"the superseded {mtype}'s superseded_at is "
@@ -291,6 +312,7 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
     new_reply, new_rec = got(ctx, prof, new)
     if new_rec is None:
         raise NotApplicable(f"precondition failed: GET of the new {mtype} {new!r}: {new_reply.describe()}")
+    ctx.observed("memoturn/supersedes-listed")
     sup = new_rec.get("supersedes")
     if not isinstance(sup, list) or old not in sup:
         say(ctx, "memoturn/supersedes-listed", f"GET of the {mtype} that replaced {old!r} lists supersedes "
@@ -411,6 +433,7 @@ def in_batch_duplicate(ctx: Any) -> None:
                      "memoturn/supersession-profile-wide"),
        title="source is outside the hash, the first writer's attribution sticks, supersession is profile-wide")
 def provenance(ctx: Any) -> None:
+    ctx.credit_only_observed()  # a step that goes wrong ends the check: what it did not reach is not judged
     prof = profile("provenance")
     topic = f"user.{word('indent')}"
     tabs = {"indent": "tabs"}
@@ -420,10 +443,14 @@ def provenance(ctx: Any) -> None:
     if second.result().get("id") != id_a:
         say(ctx, "memoturn/source-excluded-from-hash", f"the same memory from another source got id "
                                                        f"{shown(second.result().get('id'))}, not {id_a!r}", second)
+        ctx.note("the same memory from another source got another id: attribution and supersession were not tried")
         return
+    ctx.observed("memoturn/source-excluded-from-hash")
     _expect_status(ctx, "memoturn/source-excluded-from-hash", second, 0, "duplicate",
                    "the same memory from another source")
     reply, rec = got(ctx, prof, id_a)
+    if rec is not None:
+        ctx.observed("memoturn/first-writer-source-sticks")
     if rec is not None and rec.get("source") != "claude-code":
         say(ctx, "memoturn/first-writer-source-sticks", f"after a duplicate from 'cursor', source is "
                                                         f"{shown(rec.get('source'))}, not the first writer's 'claude-code'", reply)
@@ -432,13 +459,20 @@ def provenance(ctx: Any) -> None:
     if _superseded(spaces) != [id_a]:
         say(ctx, "memoturn/supersession-profile-wide", f"a fact from 'cursor' under the topic_key of one from "
                                                        f"'claude-code' superseded {shown(_superseded(spaces))}, not [{id_a!r}]", spaces)
+        if "memoturn/first-writer-source-sticks" not in ctx.judged:
+            ctx.note("the first fact was neither read back nor superseded: whose source it keeps was not seen")
         return
+    ctx.observed("memoturn/supersession-profile-wide")
     revived = ingest(ctx, prof, [fact(topic, tabs, "prefers tabs", source="support-bot")], "the first fact from a third source")
     if _status(revived, 0) == "revived":
         reply, rec = got(ctx, prof, id_a)
+        if rec is not None:
+            ctx.observed("memoturn/first-writer-source-sticks")
         if rec is not None and rec.get("source") != "claude-code":
             say(ctx, "memoturn/first-writer-source-sticks", f"after a revive from 'support-bot', source is "
                                                             f"{shown(rec.get('source'))}, not 'claude-code'", reply)
+    if "memoturn/first-writer-source-sticks" not in ctx.judged:
+        ctx.note("the first fact was not read back after a duplicate or a revive: whose source it keeps was not seen")
 
 
 @check("memoturn/batch-atomic", spec="memoturn", bindings=LIVE,
