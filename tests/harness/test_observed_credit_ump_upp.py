@@ -110,3 +110,52 @@ def test_get_labels_under_an_ontology_of_its_own_does_not_credit_the_user_v1_rul
     assert result.outcome is Outcome.PASSED, result.reason
     # no user/v1 file to compare with, no upp/ingest to label events: neither rule was seen
     assert set(result.extra["not_judged"]) == {"upp/ontology-major-stable", "upp/get-labels-complete"}
+
+
+# -- a refusal or an answer that leaves a named rule unseen ------------------------------------------
+
+def _ump_reply(body: Any, *, status: int = 200, error_code: str | None = None) -> Any:
+    return SimpleNamespace(ok=200 <= status < 300 and error_code is None, body=body, status=status,
+                           error_code=error_code, raw="", sent=None, wire=(), operation="remember",
+                           describe=lambda: f"HTTP {status}")
+
+
+class _Rejecting:
+    """A UMP server whose remember answers §3.3's own refusal, {result: "rejected"}, to anything."""
+
+    def remember(self, record: Any, **_: Any) -> Any:
+        return _ump_reply({"result": "rejected"})
+
+
+def test_runner_validation_answered_rejected_does_not_credit_the_error_status():
+    result = run_check(UMP["ump/runner13/validation"], "1.0", "http", _Rejecting, None)
+    assert result.outcome is Outcome.PASSED, result.reason
+    assert result.extra["not_judged"] == ["ump/http-error-status"]
+
+
+def test_integrity_without_a_signer_does_not_credit_signer_owner():
+    rec = dict(_plain(), integrity={"content_hash": "blake3:" + "a" * 52, "signature": "ed25519:AAAA"})
+    result = run_check(UMP["ump/l0/integrity"], "1.0", "file", lambda: _File([rec], [rec]), None)
+    assert {f.requirement for f in result.findings} >= {"ump/integrity-signature"}
+    assert result.extra["not_judged"] == ["ump/integrity-signer-owner"]
+
+
+class _OffersMore:
+    """A UMP server that claims L1 and answers revise, forget and feedback all the same."""
+
+    def offered(self) -> set[str]:
+        return {"capabilities", "remember", "get", "recall", "revise", "forget", "feedback"}
+
+    def capabilities(self) -> Any:
+        return _ump_reply({"ump": "1.0", "conformance": "L1"})
+
+    def revise(self, *_: Any, **__: Any) -> Any:
+        return _ump_reply({"id": "urn:ump:x"})
+
+    forget = feedback = revise
+
+
+def test_unsupported_operation_is_not_passed_when_every_probe_was_offered_after_all():
+    result = run_check(UMP["ump/l1/unsupported-operation"], "1.0", "http", _OffersMore, None)
+    assert result.outcome is Outcome.SKIPPED, (result.outcome, result.reason)
+    assert "offers after all" in result.reason

@@ -558,7 +558,9 @@ def event_lifecycle(ctx: CheckContext) -> None:
     returned it) is listed every time afterwards, with the same id, entity_key, value, labels,
     confidence, source_type and created_at, and its status changes only staged → valid or
     valid → superseded. (A superseded event left out of the listing is judged by
-    upp/l2/get-events, not here; the status a new event gets by upp/l2/high-confidence-valid.)"""
+    upp/l2/get-events, not here; the status a new event gets by upp/l2/high-confidence-valid.)
+    Credited with what the later listings showed of the events seen before."""
+    ctx.credit_only_observed()
     require_offered(ctx, "upp/get_events")
     entity = fresh_entity("lifecycle")
     steps = [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1), saying(SECOND_SINGULAR_LABEL, 0),
@@ -672,6 +674,9 @@ def low_confidence_staged(ctx: CheckContext) -> None:
 def _judge_later(ctx: CheckContext, eid: str, where: str, then: dict[str, Any], now: dict[str, Any] | None,
                  after: str, reply: RpcReply, judged: set) -> None:
     """One event as seen in `where` and as upp/get_events lists it after `after`."""
+    observe(ctx, "upp/events-retained")
+    if now is not None:
+        observe(ctx, "upp/event-immutable", "upp/lifecycle-transitions")
     if now is None:
         if ("upp/events-retained", eid) not in judged:
             judged.add(("upp/events-retained", eid))
@@ -704,13 +709,16 @@ def _deleted_count(ctx: CheckContext, reply: RpcReply, what: str) -> int | None:
             fail(ctx, "upp/delete-result-shape", f"{what} answered no result", reply, "{deleted_count: integer}")
         else:
             report_problems(ctx, "upp/delete-result-shape", model.delete_result_problems(reply.result), what, reply)
+        observe(ctx, "upp/delete-result-shape")
     count = reply.result.get("deleted_count") if reply.ok and isinstance(reply.result, dict) else None
     return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 def _judge_count(ctx: CheckContext, count: int | None, gone: int, asked: str, reply: RpcReply) -> None:
     """deleted_count against what actually disappeared (03 §2: "the count of events that were
-    actually deleted")."""
+    actually deleted"). No count (judged with the result's shape): not judged."""
+    if count is not None:
+        observe(ctx, "upp/delete-count")
     if count is not None and count != gone:
         fail(ctx, "upp/delete-count", f"{asked} answered deleted_count {count}, but {gone} event(s) actually "
              f"disappeared", reply, f"deleted_count {gone}: the events actually deleted")
@@ -730,6 +738,7 @@ def delete_by_ids(ctx: CheckContext) -> None:
     {deleted_count} equal to the events that disappeared (1); the home is then gone from
     get_events, from retrieve (asked with its value) and from a later export (when offered and
     readable); name and hobby remain. Deleting it again, or an id that never existed, counts 0."""
+    ctx.credit_only_observed()  # deleted_count is judged only where the server answered one
     for op in ("upp/delete_events", "upp/get_events"):
         require_offered(ctx, op)
     entity = fresh_entity("delete")
@@ -739,6 +748,7 @@ def delete_by_ids(ctx: CheckContext) -> None:
     count = _deleted_count(ctx, reply, "upp/delete_events")
     listing, events = _get_events(ctx, entity)
     _judge_count(ctx, count, len(set(held) - set(events)), f"deleting one event ({home['id']!r})", reply)
+    observe(ctx, "upp/delete-physical", "upp/delete-by-ids")  # the listing after the delete was read
     if home["id"] in events:
         fail(ctx, "upp/delete-physical", f"after deleting {home['id']!r}, upp/get_events still lists it: "
              f"{_brief(events[home['id']])}", listing, "the deleted event gone from upp/get_events")
@@ -790,6 +800,7 @@ def delete_other_user(ctx: CheckContext) -> None:
     """Users A and B each hold an event. delete_events for A naming B's id leaves B's event in
     place; naming A's and B's ids deletes A's only. Each deleted_count is the number of events that
     actually disappeared."""
+    ctx.credit_only_observed()  # deleted_count is judged only where the server answered one
     for op in ("upp/delete_events", "upp/get_events"):
         require_offered(ctx, op)
     a, b = fresh_entity("del-a"), fresh_entity("del-b")
@@ -805,6 +816,7 @@ def delete_other_user(ctx: CheckContext) -> None:
         listing, events = _get_events(ctx, b)
         gone = len(before[a] - set(by_id(listed(ctx, a)))) + len(before[b] - set(events))
         _judge_count(ctx, count, gone, f"delete_events for {a!r} naming {compact(ids)}", reply)
+        observe(ctx, "upp/delete-other-users-untouched", "upp/entity-isolation")
         if theirs["id"] not in events:
             what = (f"delete_events for {a!r} naming {compact(ids)} deleted {b!r}'s event {theirs['id']!r}: "
                     f"upp/get_events for {b!r} no longer lists it")
@@ -822,6 +834,7 @@ def delete_all(ctx: CheckContext) -> None:
     """Two users hold two events each. delete_events for the first with event_ids omitted, then for
     the second with event_ids []: afterwards get_events for that user is empty (or -32001), the
     other user's events are untouched, and deleted_count is the number that disappeared."""
+    ctx.credit_only_observed()  # deleted_count is judged only where the server answered one
     for op in ("upp/delete_events", "upp/get_events"):
         require_offered(ctx, op)
     first, second = fresh_entity("wipe-a"), fresh_entity("wipe-b")
@@ -834,6 +847,9 @@ def delete_all(ctx: CheckContext) -> None:
         count = _deleted_count(ctx, reply, "upp/delete_events")
         left = listed(ctx, entity)
         lost = spared - set(_ids(listed(ctx, bystander))) if bystander else set()
+        observe(ctx, "upp/delete-all")
+        if bystander:
+            observe(ctx, "upp/delete-other-users-untouched")
         if not lost:  # when other users lost events, the count may include some the suite cannot see
             _judge_count(ctx, count, len(held - set(_ids(left))),
                          f"deleting all events of {entity!r} (event_ids {how})", reply)

@@ -124,7 +124,8 @@ def _nothing_stored(ctx: CheckContext, rid: str, entity: str, why: str, reply: R
 def export(ctx: CheckContext) -> None:
     """A fresh user holds two names (one superseded) and a hobby; export_events answers a path, an
     integer event_count equal to the number of events get_events lists, and an ISO-8601
-    exported_at — and not the events themselves."""
+    exported_at — and not the events themselves. The count is judged only when one is answered."""
+    ctx.credit_only_observed()
     for op in ("upp/export_events", "upp/get_events"):
         require_offered(ctx, op)
     entity = fresh_entity("export")
@@ -133,14 +134,18 @@ def export(ctx: CheckContext) -> None:
     if not reply.ok:
         fail(ctx, "upp/export-result-shape", f"upp/export_events for {entity!r}, which holds {len(held)} events, "
              f"answered no result", reply, "{file, event_count, exported_at}")
+        ctx.note("upp/export_events answered no result, so no event_count was read")
         return
     report_problems(ctx, "upp/export-result-shape", model.export_result_problems(reply.result), "upp/export_events",
                     reply)
+    observe(ctx, "upp/export-result-shape")
     if isinstance(reply.result, dict) and "events" in reply.result:
         fail(ctx, "upp/export-result-shape", "the result carries the events themselves (an `events` member)", reply,
              "the path to the file and its metadata only — 03 §4: \"the path to the generated file, not the events "
              "themselves\"")
     count = reply.result.get("event_count") if isinstance(reply.result, dict) else None
+    if isinstance(count, int):
+        observe(ctx, "upp/export-all-events")
     if isinstance(count, int) and count != len(held):
         fail(ctx, "upp/export-all-events", f"event_count is {count}, but {entity!r} holds {len(held)} events "
              f"(statuses {compact(sorted(str(e.get('status')) for e in held))})", reply,
@@ -258,7 +263,9 @@ def import_events(ctx: CheckContext) -> None:
     (agent_observed, 0.85), created in 2001, is imported for a fresh user: {imported_count: 2,
     skipped_count: 0}; get_events for the user lists both with the same value, labels, confidence
     and source_type, under ids not in the package and created_at not the package's; the package's
-    entity_key holds nothing."""
+    entity_key holds nothing. The result's shape and the new ids are judged only on an import
+    that was taken (the ids only on an event found again)."""
+    ctx.credit_only_observed()
     for op in ("upp/import_events", "upp/get_events"):
         require_offered(ctx, op)
     _need_files(ctx)
@@ -275,9 +282,11 @@ def import_events(ctx: CheckContext) -> None:
     if not reply.ok:
         fail(ctx, "upp/import-persists", f"importing a well-formed package of 2 {content['ontology']} events for "
              f"{entity!r} was refused", reply, "{imported_count: 2, skipped_count: 0}")
+        ctx.note("the import was refused, so no result or stored event could be read")
         return
     report_problems(ctx, "upp/import-result-shape", model.import_result_problems(reply.result),
                     "upp/import_events", reply)
+    observe(ctx, "upp/import-result-shape", "upp/import-persists")  # the events are looked for below
     counts = _counts(reply)
     if counts is not None and counts != (2, 0):
         fail(ctx, "upp/import-persists", f"a package of 2 valid events was answered {compact(reply.result)}", reply,
@@ -308,6 +317,7 @@ def _judge_imported(ctx: CheckContext, sent: list[dict[str, Any]], stored: list[
                  "every imported event stored for the user")
             continue
         twin = twins[0]
+        observe(ctx, "upp/import-new-ids")
         if _comparable(twin) and _essence(twin) != _essence(original):
             fail(ctx, "upp/import-persists", f"the event imported as {compact(_essence(original))} "
                  f"(value, labels, confidence, source_type) is stored as {compact(_essence(twin))}", reply,
