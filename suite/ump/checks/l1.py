@@ -871,8 +871,9 @@ def remember_result(ctx: CheckContext) -> None:
 def remember_merge(ctx: CheckContext) -> None:
     """The same partial record (no id) twice. Not merging is fine (MAY: informational); merging
     must answer the id of the record merged into, and be reported as merged: a second "created"
-    naming the first record's id is a merge reported as a creation. Whether a merge answers the
-    existing id is judged only when the server merged."""
+    naming the first record's id is a merge reported as a creation. Judged once the second
+    remember was taken: its result and id are both compared with the first record's (a
+    non-merging server shows a creation under a new id, no merge answered otherwise)."""
     ctx.credit_only_observed()
     now = _now()
     rec = sample_record("semantic")
@@ -888,11 +889,7 @@ def remember_merge(ctx: CheckContext) -> None:
         raise NotApplicable(f"the identical second remember answered {second.describe()}; judged by "
                             "ump/l1/remember-result")
     result, second_id = second.body.get("result"), _new_id(second)
-    ctx.observed("ump/remember-may-merge", "ump/remember-reports-result")
-    if result == "merged" or second_id == first_id:
-        ctx.observed("ump/remember-merge-returns-existing-id")
-    else:
-        ctx.note("the server did not merge the duplicate, so the id a merge answers was not seen")
+    ctx.observed("ump/remember-may-merge", "ump/remember-reports-result", "ump/remember-merge-returns-existing-id")
     if result == "created" and second_id == first_id:
         ctx.violation("ump/remember-reports-result", f"the identical second remember answered created with the "
                       f"id of the first record, {first_id}: it merged into it and must report merged; "
