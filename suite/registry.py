@@ -72,6 +72,13 @@ def all_checks(spec: str | None = None) -> tuple[Check, ...]:
     return tuple(c for c in _REGISTRY.values() if spec is None or c.spec == spec)
 
 
+def checks_naming(spec: str, requirements: Iterable[str]) -> tuple[Check, ...]:
+    """The checks of `spec` naming one of `requirements`: the only ones that can report them
+    (runner.CheckContext.violation)."""
+    wanted = set(requirements)
+    return tuple(c for c in all_checks(spec) if wanted & set(c.requirements))
+
+
 def _import_shipped_checks() -> None:
     # Importing the check modules registers them, in the specs' declared order (the collection
     # order, which pytest-xdist needs to be identical on every worker).

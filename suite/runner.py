@@ -50,6 +50,14 @@ class CheckContext:
             raise AssertionError(f"check {self.check.id} calls observed() without credit_only_observed() first")
         self.judged.update(requirements)
 
+    def unobserved(self) -> list[str]:
+        """The requirements the check names but has not observed (a finding is an observation);
+        empty for a check credited with all it names."""
+        if self.judged is None:
+            return []
+        seen = self.judged | {f.requirement for f in self.findings}
+        return [r.id for r in self.check.requirements_for(self.version, self.case) if r.id not in seen]
+
     def note(self, text: str) -> None:
         """Say why part of what the check names was not judged: an operation the target does not
         offer, a document holding nothing a requirement is about (for a file: not exercised)."""
@@ -83,6 +91,16 @@ class CheckContext:
         return bool(condition)
 
 
+def observe(ctx: CheckContext, *requirements: str) -> None:
+    """`ctx.observed` from a judging helper several checks share: only the requirements the running
+    check (or its case) names count, and a check that did not opt in, credited with all it names
+    anyway, is left as it is."""
+    if ctx.judged is None:
+        return
+    named = ctx.case.requirements if ctx.case and ctx.case.requirements else ctx.check.requirements
+    ctx.observed(*(r for r in requirements if r in named))
+
+
 def outcome_of(check: Check, version: str, case: Case | None, findings: list[Finding]) -> Outcome:
     if not findings:
         return Outcome.PASSED
@@ -101,7 +119,7 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
 
     def result(outcome: Outcome, reason: str | None = None) -> CheckResult:
         extra: dict[str, Any] = {"effort": ctx.effort} if ctx and ctx.effort else {}
-        missed = _not_judged(check, version, case, ctx)
+        missed = ctx.unobserved() if ctx else []
         if missed:
             extra["not_judged"] = missed
         return CheckResult(outcome, reason=reason, findings=tuple(ctx.findings) if ctx else (),
@@ -136,7 +154,7 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
     except Exception:  # a bug in the suite itself: an error, never a verdict on the target
         return CheckResult(Outcome.ERROR, reason="the check itself crashed:\n" + traceback.format_exc(),
                            duration=time.perf_counter() - started)
-    missed = _not_judged(check, version, case, ctx)
+    missed = ctx.unobserved()
     if missed and not ctx.findings:
         named = [r.id for r in check.requirements_for(version, case)]
         if len(missed) == len(named):  # nothing observed: no verdict at all
@@ -145,14 +163,6 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
         return result(Outcome.PASSED, f"judged {len(named) - len(missed)} of its {len(named)} requirements; not "
                                       f"judged: {', '.join(missed)} ({_why_not_judged(ctx)})")
     return result(outcome_of(check, version, case, ctx.findings))
-
-
-def _not_judged(check: Check, version: str, case: Case | None, ctx: CheckContext | None) -> list[str]:
-    """The requirements the check names but did not observe (a finding is an observation)."""
-    if ctx is None or ctx.judged is None:
-        return []
-    seen = ctx.judged | {f.requirement for f in ctx.findings}
-    return [r.id for r in check.requirements_for(version, case) if r.id not in seen]
 
 
 def _why_not_judged(ctx: CheckContext) -> str:

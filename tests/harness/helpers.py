@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -54,3 +55,21 @@ def served_reference() -> Any:
             server.stop()
             service.close()
     return running()
+
+
+#: MEMCONFORM_FULL_FAULT_RUNS=1 runs the whole spec suite against every fault: it also proves that
+#: no check outside the fault's own requirements fails. By default a fault runs only the checks that
+#: can see it, those naming a requirement it breaks, and the clean reference runs are the control
+#: for every other check.
+FULL_FAULT_RUNS = os.environ.get("MEMCONFORM_FULL_FAULT_RUNS") == "1"
+
+
+def observing_checks(fault: Any) -> tuple[str, ...] | None:
+    """The ids of the checks that can see `fault` (None: every check, MEMCONFORM_FULL_FAULT_RUNS)."""
+    if FULL_FAULT_RUNS:
+        return None
+    from memconform.suite.registry import checks_naming
+
+    chosen = tuple(c.id for c in checks_naming(fault.spec, fault.breaks))
+    assert chosen, f"fault {fault.name}: no check names any of {fault.breaks}"
+    return chosen

@@ -3,15 +3,13 @@ fail, and nothing else; the clean reference passes everything over every binding
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from memconform.reference_impl.faults import FAULTS
 from memconform.suite import catalogue
 from memconform.suite.outcomes import Keyword
 
-from .helpers import failed_requirements, run_suite, warned_requirements
+from .helpers import failed_requirements, observing_checks, run_suite, warned_requirements
 
 LIVE = ("http", "mcp")
 UPP_LIVE = ("http", "stdio")
@@ -41,22 +39,10 @@ def _judged_bindings(name: str) -> tuple[str, ...]:
     return ("http",) if bindings is None else bindings
 
 
-#: MEMCONFORM_FULL_FAULT_RUNS=1 runs the whole spec suite against every fault (as before): it also
-#: proves that no check outside the fault's own requirements fails. By default a fault runs only
-#: the checks that can see it — those naming a requirement it breaks (a check can only report the
-#: requirements it names, runner.CheckContext.violation) — and the clean reference run above is the
-#: control for every other check.
-FULL_FAULT_RUNS = os.environ.get("MEMCONFORM_FULL_FAULT_RUNS") == "1"
-
-
 def _observing_checks(fault) -> list[str]:
-    if FULL_FAULT_RUNS:
-        return []
-    from memconform.suite.registry import all_checks
-
-    chosen = [c.id for c in all_checks(fault.spec) if set(c.requirements) & set(fault.breaks)]
-    assert chosen, f"fault {fault.name}: no check names any of {fault.breaks}"
-    return [f"--check={c}" for c in chosen]
+    # only the checks that can see the fault (helpers.observing_checks); the clean reference run
+    # above is the control for every other check
+    return [f"--check={c}" for c in observing_checks(fault) or ()]
 
 
 #: Faults only a round trip between two targets shows are proven by tests/interop/ instead, and

@@ -4,11 +4,9 @@ bindings it shows on, no other requirement on any of them) with no error; each v
 
 A fault runs the checks that can see it — those naming a requirement it breaks (a check can only
 report the requirements it names) — and the clean run is the control for every other check;
-MEMCONFORM_FULL_FAULT_RUNS=1 runs every check against every fault (as tests/harness/test_faults.py)."""
+MEMCONFORM_FULL_FAULT_RUNS=1 runs every check against every fault (tests/harness/helpers.observing_checks)."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
@@ -17,9 +15,10 @@ from memconform.reference_impl.memoturn.variants import MEMOTURN_VARIANTS
 from memconform.suite import catalogue as catalogues
 from memconform.suite.outcomes import Keyword, Outcome
 
+from harness.helpers import observing_checks  # the checks that can see a fault, as for the other specs
+
 from .helpers import LIVE, failed_requirements, memoturn_checks, outcomes
 
-FULL_FAULT_RUNS = os.environ.get("MEMCONFORM_FULL_FAULT_RUNS") == "1"
 SCRIPTED = [f for f in MEMOTURN_FAULTS if not f.stateful]
 SEQUENCE = [f for f in MEMOTURN_FAULTS if f.stateful]
 
@@ -46,12 +45,6 @@ def test_clean_reference_passes_every_check(binding):
             assert results[check_id].extra["not_judged"] == list(ERRORS), check_id
 
 
-def _observing(fault) -> tuple[str, ...] | None:
-    if FULL_FAULT_RUNS:
-        return None
-    chosen = tuple(c.id for c in memoturn_checks() if set(c.requirements) & set(fault.breaks))
-    assert chosen, f"{fault.name}: no check names any of {fault.breaks}"
-    return chosen
 
 
 @pytest.mark.parametrize("fault", SCRIPTED, ids=lambda f: f.name)
@@ -59,7 +52,7 @@ def test_each_fault_fails_exactly_its_breaks(fault):
     seen: set[str] = set()
     cat = catalogues.load("memoturn")
     for binding in fault.bindings or LIVE:
-        results = outcomes(binding, fault=fault.name, only=_observing(fault))
+        results = outcomes(binding, fault=fault.name, only=observing_checks(fault))
         errors = [f"{k}: {r.reason}" for k, r in results.items() if r.outcome is Outcome.ERROR]
         assert not errors, (binding, errors)
         got = {r for r in failed_requirements(results) if cat.get(r).keyword is not Keyword.MAY}

@@ -5,14 +5,14 @@ into `pytest --target=…`, these direct runs are the proof (DESIGN.md, idea 5).
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from memconform.reference_impl.oams.faults import OAMS_FAULTS
 from memconform.reference_impl.oams.variants import OAMS_VARIANTS
 from memconform.suite import catalogue as catalogues
 from memconform.suite.outcomes import Keyword, Outcome
+from harness.helpers import observing_checks  # the checks that can see a fault, as for the other specs
+
 from .helpers import failed_requirements, oams_checks, outcomes
 
 BINDINGS = ("http", "jsonrpc", "stdio", "file")
@@ -66,27 +66,12 @@ def test_clean_reference_passes_every_check(binding):
         assert results["oams/file-bundle"].extra["not_judged"] == ["oams/embeddings-bin-layout"]
 
 
-#: MEMCONFORM_FULL_FAULT_RUNS=1 runs every check against every fault. By default a fault runs only
-#: the checks that can see it, those naming a requirement it breaks (a check can only report the
-#: requirements it names, runner.CheckContext.violation); the clean reference runs above are the
-#: control for every other check (as tests/harness/test_faults.py).
-FULL_FAULT_RUNS = os.environ.get("MEMCONFORM_FULL_FAULT_RUNS") == "1"
-
-
-def _observing(fault) -> tuple[str, ...] | None:
-    if FULL_FAULT_RUNS:
-        return None
-    chosen = tuple(c.id for c in oams_checks() if set(c.requirements) & set(fault.breaks))
-    assert chosen, f"{fault.name}: no check names any of {fault.breaks}"
-    return chosen
-
-
 @pytest.mark.parametrize("fault", OAMS_FAULTS, ids=lambda f: f.name)
 def test_each_fault_fails_exactly_its_breaks(fault):
     seen: set[str] = set()
     cat = catalogues.load("oams")
     for binding in fault.bindings or ("http", "jsonrpc", "stdio"):
-        results = outcomes(binding, fault=fault.name, only=_observing(fault))
+        results = outcomes(binding, fault=fault.name, only=observing_checks(fault))
         errors = [f"{k}: {r.reason}" for k, r in results.items() if r.outcome is Outcome.ERROR]
         assert not errors, (binding, errors)
         # a MAY the fault takes away is "not offered" (information), never a break

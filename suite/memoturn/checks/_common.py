@@ -12,6 +12,7 @@ import secrets
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
+from memconform.suite.runner import observe
 from memconform.suite.memoturn import model
 from memconform.suite.memoturn.client import MemoturnReply, fresh_profile, shown
 from memconform.suite.outcomes import NotApplicable
@@ -120,35 +121,28 @@ def judge_refused(ctx: Any, reply: MemoturnReply, *, rule: str, what: str, code:
     if reply.ok:
         say(ctx, rule, f"{what} was accepted; it must be refused", reply)
         return False
-    observed(ctx, rule)
+    observe(ctx, rule)
     rules = ctx.check.requirements
     if reply.binding == "http":
         if reply.status is not None and reply.status >= 500 and "memoturn/no-server-error" in rules:
             say(ctx, "memoturn/no-server-error", f"{what} was answered HTTP {reply.status}, a server error; "
                                                  f"bad input is the client's error (4xx)", reply)
             return True
-        observed(ctx, "memoturn/no-server-error")
+        observe(ctx, "memoturn/no-server-error")
         if "memoturn/error-envelope" in rules and reply.status not in (408, 413):
             problem = envelope_problem(reply)
             if problem:
                 say(ctx, "memoturn/error-envelope", f"{what} was refused, but {problem}", reply)
                 return True
-            observed(ctx, "memoturn/error-envelope")
+            observe(ctx, "memoturn/error-envelope")
         if "memoturn/error-codes" in rules and code is not None:
-            observed(ctx, "memoturn/error-codes")
+            observe(ctx, "memoturn/error-codes")
             allowed = {code} | ({"payload_too_large"} if status == 413 else set())
             if reply.code not in allowed or (status is not None and reply.status != status
                                              and not (reply.status == 413 and "payload_too_large" in allowed)):
                 say(ctx, "memoturn/error-codes", f"{what} was refused with HTTP {reply.status} code "
                                                  f"{shown(reply.code)}, not {status} {code}", reply)
     return True
-
-
-def observed(ctx: Any, *requirements: str) -> None:
-    """Credit `requirements` to a check that is credited only with what it observed
-    (ctx.credit_only_observed); a check that did not opt in is credited with all it names."""
-    if ctx.judged is not None:
-        ctx.observed(*(r for r in requirements if r in ctx.check.requirements))
 
 
 def http_only(ctx: Any) -> None:

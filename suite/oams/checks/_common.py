@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from memconform.suite import catalogue as catalogues
+from memconform.suite.runner import observe
 from memconform.suite.oams import model
 from memconform.suite.oams.client import OamsReply, fresh_key, fresh_namespace, list_every, shown
 from memconform.suite.outcomes import NotApplicable
@@ -75,8 +76,7 @@ def memory_rules_held(memories: Any) -> set[str]:
 
 def unjudged(ctx: Any, what: str, about: dict[str, str]) -> None:
     """Note, for each requirement the check names and neither observed nor found, what `what` held none of."""
-    found = {f.requirement for f in ctx.findings}
-    missing = [r for r in ctx.check.requirements if r not in ctx.judged and r not in found]
+    missing = ctx.unobserved()
     if missing:
         ctx.note(f"{what} holds no " + "; no ".join(f"{about.get(r, r)} ({r})" for r in missing))
 
@@ -168,27 +168,20 @@ def judge_error(ctx: Any, reply: OamsReply, *, code: int | None, refused_rule: s
             ctx.note("a request that must be refused was accepted: the error shape and code are judged only on "
                      "what was refused")
         return False
-    observed(ctx, *(r for r in (refused_rule,) if r))
+    observe(ctx, *(r for r in (refused_rule,) if r))
     problem = error_shape_problem(reply)
     if problem is not None:
         say(ctx, shape_rule, f"{what} was refused, but {problem}", reply)
         if ctx.judged is not None and code is not None:
             ctx.note("a refusal not in §3's error shape shows no code to judge")
         return True
-    observed(ctx, shape_rule)
+    observe(ctx, shape_rule)
     if code is not None:
-        observed(ctx, code_rule)
+        observe(ctx, code_rule)
     if code is not None and reply.error_code != code:
         say(ctx, code_rule, f"{what} was refused with code {reply.error_code}, not {code} "
                             f"({model.RESERVED_CODES.get(code, '')})", reply)
     return True
-
-
-def observed(ctx: Any, *requirements: str) -> None:
-    """Credit `requirements` to a check that is credited only with what it observed
-    (ctx.credit_only_observed); a check that did not opt in is credited with all it names."""
-    if ctx.judged is not None:
-        ctx.observed(*(r for r in requirements if r in ctx.check.requirements))
 
 
 def same_instant(a: Any, b: Any) -> bool:

@@ -115,8 +115,7 @@ def held(doc: dict[str, Any], memd: bool) -> set[str]:
 
 def _unjudged(ctx: Any, what: str) -> None:
     """Say what `what` held nothing of, for each rule named but not judged."""
-    found = {f.requirement for f in ctx.findings}
-    missing = [r for r in SHAPE_RULES if r not in ctx.judged and r not in found]
+    missing = ctx.unobserved()
     if not missing:
         return
     cat = catalogues.load("omf")

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
+from memconform.suite.runner import observe  # noqa: F401 (the checks take it from here)
 from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.upp import jsonrpc, model, ontology
 from memconform.suite.upp.client import OMIT, RpcExchange, RpcReply
@@ -304,12 +305,6 @@ def fold(text: Any) -> str:
 
 
 # -- what a check observed (ctx.credit_only_observed: absence is never evidence) -----------------
-
-def observe(ctx: Any, *requirements: str) -> None:
-    """`ctx.observed` for the requirements the running check names (a shared helper may mark more)."""
-    names = allowed(ctx)
-    ctx.observed(*(r for r in requirements if r in names))
-
 
 def observe_stored_events(ctx: Any, events: Any, *, entity_key: str | None = None,
                           cross_member: bool = True) -> None:
