@@ -57,9 +57,14 @@ def _url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _config(app: Any, log_level: str) -> uvicorn.Config:
+def _config(app: Any, log_level: str, *, own_process: bool = True) -> uvicorn.Config:
+    # A server in a thread of someone else's process (the suite, a vendor's pytest) leaves the
+    # process's logging as it is: uvicorn's default dictConfig closes every handler the process has
+    # (pytest's among them) and races a handler being built in another thread ("'RichHandler'
+    # object has no attribute 'lock'", seen once in the project's tests). Its loggers' levels are
+    # still set, and what they say reaches the root logger.
     return uvicorn.Config(app, lifespan="on", log_level=log_level, access_log=False,
-                          timeout_graceful_shutdown=3, ws="none")
+                          timeout_graceful_shutdown=3, ws="none", **({} if own_process else {"log_config": None}))
 
 
 @dataclass
@@ -114,7 +119,7 @@ def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, upp
     sock = _bind(host, port)
     actual = sock.getsockname()[1]
     started = threading.Event()
-    server = _Server(_config(app, log_level), on_started=started.set)
+    server = _Server(_config(app, log_level, own_process=False), on_started=started.set)
     failure: list[BaseException] = []
 
     def run() -> None:
