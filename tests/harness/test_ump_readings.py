@@ -117,3 +117,78 @@ def test_the_recall_scope_names_owner_a(url):
         assert reply.ok, reply.describe()
     finally:
         inner.close()
+
+
+def _valid_vector_cases(version: str) -> list[Any]:
+    from memconform.suite.ump.checks.l1 import _vector_cases
+
+    return [c for c in _vector_cases(version) if c.payload.expect.get("verdict") == "valid"]
+
+
+def test_a_vector_merged_on_a_second_send_gets_the_verdict_of_the_first(url):
+    """Whether a valid vector merges depends on what the store held before (the same vector sent by
+    another check, version or worker): the verdict must not. The reference merges a record equal in
+    kind, text and owner, and the merged record read back shows the vector persisted."""
+    client = HttpUmpClient(url, "1.0", timeout=10)
+    check = CHECKS["ump/l1/vectors"]
+    cases = _valid_vector_cases("1.0")
+    assert cases
+    first = [run_check(check, "1.0", "http", lambda: client, c) for c in cases]
+    second = [run_check(check, "1.0", "http", lambda: client, c) for c in cases]
+    merged = 0
+    for case, a, b in zip(cases, first, second):
+        assert (a.outcome, a.extra.get("not_judged")) == (b.outcome, b.extra.get("not_judged")), \
+            f"{case.id}: {explain(a)} / {explain(b)}"
+        assert "ump/remember-persists" not in (b.extra.get("not_judged") or ()), explain(b)
+        merged += "ump/remember-persists" in case.requirements and b.outcome is Outcome.PASSED
+    assert merged  # the second pass did meet the merge path
+
+
+class MergesIntoAnother:
+    """A server whose dedup policy merges every remember into another record it holds (its own
+    reading of §3.3's MAY): the answer is `merged` with the id of a record of other text."""
+
+    def __init__(self, inner: HttpUmpClient):
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def remember(self, record: Any, **kw: Any) -> Any:
+        other = sample_record("semantic", text="the record every remember merges into")
+        reply = self._inner.remember(other, **kw)
+        if isinstance(reply.body, dict) and reply.body.get("result") in ("created", "merged"):
+            reply.body["result"] = "merged"
+        return reply
+
+
+def test_a_vector_merged_into_another_record_leaves_persistence_not_judged(url):
+    client = MergesIntoAnother(HttpUmpClient(url, "1.0", timeout=10))
+    case = _valid_vector_cases("1.0")[0]
+    result = run_check(CHECKS["ump/l1/vectors"], "1.0", "http", lambda: client, case)
+    assert result.outcome is Outcome.PASSED, explain(result)
+    assert "ump/remember-persists" in result.extra["not_judged"], explain(result)
+    assert "dedup policy" in (result.reason or ""), explain(result)
+
+
+class KeepsNothing:
+    """A server that accepts every record and then holds none (get answers not_found)."""
+
+    def __init__(self, inner: HttpUmpClient):
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def get(self, id: str, **kw: Any) -> Any:
+        return self._inner.get("urn:ump:" + "a" * 52, **kw)
+
+
+def test_all_kinds_credits_the_kinds_only_for_records_read_back(url):
+    inner = HttpUmpClient(url, "1.0", timeout=10)
+    clean = run("ump/l1/server-accepts-all-kinds", inner)
+    assert clean.outcome is Outcome.PASSED and not clean.extra.get("not_judged"), explain(clean)
+    blind = run("ump/l1/server-accepts-all-kinds", KeepsNothing(inner))
+    assert blind.outcome is Outcome.PASSED, explain(blind)
+    assert blind.extra["not_judged"] == ["ump/server-accepts-all-kinds"], explain(blind)
+    assert "not read back with its kind" in blind.reason

@@ -1111,6 +1111,11 @@ def admission_may_reject(ctx: CheckContext) -> None:
        requirements=("ump/server-accepts-all-kinds", "ump/kinds-accept-all"), bindings=LIVE,
        title="remember accepts a record of each of the five kinds and get returns its kind (§2.1, §7 L1)")
 def server_accepts_all_kinds(ctx: CheckContext) -> None:
+    # "get returns it with its kind" is judged only for a kind whose record was read back: an
+    # acceptance alone says nothing of what the server stored (absence is never evidence)
+    ctx.credit_only_observed()
+    answered: list[str] = []
+    unread: list[str] = []
     for kind in KINDS:
         rec = _full_record(ctx, kind)
         reply = _put(ctx, rec, auth=Auth.as_owner(OWNER_A))
@@ -1120,16 +1125,25 @@ def server_accepts_all_kinds(ctx: CheckContext) -> None:
                 ctx.violation(req, f"a valid {kind} record was refused: {reply.describe()}; {_spec(req)}",
                               sent=rec, received=reply.body or reply.raw)
             continue
+        answered.append(kind)
         rid = _new_id(reply)
         if rid is None:
-            continue  # judged by remember-result
+            unread.append(f"{kind} (no id in the answer: judged by remember-result)")
+            continue
         got, stored = _get(ctx, rid)
         if stored is None:
-            continue  # judged by get / remember-persists
+            unread.append(f"{kind} (get {rid} showed no record: judged by get / remember-persists)")
+            continue
         if stored.get("kind") != kind:
             ctx.violation("ump/server-accepts-all-kinds", f"a {kind} record was stored as {rid}, and get returns "
                           f"kind {stored.get('kind')!r}; {_spec('ump/server-accepts-all-kinds')}",
                           sent=rec, received=stored)
+    if len(answered) == len(KINDS):
+        ctx.observed("ump/kinds-accept-all")
+    if not unread:
+        ctx.observed("ump/server-accepts-all-kinds")
+    else:
+        ctx.note("not read back with its kind: " + "; ".join(unread))
 
 
 # =============================================================================================
@@ -2271,7 +2285,8 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
                           sent=sent, received=reply.body or reply.raw)
         return
     if reply.body.get("result") != "created":
-        return  # merged into an equal record: accepted
+        _vector_merged(ctx, sent, reply, auth)
+        return
     rid = _new_id(reply)
     if rid is None:
         raise Inconclusive(f"the valid record was accepted ({reply.describe()}) without an id, so whether it "
@@ -2286,6 +2301,29 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
                           f"{json.dumps(_member(sent, '/' + path), ensure_ascii=False)} when remembered and is "
                           f"{json.dumps(_member(stored, '/' + path), ensure_ascii=False, default=str)} on get {rid}; "
                           f"{_spec('ump/remember-persists')}", sent=sent, received=stored, where=rid)
+
+
+def _vector_merged(ctx: CheckContext, sent: dict[str, Any], reply: Reply, auth: Auth) -> None:
+    """A valid vector merged (accepted). Whether it merges depends on what the store held before
+    (the same vector sent by another check or version), so the verdict must not: the record the
+    merge names is read back, and when it keeps the vector's kind, body.text and owner the content
+    is seen persisted, as on the created path. A merge into a record that differs (the server's
+    own dedup policy, §3.3 MAY) leaves remember-persists not judged, with the reason."""
+    ctx.credit_only_observed()
+    ctx.observed(*(r for r in ctx.case.requirements if r != "ump/remember-persists"))
+    rid = _new_id(reply)
+    got, stored = _get(ctx, rid, auth=auth) if rid else (None, None)
+    if stored is None:
+        ctx.note(f"merged ({reply.describe()}) and the record it names was not read back: whether the vector "
+                 "persisted (ump/remember-persists) was not seen")
+        return
+    differs = [p.replace("/", ".") for p in ("kind", "body/text", "scope/owner")
+               if _member(stored, "/" + p) != _member(sent, "/" + p)]
+    if differs:
+        ctx.note(f"merged into {rid}, a record with another {', '.join(differs)} (the server's dedup policy): "
+                 "whether the vector persisted (ump/remember-persists) was not seen")
+        return
+    ctx.observed("ump/remember-persists")
 
 
 def _vector_invalid(ctx: CheckContext, case: Any, sent: dict[str, Any], reply: Reply, reqs: tuple[str, ...],
