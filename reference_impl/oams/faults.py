@@ -150,6 +150,28 @@ def _cursor_overlap(service: Any, original: Callable[..., Any]) -> Callable[...,
     return cursor
 
 
+def _cursor_drops_ties(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A cursor read as the last row's updated_at alone: the next page takes only rows strictly older,
+    so rows sharing that updated_at past the page boundary are never listed."""
+    def cursor(value: Any) -> Any:
+        after_ = original(value)
+        return None if after_ is None else (after_[0], "\U0010ffff")  # after every key of that instant
+    return cursor
+
+
+def _cross_owner_first_two(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Owners compared between the first two namespaces only (the §4 example's pair)."""
+    def scope(params: dict[str, Any]) -> list[str]:
+        spaces = params.get("namespaces") if isinstance(params, dict) else None
+        if not isinstance(spaces, list) or len(spaces) <= 2:
+            return original(params)
+        original({**params, "namespaces": spaces[:2]})
+        for s in spaces[2:]:
+            service._check_namespace(s, "namespaces")
+        return list(dict.fromkeys(spaces))
+    return scope
+
+
 def _forget_noop(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def forget(namespace: Any, key: Any) -> None:
         if service._row(namespace, key) is None:
@@ -467,6 +489,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        wraps=_wrap("_scope", _cross_owner(None))),
     _f("cross-owner-wrong-code", "RECALL across owners is refused with -32003 instead of -32005", "cross-owner-refused",
        wraps=_wrap("_scope", _cross_owner(model.VALIDATION_FAILED))),
+    _f("cross-owner-checks-first-two", "RECALL compares the owners of the first two namespaces only: a third "
+       "namespace of another owner is searched too", "cross-owner-refused",
+       wraps=_wrap("_scope", _cross_owner_first_two)),
     _f("recall-drops-source-id", "RECALL answers memories without source_id", "export-keeps-source-id",
        wraps=each("recall", lambda m: m.pop("source_id", None))),
     # -- LIST, FORGET, BATCH_STORE ------------------------------------------------------------------------
@@ -475,6 +500,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        wraps=after("list", lambda page: {**page, "memories": list(reversed(page["memories"]))})),
     _f("list-cursor-overlap", "the next page starts with the last memory of the previous one", "list-paging",
        wraps=_wrap("_cursor", _cursor_overlap)),
+    _f("list-cursor-drops-ties", "the next page takes only memories strictly older than the cursor's updated_at: "
+       "memories sharing an updated_at across a page boundary are never listed", "list-paging",
+       wraps=_wrap("_cursor", _cursor_drops_ties)),
     _f("list-ignores-limit", "LIST ignores limit (pages of 50)", "list-paging",
        wraps=before("list", lambda ns, cursor=None, limit=None, since=None, tags=None: ((ns, cursor, None, since, tags), {}))),
     _f("list-ignores-filters", "LIST ignores since and tags", "list-filters",

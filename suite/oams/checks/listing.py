@@ -8,7 +8,8 @@ from typing import Any
 
 from memconform.suite.oams import model
 from memconform.suite.oams.checks._common import (LIVE, error_shape_problem, judge_error, key, keys_of, listed,
-                                                  namespace, precondition, recalled, say, served)
+                                                  namespace, precondition, recalled, same_instant, say,
+                                                  served)
 from memconform.suite.oams.checks.recall import seed
 from memconform.suite.oams.client import shown
 from memconform.suite.outcomes import NotApplicable
@@ -60,38 +61,80 @@ def list_order(ctx: Any) -> None:
         say(ctx, "oams/list-endpoint", f"LIST answered keys {keys_of(items)}, not the five stored", reply)
 
 
-@check("oams/list-paging", spec="oams", bindings=LIVE, requirements=("oams/list-paging",),
-       title="LIST honours limit, and following the cursor yields every memory exactly once, in order")
-def list_paging(ctx: Any) -> None:
-    ns = namespace(ctx, tag="pages")
-    seed(ctx, _dated(ns, 7, "page"))
-    want = [f"page-{d:02d}" for d in range(7, 0, -1)]
-    got: list[Any] = []
-    cursor, pages, seen = None, 0, set()
-    while pages < 10:
-        reply = served(ctx.client.list(ns, cursor=cursor, limit=3))
-        pages += 1
+def _walk(ctx: Any, ns: str, limit: int) -> tuple[list[Any], list[list[Any]], Any] | None:
+    """Follow LIST's cursor over `ns` with `limit`: every item, the keys page by page, and the last
+    reply; None when a page was refused or broke the limit (said)."""
+    items: list[Any] = []
+    pages: list[list[Any]] = []
+    cursor, seen, reply = None, set(), None
+    while len(pages) < 10:
+        reply = served(ctx.client.list(ns, cursor=cursor, limit=limit))
+        n = len(pages) + 1
         if not reply.ok:
-            say(ctx, "oams/list-paging", f"page {pages} (limit 3, cursor {cursor!r}) was refused", reply)
-            return
-        items, how = reply.memories()
-        if items is None:
-            say(ctx, "oams/list-paging", f"page {pages} holds {how}", reply)
-            return
-        if len(items) > 3:
-            say(ctx, "oams/list-paging", f"page {pages} holds {len(items)} memories with limit 3", reply)
-            return
-        got.extend(keys_of(items))
+            say(ctx, "oams/list-paging", f"page {n} of {ns!r} (limit {limit}, cursor {cursor!r}) was refused", reply)
+            return None
+        page, how = reply.memories()
+        if page is None:
+            say(ctx, "oams/list-paging", f"page {n} of {ns!r} holds {how}", reply)
+            return None
+        if len(page) > limit:
+            say(ctx, "oams/list-paging", f"page {n} of {ns!r} holds {len(page)} memories with limit {limit}", reply)
+            return None
+        items.extend(page)
+        pages.append(keys_of(page))
         cursor = reply.cursor()
         if not cursor:
             break
         if str(cursor) in seen:
             say(ctx, "oams/list-paging", f"the cursor {cursor!r} came back twice", reply)
-            return
+            return None
         seen.add(str(cursor))
-    if got != want:
-        say(ctx, "oams/list-paging", f"following the cursor with limit 3 yielded {got} over {pages} page(s); "
-                                     f"expected each of the seven once, newest first: {want}")
+    return items, pages, reply
+
+
+#: the instant the ties case's memories share (given, as §3's STORE lets a client give it)
+TIE = "2026-03-15T10:00:00Z"
+
+
+@check("oams/list-paging", spec="oams", bindings=LIVE, requirements=("oams/list-paging",),
+       title="LIST honours limit, and following the cursor yields every memory exactly once, in order "
+             "(memories sharing an updated_at across a page boundary too)")
+def list_paging(ctx: Any) -> None:
+    ns = namespace(ctx, tag="pages")
+    seed(ctx, _dated(ns, 7, "page"))
+    want = [f"page-{d:02d}" for d in range(7, 0, -1)]
+    walked = _walk(ctx, ns, 3)
+    if walked is not None:
+        _items, pages, last = walked
+        got = [k for page in pages for k in page]
+        if got != want:
+            say(ctx, "oams/list-paging", f"following the cursor of {ns!r} with limit 3 yielded {got} over "
+                                         f"{len(pages)} page(s) {pages}; expected each of the seven once, newest "
+                                         f"first: {want}", last)
+    # ties: five memories with one updated_at, pages of two, so both page boundaries fall among them. A
+    # cursor that is the last row's updated_at alone (the next page "strictly older") loses the rest.
+    ns = namespace(ctx, tag="ties")
+    ties = [model.new_memory(ns, f"tie-{i}", f"tied memory {i}", created_at=TIE, updated_at=TIE) for i in (3, 0, 4, 1, 2)]
+    seed(ctx, ties)
+    walked = _walk(ctx, ns, 2)
+    if walked is None:
+        return
+    items, pages, last = walked
+    times = {m.get("updated_at") for m in items if isinstance(m, dict)}
+    if not all(same_instant(t, TIE) for t in times):
+        ctx.note(f"the five memories given updated_at {TIE} were listed with updated_at {sorted(map(str, times))} "
+                 "(oams/store-keeps-given-timestamps'): they may not share one, so the ties case may not be exercised")
+    got = [k for page in pages for k in page]
+    want = sorted(m["key"] for m in ties)
+    if sorted(got, key=str) != want:
+        missing = [k for k in want if k not in got]
+        twice = sorted({k for k in got if got.count(k) > 1}, key=str)
+        say(ctx, "oams/list-paging", f"five memories sharing updated_at {TIE}, listed from {ns!r} with limit 2 and the "
+                                     f"cursor followed: pages {pages}"
+                                     + (f"; never listed: {missing}" if missing else "")
+                                     + (f"; listed more than once: {twice}" if twice else "")
+                                     + f"; expected each of {want} exactly once (an export or audit walks every "
+                                       "memory)", last)
 
 
 @check("oams/list-filters", spec="oams", bindings=LIVE, requirements=("oams/list-filters",),

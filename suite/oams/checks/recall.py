@@ -151,21 +151,38 @@ def recall_single_namespace(ctx: Any) -> None:
 
 @check("oams/cross-owner-refused", spec="oams", bindings=LIVE,
        requirements=("oams/cross-owner-refused", "oams/error-shape"),
-       title="RECALL across two owners' namespaces is refused with -32005 and answers no memory")
+       title="RECALL across owners' namespaces (two; three with the other owner's first, second or third) is "
+             "refused with -32005 and answers no memory")
 def cross_owner_refused(ctx: Any) -> None:
     ctx.credit_only_observed()  # an answered query shows no error shape
-    ns_a, ns_b = namespace(ctx, 0, "mine"), namespace(ctx, 1, "theirs")
-    seed(ctx, [model.new_memory(ns_a, key("xo"), "kiwi secret"), model.new_memory(ns_b, key("xo"), "kiwi secret")])
-    reply = served(ctx.client.recall({"namespaces": [ns_a, ns_b], "query": "kiwi", "k": 8}))
-    if reply.ok:
-        say(ctx, "oams/cross-owner-refused", f"a query spanning owners {ns_a.split(':')[0]!r} and "
-                                             f"{ns_b.split(':')[0]!r} without consent was answered", reply)
-        ctx.note("the query across owners was answered: no refusal's error shape to judge")
-        return
-    judge_error(ctx, reply, code=model.CROSS_NAMESPACE_DENIED, refused_rule="oams/cross-owner-refused",
-                what="RECALL spanning two owners", code_rule="oams/cross-owner-refused")
-    if isinstance(reply.received, dict) and any(isinstance(v, list) and v for v in reply.received.values()):
-        say(ctx, "oams/cross-owner-refused", "the refusal carries memories", reply)
+    ns_a, ns_c, ns_b = namespace(ctx, 0, "mine"), namespace(ctx, 0, "mine2"), namespace(ctx, 1, "theirs")
+    seed(ctx, [model.new_memory(ns, key("xo"), "kiwi secret") for ns in (ns_a, ns_c, ns_b)])
+    mine, theirs = model.owner_of(ns_a), model.owner_of(ns_b)
+    # the §4 example's pair, then three namespaces with the other owner's in each place: a server that
+    # compares only some of the namespaces' owners (the first two) lets the others through
+    sends = (("two namespaces", [ns_a, ns_b]),
+             ("three namespaces, the other owner's first", [ns_b, ns_a, ns_c]),
+             ("three namespaces, the other owner's second", [ns_a, ns_b, ns_c]),
+             ("three namespaces, the other owner's third", [ns_a, ns_c, ns_b]))
+    answered = []
+    for what, spaces in sends:
+        reply = served(ctx.client.recall({"namespaces": spaces, "query": "kiwi", "k": 8}))
+        if reply.ok:
+            answered.append(what)
+            say(ctx, "oams/cross-owner-refused", f"a query over {what} ({spaces}) spanning owners {mine!r} and "
+                                                 f"{theirs!r} without consent was answered", reply)
+            continue
+        if len(spaces) > 2 and reply.error_code == model.QUOTA_EXCEEDED:
+            ctx.note(f"RECALL over {what} was refused with -32004 (quota exceeded): a target may cap the namespaces "
+                     "of a query, so that refusal was not judged as the cross-owner one")
+            continue
+        judge_error(ctx, reply, code=model.CROSS_NAMESPACE_DENIED, refused_rule="oams/cross-owner-refused",
+                    what=f"RECALL over {what} ({spaces}) spanning owners {mine!r} and {theirs!r}",
+                    code_rule="oams/cross-owner-refused")
+        if isinstance(reply.received, dict) and any(isinstance(v, list) and v for v in reply.received.values()):
+            say(ctx, "oams/cross-owner-refused", f"the refusal of the query over {what} carries memories", reply)
+    if answered and len(answered) == len(sends):
+        ctx.note("every query across owners was answered: no refusal's error shape to judge")
 
 
 @check("oams/cross-namespace-same-owner", spec="oams", bindings=LIVE, requirements=("oams/cross-namespace-opt-in",),
