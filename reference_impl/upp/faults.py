@@ -251,6 +251,11 @@ UPP_FAULTS = (
        wraps={"_get_tasks": w.unknown_task_errors}),
     _f("task-completed-at-missing", "finished tasks report completed_at null", "get-tasks-result-by-status",
        wraps=each("_get_tasks", keep(completed_at=None))),
+    # Only the task times: 03 §3 says "ISO-8601 UTC" of them and of no other timestamp (red-team
+    # finding); the events in a task's result keep the service's own times.
+    _f("task-times-local", "upp/get_tasks writes created_at and completed_at in the server's local time, a "
+       "fixed +02:00 offset (2026-11-27T04:04:58.392723+02:00) instead of UTC", "get-tasks-returns-statuses",
+       wraps=within("_tasks", _format=w.local_time)),
     _f("tasks-forgotten", "a finished task is forgotten as soon as get_tasks has reported it once",
        "get-tasks-retained",
        wraps={"_get_tasks": w.tasks_forgotten}),
@@ -280,6 +285,11 @@ UPP_FAULTS = (
     _f("delete-count-wrong", "deleted_count is the number of ids asked for, not of events deleted",
        "delete-count",
        wraps={"_delete": w.count_asked}),
+    # Only a list naming one event twice shows it (red-team finding): an id already deleted, an
+    # unknown id and another user's id still count 0.
+    _f("delete-count-counts-requested", "deleted_count counts each listed id that matched one of the user's events, "
+       "so event_ids [X, X] answers 2 for the one event deleted", "delete-count",
+       wraps={"_delete_events": w.counts_requested}),
     _f("delete-other-user", "upp/delete_events with event_ids deletes those events whoever they belong to",
        "delete-other-users-untouched", "entity-isolation",
        wraps=within("_store", delete=lambda store, original: lambda entity_key, ids: original(None, ids))),

@@ -11,6 +11,7 @@ reaches a part of the service (its JSON-RPC endpoint, its task runner, its store
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta, timezone
 from typing import Any
 
 from memconform.reference_impl.upp import ranking
@@ -290,6 +291,13 @@ def without_import_listed(info: dict[str, Any]) -> dict[str, Any]:
     return info
 
 
+def local_time(runner: Any, original: Callable[[Any], str]) -> Callable[[Any], str]:
+    """upp-task-times-local: task times rendered in the server's local zone, a fixed +02:00 (the
+    same instant, named with a non-zero offset)."""
+    local = timezone(timedelta(hours=2))
+    return lambda t: t.astimezone(local).isoformat(timespec="microseconds")
+
+
 # -- upp/delete_events -----------------------------------------------------------------------------
 
 def _hidden_of(service: Any) -> set[tuple[str, str]]:
@@ -319,6 +327,22 @@ def count_asked(service: Any, original: Callable[..., int]) -> Callable[..., int
         count = original(entity_key, ids)
         return count if ids is None else len(ids)
     return delete
+
+
+def counts_requested(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """upp-delete-count-counts-requested: deleted_count counts the ids as listed that named one of
+    the user's events (read before the delete), so an id listed twice counts twice; unknown ids,
+    ids already deleted and other users' ids still count 0."""
+    def delete_events(raw: Any) -> Any:
+        asked = raw.get("event_ids") if isinstance(raw, dict) else None
+        key = raw.get("entity_key") if isinstance(raw, dict) else None
+        if not (isinstance(asked, list) and asked and isinstance(key, str)
+                and all(isinstance(i, str) for i in asked)):
+            return original(raw)
+        held = {r.id for r in service._store.by_ids(key, asked)}
+        result = original(raw)
+        return {**result, "deleted_count": sum(1 for i in asked if i in held)}
+    return delete_events
 
 
 def all_needs_ids(service: Any, original: Callable[..., int]) -> Callable[..., int]:

@@ -1,4 +1,5 @@
-"""ISO-8601 as UPP uses it (02 §1–§4: "ISO-8601", "datetime"; 03 §3 tasks: "ISO-8601 UTC").
+"""ISO-8601 as UPP uses it (02 §1–§4: "ISO-8601", "datetime"; 03 §3 tasks: "ISO-8601 UTC",
+`is_utc_date_time`).
 
 UPP says ISO-8601, not RFC 3339: a date-time without a UTC offset ("2026-01-15T10:30:00", what
 Python's `isoformat()` writes for a naive time) is ISO-8601, and so is a calendar date alone
@@ -36,6 +37,18 @@ def is_date_time(value: object) -> bool:
         if hours > 23 or minutes > 59:
             return False
     return True
+
+
+def is_utc_date_time(value: object) -> bool:
+    """`is_date_time` in UTC, for the task times (03 §3 upp/get_tasks: "ISO-8601 UTC"): `Z`/`z` or an
+    offset of zero (`+00:00`, `-00:00`, `+0000`, `+00`). A date-time without any offset is also taken
+    (the reading of "ISO-8601" above: a time without offset names no zone, and a server writing UTC
+    as Python's naive `isoformat()` does is variant upp-times-without-offset); only a non-zero offset
+    says the time is not UTC."""
+    if not is_date_time(value):
+        return False
+    offset = _DATE_TIME.fullmatch(value).group(8)  # type: ignore[union-attr]
+    return offset is None or offset in "Zz" or not offset[1:].replace(":", "").strip("0")
 
 
 def is_date(value: object) -> bool:

@@ -57,6 +57,8 @@ UPP_FORMATS = FormatChecker()
 UPP_FORMATS.checkers = dict(FORMAT_CHECKER.checkers)
 # A format judges strings only; a value of another type is the schema's `type` business.
 UPP_FORMATS.checks("upp-date-time")(lambda v: not isinstance(v, str) or isotime.is_date_time(v))
+# The task times only: 03 §3 says "ISO-8601 UTC" of them and of no other timestamp.
+UPP_FORMATS.checks("upp-utc-date-time")(lambda v: not isinstance(v, str) or isotime.is_utc_date_time(v))
 UPP_FORMATS.checks("upp-date-or-date-time")(lambda v: not isinstance(v, str) or isotime.is_date_or_date_time(v))
 
 
@@ -140,6 +142,10 @@ def _pointer(path: Iterable[Any]) -> str:
 def _message(error: ValidationError) -> str:
     if error.validator == "format" and error.validator_value == "upp-date-or-date-time":
         return f"{error.instance!r} is not an ISO-8601 date or date-time (e.g. 2026-01-15 or 2026-01-15T10:30:00Z)"
+    if error.validator == "format" and error.validator_value == "upp-utc-date-time" and isotime.is_date_time(
+            error.instance):
+        return (f"{error.instance!r} is not in UTC: its offset is not zero (03 §3 upp/get_tasks: \"ISO-8601 UTC\"; "
+                "e.g. 2026-03-08T10:30:00Z)")
     if error.validator == "format":
         return f"{error.instance!r} is not an ISO-8601 date-time (e.g. 2026-01-15T10:30:00Z)"
     if error.validator == "enum":

@@ -1042,7 +1042,8 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     listed_c = s.call("upp/get_events", {"entity_key": "c"}) or []
     ids_b = [e["id"] for e in listed_b if isinstance(e, dict)] if isinstance(listed_b, list) else []
     ids_c = [e["id"] for e in listed_c if isinstance(e, dict)] if isinstance(listed_c, list) else []
-    s.call("upp/delete_events", {"entity_key": "c", "event_ids": ids_b[:1] + ids_c[:1] + ["evt_nope"]})
+    # c's first event named twice: one event deleted, counted once
+    s.call("upp/delete_events", {"entity_key": "c", "event_ids": ids_b[:1] + ids_c[:1] + ids_c[:1] + ["evt_nope"]})
     s.call("upp/get_events", {"entity_key": "b"})
     s.call("upp/get_events", {"entity_key": "c"})
     s.call("upp/retrieve", {"entity_key": "c", "query": "lives speaks"})
@@ -1137,6 +1138,38 @@ def test_fault_delete_soft_hides_from_get_events_only(exports_dir: Path) -> None
         assert ok(service, "upp/export_events", {"entity_key": "u"})["event_count"] == 1
     finally:
         service.close()
+
+
+def test_fault_delete_count_counts_requested_counts_a_twice_named_event_twice(exports_dir: Path) -> None:
+    for fault, twice in ((None, 1), ("upp-delete-count-counts-requested", 2)):
+        service = UppService(export_dir=exports_dir, fault=fault)
+        try:
+            a, b = ok(service, "upp/ingest", {"entity_key": "u", "text": "I love sailing. I love chess."})
+            assert ok(service, "upp/delete_events", {"entity_key": "u", "event_ids": [a["id"], a["id"]]}) == {
+                "deleted_count": twice}
+            # an id already deleted, and an unknown one, still count 0 to both
+            assert ok(service, "upp/delete_events", {"entity_key": "u", "event_ids": [b["id"], a["id"], "evt_x"]}) == {
+                "deleted_count": 1}
+        finally:
+            service.close()
+
+
+def test_fault_task_times_local_writes_a_non_zero_offset(exports_dir: Path) -> None:
+    from memconform.suite.upp import isotime
+
+    for fault, utc in ((None, True), ("upp-task-times-local", False)):
+        service = UppService(export_dir=exports_dir, fault=fault, clock=Clock())
+        try:
+            task = ok(service, "upp/contextualize", {"entity_key": "u", "text": "I love rain"})["task_id"]
+            status = wait_task(service, task)
+            assert status["status"] == "completed"
+            times = (status["created_at"], status["completed_at"])
+            assert all(isotime.is_utc_date_time(t) for t in times) is utc, times
+            # the same instant either way; the events keep the service's own times
+            assert datetime.fromisoformat(status["created_at"].replace("Z", "+00:00")) == T0
+            assert [e["created_at"] for e in status["result"]] == ["2026-03-01T12:00:00.000000Z"]
+        finally:
+            service.close()
 
 
 def test_fault_delete_other_user_deletes_another_users_event(exports_dir: Path) -> None:

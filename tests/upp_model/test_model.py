@@ -232,6 +232,30 @@ def test_created_at_is_any_iso_8601_date_time(value, ok):
 
 
 @pytest.mark.parametrize("value, ok", [
+    ("2026-03-08T10:30:00Z", True), ("2026-03-08T10:30:00.392723z", True), ("2026-03-08T10:30:00+00:00", True),
+    ("2026-03-08T10:30:00-00:00", True), ("2026-03-08T10:30:00+0000", True), ("2026-03-08T10:30:00+00", True),
+    # no offset names no zone: the catalogue's ISO-8601 reading (variant upp-times-without-offset)
+    ("2026-03-08T10:30:00.392723", True),
+    # 03 §3: "ISO-8601 UTC" — a non-zero offset is another zone (a server writing its local time)
+    ("2026-11-27T04:04:58.392723+02:00", False), ("2026-03-08T05:30:00-05:00", False),
+    ("2026-03-08T10:00:00+00:30", False), ("Sun, 08 Mar 2026 10:30:00 GMT", False),
+])
+def test_task_times_are_utc(value, ok):
+    for member in ("created_at", "completed_at"):
+        found = model.task_status_problems(changed(TASK_DONE, **{member: value}))
+        assert (not found) is ok, found
+        assert all(p.requirement == "upp/get-tasks-returns-statuses" for p in found), found
+
+
+def test_only_the_task_times_must_be_utc():
+    # 02 §2 and §4 say ISO-8601 of created_at and exported_at, not UTC: any offset stays accepted
+    local = "2026-03-08T12:30:00+02:00"
+    assert not model.task_status_problems(changed(TASK_DONE, result=[changed(STORED, created_at=local)]))
+    assert not model.stored_event_problems(changed(STORED, created_at=local))
+    assert not model.export_package_problems(changed(PACKAGE, exported_at=local))
+
+
+@pytest.mark.parametrize("value, ok", [
     ("2026-01-15", True), ("2026-01-15T10:30:00", True), ("2026-01-15T10:30:00Z", True),
     ("2026-13-01", False), ("next week", False), ("", False),
 ])
