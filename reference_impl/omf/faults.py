@@ -47,10 +47,15 @@ OMF_FAULTS = (
        wraps={"_keeps_written": faulty.partial_write_on_invalid}),
     # -- trust gate and lifecycle ------------------------------------------------------------------
     # Every document is trusted: a lifecycle claim from a foreign or missing source is honoured, and a
-    # malformed untrusted lifecycle block is now parsed (and refused).
+    # malformed untrusted lifecycle block is now parsed (and refused); a source.app "MEMD" (not exactly
+    # "memd") is trusted too, which is the gate's own comparison failing.
     _f("trusts-any-source", "the lifecycle block is honoured whatever source.app says (or without source)",
-       "source-optional", "untrusted-defaults", "untrusted-lifecycle-not-parsed",
+       "source-optional", "trust-gate", "untrusted-defaults", "untrusted-lifecycle-not-parsed",
        wraps={"_source_trusted": faulty.trusts_any_source}),
+    # Only a source.app that differs from "memd" in case or surrounding spaces shows it (red-team finding).
+    _f("trust-gate-casefold", "source.app is compared after strip() and lower(): a document from \"MEMD\", "
+       "\"Memd\" or \"memd \" is trusted and its lifecycle (draft, working, an expiry) honoured", "trust-gate",
+       wraps={"_source_trusted": faulty.trust_gate_casefold}),
     _f("trusts-other-ext-version", "the lifecycle block is honoured for any integer extensions.memd.v (2 too)",
        "memd-v-gated",
        wraps={"_ext_trusted": faulty.trusts_other_ext_version}),

@@ -66,6 +66,18 @@ def trusts_any_source(engine: Any, original: Callable[..., Any]) -> Callable[...
     return lambda document: True
 
 
+def trust_gate_casefold(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """source.app compared as a forgiving string compare would: stripped and lower-cased, so "MEMD",
+    "Memd" and "memd " (any producer calling itself so) are trusted as memd."""
+    def source_trusted(document: dict[str, Any]) -> bool:
+        source = document.get("source")
+        app = source.get("app") if isinstance(source, dict) else None
+        if isinstance(app, str):
+            document = {**document, "source": {**source, "app": app.strip().lower()}}
+        return original(document)
+    return source_trusted
+
+
 def trusts_other_ext_version(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return _is_int
 

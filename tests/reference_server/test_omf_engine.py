@@ -173,6 +173,20 @@ def test_fault_trusts_any_source() -> None:
     assert lifecycles(e)[0]["tier"] == "history"
 
 
+@pytest.mark.parametrize("app", ["MEMD", "Memd", "memd "])
+def test_source_app_is_compared_exactly(app: str) -> None:
+    e = engine()
+    e.import_document("t", doc(item("a", lifecycle=CLAIM), app=app))
+    assert lifecycles(e)[0]["tier"] == "long_term"
+    casefold = engine("omf-trust-gate-casefold")
+    casefold.import_document("t", doc(item("a", lifecycle=CLAIM), app=app))
+    assert lifecycles(casefold)[0]["tier"] == "history"
+    # still untrusted to it: another app, or no source at all
+    for n, other in enumerate(("nanomem", None)):
+        casefold.import_document("u", doc(item(f"b{n}", lifecycle=CLAIM), app=other))
+    assert {lc["tier"] for lc in lifecycles(casefold, "u")} == {"long_term"}
+
+
 def test_fault_trusts_other_ext_version() -> None:
     e = engine("omf-trusts-other-ext-version")
     e.import_document("t", doc(item("a", lifecycle=CLAIM, v=2)))
@@ -466,7 +480,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 53 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 54 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 

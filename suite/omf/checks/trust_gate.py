@@ -13,6 +13,10 @@ from memconform.suite.omf.checks._common import (
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
+#: Producers that are not "memd" to an exact comparison (OMF 1.0 §Trust gate: `source.app == "memd"`),
+#: though a case-insensitive or whitespace-trimming one would take them for it.
+LOOKALIKE_APPS = ("MEMD", "Memd", "memd ")
+
 #: What an untrusted item claims: everything the gate must refuse to honour.
 CLAIMS = {"status": "expired", "tier": "history", "expires_at_ms": 1_000, "review_after_ms": 2_000}
 
@@ -38,6 +42,9 @@ def untrusted_defaults(ctx) -> None:
         ("omf/memd-v-gated", "from memd with extensions.memd.v 2", {}, dict(v=2), False),
         ("omf/memd-v-gated", "from memd with extensions.memd.v \"1\" (a string)", {}, dict(v="1"), True),
         ("omf/trust-gate", "from memd without extensions.memd.v", {}, dict(v=model.OMIT), False),
+        # `source.app == "memd"` is an exact comparison: another case or a trailing space is another app.
+        *(("omf/trust-gate", f"from source.app {app!r} (not exactly \"memd\") with extensions.memd.v 1",
+           dict(source={"app": app}), {}, False) for app in LOOKALIKE_APPS),
     ]
     if not is_memd(ctx):
         # A plain consumer has no lifecycle to show: what binds it is that a document without source imports.
