@@ -316,6 +316,12 @@ SERVER_FAULTS = (
     Fault("token-scope-ignores-visibility", "ump", "the visibility member of a token's scope is ignored",
           ("ump/cap-token-scope",),
           wraps=after("_token_scope", lambda scope: {k: v for k, v in scope.items() if k != "visibility"})),
+    # Projects read as path prefixes in the read filter (get, recall, subscribe): a token for
+    # `…/app` also reads owner-a's records in `…/app-other`.
+    Fault("token-project-prefix-match", "ump", "a token's scope.project grants every project whose name begins "
+          "with it: the read filter compares the record's project by prefix", ("ump/cap-token-scope",),
+          wraps=after("_visible_sql", lambda found: (
+              found[0].replace("r.scope_project = ?", "instr(r.scope_project, ?) = 1"), found[1]))),
     # The reference implementation's gap (the notes, Capability tokens).
     Fault("token-issuer-unchecked", "ump", "a token grants whatever owner its scope names, whoever signed it",
           ("ump/cap-token-issuer-owner",), wraps={"_who": w.issuer_unchecked}),

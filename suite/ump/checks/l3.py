@@ -748,8 +748,10 @@ def cap_token_scope(ctx: CheckContext) -> None:
     """owner-a has a private record X in project P2 and Y in P1. A token for {owner-a, P1}: get Y
     succeeds (control); get X is refused; recall leaves X out (or is refused); recall naming P2 is
     refused or returns nothing of P2; remember into P2, revise X and forget X are refused and change
-    nothing. A token of owner-a for scope owner owner-b: get Y refused, recall leaves Y out. A token
-    for visibility public: get of the private Y refused."""
+    nothing. W lies in project P1-other (P1's name and more): the P1 token's get of W is refused and
+    its recall leaves W out (a project is matched whole, not by prefix). A token of owner-a for
+    scope owner owner-b: get Y refused, recall leaves Y out. A token for visibility public: get of
+    the private Y refused."""
     R = "ump/cap-token-scope"
     m = marker("scp")
     p1, p2 = f"{PROJECT}/scope1-{m}", f"{PROJECT}/scope2-{m}"
@@ -757,7 +759,10 @@ def cap_token_scope(ctx: CheckContext) -> None:
     x["scope"]["project"] = p2
     y = sample_record(text=f"{m} record y in project one")
     y["scope"]["project"] = p1
-    xid, yid = remember_new(ctx.client, x), remember_new(ctx.client, y)
+    p3 = f"{p1}-other"
+    w = sample_record(text=f"{m} record w in project one-other")
+    w["scope"]["project"] = p3
+    xid, yid, wid = remember_new(ctx.client, x), remember_new(ctx.client, y), remember_new(ctx.client, w)
     p1tok = _token(OWNER_A, scope={"owner": did(OWNER_A), "project": p1})
     auth = _bearer(p1tok)
     got = ctx.client.get(yid, auth=auth)
@@ -766,9 +771,16 @@ def cap_token_scope(ctx: CheckContext) -> None:
     got = ctx.client.get(xid, auth=auth)
     if got.ok:
         _fail(ctx, R, f"get of {xid} (project {p2}) with a token scoped to {{owner-a, {p1}}} returned it", got)
+    got = ctx.client.get(wid, auth=auth)
+    if got.ok:
+        _fail(ctx, R, f"get of {wid} (project {p3}, the token's project name and more) with a token scoped to "
+                      f"{{owner-a, {p1}}} returned it (a project is matched whole, not by prefix)", got)
     reply = ctx.client.recall({"query": m, "limit": 50}, auth=auth)
     if xid in recalled_ids(reply):
         _fail(ctx, R, f"recall with a token scoped to {{owner-a, {p1}}} returned {xid} of project {p2}", reply)
+    if wid in recalled_ids(reply):
+        _fail(ctx, R, f"recall {{query: {m!r}}} with a token scoped to {{owner-a, {p1}}} returned {wid} of project "
+                      f"{p3} (a project is matched whole, not by prefix)", reply)
     reply = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A), "project": p2}, "limit": 50}, auth=auth)
     if xid in recalled_ids(reply):
         _fail(ctx, R, f"recall naming project {p2} with a token scoped to {p1} returned {xid}", reply)
