@@ -278,6 +278,9 @@ SERVER_FAULTS = (
     Fault("redact-not-applied", "ump", "records cross to other owners without their consent.redact paths "
           "stripped", ("ump/consent-redact-boundary",),
           wraps=instead("_present", lambda rec, who: rec)),
+    Fault("redact-skips-successor", "ump", "consent.redact is applied from a table remember fills; revise stores "
+          "the successor without a row there, so a revised record crosses to other owners unredacted",
+          ("ump/consent-redact-boundary",), wraps=w.redact_skips_successor()),
     # visibility
     Fault("shared-is-public", "ump", "shared records are served to everyone, like public ones",
           ("ump/visibility-shared-grant",), wraps=instead("_public", lambda: ("public", "shared"))),

@@ -657,6 +657,31 @@ def redact_blindly(service: Any, original: Callable[..., Any]) -> Callable[..., 
     return wrong
 
 
+def redact_skips_successor() -> dict[str, Wrap]:
+    """redact-skips-successor: each record's consent.redact paths are kept in a consent table that
+    remember fills as it stores a record, and serving a record to another owner strips the paths
+    found there; revise stores its successor without a row, so the successor crosses unredacted."""
+    def table_of(service: Any) -> dict[Any, Any]:
+        return service.__dict__.setdefault("_redact_table", {})
+
+    def storing(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def stored(rec: dict[str, Any], raw: Any, changed: bool) -> dict[str, Any]:
+            out = original(rec, raw, changed)
+            cons = out.get("consent") if isinstance(out.get("consent"), dict) else {}
+            table_of(service)[out.get("id")] = cons.get("redact")
+            return out
+        return stored
+
+    def presenting(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def present(rec: dict[str, Any], who: Any) -> dict[str, Any]:
+            if rec.get("id") not in table_of(service):
+                return rec  # no row in the consent table: nothing to strip
+            return original(rec, who)
+        return present
+
+    return {"_stored_form": storing, "_present": presenting}
+
+
 def redact_refusal_crashes(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """redact-refusal-crashes: the refusal names the record by the id of its redacted copy, which
     the redaction took away (a KeyError, a 500)."""

@@ -905,7 +905,13 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
 def consent_redact_boundary(ctx: CheckContext) -> None:
     """owner-a stores a public record with body.structured.token and consent.redact
     ["body.structured.token"]. Read by owner-a the value is there (precondition); read by owner-b
-    (get, recall) the path matches nothing and the secret appears nowhere in the record."""
+    (get, recall) the path matches nothing and the secret appears nowhere in the record.
+
+    Then owner-a revises it (a patch of body: the text changed, the structured value sent again, so
+    a patch that replaces body keeps it too). When the owner's get of the successor still carries
+    consent.redact with the path and the value, the successor is a record crossing the same boundary:
+    owner-b's get and recall of it must not carry the value. A successor whose consent no longer
+    names the path (the server's revise dropped it) is not judged here, and a note says so."""
     R = "ump/consent-redact-boundary"
     m = marker("rdc")
     secret = f"sk{marker('secret')}"
@@ -932,6 +938,51 @@ def consent_redact_boundary(ctx: CheckContext) -> None:
         if present or secret in json.dumps(view, ensure_ascii=False):
             _fail(ctx, R, f"{where} (another owner) still carries the value at consent.redact path "
                           f"body.structured.token ({_short((view.get('body') or {}).get('structured'))})", reply,
+                  received=view, where=where)
+    _redact_boundary_successor(ctx, rid, m, secret)
+
+
+def _redact_boundary_successor(ctx: CheckContext, rid: str, m: str, secret: str) -> None:
+    """consent-redact-boundary for the successor a revise makes of owner-a's redacted public `rid`."""
+    R = "ump/consent-redact-boundary"
+    path = "body.structured.token"
+    patch = {"body": {"text": f"{m} the deploy token is stored here, revised",
+                      "structured": {"token": secret, "service": "deploy"}}}
+    try:
+        new = _revise(ctx, rid, patch, what=f"owner-a's revise of the redacted public record {rid}")
+        own = _read(ctx, new, f"owner-a's get of the successor {new}", auth=AS_A)
+    except NotApplicable as exc:
+        ctx.note(f"the successor of a revised redacted record was not judged: {exc}")
+        return
+    try:
+        kept = path in ump_consent.redact_paths(own)
+    except ump_consent.RedactPathError:
+        kept = False
+    if not kept:
+        ctx.note(f"owner-a's get of {new}, the successor of the redacted {rid}, shows consent "
+                 f"{_short(own.get('consent'))}: the server's revise dropped the redact path {path} (the patch did "
+                 "not name consent), so whether the successor may cross the boundary unredacted is not judged here")
+        return
+    if ump_consent.redacted_paths_present(own, [path]) != [path]:
+        ctx.note(f"owner-a's get of the successor {new} does not show {path} ({_short(own.get('body'))}); its "
+                 "redaction across the boundary cannot be told apart, and was not judged")
+        return
+    views: list[tuple[str, dict[str, Any], Reply]] = []
+    got = ctx.client.get(new, auth=AS_B)
+    if _record_of(got) is not None:
+        views.append((f"owner-b's get of the successor {new} (revise of {rid})", _record_of(got), got))
+    rreply = ctx.client.recall({"query": m, "limit": 50}, auth=AS_B)
+    views += [(f"owner-b's recall for {m!r} (the successor {new} of {rid})", r["record"], rreply)
+              for r in results_of(rreply) if isinstance(r.get("record"), dict) and r["record"].get("id") == new]
+    if not views:
+        ctx.note(f"owner-b is served the public successor {new} neither by get ({got.describe()}) nor by recall "
+                 f"({rreply.describe()}); its redaction across the boundary was not judged")
+        return
+    for where, view, reply in views:
+        if ump_consent.redacted_paths_present(view, [path]) or secret in json.dumps(view, ensure_ascii=False):
+            _fail(ctx, R, f"{where} (another owner) still carries the value at consent.redact path {path} "
+                          f"({_short((view.get('body') or {}).get('structured'))}), though the owner's get of the "
+                          f"successor shows consent.redact {_short(own.get('consent', {}).get('redact'))}", reply,
                   received=view, where=where)
 
 
