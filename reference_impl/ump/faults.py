@@ -21,6 +21,7 @@ from memconform.reference_impl.ump import faulty as w
 from memconform.reference_impl.ump.engine import _SERVICE_KEY
 from memconform.reference_impl.ump.faulty import (after, before, called_with, completed, drop, each, every_result,
                                                   instead, keep, served, skipped)
+from memconform.reference_impl.wraps import within
 from memconform.reference_impl.ump.service import MAX_RECALL
 from memconform.suite.ump import integrity
 from memconform.suite.ump.canonical import without_integrity
@@ -275,6 +276,9 @@ SERVER_FAULTS = (
     # consent (§2.7)
     Fault("ignores-retention", "ump", "consent.retention is never applied", ("ump/consent-retention-tombstone",),
           wraps=skipped("_expire")),
+    Fault("retention-ignores-time-part", "ump", "consent.retention is kept as whole days read from the date part "
+          "of the duration; a retention of hours or minutes (PT1H) counts 0 days, read as none, and never expires",
+          ("ump/consent-retention-tombstone",), wraps=within("_store", _columns=w.retention_in_days)),
     Fault("redact-not-applied", "ump", "records cross to other owners without their consent.redact paths "
           "stripped", ("ump/consent-redact-boundary",),
           wraps=instead("_present", lambda rec, who: rec)),

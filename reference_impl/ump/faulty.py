@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -655,6 +656,26 @@ def redact_blindly(service: Any, original: Callable[..., Any]) -> Callable[..., 
         except consent.RedactPathError:
             return original(rec, who)
     return wrong
+
+
+_DATE_PART = re.compile(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?")
+
+
+def retention_in_days(store: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """retention-ignores-time-part: the store keeps retention as a whole number of days read from the
+    date part of the duration (P1Y2M10D: years, months, weeks, days); PT30M or PT1H counts 0 days,
+    and 0 is taken for "no retention", so such a record never expires."""
+    def columns(rec: Mapping[str, Any], depth: int) -> dict[str, Any]:
+        cols = original(rec, depth)
+        cons = rec.get("consent") if isinstance(rec.get("consent"), Mapping) else {}
+        text = cons.get("retention")
+        if cols.get("expires") is None or not isinstance(text, str):
+            return cols
+        found = _DATE_PART.match(text.strip())
+        y, mo, wk, d = (int(g or 0) for g in found.groups()) if found else (0, 0, 0, 0)
+        days = 365 * y + 30 * mo + 7 * wk + d
+        return dict(cols, expires=cols["created"] + days * 86_400_000_000 if days else None)
+    return columns
 
 
 def redact_skips_successor() -> dict[str, Wrap]:

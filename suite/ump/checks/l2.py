@@ -849,7 +849,9 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
     """A record authored ten days ago (time.created) with consent.retention P1D: recall does not
     return it and get shows it tombstoned (or not_found: erasure is conforming too). When the
     server stamps time.created itself (so the retention cannot have elapsed) or refuses the
-    back-dated record, a record with retention PT1S is used and read after two seconds."""
+    back-dated record, a record with retention PT1S is used and read after two seconds. Otherwise a
+    second back-dated record, authored twelve hours ago with retention PT1H (a duration of the time
+    part only, elapsed eleven hours ago), is judged the same way."""
     R = "ump/consent-retention-tombstone"
     # An expired record's not_found is evidence only from a server that serves what it keeps: a
     # store that keeps nothing answers not_found to everything.
@@ -865,23 +867,51 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
     created = _now() - _days(10)
     rec = sample_record(text=f"{m} a temporary note", consent={"retention": "P1D", "exportable": True},
                         time={"created": _ts(created), "valid_from": _ts(created)})
-    reply = ctx.client.remember(rec)
-    rid = reply.body.get("id") if reply.ok else None
+    rid = _backdated(ctx, rec, created, _days(1))
     expiry = "P1D after time.created"
-    if isinstance(rid, str):
-        got = ctx.client.get(rid)
-        stored = _record_of(got)
-        stored_created = _parse_ts(((stored or {}).get("time") or {}).get("created")) if stored else None
-        if stored is not None and (stored_created is None or stored_created > created + _days(1)):
-            rid = None  # the server authored time.created itself: the retention has not elapsed
-    else:
-        rid = None
     if rid is None:
         m = marker("rtn")
         rec = sample_record(text=f"{m} a very temporary note", consent={"retention": "PT1S", "exportable": True})
         rid = remember_new(ctx.client, rec, what="remember of a record with retention PT1S")
         _time.sleep(2.5)
         expiry = "PT1S after time.created (read 2.5 s later)"
+        _judge_expired(ctx, rec, rid, m, expiry)
+        return
+    _judge_expired(ctx, rec, rid, m, expiry)
+    # a retention given in hours: a server reading only the date part of the duration keeps it
+    m = marker("rtn")
+    created = _now() - _dt.timedelta(hours=12)
+    rec = sample_record(text=f"{m} an hour-long note", consent={"retention": "PT1H", "exportable": True},
+                        time={"created": _ts(created), "valid_from": _ts(created)})
+    rid = _backdated(ctx, rec, created, _dt.timedelta(hours=1))
+    if rid is None:
+        ctx.note("a record with retention PT1H authored twelve hours ago was refused or stamped with the server's "
+                 "own time.created, though the one authored ten days ago was kept; the PT1H record was not judged")
+        return
+    try:
+        _judge_expired(ctx, rec, rid, m, "PT1H after time.created (authored twelve hours ago)")
+    except NotApplicable as exc:
+        ctx.note(f"the record with retention PT1H was not judged: {exc}")
+
+
+def _backdated(ctx: CheckContext, rec: dict[str, Any], created: _dt.datetime, retention: _dt.timedelta) -> str | None:
+    """remember of a record authored at `created`: its id, or None when the server refused it or
+    stamped a time.created of its own after which `retention` has not elapsed."""
+    reply = ctx.client.remember(rec)
+    rid = reply.body.get("id") if reply.ok else None
+    if not isinstance(rid, str):
+        return None
+    stored = _record_of(ctx.client.get(rid))
+    stored_created = _parse_ts(((stored or {}).get("time") or {}).get("created")) if stored else None
+    if stored is not None and (stored_created is None or stored_created > created + retention):
+        return None  # the server authored time.created itself: the retention has not elapsed
+    return rid
+
+
+def _judge_expired(ctx: CheckContext, rec: dict[str, Any], rid: str, m: str, expiry: str) -> None:
+    """consent-retention-tombstone for the record `rid` (remembered as `rec`, its text holding `m`)
+    whose retention elapsed (`expiry` says when): left out of recall, and tombstoned or erased."""
+    R = "ump/consent-retention-tombstone"
     rreply = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50})
     if rreply.ok and rid in recalled_ids(rreply):
         _fail(ctx, R, f"the record {rid} whose consent.retention elapsed ({expiry}) is still returned by a "
