@@ -161,6 +161,9 @@ SERVER_FAULTS = (
     Fault("recall-returns-tombstoned", "ump", "default recall includes tombstoned records",
           ("ump/forget-excluded-from-recall", "ump/consent-retention-tombstone"),
           wraps=called_with("_recall", include_tombstoned=True)),
+    Fault("forget-visible-multi-kind-recall", "ump", "a recall whose filter.kind names two or more kinds returns "
+          "tombstoned records (one kind, or none, leaves them out)", ("ump/forget-excluded-from-recall",),
+          wraps={"_recall": w.multi_kind_recall_keeps_tombstones}),
     # Recall is the only place: other owners' records of any visibility, mallory's forged grant
     # included (the issuer-owner check recalls with it too).
     Fault("cross-owner-leak", "ump", "recall returns other owners' private and shared records",
@@ -253,6 +256,13 @@ SERVER_FAULTS = (
     Fault("revise-drops-unpatched-members", "ump", "the successor of a revise loses `relations`, which the patch "
           "did not name", ("ump/revise-applies-patch",),
           wraps=each("_patched", drop("relations"))),
+    # Successors are read out through the serializer revise was first written with (0.1): right in
+    # a 0.1 exchange, a 0.1 label (re-signed) on every successor served under 1.0. Stored right.
+    Fault("successor-keeps-prior-version", "ump", "records made by revise (they carry supersedes) are served "
+          "labelled ump \"0.1\" (re-signed), whatever version the exchange advertises",
+          ("ump/emit-advertised-version", "ump/served-records-valid"), since="1.0",
+          wraps=served(lambda rec, key: integrity.sign(dict(without_integrity(rec), ump="0.1"), key)
+                       if rec.get("supersedes") and rec.get("ump") != "0.1" else rec)),
     Fault("revise-rewrites-prior-body", "ump", "revise also writes the new body.text into the prior",
           ("ump/revise-non-destructive",),
           wraps={"_superseded": w.prior_body_rewritten}),

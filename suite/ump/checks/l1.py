@@ -282,6 +282,20 @@ def _recall(ctx: CheckContext, request: dict[str, Any], *, auth: Auth | None = N
     return reply
 
 
+def _successor(ctx: CheckContext, rid: str, text: str) -> tuple[str, dict[str, Any]] | None:
+    """owner-a revises `rid` (body.text becomes `text`) and gets the successor: (how it was read, the
+    record), or None when revise is not offered, fails, or the successor cannot be read (revise is
+    judged by its own checks). The successor is a served record like any other (§2, §8)."""
+    if not _offers(ctx, "revise"):
+        return None
+    reply = ctx.client.revise({"id": rid, "patch": {"body": {"text": text}}}, auth=Auth.as_owner(OWNER_A))
+    new = reply.body.get("id") if reply.ok and isinstance(reply.body, dict) else None
+    if not isinstance(new, str) or not new or new == rid:
+        return None
+    _, rec = _get(ctx, new, keep=False)
+    return None if rec is None else (f"get {new} (the successor of revise {rid})", rec)
+
+
 def _recall_ids(reply: Reply) -> list[Any]:
     return [r["record"].get("id") for r in results_of(reply) if isinstance(r.get("record"), dict)]
 
@@ -1251,6 +1265,8 @@ def id_stable(ctx: CheckContext) -> None:
                 ctx.violation("ump/id-stable", f"revise of {rid} answered the same id for the successor: revise "
                               f"makes a new record, the prior keeps its id; {_spec('ump/id-stable')}",
                               sent=request, received=revised.body)
+            if isinstance(new, str) and new and new != rid:
+                _get(ctx, new)  # the successor: kept for ump/l1/served-records
             _, prior = _get(ctx, rid)
             if prior is not None and prior.get("id") != rid:
                 ctx.violation("ump/id-stable", f"after revise, get {rid} answers a record with id "
@@ -1536,6 +1552,10 @@ def emit_advertised_version(ctx: CheckContext) -> None:
         _, stored = _get(ctx, rid)
         if stored is not None:
             served.append((f"get {rid}", stored))
+            if rec is native:  # a revise successor is emitted too
+                succ = _successor(ctx, rid, f"{word} native record, revised")
+                if succ is not None:
+                    served.append(succ)
     found = _recall(ctx, {"query": word, "scope": _scope(), "limit": 10})
     served.extend((f"recall {word!r} results/{i}/record", r["record"]) for i, r in enumerate(results_of(found))
                   if isinstance(r.get("record"), dict))
@@ -2389,7 +2409,8 @@ _RECORD_REQS = ("ump/record-required-fields", "ump/record-version", "ump/record-
        bindings=LIVE, title="every record the server serves (get, recall) is a valid §2 record of its version")
 def served_records(ctx: CheckContext) -> None:
     """Round trips of its own (all five kinds from partial records the server completes, public
-    and shared records, a record with every optional member; get and recall of each), plus every
+    and shared records, a record with every optional member; get and recall of each; the successor
+    a revise of the first makes, read with get), plus every
     record the other L1 checks received for valid requests on this client. Each violation names
     the §2 rule (record-*) and ump/served-records-valid; a 0.1 label served under 1.0 only the
     latter (ump/record-version reads "0.1" under 1.0 as an import)."""
@@ -2408,6 +2429,10 @@ def served_records(ctx: CheckContext) -> None:
         got, stored = _get(ctx, rid, keep=False)
         if stored is not None:
             judged.append((f"get {rid}", stored))
+            if rec is sent[0]:  # the successor a revise makes is served too
+                succ = _successor(ctx, rid, f"{word} served {rec['kind']} record, revised")
+                if succ is not None:
+                    judged.append(succ)
     found = _recall(ctx, {"query": word, "scope": _scope(), "limit": 20}, keep=False)
     for i, res in enumerate(results_of(found)):
         if "record" in res:
