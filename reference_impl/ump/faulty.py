@@ -678,6 +678,19 @@ def retention_in_days(store: Any, original: Callable[..., Any]) -> Callable[...,
     return columns
 
 
+def multi_kind_recall_keeps_tombstones(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """forget-visible-multi-kind-recall: a filter.kind of two or more kinds takes the recall path
+    written for the audit view (every status), so tombstoned records come back; one kind, or none,
+    still leaves them out."""
+    def wrong(version: str, who: Any, query: str, scope: Any, *, kinds: list[str] | None, valid_at: Any,
+              include_tombstoned: bool, limit: int) -> dict[str, Any]:
+        if isinstance(kinds, list) and len(set(kinds)) >= 2:
+            include_tombstoned = True
+        return original(version, who, query, scope, kinds=kinds, valid_at=valid_at,
+                        include_tombstoned=include_tombstoned, limit=limit)
+    return wrong
+
+
 def redact_skips_successor() -> dict[str, Wrap]:
     """redact-skips-successor: each record's consent.redact paths are kept in a consent table that
     remember fills as it stores a record, and serving a record to another owner strips the paths

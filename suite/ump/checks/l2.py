@@ -482,13 +482,17 @@ def forget_tombstones(ctx: CheckContext) -> None:
 @check("ump/l2/forget-excluded-from-recall", spec=SPEC, requirements=("ump/forget-excluded-from-recall",),
        bindings=LIVE, title="a tombstoned record is left out of default recall")
 def forget_excluded_from_recall(ctx: CheckContext) -> None:
-    """The record is found by recall for its marker before forget and not after (no filter)."""
+    """The record (semantic) is found by recall for its marker before forget and not after (no
+    filter). The same holds for a recall filtered by filter.kind ["semantic", "episodic"] (two kinds:
+    a filter is not include_tombstoned), judged when that recall found the record before forget."""
     m = marker("exc")
-    rid = remember_new(ctx.client, sample_record(text=f"{m} the staging password rotates weekly"))
+    rid = remember_new(ctx.client, sample_record("semantic", text=f"{m} the staging password rotates weekly"))
     _, before = _recall(ctx, m, what="recall before forget")
     if rid not in before:
         raise NotApplicable(f"precondition failed: recall for {m!r} did not return {rid} before forget; "
                             "finding a remembered record is ump/l1's recall check")
+    kinds = {"query": m, "scope": {"owner": did(OWNER_A)}, "filter": {"kind": ["semantic", "episodic"]}, "limit": 50}
+    kinds_before = ctx.client.recall(kinds)
     _forget(ctx, rid)
     request = {"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50}
     reply = ctx.client.recall(request)
@@ -498,6 +502,19 @@ def forget_excluded_from_recall(ctx: CheckContext) -> None:
     if rid in recalled_ids(reply):
         _fail(ctx, R, f"after forget, the tombstoned record {rid} is still returned by a default recall "
                       f"(no filter) for {m!r}", reply)
+    if rid not in recalled_ids(kinds_before):
+        ctx.note(f"recall for {m!r} with filter.kind [\"semantic\", \"episodic\"] did not return the semantic record "
+                 f"{rid} before forget ({kinds_before.describe()}); the same recall after forget was not judged")
+        return
+    reply = ctx.client.recall(kinds)
+    if not reply.ok:
+        ctx.note(f"recall with filter.kind [\"semantic\", \"episodic\"] after forget did not succeed "
+                 f"({reply.describe()}); not judged")
+        return
+    if rid in recalled_ids(reply):
+        _fail(ctx, R, f"after forget, the tombstoned semantic record {rid} is still returned by a recall for {m!r} "
+                      "with filter.kind [\"semantic\", \"episodic\"] (no include_tombstoned; before forget the same "
+                      "recall returned it)", reply)
 
 
 @check("ump/l2/forget-retained", spec=SPEC, requirements=("ump/forget-retained",), bindings=LIVE,
