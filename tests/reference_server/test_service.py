@@ -895,6 +895,7 @@ def _scenario(env: Env) -> dict[str, Any]:
     r["prior_body"] = p["body"] == prior_full["body"]
     r["succ_lifecycle"] = s["lifecycle"]
     r["succ_relations"] = s.get("relations")  # a member the patch did not name
+    r["succ_ump"] = s.get("ump")  # the version the 1.0 exchange advertises
     out["revise"] = r
     attempt("revise-unknown", lambda: c("revise", {"id": ids.random_id(), "patch": {}}))
     def texts(query: str, **kw: Any) -> list[str]:
@@ -909,6 +910,7 @@ def _scenario(env: Env) -> dict[str, Any]:
     attempt("forget-answer", lambda: c("forget", {"id": f1, "reason": "x"}))
     attempt("forget-get", lambda: env.get(f1)["lifecycle"]["status"])
     attempt("forget-recall", lambda: env.recall_ids("fgq"))
+    attempt("forget-recall-kinds", lambda: env.recall_ids("fgq", filter={"kind": ["semantic", "episodic"]}))
     f2 = env.remember(rec("hardq one", visibility="public"))
     attempt("hard-by-b", lambda: c("forget", {"id": f2, "hard": True, "reason": "x"}, "owner-b"))
     f3 = env.remember(rec("hardq two"))
@@ -926,6 +928,11 @@ def _scenario(env: Env) -> dict[str, Any]:
     attempt("leak", lambda: len(env.recall_ids("leakq", "owner-b")))
     attempt("shared-get", lambda: env.get(sh, "owner-b")["id"])
     attempt("redact", lambda: env.get(pid, "owner-b")["body"])
+    pub2 = rec("redrevq public", visibility="public", consent={"redact": ["body.structured.t"]})
+    pub2["body"]["structured"] = {"t": "secret"}
+    p2 = env.remember(pub2)
+    attempt("redact-successor", lambda: env.get(c("revise", {"id": p2, "patch": {"body": {"text": "redrevq two"}}})["id"],
+                                                "owner-b")["body"])
     # feedback, subscribe
     attempt("feedback", lambda: [c("feedback", {"id": pid, "outcome": o}) for o in
                                  ("followed", "overridden", "ignored", "contradicted")])
@@ -953,6 +960,9 @@ def _scenario(env: Env) -> dict[str, Any]:
     # tokens
     now = env.clock().timestamp()
     tid = env.remember(rec("token probe", visibility="private"))
+    other = env.remember(rec("token probe other project", project="github.com/example/p-other"))
+    attempt("tok-project-prefix", lambda: svc.handle("get", {"id": other}, version="1.0", token=env.token(
+        scope={"owner": A, "project": "github.com/example/p"})) is not None)
     good = env.token()
     head, payload, sig = good.split(".")
     forged = _forged(head, payload, sig)
@@ -1025,6 +1035,9 @@ def test_clean_observation_is_what_the_contract_says(clean_observation):
     assert o["hard-by-b"] == ("error", "forbidden_scope") and o["hard"] == ("error", "not_found")
     assert o["retention"] == ([], "tombstoned") and o["leak"] == 1 and o["shared-get"] == ("error", "forbidden_scope")
     assert o["redact"] == {"text": "leakq public", "structured": {}} and len(o["feedback"]) == 4
+    assert o["redact-successor"] == {"text": "redrevq two", "structured": {}}
+    assert o["forget-recall-kinds"] == [] and o["revise"]["succ_ump"] == "1.0"
+    assert o["tok-project-prefix"] == ("error", "forbidden_scope")
     assert o["caps-count"] == 0
     assert o["import-no-id"] == o["import-no-time"] == o["identity"] == "created"
     assert o["text-roundtrip"] == "persisted ✓ — naïve" and o["id-length"] == 34 and o["revise"]["new-id"] is True
