@@ -185,6 +185,7 @@ def test_xdist_gives_the_same_report(pytester, monkeypatch, reference_quick_run)
     # budget lifted so that the counts govern (on a loaded machine the fuzz ran out of time in one
     # run and not the other: a verdict of this test must not depend on the machine's speed)
     monkeypatch.setenv("MEMCONFORM_FUZZ_SECONDS", "300")
+    monkeypatch.setenv("MEMCONFORM_STATEFUL_SECONDS", "300")  # so also the machines' sequences (the fixture's too)
     serial = reference_quick_run.report  # the serial run, as the shared fixture made it
     report_path = pytester.path / "parallel.json"
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--target=reference",
