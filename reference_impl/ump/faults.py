@@ -372,6 +372,10 @@ SERVER_FAULTS = (
     Fault("rehydrate-raw-text", "ump", "rehydrate writes body text into the frame as is (tags and newlines kept)",
           ("ump/rehydrate-frame-structurally",),
           wraps=instead("_frame", w.raw_frame)),
+    Fault("rehydrate-keeps-unicode-line-breaks", "ump", "rehydrate collapses the body's ASCII whitespace only: "
+          "a U+2028 or U+2029 in a body starts a line of its own inside the frame",
+          ("ump/rehydrate-frame-structurally",),
+          wraps=instead("_frame", w.ascii_collapse_frame)),
     Fault("rehydrate-procedural-first", "ump", "rehydrate renders procedural records before the frame, as steps "
           "to follow", ("ump/client-procedural-not-authoritative",),
           wraps=instead("_frame", w.procedural_first)),

@@ -570,6 +570,22 @@ def raw_frame(included: list[dict[str, Any]]) -> str:
                                        for r in included), CLOSE]) + "\n"
 
 
+def ascii_collapse_frame(included: list[dict[str, Any]]) -> str:
+    """rehydrate-keeps-unicode-line-breaks: the body's whitespace collapsed with an ASCII-only
+    pattern (tags escaped as usual), so U+2028 and U+2029 stay in the text as line breaks."""
+    import re
+
+    from memconform.suite.ump.rehydrate import CLOSE, OPEN, WARNING, _label
+
+    def ascii_clean(text: Any) -> str:
+        text = re.sub(r"[ \t\r\n]+", " ", text if isinstance(text, str) else "")
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").strip()
+
+    return "\n".join([OPEN, WARNING, *(f"- [{_label(r.get('kind'))} {_label(r.get('id'))}] "
+                                       f"{ascii_clean((r.get('body') or {}).get('text'))}" for r in included),
+                      CLOSE]) + "\n"
+
+
 def procedural_first(included: list[dict[str, Any]]) -> str:
     """rehydrate-procedural-first: procedural records rendered before the frame, as steps to follow."""
     from memconform.suite.ump.rehydrate import render
