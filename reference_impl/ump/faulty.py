@@ -573,8 +573,6 @@ def raw_frame(included: list[dict[str, Any]]) -> str:
 def ascii_collapse_frame(included: list[dict[str, Any]]) -> str:
     """rehydrate-keeps-unicode-line-breaks: the body's whitespace collapsed with an ASCII-only
     pattern (tags escaped as usual), so U+2028 and U+2029 stay in the text as line breaks."""
-    import re
-
     from memconform.suite.ump.rehydrate import CLOSE, OPEN, WARNING, _label
 
     def ascii_clean(text: Any) -> str:

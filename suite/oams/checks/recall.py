@@ -181,7 +181,7 @@ def cross_owner_refused(ctx: Any) -> None:
                     code_rule="oams/cross-owner-refused")
         if isinstance(reply.received, dict) and any(isinstance(v, list) and v for v in reply.received.values()):
             say(ctx, "oams/cross-owner-refused", f"the refusal of the query over {what} carries memories", reply)
-    if answered and len(answered) == len(sends):
+    if len(answered) == len(sends):
         ctx.note("every query across owners was answered: no refusal's error shape to judge")
 
 

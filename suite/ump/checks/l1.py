@@ -2315,12 +2315,17 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
     if stored is None:
         raise Inconclusive(f"the valid record was accepted as {rid}, but get {rid} answered {got.describe()}, so "
                            "whether it persisted (ump/remember-persists) was not seen; judged by ump/l1/get")
-    for path in ("kind", "body/text", "scope/owner"):
-        if _member(stored, "/" + path) != _member(sent, "/" + path):
-            ctx.violation("ump/remember-persists", f"{path.replace('/', '.')} was "
-                          f"{json.dumps(_member(sent, '/' + path), ensure_ascii=False)} when remembered and is "
-                          f"{json.dumps(_member(stored, '/' + path), ensure_ascii=False, default=str)} on get {rid}; "
-                          f"{_spec('ump/remember-persists')}", sent=sent, received=stored, where=rid)
+    for path in _differing(stored, sent):
+        ctx.violation("ump/remember-persists", f"{path.replace('/', '.')} was "
+                      f"{json.dumps(_member(sent, '/' + path), ensure_ascii=False)} when remembered and is "
+                      f"{json.dumps(_member(stored, '/' + path), ensure_ascii=False, default=str)} on get {rid}; "
+                      f"{_spec('ump/remember-persists')}", sent=sent, received=stored, where=rid)
+
+
+def _differing(stored: Any, sent: Any) -> list[str]:
+    """The members ump/remember-persists asks a stored record to keep (kind, body.text, scope.owner)
+    that `stored` does not hold as `sent` had them."""
+    return [p for p in ("kind", "body/text", "scope/owner") if _member(stored, "/" + p) != _member(sent, "/" + p)]
 
 
 def _vector_merged(ctx: CheckContext, sent: dict[str, Any], reply: Reply, auth: Auth) -> None:
@@ -2337,8 +2342,7 @@ def _vector_merged(ctx: CheckContext, sent: dict[str, Any], reply: Reply, auth: 
         ctx.note(f"merged ({reply.describe()}) and the record it names was not read back: whether the vector "
                  "persisted (ump/remember-persists) was not seen")
         return
-    differs = [p.replace("/", ".") for p in ("kind", "body/text", "scope/owner")
-               if _member(stored, "/" + p) != _member(sent, "/" + p)]
+    differs = [p.replace("/", ".") for p in _differing(stored, sent)]
     if differs:
         ctx.note(f"merged into {rid}, a record with another {', '.join(differs)} (the server's dedup policy): "
                  "whether the vector persisted (ump/remember-persists) was not seen")

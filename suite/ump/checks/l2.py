@@ -869,7 +869,6 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
     back-dated record, a record with retention PT1S is used and read after two seconds. Otherwise a
     second back-dated record, authored twelve hours ago with retention PT1H (a duration of the time
     part only, elapsed eleven hours ago), is judged the same way."""
-    R = "ump/consent-retention-tombstone"
     # An expired record's not_found is evidence only from a server that serves what it keeps: a
     # store that keeps nothing answers not_found to everything.
     control = sample_record(text=f"{marker('rtc')} a note without retention")
@@ -970,23 +969,33 @@ def consent_redact_boundary(ctx: CheckContext) -> None:
     if ump_consent.redacted_paths_present(own, ["body.structured.token"]) != ["body.structured.token"]:
         raise NotApplicable(f"the owner's own get of {rid} does not show body.structured.token "
                             f"({_short(own.get('body'))}), so the value was not kept and redaction cannot be told apart")
-    views: list[tuple[str, dict[str, Any], Reply]] = []
-    got = ctx.client.get(rid, auth=AS_B)
-    if _record_of(got) is not None:
-        views.append((f"owner-b's get of {rid}", _record_of(got), got))
-    rreply = ctx.client.recall({"query": m, "limit": 50}, auth=AS_B)
-    views += [(f"owner-b's recall for {m!r}", r["record"], rreply) for r in results_of(rreply)
-              if isinstance(r.get("record"), dict) and r["record"].get("id") == rid]
+    views, got, rreply = _served_to_b(ctx, rid, m, rid)
     if not views:
         raise NotApplicable(f"owner-b is served owner-a's public record neither by get ({got.describe()}) nor by "
                             f"recall ({rreply.describe()}); no record crossed the visibility boundary to judge")
     for where, view, reply in views:
-        present = ump_consent.redacted_paths_present(view, ["body.structured.token"])
-        if present or secret in json.dumps(view, ensure_ascii=False):
+        if _carries_value(view, "body.structured.token", secret):
             _fail(ctx, R, f"{where} (another owner) still carries the value at consent.redact path "
                           f"body.structured.token ({_short((view.get('body') or {}).get('structured'))})", reply,
                   received=view, where=where)
     _redact_boundary_successor(ctx, rid, m, secret)
+
+
+def _served_to_b(ctx: CheckContext, rid: str, m: str, label: str) -> tuple[list[tuple[str, dict[str, Any], Reply]],
+                                                                            Reply, Reply]:
+    """What owner-b is served of owner-a's record `rid` (`label` names it): by get, and as the result
+    of that id in a recall for `m`; with the two replies."""
+    got = ctx.client.get(rid, auth=AS_B)
+    views = [(f"owner-b's get of {label}", _record_of(got), got)] if _record_of(got) is not None else []
+    rreply = ctx.client.recall({"query": m, "limit": 50}, auth=AS_B)
+    views += [(f"owner-b's recall for {m!r} ({label})", r["record"], rreply) for r in results_of(rreply)
+              if isinstance(r.get("record"), dict) and r["record"].get("id") == rid]
+    return views, got, rreply
+
+
+def _carries_value(view: dict[str, Any], path: str, secret: str) -> bool:
+    """`view` still holds what consent.redact `path` hides: the path matches, or the value shows anywhere."""
+    return bool(ump_consent.redacted_paths_present(view, [path])) or secret in json.dumps(view, ensure_ascii=False)
 
 
 def _redact_boundary_successor(ctx: CheckContext, rid: str, m: str, secret: str) -> None:
@@ -1014,19 +1023,13 @@ def _redact_boundary_successor(ctx: CheckContext, rid: str, m: str, secret: str)
         ctx.note(f"owner-a's get of the successor {new} does not show {path} ({_short(own.get('body'))}); its "
                  "redaction across the boundary cannot be told apart, and was not judged")
         return
-    views: list[tuple[str, dict[str, Any], Reply]] = []
-    got = ctx.client.get(new, auth=AS_B)
-    if _record_of(got) is not None:
-        views.append((f"owner-b's get of the successor {new} (revise of {rid})", _record_of(got), got))
-    rreply = ctx.client.recall({"query": m, "limit": 50}, auth=AS_B)
-    views += [(f"owner-b's recall for {m!r} (the successor {new} of {rid})", r["record"], rreply)
-              for r in results_of(rreply) if isinstance(r.get("record"), dict) and r["record"].get("id") == new]
+    views, got, rreply = _served_to_b(ctx, new, m, f"the successor {new} (revise of {rid})")
     if not views:
         ctx.note(f"owner-b is served the public successor {new} neither by get ({got.describe()}) nor by recall "
                  f"({rreply.describe()}); its redaction across the boundary was not judged")
         return
     for where, view, reply in views:
-        if ump_consent.redacted_paths_present(view, [path]) or secret in json.dumps(view, ensure_ascii=False):
+        if _carries_value(view, path, secret):
             _fail(ctx, R, f"{where} (another owner) still carries the value at consent.redact path {path} "
                           f"({_short((view.get('body') or {}).get('structured'))}), though the owner's get of the "
                           f"successor shows consent.redact {_short(own.get('consent', {}).get('redact'))}", reply,
