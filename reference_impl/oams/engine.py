@@ -359,6 +359,8 @@ class OamsService:
             if n < 1 or (isinstance(limit, float) and not limit.is_integer()):
                 raise invalid("limit must be a positive integer", field="limit")
             n = min(n, MAX_LIMIT)
+        if self.policy.list_page_cap is not None:
+            n = min(n, self.policy.list_page_cap)
         after = self._cursor(cursor)
         with self._lock:
             self._require_known([ns])

@@ -23,6 +23,10 @@ class OamsPolicy:
     #: oams/list-paging: the page envelope is unnamed; the reference answers
     #: {"memories": [...], "next_cursor": c|null} ("memories"), another {"items": [...], "cursor": c} ("items").
     list_envelope: str = "memories"
+    #: oams/list-endpoint, oams/list-paging: §3 fixes no page size; the reference answers up to `limit`
+    #: (default 50, at most 500) per page (None); a server may cap every page lower and give a cursor
+    #: for the rest (2: a LIST without a limit, or with a larger one, answers two at a time).
+    list_page_cap: int | None = None
     #: oams/recall-ordered-array: "an ordered array": a bare array ("array") or {"memories": [...]} ("object").
     recall_envelope: str = "array"
     #: oams/store-idempotent: repeating an identical STORE leaves updated_at (False) or moves it, a

@@ -24,6 +24,8 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
        ("error-codes", "forget-204"), forget_unknown="ok"),
     _v("list-items-envelope", "LIST answers {\"items\": [...], \"cursor\": c} instead of {\"memories\": [...], "
        "\"next_cursor\": c}", ("list-paging", "list-endpoint"), list_envelope="items"),
+    _v("list-short-pages", "LIST answers at most two memories a page, whatever the limit, with a cursor for the rest",
+       ("list-endpoint", "list-paging", "list-filters"), list_page_cap=2),
     _v("recall-object-envelope", "RECALL answers {\"memories\": [...]} instead of a bare array",
        ("recall-ordered-array",), recall_envelope="object"),
     _v("repeat-store-touches", "an identical repeated STORE moves updated_at (a write is a write)",

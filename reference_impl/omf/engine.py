@@ -437,7 +437,12 @@ class OmfEngine:
 
     def _rows(self, tenant: str, project_id: str | None, include_history: bool) -> Iterable[Any]:
         """omf/export-order: ascending creation order."""
-        return self.store.rows_for_export(tenant, project_id, include_history=include_history)
+        rows = self.store.rows_for_export(tenant, project_id, include_history=include_history)
+        tick = self.policy.created_resolution_ms
+        if tick is None:
+            return rows
+        by_id_descending = sorted(rows, key=lambda row: row["chunk_id"], reverse=True)
+        return sorted(by_id_descending, key=lambda row: row["created_at_ms"] // tick)
 
     def _eligible(self, row: Any, now_ms: int, include_history: bool, include_superseded: bool,
                   include_expired: bool) -> bool:

@@ -68,6 +68,10 @@ class OmfPolicy:
     #: omf/item-field-types: created_at / updated_at / expires_at are optional ("Required no"); the
     #: reference writes them (True); an exporter may leave them out (False).
     export_dates: bool = True
+    #: omf/export-order: "ascending timestamp_created order" without the timestamp's resolution; the
+    #: reference's is finer than any two writes (None); a store keeping it in whole seconds, as SQLite's
+    #: CURRENT_TIMESTAMP does (1000), ties rows written within a second, and lists ties by descending chunk_id.
+    created_resolution_ms: int | None = None
 
     # -- fixed by the text: only a fault sets these another way ---------------------------------------
     #: omf/dedup-scope-project, omf/dedup-scope-null: "dedup compares against rows in that project

@@ -48,4 +48,6 @@ OMF_VARIANTS: tuple[Variant, ...] = (
        ("item-field-types", "tags-verbatim"), export_empty_tags=False),
     _v("export-no-dates", "export leaves out the informational top-level created_at / updated_at / expires_at",
        ("item-field-types", "dates-informational"), export_dates=False),
+    _v("created-whole-seconds", "timestamp_created is kept in whole seconds: rows written within one second tie "
+       "and export in descending chunk_id order, not the order written", ("export-order",), created_resolution_ms=1000),
 )

@@ -105,6 +105,16 @@ def test_list_order_paging_filters(service):
     assert service.list("user-a:never")["memories"] == []
 
 
+def test_variant_list_short_pages_caps_every_page_and_its_cursor_reaches_the_rest():
+    s = OamsService(variants=("oams-list-short-pages",))
+    s.batch_store([mem(f"k{d}", updated_at=f"2026-03-0{d}T00:00:00Z") for d in (3, 1, 5, 2, 4)])
+    first = s.list(NS)
+    assert [m["key"] for m in first["memories"]] == ["k5", "k4"] and first["next_cursor"]
+    rest = s.list(NS, cursor=first["next_cursor"], limit=10)
+    assert [m["key"] for m in rest["memories"]] == ["k3", "k2"] and rest["next_cursor"]
+    s.close()
+
+
 def test_forget_hard_soft_unknown():
     for variants in ((), ("oams-forget-soft",)):
         s = OamsService(variants=variants)

@@ -884,3 +884,17 @@ def test_variants_of_fuzzy_boundary_category_and_empty_tags() -> None:
     assert [i.get("category") for i in out] == ["p1", "c", None]
     assert not any("tags" in i for i in out)
 
+
+
+def test_variant_created_whole_seconds_lists_ties_by_descending_chunk_id_and_seconds_in_order() -> None:
+    clock = [NOW]
+    e = OmfEngine(OmfStore(":memory:"), clock=lambda: clock[0], variants=("omf-created-whole-seconds",))
+    for n, text in enumerate(("first", "second", "third")):
+        clock[0] = NOW - NOW % 1000 + n  # three writes within one second
+        e.import_document("t", doc(item(text)))
+    clock[0] += 1000
+    e.import_document("t", doc(item("next second")))
+    out = exported(e)
+    ties = sorted(out[:3], key=lambda i: i["extensions"]["memd"]["chunk_id"], reverse=True)
+    assert [i["content"] for i in out[:3]] == [i["content"] for i in ties] == ["third", "second", "first"]
+    assert out[3]["content"] == "next second"

@@ -11,7 +11,7 @@ from memconform.suite.oams.checks._common import (LIVE, error_shape_problem, jud
                                                   namespace, precondition, recalled, same_instant, say,
                                                   served)
 from memconform.suite.oams.checks.recall import seed
-from memconform.suite.oams.client import shown
+from memconform.suite.oams.client import MAX_PAGES, shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
@@ -41,14 +41,10 @@ def list_order(ctx: Any) -> None:
     ctx.credit_only_observed()  # a LIST refused, or of fewer than two memories, shows no order
     ns = namespace(ctx, tag="order")
     seed(ctx, _dated(ns, 5, "order"))
-    reply = ctx.client.list(ns)
-    if not reply.ok:
-        say(ctx, "oams/list-endpoint", "LIST of a namespace holding five memories was refused", reply)
+    paged = _every_page(ctx, ns, "oams/list-endpoint", "LIST of a namespace holding five memories")
+    if paged is None:
         return
-    items, how = reply.memories()
-    if items is None:
-        say(ctx, "oams/list-endpoint", f"LIST answered {how}, not a page of memories", reply)
-        return
+    items, reply = paged
     ctx.observed("oams/list-endpoint")  # the keys it answered are compared below
     if len(items) >= 2:
         ctx.observed("oams/list-sorted")
@@ -59,6 +55,34 @@ def list_order(ctx: Any) -> None:
         say(ctx, "oams/list-sorted", f"not sorted by updated_at desc: {problem}", reply)
     if sorted(keys_of(items)) != sorted(f"order-{d:02d}" for d in range(1, 6)):
         say(ctx, "oams/list-endpoint", f"LIST answered keys {keys_of(items)}, not the five stored", reply)
+
+
+def _every_page(ctx: Any, ns: str, rule: str, what: str, *, unserved_skips: bool = False,
+                **filters: Any) -> tuple[list[Any], Any] | None:
+    """Every memory LIST shows for `ns` without a limit, and the last reply; None when a page was
+    refused or was no page (said under `rule`; with `unserved_skips` a LIST that is not served at all
+    makes the check not applicable instead). §3 fixes no page size: a server may answer fewer than all
+    with a cursor, so the cursor is followed."""
+    items: list[Any] = []
+    cursor, seen = None, set()
+    for n in range(1, MAX_PAGES + 1):
+        reply = ctx.client.list(ns, cursor=cursor, **filters)
+        if unserved_skips:
+            served(reply)
+        page_of = f"{what}, page {n} (cursor {cursor!r})" if cursor else what
+        if not reply.ok:
+            say(ctx, rule, f"{page_of} was refused", reply)
+            return None
+        page, how = reply.memories()
+        if page is None:
+            say(ctx, rule, f"{page_of} answered {how}, not a page of memories", reply)
+            return None
+        items.extend(page)
+        cursor = reply.cursor()
+        if not cursor or str(cursor) in seen:
+            break
+        seen.add(str(cursor))
+    return items, reply
 
 
 def _walk(ctx: Any, ns: str, limit: int) -> tuple[list[Any], list[list[Any]], Any] | None:
@@ -147,11 +171,11 @@ def list_filters(ctx: Any) -> None:
     seed(ctx, memories)
     for what, filters, want in (("since 2026-03-03", {"since": "2026-03-03T00:00:00Z"}, {"lf-03", "lf-04"}),
                                 ("tags even", {"tags": ["even"]}, {"lf-02", "lf-04"})):
-        reply = served(ctx.client.list(ns, **filters))
-        if not reply.ok or reply.memories()[0] is None:
-            say(ctx, "oams/list-filters", f"LIST with {what} was not answered with a page", reply)
+        paged = _every_page(ctx, ns, "oams/list-filters", f"LIST with {what}", unserved_skips=True, **filters)
+        if paged is None:
             continue
-        got = set(keys_of(reply.memories()[0]))
+        items, reply = paged
+        got = set(keys_of(items))
         if got != want:
             say(ctx, "oams/list-filters", f"LIST with {what} answered {sorted(got)}, expected {sorted(want)}", reply)
 
