@@ -107,3 +107,8 @@ class UmpPolicy:
     #: own; the valid ones are stored and the import reports the refused one ("per-record"); §3.3's
     #: "MUST reject (not silently store)" binds the invalid record, and no text makes a file atomic.
     import_batch: str = "atomic"
+    #: ump/recall-signal-names: each result's signals are the five standard ones (()). Other reading:
+    #: §3.2 standardizes the names of the signals it names and closes no set, so an engine may report
+    #: one of its own beside them without listing it in capabilities.retrieval_signals ((name, value)
+    #: pairs added to every result).
+    extra_signals: tuple[tuple[str, float], ...] = ()

@@ -892,7 +892,8 @@ class UmpService:
         """The recall response once the request is read: best first (§3.2)."""
         results = self._search(version, who, query, scope, kinds=kinds, valid_at=self._recall_time(valid_at),
                                include_tombstoned=include_tombstoned, limit=limit, visible=self._recall_visible(who))
-        return {"results": [{"record": self._present(stored.record, who), "signals": sig, "score": score}
+        extra = dict(self.policy.extra_signals)
+        return {"results": [{"record": self._present(stored.record, who), "signals": {**sig, **extra}, "score": score}
                             for stored, sig, score in results]}
 
     def _valid_at(self, text: str) -> int:

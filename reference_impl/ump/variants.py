@@ -87,6 +87,9 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "(id, scope.owner, $..* …) is stored, and those members are kept when the record is served to another "
             "owner (every other path applied), instead of refusing the record", ("ump/consent-redact-keeps-record",),
             {"required_member_redact": "keep"}, bindings=("http", "mcp")),
+    Variant("recall-extra-signal", "ump", "every recall result carries an engine signal of its own (x_bm25_raw) "
+            "beside the five standard ones, not listed in capabilities.retrieval_signals",
+            ("ump/recall-signal-names",), {"extra_signals": (("x_bm25_raw", 3.25),)}, bindings=("http", "mcp")),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),

@@ -570,11 +570,12 @@ def recall_shape(ctx: CheckContext) -> None:
                       f"{_spec('ump/recall-result-shape')}", sent=request, received=body)
         return
     if not results:
-        raise NotApplicable(f"recall for the marker of two fresh records answered no results; "
-                            f"judged by ump/l1/recall-finds-remembered")
+        raise NotApplicable("recall for the marker of two fresh records answered no results; "
+                            "judged by ump/l1/recall-finds-remembered")
     ctx.observed("ump/recall-result-shape")
     advertised = _caps_body(ctx).get("retrieval_signals")
-    allowed = set(SIGNALS) | (set(advertised) if isinstance(advertised, list) else set())
+    listed = {k for k in advertised if isinstance(k, str)} if isinstance(advertised, list) else set()
+    allowed = set(SIGNALS) | listed
     for i, res in enumerate(results):
         where = f"results/{i}"
         if not isinstance(res, dict):
@@ -594,11 +595,19 @@ def recall_shape(ctx: CheckContext) -> None:
             if bad:
                 problems.append(f"signals {bad} are not numbers")
             unknown = sorted(k for k in signals if k not in allowed)
-            if unknown:
-                ctx.violation("ump/recall-signal-names", f"{where}/signals uses {unknown}: neither a standard "
-                              f"signal name {list(SIGNALS)} nor one capabilities.retrieval_signals lists "
-                              f"({advertised}); {_spec('ump/recall-signal-names')}",
-                              sent=request, received=res, where=where)
+            # §3.2 closes no set of signals: an unlisted name is a standard signal reported under another
+            # name only where the result lacks a standard one the server lists, or carries none at all
+            lacking = sorted(k for k in SIGNALS if k in listed and k not in signals)
+            if unknown and (lacking or not set(signals) & set(SIGNALS)):
+                instead = (f"without the standard {lacking} that capabilities.retrieval_signals lists" if lacking
+                           else "and no standard signal name at all")
+                ctx.violation("ump/recall-signal-names", f"{where}/signals uses {unknown}, {instead}: a standard "
+                              f"signal ({list(SIGNALS)}) reported under another name, neither standard nor "
+                              f"listed in capabilities.retrieval_signals ({advertised}); "
+                              f"{_spec('ump/recall-signal-names')}", sent=request, received=res, where=where)
+            elif unknown and i == 0:
+                ctx.note(f"{where}/signals also carries {unknown}, not listed in capabilities.retrieval_signals, "
+                         "beside the standard names: an engine's own signal, not charged")
         score = res.get("score")
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             problems.append(f"`score` is {json.dumps(score)}, not a number")
@@ -2009,7 +2018,7 @@ def http_route_capabilities(ctx: CheckContext) -> None:
        title="POST /ump/recall answers the §3.2 response (§4.2)")
 def http_route_recall(ctx: CheckContext) -> None:
     rec = _full_record(ctx, "semantic")
-    rid = _remember(ctx, rec)
+    _remember(ctx, rec)
     payload = {"query": _word(rec), "scope": _scope(), "limit": 5}
     reply = _post(ctx, "/ump/recall", payload)
     _internal(reply)
