@@ -214,6 +214,7 @@ class HttpUmpClient:
         self.owners = self._tokens.owners  # who owner-a and owner-b are here (suite/ump/owners.py)
         self._http = HttpSession(timeout=timeout, base_url=self.base_url)
         self._offered: frozenset[str] | None = None
+        self._siblings: dict[str, HttpUmpClient] = {}
 
     def activate(self) -> None:
         """Before each check: the checks' owner-a and owner-b are this target's."""
@@ -484,7 +485,19 @@ class HttpUmpClient:
         return SubscribeOutcome(sent=sent, status=state["status"], content_type=state["content_type"],
                                 events=events, raw=raw, problems=tuple(problems))
 
+    def as_version(self, version: str) -> HttpUmpClient:
+        """A client of the same server whose requests name `version` in UMP-Version."""
+        if version == self.version:
+            return self
+        if version not in self._siblings:
+            self._siblings[version] = HttpUmpClient(self.base_url, version, timeout=self.timeout,
+                                                    event_timeout=self.event_timeout,
+                                                    send_version=self.send_version, owners=self.owners)
+        return self._siblings[version]
+
     def close(self) -> None:
+        for sibling in self._siblings.values():
+            sibling.close()
         self._http.close()
 
 

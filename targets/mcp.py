@@ -803,6 +803,13 @@ class McpUmpClient:
                                   {VERSION_META: self.version} if session.modern else None)
         return reply
 
+    def as_version(self, version: str) -> McpUmpClient:
+        """A client of the same server over a session whose capabilities call announced `version`
+        (§3.1's client.ump), the driver's session of that version."""
+        if version == self.version:
+            return self
+        return self.driver.client(Subject(self.driver.label, "ump", version, "mcp"))
+
     def recall(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
         return self._call("recall", request, auth)
 

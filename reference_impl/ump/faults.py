@@ -124,11 +124,15 @@ SERVER_FAULTS = (
     Fault("capabilities-no-live-bindings", "ump", "capabilities.bindings lists only \"file\", not the binding in use",
           ("ump/capabilities-bindings",),
           wraps=each("_capabilities", keep(bindings=["file"]))),
-    # The service still speaks 0.1 (the bindings negotiate it) but capabilities claims 1.0 only:
-    # a 1.0-only server seen answering ump "0.1".
-    Fault("negotiates-down-to-0.1", "ump", "capabilities.versions hides 0.1 while a client announcing 0.1 is "
-          "still answered with ump \"0.1\"", ("ump/capabilities-no-0.1-runtime",), since="1.0",
-          wraps=each("_capabilities", keep(versions=lambda versions: versions[:1]))),
+    # The bindings still negotiate 0.1 (capabilities echoes the client's version) but every
+    # operation is 1.0's and capabilities claims 1.0 only: a 1.0 server answering ump "0.1" that
+    # takes a 0.1 record as an import and serves it normalized to 1.0.
+    Fault("negotiates-down-to-0.1", "ump", "a client announcing 0.1 is answered ump \"0.1\", but every operation "
+          "runs as 1.0 (a 0.1 record is stored and served as 1.0) and capabilities.versions says 1.0 only",
+          ("ump/capabilities-no-0.1-runtime",), since="1.0",
+          wraps={**each("_capabilities", keep(versions=lambda versions: versions[:1])),
+                 **w.spoken_as_1_0("_op_remember", "_op_get", "_op_recall", "_op_revise", "_op_forget",
+                                   "_op_feedback", "_op_rehydrate")}),
     # recall (§3.2)
     Fault("recall-omits-signals", "ump", "recall results carry record and score but no signals",
           ("ump/recall-result-shape",),

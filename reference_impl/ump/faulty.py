@@ -1051,3 +1051,11 @@ def chain_reactivated(service: Any, original: Callable[..., Any]) -> Callable[..
             link = older
         return answer
     return wrong
+
+
+def spoken_as_1_0(*operations: str) -> dict[str, Wrap]:
+    """The operations (`_op_…`) run as UMP 1.0, whatever version the exchange named."""
+    wraps: dict[str, Wrap] = {}
+    for operation in operations:
+        wraps.update(before(operation, lambda request, version, grant: ((request, "1.0", grant), {})))
+    return wraps

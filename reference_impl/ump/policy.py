@@ -81,6 +81,10 @@ class UmpPolicy:
     #: only (§8: 0.1 is "not a negotiated runtime version") and refuses a 0.1 client, while still
     #: importing 0.1 records.
     runtime_versions: tuple[str, ...] = ("1.0", "0.1")
+    #: ump/capabilities-no-0.1-runtime: the runtime versions are listed in capabilities.versions
+    #: (True). Other reading: `versions` is no spec's member (§3.1 has `ump` alone), so a server
+    #: speaking 0.1 and 1.0 may answer each client in its version and list nothing (False).
+    list_versions: bool = True
     #: ump/id-minted-form, ump/record-id-format: minted ids are lowercase unpadded RFC 4648 base32
     #: ("base32", the public implementation's). Other reading: §6.2 says only "base32", so the
     #: base32hex alphabet in RFC 4648's upper case ("base32hex") is as literal.

@@ -394,6 +394,8 @@ class UmpService:
             "kinds": list(ump_record.KINDS),
             "retrieval_signals": list(ranking.SIGNALS),
         }
+        if not self.policy.list_versions:
+            del doc["versions"]
         if base_url:
             doc["endpoint"] = base_url
         return doc
@@ -623,7 +625,7 @@ class UmpService:
     def _capabilities(self, request: Any, version: str) -> dict[str, Any]:
         if request is not None and not isinstance(request, dict):
             raise _invalid(f"the capabilities request must be a JSON object ({{client?}}), found {a_json_type(request)}")
-        return {
+        doc = {
             "server": {"name": SERVER_NAME, "version": _server_version()},
             "ump": version,
             "versions": list(self.versions),
@@ -637,6 +639,9 @@ class UmpService:
             "rehydrate": True,
             "auth": {"capability_tokens": True, "required": self.require_capability},
         }
+        if not self.policy.list_versions:
+            del doc["versions"]
+        return doc
 
     # -- remember ----------------------------------------------------------------------------------
 

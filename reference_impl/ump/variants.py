@@ -73,6 +73,9 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "and refuses a client announcing 0.1, while still importing 0.1 records",
             ("ump/capabilities-no-0.1-runtime", "ump/normalize-imported-0.1"),
             {"runtime_versions": ("1.0",)}, since="1.0", bindings=("http", "mcp")),
+    Variant("versions-unlisted", "ump", "the server speaks 0.1 and 1.0 at runtime, answering each client in the "
+            "version it announces, and lists neither in capabilities (no `versions` member)",
+            ("ump/capabilities-no-0.1-runtime",), {"list_versions": False}, since="1.0", bindings=("http", "mcp")),
     Variant("mints-base32hex-ids", "ump", "minted ids are 26 characters of RFC 4648 base32hex in upper case "
             "(0-9A-V), not lowercase base32", ("ump/id-minted-form", "ump/record-id-format"),
             {"minted_ids": "base32hex"}, bindings=("http", "mcp")),

@@ -133,6 +133,11 @@ class UmpClient(Protocol):
 
     def capabilities(self, request: dict[str, Any] | None = None) -> Reply: ...
 
+    def as_version(self, version: str) -> UmpClient:
+        """A client of the same live server speaking `version` (HTTP: UMP-Version; MCP: a session
+        that announced it in capabilities)."""
+        ...
+
     def recall(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply: ...
 
     def remember(self, record: Any, *, auth: Auth = DEFAULT_AUTH, wrap: bool = True) -> Reply:

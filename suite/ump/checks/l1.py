@@ -440,12 +440,14 @@ def capabilities_audit(ctx: CheckContext) -> None:
 
 @check("ump/l1/capabilities-no-0.1-runtime", spec="ump", requirements=("ump/capabilities-no-0.1-runtime",),
        bindings=LIVE,
-       title="a 1.0 server answers a 0.1 client with 1.0, unless it declares 0.1 a runtime version (§8)")
+       title="a 1.0 server answers a 0.1 client with 1.0, or speaks 0.1 in that exchange (§8)")
 def capabilities_no_01_runtime(ctx: CheckContext) -> None:
-    """A client announcing 0.1 (HTTP: `UMP-Version: 0.1`; MCP: `client.ump`) must get `ump: "1.0"`
-    or a refusal. A server that lists "0.1" in the extension member `versions` speaks 0.1 as a
-    runtime version deliberately (docs/live-ump.md): then a 0.1 answer is what it declared. What
-    is judged: a 0.1 answer only from a server that declares 0.1."""
+    """A client announcing 0.1 (HTTP: `UMP-Version: 0.1`; MCP: `client.ump`) must get `ump: "1.0"`,
+    a refusal, or 0.1 from a server that speaks 0.1 at runtime. A server listing "0.1" in the
+    extension member `versions` is judged as a UMP 0.1 subject of its own. One that does not list it
+    (the member is no spec's) is asked in that exchange: a 0.1 record it stores must come back a 0.1
+    record; a 1.0 server taking it as a §8 import serves it normalized to 1.0, and has then answered
+    a version it does not speak."""
     body = _caps_body(ctx)
     if not body:
         raise NotApplicable("no capabilities response to start from (judged by ump/l1/capabilities)")
@@ -463,10 +465,43 @@ def capabilities_no_01_runtime(ctx: CheckContext) -> None:
     major = got.split(".")[0] if isinstance(got, str) else None
     if major == "1" or (major == "0" and "0.1" in declared):
         return  # 1.0 kept, or 0.1 spoken deliberately and said so
+    if got == "0.1":
+        unspoken = _does_not_speak_01(ctx)
+        if unspoken is None:
+            ctx.note("the server speaks UMP 0.1 at runtime without listing it in capabilities.versions: run with "
+                     "--version=0.1 to judge it as UMP 0.1 too")
+            return
+        ctx.violation("ump/capabilities-no-0.1-runtime", f"a client announcing UMP 0.1 was answered ump '0.1', but "
+                      f"the server does not speak 0.1: {unspoken}; a 1.0 server answers ump \"1.0\" or refuses; "
+                      f"{_spec('ump/capabilities-no-0.1-runtime')}", sent=reply.sent, received=reply.body)
+        return
     ctx.violation("ump/capabilities-no-0.1-runtime", f"a client announcing UMP 0.1 was answered ump {got!r}, and "
                   f"the server does not declare 0.1 a runtime version (its `versions`: "
                   f"{sorted(set(declared)) or 'none'}): a 1.0 server answers ump \"1.0\" or refuses; "
                   f"{_spec('ump/capabilities-no-0.1-runtime')}", sent=reply.sent, received=reply.body)
+
+
+def _does_not_speak_01(ctx: CheckContext) -> str | None:
+    """How a server that answered a 0.1 client with 0.1 showed it does not speak 0.1 (None: it
+    stored a 0.1 record and served it back as one, in exchanges naming 0.1)."""
+    other = ctx.client.as_version("0.1")
+    rec = {"ump": "0.1", "id": ump_ids.random_id()}
+    rec.update(sample_record("semantic", text=f"{marker('v01')} a record remembered in UMP 0.1"))
+    now = _now()
+    rec["time"] = {"created": now, "valid_from": now}
+    put = other.remember(rec, auth=_auth_for(rec)[0])
+    _internal(put)
+    if not put.ok or not _new_id(put):
+        return f"remember of a 0.1 record in UMP 0.1 answered {put.describe()}"
+    got = other.get(_new_id(put), auth=Auth.as_owner(OWNER_A))
+    _internal(got)
+    back = got.body.get("record") if got.ok and isinstance(got.body, dict) else None
+    if not isinstance(back, dict):
+        return f"get of the 0.1 record it stored ({_new_id(put)}) in UMP 0.1 answered {got.describe()}"
+    if back.get("ump") != "0.1":
+        return (f"the 0.1 record it stored came back as ump {back.get('ump')!r} in UMP 0.1 (a 1.0 server's import "
+                "of a 0.1 record, normalized as §8 says)")
+    return None
 
 
 @check("ump/l1/capabilities-no-side-effects", spec="ump", requirements=("ump/capabilities-no-side-effects",),
