@@ -361,6 +361,7 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
     `app.state.closing` (a threading.Event) ends every open SSE stream when set; `serve` sets it
     before stopping uvicorn."""
     plugged = list(routes)
+    policy = getattr(service, "policy", None)
     closing = threading.Event()
     sse_limiter = anyio.CapacityLimiter(256)  # subscriptions never starve the operation threadpool
 
@@ -371,7 +372,8 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
             except HttpError as exc:
                 return error_response(exc.code, exc.message, exc.status, exc.headers)
             except UmpError as exc:
-                return error_response(exc.code, exc.message)
+                invalid = exc.code == "invalid_record" and policy is not None
+                return error_response(exc.code, exc.message, policy.http_invalid_status if invalid else None)
             except Exception:
                 log.exception("unexpected error in %s %s", request.method, request.url.path)
                 return error_response("internal", "internal server error (logged on the server)", 500)
@@ -382,7 +384,9 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
         version = _version(service, request)
         token = _token(request, operation)
         result = await run_in_threadpool(lambda: service.handle(operation, payload, version=version, token=token))
-        return json_response(result)
+        created = operation == "revise" or (operation == "remember" and isinstance(result, dict)
+                                            and result.get("result") == "created")
+        return json_response(result, policy.http_created_status if created and policy is not None else 200)
 
     def posted(operation: str) -> Callable[[Request], Any]:
         async def handler(request: Request) -> Response:

@@ -116,3 +116,12 @@ class UmpPolicy:
     #: one of its own beside them without listing it in capabilities.retrieval_signals ((name, value)
     #: pairs added to every result).
     extra_signals: tuple[tuple[str, float], ...] = ()
+    #: ump/http-route-remember, ump/http-route-revise: the HTTP status of a write that created a
+    #: record (a fresh remember, a revise's successor): 200, as the public implementation and its
+    #: runner have it. Other reading: §4.2 lists routes, no status, and 201 Created is HTTP's own
+    #: word for it (201); the public runner's exact 200 is then missed (class ump-reference-interop).
+    http_created_status: int = 200
+    #: ump/runner-rules: the HTTP status of invalid_record raised by the service (a record the
+    #: operation refuses): 400, the public implementation's. The text fixes none; any other 4xx
+    #: (422, fault `http-invalid-422`) misses only the public runner's exact rule.
+    http_invalid_status: int = 400

@@ -93,6 +93,9 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("recall-extra-signal", "ump", "every recall result carries an engine signal of its own (x_bm25_raw) "
             "beside the five standard ones, not listed in capabilities.retrieval_signals",
             ("ump/recall-signal-names",), {"extra_signals": (("x_bm25_raw", 3.25),)}, bindings=("http", "mcp")),
+    Variant("created-201", "ump", "a remember that creates a record and every revise answer HTTP 201 Created "
+            "(a merge stays 200)", ("ump/http-route-remember", "ump/http-route-revise", "ump/runner-rules"),
+            {"http_created_status": 201}, bindings=("http",)),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),
