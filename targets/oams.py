@@ -76,9 +76,10 @@ class OamsRestClient:
         ok = 200 <= status < 300 and error is None
         not_served = status in (404, 405, 501) and (error is None or error.get("code") == -32601)
         sent: Any = (None if body is OMIT else body) if raw is None else raw.decode("utf-8", "replace")
+        nxt = response.links.get("next", {}).get("url") if "link" in response.headers else None
         return OamsReply(op, self.binding, f"{method} {shown_path}", sent, status, text,
                          value if is_json else None, has_result=ok, result=value if ok else None,
-                         error=error, not_served=not_served)
+                         error=error, not_served=not_served, link_next=nxt)
 
     def store(self, memory: Any, namespace: str | None = None, key: str | None = None) -> OamsReply:
         ns = namespace if namespace is not None else (memory.get("namespace") if isinstance(memory, dict) else None)

@@ -53,6 +53,18 @@ class RestBinding:
     def error(self, exc: OamsError) -> Response:
         return JSONResponse(exc.body(), status_code=STATUS.get(exc.code, 400))
 
+    @staticmethod
+    def linked_page(request: Request, page: dict[str, Any]) -> Response:
+        """A LIST page as a bare array, the next page's URL in an RFC 8288 Link header."""
+        memories = next(v for v in page.values() if isinstance(v, list))
+        cursor = next((v for k, v in page.items() if not isinstance(v, list)), None)
+        headers = {}
+        if cursor:
+            query = [(k, v) for k, v in request.query_params.multi_items() if k != "cursor"] + [("cursor", cursor)]
+            raw = (request.scope.get("raw_path") or request.scope["path"].encode("utf-8")).decode("latin-1")
+            headers["Link"] = f'<{raw.split("?", 1)[0]}?{urllib.parse.urlencode(query)}>; rel="next"'
+        return JSONResponse(memories, headers=headers)
+
     def forget_answer(self) -> Response:
         return Response(status_code=204)
 
@@ -110,7 +122,10 @@ class RestBinding:
             q = request.query_params
             tags = q.getlist("tags")
             tags_value: Any = None if not tags else [t for v in tags for t in v.split(",") if t]
-            return self.answer(svc.list(parts[1], q.get("cursor"), q.get("limit"), q.get("since"), tags_value))
+            page = svc.list(parts[1], q.get("cursor"), q.get("limit"), q.get("since"), tags_value)
+            if svc.policy.rest_list_paging == "link":
+                return self.linked_page(request, page)
+            return self.answer(page)
         if len(parts) == 3 and parts[0] == "memories" and parts[1] and parts[2]:
             self._allow(method, "PUT", "DELETE")
             if method == "DELETE":

@@ -27,6 +27,10 @@ class OamsPolicy:
     #: (default 50, at most 500) per page (None); a server may cap every page lower and give a cursor
     #: for the rest (2: a LIST without a limit, or with a larger one, answers two at a time).
     list_page_cap: int | None = None
+    #: oams/list-paging (REST): §3 names the request's `cursor=` and no answer member; the reference
+    #: answers the page envelope with its cursor ("body"); a REST server may answer a bare array and
+    #: give the next page's URL in an RFC 8288 `Link: <…?cursor=…>; rel="next"` header ("link").
+    rest_list_paging: str = "body"
     #: oams/recall-ordered-array: "an ordered array": a bare array ("array") or {"memories": [...]} ("object").
     recall_envelope: str = "array"
     #: oams/store-idempotent: repeating an identical STORE leaves updated_at (False) or moves it, a

@@ -26,6 +26,8 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
        "\"next_cursor\": c}", ("list-paging", "list-endpoint"), list_envelope="items"),
     _v("list-short-pages", "LIST answers at most two memories a page, whatever the limit, with a cursor for the rest",
        ("list-endpoint", "list-paging", "list-filters"), list_page_cap=2),
+    _v("list-link-header", "REST LIST answers a bare array, the next page's URL in a Link rel=\"next\" header",
+       ("list-paging", "list-endpoint"), bindings=("http",), rest_list_paging="link"),
     _v("recall-object-envelope", "RECALL answers {\"memories\": [...]} instead of a bare array",
        ("recall-ordered-array",), recall_envelope="object"),
     _v("repeat-store-touches", "an identical repeated STORE moves updated_at (a write is a write)",

@@ -12,6 +12,8 @@ bundle, read and judged by suite/oams/model.py.
 
 from __future__ import annotations
 
+import urllib.parse
+
 import secrets
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -33,6 +35,9 @@ CONSOLIDATE = ("POST /v1/oams/consolidate", "oams.consolidate")
 #: Members an envelope may hold the array of memories in (the text names none: A6).
 LIST_MEMBERS = ("memories", "items", "results", "data")
 CURSOR_MEMBERS = ("next_cursor", "cursor", "next")
+#: how a member named otherwise may still say "next page" (§3 names no member): nextCursor,
+#: next_page_token, continuationToken … (compared lower-case, without _ and -)
+CURSOR_WORDS = ("cursor", "token", "next", "continuation")
 #: The owner-hashes checks write under unless a target names its own.
 DEFAULT_OWNERS = ("mc-owner-a", "mc-owner-b")
 
@@ -59,6 +64,8 @@ class OamsReply:
     error: Any = None
     #: the method / route was not there at all (REST 404/405 without §3's error shape, JSON-RPC -32601)
     not_served: bool = False
+    #: REST: the target of a `Link: <…>; rel="next"` header (RFC 8288), where a server pages that way
+    link_next: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -90,19 +97,35 @@ class OamsReply:
         return None, f"no array of memories in {shown(r)}"
 
     def cursor(self) -> Any:
-        """The next-page cursor of a LIST answer (None: last page or none given)."""
+        """The next-page cursor of a LIST answer (None: last page or none given). §3 names the
+        request's `cursor=` and no answer member: the usual names first, then any other member
+        holding a string or null whose name speaks of a cursor, token or next page, then a Link
+        rel="next" header; a URL there (or in a member) gives its `cursor` query parameter."""
         r = self.result
         if isinstance(r, dict):
             for name in CURSOR_MEMBERS:
                 if name in r:
-                    return r[name]
-        return None
+                    return _cursor_in(r[name])
+            for name, value in r.items():
+                folded = name.lower().replace("_", "").replace("-", "")
+                if (value is None or isinstance(value, str)) and any(w in folded for w in CURSOR_WORDS):
+                    return _cursor_in(value)
+        return _cursor_in(self.link_next) if self.link_next else None
 
     def describe(self) -> str:
         """What was sent and what came back, for a failure message."""
         return exchange(self.request, self.sent, self.status, ok=self.ok, value=self.result, error=self.error,
                         received_text=self.received_text, omitted=OMIT, value_label="result ")
 
+
+
+def _cursor_in(value: Any) -> Any:
+    """A cursor as given, or the `cursor` query parameter of a next-page URL or path."""
+    if isinstance(value, str) and "?" in value and "cursor=" in value:
+        found = urllib.parse.parse_qs(urllib.parse.urlsplit(value).query).get("cursor")
+        if found:
+            return found[0]
+    return value
 
 
 class OamsClient(Protocol):

@@ -206,3 +206,23 @@ def test_cli_export_import_validate(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"key": 1}\n')
     result = runner.invoke(oams, ["validate", str(tmp_path / "bad.jsonl")])
     assert result.exit_code == 1 and "oams/key-required" in result.output
+
+
+@pytest.mark.parametrize("answer, link, cursor", [
+    ({"memories": [], "next_cursor": "c1"}, None, "c1"),
+    ({"items": [], "cursor": None}, None, None),
+    ({"memories": [], "nextCursor": "c2"}, None, "c2"),
+    ({"items": [], "next_page_token": "c3"}, None, "c3"),
+    ({"data": [], "continuationToken": "c4"}, None, "c4"),
+    ({"memories": [], "next": "/v1/oams/memories/ns?limit=2&cursor=c%2F5"}, None, "c/5"),
+    ({"memories": [], "token_count": 7}, None, None),  # a number named "token…" is no cursor
+    ([], "/v1/oams/memories/a%3Ab?limit=2&cursor=c6", "c6"),
+    ([], None, None),
+])
+def test_list_cursor_is_read_under_any_usual_name_and_from_a_link_header(answer, link, cursor):
+    """§3 names the request's `cursor=` and no answer member: a server's own spelling, or a Link
+    rel="next" header, must not read as "last page"."""
+    from memconform.suite.oams.client import OamsReply
+
+    reply = OamsReply("list", "http", "GET", None, 200, None, answer, True, answer, link_next=link)
+    assert reply.cursor() == cursor
