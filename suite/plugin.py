@@ -338,6 +338,14 @@ class MemconformCollector(pytest.Collector):
         if deviations is not None:
             state.deviations[driver.label] = deviations
         items: list[pytest.Item] = []
+        for spec in sorted(set(state.specs) - {subject.spec for subject in subjects}):
+            # asked for by name and not here: an error with what the probe saw, never a silent no-op
+            absent = getattr(driver, "absent", None)
+            why = (absent(spec) if absent else None) or "its discovery found nothing of it"
+            items.append(TargetErrorItem.from_parent(
+                self, name=f"{text}::connect-{spec}", spec=spec,
+                reason=f"--spec {spec}: {driver.label} offers no {spec.upper()} "
+                       f"(found: {', '.join(sorted({s.spec for s in subjects})) or 'nothing'}): {why}"))
         for subject in subjects:
             if not state.wants(subject.spec, subject.version, subject.binding):
                 continue
@@ -524,17 +532,18 @@ class TargetErrorItem(pytest.Item):
     """Stands for a target that could not be opened, so the run reports an error and goes on; or,
     `skipped`, for one that cannot be run here at all (no container engine …): skipped with the reason."""
 
-    def __init__(self, *, reason: str, skipped: bool = False, **kwargs: Any):
+    def __init__(self, *, reason: str, skipped: bool = False, spec: str = "ump", **kwargs: Any):
         super().__init__(**kwargs)
         self.reason = reason
         self.skipped = skipped
+        self.spec = spec
 
     def setup(self) -> None:
         target = self.name.rsplit("::", 1)[0]
         outcome = Outcome.SKIPPED if self.skipped else Outcome.ERROR
         self.user_properties.append(("memconform", {
             "node_id": self.nodeid, "check": "memconform/connect", "title": "the target can be opened",
-            "target": target, "spec": "ump", "version": "-", "binding": "-", "case": None,
+            "target": target, "spec": self.spec, "version": "-", "binding": "-", "case": None,
             "requirements": [], "level": "L0", "keyword": "MUST", "outcome": outcome.value,
             "reason": self.reason, "findings": [], "duration": 0.0, "seed": None,
         }))

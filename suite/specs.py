@@ -28,8 +28,9 @@ class Spec:
     #: the live bindings the reference implementation serves the spec over; a fault or variant
     #: with `bindings=None` shows on each of them
     reference_bindings: tuple[str, ...] = ()
-    #: "module:function" -> function(base_url, *, label, timeout) -> a `SpecPart` (below) or None:
-    #: how a plain http:// target discovers the spec beside the others, without side effects.
+    #: "module:function" -> function(base_url, *, label, timeout) -> a `SpecPart` (below), or a str
+    #: saying why the spec is not there (what its probe saw): how a plain http:// target discovers
+    #: the spec beside the others, without side effects.
     #: None for the specs targets/http.py finds itself (UMP, UPP, OMF).
     http_discovery: str | None = None
     #: "module:function" -> function(*, label, fault, variants, timeout) -> a `ReferencePart`:

@@ -529,6 +529,8 @@ class HttpDriver:
         self._forced = tuple(forced_versions)
         self._discovered: dict[str, Any] | None = None
         self._omf: bool | None = None
+        self._omf_probe = "not asked"
+        self._absent: dict[str, str] = {}  # spec -> why its own discovery did not find it
         self._levels: dict[str, str | None] = {}
         self._clients: dict[str, HttpUmpClient] = {}
         self._upp: Any = None  # a targets.jsonrpc.JsonRpcDriver once UPP is found
@@ -618,16 +620,27 @@ class HttpDriver:
         except NotUmpServer as exc:  # it answers, but not as UMP: maybe UPP
             ump, not_ump = [], exc
         plugged = self.discover_plugged()
+        unanswered = False
         try:
             upp = self.discover_upp()
         except TargetError:
-            if not ump and not plugged:
-                raise TargetError(f"{not_ump}; nor a UPP server: {'; '.join(self._upp_probes or [])}") from None
-            upp = None  # UMP is here; a UPP probe without an answer only means no UPP
-        if not ump and upp is None and not plugged:
-            raise NotUmpServer(f"{not_ump}; nor a UPP server: {'; '.join(self._upp_probes or [])}")
+            upp, unanswered = None, True  # with another spec here, a UPP probe without an answer only means no UPP
         omf = [Subject(self.label, "omf", OMF_VERSION, "http")] if self.discover_omf() else []
+        if not ump and upp is None and not plugged and not omf:
+            what = (f"{not_ump}; nor a UPP server: {'; '.join(self._upp_probes or [])}; nor OMF: {self._omf_probe}; "
+                    f"nor {', '.join(self._absent) or 'any other spec'} ({'; '.join(self._absent.values())})")
+            raise (TargetError if unanswered else NotUmpServer)(what)
         return ump + omf + ([Subject(self.label, "upp", UPP_VERSION, "http")] if upp is not None else []) + plugged
+
+    def absent(self, spec: str) -> str | None:
+        """Why discovery found no `spec` here (what its probe saw), or None when it did not ask."""
+        if spec == "ump":
+            return "GET /ump/capabilities and /.well-known/ump.json answered no UMP document" if self._discovered is None else None
+        if spec == "upp":
+            return "; ".join(self._upp_probes) if self._upp is None and self._upp_probes else None
+        if spec == "omf":
+            return self._omf_probe if self._omf is False else None
+        return self._absent.get(spec)
 
     def discover_plugged(self) -> list[Subject]:
         """The subjects of the specs that declare their own HTTP discovery (suite/specs.py): each
@@ -639,9 +652,11 @@ class HttpDriver:
             for spec, discover in plugged("http_discovery"):
                 try:
                     part = discover(self.base_url, label=self.label, timeout=self.timeout)
-                except TargetError:
-                    part = None
-                if part is not None:
+                except TargetError as exc:
+                    part = str(exc)
+                if isinstance(part, str):  # the probe's account of why the spec is not here
+                    self._absent[spec.name] = part
+                elif part is not None:
                     self._parts[spec.name] = part
         return [s for part in self._parts.values() for s in part.subjects()]
 
@@ -657,8 +672,10 @@ class HttpDriver:
                 run = probe.export(OMF_PROBE_TENANT)
                 document = run.parsed_document() if run.ok else None
                 self._omf = isinstance(document, dict) and document.get("omf") == OMF_VERSION
-            except TargetError:
+                self._omf_probe = f"an export of the unused tenant {OMF_PROBE_TENANT!r}: {run.describe()}"
+            except TargetError as exc:
                 self._omf = False
+                self._omf_probe = f"an export of the unused tenant {OMF_PROBE_TENANT!r}: {exc}"
             finally:
                 probe.close()
         return self._omf

@@ -267,10 +267,11 @@ class RestPart:
         pass
 
 
-def discover_http(base_url: str, *, label: str, timeout: float = 10.0) -> RestPart | None:
+def discover_http(base_url: str, *, label: str, timeout: float = 10.0) -> RestPart | str:
+    """The memoturn part here, or why its probe found none."""
     why, reply = _probe(base_url, min(timeout, 5.0))
     if why is not None:
-        return None
+        return why
     refused = None
     if reply is not None and reply.status == 401:
         refused = (f"memoturn at {base_url.rstrip('/')}{PREFIX} answered 401 unauthorized to a recall "

@@ -318,8 +318,10 @@ class OamsHttpPart:
         pass
 
 
-def discover_http(base_url: str, *, label: str, timeout: float = 10.0) -> OamsHttpPart | None:
-    return OamsHttpPart(base_url, label, timeout) if discover_rest(base_url, timeout=min(timeout, 5.0)) is None else None
+def discover_http(base_url: str, *, label: str, timeout: float = 10.0) -> OamsHttpPart | str:
+    """The OAMS part here, or why its probe found none."""
+    why = discover_rest(base_url, timeout=min(timeout, 5.0))
+    return OamsHttpPart(base_url, label, timeout) if why is None else why
 
 
 # -- the reference (suite/specs.py `reference`) ----------------------------------------------------------

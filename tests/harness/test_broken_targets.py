@@ -517,3 +517,41 @@ def test_a_4xx_without_the_envelope_is_still_judged(shared_http_miniature):
     finally:
         client.close()
     assert reply.status == 404 and reply.error_code == "http_404" and reply.raw == "Not Found"
+
+
+def test_an_omf_only_server_at_a_plain_url_is_found_and_judged(pytester):
+    """A server of OMF's HTTP routes alone (no UMP, no UPP) is OMF found, not "not a UMP server"."""
+    from starlette.applications import Starlette
+
+    from memconform.reference_impl.omf import OmfEngine, OmfStore
+    from memconform.reference_impl.omf.http import omf_routes
+    from memconform.reference_impl.ump.serve import start_in_thread
+
+    server = start_in_thread(None, app=Starlette(routes=omf_routes(OmfEngine(OmfStore(":memory:")))))
+    try:
+        result, report = run_suite(pytester, f"--target={server.base_url}", "--spec=omf", "--effort=quick")
+    finally:
+        server.stop()
+    assert not [r for r in report["results"] if r["check"] == "memconform/connect"]
+    assert [(lv["spec"], lv["binding"], lv["level"]) for lv in report["levels"]] == [("omf", "http", "L1")]
+    assert result.ret == 0
+
+
+def test_a_spec_asked_for_by_name_and_absent_is_an_error_naming_what_its_probe_saw(pytester):
+    """--spec=memoturn at a UMP-only server: not a silent "no tests ran" but an error saying so."""
+    from memconform.reference_impl.ump.http_app import build_app
+    from memconform.reference_impl.ump.serve import start_in_thread
+    from memconform.reference_impl.ump.service import UmpService
+
+    service = UmpService()
+    server = start_in_thread(None, app=build_app(service, mcp=False))
+    try:
+        result, report = run_suite(pytester, f"--target={server.base_url}", "--spec=memoturn")
+    finally:
+        server.stop()
+        service.close()
+    [connect] = [r for r in report["results"] if r["check"] == "memconform/connect"]
+    assert connect["outcome"] == "error" and connect["spec"] == "memoturn"
+    assert "offers no MEMOTURN (found: ump)" in connect["reason"]
+    assert "did not answer as memoturn" in connect["reason"]  # what the probe saw
+    assert result.ret != 0
