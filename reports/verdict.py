@@ -215,7 +215,7 @@ def summary_line(row: dict[str, Any]) -> str:
         words = f"conformant up to {level}; {blocked['level']} and above not judged (--level {row['judged_up_to']})"
     elif status == "not-assessed":
         words = (f"conformant up to {level}; {blocked['level']} not assessed "
-                 f"({len(blocked['not_assessed'])} MUST without a check on this binding)")
+                 f"({len(blocked['not_assessed'])} MUST not judged here: {ids_text(blocked['not_assessed'], 3)})")
     elif status == "claim":
         words = "claim reached"
     elif status == "error":
