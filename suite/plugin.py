@@ -290,6 +290,17 @@ class MemconformCollector(pytest.Collector):
         items: list[pytest.Item] = []
         for text in state.targets:
             items.extend(self._items_for_target(state, text))
+        offered = {subject.spec for subjects in state.subjects.values() for subject in subjects}
+        for spec in sorted(set(state.specs) - offered):
+            # asked for by name and offered by no target: an error per target with what its probe
+            # saw, never a silent "no tests ran"
+            for text, driver in state.drivers.items():
+                absent = getattr(driver, "absent", None)
+                why = (absent(spec) if absent else None) or "its discovery found nothing of it"
+                found = ", ".join(sorted({s.spec for s in state.subjects.get(driver.label, ())})) or "nothing"
+                items.append(TargetErrorItem.from_parent(
+                    self, name=f"{text}::connect-{spec}", spec=spec,
+                    reason=f"--spec {spec}: {driver.label} offers no {spec.upper()} (found: {found}): {why}"))
         if len(state.drivers) > 1:
             items.extend(self._interop_items(state))
         return items
@@ -338,14 +349,6 @@ class MemconformCollector(pytest.Collector):
         if deviations is not None:
             state.deviations[driver.label] = deviations
         items: list[pytest.Item] = []
-        for spec in sorted(set(state.specs) - {subject.spec for subject in subjects}):
-            # asked for by name and not here: an error with what the probe saw, never a silent no-op
-            absent = getattr(driver, "absent", None)
-            why = (absent(spec) if absent else None) or "its discovery found nothing of it"
-            items.append(TargetErrorItem.from_parent(
-                self, name=f"{text}::connect-{spec}", spec=spec,
-                reason=f"--spec {spec}: {driver.label} offers no {spec.upper()} "
-                       f"(found: {', '.join(sorted({s.spec for s in subjects})) or 'nothing'}): {why}"))
         for subject in subjects:
             if not state.wants(subject.spec, subject.version, subject.binding):
                 continue

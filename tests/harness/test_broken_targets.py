@@ -555,3 +555,29 @@ def test_a_spec_asked_for_by_name_and_absent_is_an_error_naming_what_its_probe_s
     assert "offers no MEMOTURN (found: ump)" in connect["reason"]
     assert "did not answer as memoturn" in connect["reason"]  # what the probe saw
     assert result.ret != 0
+
+
+def test_specs_asked_for_and_offered_by_different_targets_are_no_error(pytester):
+    """--spec ump --spec omf over a UMP-only and an OMF-only server: each spec is somewhere, so
+    neither target is an error for lacking the other's."""
+    from starlette.applications import Starlette
+
+    from memconform.reference_impl.omf import OmfEngine, OmfStore
+    from memconform.reference_impl.omf.http import omf_routes
+    from memconform.reference_impl.ump.http_app import build_app
+    from memconform.reference_impl.ump.serve import start_in_thread
+    from memconform.reference_impl.ump.service import UmpService
+
+    service = UmpService()
+    ump = start_in_thread(None, app=build_app(service, mcp=False))
+    omf = start_in_thread(None, app=Starlette(routes=omf_routes(OmfEngine(OmfStore(":memory:")))))
+    try:
+        result, report = run_suite(pytester, f"--target={ump.base_url}", f"--target={omf.base_url}", "--spec=ump",
+                                   "--spec=omf", "--check=ump/l1/capabilities", "--check=omf/export/order")
+    finally:
+        ump.stop()
+        omf.stop()
+        service.close()
+    assert not [r for r in report["results"] if r["check"] == "memconform/connect"]
+    assert {(r["check"], r["outcome"]) for r in report["results"]} == {("ump/l1/capabilities", "passed"),
+                                                                       ("omf/export/order", "passed")}
