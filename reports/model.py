@@ -84,6 +84,18 @@ def not_exercised(results: Iterable[dict[str, Any]]) -> dict[str, str]:
     return why
 
 
+def waived_requirements(results: Iterable[dict[str, Any]], outcomes: dict[str, Any], cat: Any) -> dict[str, str]:
+    """MUST id -> why, for the requirements of checks the target waived (an option its spec gives to
+    leave out what they judge) that no other result judged."""
+    why: dict[str, str] = {}
+    for res in results:
+        if res.get("waived"):
+            for rid in res["requirements"]:
+                if rid not in outcomes and cat.get(rid).keyword is Keyword.MUST:
+                    why.setdefault(rid, res.get("reason") or "")
+    return dict(sorted(why.items()))
+
+
 def accepted_failures(results: Iterable[dict[str, Any]], cat: Any) -> dict[str, Any]:
     """The MUST failures a baseline or known deviation accepted: they change the exit status only."""
     must, by, ids = 0, set(), set()
@@ -132,7 +144,8 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
         profile = next((r["profile"] for r in group if r.get("profile")), cat.default_profile)
         outcomes = {rid: e for rid, e in requirement_outcomes(group).items()
                     if cat.get(rid).in_profile(profile)}
-        computed = compute_level(spec, version, outcomes, cat.claimed_levels, binding, profile)
+        waived = waived_requirements(group, outcomes, cat)
+        computed = compute_level(spec, version, outcomes, cat.claimed_levels, binding, profile, waived)
         by_kw: Counter[tuple[str, str]] = Counter()
         for rid, entry in outcomes.items():
             req = cat.get(rid)
@@ -149,6 +162,7 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             # a spec whose levels are conformance classes names them (catalogue level_names)
             **({"level_name": cat.level_name(computed["level"])} if cat.level_name(computed["level"]) else {}),
             "blocked_by": blocking(spec, version, binding, outcomes, blocked, profile),
+            **({"waived": waived} if waived else {}),
             "profile": profile,
             "classes": compute_classes(spec, version, binding, outcomes, profile),
             "claim": (compute_claim(spec, version, binding, outcomes, not_exercised(group),

@@ -43,9 +43,10 @@ def _musts(cat: catalogues.Catalogue, version: str, binding: str | None, level: 
 
 def compute_level(spec: str, version: str, outcomes: dict[str, dict[str, Any]],
                   claimed_levels: tuple[str, ...], binding: str | None = None,
-                  profile: str | None = None) -> dict[str, Any]:
+                  profile: str | None = None, waived: Any = ()) -> dict[str, Any]:
     """The highest level whose testable MUSTs all passed, counting up from L0. On a binding,
-    only the MUSTs that can be judged there count (the file formats are not an HTTP server's)."""
+    only the MUSTs that can be judged there count (the file formats are not an HTTP server's),
+    and not those `waived`: what the spec lets this target leave out, and it did."""
     cat = catalogues.load(spec)
     reached = None
     blocked: dict[str, Any] | None = None
@@ -55,7 +56,7 @@ def compute_level(spec: str, version: str, outcomes: dict[str, dict[str, Any]],
         musts = _musts(cat, version, binding, level, profile)
         failed = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.FAILED]
         errored = [r.id for r in musts if outcomes.get(r.id, {}).get("outcome") is Outcome.ERROR]
-        unassessed = [r.id for r in musts if r.id not in outcomes]
+        unassessed = [r.id for r in musts if r.id not in outcomes and r.id not in waived]
         if failed or errored or unassessed:
             blocked = {"level": level, "failed": failed, "errors": errored, "not_assessed": unassessed,
                        "suite_claims_level": level in claimed_levels}
@@ -252,6 +253,8 @@ def summary_line(row: dict[str, Any]) -> str:
     elif status == "incomplete" and blocked:
         counts.append(f"{len(blocked['not_assessed'])} {blocked['level']} MUST not assessable here: "
                       f"{ids_text(blocked['not_assessed'])}")
+    if row.get("waived"):
+        counts.append(f"{len(row['waived'])} MUST waived as the spec allows ({ids_text(sorted(row['waived']))})")
     if row.get("overclaimed"):
         counts.append(f"advertises {row['advertised']}")
     beside = []

@@ -128,6 +128,13 @@ class NotApplicable(Exception):
     """The check cannot run on this target (a binding or feature it does not offer)."""
 
 
+class Waived(NotApplicable):
+    """The target took an option its spec gives to leave out what the check judges (UMP §4.1: "a
+    minimal server can skip the explicit [capabilities] tool"): the check's requirements bind
+    nothing there. Skipped, never a pass; they do not keep a level from being reached, and the
+    report lists them with the reason."""
+
+
 class NotExercised(NotApplicable):
     """The subject holds nothing the requirement is about (an export in which no record declares
     consent.redact cannot break the redaction rule). Skipped like NotApplicable, never a pass; a

@@ -488,6 +488,7 @@ class CheckItem(pytest.Item):
             "findings": [f.to_json() for f in result.findings],
             "duration": round(result.duration, 6), "seed": result.seed,
             **({"not_exercised": True} if result.extra.get("not_exercised") else {}),
+            **({"waived": True} if result.extra.get("waived") else {}),
             **({"not_judged": result.extra["not_judged"]} if result.extra.get("not_judged") else {}),
             **({"effort": result.extra["effort"]} if result.extra.get("effort") else {}),
             **({"profile": self.profile} if self.profile else {}),

@@ -10,6 +10,7 @@ from typing import Any
 
 from memconform.suite.outcomes import (
     OUTCOME_FOR_KEYWORD, CheckResult, Finding, Inconclusive, NotApplicable, NotExercised, Outcome, TargetError,
+    Waived,
 )
 from memconform.suite.registry import Case, Check
 
@@ -144,6 +145,9 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
         if isinstance(exc, NotExercised):
             return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started,
                                extra={"not_exercised": True})
+        if isinstance(exc, Waived):
+            return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started,
+                               extra={"waived": True})
         return CheckResult(Outcome.SKIPPED, reason=str(exc), duration=time.perf_counter() - started)
     except Inconclusive as exc:
         return result(Outcome.INFO, f"inconclusive: {exc}")

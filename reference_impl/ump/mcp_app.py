@@ -244,7 +244,9 @@ class _Binding:
                     is_async=True, context_kwarg="ctx")
 
     def tools(self) -> list[Tool]:
-        return [self.tool(operation) for operation in OPERATIONS]
+        policy = getattr(self.service, "policy", None)
+        listed = getattr(policy, "mcp_capabilities_tool", True)
+        return [self.tool(operation) for operation in OPERATIONS if operation != "capabilities" or listed]
 
     def input_schema(self, operation: str) -> dict[str, Any]:
         return input_schema(operation)

@@ -121,6 +121,10 @@ class UmpPolicy:
     #: runner have it. Other reading: §4.2 lists routes, no status, and 201 Created is HTTP's own
     #: word for it (201); the public runner's exact 200 is then missed (class ump-reference-interop).
     http_created_status: int = 200
+    #: ump/mcp-tool-capabilities and the §3.1 capabilities requirements over MCP: the reference lists
+    #: the ump.capabilities tool (True). Other reading: §4.1 "capabilities is derivable from the tool
+    #: list, so a minimal server can skip the explicit tool and just expose the others" (False).
+    mcp_capabilities_tool: bool = True
     #: ump/runner-rules: the HTTP status of invalid_record raised by the service (a record the
     #: operation refuses): 400, the public implementation's. The text fixes none; any other 4xx
     #: (422, fault `http-invalid-422`) misses only the public runner's exact rule.

@@ -96,6 +96,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("created-201", "ump", "a remember that creates a record and every revise answer HTTP 201 Created "
             "(a merge stays 200)", ("ump/http-route-remember", "ump/http-route-revise", "ump/runner-rules"),
             {"http_created_status": 201}, bindings=("http",)),
+    Variant("mcp-no-capabilities-tool", "ump", "the MCP server lists no ump.capabilities tool: capabilities is "
+            "derived from the tool list, as §4.1 lets a minimal server do",
+            ("ump/mcp-tool-capabilities", "ump/capabilities-version", "ump/capabilities-conformance",
+             "ump/capabilities-kinds", "ump/capabilities-bindings", "ump/capabilities-no-side-effects",
+             "ump/capabilities-no-0.1-runtime"), {"mcp_capabilities_tool": False}, since="1.0", bindings=("mcp",)),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),

@@ -125,3 +125,19 @@ def test_blocked_by_names_every_failure_at_and_above_the_blocked_level_with_more
 def test_nothing_judged_is_incomplete_never_conformant(zz):
     row = _row([_res("a", ["zz/a"], "skipped", reason="not offered")])
     assert row["level"] is None and row["status"] == "incomplete"
+
+
+def test_a_waived_requirement_blocks_no_level_is_never_passed_and_is_named(zz):
+    """A check the target waived (an option its spec gives to leave out what it judges): its MUST
+    neither passes nor keeps L1 from being reached, and the line says so."""
+    waived = {"outcome": "skipped", "waived": True}
+    row = _row([_res("a", ["zz/a"]), _res("b", ["zz/b"]), {**_res("c", ["zz/c"]), **waived, "reason": "left out"}])
+    assert row["level"] == "L1" and row["status"] == "conformant" and row["waived"] == {"zz/c": "left out"}
+    assert row["must_passed"] == 2 and "1 MUST waived as the spec allows (zz/c)" in row["summary"]
+    # a waiver stands only where nothing judged the requirement: a failure elsewhere still blocks
+    row = _row([_res("a", ["zz/a"]), _res("b", ["zz/b"]), {**_res("c", ["zz/c"]), **waived},
+                _res("c2", ["zz/c"], "failed", ["zz/c"])])
+    assert row["level"] == "L0" and row["blocked_by"] == ["zz/c"] and "waived" not in row
+    # a plain skip is not a waiver: zz/c is then not assessed
+    row = _row([_res("a", ["zz/a"]), _res("b", ["zz/b"]), _res("c", ["zz/c"], "skipped")])
+    assert row["level"] == "L0" and row["status"] == "not-assessed"

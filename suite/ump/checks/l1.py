@@ -38,7 +38,7 @@ from importlib import resources
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
-from memconform.suite.outcomes import LEVELS, Inconclusive, NotApplicable, TargetError
+from memconform.suite.outcomes import LEVELS, Inconclusive, NotApplicable, TargetError, Waived
 from memconform.suite.registry import Case, check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump import ids as ump_ids
@@ -190,13 +190,19 @@ def _tool_names(ctx: CheckContext) -> set[str] | None:
     return {t.get("name") for t in tools if isinstance(t, dict)}
 
 
-def _capabilities(ctx: CheckContext) -> Reply:
-    """The capabilities reply; over MCP a server may leave the tool out (§4.1), then the
-    capability checks have nothing to judge."""
+def _without_capabilities_tool(ctx: CheckContext) -> None:
+    """Over MCP a server may leave the capabilities tool out (§4.1: "a minimal server can skip the
+    explicit tool"): then what a check asks of the §3.1 response binds nothing there (Waived: no
+    level waits on it)."""
     names = _tool_names(ctx)
     if names is not None and "ump.capabilities" not in names:
-        raise NotApplicable("the MCP server lists no ump.capabilities tool: §4.1 lets a minimal server "
-                            "skip it (judged by ump/l1/mcp-capabilities-derivable)")
+        raise Waived("the MCP server lists no ump.capabilities tool: §4.1 lets a minimal server skip it (\"capabilities "
+                     "is derivable from the tool list\"; judged by ump/l1/mcp-capabilities-derivable)")
+
+
+def _capabilities(ctx: CheckContext) -> Reply:
+    """The capabilities reply (a server without the MCP tool: Waived)."""
+    _without_capabilities_tool(ctx)
     reply = ctx.client.capabilities()
     if _code(reply) == "unsupported" or (reply.binding == "http" and reply.status in (404, 405)):
         raise NotApplicable(f"capabilities is not offered over {reply.binding} ({reply.describe()}): judged by "
@@ -448,6 +454,7 @@ def capabilities_no_01_runtime(ctx: CheckContext) -> None:
     (the member is no spec's) is asked in that exchange: a 0.1 record it stores must come back a 0.1
     record; a 1.0 server taking it as a §8 import serves it normalized to 1.0, and has then answered
     a version it does not speak."""
+    _without_capabilities_tool(ctx)
     body = _caps_body(ctx)
     if not body:
         raise NotApplicable("no capabilities response to start from (judged by ump/l1/capabilities)")
@@ -515,9 +522,7 @@ def capabilities_no_side_effects(ctx: CheckContext) -> None:
       a remember of a sentinel record: the first change the stream delivers must be the
       sentinel's. A change delivered before it happened during the capabilities calls (were
       another client writing to the same server at that moment, rerun the check)."""
-    names = _tool_names(ctx)
-    if names is not None and "ump.capabilities" not in names:
-        raise NotApplicable("the MCP server has no ump.capabilities tool (§4.1 lets it skip it)")
+    _without_capabilities_tool(ctx)
     rec = _full_record(ctx, "semantic")
     rid = _remember(ctx, rec)
     query = {"query": _word(rec), "scope": _scope(), "limit": 20}
@@ -1816,8 +1821,7 @@ def mcp_tool_capabilities(ctx: CheckContext) -> None:
                           f"reserved name ump.capabilities; {_spec('ump/mcp-tool-capabilities')}",
                           received=sorted(tools))
             return
-        raise NotApplicable("the server offers no capabilities tool (§4.1 lets it derive capabilities from the "
-                            "tool list; judged by ump/l1/mcp-capabilities-derivable)")
+        _without_capabilities_tool(ctx)
     reply = ctx.client.capabilities()
     _internal(reply)
     problems = _response_problems(reply.body, "capabilities") if reply.ok else [reply.describe()]
