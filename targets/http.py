@@ -128,13 +128,16 @@ class _TokenCache:
 class _SSEParser:
     """Incremental text/event-stream parsing (WHATWG 'server-sent events' rules): comment lines,
     `field: value` lines, a blank line dispatches. Each dispatched frame must carry `event:` and a
-    JSON object `data:` with `type` and `id`; anything else is a problem, never an exception."""
+    JSON object `data:` with `type` and `id`; anything else is a problem, never an exception. A
+    frame that names no record (a server's hello or heartbeat event) is no change: not an event."""
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self.comments = 0
         self.lines = 0
+        #: frames naming no record (no urn:ump: id anywhere): not changes, so not in `events`
+        self.unrelated = 0
         self._event: str | None = None
         self._data: list[str] = []
         self._fields = False
@@ -193,6 +196,9 @@ class _SSEParser:
             self.problems.append(f"{where}: data lacks a string `type` or `id`: {data[:200]!r}")
         elif event is not None and event != payload["type"]:
             self.problems.append(f"{where}: `event: {event}` but data.type is {payload['type']!r}")
+        if "urn:ump:" not in data:  # a hello, heartbeat or status event: no record changed
+            self.unrelated += 1
+            return
         self.events.append(payload)
 
 

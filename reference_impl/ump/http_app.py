@@ -440,8 +440,10 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
             except Exception:
                 log.exception("closing a subscription failed")
 
+        hello = getattr(policy, "sse_hello", "comment")
+
         async def stream() -> AsyncIterator[str]:
-            yield ": ok\n\n"
+            yield 'event: ready\ndata: {"status": "ready"}\n\n' if hello == "event" else ": ok\n\n"
             if request.method == "HEAD":
                 return
             last = time.monotonic()

@@ -125,6 +125,10 @@ class UmpPolicy:
     #: the ump.capabilities tool (True). Other reading: §4.1 "capabilities is derivable from the tool
     #: list, so a minimal server can skip the explicit tool and just expose the others" (False).
     mcp_capabilities_tool: bool = True
+    #: ump/subscribe-stream, ump/capabilities-no-side-effects: an SSE stream opens with a comment line
+    #: ("comment"), the public implementation's habit. Other reading: §3.8 fixes no preamble, so a
+    #: server may open with an event of its own that names no record ("event": `event: ready`).
+    sse_hello: str = "comment"
     #: ump/runner-rules: the HTTP status of invalid_record raised by the service (a record the
     #: operation refuses): 400, the public implementation's. The text fixes none; any other 4xx
     #: (422, fault `http-invalid-422`) misses only the public runner's exact rule.

@@ -101,6 +101,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             ("ump/mcp-tool-capabilities", "ump/capabilities-version", "ump/capabilities-conformance",
              "ump/capabilities-kinds", "ump/capabilities-bindings", "ump/capabilities-no-side-effects",
              "ump/capabilities-no-0.1-runtime"), {"mcp_capabilities_tool": False}, since="1.0", bindings=("mcp",)),
+    Variant("subscribe-hello-event", "ump", "an SSE subscription opens with an event of its own, `event: ready` "
+            "with data {\"status\": \"ready\"}, naming no record, before any change",
+            ("ump/subscribe-stream", "ump/capabilities-no-side-effects", "ump/subscribe-event-form"),
+            {"sse_hello": "event"}, bindings=("http",)),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),

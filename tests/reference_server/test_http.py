@@ -711,10 +711,15 @@ def test_driver_parses_bad_sse_robustly():
 
 def test_sse_parser_units():
     p = _SSEParser()
-    for line in [": hi", "event: created", "data: {\"type\": \"created\",", "data: \"id\": \"x\"}", "", "id: 3",
-                 "retry: 10", ""]:
+    for line in [": hi", "event: created", "data: {\"type\": \"created\",", "data: \"id\": \"urn:ump:x\"}", "",
+                 "id: 3", "retry: 10", ""]:
         p.feed_line(line)
-    assert p.events == [{"type": "created", "id": "x"}] and p.problems == [] and p.comments == 1
+    assert p.events == [{"type": "created", "id": "urn:ump:x"}] and p.problems == [] and p.comments == 1
+    # a hello or heartbeat event names no record: no change, so no event (it is still no public-form frame)
+    for line in ["event: ready", "data: {}", ""]:
+        p.feed_line(line)
+    assert len(p.events) == 1 and p.unrelated == 1 and "lacks a string `type` or `id`" in p.problems[0]
+    p.problems.clear()
     p.feed_line("event: revised")
     p.finish()
     assert "ended inside a frame" in p.problems[0]

@@ -476,7 +476,7 @@ def capabilities_no_01_runtime(ctx: CheckContext) -> None:
         unspoken = _does_not_speak_01(ctx)
         if unspoken is None:
             ctx.note("the server speaks UMP 0.1 at runtime without listing it in capabilities.versions: run with "
-                     "--version=0.1 to judge it as UMP 0.1 too")
+                     "--spec ump@0.1 to judge it as UMP 0.1 too")
             return
         ctx.violation("ump/capabilities-no-0.1-runtime", f"a client announcing UMP 0.1 was answered ump '0.1', but "
                       f"the server does not speak 0.1: {unspoken}; a 1.0 server answers ump \"1.0\" or refuses; "
