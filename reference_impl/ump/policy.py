@@ -129,6 +129,10 @@ class UmpPolicy:
     #: ("comment"), the public implementation's habit. Other reading: §3.8 fixes no preamble, so a
     #: server may open with an event of its own that names no record ("event": `event: ready`).
     sse_hello: str = "comment"
+    #: ump/rehydrate-*: the server offers memconform's rehydration helper (True), the consumer side of
+    #: §5.3 made observable. Other reading: §5.3 binds "any consumer that injects recalled memory into
+    #: a model context", and no UMP binding has such an operation, so a server offers none (False).
+    rehydrate_helper: bool = True
     #: ump/runner-rules: the HTTP status of invalid_record raised by the service (a record the
     #: operation refuses): 400, the public implementation's. The text fixes none; any other 4xx
     #: (422, fault `http-invalid-422`) misses only the public runner's exact rule.

@@ -636,7 +636,7 @@ class UmpService:
             "max_recall": MAX_RECALL,
             "writable": True,
             "subscribe": True,
-            "rehydrate": True,
+            "rehydrate": self.policy.rehydrate_helper,
             "auth": {"capability_tokens": True, "required": self.require_capability},
         }
         if not self.policy.list_versions:
@@ -1217,6 +1217,8 @@ class UmpService:
     # -- rehydrate ---------------------------------------------------------------------------------
 
     def _op_rehydrate(self, request: Any, version: str, grant: captoken.Grant | None) -> dict[str, Any]:
+        if not self.policy.rehydrate_helper:
+            raise UmpError("unsupported", "this server offers no rehydration helper (§5.3 binds the consumer)")
         request = _request_object(request, "rehydrate", "{ids?, records?, query?, scope?, limit?}")
         _refuse_nulls(request, "rehydrate", "ids", "records", "query")
         wanted = request.get("ids")

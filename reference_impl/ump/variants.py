@@ -105,6 +105,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "with data {\"status\": \"ready\"}, naming no record, before any change",
             ("ump/subscribe-stream", "ump/capabilities-no-side-effects", "ump/subscribe-event-form"),
             {"sse_hello": "event"}, bindings=("http",)),
+    Variant("no-rehydrate-helper", "ump", "the server offers no rehydration helper (capabilities.rehydrate false; "
+            "rehydrate answers unsupported): §5.3 binds the consumer that injects memory into a model context",
+            ("ump/rehydrate-verify", "ump/rehydrate-filter-before-ranking", "ump/rehydrate-frame-structurally",
+             "ump/rehydrate-never-execute", "ump/client-procedural-not-authoritative"),
+            {"rehydrate_helper": False}, bindings=("http", "mcp")),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),

@@ -27,7 +27,7 @@ import time as _time
 import urllib.parse
 from typing import Any
 
-from memconform.suite.outcomes import NotApplicable
+from memconform.suite.outcomes import NotApplicable, Waived
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump import captoken
@@ -101,12 +101,19 @@ def _unchanged_problem(ctx: CheckContext, rid: str, text: str) -> str | None:
     return None
 
 
-def _rehydrate(ctx: CheckContext, request: dict[str, Any], what: str, auth: Auth | None = None) -> Reply:
-    """The target's rehydration helper; skip when it offers none."""
-    reply = ctx.client.rehydrate(request, **({"auth": auth} if auth else {}))
+def _without_helper(reply: Reply) -> None:
+    """§5.3 binds "any consumer that injects recalled memory into a model context": a server that
+    offers no rehydration helper (memconform's extension, docs/live-ump.md) injects nothing, so the
+    rules bind nothing it shows (Waived: no level waits on them)."""
     if reply.error_code == "unsupported" or (reply.status in (404, 405) and not reply.ok):
-        raise NotApplicable(f"the target offers no rehydration helper ({reply.describe()}); §5.3 binds the "
-                            "consumer that injects memory into a model context, which no binding exposes")
+        raise Waived(f"the target offers no rehydration helper ({reply.describe()}); §5.3 binds the consumer that "
+                     "injects recalled memory into a model context, and no UMP binding exposes one")
+
+
+def _rehydrate(ctx: CheckContext, request: dict[str, Any], what: str, auth: Auth | None = None) -> Reply:
+    """The target's rehydration helper; waived when it offers none."""
+    reply = ctx.client.rehydrate(request, **({"auth": auth} if auth else {}))
+    _without_helper(reply)
     if not reply.ok or not isinstance(reply.body.get("text"), str):
         raise NotApplicable(f"precondition failed: {what} did not succeed ({reply.describe()})")
     return reply
@@ -1018,9 +1025,7 @@ def rehydrate_never_execute(ctx: CheckContext) -> None:
                f"{INJECTION} {m}end")
     iid = remember_new(ctx.client, sample_record("procedural", text=payload))
     reply = ctx.client.rehydrate({"ids": [iid, vid]})
-    if reply.error_code == "unsupported" or (reply.status in (404, 405) and not reply.ok):
-        # as its siblings (`_rehydrate`): a helper the target does not offer is not judged
-        raise NotApplicable(f"the target offers no rehydration helper ({reply.describe()})")
+    _without_helper(reply)  # as its siblings (`_rehydrate`)
     if not reply.ok:
         _fail(ctx, R, f"rehydrating a record that contains a fake error and instructions failed", reply)
     else:
