@@ -20,7 +20,8 @@ version of every request in `_meta["ump/version"]` there.
 Tokens travel in the `tools/call` request's `_meta["ump/capability"]` (`token_via="argument"`
 sends the tool argument `capability` instead). Subscribe is the tool `ump.subscribe`, whose
 `notifications/message` (logger `ump/subscribe`) carry `{"type": "subscribed"}` and then each
-event.
+event; §3.8 fixes neither, so an event object naming a record counts under any logger, and a
+subscription without the acknowledgement is triggered after ACK_GRACE_S.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ CAPABILITY_META = "ump/capability"
 CAPABILITY_ARG = "capability"
 VERSION_META = "ump/version"
 SUBSCRIBE_LOGGER = "ump/subscribe"
+#: how long a subscription waits for its {"type": "subscribed"} acknowledgement before the trigger
+ACK_GRACE_S = 2.0
 OPERATIONS = ("capabilities", "recall", "remember", "get", "revise", "forget", "feedback", "subscribe",
               "rehydrate")
 PROTOCOLS = ("2025-11-25", "latest")
@@ -476,10 +479,16 @@ class _Session:
         return text + self.stderr_tail(" (stderr: {})")
 
     async def _on_log(self, params: Any) -> None:
-        if getattr(params, "logger", None) != SUBSCRIBE_LOGGER:
+        # §3.8 says only "MCP notifications": the logger name is memconform's convention, so another
+        # logger's notification counts when its data is an event object about a record (a plain log
+        # line, or an object naming no record, is the server's own logging)
+        data = params.data
+        if getattr(params, "logger", None) != SUBSCRIBE_LOGGER and not (
+                isinstance(data, dict) and isinstance(data.get("type"), str)
+                and (data.get("type") == "subscribed" or "urn:ump:" in json.dumps(data, default=str))):
             return
         for listener in list(self.listeners):
-            listener.feed(params.data)
+            listener.feed(data)
 
     @property
     def modern(self) -> bool:
@@ -854,8 +863,10 @@ class McpUmpClient:
         future = session.submit_call("ump.subscribe", arguments, meta, timeout + 5)
         problems: list[str] = []
         try:
-            # 1. established: the "subscribed" notification (or the call ended: an error)
-            deadline = time.monotonic() + timeout
+            # 1. established: the "subscribed" notification (or the call ended: an error); the
+            # acknowledgement is memconform's convention, so a server sending none is waited for
+            # briefly, then triggered all the same
+            deadline = time.monotonic() + min(timeout, ACK_GRACE_S)
             with sub.cond:
                 while not sub.subscribed and not future.done() and time.monotonic() < deadline:
                     sub.cond.wait(0.05)
@@ -863,7 +874,7 @@ class McpUmpClient:
             if not subscribed:
                 if future.done():
                     return self._finish(session, sent, sub, future, problems, subscribed=False)
-                problems.append(f"no {{\"type\": \"subscribed\"}} notification within {timeout:g} s")
+                problems.append(f"no {{\"type\": \"subscribed\"}} notification within {min(timeout, ACK_GRACE_S):g} s")
             # 2. the trigger, in the caller's thread
             trigger()
             # 3. the events: until `expect` arrived or the call ended or the time is up

@@ -300,8 +300,11 @@ class _Binding:
             log.exception("ump.subscribe failed unexpectedly")
             return self.error("internal", f"unexpected {type(exc).__name__}")
         events: list[Any] = []
+        policy = getattr(self.service, "policy", None)
+        logger = getattr(policy, "mcp_subscribe_logger", SUBSCRIBE_LOGGER)
         try:
-            await _notify(ctx, {"type": "subscribed"})
+            if logger == SUBSCRIBE_LOGGER:  # the acknowledgement is part of memconform's convention only
+                await _notify(ctx, {"type": "subscribed"}, logger)
             deadline = anyio.current_time() + min(float(timeout_ms), MAX_TIMEOUT_MS) / 1000.0
             while len(events) < max_events:
                 remaining = deadline - anyio.current_time()
@@ -312,7 +315,7 @@ class _Binding:
                 if event is None:
                     continue
                 events.append(event)
-                await _notify(ctx, event)
+                await _notify(ctx, event, logger)
         except UmpError as exc:
             return self.error(exc.code, exc.message)
         except Exception as exc:
@@ -324,14 +327,14 @@ class _Binding:
         return ok_result({"events": events})
 
 
-async def _notify(ctx: Context, data: Any) -> None:
+async def _notify(ctx: Context, data: Any, logger: str = SUBSCRIBE_LOGGER) -> None:
     """One `notifications/message` (logger ump/subscribe) on this request's stream, where MCP
     lets it go (2026-07-28: only to a request that opted in to log messages)."""
     session = ctx.request_context.session
     if "info" not in allowed_log_levels(session.protocol_version, _meta(ctx)):
         return
     note = types.LoggingMessageNotification(
-        params=types.LoggingMessageNotificationParams(level="info", data=data, logger=SUBSCRIBE_LOGGER))
+        params=types.LoggingMessageNotificationParams(level="info", data=data, logger=logger))
     await session.send_notification(note, related_request_id=ctx.request_context.request_id)
 
 

@@ -133,6 +133,11 @@ class UmpPolicy:
     #: §5.3 made observable. Other reading: §5.3 binds "any consumer that injects recalled memory into
     #: a model context", and no UMP binding has such an operation, so a server offers none (False).
     rehydrate_helper: bool = True
+    #: ump/subscribe-stream over MCP: change notifications come under the logger "ump/subscribe",
+    #: after a {"type": "subscribed"} acknowledgement (memconform's convention). Other reading: §3.8
+    #: says only "MCP notifications", so a server may use a logger of its own and send no
+    #: acknowledgement (any other name: that logger, no acknowledgement).
+    mcp_subscribe_logger: str = "ump/subscribe"
     #: ump/runner-rules: the HTTP status of invalid_record raised by the service (a record the
     #: operation refuses): 400, the public implementation's. The text fixes none; any other 4xx
     #: (422, fault `http-invalid-422`) misses only the public runner's exact rule.

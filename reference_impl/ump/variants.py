@@ -110,6 +110,9 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             ("ump/rehydrate-verify", "ump/rehydrate-filter-before-ranking", "ump/rehydrate-frame-structurally",
              "ump/rehydrate-never-execute", "ump/client-procedural-not-authoritative"),
             {"rehydrate_helper": False}, bindings=("http", "mcp")),
+    Variant("mcp-subscribe-own-logger", "ump", "ump.subscribe notifies each change under a logger of its own "
+            "(acme.memory.changes) and sends no {\"type\": \"subscribed\"} acknowledgement",
+            ("ump/subscribe-stream",), {"mcp_subscribe_logger": "acme.memory.changes"}, bindings=("mcp",)),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),

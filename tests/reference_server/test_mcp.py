@@ -624,3 +624,22 @@ def test_forced_versions_and_bad_target_strings():
         McpDriver("mcp+stdio:   ")
     with pytest.raises(ValueError):
         McpDriver("mcp+http://127.0.0.1:1/mcp", protocol="1999-01-01")
+
+
+def test_subscription_notifications_are_read_by_content_not_by_logger_name():
+    """§3.8 says only "MCP notifications": an event object naming a record counts under any logger;
+    the server's own logging (a string, an object naming no record) is not an event."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from memconform.targets.mcp import _Session, _Subscription
+
+    sub = _Subscription()
+    session = SimpleNamespace(listeners=[sub])
+    for logger, data in [("ump/subscribe", {"type": "subscribed"}),
+                         ("acme.changes", {"type": "created", "id": "urn:ump:aaaa"}),
+                         ("acme.debug", "handling ump.remember urn:ump:aaaa"),
+                         ("acme.debug", {"note": "handling a call"}),
+                         (None, {"type": "created", "id": "urn:ump:bbbb"})]:
+        asyncio.run(_Session._on_log(session, SimpleNamespace(logger=logger, data=data)))
+    assert sub.subscribed and [e["id"] for e in sub.events] == ["urn:ump:aaaa", "urn:ump:bbbb"]
