@@ -320,7 +320,7 @@ def _as_ingest(record: dict[str, Any]) -> dict[str, Any]:
 def _lifetime_seconds(record: dict[str, Any]) -> float | None:
     """expires_at − created_at in seconds; None when either is not an integer time."""
     created, expires = record.get("created_at"), record.get("expires_at")
-    if not (_is_int(created) and _is_int(expires)):
+    if not (model.is_integer(created) and model.is_integer(expires)):
         return None
     # memoturn/created-at-ms is a SHOULD: a node counting in seconds still says how long a task lives
     scale = 1000 if created >= 10 ** 11 else 1
@@ -331,8 +331,6 @@ def _seconds(value: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:.3f}"
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _chain_order(a: _Side, names: list[str]) -> list[str]:

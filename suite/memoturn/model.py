@@ -84,8 +84,12 @@ def id_of(memory: dict[str, Any]) -> str:
     return memory_id(memory["type"], memory.get("topic_key"), memory.get("content"))
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+def is_integer(v: Any) -> bool:
+    """A JSON number with no fractional part: 41, and also 41.0 (JSON has one number type; JSON
+    Schema's "integer" is any number with a zero fractional part), never a bool."""
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
 
 
 def ingest_problems(body: Any, sent: int) -> list[str]:
@@ -110,7 +114,7 @@ def ingest_problems(body: Any, sent: int) -> list[str]:
             sup = r.get("superseded")
             if not isinstance(sup, list) or not all(isinstance(s, str) for s in sup):
                 out.append(f"results[{i}].superseded is {shown(sup)}, not an array of ids")
-    if not _is_int(body.get("txid")):
+    if not is_integer(body.get("txid")):
         out.append(f"`txid` is {shown(body.get('txid'))}, not an integer")
     return out
 

@@ -527,3 +527,15 @@ def test_keyword_channel_without_fts5(service, clock):
     assert recall_ids(service, query="Indentation tabs") == [model.id_of(event("tabs and indentation everywhere")),
                                                              model.memory_id("fact", None, 1)]
     assert recall_ids(service, query="spaces") == []
+
+
+def test_a_txid_written_41_0_is_an_integer_and_true_or_a_fraction_is_not():
+    """JSON has one number type: a serializer writing 41.0 sends the integer 41 (JSON Schema's
+    "integer": a zero fractional part)."""
+    from memconform.suite.memoturn import model
+
+    assert model.is_integer(41) and model.is_integer(41.0) and model.is_integer(0.0)
+    assert not model.is_integer(41.5) and not model.is_integer(True) and not model.is_integer("41")
+    answer = {"results": [{"id": "mem_a", "status": "created", "superseded": []}], "txid": 41.0}
+    assert model.ingest_problems(answer, 1) == []
+    assert model.ingest_problems({**answer, "txid": 41.5}, 1) == ["`txid` is 41.5, not an integer"]

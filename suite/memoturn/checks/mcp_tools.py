@@ -23,8 +23,7 @@ def never_ingested() -> str:
     return model.memory_id("fact", None, {"never": word("n")})
 
 
-def is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+is_int = model.is_integer  # the one reading of a JSON integer
 
 
 @check("memoturn/mcp-tools", spec="memoturn", bindings=MCP, requirements=("memoturn/mcp-tools",),

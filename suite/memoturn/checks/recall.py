@@ -126,7 +126,7 @@ def recall_answer_shape(ctx: Any) -> None:
     if not isinstance(hits, list):
         say(ctx, rule, f"`memories` is {shown(hits)}, not an array", reply)
     txid = body.get("txid")
-    if not isinstance(txid, int) or isinstance(txid, bool):
+    if not model.is_integer(txid):
         say(ctx, rule, f"`txid` is {shown(txid)}, not an integer (recall.md: every response carries txid)", reply)
     if not isinstance(hits, list):
         return
@@ -453,7 +453,7 @@ def recall_unknown_profile(ctx: Any) -> None:
             return
         body = reply.body if isinstance(reply.body, dict) else {}
         hits, txid = body.get("memories"), body.get("txid")
-        if hits != [] or not isinstance(txid, int) or isinstance(txid, bool) or txid != 0:
+        if hits != [] or not model.is_integer(txid) or txid != 0:
             # after a first recall, a txid above 0 or any hit means the first one wrote something
             say(ctx, rule, f"{what} answered memories {shown(hits)} and txid {shown(txid)}, not [] and 0", reply)
             return
