@@ -645,6 +645,17 @@ def _json(text: str | None) -> tuple[bool, Any]:
         return False, None
 
 
+def _code_of_protocol_error(error: Any) -> tuple[str | None, str | None]:
+    """The §3.7 code a JSON-RPC error carries: data {"error": {"code"}}, or a "<code>: …" message."""
+    data = getattr(error, "data", None)
+    inner = data.get("error") if isinstance(data, dict) else None
+    if isinstance(inner, dict) and isinstance(inner.get("code"), str):
+        message = inner.get("message")
+        return inner["code"], message if isinstance(message, str) else error.message
+    match = _CODE_IN_TEXT.match(error.message or "")
+    return (match.group(1), match.group(2)) if match else (None, None)
+
+
 def reply_from_result(operation: str, sent: Any, result: Any, auth: str | None) -> Reply:
     """Read one tools/call outcome the way docs/live-ump.md says: structuredContent first, else
     JSON text; the error code from structuredContent.error.code, else from text "<code>: …"."""
@@ -653,8 +664,15 @@ def reply_from_result(operation: str, sent: Any, result: Any, auth: str | None) 
     if isinstance(sent, dict):  # findings then say what was sent, where and as whom
         sent = SentRequest(sent, f"tools/call {operation}", auth)
     if isinstance(result, MCPError):
-        return Reply(operation, "mcp", sent, raw=f"JSON-RPC error {result.code}: {result.message}",
-                     error_message=result.message,
+        raw = f"JSON-RPC error {result.code}: {result.message}"
+        code, message = _code_of_protocol_error(result)
+        if code is not None:
+            # MCP 2025-06-18 makes invalid arguments a protocol error: one carrying the §3 code (in
+            # data's envelope, or as "<code>: …") is a failure whose code can be read
+            return Reply(operation, "mcp", sent, body={"error": {"code": code, "message": message}}, error_code=code,
+                         error_message=message, raw=raw, auth=auth,
+                         wire=(f"a protocol error ({result.code}) carrying the §3 envelope, not a tool result",))
+        return Reply(operation, "mcp", sent, raw=raw, error_message=result.message,
                      wire=(f"a JSON-RPC error ({result.code}) instead of a tool result",), auth=auth)
     wire: list[str] = []
     structured = result.structured_content

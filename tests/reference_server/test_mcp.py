@@ -643,3 +643,16 @@ def test_subscription_notifications_are_read_by_content_not_by_logger_name():
                          (None, {"type": "created", "id": "urn:ump:bbbb"})]:
         asyncio.run(_Session._on_log(session, SimpleNamespace(logger=logger, data=data)))
     assert sub.subscribed and [e["id"] for e in sub.events] == ["urn:ump:aaaa", "urn:ump:bbbb"]
+
+
+def test_a_protocol_error_carrying_the_envelope_is_read_as_the_failure_and_a_codeless_one_is_not():
+    """MCP 2025-06-18 makes invalid arguments a protocol error: the §3 code it carries is read."""
+    from mcp.shared.exceptions import MCPError
+
+    envelope = {"error": {"code": "invalid_record", "message": "id must be a string"}}
+    for error in (MCPError(-32602, "Invalid params", envelope), MCPError(-32602, "invalid_record: id must be a string")):
+        reply = reply_from_result("get", {"id": 5}, error, None)
+        assert reply.error_code == "invalid_record" and reply.body["error"]["code"] == "invalid_record"
+        assert "protocol error (-32602) carrying the §3 envelope" in reply.wire[0]
+    codeless = reply_from_result("get", {"id": 5}, MCPError(-32602, "Invalid params"), None)
+    assert codeless.error_code is None and "JSON-RPC error (-32602)" in codeless.wire[0]

@@ -1944,8 +1944,9 @@ def mcp_errors(ctx: CheckContext) -> None:
     "<code>: …" (the public implementation's form): both are read. The §3 envelope returned as
     ordinary tool output is as good a reading of "Tool input/output schemas are §3" (variant
     mcp-errors-as-output); that it comes as isError: true is the public implementation's form,
-    ump/mcp-errors-iserror (class ump-reference-interop). A JSON-RPC error is no tool output (and
-    says nothing of isError)."""
+    ump/mcp-errors-iserror (class ump-reference-interop). A JSON-RPC error is no tool output, but
+    MCP 2025-06-18 makes invalid arguments a protocol error: one carrying the §3 code (data's
+    envelope, or a "<code>: …" message) is read as that failure; one carrying none fails."""
     ctx.credit_only_observed()
     probes = [("get of an unknown id", ctx.client.get(ump_ids.random_id(), auth=Auth.as_owner(OWNER_A)), "not_found")]
     bad = _full_record(ctx, "semantic")
@@ -1971,10 +1972,10 @@ def mcp_errors(ctx: CheckContext) -> None:
                           received=reply.body or reply.raw)
             continue
         ctx.observed("ump/mcp-errors-iserror")
-        if "without isError" in remarks:
-            ctx.violation("ump/mcp-errors-iserror", f"{what} failed as ordinary tool output carrying the §3 envelope, "
-                          f"not as a tool result with isError: true ({remarks}): {reply.describe()}; "
-                          f"{_spec('ump/mcp-errors-iserror')}", sent=reply.sent, received=reply.body or reply.raw)
+        if "without isError" in remarks or "protocol error" in remarks:
+            ctx.violation("ump/mcp-errors-iserror", f"{what} failed as {remarks}, not as a tool result with isError: "
+                          f"true: {reply.describe()}; {_spec('ump/mcp-errors-iserror')}", sent=reply.sent,
+                          received=reply.body or reply.raw)
         if code is None or code not in ERROR_CODES:
             ctx.violation("ump/mcp-errors", f"{what} failed with {reply.describe()}: no §3.7 code can be read from "
                           f"structuredContent.error.code or a \"<code>: …\" message (found {code!r}); "

@@ -1148,10 +1148,9 @@ def bad_arguments(ctx: CheckContext) -> None:
             ctx.violation("ump/mcp-errors", f"{what} failed with {reply.describe()}: no §3.7 code can be read from "
                           f"structuredContent.error.code or a \"<code>: …\" message; {_spec('ump/mcp-errors')}",
                           sent=sent, received=received)
-        if "without isError" in remarks:  # the envelope as output: a reading the text allows
-            ctx.violation("ump/mcp-errors-iserror", f"{what} failed as ordinary tool output carrying the §3 "
-                          f"envelope, not as a tool result with isError: true ({remarks}): {reply.describe()}; "
-                          f"{_spec('ump/mcp-errors-iserror')}", sent=sent, received=received)
+        if "without isError" in remarks or "protocol error" in remarks:  # readings the text allows
+            ctx.violation("ump/mcp-errors-iserror", f"{what} failed as {remarks}, not as a tool result with isError: "
+                          f"true: {reply.describe()}; {_spec('ump/mcp-errors-iserror')}", sent=sent, received=received)
         if code == "internal" or trace:
             how = ", ".join(x for x in ("code internal" if code == "internal" else "",
                                         f"a stack trace: {trace}" if trace else "") if x)
