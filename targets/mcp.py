@@ -636,6 +636,21 @@ def _texts(result: Any) -> str | None:
     return "\n".join(texts) if texts else None
 
 
+def _json_content(result: Any, text: str | None) -> tuple[bool, Any]:
+    """The JSON of the text content: all text blocks together, else the first block that is a JSON
+    object or array on its own (MCP content "can contain multiple content items": a note for the
+    user beside the JSON is no reason to lose it)."""
+    ok, value = _json(text)
+    if ok:
+        return ok, value
+    for block in result.content or []:
+        if getattr(block, "type", None) == "text":
+            ok, value = _json(block.text)
+            if ok and isinstance(value, (dict, list)):
+                return True, value
+    return False, None
+
+
 def _json(text: str | None) -> tuple[bool, Any]:
     if text is None:
         return False, None
@@ -677,7 +692,7 @@ def reply_from_result(operation: str, sent: Any, result: Any, auth: str | None) 
     wire: list[str] = []
     structured = result.structured_content
     text = _texts(result)
-    parsed_ok, parsed = _json(text)
+    parsed_ok, parsed = _json_content(result, text)
     raw = text
     if result.is_error:
         code = message = None

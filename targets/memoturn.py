@@ -123,7 +123,7 @@ class MemoturnMcpClient:
     def _call(self, op: str, arguments: Any) -> MemoturnReply:
         from mcp.shared.exceptions import MCPError
 
-        from memconform.targets.mcp import _texts
+        from memconform.targets.mcp import _json_content, _texts
 
         tool = TOOLS[op]
         result = self.session.call_tool(tool, arguments, None)
@@ -133,7 +133,7 @@ class MemoturnMcpClient:
                                  error={"error": result.message, "code": None}, not_served=result.code == -32601)
         text = _texts(result)
         structured = result.structured_content
-        parsed_ok, parsed = _parse(text)
+        parsed_ok, parsed = _json_content(result, text)
         value = structured if isinstance(structured, dict) else (parsed if parsed_ok else None)
         if result.is_error:
             error = value if isinstance(value, dict) and "error" in value else {"error": text, "code": None}

@@ -656,3 +656,16 @@ def test_a_protocol_error_carrying_the_envelope_is_read_as_the_failure_and_a_cod
         assert "protocol error (-32602) carrying the §3 envelope" in reply.wire[0]
     codeless = reply_from_result("get", {"id": 5}, MCPError(-32602, "Invalid params"), None)
     assert codeless.error_code is None and "JSON-RPC error (-32602)" in codeless.wire[0]
+
+
+def test_a_note_for_the_user_beside_the_json_text_does_not_hide_the_result():
+    """MCP content "can contain multiple content items": without structuredContent, the JSON block
+    is read even when a note block follows it (or comes first)."""
+    from mcp import types
+
+    answer = {"id": "urn:ump:aaaa", "result": "created"}
+    json_block = types.TextContent(type="text", text=json.dumps(answer))
+    note = types.TextContent(type="text", text="note: served by acme")
+    for blocks in ([json_block, note], [note, json_block]):
+        reply = reply_from_result("remember", {"record": {}}, types.CallToolResult(content=blocks), None)
+        assert reply.ok and reply.body == answer, reply.wire
