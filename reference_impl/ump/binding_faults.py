@@ -59,6 +59,10 @@ BINDING_FAULTS = (
          "ump/cap-token-required", "ump/cap-token-signature", "ump/cap-token-verbs", "ump/forget-hard-owner-only",
          "ump/forget-tombstones", "ump/unknown-id-not-found"),
     _mcp("feedback", "ump/mcp-tool-feedback", "ump/feedback-accepts-outcome"),
+    # §4.2 gives no statuses: a 422 for a refused record is as faithful to the text, and misses only
+    # the public runner's exact 400 (a class of its own, no level lost)
+    Fault("http-invalid-422", "ump", "a record the service refuses as invalid_record is answered HTTP 422",
+          ("ump/runner-rules",), bindings=("http",), overrides={"http_invalid_status": 422}),
     # the §3 envelope as output is a reading the text allows (variant mcp-errors-as-output): only
     # the public implementation's isError form is missing
     Fault("mcp-errors-not-iserror", "ump",

@@ -134,10 +134,6 @@ SERVER_FAULTS = (
                  **w.spoken_as_1_0("_op_remember", "_op_get", "_op_recall", "_op_revise", "_op_forget",
                                    "_op_feedback", "_op_rehydrate")}),
     # recall (§3.2)
-    # §4.2 gives no statuses: a 422 for a refused record is as faithful to the text, and misses only
-    # the public runner's exact 400 (a class of its own, no level lost)
-    Fault("http-invalid-422", "ump", "a record the service refuses as invalid_record is answered HTTP 422",
-          ("ump/runner-rules",), bindings=("http",), overrides={"http_invalid_status": 422}),
     Fault("recall-omits-signals", "ump", "recall results carry record and score but no signals",
           ("ump/recall-result-shape",),
           wraps=every_result(lambda item: item.pop("signals"))),

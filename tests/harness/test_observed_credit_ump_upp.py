@@ -130,7 +130,7 @@ class _Rejecting:
 def test_runner_validation_answered_rejected_does_not_credit_the_error_status():
     result = run_check(UMP["ump/runner13/validation"], "1.0", "http", _Rejecting, None)
     assert result.outcome is Outcome.PASSED, result.reason
-    assert result.extra["not_judged"] == ["ump/http-error-status"]
+    assert result.extra["not_judged"] == ["ump/http-error-status", "ump/runner-rules"]
 
 
 def test_integrity_without_a_signer_does_not_credit_signer_owner():
