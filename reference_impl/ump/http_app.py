@@ -424,7 +424,6 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
         scope = {k: v for k, v in request.query_params.items() if k in _SUBSCRIBE_SCOPE}
         sub_request = {"scope": scope} if scope else None
         sub = await run_in_threadpool(lambda: service.subscribe(version=version, token=token, request=sub_request))
-        policy = getattr(service, "policy", None)
         named = getattr(policy, "subscribe_event_names", "event") != "data"
         sse_frame = wrapped(service, "ump", "http.sse_frame", _sse_frame)
         closed = threading.Lock()

@@ -183,10 +183,11 @@ MAX_PAGES = 40
 
 
 def list_every(client: Any, namespace: str, refused: Callable[[Any, str | None], NoReturn],
-               **filters: Any) -> list[Any]:
+               replies: list[Any] | None = None, **filters: Any) -> list[Any]:
     """Every memory LIST shows for `namespace`, following cursors (at most MAX_PAGES pages, a cursor
     seen twice ends it). -32001 before any page is an empty namespace (one reading, A17);
-    `refused(reply, how)` raises for an answer that is an error (`how` None) or no page."""
+    `refused(reply, how)` raises for an answer that is an error (`how` None) or no page; `replies`,
+    when given, receives each page's reply (a failure message names what was sent)."""
     from memconform.suite.oams.model import NAMESPACE_NOT_FOUND
 
     out: list[Any] = []
@@ -194,6 +195,8 @@ def list_every(client: Any, namespace: str, refused: Callable[[Any, str | None],
     seen: set[str] = set()
     for _ in range(MAX_PAGES):
         reply = client.list(namespace, cursor=cursor, **filters)
+        if replies is not None:
+            replies.append(reply)
         if reply.error_code == NAMESPACE_NOT_FOUND and not out:
             return []
         if not reply.ok:

@@ -38,8 +38,6 @@ def place(ctx: Any, prof: str, memories: list[dict[str, Any]], what: str = "plac
     return [str(reply.result(i).get("id")) for i in range(len(memories))]
 
 
-is_int = model.is_integer  # the one reading of a JSON integer (41.0 is 41)
-
 
 def per_second(created_at: int) -> int:
     """Units per second of a record whose created_at is `created_at`."""
@@ -57,7 +55,7 @@ def fetched(ctx: Any, prof: str, mid: str, what: str) -> tuple[MemoturnReply, di
 def lifetime(ctx: Any, rule: str, reply: MemoturnReply, rec: dict[str, Any], want_s: int, what: str) -> None:
     """Judge expires_at − created_at against `want_s` seconds, in the record's unit."""
     created, expires = rec.get("created_at"), rec.get("expires_at")
-    if not is_int(created):
+    if not model.is_integer(created):
         raise NotApplicable(f"{what} has created_at {shown(created)}, not an integer: its lifetime cannot be measured "
                             f"(judged by memoturn/created-at-ms and memoturn/record-fields)")
     if expires is None:
@@ -199,7 +197,7 @@ def created_at_ms(ctx: Any) -> None:
         if value is None:
             return
         seen.append(what)
-        if not is_int(value):
+        if not model.is_integer(value):
             say(ctx, rule, f"{what} is {shown(value)}, not an integer", reply)
         elif abs(value - want_ms) > year_ms:
             say(ctx, rule, f"{what} is {value}, not Unix milliseconds (now is about {int(now_ms)} ms)", reply)
@@ -263,9 +261,9 @@ def session_end_tasks(ctx: Any) -> None:
 
 def expired(rec: dict[str, Any]) -> bool:
     created, expires = rec.get("created_at"), rec.get("expires_at")
-    if not is_int(expires):
+    if not model.is_integer(expires):
         return False
-    unit = per_second(created if is_int(created) else expires)
+    unit = per_second(created if model.is_integer(created) else expires)
     return expires <= (time.time() + SLACK_S) * unit
 
 

@@ -23,8 +23,6 @@ def never_ingested() -> str:
     return model.memory_id("fact", None, {"never": word("n")})
 
 
-is_int = model.is_integer  # the one reading of a JSON integer
-
 
 @check("memoturn/mcp-tools", spec="memoturn", bindings=MCP, requirements=("memoturn/mcp-tools",),
        title="memory_ingest, memory_recall, memory_get and memory_forget answer a well-formed call")
@@ -103,7 +101,7 @@ def mcp_txid(ctx: Any) -> None:
                   ctx.client.forget(prof, mid)):
         if not reply.ok:
             unseen.append(f"{tool(reply.op)} ({reply.describe()})")
-        elif not is_int(reply.txid):
+        elif not model.is_integer(reply.txid):
             say(ctx, rule, f"{tool(reply.op)}'s result carries txid {shown(reply.txid)}, not an integer; mcp.md: every "
                            f"tool result carries the txid of the operation", reply)
     if unseen and not ctx.findings:

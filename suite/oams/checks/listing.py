@@ -4,14 +4,14 @@ atomic batch, and §3's error shape on every binding."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from memconform.suite.oams import model
 from memconform.suite.oams.checks._common import (LIVE, error_shape_problem, judge_error, key, keys_of, listed,
                                                   namespace, precondition, recalled, same_instant, say,
                                                   served)
 from memconform.suite.oams.checks.recall import seed
-from memconform.suite.oams.client import MAX_PAGES, shown
+from memconform.suite.oams.client import list_every, shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
@@ -57,32 +57,31 @@ def list_order(ctx: Any) -> None:
         say(ctx, "oams/list-endpoint", f"LIST answered keys {keys_of(items)}, not the five stored", reply)
 
 
+class _Refused(Exception):
+    """A page was refused or was no page: said already, the walk ends."""
+
+
 def _every_page(ctx: Any, ns: str, rule: str, what: str, *, unserved_skips: bool = False,
                 **filters: Any) -> tuple[list[Any], Any] | None:
-    """Every memory LIST shows for `ns` without a limit, and the last reply; None when a page was
+    """Every memory LIST shows for `ns` without a limit (client.list_every: §3 fixes no page size,
+    so a server may answer fewer than all with a cursor), and the last reply; None when a page was
     refused or was no page (said under `rule`; with `unserved_skips` a LIST that is not served at all
-    makes the check not applicable instead). §3 fixes no page size: a server may answer fewer than all
-    with a cursor, so the cursor is followed."""
-    items: list[Any] = []
-    cursor, seen = None, set()
-    for n in range(1, MAX_PAGES + 1):
-        reply = ctx.client.list(ns, cursor=cursor, **filters)
+    makes the check not applicable instead)."""
+    replies: list[Any] = []
+
+    def refused(reply: Any, how: str | None) -> NoReturn:
         if unserved_skips:
             served(reply)
-        page_of = f"{what}, page {n} (cursor {cursor!r})" if cursor else what
-        if not reply.ok:
-            say(ctx, rule, f"{page_of} was refused", reply)
-            return None
-        page, how = reply.memories()
-        if page is None:
-            say(ctx, rule, f"{page_of} answered {how}, not a page of memories", reply)
-            return None
-        items.extend(page)
-        cursor = reply.cursor()
-        if not cursor or str(cursor) in seen:
-            break
-        seen.add(str(cursor))
-    return items, reply
+        page_of = f"{what}, page {len(replies)}" if len(replies) > 1 else what
+        say(ctx, rule, f"{page_of} was refused" if how is None else f"{page_of} answered {how}, not a page of memories",
+            reply)
+        raise _Refused
+
+    try:
+        items = list_every(ctx.client, ns, refused, replies, **filters)
+    except _Refused:
+        return None
+    return items, replies[-1]
 
 
 def _walk(ctx: Any, ns: str, limit: int) -> tuple[list[Any], list[list[Any]], Any] | None:

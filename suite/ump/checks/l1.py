@@ -492,10 +492,7 @@ def _does_not_speak_01(ctx: CheckContext) -> str | None:
     """How a server that answered a 0.1 client with 0.1 showed it does not speak 0.1 (None: it
     stored a 0.1 record and served it back as one, in exchanges naming 0.1)."""
     other = ctx.client.as_version("0.1")
-    rec = {"ump": "0.1", "id": ump_ids.random_id()}
-    rec.update(sample_record("semantic", text=f"{marker('v01')} a record remembered in UMP 0.1"))
-    now = _now()
-    rec["time"] = {"created": now, "valid_from": now}
+    rec = _full_record(ctx, "semantic", text=f"{marker('v01')} a record remembered in UMP 0.1", ump="0.1")
     put = other.remember(rec, auth=_auth_for(rec)[0])
     _internal(put)
     if not put.ok or not _new_id(put):
