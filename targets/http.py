@@ -36,7 +36,7 @@ from memconform.suite.ump import owners as ump_owners, record as ump_record, tes
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.answers import http_answer
 from memconform.targets.base import Subject
-from memconform.targets.http_session import MAX_BODY, HttpSession, size_text, tls_context
+from memconform.targets.http_session import MAX_BODY, Client, HttpSession, size_text, tls_context
 
 VERSION_HEADER = "UMP-Version"
 OPERATIONS = frozenset({"capabilities", "recall", "remember", "get", "revise", "forget", "feedback",
@@ -380,7 +380,7 @@ class HttpUmpClient:
         lock = threading.Lock()
         headers_in, first_line, enough, stop = (threading.Event() for _ in range(4))
         holder: dict[str, Any] = {}
-        http = httpx.Client(timeout=httpx.Timeout(self.timeout), follow_redirects=False, verify=tls_context())
+        http = Client(timeout=httpx.Timeout(self.timeout), follow_redirects=False, verify=tls_context())
 
         def read() -> None:
             try:

@@ -50,13 +50,45 @@ def json_body(text: str | None) -> tuple[bool, Any]:
         return False, None
 
 
+@functools.cache
 def tls_context() -> ssl.SSLContext:
     """One verifying TLS context for every client: httpx builds a new one per client otherwise
-    (loading the CA bundle, ~0.1 s), and the drivers make a client per pool renewal and per
-    subscription."""
+    (loading the CA bundle, ~20 ms), and the drivers make a client per check, per pool renewal and
+    per subscription (a context is safe to share between threads once built)."""
     import certifi
 
     return ssl.create_default_context(cafile=certifi.where())
+
+
+class _NoCookies(httpx.Cookies):
+    """A jar that keeps nothing a server sets."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
+class Client(httpx.Client):
+    """httpx's client without a cookie jar. Each request carries exactly the identity its check names:
+    a cookie set on owner-a's answer must not ride along on owner-b's request, where it could pass
+    a cross-owner check on the server's session instead of on the credential sent. (httpx also
+    builds a urllib request per answer to fill a jar, a measurable part of a state machine's step.)"""
+
+    def __init__(self, **kwargs: Any):
+        if kwargs.get("cookies"):
+            raise ValueError("memconform's HTTP client sends no cookies")
+        super().__init__(**kwargs)
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return _NO_COOKIES
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        if cookies:
+            raise ValueError("memconform's HTTP client sends no cookies")
+
+
+_NO_COOKIES = _NoCookies()
 
 
 class HttpSession:
@@ -81,7 +113,7 @@ class HttpSession:
         self._client = self._new_client()
 
     def _new_client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base_url, timeout=self.timeout, follow_redirects=self.follow_redirects,
+        return Client(base_url=self.base_url, timeout=self.timeout, follow_redirects=self.follow_redirects,
                             headers={"Accept": "application/json"}, verify=tls_context())
 
     def _renew(self) -> None:

@@ -81,13 +81,28 @@ def _text(said: tuple[list[str], str, str, str]) -> str:
     return text.lower() if how == "lower" else text.upper() if how == "upper" else text
 
 
+# Named functions, not lambdas, in the strategies: Hypothesis describes a rule's strategies when a
+# drawn rule is turned down, and it describes a lambda by parsing its source file (a lambda made
+# anew by each _strategies() call is parsed anew).
+def _not_blank(s: str) -> str:
+    return s if s.strip() else s + "a"
+
+
+def _spaced(pair: tuple[str, str]) -> str:
+    return f"{pair[0]} {pair[1]}"
+
+
+def _formatted(pair: tuple[str, str]) -> str:
+    return pair[0].format(pair[1])
+
+
 def _strategies() -> dict[str, Any]:
     from hypothesis import strategies as st
 
     letters = st.characters(blacklist_categories=("Cs", "Co", "Cn"), blacklist_characters="\x00")
-    text = st.text(letters, min_size=1, max_size=30).map(lambda s: s if s.strip() else s + "a")
+    text = st.text(letters, min_size=1, max_size=30).map(_not_blank)
     value = st.one_of(text, st.sampled_from(AWKWARD),
-                      st.tuples(st.sampled_from(AWKWARD), text).map(lambda p: f"{p[0]} {p[1]}"))
+                      st.tuples(st.sampled_from(AWKWARD), text).map(_spaced))
     labels = st.one_of(st.tuples(st.sampled_from(SINGULAR)).map(list), st.tuples(st.sampled_from(PLURAL)).map(list),
                        st.tuples(st.sampled_from(SINGULAR), st.sampled_from(PLURAL)).map(list),
                        st.tuples(st.sampled_from(PLURAL), st.sampled_from(SINGULAR)).map(list))
@@ -105,7 +120,7 @@ def _strategies() -> dict[str, Any]:
         st.tuples(st.sampled_from(["I live in {}", "I moved to {}"]), st.sampled_from(PLACES)),
         st.tuples(st.sampled_from(["I love {}", "I enjoy {}"]), st.sampled_from(HOBBIES)),
         st.tuples(st.sampled_from(["I speak {}"]), st.sampled_from(LANGUAGES)),
-    ).map(lambda p: p[0].format(p[1]))
+    ).map(_formatted)
     said = st.tuples(st.lists(clause, min_size=1, max_size=4), st.sampled_from(["", "Hi, ", "Well, ", "By the way, "]),
                      st.sampled_from(["same", "same", "lower", "upper"]), st.sampled_from([". ", ".\n", "! "]))
     text = said.map(_text)
