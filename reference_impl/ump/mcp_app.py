@@ -164,6 +164,12 @@ def ok_result(response: Any) -> types.CallToolResult:
                                 structured_content=structured)
 
 
+#: The §3.7 codes that refuse a tool's arguments, and JSON-RPC's code for invalid params: what a
+#: server following MCP 2025-06-18 ("invalid arguments" are protocol errors) answers them with.
+ARGUMENT_CODES = frozenset({"invalid_record", "bad_request"})
+INVALID_PARAMS = -32602
+
+
 def error_result(code: str, message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=f"{code}: {message}")],
                                 structured_content={"error": {"code": code, "message": message}},
@@ -220,7 +226,12 @@ class _Binding:
         install_wraps(self, "ump", self.fault if isinstance(self.fault, str) else None, part="mcp")
 
     def error(self, code: str, message: str) -> types.CallToolResult:
-        if getattr(getattr(self.service, "policy", None), "mcp_error_form", "iserror") == "output":
+        form = getattr(getattr(self.service, "policy", None), "mcp_error_form", "iserror")
+        if form == "protocol" and code in ARGUMENT_CODES:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(INVALID_PARAMS, f"{code}: {message}", data={"error": {"code": code, "message": message}})
+        if form == "output":
             envelope = {"error": {"code": code, "message": message}}  # §3's envelope as the tool's output
             return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(envelope))],
                                         structured_content=envelope, is_error=False)

@@ -34,7 +34,9 @@ class UmpPolicy:
     subscribe_event_names: str = "event"
     #: ump/mcp-errors: how an ump.* tool reports a §3 error. The public implementation answers an
     #: MCP tool error (isError: true); §4.1's "Tool input/output schemas are §3" allows the §3
-    #: envelope {"error": {code, message}} as the tool's ordinary output ("output").
+    #: envelope {"error": {code, message}} as the tool's ordinary output ("output"); MCP 2025-06-18
+    #: makes invalid arguments a JSON-RPC protocol error, so a refused argument (invalid_record,
+    #: bad_request) may come as -32602 carrying the envelope in data ("protocol").
     mcp_error_form: str = "iserror"
 
     # -- records and operations, L0-L2 (§2, §3.2-§3.6, §6.2, §8) --------------------------------

@@ -39,6 +39,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "a failing ump.* tool returns the §3 error envelope {\"error\": {code, message}} as its ordinary "
             "output (isError false), reading §4.1's \"Tool input/output schemas are §3\" literally",
             ("ump/mcp-errors", "ump/mcp-errors-iserror"), {"mcp_error_form": "output"}, bindings=("mcp",)),
+    Variant("mcp-errors-as-protocol", "ump",
+            "a tool call whose arguments are refused (invalid_record, bad_request) answers a JSON-RPC error "
+            "-32602 whose message is \"<code>: …\" and whose data is the §3 envelope, as MCP 2025-06-18 makes "
+            "invalid arguments a protocol error; other failures stay isError results",
+            ("ump/mcp-errors", "ump/mcp-errors-iserror"), {"mcp_error_form": "protocol"}, bindings=("mcp",)),
     # -- records and operations, L0-L2 (issue 13: readings of §2, §3.2-§3.6, §6.2, §8) -----------
     Variant("valid-to-inclusive", "ump", "a record is still valid at its valid_to instant (the closed interval "
             "[valid_from, valid_to] instead of the half-open one)", ("ump/recall-honors-valid-at",),
