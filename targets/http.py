@@ -575,6 +575,15 @@ class HttpDriver:
                 second = self._get("/.well-known/ump.json")
                 doc = self._doc(second)
                 if doc is None:
+                    if {first.status_code, second.status_code} & {401, 403}:
+                        # Not "no UMP": §4.2's bearer tokens may guard every route. memconform asks
+                        # discovery anonymously, as the public implementation serves it open.
+                        raise NotUmpServer(
+                            f"{self.base_url} asks for credentials at discovery: GET /ump/capabilities answered "
+                            f"HTTP {first.status_code} and GET /.well-known/ump.json HTTP {second.status_code} "
+                            f"to a request without a token. memconform reads capabilities anonymously (the "
+                            f"public implementation serves both open), so it cannot judge UMP on this server "
+                            f"until one of them answers without a token")
                     raise NotUmpServer(
                         f"{self.base_url} is not a UMP server: GET /ump/capabilities answered HTTP "
                         f"{first.status_code} and GET /.well-known/ump.json HTTP {second.status_code}, "

@@ -24,7 +24,7 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from starlette.applications import Starlette
-from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from memconform.reference_impl.ump.serve import start_in_thread
@@ -844,6 +844,19 @@ def test_driver_refuses_something_that_is_not_a_ump_server():
     try:
         with pytest.raises(TargetError, match="not a UMP server"):
             HttpDriver(server.base_url, timeout=5).subjects()
+    finally:
+        server.stop()
+
+
+def test_a_server_that_asks_a_token_at_discovery_is_told_as_such_not_as_no_ump():
+    async def locked(request):
+        return JSONResponse({"error": {"code": "unauthorized", "message": "token required"}}, status_code=401)
+
+    server = _stub([Route("/ump/capabilities", locked), Route("/.well-known/ump.json", locked)])
+    try:
+        with pytest.raises(TargetError, match="asks for credentials at discovery") as caught:
+            HttpDriver(server.base_url, timeout=5).subjects()
+        assert "not a UMP server" not in str(caught.value) and "HTTP 401" in str(caught.value)
     finally:
         server.stop()
 
