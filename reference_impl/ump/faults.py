@@ -29,6 +29,11 @@ from memconform.suite.ump.canonical import without_integrity
 FILE = ("file",)
 
 
+def _time_without_observed(record: dict[str, Any]) -> None:
+    if isinstance(record.get("time"), dict):
+        record["time"] = {k: v for k, v in record["time"].items() if k != "observed"}
+
+
 def _file(name: str, description: str, breaks: tuple[str, ...], *, wraps: dict[str, Any], since: str = "0.1") -> Fault:
     """A fault of the file binding: its wraps replace methods of the file engine (engine.py), which
     installs the `file.` part; the live service installs none of them."""
@@ -260,6 +265,10 @@ SERVER_FAULTS = (
     Fault("revise-drops-unpatched-members", "ump", "the successor of a revise loses `relations`, which the patch "
           "did not name", ("ump/revise-applies-patch",),
           wraps=each("_patched", drop("relations"))),
+    # time.observed may be carried over or re-stamped (§2.3's transaction time), not lost.
+    Fault("revise-drops-observed", "ump", "a revise builds the successor's time from its own stamps and the "
+          "patch alone: time.observed, which the patch did not name, is lost", ("ump/revise-applies-patch",),
+          wraps=each("_patched", _time_without_observed)),
     # Successors are read out through the serializer revise was first written with (0.1): right in
     # a 0.1 exchange, a 0.1 label (re-signed) on every successor served under 1.0. Stored right.
     Fault("successor-keeps-prior-version", "ump", "records made by revise (they carry supersedes) are served "

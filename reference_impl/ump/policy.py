@@ -49,6 +49,10 @@ class UmpPolicy:
     #: §3.5's example of a partial body reads). Other reading: each top-level member the patch
     #: names replaces the prior's whole ("replace"); §3.5 gives no merge rule.
     revise_patch: str = "merge"
+    #: ump/revise-applies-patch: the successor carries the prior's time.observed over ("carry").
+    #: Other reading: it is stamped with the revise's own time ("restamp"): §2.3 makes
+    #: created/observed the transaction time, "when the system learned it".
+    revise_observed: str = "carry"
     #: ump/forget-hard-erases: a hard forget deletes the record ("erase"). Other reading: it keeps
     #: a tombstoned shell with the content erased ("shell"): §3.6 "demands erasure" of the memory,
     #: not of the fact that an id once existed.

@@ -1041,6 +1041,8 @@ class UmpService:
         patched_time = patch.get("time") if isinstance(patch.get("time"), dict) else {}
         valid_from = patched_time.get("valid_from", stamp)
         succ["time"] = dict(time, created=stamp, valid_from=valid_from, valid_to=None)
+        if self.policy.revise_observed == "restamp" and "observed" in time and "observed" not in patched_time:
+            succ["time"]["observed"] = stamp
         if "provenance" not in patch and isinstance(prior.get("provenance"), dict):
             prov = copy.deepcopy(prior["provenance"])
             source = prov.get("source") if isinstance(prov.get("source"), dict) else {}

@@ -51,6 +51,9 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("revise-patch-replaces", "ump", "each top-level member a revise patch names replaces the prior's "
             "whole member (a body.text patch drops body.structured) instead of being merged into it",
             ("ump/revise-applies-patch",), {"revise_patch": "replace"}, bindings=("http", "mcp")),
+    Variant("revise-restamps-observed", "ump", "a revise stamps the successor's time.observed with the revise's "
+            "own time (when the revised fact was learned: §2.3's transaction time) instead of carrying the "
+            "prior's over", ("ump/revise-applies-patch",), {"revise_observed": "restamp"}, bindings=("http", "mcp")),
     Variant("hard-forget-shell", "ump", "a hard forget keeps a tombstoned shell of the record (id, kind, scope, "
             "time) with its content erased, instead of deleting it", ("ump/forget-hard-erases",),
             {"hard_forget": "shell"}, bindings=("http", "mcp")),

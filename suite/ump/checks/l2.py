@@ -345,12 +345,65 @@ def revise_applies_patch(ctx: CheckContext) -> None:
     if _parse_ts(stime.get("valid_from")) != _parse_ts(valid_from):
         wrong.append(f"time.valid_from: the patch set {valid_from}, found {stime.get('valid_from')!r}")
     btime = before.get("time") if isinstance(before.get("time"), dict) else {}
-    if "observed" in btime and _parse_ts(stime.get("observed")) != _parse_ts(btime["observed"]):
-        wrong.append(f"time.observed: expected {btime['observed']!r} carried over, found {stime.get('observed')!r}")
+    if "observed" in btime and not _observed_carried_or_restamped(btime["observed"], stime):
+        wrong.append(_observed_wrong(btime["observed"], stime))
     if wrong:
         _fail(ctx, R, f"revise {prior} with patch {_short(patch, 300)} gave a successor {new} that is not the "
                       f"prior with the patch merged in: " + "; ".join(wrong), got,
               sent={"prior": before, "revise": {"id": prior, "patch": patch}})
+    _judge_observed_kept(ctx, m)
+
+
+def _judge_observed_kept(ctx: CheckContext, m: str) -> None:
+    """A record with time.observed, revised by a patch that names no `time`: under either patch
+    reading its time carries over, and observed with it (or is re-stamped at the revise)."""
+    observed = _ts(_now() - _days(3))
+    prior = remember_new(ctx.client, sample_record(text=f"{m} the staging host is alpha",
+                                                   time={"valid_from": observed, "observed": observed}))
+    before = _read(ctx, prior, "get of the second prior before revise")
+    btime = before.get("time") if isinstance(before.get("time"), dict) else {}
+    if "observed" not in btime:  # what remember keeps is judged elsewhere; the patch part stands
+        ctx.note(f"time.observed not judged after revise: {prior}, remembered with observed {observed}, is served "
+                 f"with time {_short(btime)}")
+        return
+    patch = {"body": {"text": f"{m} the staging host is beta"}}
+    new = _revise(ctx, prior, patch)
+    got = ctx.client.get(new)
+    succ = _record_of(got)
+    if succ is None:
+        ctx.note(f"time.observed not judged after revise: get of the successor {new} did not succeed "
+                 f"({got.describe()}; judged by ump/l2/revise-creates-successor)")
+        return
+    stime = succ.get("time") if isinstance(succ.get("time"), dict) else {}
+    if not _observed_carried_or_restamped(btime["observed"], stime):
+        _fail(ctx, "ump/revise-applies-patch", f"revise {prior} with patch {_short(patch)}, which names no `time`, "
+                                               f"gave a successor {new} whose " + _observed_wrong(btime["observed"], stime),
+              got, sent={"prior": before, "revise": {"id": prior, "patch": patch}})
+
+
+def _observed_wrong(prior_observed: Any, succ_time: dict[str, Any]) -> str:
+    return (f"time.observed: expected {prior_observed!r} carried over, or the time the revision was learned (not "
+            f"before it, not after the successor's time.created {succ_time.get('created')!r}), found "
+            + (repr(succ_time["observed"]) if "observed" in succ_time else "no time.observed"))
+
+
+#: How far a successor's re-stamped time.observed may lie past its time.created (two stamps of one
+#: revise, taken a moment apart).
+OBSERVED_SLACK = _dt.timedelta(minutes=1)
+
+
+def _observed_carried_or_restamped(prior_observed: Any, succ_time: dict[str, Any]) -> bool:
+    """The successor's time.observed is the prior's, carried over, or a transaction time of the
+    revise itself: §2.3 makes created/observed the *transaction time*, "when the system learned
+    it", and the revised fact is learned at the revise (variant revise-restamps-observed). Either
+    way it lies no earlier than the prior's and no later than the successor's own time.created."""
+    before, after = _parse_ts(prior_observed), _parse_ts(succ_time.get("observed"))
+    if after is None or before is None:
+        return after == before and succ_time.get("observed") is not None
+    if after == before:
+        return True
+    created = _parse_ts(succ_time.get("created"))
+    return after > before and created is not None and after <= created + OBSERVED_SLACK
 
 
 def _replaced(patched: Any, got: Any) -> bool:
