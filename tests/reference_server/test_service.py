@@ -881,7 +881,8 @@ def _scenario(env: Env) -> dict[str, Any]:
             if "integrity" in env.get(newest) else "absent")
     attempt("jcs", lambda: integrity.verify(env.get(env.remember(rec("café naïve 😀")))).ok)
     # revise
-    prior = env.remember(rec("revq one", time={"valid_from": "2026-06-01T00:00:00Z"},
+    prior = env.remember(rec("revq one", time={"valid_from": "2026-06-01T00:00:00Z",
+                                               "observed": "2026-06-01T00:00:00Z"},
                              relations=[{"type": "about", "target": "entity:revq"}]))
     prior_full = copy.deepcopy(env.get(prior))
     r = {}
@@ -895,6 +896,7 @@ def _scenario(env: Env) -> dict[str, Any]:
     r["prior_body"] = p["body"] == prior_full["body"]
     r["succ_lifecycle"] = s["lifecycle"]
     r["succ_relations"] = s.get("relations")  # a member the patch did not name
+    r["succ_observed"] = s["time"].get("observed")  # carried over (or re-stamped: a variant)
     r["succ_ump"] = s.get("ump")  # the version the 1.0 exchange advertises
     out["revise"] = r
     attempt("revise-unknown", lambda: c("revise", {"id": ids.random_id(), "patch": {}}))
