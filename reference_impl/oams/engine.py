@@ -43,6 +43,18 @@ MAX_EMBEDDING = 16384
 MAX_MEMORY_BYTES = 2 * 1024 * 1024
 MAX_NAMESPACES = 64
 _WORD = re.compile(r"\w+", re.UNICODE)
+_OFFSET_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$")
+
+
+def _in_utc(value: Any) -> Any:
+    """An RFC 3339 time with an offset as the same instant in UTC ("…Z"); anything else as it is."""
+    if not isinstance(value, str) or not _OFFSET_TIME.match(value):
+        return value
+    try:
+        moment = datetime.fromisoformat(value).astimezone(timezone.utc)
+    except ValueError:
+        return value
+    return moment.strftime("%Y-%m-%dT%H:%M:%S" + (".%f" if moment.microsecond else "")) + "Z"
 
 
 class OamsError(Exception):
@@ -121,6 +133,8 @@ class OamsService:
         if "\x00" in memory["value"]:
             raise invalid(f"{where}.value holds a NUL: binary is not permitted", field="value")
         self._check_namespace(memory["namespace"])
+        if self.policy.offset_times == "normalize":
+            memory = {k: _in_utc(v) if k in ("created_at", "updated_at") else v for k, v in memory.items()}
         probe = dict(memory)
         probe.setdefault("created_at", "2000-01-01T00:00:00Z")
         probe.setdefault("updated_at", probe["created_at"] if "created_at" in memory else "2000-01-01T00:00:00Z")
@@ -155,12 +169,19 @@ class OamsService:
 
     def _present(self, doc: dict[str, Any]) -> dict[str, Any]:
         """A stored memory as answered (a copy)."""
-        return copy.deepcopy(doc)
+        answered = copy.deepcopy(doc)
+        if self.policy.null_parent_id == "omit" and "parent_id" in answered and answered["parent_id"] is None:
+            del answered["parent_id"]
+        return answered
 
     def _stamp(self, memory: dict[str, Any], existing: dict[str, Any] | None, now: str) -> dict[str, Any]:
         doc = copy.deepcopy(memory)
         if self.policy.lowercase_tags and isinstance(doc.get("tags"), list):
             doc["tags"] = [t.lower() for t in doc["tags"]]
+        if self.policy.tags_order == "sorted" and isinstance(doc.get("tags"), list):
+            doc["tags"] = sorted(doc["tags"])
+        if self.policy.embedding_precision == "float32" and isinstance(doc.get("embedding"), list):
+            doc["embedding"] = [model.as_float32(v) for v in doc["embedding"]]
         if existing is None:
             doc.setdefault("created_at", doc.get("updated_at", now))
             doc.setdefault("updated_at", doc["created_at"])

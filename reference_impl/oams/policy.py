@@ -46,6 +46,19 @@ class OamsPolicy:
     export_embeddings_bin: bool = False
     #: §3 "Tags are case-sensitive; implementations SHOULD lowercase on ingest" (True).
     lowercase_tags: bool = True
+    #: oams/store-returns-stored: tags kept in the order sent ("given"); §2 calls them "free-form labels for
+    #: filtering" and fixes no order, so a server may keep them as a set and answer them sorted ("sorted").
+    tags_order: str = "given"
+    #: oams/store-returns-stored: an embedding kept as the JSON numbers sent ("float64"); §2 types it "array of
+    #: float32", so a server may store float32 and answer each value at float32 precision ("float32").
+    embedding_precision: str = "float64"
+    #: oams/store-returns-stored: a null parent_id answered as null ("null"); §2's "optional, string | null"
+    #: tells null from absent nowhere, so a server may leave a null parent_id out of its answers ("omit").
+    null_parent_id: str = "null"
+    #: oams/invalid-memory-refused: a created_at/updated_at with a non-zero offset is refused (-32003,
+    #: "refuse"); §2 asks "RFC 3339 timestamp, UTC" and defines validity by presence, so a server may
+    #: instead store the same instant in UTC ("normalize").
+    offset_times: str = "refuse"
 
 
 def configure(implementation: Any, fault: Any, variants: Iterable[str], part: str | None = None) -> OamsPolicy:

@@ -38,6 +38,15 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
        time_style="offset"),
     _v("rpc-forget-object", "oams.forget's JSON-RPC result is {\"deleted\": true} instead of null",
        ("forget-endpoint",), bindings=("jsonrpc", "stdio"), rpc_forget_result="object"),
+    _v("tags-sorted", "tags are kept as a set and answered sorted, not in the order sent", ("store-returns-stored",
+       "tags-lowercase"), bindings=("http", "jsonrpc", "stdio"), tags_order="sorted"),
+    _v("embedding-float32", "embeddings are stored as float32, as §2 types them, and answered at float32 precision "
+       "(0.0123 comes back 0.012299999594688416)", ("store-returns-stored",), bindings=("http", "jsonrpc", "stdio"),
+       embedding_precision="float32"),
+    _v("null-parent-omitted", "a null parent_id is left out of the answers (§2: optional, string | null)",
+       ("store-returns-stored",), bindings=("http", "jsonrpc", "stdio"), null_parent_id="omit"),
+    _v("times-normalized", "a created_at/updated_at with a non-zero offset is stored as the same instant in UTC "
+       "instead of refused", ("invalid-memory-refused",), bindings=("http", "jsonrpc", "stdio"), offset_times="normalize"),
     _v("export-embeddings-bin", "the export bundle carries the OPTIONAL embeddings.bin", ("bundle-layout",),
        bindings=("file",), export_embeddings_bin=True),
 )

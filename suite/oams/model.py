@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import re
+import struct
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -167,9 +168,37 @@ def convention_problems(namespace: str) -> list[Problem]:
     return []
 
 
+def as_float32(value: Any) -> Any:
+    """A number as float32 holds it (read back as a Python float); anything else as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    try:
+        return struct.unpack("<f", struct.pack("<f", value))[0]
+    except (OverflowError, struct.error):
+        return value
+
+
+def same_embedding(want: Any, have: Any) -> bool:
+    """Equal as float32 vectors: §2 types `embedding` "array of float32", so a server storing float32
+    answers 0.0123 as 0.012299999594688416 (variant oams-embedding-float32)."""
+    if not (isinstance(want, list) and isinstance(have, list) and len(want) == len(have)):
+        return False
+    return all(isinstance(w, (int, float)) and isinstance(h, (int, float)) and not isinstance(w, bool)
+               and not isinstance(h, bool) and as_float32(w) == as_float32(h) for w, h in zip(want, have))
+
+
+def same_tags(want: Any, have: Any) -> bool:
+    """Equal as sets of labels, case-folded: §2 makes tags "free-form labels for filtering" with no
+    order (variant oams-tags-sorted) and lets a server lowercase them."""
+    if not (isinstance(want, list) and isinstance(have, list)):
+        return False
+    return sorted(str(t).lower() for t in want) == sorted(str(t).lower() for t in have)
+
+
 def same_memory_fields(sent: dict[str, Any], got: Any, fields: tuple[str, ...] | None = None) -> list[str]:
-    """The members of `sent` that came back different in `got` (tags compared case-folded: §2 lets
-    a server lowercase them), each as a sentence."""
+    """The members of `sent` that came back different in `got`, each as a sentence. Tags compare as
+    case-folded sets, embeddings at float32 precision, and a null parent_id matches one left out (§2:
+    "optional, string | null"; variant oams-null-parent-omitted)."""
     if not isinstance(got, dict):
         return [f"the answer is not a memory object but {describe(got)}"]
     out = []
@@ -177,9 +206,12 @@ def same_memory_fields(sent: dict[str, Any], got: Any, fields: tuple[str, ...] |
         if name in ("created_at", "updated_at") and name not in (fields or ()):
             continue
         want, have = sent.get(name), got.get(name, _MISSING)
-        if name == "tags" and isinstance(want, list) and isinstance(have, list):
-            if [str(t).lower() for t in want] == [str(t).lower() for t in have]:
-                continue
+        if name == "tags" and same_tags(want, have):
+            continue
+        if name == "embedding" and same_embedding(want, have):
+            continue
+        if name == "parent_id" and want is None and have is _MISSING:
+            continue
         if name == "metadata" and isinstance(want, dict) and isinstance(have, dict):
             have = {k: v for k, v in have.items() if k != "score" or "score" in want}
         if have is _MISSING:
