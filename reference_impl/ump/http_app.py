@@ -136,6 +136,24 @@ def _token(request: Request, operation: str) -> str | None:
                                          f"(got scheme {scheme[:20]!r}{' without a token' if scheme.lower() == 'bearer' else ''})")
 
 
+#: The JSON-RPC-over-HTTP convention's status for a lone error answer (variant upp-http-status-by-code).
+_STATUS_BY_CODE = {-32700: 500, -32600: 400, -32601: 404, -32602: 500, -32603: 500}
+
+
+def _upp_status(upp: Any, text: str) -> int:
+    if getattr(getattr(upp, "policy", None), "http_error_status", "200") != "by-code":
+        return 200
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        return 200
+    error = answer.get("error") if isinstance(answer, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    if not isinstance(code, int):
+        return 200
+    return _STATUS_BY_CODE.get(code, 500 if -32099 <= code <= -32000 else 200)
+
+
 async def _read_body(request: Request) -> bytes:
     declared = request.headers.get("content-length")
     too_big = HttpError(413, "invalid_record",
@@ -337,7 +355,7 @@ def _upp_route(upp: Any) -> Route:
             return answer(rpc.error_response(None, rpc.INTERNAL_ERROR, "Internal error"), 200)
         if text is None:
             return Response(status_code=204)
-        return Response(rpc.encode(text, upp.fault), media_type=JSON_TYPE)
+        return Response(rpc.encode(text, upp.fault), status_code=_upp_status(upp, text), media_type=JSON_TYPE)
 
     class _Asgi:
         # An ASGI app, not a function: starlette then routes every method here (a function

@@ -63,4 +63,9 @@ class UppPolicy:
     # reading: a deployment handles personal data more strictly (tier_personal labels served as
     # tier_sensitive); 07 §5 fixes category and cardinality within a major version, not the tier.
     stricter_sensitivity: bool = False
+    # upp/error-invalid-params, upp/jsonrpc-parse-error (HTTP only): every JSON-RPC answer comes with HTTP
+    # 200 ("200"). Other reading: the JSON-RPC-over-HTTP convention, a lone error answer's status from its
+    # code (-32700 and -32602 and -32603 and server errors 500, -32600 400, -32601 404: "by-code"); 05 §5
+    # makes UPP transport-agnostic and names no HTTP status.
+    http_error_status: str = "200"
 

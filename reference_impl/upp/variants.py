@@ -14,6 +14,10 @@ def _v(name: str, description: str, readings: tuple[str, ...], **overrides: obje
 
 
 UPP_VARIANTS: tuple[Variant, ...] = (
+    Variant("upp-http-status-by-code", "upp", "over HTTP, a lone JSON-RPC error answer carries the status the "
+            "JSON-RPC-over-HTTP convention gives its code (-32700, -32602, -32603 and -32000…-32099: 500; -32600: "
+            "400; -32601: 404), the JSON-RPC body unchanged", ("upp/error-invalid-params", "upp/jsonrpc-parse-error"),
+            {"http_error_status": "by-code"}, since="1.0.0", bindings=("http",)),
     _v("params-required", "upp/info and upp/get_labels refuse a request without a `params` member (-32602), "
        "as 05 §2 marks params Required", ("params-may-be-omitted",), params_required=True),
     _v("unknown-params-rejected", "a request carrying a parameter the server does not know is refused with -32602 "

@@ -132,9 +132,7 @@ def id_unreadable(ctx: CheckContext) -> None:
                 _violation(ctx, "upp/jsonrpc-id-unreadable", f"upp/info with an id that is {what} ({id_text}), "
                            f"{how}, got no answer the harness could read", text, None, expected, unread=broke)
             else:
-                problem = judge(answer_of(ex), id_text)
-                if problem is None and ex.http_status is not None and ex.http_status >= 500:
-                    problem = f"HTTP {ex.http_status}"
+                problem = judge(answer_of(ex), id_text)  # the JSON-RPC answer, whatever HTTP status carries it
                 if problem is not None:
                     _violation(ctx, "upp/jsonrpc-id-unreadable", f"upp/info with an id that is {what} ({id_text}), "
                                f"{how}: {problem}", text, ex.received_text, expected, ex.http_status)
@@ -162,7 +160,10 @@ def _server_failed(ex: RpcExchange) -> str | None:
     error = answer.get("error") if isinstance(answer, dict) else None
     if isinstance(error, dict) and error.get("code") == INTERNAL_ERROR:
         return "-32603 Internal error: the server failed on it"
-    if ex.http_status is not None and ex.http_status >= 500:
+    refused = isinstance(error, dict) and isinstance(error.get("code"), int) or isinstance(answer, list)
+    if ex.http_status is not None and ex.http_status >= 500 and not refused:
+        # a JSON-RPC error other than -32603 is an answer, whatever HTTP status carries it (UPP is
+        # transport-agnostic, 05 §5); a 5xx without one is the server failing
         return f"HTTP {ex.http_status}"
     return None
 

@@ -95,11 +95,13 @@ def _known_code(code: int) -> bool:
 
 def _why_not(reply: RpcReply, code: int) -> str | None:
     """Why `reply` is not the refusal `code` (None when it is)."""
+    if reply.error_code == code:
+        # the JSON-RPC answer is what is judged: an HTTP status beside it is the transport's (UPP is
+        # transport-agnostic, 05 §5; JSON-RPC over HTTP conventions answer -32602 with 500)
+        return None
     status = reply.exchange.http_status
     if status is not None and status >= 500:
         return f"HTTP {status}"
-    if reply.error_code == code:
-        return None
     if reply.ok:
         return "accepted (a result)"
     if reply.error_code == INTERNAL_ERROR:
@@ -304,7 +306,7 @@ def non_json(ctx: CheckContext) -> None:
         ex = ctx.client.send_raw(text)
         observe(ctx, "upp/jsonrpc-parse-error")
         problems = [p.message for p in jsonrpc.expect_parse_error(answer_of(ex))]
-        if ex.http_status is not None and ex.http_status >= 500:
+        if problems and ex.http_status is not None and ex.http_status >= 500:  # a right -32700 stands whatever the status
             problems.insert(0, f"HTTP {ex.http_status}")
         if problems:
             wrong.append(("; ".join(problems), ex))
@@ -348,7 +350,7 @@ def bad_batch(ctx: CheckContext) -> None:
     if shape:
         fail_exchange(ctx, "upp/jsonrpc-batch", "; ".join(p.message for p in shape[:4]), ex,
                       "an array with one response per request that has an id")
-    if ex.http_status is not None and ex.http_status >= 500:
+    if ex.http_status is not None and ex.http_status >= 500 and not isinstance(answer, list):
         fail_exchange(ctx, "upp/error-invalid-params", f"a batch of bad requests got HTTP {ex.http_status}", ex,
                       "an array of -32602 error responses")
     if isinstance(answer, list):

@@ -153,7 +153,9 @@ NOT_JSON = (
 def _judge_provoked(ctx: CheckContext, rid: str, exchange: RpcExchange, problems: list[jsonrpc.WireProblem],
                     expected: str) -> bool:
     mine = [p.message for p in problems if p.requirement == rid]
-    if exchange.http_status is not None and exchange.http_status >= 500:
+    if mine and exchange.http_status is not None and exchange.http_status >= 500:
+        # said beside a wrong answer; a right JSON-RPC error stands whatever HTTP status carries it (05 §5:
+        # UPP is transport-agnostic; the JSON-RPC-over-HTTP convention answers -32700 with 500)
         mine.insert(0, f"HTTP {exchange.http_status}")
     if mine:
         fail_exchange(ctx, rid, "; ".join(mine), exchange, expected)
