@@ -234,6 +234,11 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
         flaky = group.subgroup(Broken) is not None
         if not flaky and group.subgroup(_Stop) is None:
             raise
+    if run.stopped and run.first_failure is None and run.sequences <= sequences:
+        # said, so a machine that judged little is not read as one that saw nothing to judge
+        run.notes.setdefault(f"the machine stopped at its {seconds:g} s cap, having started {run.sequences} of "
+                             f"{sequences} sequences ({run.steps} steps): the target answered too slowly for the "
+                             f"rest (give it more with --effort thorough or {effort.ENV_STATEFUL_SECONDS})")
     summary = {"sequences": run.sequences, "steps": run.steps, "seconds": round(time.monotonic() - started, 2),
                "seed": run_seed}
     if run.found_in is not None:

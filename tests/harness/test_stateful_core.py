@@ -102,6 +102,28 @@ def test_a_failure_that_does_not_repeat_is_still_reported():
     assert "did not fail again" in finding.message
 
 
+class SlowCounter(Counter):
+    def add(self, n: int) -> int:
+        __import__("time").sleep(0.02)
+        return super().add(n)
+
+
+def test_a_machine_cut_by_its_time_cap_says_so(monkeypatch):
+    monkeypatch.setenv(effort.ENV_STATEFUL_SECONDS, "0.1")
+    ctx = _ctx(SlowCounter())
+    summary = run_machine(ctx, CounterMachine)
+    assert ctx.findings == [] and summary["sequences"] < effort.EFFORTS["default"].stateful_examples
+    (note,) = [n for n in ctx.notes if "cap" in n]
+    assert note.startswith("the machine stopped at its 0.1 s cap, having started") and "too slowly" in note
+    assert summary["notes"] == [note]
+
+
+def test_a_machine_that_runs_every_sequence_notes_no_cap():
+    ctx = _ctx(Counter())
+    run_machine(ctx, CounterMachine)
+    assert not any("cap" in n for n in ctx.notes)
+
+
 def test_switched_off_is_not_applicable(monkeypatch):
     monkeypatch.setenv(effort.ENV_STATEFUL_EXAMPLES, "0")
     with pytest.raises(NotApplicable, match="switched off"):
