@@ -16,7 +16,11 @@ from memconform.reference_impl.omf import OmfEngine, OmfStore
 from memconform.reference_impl.omf.engine import STATUSES, TIERS
 
 NOW = 1_800_000_000_000
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the project's tests draw the same cases every run (issue 16: "the project's tests use a fixed
+# seed"). A random draw found, once in CI, a document whose export → import → export is not stable (two
+# items of one text, both superseding a third, one of them status "error"): an open bug of the reference
+# OMF engine, recorded in the closing note of stop 19, not a flake to retry.
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 # A small vocabulary, so that generated texts collide (exact and near duplicates) often.
 WORDS = ["release", "Train", "alice", "bob", "friday", "ship", "the", "ünïcode", "📦", "notes"]
