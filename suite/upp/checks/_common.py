@@ -168,6 +168,15 @@ def spec_ref(rid: str) -> str:
     return f"{r.id} (UPP {r.section}, {r.keyword.value}): {r.summary}"
 
 
+def server_error_status(exchange: RpcExchange) -> str | None:
+    """"HTTP <status>" when an answer came with a 5xx status, else None. Said only beside a JSON-RPC
+    answer that is wrong or missing: UPP is transport-agnostic (05 §5) and the JSON-RPC-over-HTTP
+    convention answers -32700 and -32602 with 500, so a right error stands whatever status carries it
+    (variant upp-http-status-by-code)."""
+    status = exchange.http_status
+    return f"HTTP {status}" if status is not None and status >= 500 else None
+
+
 def compact(value: Any, limit: int = 400) -> str:
     """JSON on one line, cut at `limit` characters (messages stay readable for 50 MB answers)."""
     if value is OMIT:

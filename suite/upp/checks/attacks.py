@@ -26,7 +26,7 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc
 from memconform.suite.upp.checks._common import (
-    INTERNAL_ERROR, INVALID_REQUEST, LIVE, aliases, answer_of, compact, spec_ref, served,
+    INTERNAL_ERROR, INVALID_REQUEST, LIVE, aliases, answer_of, compact, server_error_status, spec_ref, served,
 )
 from memconform.suite.upp.client import RpcExchange
 
@@ -161,11 +161,7 @@ def _server_failed(ex: RpcExchange) -> str | None:
     if isinstance(error, dict) and error.get("code") == INTERNAL_ERROR:
         return "-32603 Internal error: the server failed on it"
     refused = isinstance(error, dict) and isinstance(error.get("code"), int) or isinstance(answer, list)
-    if ex.http_status is not None and ex.http_status >= 500 and not refused:
-        # a JSON-RPC error other than -32603 is an answer, whatever HTTP status carries it (UPP is
-        # transport-agnostic, 05 §5); a 5xx without one is the server failing
-        return f"HTTP {ex.http_status}"
-    return None
+    return None if refused else server_error_status(ex)  # a JSON-RPC error other than -32603 is an answer
 
 
 @check("upp/attacks/batch-bounded", spec="upp", requirements=("upp/batch-bounded",), bindings=LIVE,

@@ -25,7 +25,8 @@ from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc, ontology
 from memconform.suite.upp.checks._common import (
     INTERNAL_ERROR, INVALID_PARAMS, LIVE, PROFILE_TEXT, USER_NOT_FOUND, aliases, answer_of, call_op, compact, fail,
-    fail_exchange, fold, fresh_entity, need, observe, require_offered, server_ontology, served, still_answers,
+    fail_exchange, fold, fresh_entity, need, observe, require_offered, server_error_status, server_ontology, served,
+    still_answers,
 )
 from memconform.suite.upp.client import ImportFolder, RpcExchange, RpcReply
 
@@ -96,12 +97,10 @@ def _known_code(code: int) -> bool:
 def _why_not(reply: RpcReply, code: int) -> str | None:
     """Why `reply` is not the refusal `code` (None when it is)."""
     if reply.error_code == code:
-        # the JSON-RPC answer is what is judged: an HTTP status beside it is the transport's (UPP is
-        # transport-agnostic, 05 §5; JSON-RPC over HTTP conventions answer -32602 with 500)
         return None
-    status = reply.exchange.http_status
-    if status is not None and status >= 500:
-        return f"HTTP {status}"
+    status = server_error_status(reply.exchange)
+    if status is not None:
+        return status
     if reply.ok:
         return "accepted (a result)"
     if reply.error_code == INTERNAL_ERROR:
@@ -306,8 +305,9 @@ def non_json(ctx: CheckContext) -> None:
         ex = ctx.client.send_raw(text)
         observe(ctx, "upp/jsonrpc-parse-error")
         problems = [p.message for p in jsonrpc.expect_parse_error(answer_of(ex))]
-        if problems and ex.http_status is not None and ex.http_status >= 500:  # a right -32700 stands whatever the status
-            problems.insert(0, f"HTTP {ex.http_status}")
+        status = server_error_status(ex)
+        if problems and status is not None:
+            problems.insert(0, status)
         if problems:
             wrong.append(("; ".join(problems), ex))
         error = ex.received.get("error") if isinstance(ex.received, dict) else None
@@ -350,8 +350,9 @@ def bad_batch(ctx: CheckContext) -> None:
     if shape:
         fail_exchange(ctx, "upp/jsonrpc-batch", "; ".join(p.message for p in shape[:4]), ex,
                       "an array with one response per request that has an id")
-    if ex.http_status is not None and ex.http_status >= 500 and not isinstance(answer, list):
-        fail_exchange(ctx, "upp/error-invalid-params", f"a batch of bad requests got HTTP {ex.http_status}", ex,
+    status = server_error_status(ex)
+    if status is not None and not isinstance(answer, list):
+        fail_exchange(ctx, "upp/error-invalid-params", f"a batch of bad requests got {status}", ex,
                       "an array of -32602 error responses")
     if isinstance(answer, list):
         by_id = {r.get("id"): r for r in answer if isinstance(r, dict)}

@@ -22,7 +22,8 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc
 from memconform.suite.upp.checks._common import (
-    LIVE, answer_of, client_state, fail, fail_exchange, fresh_entity, still_answers, wire_problems,
+    LIVE, answer_of, client_state, fail, fail_exchange, fresh_entity, server_error_status, still_answers,
+    wire_problems,
 )
 from memconform.suite.upp.client import RpcExchange
 
@@ -153,10 +154,9 @@ NOT_JSON = (
 def _judge_provoked(ctx: CheckContext, rid: str, exchange: RpcExchange, problems: list[jsonrpc.WireProblem],
                     expected: str) -> bool:
     mine = [p.message for p in problems if p.requirement == rid]
-    if mine and exchange.http_status is not None and exchange.http_status >= 500:
-        # said beside a wrong answer; a right JSON-RPC error stands whatever HTTP status carries it (05 §5:
-        # UPP is transport-agnostic; the JSON-RPC-over-HTTP convention answers -32700 with 500)
-        mine.insert(0, f"HTTP {exchange.http_status}")
+    status = server_error_status(exchange)
+    if mine and status is not None:
+        mine.insert(0, status)
     if mine:
         fail_exchange(ctx, rid, "; ".join(mine), exchange, expected)
     return not mine
