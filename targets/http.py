@@ -210,7 +210,8 @@ class HttpUmpClient:
     binding = "http"
 
     def __init__(self, base_url: str, version: str = "1.0", *, timeout: float = 10.0,
-                 event_timeout: float | None = None, send_version: bool = True, owners: Any = None):
+                 event_timeout: float | None = None, send_version: bool = True, owners: Any = None,
+                 capabilities_auth: Auth | None = None):
         self.base_url = base_url.rstrip("/")
         self.version = version
         self.timeout = timeout
@@ -218,6 +219,9 @@ class HttpUmpClient:
         self.send_version = send_version
         self._tokens = _TokenCache(owners)
         self.owners = self._tokens.owners  # who owner-a and owner-b are here (suite/ump/owners.py)
+        #: how capabilities and /.well-known/ump.json are asked: anonymously, unless discovery found
+        #: that this server answers them only with a token (§4.2: "Auth via capability tokens")
+        self.capabilities_auth = capabilities_auth or Auth.anonymous()
         self._http = HttpSession(timeout=timeout, base_url=self.base_url)
         self._offered: frozenset[str] | None = None
         self._siblings: dict[str, HttpUmpClient] = {}
@@ -299,13 +303,14 @@ class HttpUmpClient:
     # -- the operations ---------------------------------------------------------------------
 
     def capabilities(self, request: dict[str, Any] | None = None, *, auth: Auth | None = None) -> Reply:
-        """GET /ump/capabilities, anonymous unless `auth` says otherwise. `request` is recorded
-        as sent (the HTTP binding carries the client's version in `UMP-Version`)."""
+        """GET /ump/capabilities, as `capabilities_auth` (anonymous unless discovery needed a token)
+        unless `auth` says otherwise. `request` is recorded as sent (the HTTP binding carries the
+        client's version in `UMP-Version`)."""
         return self._json_call("capabilities", "GET", "/ump/capabilities",
-                               request if request is not None else {}, auth or Auth.anonymous())
+                               request if request is not None else {}, auth or self.capabilities_auth)
 
-    def well_known(self) -> Reply:
-        return self._json_call("well_known", "GET", "/.well-known/ump.json", None, Auth.anonymous())
+    def well_known(self, *, auth: Auth | None = None) -> Reply:
+        return self._json_call("well_known", "GET", "/.well-known/ump.json", None, auth or self.capabilities_auth)
 
     def recall(self, request: dict[str, Any], *, auth: Auth = DEFAULT_AUTH) -> Reply:
         return self._json_call("recall", "POST", "/ump/recall", request, auth)
@@ -539,14 +544,20 @@ class HttpDriver:
         self._absent: dict[str, str] = {}  # spec -> why its own discovery did not find it
         self._levels: dict[str, str | None] = {}
         self._clients: dict[str, HttpUmpClient] = {}
+        self._needs_token = False  # discovery answered only with owner-a's capability token
+        self._tokens: _TokenCache | None = None
         self._upp: Any = None  # a targets.jsonrpc.JsonRpcDriver once UPP is found
         self._upp_probes: list[str] | None = None  # what each UPP probe saw
         self._http: HttpSession | None = None  # discovery's connections (bounded like every other)
         self._parts: dict[str, Any] | None = None  # specs found through their own discovery (suite/specs.py)
 
-    def _get(self, path: str, version: str | None = None) -> httpx.Response:
+    def _get(self, path: str, version: str | None = None, *, as_owner: bool = False) -> httpx.Response:
         url = f"{self.base_url}{path}"
         headers = {VERSION_HEADER: version} if version else {}
+        if as_owner or self._needs_token:
+            if self._tokens is None:
+                self._tokens = _TokenCache(self.owners)
+            headers["Authorization"] = f"Bearer {self._tokens.for_owner('owner-a')}"
         if self._http is None:
             self._http = HttpSession(timeout=self.timeout, follow_redirects=True)
         try:
@@ -574,25 +585,39 @@ class HttpDriver:
             if doc is None:
                 second = self._get("/.well-known/ump.json")
                 doc = self._doc(second)
+                if doc is None and {first.status_code, second.status_code} & {401, 403}:
+                    doc = self._discover_with_token(first, second)
                 if doc is None:
-                    if {first.status_code, second.status_code} & {401, 403}:
-                        # Not "no UMP": §4.2's bearer tokens may guard every route. memconform asks
-                        # discovery anonymously, as the public implementation serves it open.
-                        raise NotUmpServer(
-                            f"{self.base_url} asks for credentials at discovery: GET /ump/capabilities answered "
-                            f"HTTP {first.status_code} and GET /.well-known/ump.json HTTP {second.status_code} "
-                            f"to a request without a token. memconform reads capabilities anonymously (the "
-                            f"public implementation serves both open), so it cannot judge UMP on this server "
-                            f"until one of them answers without a token")
                     raise NotUmpServer(
                         f"{self.base_url} is not a UMP server: GET /ump/capabilities answered HTTP "
                         f"{first.status_code} and GET /.well-known/ump.json HTTP {second.status_code}, "
                         "neither a JSON object with `ump`")
-                doc = dict(doc, _source="/.well-known/ump.json")
+                if "_source" not in doc:
+                    doc = dict(doc, _source="/.well-known/ump.json")
             else:
                 doc = dict(doc, _source="/ump/capabilities")
             self._discovered = doc
         return self._discovered
+
+    def _discover_with_token(self, first: httpx.Response, second: httpx.Response) -> dict[str, Any]:
+        """Both discovery routes refused a request without a token: §4.2 puts the routes behind
+        "Auth via capability tokens" and no sentence exempts capabilities, so ask again as owner-a.
+        The public implementation serves both open; that it does not is judged by
+        ump/capabilities-open (class ump-reference-interop), never as "not UMP"."""
+        refused = (f"GET /ump/capabilities answered HTTP {first.status_code} and GET /.well-known/ump.json HTTP "
+                   f"{second.status_code} to a request without a token")
+        try:
+            third = self._get("/ump/capabilities", as_owner=True)
+        except ValueError as exc:  # no owner-a to act as (the target's own owners name none)
+            raise NotUmpServer(f"{self.base_url} asks for credentials at discovery ({refused}), and memconform "
+                               f"could not ask again as owner-a: {exc}") from None
+        doc = self._doc(third)
+        if doc is None:
+            raise NotUmpServer(f"{self.base_url} asks for credentials at discovery ({refused}), and with owner-a's "
+                               f"capability token GET /ump/capabilities answered HTTP {third.status_code}, no JSON "
+                               "object with `ump`")
+        self._needs_token = True
+        return dict(doc, _source="/ump/capabilities", _needs_token=True)
 
     def versions(self) -> tuple[str, ...]:
         if self._forced:
@@ -733,8 +758,14 @@ class HttpDriver:
                 self._clients["omf"] = OmfHttpTarget(self.base_url, timeout=self.timeout)
             return self._clients["omf"]
         if subject.version not in self._clients:
-            self._clients[subject.version] = HttpUmpClient(self.base_url, subject.version, timeout=self.timeout,
-                                                           owners=self.owners)
+            if self._discovered is None:  # subjects given, not discovered (forced versions, the reference)
+                try:
+                    self.discover()
+                except TargetError:
+                    pass  # the checks meet the same answers and say what they were
+            self._clients[subject.version] = HttpUmpClient(
+                self.base_url, subject.version, timeout=self.timeout, owners=self.owners,
+                capabilities_auth=Auth.as_owner("owner-a") if self._needs_token else None)
         return self._clients[subject.version]
 
     def describe(self) -> dict[str, Any]:
@@ -746,6 +777,8 @@ class HttpDriver:
                                "advertised": {"ump": ump_levels[0]} if ump_levels else {}}
         if self._discovered is not None:
             out["discovered_from"] = self._discovered.get("_source")
+            if self._discovered.get("_needs_token"):
+                out["discovery"] = "answered only with a capability token (owner-a's)"
             server = self._discovered.get("server")
             if isinstance(server, dict):
                 out["server"] = server

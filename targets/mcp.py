@@ -833,8 +833,9 @@ class McpUmpClient:
 
     # -- UmpClient --
 
-    def capabilities(self, request: dict[str, Any] | None = None) -> Reply:
-        reply = self._call("capabilities", {} if request is None else request, None)
+    def capabilities(self, request: dict[str, Any] | None = None, *, auth: Auth | None = None) -> Reply:
+        """ump.capabilities, without a token unless `auth` says otherwise."""
+        reply = self._call("capabilities", {} if request is None else request, auth)
         client = request.get("client") if isinstance(request, dict) else None
         wanted = client.get("ump") if isinstance(client, dict) else None
         if wanted is not None and wanted != self.version and "capabilities" in self.offered():

@@ -34,7 +34,7 @@ def _mcp(op: str, *breaks: str) -> Fault:
 
 
 BINDING_FAULTS = (
-    _http("capabilities", "ump/http-route-capabilities", "ump/l1-one-binding", "ump/cap-token-required"),
+    _http("capabilities", "ump/http-route-capabilities", "ump/l1-one-binding"),
     _http("recall", "ump/http-route-recall", "ump/l1-one-binding", *_TOKENS_READ, "ump/recall-finds-remembered",
           "ump/revise-prior-queryable"),
     _http("remember", "ump/http-route-remember", "ump/l1-one-binding", "ump/remember-invalid-record"),
@@ -63,6 +63,11 @@ BINDING_FAULTS = (
     # the public runner's exact 400 (a class of its own, no level lost)
     Fault("http-invalid-422", "ump", "a record the service refuses as invalid_record is answered HTTP 422",
           ("ump/runner-rules",), bindings=("http",), overrides={"http_invalid_status": 422}),
+    # §4.2's tokens exempt no route (variant capabilities-need-token): only the public implementation's
+    # open discovery is missing
+    Fault("discovery-needs-token", "ump", "GET /ump/capabilities and /.well-known/ump.json answer 401 unauthorized "
+          "to a request without a capability token", ("ump/capabilities-open",), bindings=("http",),
+          overrides={"discovery_auth": "token"}),
     # the §3 envelope as output is a reading the text allows (variant mcp-errors-as-output): only
     # the public implementation's isError form is missing
     Fault("mcp-errors-not-iserror", "ump",

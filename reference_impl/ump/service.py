@@ -426,6 +426,20 @@ class UmpService:
             now = now.replace(tzinfo=timezone.utc)
         return now.astimezone(timezone.utc)
 
+    def admit_discovery(self, token: str | None) -> None:
+        """capabilities and the well-known document behind a token (policy discovery_auth "token"):
+        any valid capability token is enough, whatever its verbs; UmpError unauthorized otherwise."""
+        if self.policy.discovery_auth != "token":
+            return
+        if token is None:
+            raise UmpError("unauthorized", "this server answers capabilities only with a capability token "
+                                           "(Authorization: Bearer umpcap.…)")
+        with self._lock:
+            try:
+                self._verify_token(token)
+            except captoken.TokenError as exc:
+                raise UmpError("unauthorized", f"capability token refused ({exc.code}): {exc.message}") from None
+
     def _authorize(self, operation: str, token: Any) -> captoken.Grant | None:
         """The verified grant of the request's token (None without one), or UmpError."""
         if token is None:

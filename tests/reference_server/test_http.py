@@ -861,6 +861,30 @@ def test_a_server_that_asks_a_token_at_discovery_is_told_as_such_not_as_no_ump()
         server.stop()
 
 
+def test_a_server_that_answers_discovery_only_with_a_token_is_discovered_and_read_with_owner_as_token():
+    seen: list[str | None] = []
+
+    async def locked(request):
+        header = request.headers.get("authorization")
+        seen.append(header)
+        if not (header or "").startswith("Bearer umpcap."):
+            return JSONResponse({"error": {"code": "unauthorized", "message": "token required"}}, status_code=401)
+        return JSONResponse({"ump": "1.0", "versions": ["1.0"], "conformance": "L1", "kinds": []})
+
+    server = _stub([Route("/ump/capabilities", locked), Route("/.well-known/ump.json", locked)])
+    try:
+        driver = HttpDriver(server.base_url, timeout=5)
+        assert [(s.spec, s.version) for s in driver.subjects() if s.spec == "ump"] == [("ump", "1.0")]
+        assert seen[:2] == [None, None] and seen[2].startswith("Bearer umpcap.")  # asked anonymously first
+        client = driver.client(next(s for s in driver.subjects() if s.spec == "ump"))
+        caps = client.capabilities()
+        assert caps.ok and caps.auth == "token of owner-a"
+        assert client.capabilities(auth=Auth.anonymous()).status == 401  # a check may still ask without one
+        assert driver.describe()["discovery"].startswith("answered only with a capability token")
+    finally:
+        server.stop()
+
+
 # -- memconform serve ------------------------------------------------------------------------
 
 def _serve(*args: str) -> tuple[subprocess.Popen, str]:

@@ -2036,19 +2036,34 @@ def _route_problem(reply: Reply, operation: str) -> list[str]:
     return _response_problems(reply.body, operation)
 
 
-@check("ump/l1/http-route-capabilities", spec="ump", requirements=("ump/http-route-capabilities",), bindings=HTTP,
-       title="GET /ump/capabilities answers the §3.1 response (§4.2)")
+@check("ump/l1/http-route-capabilities", spec="ump", requirements=("ump/http-route-capabilities", "ump/capabilities-open"),
+       bindings=HTTP, title="GET /ump/capabilities answers the §3.1 response (§4.2)")
 def http_route_capabilities(ctx: CheckContext) -> None:
-    """Asked without a token: capabilities is the negotiation a peer makes before it knows
-    whether tokens are a feature (§3.1; the notes, HTTP binding: no auth)."""
-    reply = ctx.client.call_raw("GET", "/ump/capabilities", None, {"UMP-Version": ctx.version},
-                                auth=Auth.anonymous())
+    """Asked without a token first, as the public implementation serves it (the notes, HTTP
+    binding: no auth). §4.2's "Auth via capability tokens" exempts no route, so a server that
+    refuses that request for want of a token is charged ump/capabilities-open (interop class, no
+    level) and its route is judged on the answer to owner-a's token."""
+    ctx.credit_only_observed()
+    headers = {"UMP-Version": ctx.version}
+    reply = ctx.client.call_raw("GET", "/ump/capabilities", None, headers, auth=Auth.anonymous())
     _internal(reply)
+    if reply.status in (401, 403) or reply.error_code in ("unauthorized", "forbidden_scope"):
+        ctx.observed("ump/capabilities-open")
+        ctx.violation("ump/capabilities-open", f"GET /ump/capabilities without a token answered {reply.describe()}; "
+                      "the public implementation answers it without auth (the notes, HTTP binding). No level "
+                      "waits on this: the text exempts no route from §4.2's tokens, so the route is judged on "
+                      "the answer to owner-a's token", sent="GET /ump/capabilities (no Authorization)",
+                      received=reply.body or reply.raw)
+        reply = ctx.client.call_raw("GET", "/ump/capabilities", None, headers, auth=Auth.as_owner("owner-a"))
+        _internal(reply)
+    elif reply.status is not None and 200 <= reply.status < 300:
+        ctx.observed("ump/capabilities-open")
+    ctx.observed("ump/http-route-capabilities")
     problems = _route_problem(reply, "capabilities")
     if problems:
         ctx.violation("ump/http-route-capabilities", "GET /ump/capabilities answered " + reply.describe()
                       + ": " + "; ".join(problems) + f"; {_spec('ump/http-route-capabilities')}",
-                      sent="GET /ump/capabilities", received=reply.body or reply.raw)
+                      sent=f"GET /ump/capabilities ({reply.auth})", received=reply.body or reply.raw)
 
 
 @check("ump/l1/http-route-recall", spec="ump", requirements=("ump/http-route-recall",), bindings=HTTP,

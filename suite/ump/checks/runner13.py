@@ -237,10 +237,22 @@ def runner_validation(ctx: CheckContext) -> None:
 
 
 @check("ump/runner13/discovery", spec=SPEC, bindings=HTTP, title="runner: discovery (well-known ump, conformance)",
-       requirements=("ump/well-known-manifest",))
+       requirements=("ump/well-known-manifest", "ump/capabilities-open"))
 def runner_discovery(ctx: CheckContext) -> None:
-    """Runner rule: GET /.well-known/ump.json has `ump` and `conformance`."""
+    """Runner rule: GET /.well-known/ump.json has `ump` and `conformance`, asked without a token as
+    the runner does. Refused for want of a token: ump/capabilities-open (interop class), and the
+    manifest is judged on the answer to owner-a's token."""
+    ctx.credit_only_observed()
     reply = ctx.client.call_raw("GET", "/.well-known/ump.json", None, auth=Auth.anonymous())
+    if reply.status in (401, 403) or reply.error_code in ("unauthorized", "forbidden_scope"):
+        ctx.observed("ump/capabilities-open")
+        _fail(ctx, "ump/capabilities-open", "GET /.well-known/ump.json without a token was refused; the public "
+                                            "implementation and its runner read it without auth (the notes, HTTP "
+                                            "binding)", reply)
+        reply = ctx.client.call_raw("GET", "/.well-known/ump.json", None, auth=Auth.as_owner("owner-a"))
+    elif reply.status is not None and 200 <= reply.status < 300:
+        ctx.observed("ump/capabilities-open")
+    ctx.observed("ump/well-known-manifest")
     body = reply.body if isinstance(reply.body, dict) else {}
     if reply.status != 200 or "ump" not in body or "conformance" not in body:
         _fail(ctx, "ump/well-known-manifest", "GET /.well-known/ump.json did not answer a document with `ump` and "
