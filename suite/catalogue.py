@@ -62,7 +62,13 @@ class Requirement:
         return self.until is None or v <= version_key(self.until)
 
     def cite(self) -> str:
-        return f"{self.id} (§{self.section}, {self.keyword.value}, {self.level})"
+        """How a failure names the requirement: a derived one says so (the text gives no keyword
+        there, or not this detail; its reading is the note), a class of its own says it counts
+        toward no level."""
+        marks = [f"§{self.section}", self.keyword.value + (", derived" if self.derived else ""), self.level]
+        if self.conformance_class:
+            marks.append(f"class {self.conformance_class}, no level")
+        return f"{self.id} ({', '.join(marks)})"
 
 
 ROLES = ("reader", "export")

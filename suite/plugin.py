@@ -428,6 +428,8 @@ def _format_result(item: CheckItem, result: CheckResult) -> str:
         if f.where:
             lines.append(f"  where: {f.where}")
         lines.append(f"  the spec asks: {req.summary} — “{req.quote}”")
+        if req.derived and req.note:
+            lines.append(f"  how memconform reads it (derived): {req.note}")
         if f.sent is not None:
             lines.append("  sent:\n" + _indent(f.sent))
         if f.received is not None:

@@ -24,6 +24,22 @@ def test_every_claimed_must_has_a_check(spec):
 
 
 @pytest.mark.parametrize("spec", catalogue.SPECS)
+def test_every_derived_requirement_carries_its_reading(spec):
+    """A derived requirement is one the text does not state in those words: its failure message
+    must say so and how it was read (suite/plugin.py prints the note), never pass as the text's MUST."""
+    unread = [r.id for r in catalogue.load(spec).requirements if r.derived and not (r.note or "").strip()]
+    assert not unread, f"derived requirements without the reading that derives them: {unread}"
+
+
+def test_a_failure_names_a_derived_requirement_as_derived_and_a_class_as_no_level():
+    ump = catalogue.load("ump")
+    assert ump.get("ump/record-kind").cite() == "ump/record-kind (§2.1, MUST, L0)"
+    assert ump.get("ump/http-route-capabilities").cite() == "ump/http-route-capabilities (§4.2, MUST, derived, L1)"
+    assert ump.get("ump/capabilities-open").cite() == \
+        "ump/capabilities-open (§4.2, MUST, derived, L1, class ump-reference-interop, no level)"
+
+
+@pytest.mark.parametrize("spec", catalogue.SPECS)
 def test_checks_name_only_known_requirements(spec):
     cat = catalogue.load(spec)
     unknown = {(chk.id, rid) for chk in all_checks(spec) for rid in chk.requirements if rid not in cat.by_id}
