@@ -71,14 +71,20 @@ def _catalogue(spec: str) -> Any:
         return None
 
 
-def _req_meta(spec: str, rid: str, fallback: dict[str, Any]) -> tuple[str, str, str]:
+def _requirement(spec: str, rid: str) -> Any:
     cat = _catalogue(spec)
     try:
-        req = cat.get(rid) if cat is not None else None
+        return cat.get(rid) if cat is not None else None
     except Exception:
-        req = None
+        return None
+
+
+def _req_meta(spec: str, rid: str, fallback: dict[str, Any]) -> tuple[str, str, str]:
+    """(section, level, keyword); a derived requirement's keyword says "derived" (README: a reading,
+    not the text's own words)."""
+    req = _requirement(spec, rid)
     if req is not None:
-        return req.section, req.level, req.keyword.value
+        return req.section, req.level, req.keyword.value + (" (derived)" if req.derived else "")
     return "", fallback.get("level", ""), fallback.get("keyword", "")
 
 
@@ -181,6 +187,9 @@ def _finding_html(f: dict[str, Any], res: dict[str, Any], names: dict[str, str],
     if cite:
         rows.append(f"<dt>requirement</dt><dd>{_cite(res['spec'], f.get('requirement', ''), res)}</dd>")
     rows.append(f"<dt>message</dt><dd>{_e(redact(str(f.get('message', ''))))}</dd>")
+    req = _requirement(res["spec"], f.get("requirement", ""))
+    if req is not None and req.derived and req.note:
+        rows.append(f"<dt>reading</dt><dd>{_e(req.note)}</dd>")
     if f.get("where"):
         rows.append(f"<dt>where</dt><dd><code>{_e(redact(str(f['where'])))}</code></dd>")
     if f.get("sent"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import json
 import re
 from html.parser import HTMLParser
@@ -234,6 +236,12 @@ def test_each_failure_cites_its_requirement_with_message_where_sent_received(ver
     for rid in ("ump/record-kind", "ump/record-time", "ump/record-id-format"):
         assert f"<code>{rid}</code> §" in failures and f"/records/0/{rid}" in failures
     assert "§2.1 · L0 · MUST" in failures  # ump/record-kind's section, level and keyword
+    # ump/record-time is derived: the keyword says so, and its finding shows the reading
+    from memconform.suite import catalogue as cats
+
+    assert "§2.3 · L0 · MUST (derived)" in failures and "§2.1 · L0 · MUST (derived)" not in failures
+    assert failures.count("<dt>reading</dt>") == 1
+    assert html.escape(cats.load("ump").get("ump/record-time").note, quote=True) in failures
     for label in ("message", "where", "sent", "received"):
         assert f"<dt>{label}</dt>" in failures
     assert "accepted by baseline.toml" in failures  # the accepted failure says so, and stays listed
