@@ -834,7 +834,10 @@ class McpUmpClient:
     # -- UmpClient --
 
     def capabilities(self, request: dict[str, Any] | None = None, *, auth: Auth | None = None) -> Reply:
-        """ump.capabilities, without a token unless `auth` says otherwise."""
+        """ump.capabilities: as `auth` says; without it, anonymously, or with owner-a's token when
+        the driver found the server answers it only so."""
+        if auth is None and self.driver.capabilities_need_token:
+            auth = Auth.as_owner("owner-a")
         reply = self._call("capabilities", {} if request is None else request, auth)
         client = request.get("client") if isinstance(request, dict) else None
         wanted = client.get("ump") if isinstance(client, dict) else None
@@ -842,8 +845,8 @@ class McpUmpClient:
             # the request may have moved this session to another version: move it back
             with contextlib.suppress(TargetError):
                 session = self.session
-                session.call_tool("ump.capabilities", {"client": {"ump": self.version}},
-                                  {VERSION_META: self.version} if session.modern else None)
+                self.driver.ask_capabilities(session, {"client": {"ump": self.version}},
+                                             {VERSION_META: self.version} if session.modern else None)
         return reply
 
     def as_version(self, version: str) -> McpUmpClient:
@@ -1087,6 +1090,9 @@ class McpDriver:
         self._tools: list[dict[str, Any]] | None = None
         self._caps: dict[str, Any] | None = None
         self._caps_per_version: dict[str, Any] = {}
+        #: ump.capabilities answered only with owner-a's token (§4.2's tokens exempt no operation)
+        self.capabilities_need_token = False
+        self._owner_token: tuple[str, float] | None = None
         self._versions: tuple[str, ...] | None = None
         self._default_version: str | None = None
         self._closed = False
@@ -1121,8 +1127,7 @@ class McpDriver:
                                       f"{sorted(str(n) for n in names) or 'none'}, no ump.*")
                 caps = None
                 if "ump.capabilities" in names:
-                    result = session.call_tool("ump.capabilities", {}, None)
-                    reply = reply_from_result("capabilities", {}, result, None)
+                    reply = self.ask_capabilities(session, {}, None)
                     caps = reply.body if reply.ok else None
             except BaseException:
                 session.close()
@@ -1162,11 +1167,45 @@ class McpDriver:
             names = {t.get("name") for t in self._tools or []}
             if "ump.capabilities" in names:
                 meta = {VERSION_META: version} if session.modern else None
-                result = session.call_tool("ump.capabilities", {"client": {"ump": version}}, meta)
-                reply = reply_from_result("capabilities", {"client": {"ump": version}}, result, None)
+                reply = self.ask_capabilities(session, {"client": {"ump": version}}, meta)
                 if reply.ok:
                     self._caps_per_version[version] = reply.body
             return session
+
+    def ask_capabilities(self, session: _Session, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Reply:
+        """ump.capabilities as the driver asks it (discovery, pinning a session's version): without
+        a token, as the public implementation serves it; refused as unauthorized, again with
+        owner-a's token, and with it from then on. That it was refused is judged by
+        ump/capabilities-open (interop class), never taken for "no capabilities"."""
+        if not self.capabilities_need_token:
+            reply = reply_from_result("capabilities", arguments, session.call_tool("ump.capabilities", arguments, meta),
+                                      None)
+            if reply.error_code != "unauthorized":
+                return reply
+        token = self.owner_token()
+        sent_args, sent_meta = dict(arguments), dict(meta or {})
+        if self.token_via == "argument":
+            sent_args[CAPABILITY_ARG] = token
+        else:
+            sent_meta[CAPABILITY_META] = token
+        reply = reply_from_result("capabilities", arguments, session.call_tool("ump.capabilities", sent_args,
+                                                                               sent_meta), "token of owner-a")
+        if reply.ok:
+            self.capabilities_need_token = True
+        return reply
+
+    def owner_token(self) -> str:
+        """owner-a's token for the driver's own capabilities calls (a client mints its own)."""
+        from memconform.suite.ump import owners as ump_owners
+
+        now = time.time()
+        if self._owner_token is None or now - self._owner_token[1] > _TOKEN_REUSE:
+            owners = getattr(self, "owners", None) or ump_owners.from_environment()
+            try:
+                self._owner_token = (owners.token("owner-a", ttl=_TOKEN_TTL, now=now), now)
+            except ump_owners.CannotSign as exc:
+                raise TargetError(f"cannot act as owner-a: {exc}") from None
+        return self._owner_token[0]
 
     def live_session(self, version: str) -> _Session:
         """The session of `version`, started afresh once should its process have died (then

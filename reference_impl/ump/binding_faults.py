@@ -65,8 +65,8 @@ BINDING_FAULTS = (
           ("ump/runner-rules",), bindings=("http",), overrides={"http_invalid_status": 422}),
     # §4.2's tokens exempt no route (variant capabilities-need-token): only the public implementation's
     # open discovery is missing
-    Fault("discovery-needs-token", "ump", "GET /ump/capabilities and /.well-known/ump.json answer 401 unauthorized "
-          "to a request without a capability token", ("ump/capabilities-open",), bindings=("http",),
+    Fault("discovery-needs-token", "ump", "capabilities (and over HTTP /.well-known/ump.json) answers unauthorized "
+          "to a request without a capability token", ("ump/capabilities-open",), bindings=("http", "mcp"),
           overrides={"discovery_auth": "token"}),
     # the §3 envelope as output is a reading the text allows (variant mcp-errors-as-output): only
     # the public implementation's isError form is missing

@@ -418,7 +418,8 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
         return endpoint(handler)
 
     def admit_discovery(request: Request) -> None:
-        """Only under the variant capabilities-need-token: the HTTP binding's discovery routes behind a token."""
+        """Only under the variant capabilities-need-token: the well-known document behind a token, as
+        capabilities is (the service admits that one)."""
         if policy is not None and policy.discovery_auth == "token":
             header = request.headers.get("authorization") or ""
             scheme, _, rest = header.strip().partition(" ")
@@ -426,7 +427,6 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
 
     @endpoint
     async def capabilities(request: Request) -> Response:
-        admit_discovery(request)
         return await call("capabilities", request, {})
 
     @endpoint

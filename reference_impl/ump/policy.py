@@ -38,10 +38,10 @@ class UmpPolicy:
     #: makes invalid arguments a JSON-RPC protocol error, so a refused argument (invalid_record,
     #: bad_request) may come as -32602 carrying the envelope in data ("protocol").
     mcp_error_form: str = "iserror"
-    #: ump/capabilities-open: GET /ump/capabilities and /.well-known/ump.json answer without a token
-    #: ("open"), as the public implementation serves them. Other reading: §4.2's "Auth via
+    #: ump/capabilities-open: capabilities (HTTP and MCP) and /.well-known/ump.json answer without a
+    #: token ("open"), as the public implementation serves them. Other reading: §4.2's "Auth via
     #: capability tokens (§5.2) in Authorization: Bearer" covers every route it lists, and no
-    #: sentence exempts capabilities, so both ask for a valid token ("token"; any verb).
+    #: sentence exempts capabilities, so they ask for a valid token ("token"; any verb).
     discovery_auth: str = "open"
 
     # -- records and operations, L0-L2 (§2, §3.2-§3.6, §6.2, §8) --------------------------------

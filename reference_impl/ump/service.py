@@ -355,6 +355,7 @@ class UmpService:
         with self._lock:
             self._check_open()
             if operation == "capabilities":
+                self._admit_discovery(token)
                 _check_json(request)
                 return self._capabilities(request, version)
             grant = self._authorize(operation, token)
@@ -429,16 +430,19 @@ class UmpService:
     def admit_discovery(self, token: str | None) -> None:
         """capabilities and the well-known document behind a token (policy discovery_auth "token"):
         any valid capability token is enough, whatever its verbs; UmpError unauthorized otherwise."""
+        with self._lock:
+            self._admit_discovery(token)
+
+    def _admit_discovery(self, token: Any) -> None:
         if self.policy.discovery_auth != "token":
             return
-        if token is None:
+        if not isinstance(token, str):
             raise UmpError("unauthorized", "this server answers capabilities only with a capability token "
-                                           "(Authorization: Bearer umpcap.…)")
-        with self._lock:
-            try:
-                self._verify_token(token)
-            except captoken.TokenError as exc:
-                raise UmpError("unauthorized", f"capability token refused ({exc.code}): {exc.message}") from None
+                                           "(Authorization: Bearer umpcap.…; over MCP the _meta key ump/capability)")
+        try:
+            self._verify_token(token)
+        except captoken.TokenError as exc:
+            raise UmpError("unauthorized", f"capability token refused ({exc.code}): {exc.message}") from None
 
     def _authorize(self, operation: str, token: Any) -> captoken.Grant | None:
         """The verified grant of the request's token (None without one), or UmpError."""

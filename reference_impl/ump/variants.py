@@ -45,10 +45,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "invalid arguments a protocol error; other failures stay isError results",
             ("ump/mcp-errors", "ump/mcp-errors-iserror"), {"mcp_error_form": "protocol"}, bindings=("mcp",)),
     Variant("capabilities-need-token", "ump",
-            "GET /ump/capabilities and GET /.well-known/ump.json answer only a request carrying a valid capability "
-            "token (401 unauthorized without one), reading §4.2's \"Auth via capability tokens (§5.2) in "
-            "Authorization: Bearer\" as covering every route it lists; the public implementation serves both open",
-            ("ump/capabilities-open",), {"discovery_auth": "token"}, bindings=("http",)),
+            "capabilities (GET /ump/capabilities, the tool ump.capabilities) and GET /.well-known/ump.json answer only "
+            "a request carrying a valid capability token (unauthorized without one), reading §4.2's \"Auth via "
+            "capability tokens (§5.2) in Authorization: Bearer\" as covering every operation; the public "
+            "implementation serves them open",
+            ("ump/capabilities-open",), {"discovery_auth": "token"}, bindings=("http", "mcp")),
     # -- records and operations, L0-L2 (issue 13: readings of §2, §3.2-§3.6, §6.2, §8) -----------
     Variant("valid-to-inclusive", "ump", "a record is still valid at its valid_to instant (the closed interval "
             "[valid_from, valid_to] instead of the half-open one)", ("ump/recall-honors-valid-at",),

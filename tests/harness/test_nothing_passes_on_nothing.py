@@ -48,6 +48,7 @@ ALLOWED = {
     "ump/l1/capabilities": "observed the capabilities document, well-formed",
     "ump/l1/capabilities-no-0.1-runtime": "observed the answer to a client announcing 0.1",
     "ump/l1/http-route-capabilities": "observed GET /ump/capabilities answer the §3.1 response",
+    "ump/l1/mcp-capabilities-open": "observed ump.capabilities answer a call without a token",
     "ump/l1/http-route-recall": "observed POST /ump/recall answer the §3.2 response ({results: []} is one)",
     "ump/l1/http-route-remember": "observed POST /ump/remember answer the §3.3 response and a bare record answered",
     "ump/l1/l1-one-binding": "observed remember, get, recall and capabilities answered on the binding",

@@ -449,6 +449,28 @@ def test_mcp_mounted_in_the_http_binding():
         service.close()
 
 
+def test_a_server_whose_capabilities_tool_wants_a_token_is_discovered_and_read_with_owner_as_token():
+    """§4.2's tokens exempt no operation: the driver asks ump.capabilities again with owner-a's token
+    (and pins each session's version so), instead of finding no versions and no level."""
+    from memconform.reference_impl.ump.service import UmpService
+    from memconform.reference_impl.ump.mcp_app import build_mcp_server
+
+    service = UmpService(variants=("capabilities-need-token",))
+    d = McpDriver("mcp+memory:capabilities-need-token", timeout=20, server=build_mcp_server(service))
+    try:
+        assert sorted(s.version for s in d.subjects()) == ["0.1", "1.0"]
+        assert d.capabilities_need_token
+        c = d.client(subject(d, "1.0"))
+        assert d.advertised_level(subject(d, "1.0")) == "L3"
+        caps = c.capabilities()
+        assert caps.ok and caps.body["ump"] == "1.0" and "owner-a" in caps.auth, caps
+        assert c.capabilities(auth=Auth.anonymous()).error_code == "unauthorized"  # a check may still ask so
+        assert c.as_version("0.1").capabilities().body["ump"] == "0.1"
+    finally:
+        d.close()
+        service.close()
+
+
 # -- binding behaviour the real engine cannot be made to show -------------------------------------
 
 def test_unexpected_exception_is_internal_and_the_server_survives(http_fake):

@@ -2066,6 +2066,28 @@ def http_route_capabilities(ctx: CheckContext) -> None:
                       sent=f"GET /ump/capabilities ({reply.auth})", received=reply.body or reply.raw)
 
 
+@check("ump/l1/mcp-capabilities-open", spec="ump", requirements=("ump/capabilities-open",), bindings=MCP,
+       title="ump.capabilities answers a call without a token (the public implementation's open discovery)")
+def mcp_capabilities_open(ctx: CheckContext) -> None:
+    """Interop class only: §4.2's tokens exempt no operation, so a server that asks for one here
+    reaches every level (the suite then reads capabilities as owner-a)."""
+    ctx.credit_only_observed()
+    _without_capabilities_tool(ctx)
+    reply = ctx.client.capabilities(auth=Auth.anonymous())
+    _internal(reply)
+    if reply.error_code in ("unauthorized", "forbidden_scope"):
+        ctx.observed("ump/capabilities-open")
+        ctx.violation("ump/capabilities-open", f"ump.capabilities without a token answered {reply.describe()}; the "
+                      "public implementation answers it without auth. No level waits on this: the text exempts "
+                      "no operation from §4.2's tokens, so capabilities is read with owner-a's token",
+                      sent=reply.sent, received=reply.body or reply.raw)
+    elif reply.ok:
+        ctx.observed("ump/capabilities-open")
+    else:
+        ctx.note(f"ump.capabilities without a token answered {reply.describe()}: neither an answer nor a refusal "
+                 "for want of a token, so whether it is open was not seen (judged by ump/l1/capabilities)")
+
+
 @check("ump/l1/http-route-recall", spec="ump", requirements=("ump/http-route-recall",), bindings=HTTP,
        title="POST /ump/recall answers the §3.2 response (§4.2)")
 def http_route_recall(ctx: CheckContext) -> None:
