@@ -135,8 +135,11 @@ OMF_FAULTS = (
        wraps={"_envelope": faulty.exports_version_1}),
     _f("exports-v-string", "export writes extensions.memd.v as the string \"1\"", "memd-v", "self-roundtrip",
        wraps={"_export_item": faulty.exports_v_string}),
-    _f("exports-sparse-lifecycle", "export leaves lifecycle.superseded_by out when it is null instead of emitting null",
-       "memd-lifecycle", "orphan-edge-dropped",
+    # Only the exporter's duty ("Emitted: yes") breaks: an import reads a member left out as null
+    # ("Missing fields and explicit nulls are equivalent to 'unset'"), so no import check may blame it
+    # (found by the blind red team: the trust gate, defaults and orphan edges were blamed).
+    _f("exports-sparse-lifecycle", "export leaves out every lifecycle member that is null (supersedes, superseded_by, "
+       "expires_at_ms, review_after_ms) instead of emitting null", "memd-lifecycle",
        wraps={"_export_item": faulty.exports_sparse_lifecycle}),
     _f("refuses-null-lifecycle", "a trusted lifecycle field given as explicit null fails validation",
        "exported-at-not-interpreted", "lifecycle-null-unset",
@@ -165,7 +168,7 @@ OMF_FAULTS = (
        "lifecycle-field-types", "lifecycle-honoured", "self-roundtrip",
        wraps={"_export_item": faulty.exports_ms_strings}),
     _f("exports-sparse-project", "export leaves extensions.memd.project_id out when it is null",
-       "memd-project-id", "project-resolution",
+       "memd-project-id",
        wraps={"_export_item": faulty.exports_sparse_project}),
     _f("expiry-drops-future", "include_expired=false also drops rows whose expires_at_ms is still in the future",
        "export-every-eligible",

@@ -371,8 +371,10 @@ def exports_sparse_project(item: dict[str, Any], memd: dict[str, Any]) -> None:
 
 @_edits_item
 def exports_sparse_lifecycle(item: dict[str, Any], memd: dict[str, Any]) -> None:
-    if memd["lifecycle"]["superseded_by"] is None:
-        del memd["lifecycle"]["superseded_by"]
+    lifecycle = memd["lifecycle"]
+    for name in ("supersedes", "superseded_by", "expires_at_ms", "review_after_ms"):
+        if lifecycle[name] is None:
+            del lifecycle[name]
 
 
 @_edits_item

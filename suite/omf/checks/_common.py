@@ -161,14 +161,28 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
+#: The members the text types "string or null" / "integer or null". "Missing fields and explicit nulls are
+#: equivalent to 'unset'" (the lifecycle block), so a check judging what an import did reads such a member
+#: left out of the export as null: an item imported with no expiry may come back without `expires_at_ms`.
+#: Whether a memd exporter must write them ("Emitted: yes") is omf/memd-lifecycle's and
+#: omf/memd-project-id's alone (omf/export/shape). An item or block the export does not show stays ABSENT.
+NULLABLE_MEMD = frozenset({"project_id"})
+NULLABLE_LIFECYCLE = frozenset({"supersedes", "superseded_by", "expires_at_ms", "review_after_ms"})
+
+
 def memd_field(it: dict[str, Any] | None, field: str) -> Any:
-    memd = model.memd_extension(it) or {}
-    return memd.get(field, ABSENT)
+    memd = model.memd_extension(it)
+    if memd is None:
+        return ABSENT
+    return memd.get(field, None if field in NULLABLE_MEMD else ABSENT)
 
 
 def lc_field(it: dict[str, Any] | None, field: str) -> Any:
-    lc = model.lifecycle_of(it)
-    return lc.get(field, ABSENT)
+    memd = model.memd_extension(it)
+    lc = memd.get("lifecycle") if memd is not None else None
+    if not isinstance(lc, dict):
+        return ABSENT
+    return lc.get(field, None if field in NULLABLE_LIFECYCLE else ABSENT)
 
 
 def refused(ctx: Any, rid: str, tenant: str, doc: Any, run: OmfRun, why: str, *,
