@@ -154,6 +154,13 @@ OMF_FAULTS = (
     _f("dates-set-expiry", "an untrusted item's top-level expires_at sets its lifecycle expires_at_ms",
        "dates-informational", "nanomem-compatible",
        wraps={"resolve_item": faulty.dates_set_expiry}),
+    # A strict parser refuses the item instead (found by the blind red team: such a refusal was a skip).
+    _f("refuses-unknown-chunk-type", "an item whose extensions.memd.chunk_type is not in the vocabulary fails "
+       "validation instead of defaulting to doc", "chunk-type-import",
+       wraps={"resolve_item": faulty.refuses_unknown_chunk_type}),
+    _f("refuses-unknown-ingestion-mode", "an item whose extensions.memd.ingestion_mode is not in the vocabulary fails "
+       "validation instead of falling back to the import default", "ingestion-mode-import",
+       wraps={"resolve_item": faulty.refuses_unknown_ingestion_mode}),
     _f("exports-type-uppercase", "export writes extensions.memd.chunk_type upper-case",
        "chunk-type-import", "memd-chunk-type", "untrusted-fields-flow",
        wraps={"_export_item": faulty.exports_type_uppercase}),

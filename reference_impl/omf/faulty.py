@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memconform.reference_impl.omf.engine import MEMD_APP, LifecycleError, ValidationError, _is_int, _Resolved
-from memconform.suite.omf.vocabulary import MEMD_EXT_VERSION, STATUSES, VERSION
+from memconform.suite.omf.vocabulary import CHUNK_TYPES, INGESTION_MODES, MEMD_EXT_VERSION, STATUSES, VERSION
 
 Wrap = Callable[[Any, Callable[..., Any]], Callable[..., Any]]
 
@@ -162,6 +162,25 @@ def import_dates_override_lifecycle(r: _Resolved, item: dict[str, Any]) -> None:
 @_edits_resolved
 def tags_lowercased(r: _Resolved, item: dict[str, Any]) -> None:
     r.tags = [t.lower() for t in r.tags]
+
+
+def _refuses_unknown(member: str, vocabulary: Any) -> Wrap:
+    """A strict parser: an item whose extensions.memd.<member> is a string outside the vocabulary fails
+    validation, instead of falling back to the default."""
+    def wrap(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def resolve_item(index: int, item: Any, source_trusted: bool, now_ms: int) -> _Resolved:
+            resolved = original(index, item, source_trusted, now_ms)
+            memd = (item.get("extensions") or {}).get(MEMD_APP) if isinstance(item, dict) else None
+            value = memd.get(member) if isinstance(memd, dict) else None
+            if isinstance(value, str) and value.strip().lower() not in vocabulary:
+                raise ValidationError(f"memories[{index}].extensions.memd.{member}: unknown value {value!r}")
+            return resolved
+        return resolve_item
+    return wrap
+
+
+refuses_unknown_chunk_type = _refuses_unknown("chunk_type", CHUNK_TYPES)
+refuses_unknown_ingestion_mode = _refuses_unknown("ingestion_mode", INGESTION_MODES)
 
 
 def untrusted_drops_fields(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
