@@ -30,6 +30,24 @@ def _f(name: str, description: str, *breaks: str, bindings: tuple[str, ...] | No
 
 # -- the wrong implementations that need more than a line ---------------------------------------------
 
+def _refuses(member: str) -> dict[str, Any]:
+    """A memory carrying `member` (a field the page documents) is refused as an invalid request."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def validate_memory(m: Any) -> dict[str, Any]:
+            if isinstance(m, dict) and m.get(member) is not None:
+                from memconform.reference_impl.memoturn.engine import invalid
+
+                raise invalid(f"{member} is not supported")
+            return original(m)
+        return validate_memory
+    return {"_validate_memory": wrap}
+
+
+def _superseded_at_own_creation(record: dict[str, Any]) -> None:
+    if record.get("superseded_at") is not None:
+        record["superseded_at"] = record["created_at"]
+
+
 def _hash_with(*extra: str) -> dict[str, Any]:
     """The id hashes more than (type, topic_key, content): these fields too."""
     def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -462,6 +480,9 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "task-never-supersedes", wraps=_supersede_previous_of("task")),
     _f("supersede-deletes", "supersession deletes the old row instead of keeping it", "history-kept",
        "include-superseded", "revive-superseded", wraps={"_supersede": _supersede_deletes}),
+    # Found by the blind red team: only a superseded_at that is no time at all was caught
+    _f("superseded-at-own-creation", "a superseded row's superseded_at is its own created_at, a time before the memory "
+       "that replaced it existed", "supersession-same-transaction", wraps=each("_record", _superseded_at_own_creation)),
     _f("supersedes-empty", "GET answers `supersedes: []` whatever the memory replaced", "supersedes-listed",
        wraps=each("_record", keep(supersedes=[]))),
     _f("supersede-later", "the old row is marked superseded after the answer (at the next ingest), though the answer "
@@ -515,6 +536,9 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("channels-all", "every hit names all three channels, whichever found it (a task too: the vector channel "
        "claims it)", "recall-channels-attribution", "task-no-vector",
        wraps={"_fuse": _channels_all}),
+    # Found by the blind red team: only channels that should not be there were caught
+    _f("channels-first-only", "a hit found by several channels names only the first of them", "recall-channels-attribution",
+       wraps=before("_hit", lambda row, score, channels: ((row, score, channels[:1]), {}))),
     _f("hits-ascending", "hits come lowest score first", "recall-channels-attribution",
        wraps={"_recall_answer": lambda s, original: lambda hits, txid, p: original(hits[::-1], txid, p)}),
     _f("recall-shows-superseded", "recall returns superseded rows without being asked", "recall-hides-superseded",
@@ -541,6 +565,11 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("task-ttl-12h", "a task without ttl expires after 12 hours", "task-ttl-default",
        wraps={"_expiry": lambda s, original: lambda memory, now: (now + 43_200_000) if memory["type"] == "task"
               and memory["ttl"] is None else original(memory, now)}),
+    # A documented input refused (found by the blind red team: these were "not assessed")
+    _f("refuses-ttl", "a memory carrying ttl is refused as an invalid request", "task-ttl-explicit",
+       "recall-drops-expired", wraps=_refuses("ttl")),
+    _f("refuses-embedding", "a memory carrying an embedding is refused as an invalid request", "recall-vector-channel",
+       wraps=_refuses("embedding")),
     _f("ttl-minutes", "ttl is read as minutes", "task-ttl-explicit", "recall-drops-expired",
        wraps={"_expiry": _expiry_seconds_as_ms}),
     _f("expired-still-recalled", "recall keeps expired tasks", "recall-drops-expired",

@@ -62,7 +62,11 @@ def ingest(ctx: Any, prof: str, memories: list[dict[str, Any]], what: str = "ing
     """Ingest `memories` as a precondition; the answer must hold one result per memory, in order
     (where the target's ids are the engine's, the order is seen: results that name the batch's
     memories in another order would make every later step judge the wrong memory)."""
-    reply = precondition(ctx.client.ingest(prof, memories), f"{what} into {prof!r}")
+    return ingest_answer(precondition(ctx.client.ingest(prof, memories), f"{what} into {prof!r}"), memories, what)
+
+
+def ingest_answer(reply: MemoturnReply, memories: list[dict[str, Any]], what: str) -> MemoturnReply:
+    """An accepted ingest's answer, as a precondition: one result per memory, in order."""
     if model.ingest_problems(reply.body, len(memories)):
         raise NotApplicable(f"precondition failed: {what}: the answer is not an ingest result "
                             f"({'; '.join(model.ingest_problems(reply.body, len(memories)))}; judged by "
@@ -74,6 +78,24 @@ def ingest(ctx: Any, prof: str, memories: list[dict[str, Any]], what: str = "ing
             raise NotApplicable(f"precondition failed: {what}: the results name the batch's memories in another order "
                                 f"({reply.describe()}; judged by memoturn/ingest-statuses)")
     return reply
+
+
+def ingest_carrying(ctx: Any, prof: str, memories: list[dict[str, Any]], member: str, rule: str,
+                    what: str) -> MemoturnReply | None:
+    """Ingest memories carrying a member the page documents (`ttl`, `embedding`) that `rule` is about.
+    Refused, while a memory of the same type without it is accepted in the same profile (the control:
+    not otherwise a precondition), the refusal is a finding against `rule`, and None comes back:
+    refusing the documented input is failing the rule, not leaving it unjudged."""
+    reply = served(ctx.client.ingest(prof, memories))
+    if reply.ok:
+        return ingest_answer(reply, memories, f"{what} into {prof!r}")
+    mtype = memories[0].get("type", "event")
+    bare = model.new_memory(mtype, f"{word()} the same kind of memory", {"w": word()},
+                            **({"topic_key": f"k.{word()}"} if mtype in ("fact", "instruction") else {}))
+    precondition(ctx.client.ingest(prof, [bare]), f"{what}: the control, a {mtype} without {member}, into {prof!r}")
+    say(ctx, rule, f"{what} was refused, while a {mtype} without `{member}` was accepted in the same profile: the "
+                   f"page documents `{member}`", reply)
+    return None
 
 
 def ready_profile(ctx: Any, tag: str) -> str:

@@ -6,6 +6,7 @@ from the engine's (memoturn/id-construction is a SHOULD) is still judged on ever
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from memconform.suite.memoturn import model
@@ -278,6 +279,9 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
     ctx.credit_only_observed()  # a step that goes wrong ends the chain: what it did not reach is not judged
     first = ingest(ctx, prof, [old_m], f"the first {mtype}")
     old = first.result().get("id")
+    # the two ingests a few ms apart, so that a millisecond clock tells them apart and superseded_at
+    # can be judged against both (never a verdict on the wait: a clock that does not tell is not judged)
+    time.sleep(0.01)
     second = ingest(ctx, prof, [new_m], f"a second {mtype} of the same topic_key")
     new = second.result().get("id")
     ctx.observed(rule)  # what the second ingest reported superseding is compared
@@ -312,11 +316,30 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
     new_reply, new_rec = got(ctx, prof, new)
     if new_rec is None:
         raise NotApplicable(f"precondition failed: GET of the new {mtype} {new!r}: {new_reply.describe()}")
+    _superseded_when_replaced(ctx, mtype, old_rec, new_rec, old_reply)
     ctx.observed("memoturn/supersedes-listed")
     sup = new_rec.get("supersedes")
     if not isinstance(sup, list) or old not in sup:
         say(ctx, "memoturn/supersedes-listed", f"GET of the {mtype} that replaced {old!r} lists supersedes "
                                                f"{shown(sup)}", new_reply)
+
+
+def _is_time(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _superseded_when_replaced(ctx: Any, mtype: str, old_rec: dict[str, Any], new_rec: dict[str, Any],
+                              reply: Any) -> None:
+    """superseded_at is "set when a newer memory replaces this one", in the ingest's own transaction: it
+    is the time of the replacement, so nearer the new row's created_at than the old row's own. Judged
+    only where the clock told the two ingests apart (a server stamping whole seconds may not)."""
+    old_at, new_at, at = old_rec.get("created_at"), new_rec.get("created_at"), old_rec.get("superseded_at")
+    if not (_is_time(old_at) and _is_time(new_at) and _is_time(at)) or new_at <= old_at:
+        return
+    if at - old_at < (new_at - old_at) / 2:
+        say(ctx, "memoturn/supersession-same-transaction", f"the replaced {mtype} was created at {old_at} and the one "
+            f"replacing it at {new_at}, but its superseded_at is {at}: the replacement's time is the newer "
+            f"memory's ingest, not a time before it", reply)
 
 
 @check("memoturn/fact-supersession", spec="memoturn", bindings=LIVE,

@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import HTTP, LIVE, got, ids_of, ingest, profile, recall, say, word
+from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, ids_of, ingest, ingest_carrying, profile, recall,
+                                                      say, word)
 from memconform.suite.memoturn.client import MemoturnReply, shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -136,7 +137,11 @@ def task_ttl_explicit(ctx: Any) -> None:
     prof = profile("ttle")
     # two hours: well below the default (a namespace policy may clamp longer TTLs) and far from it
     ttl = 7200
-    (mid,) = place(ctx, prof, [mem("task", f"{word()} renew the certificate", ttl=ttl)])
+    memories = [mem("task", f"{word()} renew the certificate", ttl=ttl)]
+    placed = ingest_carrying(ctx, prof, memories, "ttl", "memoturn/task-ttl-explicit", f"a task with ttl: {ttl}")
+    if placed is None:
+        return
+    mid = str(placed.result(0).get("id"))
     reply, rec = fetched(ctx, prof, mid, "reading back the task")
     lifetime(ctx, "memoturn/task-ttl-explicit", reply, rec, ttl, f"the task {mid}, ingested with ttl: {ttl},")
 
@@ -146,7 +151,11 @@ def task_ttl_explicit(ctx: Any) -> None:
 def recall_drops_expired(ctx: Any) -> None:
     prof = profile("drop")
     w = word()
-    short, keeper = place(ctx, prof, [mem("task", f"{w} short task", ttl=1), mem("task", f"{w} lasting task")])
+    memories = [mem("task", f"{w} short task", ttl=1), mem("task", f"{w} lasting task")]
+    placed = ingest_carrying(ctx, prof, memories, "ttl", "memoturn/recall-drops-expired", "a task with ttl: 1")
+    if placed is None:
+        return
+    short, keeper = (str(placed.result(i).get("id")) for i in range(2))
     gone, reply = wait_expired(ctx, prof, w, short, keeper)
     if not gone:
         say(ctx, "memoturn/recall-drops-expired", f"the task {short}, ingested with ttl: 1, is still recalled "

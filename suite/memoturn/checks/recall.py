@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import (LIVE, ids_of, ingest, profile, recall, say, served,
-                                                      word)
+from memconform.suite.memoturn.checks._common import (LIVE, ids_of, ingest, ingest_carrying, profile, recall, say,
+                                                      served, word)
 from memconform.suite.memoturn.client import MemoturnReply, shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -230,8 +230,12 @@ def recall_topic_channel(ctx: Any) -> None:
 def recall_vector_channel(ctx: Any) -> None:
     rule = "memoturn/recall-vector-channel"
     prof = profile("vec")
-    a, b = place(ctx, prof, [mem("fact", f"{word()} likes jazz", embedding=unit(0)),
-                             mem("event", f"{word()} went hiking", embedding=unit(1))])
+    memories = [mem("fact", f"{word()} likes jazz", embedding=unit(0)), mem("event", f"{word()} went hiking",
+                                                                             embedding=unit(1))]
+    placed = ingest_carrying(ctx, prof, memories, "embedding", rule, f"memories with embeddings of dimension {DIM}")
+    if placed is None:
+        return
+    a, b = (str(placed.result(i).get("id")) for i in range(2))
     reply, hits = judged_recall(ctx, prof, {"embedding": unit(0)}, rule,
                                 f"a recall by an embedding of dimension {DIM}, equal to a stored one")
     if hits is None:
@@ -282,19 +286,21 @@ def recall_channels_attribution(ctx: Any) -> None:
     rule = "memoturn/recall-channels-attribution"
     prof = profile("attr")
     w, topic = word(), f"user.{word('t')}"
-    _, b, _ = place(ctx, prof, [mem("fact", f"{w} vegan since 2026", topic_key=topic, embedding=unit(3)),
+    a, b, _ = place(ctx, prof, [mem("fact", f"{w} vegan since 2026", topic_key=topic, embedding=unit(3)),
                                 mem("event", f"{w} ordered the tasting menu", embedding=unit(4)),
                                 mem("event", f"{word()} booked a table", embedding=unit(5))])
+    # (what, the request, the channels it drives, the channels that find the fact by construction: its
+    # exact topic_key, a word of its summary, its own embedding)
     requests = (
-        ("topic_key only", {"topic_key": topic}, {"topic"}),
+        ("topic_key only", {"topic_key": topic}, {"topic"}, {"topic"}),
         # auto-embedding (recall.md) lets a bare query drive the vector channel as well
-        ("query only", {"query": w}, {"keyword", "vector"}),
-        ("embedding only", {"embedding": unit(3)}, {"vector"}),
+        ("query only", {"query": w}, {"keyword", "vector"}, {"keyword"}),
+        ("embedding only", {"embedding": unit(3)}, {"vector"}, {"vector"}),
         ("query, topic_key and embedding", {"query": w, "topic_key": topic, "embedding": unit(3)},
-         {"topic", "keyword", "vector"}),
+         {"topic", "keyword", "vector"}, {"topic", "keyword", "vector"}),
     )
     observed = False
-    for what, params, driven in requests:
+    for what, params, driven, finding_fact in requests:
         reply, hits = judged_recall(ctx, prof, params, rule, f"a recall by {what}")
         if hits is None:
             continue
@@ -320,7 +326,15 @@ def recall_channels_attribution(ctx: Any) -> None:
                     reply)
                 break
         found = by_id(hits)
-        # which of several driven channels found a hit is not visible from outside, except that the
+        # "Each hit reports which channels found it": the fact is found by every channel whose lookup
+        # matches it by construction, so each of those is named (the score sums over them)
+        if a in found:
+            left_out = sorted(finding_fact - set(channels(found[a])))
+            if left_out:
+                say(ctx, rule, f"with {what}, the fact {a} (its exact topic_key, a word of its summary and its own "
+                               f"embedding) lists channels {shown(found[a].get('channels'))}, without "
+                               f"{', '.join(map(repr, left_out))}, which found it", reply)
+        # which other driven channels found a hit is not visible from outside, except that the
         # topic channel cannot have found a memory without a topic_key
         if b in found and "topic" in channels(found[b]):
             say(ctx, rule, f"with {what}, the event {b} (no topic_key) is attributed to the topic channel", reply)
