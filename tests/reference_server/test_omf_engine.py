@@ -480,7 +480,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 54 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 56 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -650,8 +650,27 @@ def test_fault_exports_sparse_lifecycle() -> None:
     e = engine("omf-exports-sparse-lifecycle")
     e.import_document("t", doc(item("a", chunk_id="A"), item("b", lifecycle={"supersedes": "A"})))
     a, b = lifecycles(e)
-    assert "superseded_by" in a and "superseded_by" not in b and b["expires_at_ms"] is None
+    assert a["superseded_by"] is not None and b["supersedes"] == exported(e)[0]["extensions"]["memd"]["chunk_id"]
+    for lc in (a, b):  # every null member left out, every set one kept
+        assert not {"expires_at_ms", "review_after_ms"} & lc.keys() and {"status", "tier"} <= lc.keys()
+    assert "supersedes" not in a and "superseded_by" not in b
     assert "superseded_by" in lifecycles(engine_with(item("b")))[0]
+
+
+@pytest.mark.parametrize("fault,member", [("omf-refuses-unknown-chunk-type", "chunk_type"),
+                                          ("omf-refuses-unknown-ingestion-mode", "ingestion_mode")])
+def test_fault_refuses_unknown_vocabulary(fault: str, member: str) -> None:
+    def with_member(content: str, value: str) -> dict[str, Any]:
+        it = item(content)
+        it["extensions"]["memd"][member] = value
+        return it
+
+    e = engine(fault)
+    with pytest.raises(ValidationError):
+        e.import_document("t", doc(with_member("a", "blob")))
+    known = {"chunk_type": "plan", "ingestion_mode": "conversation"}[member]
+    assert e.import_document("t", doc(with_member("a", known)))["imported"] == 1
+    assert engine().import_document("t", doc(with_member("b", "blob")))["imported"] == 1  # the reference: the default
 
 
 def engine_with(*items: dict[str, Any]) -> OmfEngine:
