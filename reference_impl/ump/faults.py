@@ -302,6 +302,17 @@ SERVER_FAULTS = (
     Fault("retention-ignores-time-part", "ump", "consent.retention is kept as whole days read from the date part "
           "of the duration; a retention of hours or minutes (PT1H) counts 0 days, read as none, and never expires",
           ("ump/consent-retention-tombstone",), wraps=within("_store", _columns=w.retention_in_days)),
+    # Found by the blind sensitivity red team: each rule applied to one shape of record only
+    Fault("integrity-skipped-for-non-ascii", "ump", "a record whose body.text is not ASCII is stored without its "
+          "integrity being verified", ("ump/integrity-verify-on-read", "ump/remember-reject-bad-signature"),
+          wraps={"_check_integrity": w.integrity_skipped_for_non_ascii}),
+    Fault("forget-skips-procedural", "ump", "a soft forget of a procedural record answers tombstoned and changes "
+          "nothing", ("ump/forget-excluded-from-recall",), wraps={"_tombstone": w.forget_skips_procedural}),
+    Fault("redact-first-path-only", "ump", "across the owner boundary only the first consent.redact path is "
+          "stripped", ("ump/consent-redact-boundary",), wraps={"_present": w.redact_first_path_only}),
+    Fault("retention-dropped-for-procedural", "ump", "remember of an unsigned procedural record drops its "
+          "consent.retention", ("ump/consent-retention-tombstone",),
+          wraps=before("_op_remember", w.retention_dropped_for_procedural)),
     Fault("redact-not-applied", "ump", "records cross to other owners without their consent.redact paths "
           "stripped", ("ump/consent-redact-boundary",),
           wraps=instead("_present", lambda rec, who: rec)),

@@ -1059,3 +1059,52 @@ def spoken_as_1_0(*operations: str) -> dict[str, Wrap]:
     for operation in operations:
         wraps.update(before(operation, lambda request, version, grant: ((request, "1.0", grant), {})))
     return wraps
+
+
+# -- found by the blind sensitivity red team: a rule applied to one shape of record only --------------
+
+def _non_ascii_text(rec: Any) -> bool:
+    body = rec.get("body") if isinstance(rec, Mapping) else None
+    text = body.get("text") if isinstance(body, Mapping) else None
+    return isinstance(text, str) and not text.isascii()
+
+
+def integrity_skipped_for_non_ascii(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A record whose body.text is not ASCII is stored without its integrity being verified."""
+    def wrong(raw: Mapping[str, Any]) -> None:
+        if not _non_ascii_text(raw):
+            original(raw)
+    return wrong
+
+
+def forget_skips_procedural(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A soft forget of a procedural record answers tombstoned and changes nothing."""
+    def wrong(version: str, stored: Any, who: Any, reason: Any, now: Any) -> dict[str, Any]:
+        if stored.record.get("kind") == "procedural":
+            return {"result": "tombstoned"}
+        return original(version, stored, who, reason, now)
+    return wrong
+
+
+def redact_first_path_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Across the owner boundary only the first consent.redact path is stripped."""
+    def wrong(rec: dict[str, Any], who: Any) -> dict[str, Any]:
+        consent = rec.get("consent") if isinstance(rec.get("consent"), dict) else {}
+        paths = consent.get("redact")
+        if not isinstance(paths, list) or len(paths) < 2:
+            return original(rec, who)
+        out = original(dict(rec, consent=dict(consent, redact=paths[:1])), who)
+        if isinstance(out.get("consent"), dict):
+            out = dict(out, consent=dict(out["consent"], redact=paths))
+        return out
+    return wrong
+
+
+def retention_dropped_for_procedural(request: Any, version: str, grant: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """remember of an unsigned procedural record drops its consent.retention before storing it."""
+    rec = request.get("record") if isinstance(request, dict) else None
+    if isinstance(rec, dict) and rec.get("kind") == "procedural" and "integrity" not in rec \
+            and isinstance(rec.get("consent"), dict) and "retention" in rec["consent"]:
+        consent = {k: v for k, v in rec["consent"].items() if k != "retention"}
+        request = dict(request, record=dict(rec, consent=consent))
+    return (request, version, grant), {}

@@ -46,6 +46,7 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump import consent as ump_consent
 from memconform.suite.ump import ids as ump_ids
+from memconform.suite.ump import record as ump_record
 from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
 from memconform.suite.ump.checks._live import (
@@ -540,6 +541,10 @@ def forget_excluded_from_recall(ctx: CheckContext) -> None:
     a filter is not include_tombstoned), judged when that recall found the record before forget."""
     m = marker("exc")
     rid = remember_new(ctx.client, sample_record("semantic", text=f"{m} the staging password rotates weekly"))
+    # one record of every other kind beside it: a server that leaves some kind's tombstones in recall
+    # is caught there too (found by the blind red team: only semantic records were forgotten)
+    others = {remember_new(ctx.client, sample_record(kind, text=f"{m} a {kind} record to forget")): kind
+              for kind in ump_record.KINDS if kind != "semantic"}
     _, before = _recall(ctx, m, what="recall before forget")
     if rid not in before:
         raise NotApplicable(f"precondition failed: recall for {m!r} did not return {rid} before forget; "
@@ -547,6 +552,8 @@ def forget_excluded_from_recall(ctx: CheckContext) -> None:
     kinds = {"query": m, "scope": {"owner": did(OWNER_A)}, "filter": {"kind": ["semantic", "episodic"]}, "limit": 50}
     kinds_before = ctx.client.recall(kinds)
     _forget(ctx, rid)
+    for other in others:
+        _forget(ctx, other)
     request = {"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50}
     reply = ctx.client.recall(request)
     R = "ump/forget-excluded-from-recall"
@@ -555,6 +562,10 @@ def forget_excluded_from_recall(ctx: CheckContext) -> None:
     if rid in recalled_ids(reply):
         _fail(ctx, R, f"after forget, the tombstoned record {rid} is still returned by a default recall "
                       f"(no filter) for {m!r}", reply)
+    for other, kind in others.items():
+        if other in before and other in recalled_ids(reply):
+            _fail(ctx, R, f"after forget, the tombstoned {kind} record {other} is still returned by a default recall "
+                          f"(no filter) for {m!r}", reply)
     if rid not in recalled_ids(kinds_before):
         ctx.note(f"recall for {m!r} with filter.kind [\"semantic\", \"episodic\"] did not return the semantic record "
                  f"{rid} before forget ({kinds_before.describe()}); the same recall after forget was not judged")
@@ -947,6 +958,19 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
         _judge_expired(ctx, rec, rid, m, expiry)
         return
     _judge_expired(ctx, rec, rid, m, expiry)
+    # the same retention on a procedural record: §2.7's rule knows no kind (found by the blind red team)
+    m = marker("rtn")
+    rec = sample_record("procedural", text=f"{m} a temporary procedure", consent={"retention": "P1D", "exportable": True},
+                        time={"created": _ts(created), "valid_from": _ts(created)})
+    rid = _backdated(ctx, rec, created, _days(1))
+    if rid is None:
+        ctx.note("a procedural record with retention P1D authored ten days ago was refused or stamped with the "
+                 "server's own time.created, though the semantic one was kept; it was not judged")
+    else:
+        try:
+            _judge_expired(ctx, rec, rid, m, "P1D after time.created (a procedural record)")
+        except NotApplicable as exc:
+            ctx.note(f"the procedural record with retention P1D was not judged: {exc}")
     # a retention given in hours: a server reading only the date part of the duration keeps it
     m = marker("rtn")
     created = _now() - _dt.timedelta(hours=12)
@@ -1014,23 +1038,28 @@ def consent_redact_boundary(ctx: CheckContext) -> None:
     R = "ump/consent-redact-boundary"
     m = marker("rdc")
     secret = f"sk{marker('secret')}"
+    # two paths: every one is stripped, not only the first (found by the blind red team)
+    pin = f"pin{marker('secret')}"
+    paths = {"body.structured.token": secret, "body.structured.pin": pin}
     rec = sample_record(text=f"{m} the deploy token is stored here", visibility="public",
-                        consent={"redact": ["body.structured.token"], "exportable": True})
-    rec["body"]["structured"] = {"token": secret, "service": "deploy"}
+                        consent={"redact": list(paths), "exportable": True})
+    rec["body"]["structured"] = {"token": secret, "pin": pin, "service": "deploy"}
     rid = remember_new(ctx.client, rec)
     own = _read(ctx, rid, "get by the owner", auth=AS_A)
-    if ump_consent.redacted_paths_present(own, ["body.structured.token"]) != ["body.structured.token"]:
-        raise NotApplicable(f"the owner's own get of {rid} does not show body.structured.token "
-                            f"({_short(own.get('body'))}), so the value was not kept and redaction cannot be told apart")
+    if ump_consent.redacted_paths_present(own, list(paths)) != list(paths):
+        raise NotApplicable(f"the owner's own get of {rid} does not show {' and '.join(paths)} "
+                            f"({_short(own.get('body'))}), so the values were not kept and redaction cannot be told "
+                            "apart")
     views, got, rreply = _served_to_b(ctx, rid, m, rid)
     if not views:
         raise NotApplicable(f"owner-b is served owner-a's public record neither by get ({got.describe()}) nor by "
                             f"recall ({rreply.describe()}); no record crossed the visibility boundary to judge")
     for where, view, reply in views:
-        if _carries_value(view, "body.structured.token", secret):
-            _fail(ctx, R, f"{where} (another owner) still carries the value at consent.redact path "
-                          f"body.structured.token ({_short((view.get('body') or {}).get('structured'))})", reply,
-                  received=view, where=where)
+        for path, value in paths.items():
+            if _carries_value(view, path, value):
+                _fail(ctx, R, f"{where} (another owner) still carries the value at consent.redact path {path} "
+                              f"({_short((view.get('body') or {}).get('structured'))})", reply, received=view,
+                      where=where)
     _redact_boundary_successor(ctx, rid, m, secret)
 
 

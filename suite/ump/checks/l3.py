@@ -204,6 +204,20 @@ def _tampered_variants(ctx: CheckContext) -> list[tuple[str, str, dict[str, Any]
     other = _sign(rec, MALLORY)["integrity"]["signature"]
     rec["integrity"]["signature"] = other
     out.append(("a signature that does not verify under integrity.signer (owner-a)", m, rec))
+    # The same tampering in records of other shapes: a server whose verification is skipped for some
+    # shape (non-ASCII text, typed relations, another kind, a candidate) stores a forged record there
+    # (found by the blind red team). §3.3's rule knows no shape.
+    for label, kind, text, members in (
+            ("non-ASCII text (NFC, an astral character)", "semantic", "naïve café 📦 — ünïcode", {}),
+            ("relations", "semantic", "a record with typed links",
+             {"relations": [{"type": "about", "target": "entity:memconform"}]}),
+            ("lifecycle.status candidate", "semantic", "a candidate record",
+             {"lifecycle": {"status": "candidate", "salience": 0.5}}),
+            ("kind procedural", "procedural", "always run the linter before a commit", {})):
+        m = marker("tmp")
+        rec = _sign(_full_record(ctx, kind=kind, text=f"{m} {text}", **members))
+        rec["body"]["text"] = f"{m} {text}, changed after signing"
+        out.append((f"{label}, body.text changed after signing", m, rec))
     return out
 
 
