@@ -273,6 +273,9 @@ UPP_FAULTS = (
     _f("delete-result-number", "upp/delete_events answers the bare count instead of {deleted_count}",
        "delete-result-shape",
        wraps=after("_delete_events", lambda result: result["deleted_count"])),
+    # found by the blind sensitivity red team: only valid events were ever deleted by id
+    _f("delete-ids-keeps-staged", "upp/delete_events with event_ids leaves the staged events it names in place "
+       "(and does not count them)", "delete-physical", wraps={"_delete": w.delete_keeps_staged}),
     _f("delete-ignores-ids", "upp/delete_events deletes all the user's events even when event_ids names some",
        "delete-by-ids",
        wraps=before("_delete", lambda entity_key, ids: ((entity_key, None), {}))),

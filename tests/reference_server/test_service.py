@@ -858,6 +858,10 @@ def _scenario(env: Env) -> dict[str, Any]:
     tampered = integrity.sign(base, testkeys.test_signing_key("owner-a"))
     tampered["body"]["text"] = "tampered probe"
     attempt("tampered", lambda: c("remember", {"record": tampered})["result"])
+    accented = integrity.sign(dict(base, id=ids.random_id(), body={"text": "signé probe"}),
+                              testkeys.test_signing_key("owner-a"))
+    accented["body"]["text"] = "signé probe, tampered"
+    attempt("tampered-non-ascii", lambda: c("remember", {"record": accented})["result"])
     old = dict(base, ump="0.1", id=ids.random_id(), body={"text": "zero one probe"})
     attempt("v01", lambda: env.get(c("remember", {"record": old})["id"])["ump"])
     attempt("import-no-id", lambda: c("remember", {"record": dict(rec("import without id"), ump="1.0")})["result"])
@@ -913,6 +917,9 @@ def _scenario(env: Env) -> dict[str, Any]:
     attempt("forget-get", lambda: env.get(f1)["lifecycle"]["status"])
     attempt("forget-recall", lambda: env.recall_ids("fgq"))
     attempt("forget-recall-kinds", lambda: env.recall_ids("fgq", filter={"kind": ["semantic", "episodic"]}))
+    fp = env.remember(rec("fgpq procedure", kind="procedural"))
+    c("forget", {"id": fp, "reason": "x"})
+    attempt("forget-procedural", lambda: env.recall_ids("fgpq"))
     f2 = env.remember(rec("hardq one", visibility="public"))
     attempt("hard-by-b", lambda: c("forget", {"id": f2, "hard": True, "reason": "x"}, "owner-b"))
     f3 = env.remember(rec("hardq two"))
@@ -921,6 +928,9 @@ def _scenario(env: Env) -> dict[str, Any]:
     rt = env.remember(rec("retq", consent={"retention": "PT1M"}))
     env.clock.advance(minutes=5)
     attempt("retention", lambda: (env.recall_ids("retq"), env.get(rt)["lifecycle"]["status"]))
+    rp = env.remember(rec("retpq", kind="procedural", consent={"retention": "PT1M"}))
+    env.clock.advance(minutes=5)
+    attempt("retention-procedural", lambda: (env.recall_ids("retpq"), env.get(rp)["lifecycle"]["status"]))
     # visibility, redaction
     env.remember(rec("leakq private"))
     sh = env.remember(rec("leakq shared", visibility="shared"))
@@ -930,6 +940,9 @@ def _scenario(env: Env) -> dict[str, Any]:
     attempt("leak", lambda: len(env.recall_ids("leakq", "owner-b")))
     attempt("shared-get", lambda: env.get(sh, "owner-b")["id"])
     attempt("redact", lambda: env.get(pid, "owner-b")["body"])
+    two = rec("leak2q public", visibility="public", consent={"redact": ["body.structured.t", "body.structured.u"]})
+    two["body"]["structured"] = {"t": "secret", "u": "pin"}
+    attempt("redact-two", lambda: env.get(env.remember(two), "owner-b")["body"])
     pub2 = rec("redrevq public", visibility="public", consent={"redact": ["body.structured.t"]})
     pub2["body"]["structured"] = {"t": "secret"}
     p2 = env.remember(pub2)
@@ -1037,6 +1050,9 @@ def test_clean_observation_is_what_the_contract_says(clean_observation):
     assert o["hard-by-b"] == ("error", "forbidden_scope") and o["hard"] == ("error", "not_found")
     assert o["retention"] == ([], "tombstoned") and o["leak"] == 1 and o["shared-get"] == ("error", "forbidden_scope")
     assert o["redact"] == {"text": "leakq public", "structured": {}} and len(o["feedback"]) == 4
+    assert o["redact-two"] == {"text": "leak2q public", "structured": {}}
+    assert o["tampered-non-ascii"] == ("error", "signature_invalid") and o["forget-procedural"] == []
+    assert o["retention-procedural"] == ([], "tombstoned")
     assert o["redact-successor"] == {"text": "redrevq two", "structured": {}}
     assert o["forget-recall-kinds"] == [] and o["revise"]["succ_ump"] == "1.0"
     assert o["tok-project-prefix"] == ("error", "forbidden_scope")

@@ -638,14 +638,18 @@ def high_confidence_valid(ctx: CheckContext) -> None:
                            "confidence in every reading was seen")
 
 
-@check("upp/l2/low-confidence-staged", spec="upp", requirements=("upp/low-confidence-staged",), bindings=LIVE,
-       title="a new event of confidence 0.05 is created staged")
+@check("upp/l2/low-confidence-staged", spec="upp",
+       requirements=("upp/low-confidence-staged", "upp/delete-physical", "upp/delete-count"), bindings=LIVE,
+       title="a new event of confidence 0.05 is created staged, and deleted by its id like any other")
 def low_confidence_staged(ctx: CheckContext) -> None:
     """One event (who_languages, plural) with confidence 0.05, low in any reading of 02 §6, is
     imported for a fresh user; upp/get_events must list it staged. A server that skips it (03 §4
     allows skipping events for reasons like invalid labels) leaves the check inconclusive, and so
     does a server the suite cannot give a confidence to (no upp/import_events, or files not
-    shared)."""
+    shared). The staged event is then deleted by its id: it is gone, and counted (03 §2: "only
+    those specific events are deleted … Deletion is physical"; found by the blind red team: only
+    valid events were ever deleted by id)."""
+    ctx.credit_only_observed()
     require_offered(ctx, "upp/get_events")
     if not imports(ctx):
         raise Inconclusive("the suite places an event of a chosen confidence only with upp/import_events on a "
@@ -664,11 +668,25 @@ def low_confidence_staged(ctx: CheckContext) -> None:
     if not found:
         raise NotApplicable(f"precondition failed: upp/import_events answered {compact(result)}, but upp/get_events "
                             f"lists no event {item['value']!r} for {entity!r} (judged by upp/import-persists)")
-    if found[0].get("status") != "staged":
+    observe(ctx, "upp/low-confidence-staged")
+    staged = found[0]
+    if staged.get("status") != "staged":
         fail(ctx, "upp/low-confidence-staged", f"an event imported with confidence {LOW_CONFIDENCE} is listed as "
-             f"{_brief(found[0])}", listing,
+             f"{_brief(staged)}", listing,
              f"status staged: a new event of low confidence (and {LOW_CONFIDENCE} is low in any reading) is created "
              "staged")
+        return
+    if not served(ctx, "upp/delete_events") or not isinstance(staged.get("id"), str):
+        ctx.note("the staged event was not deleted by its id (no upp/delete_events, or no id): not judged")
+        return
+    reply = ctx.client.delete_events(entity, [staged["id"]])
+    count = _deleted_count(ctx, reply, "upp/delete_events")
+    listing, events = _get_events(ctx, entity)
+    observe(ctx, "upp/delete-physical")
+    if staged["id"] in events:
+        fail(ctx, "upp/delete-physical", f"after deleting the staged event {staged['id']!r} by its id, upp/get_events "
+             f"still lists it: {_brief(events[staged['id']])}", listing, "the deleted event gone, whatever its status")
+    _judge_count(ctx, count, 0 if staged["id"] in events else 1, f"deleting the staged event {staged['id']!r}", reply)
 
 
 def _judge_later(ctx: CheckContext, eid: str, where: str, then: dict[str, Any], now: dict[str, Any] | None,
