@@ -1047,6 +1047,11 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     s.call("upp/get_events", {"entity_key": "b"})
     s.call("upp/get_events", {"entity_key": "c"})
     s.call("upp/retrieve", {"entity_key": "c", "query": "lives speaks"})
+    # a staged event (Basque, confidence 0.05) deleted by its id
+    staged_c = [e["id"] for e in listed_c if isinstance(e, dict) and e.get("status") == "staged"
+                and e["id"] not in ids_c[:1]] if isinstance(listed_c, list) else []
+    s.call("upp/delete_events", {"entity_key": "c", "event_ids": staged_c[:1] or ["evt_no_staged_event"]})
+    s.call("upp/get_events", {"entity_key": "c"})
     s.call("upp/delete_events", {"entity_key": "b"})
     s.call("upp/get_events", {"entity_key": "b"})
     # export
