@@ -320,6 +320,9 @@ UPP_FAULTS = (
        wraps={"_write_export": w.no_file}),
     _f("export-valid-only", "upp/export_events exports valid events only", "export-all-events",
        wraps=in_package(lambda e: e if e["status"] == "valid" else None)),
+    # found by the blind red team: only which events were exported was compared
+    _f("export-confidence-rounded", "the ExportPackage writes each event's confidence rounded to one decimal",
+       "export-all-events", wraps=in_package(lambda e: {**e, "confidence": round(e["confidence"], 1)})),
     _f("export-package-no-ontology", "the ExportPackage file leaves out `ontology`",
        "export-writes-package", "export-package-fields",
        wraps=each("_package", drop("ontology"))),

@@ -232,6 +232,17 @@ def _judge_exported_events(ctx: CheckContext, file: str, events: list[dict[str, 
                         + "; ".join(_brief(e) for e in extra[:4]))
     if isinstance(count, int) and count != len(events):
         problems.append(f"it holds {len(events)} events but the reply's event_count is {count}")
+    # the events themselves, not only their ids: what a round trip keeps (value, labels, confidence,
+    # source_type; immutable, 02 §6) is what the user holds (found by the blind red team: an export
+    # could rewrite members unseen)
+    changed = [(held[i], written[i]) for i in held if i in written and _comparable(held[i])
+               and _comparable(written[i]) and _essence(held[i]) != _essence(written[i])]
+    if changed:
+        def kept(e: dict[str, Any]) -> str:
+            return compact({k: e.get(k) for k in ("id", "value", "labels", "confidence", "source_type")}, 300)
+
+        problems.append(f"{len(changed)} event(s) in it differ from what upp/get_events shows: " + "; ".join(
+            f"{kept(a)} written as {kept(b)}" for a, b in changed[:3]))
     if problems:
         fail(ctx, "upp/export-all-events", f"the export file {file!r}: " + " — ".join(problems), reply,
              f"exactly the {len(held)} events of the user, of every status "
