@@ -102,7 +102,10 @@ def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else 0 for p in str(version).split("."))
 
 
-class _TokenCache:
+class TokenCache:
+    """Capability tokens minted for the owners, each reused for TOKEN_REUSE seconds (shared by the
+    HTTP and MCP drivers' own discovery calls and the HTTP client's requests)."""
+
     def __init__(self, owners: Any = None) -> None:
         self._lock = threading.Lock()
         self._tokens: dict[str, tuple[float, str]] = {}
@@ -217,7 +220,7 @@ class HttpUmpClient:
         self.timeout = timeout
         self.event_timeout = timeout if event_timeout is None else event_timeout
         self.send_version = send_version
-        self._tokens = _TokenCache(owners)
+        self._tokens = TokenCache(owners)
         self.owners = self._tokens.owners  # who owner-a and owner-b are here (suite/ump/owners.py)
         #: how capabilities and /.well-known/ump.json are asked: anonymously, unless discovery found
         #: that this server answers them only with a token (§4.2: "Auth via capability tokens")
@@ -545,7 +548,7 @@ class HttpDriver:
         self._levels: dict[str, str | None] = {}
         self._clients: dict[str, HttpUmpClient] = {}
         self._needs_token = False  # discovery answered only with owner-a's capability token
-        self._tokens: _TokenCache | None = None
+        self._tokens: TokenCache | None = None
         self._upp: Any = None  # a targets.jsonrpc.JsonRpcDriver once UPP is found
         self._upp_probes: list[str] | None = None  # what each UPP probe saw
         self._http: HttpSession | None = None  # discovery's connections (bounded like every other)
@@ -556,7 +559,7 @@ class HttpDriver:
         headers = {VERSION_HEADER: version} if version else {}
         if as_owner or self._needs_token:
             if self._tokens is None:
-                self._tokens = _TokenCache(self.owners)
+                self._tokens = TokenCache(self.owners)
             headers["Authorization"] = f"Bearer {self._tokens.for_owner('owner-a')}"
         if self._http is None:
             self._http = HttpSession(timeout=self.timeout, follow_redirects=True)
@@ -617,7 +620,7 @@ class HttpDriver:
                                f"capability token GET /ump/capabilities answered HTTP {third.status_code}, no JSON "
                                "object with `ump`")
         self._needs_token = True
-        return dict(doc, _source="/ump/capabilities", _needs_token=True)
+        return dict(doc, _source="/ump/capabilities")
 
     def versions(self) -> tuple[str, ...]:
         if self._forced:
@@ -777,7 +780,7 @@ class HttpDriver:
                                "advertised": {"ump": ump_levels[0]} if ump_levels else {}}
         if self._discovered is not None:
             out["discovered_from"] = self._discovered.get("_source")
-            if self._discovered.get("_needs_token"):
+            if self._needs_token:
                 out["discovery"] = "answered only with a capability token (owner-a's)"
             server = self._discovered.get("server")
             if isinstance(server, dict):

@@ -47,6 +47,7 @@ from memconform.suite.outcomes import NotApplicable, SentRequest, TargetError
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.answers import NotTheProtocol
 from memconform.targets.base import Subject
+from memconform.targets.http import TokenCache
 from memconform.targets.http_session import MAX_BODY, size_text
 from memconform.targets.jsonrpc import OneRestart
 
@@ -1092,7 +1093,7 @@ class McpDriver:
         self._caps_per_version: dict[str, Any] = {}
         #: ump.capabilities answered only with owner-a's token (§4.2's tokens exempt no operation)
         self.capabilities_need_token = False
-        self._owner_token: tuple[str, float] | None = None
+        self._tokens: TokenCache | None = None  # made on first use: `owners` is set after construction
         self._versions: tuple[str, ...] | None = None
         self._default_version: str | None = None
         self._closed = False
@@ -1196,16 +1197,9 @@ class McpDriver:
 
     def owner_token(self) -> str:
         """owner-a's token for the driver's own capabilities calls (a client mints its own)."""
-        from memconform.suite.ump import owners as ump_owners
-
-        now = time.time()
-        if self._owner_token is None or now - self._owner_token[1] > _TOKEN_REUSE:
-            owners = getattr(self, "owners", None) or ump_owners.from_environment()
-            try:
-                self._owner_token = (owners.token("owner-a", ttl=_TOKEN_TTL, now=now), now)
-            except ump_owners.CannotSign as exc:
-                raise TargetError(f"cannot act as owner-a: {exc}") from None
-        return self._owner_token[0]
+        if self._tokens is None:
+            self._tokens = TokenCache(getattr(self, "owners", None))
+        return self._tokens.for_owner("owner-a")
 
     def live_session(self, version: str) -> _Session:
         """The session of `version`, started afresh once should its process have died (then

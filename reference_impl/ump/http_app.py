@@ -417,21 +417,14 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
         handler.__name__ = operation
         return endpoint(handler)
 
-    def admit_discovery(request: Request) -> None:
-        """Only under the variant capabilities-need-token: the well-known document behind a token, as
-        capabilities is (the service admits that one)."""
-        if policy is not None and policy.discovery_auth == "token":
-            header = request.headers.get("authorization") or ""
-            scheme, _, rest = header.strip().partition(" ")
-            service.admit_discovery(rest.strip() if scheme.lower() == "bearer" and rest.strip() else None)
-
     @endpoint
     async def capabilities(request: Request) -> Response:
         return await call("capabilities", request, {})
 
     @endpoint
     async def well_known(request: Request) -> Response:
-        admit_discovery(request)
+        # behind a token only under the variant capabilities-need-token, as capabilities is
+        service.admit_discovery(_token(request, "capabilities"))
         base = str(request.base_url).rstrip("/")
         return json_response(await run_in_threadpool(service.well_known, base))
 

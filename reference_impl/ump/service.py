@@ -430,8 +430,9 @@ class UmpService:
     def admit_discovery(self, token: str | None) -> None:
         """capabilities and the well-known document behind a token (policy discovery_auth "token"):
         any valid capability token is enough, whatever its verbs; UmpError unauthorized otherwise."""
-        with self._lock:
-            self._admit_discovery(token)
+        if self.policy.discovery_auth == "token":  # the open reading takes no lock
+            with self._lock:
+                self._admit_discovery(token)
 
     def _admit_discovery(self, token: Any) -> None:
         if self.policy.discovery_auth != "token":

@@ -310,7 +310,7 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
                 old_reply)
             ctx.note(f"the old {mtype} does not point at the new one: the new one's supersedes was not read")
             return
-        elif not isinstance(old_rec.get("superseded_at"), (int, float)) or isinstance(old_rec.get("superseded_at"), bool):
+        elif not _is_time(old_rec.get("superseded_at")):
             say(ctx, "memoturn/history-kept", f"the superseded {mtype}'s superseded_at is "
                                               f"{shown(old_rec.get('superseded_at'))}, not a time", old_reply)
     new_reply, new_rec = got(ctx, prof, new)

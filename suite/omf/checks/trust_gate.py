@@ -139,26 +139,25 @@ def unknown_type_mode(ctx) -> None:
     it is charged to the member it refused: "Unknown → defaults to doc" / "→ import default" makes an
     unknown value no reason to refuse the item. The known pair is the control (a precondition)."""
     tenant = fresh_tenant("typemode")
+    known = {"mcf type: known": (True, "decision", "conversation", "decision", "conversation")}
     seed(ctx, tenant, [model.item("mcf type: known", chunk_type="decision", ingestion_mode="conversation")])
     cases = {"mcf type: unknown trusted": (True, "blob", "conversation", "doc", "conversation"),
              "mcf type: unknown untrusted": (False, "Code!", "conversation", "doc", "conversation"),
              "mcf mode: unknown trusted": (True, "decision", "chat", "decision", "document"),
              "mcf mode: unknown untrusted": (False, "decision", "streaming", "decision", "document")}
-    landed = {}
+    refused = set()
     for content, (trusted, ct, im, _, _) in cases.items():
         doc = model.document([model.item(content, chunk_type=ct, ingestion_mode=im)], trusted)
         run = send(ctx, tenant, doc)
-        landed[content] = run.ok
         if not run.ok:
+            refused.add(content)
             rid, member = (("omf/chunk-type-import", f"chunk_type {ct!r}") if content.startswith("mcf type")
                            else ("omf/ingestion-mode-import", f"ingestion_mode {im!r}"))
             fail(ctx, rid, f"An import of one item with the unknown {member} was refused", run,
                  "the item imported, the unknown value read as the default", sent_doc=doc)
     after, held = read_back(ctx, tenant)
-    cases["mcf type: known"] = (True, "decision", "conversation", "decision", "conversation")
-    landed["mcf type: known"] = True
-    for content, (trusted, ct, im, want_ct, want_im) in cases.items():
-        if not landed[content]:
+    for content, (trusted, ct, im, want_ct, want_im) in {**known, **cases}.items():
+        if content in refused:
             continue
         it = held.get(content)
         doc = model.document([model.item(content, chunk_type=ct, ingestion_mode=im)], trusted)

@@ -53,6 +53,12 @@ def first_word(rec: dict[str, Any]) -> str:
     return str(rec["body"]["text"]).split()[0]
 
 
+def refused_for_token(reply: Reply) -> bool:
+    """Whether an answer refuses the request for the token it lacked: HTTP 401/403, or the §3.7
+    codes for it (unauthorized, forbidden_scope)."""
+    return reply.status in (401, 403) or reply.error_code in ("unauthorized", "forbidden_scope")
+
+
 def need(reply: Reply, what: str) -> dict[str, Any]:
     """The body of a reply a check needs as a precondition. When it failed, the check cannot
     judge its own requirement (the failing operation is judged by its own check): skip it."""

@@ -45,7 +45,7 @@ from memconform.suite.ump import ids as ump_ids
 from memconform.suite.ump import integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.checks._live import (
-    KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, results_of, sample_record,
+    KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, refused_for_token, results_of, sample_record,
 )
 from memconform.suite.ump.client import Auth, Reply
 from memconform.suite.ump.did import is_did
@@ -2047,7 +2047,7 @@ def http_route_capabilities(ctx: CheckContext) -> None:
     headers = {"UMP-Version": ctx.version}
     reply = ctx.client.call_raw("GET", "/ump/capabilities", None, headers, auth=Auth.anonymous())
     _internal(reply)
-    if reply.status in (401, 403) or reply.error_code in ("unauthorized", "forbidden_scope"):
+    if refused_for_token(reply):
         ctx.observed("ump/capabilities-open")
         ctx.violation("ump/capabilities-open", f"GET /ump/capabilities without a token answered {reply.describe()}; "
                       "the public implementation answers it without auth (the notes, HTTP binding). No level "
@@ -2075,7 +2075,7 @@ def mcp_capabilities_open(ctx: CheckContext) -> None:
     _without_capabilities_tool(ctx)
     reply = ctx.client.capabilities(auth=Auth.anonymous())
     _internal(reply)
-    if reply.error_code in ("unauthorized", "forbidden_scope"):
+    if refused_for_token(reply):
         ctx.observed("ump/capabilities-open")
         ctx.violation("ump/capabilities-open", f"ump.capabilities without a token answered {reply.describe()}; the "
                       "public implementation answers it without auth. No level waits on this: the text exempts "

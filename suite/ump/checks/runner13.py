@@ -40,7 +40,8 @@ from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump import integrity as ump_integrity
-from memconform.suite.ump.checks._live import OWNER_A, did, marker, need, recalled_ids, results_of, sample_record
+from memconform.suite.ump.checks._live import (OWNER_A, did, marker, need, recalled_ids, refused_for_token,
+                                                results_of, sample_record)
 from memconform.suite.ump.checks.l2 import _fail
 from memconform.suite.ump.client import Auth, Reply
 
@@ -244,7 +245,7 @@ def runner_discovery(ctx: CheckContext) -> None:
     manifest is judged on the answer to owner-a's token."""
     ctx.credit_only_observed()
     reply = ctx.client.call_raw("GET", "/.well-known/ump.json", None, auth=Auth.anonymous())
-    if reply.status in (401, 403) or reply.error_code in ("unauthorized", "forbidden_scope"):
+    if refused_for_token(reply):
         ctx.observed("ump/capabilities-open")
         _fail(ctx, "ump/capabilities-open", "GET /.well-known/ump.json without a token was refused; the public "
                                             "implementation and its runner read it without auth (the notes, HTTP "
