@@ -77,6 +77,8 @@ class RunningServer:
     _server: _Server = field(repr=False)
     _thread: threading.Thread = field(repr=False)
     _sock: socket.socket = field(repr=False)
+    #: the event loop serving the app (targets/in_process.py hands requests to it)
+    loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
     def stop(self, timeout: float = 10.0) -> None:
         closing = getattr(getattr(self.app, "state", None), "closing", None)  # any ASGI app
@@ -119,7 +121,13 @@ def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, upp
     sock = _bind(host, port)
     actual = sock.getsockname()[1]
     started = threading.Event()
-    server = _Server(_config(app, log_level, own_process=False), on_started=started.set)
+    serving: list[asyncio.AbstractEventLoop] = []
+
+    def on_started() -> None:
+        serving.append(asyncio.get_running_loop())
+        started.set()
+
+    server = _Server(_config(app, log_level, own_process=False), on_started=on_started)
     failure: list[BaseException] = []
 
     def run() -> None:
@@ -138,7 +146,7 @@ def start_in_thread(service: Any, host: str = "127.0.0.1", port: int = 0, *, upp
         sock.close()
         why = f": {failure[0]!r}" if failure else ""
         raise RuntimeError(f"the reference UMP server did not start on {_url(host, actual)}{why}")
-    return RunningServer(_url(host, actual), app, server, thread, sock)
+    return RunningServer(_url(host, actual), app, server, thread, sock, serving[0] if serving else None)
 
 
 def _fault_for(spec: str, fault: str | None) -> str | None:

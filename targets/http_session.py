@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from memconform.suite.outcomes import TargetError
+from memconform.targets import in_process
 
 #: The most of one answer's body that is read (docs/live-ump.md, "Broken targets"): a server
 #: streaming without end must not fill the judge's memory.
@@ -114,7 +115,7 @@ class HttpSession:
 
     def _new_client(self) -> httpx.Client:
         return Client(base_url=self.base_url, timeout=self.timeout, follow_redirects=self.follow_redirects,
-                            headers={"Accept": "application/json"}, verify=tls_context())
+                      headers={"Accept": "application/json"}, verify=tls_context(), mounts=in_process.mounts())
 
     def _renew(self) -> None:
         old, self._client = self._client, self._new_client()

@@ -17,6 +17,7 @@ from memconform.suite.specs import SPECS
 from memconform.suite.ump import files
 from memconform.suite.ump.client import FileFormat, ParseOutcome
 from memconform.suite.ump.corpus import export_corpus
+from memconform.targets import in_process
 from memconform.targets.base import Subject
 from memconform.targets.target_string import ReferenceTarget
 
@@ -246,6 +247,9 @@ class ReferenceDriver:
         try:
             service = UmpService(fault=fault, variants=self.target.variants)
             self._server = start_in_thread(service, routes=[r for p in parts.values() for r in p.routes()], **extra)
+            if self._server.loop is not None:
+                # the judge's HTTP clients reach the app in process (targets/in_process.py)
+                in_process.route(self._server.base_url, self._server.app, self._server.loop)
             self._ump_service = service
             for part in parts.values():
                 part.attach(self._server.base_url)
@@ -357,6 +361,7 @@ class ReferenceDriver:
             part.close()
         self._parts = None
         if self._server is not None:
+            in_process.unroute(self._server.base_url)
             self._server.stop()
             self._server = None
         if self._upp_service is not None:

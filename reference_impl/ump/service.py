@@ -46,6 +46,8 @@ still read from it.
 
 from __future__ import annotations
 
+import functools
+
 import base64
 import copy
 import json
@@ -103,7 +105,9 @@ ANY = _Any()
 _MISSING = object()
 
 
+@functools.cache
 def _server_version() -> str:
+    # read once: the installed distribution's metadata is parsed from disk on every call (~0.5 ms)
     try:
         from importlib.metadata import version
 
