@@ -90,6 +90,7 @@ class AsgiLoopTransport(httpx.BaseTransport):
         timeouts = request.extensions.get("timeout") or {}
         wait = timeouts.get("read") or _DEFAULT_WAIT
         what = f"{request.method} {request.url}"
+        head = request.method == "HEAD"
         start: concurrent.futures.Future = concurrent.futures.Future()
         chunks: queue.Queue = queue.Queue()
         gone = threading.Event()
@@ -115,7 +116,7 @@ class AsgiLoopTransport(httpx.BaseTransport):
                 if kind == "http.response.start":
                     start.set_result((message["status"], message.get("headers", [])))
                 elif kind == "http.response.body":
-                    if message.get("body"):
+                    if message.get("body") and not head:  # uvicorn sends no body to HEAD either
                         chunks.put(bytes(message["body"]))
                     if not message.get("more_body", False):
                         chunks.put(_END)

@@ -323,6 +323,10 @@ UPP_FAULTS = (
     # found by the blind red team: only which events were exported was compared
     _f("export-confidence-rounded", "the ExportPackage writes each event's confidence rounded to one decimal",
        "export-all-events", wraps=in_package(lambda e: {**e, "confidence": round(e["confidence"], 1)})),
+    # found by the blind red team: an export that drops the validity window the store keeps
+    _f("export-drops-validity", "the ExportPackage writes each event without its valid_from / valid_until",
+       "export-all-events", wraps=in_package(lambda e: {k: v for k, v in e.items() if k not in ("valid_from",
+                                                                                           "valid_until")})),
     _f("export-package-no-ontology", "the ExportPackage file leaves out `ontology`",
        "export-writes-package", "export-package-fields",
        wraps=each("_package", drop("ontology"))),

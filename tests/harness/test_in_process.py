@@ -79,6 +79,15 @@ def test_a_request_reaches_the_app_as_sent(routed):
                                "query": "q=x+y", "body": '{"k": 1}', "auth": "Bearer t"}
 
 
+def test_head_gets_the_headers_without_the_body_as_from_uvicorn(routed):
+    session = HttpSession(timeout=5, base_url=ORIGIN)
+    try:
+        response = session.send(session.request("HEAD", "/echo"))
+    finally:
+        session.close()
+    assert (response.status_code, response.headers["x-seen"], response.content) == (201, "yes", b"")
+
+
 def test_a_streamed_answer_arrives_whole(routed):
     session = HttpSession(timeout=5, base_url=ORIGIN)
     try:

@@ -20,6 +20,7 @@ import secrets
 import shutil
 import tempfile
 from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +61,30 @@ def _profile(ctx: CheckContext, entity: str) -> dict[str, dict[str, Any]]:
     Returns every event the user holds, by id: those listed now and those read back when placed
     (a listing that leaves some out is judged by upp/l2/get-events, not by the export checks)."""
     placed = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1),
-                                        saying(PLURAL_LABEL, 0, confidence=0.85, source_type="agent_observed")])
+                                        dict(saying(PLURAL_LABEL, 0, confidence=0.85, source_type="agent_observed"),
+                                             **WINDOW)])
     return {**by_id(placed), **by_id(listed(ctx, entity))}
+
+
+#: A validity window (02 §1) on the imported hobby: where the store keeps it (get_events shows it),
+#: the export must too (an import may also assign new timestamps: then there is nothing to keep).
+#: Placed with ingest, the window is not sent.
+WINDOW = {"valid_from": "2026-03-01T00:00:00Z", "valid_until": "2027-03-01T00:00:00Z"}
+
+
+def _window(e: dict[str, Any]) -> tuple[Any, Any]:
+    """valid_from and valid_until as instants where they parse (a server may write the same instant
+    another way in its export), else as given; absent and null alike (02 §2: "string | null", not
+    required)."""
+    def instant(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            return value
+        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+    return instant(e.get("valid_from")), instant(e.get("valid_until"))
 
 
 def _essence(e: dict[str, Any]) -> tuple[Any, ...]:
@@ -235,11 +258,14 @@ def _judge_exported_events(ctx: CheckContext, file: str, events: list[dict[str, 
     # the events themselves, not only their ids: what a round trip keeps (value, labels, confidence,
     # source_type; immutable, 02 §6) is what the user holds (found by the blind red team: an export
     # could rewrite members unseen)
+    # and the validity window the store shows (found by the blind red team: an export dropping it)
     changed = [(held[i], written[i]) for i in held if i in written and _comparable(held[i])
-               and _comparable(written[i]) and _essence(held[i]) != _essence(written[i])]
+               and _comparable(written[i]) and (_essence(held[i]) != _essence(written[i])
+                                                or _window(held[i]) != _window(written[i]))]
     if changed:
         def kept(e: dict[str, Any]) -> str:
-            return compact({k: e.get(k) for k in ("id", "value", "labels", "confidence", "source_type")}, 300)
+            return compact({k: e.get(k) for k in ("id", "value", "labels", "confidence", "source_type", "valid_from",
+                                                  "valid_until") if k in e}, 300)
 
         problems.append(f"{len(changed)} event(s) in it differ from what upp/get_events shows: " + "; ".join(
             f"{kept(a)} written as {kept(b)}" for a, b in changed[:3]))
