@@ -247,9 +247,10 @@ class ReferenceDriver:
         try:
             service = UmpService(fault=fault, variants=self.target.variants)
             self._server = start_in_thread(service, routes=[r for p in parts.values() for r in p.routes()], **extra)
-            if self._server.loop is not None:
+            loop = getattr(self._server, "loop", None)  # a server without one is reached over TCP
+            if loop is not None:
                 # the judge's HTTP clients reach the app in process (targets/in_process.py)
-                in_process.route(self._server.base_url, self._server.app, self._server.loop)
+                in_process.route(self._server.base_url, self._server.app, loop)
             self._ump_service = service
             for part in parts.values():
                 part.attach(self._server.base_url)
