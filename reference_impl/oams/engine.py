@@ -287,12 +287,12 @@ class OamsService:
             raise invalid("namespace (or namespaces) is required", field="namespace")
         return [self._check_namespace(params["namespace"])]
 
-    @staticmethod
-    def _time_param(params: dict[str, Any], name: str) -> datetime | None:
+    def _time_param(self, params: dict[str, Any], name: str) -> datetime | None:
         value = params.get(name)
         if value is None:
             return None
-        t = model.parse_time(value)
+        # a server normalizing offset times in memories takes a bound with an offset as its instant too
+        t = model.parse_time(_in_utc(value) if self.policy.offset_times == "normalize" else value)
         if t is None:
             raise invalid(f"{name} must be an RFC 3339 UTC timestamp", field=name)
         return t

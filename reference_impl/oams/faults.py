@@ -12,6 +12,7 @@ in its description. `bindings` None: every live binding (http, jsonrpc, stdio)."
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -35,7 +36,130 @@ def _wrap(name: str, make: Callable[[Any, Callable[..., Any]], Callable[..., Any
     return {name: make}
 
 
+# -- round 5 (listing, batches, forget) helpers -------------------------------------------------------
+
+#: the page cap of oams-list-limit-capped
+_PAGE_CAP = 20
+#: the chunk size of oams-batch-chunked
+_CHUNK = 5
+
+
+def _page_items(page: dict[str, Any]) -> str:
+    return "memories" if "memories" in page else "items"
+
+
+def _list_cursor_drops_filters(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The continuation query (a cursor given) is built from the cursor alone: since and tags filter
+    the first page only."""
+    def list_(namespace: Any, cursor: Any = None, limit: Any = None, since: Any = None, tags: Any = None) -> Any:
+        if cursor not in (None, ""):
+            return original(namespace, cursor, limit)
+        return original(namespace, cursor, limit, since, tags)
+    return list_
+
+
+def _list_capped(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A page cut to _PAGE_CAP after its next_cursor was made for the limit asked: with a limit above
+    the cap and no more memories than the limit, the cursor is null and the rest unreachable."""
+    def list_(namespace: Any, cursor: Any = None, limit: Any = None, since: Any = None, tags: Any = None) -> Any:
+        page = original(namespace, cursor, limit, since, tags)
+        items = _page_items(page)
+        if len(page[items]) > _PAGE_CAP:
+            page = {**page, items: page[items][:_PAGE_CAP]}
+        return page
+    return list_
+
+
+def _list_later_pages_without_source(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Pages fetched with a cursor come from a continuation query whose projection leaves source_id out."""
+    def list_(namespace: Any, cursor: Any = None, limit: Any = None, since: Any = None, tags: Any = None) -> Any:
+        page = original(namespace, cursor, limit, since, tags)
+        if cursor not in (None, ""):
+            for m in page[_page_items(page)]:
+                m.pop("source_id", None)
+        return page
+    return list_
+
+
+def _batch_in_chunks(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A batch of more than _CHUNK memories written _CHUNK at a time, each chunk validated and
+    committed as a transaction of its own: an invalid memory in a later chunk fails the request after
+    the earlier chunks were committed (and the error's index counts within its chunk)."""
+    def batch_store(memories: Any) -> Any:
+        if not isinstance(memories, list) or len(memories) <= _CHUNK:
+            return original(memories)
+        out: list[Any] = []
+        for start in range(0, len(memories), _CHUNK):
+            out.extend(original(memories[start:start + _CHUNK]))
+        return out
+    return batch_store
+
+
+def _forget_by_owner_and_key(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """FORGET deletes by owner and key (`DELETE … WHERE owner = ? AND key = ?`): the same key in the
+    owner's other namespaces goes too."""
+    def forget(namespace: Any, key: Any) -> None:
+        original(namespace, key)
+        if isinstance(namespace, str) and isinstance(key, str):
+            owner = model.owner_of(namespace) + ":"
+            with service._lock:
+                service._db.execute("DELETE FROM memories WHERE key=? AND substr(namespace, 1, ?)=?",
+                                    (key, len(owner), owner))
+        return None
+    return forget
+
+
 # -- the wrong implementations that need more than a line ---------------------------------------------
+
+def _value_changed(change: Callable[[str], str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A validated memory whose value is stored changed (it reached the store that way)."""
+    return lambda memory: {**memory, "value": change(memory["value"])}
+
+
+def _namespace_folded(memory: dict[str, Any]) -> dict[str, Any]:
+    return {**memory, "namespace": memory["namespace"].lower()}
+
+
+def _source_url_normalized(memory: dict[str, Any]) -> dict[str, Any]:
+    import urllib.parse
+
+    source = memory.get("source_id")
+    if not isinstance(source, str) or not source.lower().startswith(("http://", "https://")):
+        return memory
+    url = urllib.parse.urlsplit(source)
+    return {**memory, "source_id": urllib.parse.urlunsplit((url.scheme.lower(), url.netloc.lower(), url.path or "/",
+                                                             url.query, url.fragment))}
+
+
+def _offset_dropped(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def time_param(params: dict[str, Any], name: str) -> Any:
+        value = params.get(name)
+        if isinstance(value, str):
+            params = {**params, name: re.sub(r"[+-]\d{2}:?\d{2}$", "Z", value)}  # the offset dropped
+        return original(params, name)
+    return time_param
+
+
+def _two_hours_ahead(now: str) -> str:
+    shifted = model.parse_time(now) + timedelta(hours=2)  # type: ignore[operator]
+    return shifted.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _batch_times_dropped(memories: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if isinstance(memories, list):
+        memories = [{k: v for k, v in m.items() if k not in ("created_at", "updated_at")} if isinstance(m, dict) else m
+                    for m in memories]
+    return (memories,), {}
+
+
+def _upsert_keeps_source(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        doc = original(memory, existing, now)
+        if existing is not None and "source_id" in existing:
+            doc["source_id"] = existing["source_id"]
+        return doc
+    return stamp
+
 
 def _answers_input(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def store(memory: Any, namespace: Any = None, key: Any = None) -> Any:
@@ -469,7 +593,30 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        bindings=("http",), wraps={"rest.error": _flat_errors}),
     _f("rpc-error-without-message", "JSON-RPC error objects carry no message", "error-shape",
        bindings=("jsonrpc", "stdio"), wraps={"rpc.error": _rpc_error_without_message}),
+    # found by the blind red team (round 5): a STORE that changes what it stores
+    # (a long run of the state machine may also catch an upsert's value changed, as store-upsert)
+    _f("value-astral-replaced", "characters beyond U+FFFF in a value are stored as U+FFFD (a 3-byte UTF-8 column)",
+       "store-returns-stored", wraps=after("_validate", _value_changed(
+           lambda v: "".join("\ufffd" if ord(c) > 0xFFFF else c for c in v)))),
+    _f("value-trailing-space-trimmed", "a value is stored with its trailing white space and line breaks trimmed",
+       "store-returns-stored", wraps=after("_validate", _value_changed(str.rstrip))),
+    _f("namespace-casefolded", "namespaces are case-folded on every operation (a case-insensitive collation): a "
+       "scope with capitals is stored, listed and forgotten in lower case", "store-returns-stored",
+       wraps={**after("_validate", _namespace_folded), **after("_check_namespace", str.lower)}),
+    _f("times-local-labelled-utc", "server-assigned times are the local time of a UTC+2 zone written with Z",
+       "timestamps-utc", wraps=after("_now", _two_hours_ahead)),
+    _f("batch-ignores-given-timestamps", "BATCH_STORE stamps every memory with the server's time, the created_at / "
+       "updated_at it gives ignored (STORE keeps them)", "store-keeps-given-timestamps",
+       wraps=before("batch_store", _batch_times_dropped)),
+    _f("source-url-normalized", "an http(s) source_id is stored normalized: scheme and host in lower case, an empty "
+       "path as /", "export-keeps-source-id", wraps=after("_validate", _source_url_normalized)),
+    _f("upsert-keeps-source-id", "a STORE on an existing pair replaces the value but keeps the old row's source_id",
+       "store-upsert", wraps=_wrap("_stamp", _upsert_keeps_source)),
     # -- RECALL --------------------------------------------------------------------------------------
+    # found by the blind red team (round 5): a bound with an offset read by its digits
+    _f("since-offset-read-as-utc", "RECALL and LIST take since/until with an offset, but read its wall-clock digits "
+       "as UTC (the offset dropped)", "recall-filters", overrides={"offset_times": "normalize"},
+       wraps=_wrap("_time_param", _offset_dropped)),
     _f("recall-k-default-10", "RECALL without k answers up to 10", "recall-k-default",
        wraps=after("_k", lambda k: 10 if k == model.RECALL_DEFAULT_K else k)),
     _f("recall-ignores-k", "RECALL ignores k (always up to 8)", "recall-k", wraps=after("_k", lambda k: 8)),
@@ -597,6 +744,20 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        bindings=("file",), wraps={"file.lines": _lines_change(_each_line(
            lambda m: m.__setitem__("namespace", m["namespace"].split(":")[-1]))),
            "file.manifest": _manifest(lambda m: m.__setitem__("namespaces", [n.split(":")[-1] for n in m["namespaces"]]))}),
+    # -- found by the blind red team (round 5): listing, batches, forget ------------------------------
+    _f("list-cursor-drops-filters", "LIST pages fetched with a cursor ignore since and tags (the continuation "
+       "query is built from the cursor alone): only the first page of a filtered listing is filtered",
+       "list-filters", wraps=_wrap("list", _list_cursor_drops_filters)),
+    _f("list-limit-capped", f"LIST answers at most {_PAGE_CAP} memories a page, cut after the next cursor was made "
+       f"for the limit asked: with a limit above {_PAGE_CAP} the cursor is null and the rest unreachable",
+       "list-paging", wraps=_wrap("list", _list_capped)),
+    _f("list-later-pages-drop-source-id", "LIST pages fetched with a cursor answer memories without source_id",
+       "export-keeps-source-id", wraps=_wrap("list", _list_later_pages_without_source)),
+    _f("batch-chunked", f"BATCH_STORE of more than {_CHUNK} memories is written {_CHUNK} at a time, each chunk its "
+       "own transaction: an invalid memory in a later chunk leaves the earlier chunks written",
+       "batch-atomic", wraps=_wrap("batch_store", _batch_in_chunks)),
+    _f("forget-by-owner-and-key", "FORGET of (namespace, key) deletes the key in every namespace of the same owner",
+       "forget-gone", wraps=_wrap("forget", _forget_by_owner_and_key)),
     # -- operations not served (what the other checks cannot observe is skipped, never passed) ------------------
     _f("no-store", "STORE is not served (-32601 / 404)", "five-operations", "store-endpoint",
        wraps=instead("store", _unserved("store"))),

@@ -46,7 +46,8 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
     _v("null-parent-omitted", "a null parent_id is left out of the answers (§2: optional, string | null)",
        ("store-returns-stored",), bindings=("http", "jsonrpc", "stdio"), null_parent_id="omit"),
     _v("times-normalized", "a created_at/updated_at with a non-zero offset is stored as the same instant in UTC "
-       "instead of refused", ("invalid-memory-refused",), bindings=("http", "jsonrpc", "stdio"), offset_times="normalize"),
+       "instead of refused, and a RECALL/LIST since or until with an offset is taken as its instant",
+       ("invalid-memory-refused", "recall-filters"), bindings=("http", "jsonrpc", "stdio"), offset_times="normalize"),
     _v("export-embeddings-bin", "the export bundle carries the OPTIONAL embeddings.bin", ("bundle-layout",),
        bindings=("file",), export_embeddings_bin=True),
 )

@@ -130,7 +130,8 @@ def test_catalogue_shape():
 
 #: faults the state machine sees too: what it reports must be among their breaks
 MACHINE_SEES = ("oams-forget-noop", "oams-soft-deleted-visible", "oams-batch-partial", "oams-upsert-keeps-old",
-                "oams-list-cursor-overlap", "oams-duplicate-pairs", "oams-list-ascending", "oams-list-ignores-limit")
+                "oams-list-cursor-overlap", "oams-duplicate-pairs", "oams-list-ascending", "oams-list-ignores-limit",
+               "oams-value-astral-replaced")
 
 
 @pytest.mark.parametrize("name", MACHINE_SEES)

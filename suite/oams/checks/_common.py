@@ -116,6 +116,45 @@ def place(ctx: Any, memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def seed_as_given(ctx: Any, memories: list[dict[str, Any]]) -> dict[str, Any]:
+    """Place memories that carry a given updated_at with one BATCH_STORE; with one STORE each when the
+    batch is refused or its answer does not carry the given times (noted: keeping given timestamps is
+    oams/store-keeps-given-timestamps' to judge, and filters judged on other times would be blamed for
+    it). The stored memories by key: what the answers hold, or the memory as sent where an answer
+    holds no array of memories. Not applicable when STORE does not keep them either."""
+    reply = ctx.client.batch_store(memories)
+    if reply.ok:
+        answers = reply.result if isinstance(reply.result, list) else reply.memories()[0]
+        stored, why = _as_given(memories, answers, f"BATCH_STORE of {len(memories)} memories")
+        if why is None:
+            return stored
+        ctx.note(f"{why}; the memories were placed again with one STORE each")
+    answers = []
+    for m in memories:
+        one = ctx.client.store(m)
+        precondition(one, f"storing {m['key']!r} in {m['namespace']!r}")
+        answers.append(one.result)
+    stored, why = _as_given(memories, answers, "STORE")
+    if why is not None:
+        raise NotApplicable(f"precondition failed: {why}: the check's memories are not at the times it judges by")
+    return stored
+
+
+def _as_given(memories: list[dict[str, Any]], answers: Any, how: str) -> tuple[dict[str, Any], str | None]:
+    """(the stored memories by key, None), or why an answer does not carry a given updated_at."""
+    stored: dict[str, Any] = {m["key"]: m for m in memories}
+    for got in answers or ():
+        sent = stored.get(got.get("key")) if isinstance(got, dict) else None
+        if sent is None:
+            continue
+        if "updated_at" in sent and not same_instant(got.get("updated_at"), sent["updated_at"]):
+            return stored, (f"{how}, each given its updated_at, answered {got['key']!r} with updated_at "
+                            f"{shown(got.get('updated_at'))}, not the given {sent['updated_at']} (keeping given "
+                            f"timestamps is judged by oams/store-keeps-given-timestamps)")
+        stored[got["key"]] = got
+    return stored, None
+
+
 def listed(ctx: Any, ns: str, **filters: Any) -> list[Any]:
     """Every memory LIST shows for `ns`, following cursors (client.list_every)."""
     def refused(reply: OamsReply, how: str | None) -> NoReturn:

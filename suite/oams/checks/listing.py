@@ -8,8 +8,8 @@ from typing import Any, NoReturn
 
 from memconform.suite.oams import model
 from memconform.suite.oams.checks._common import (LIVE, error_shape_problem, judge_error, key, keys_of, listed,
-                                                  namespace, precondition, recalled, same_instant, say,
-                                                  served)
+                                                  namespace, precondition, recalled, say,
+                                                  seed_as_given, served)
 from memconform.suite.oams.checks.recall import seed
 from memconform.suite.oams.client import list_every, shown
 from memconform.suite.outcomes import NotApplicable
@@ -62,12 +62,12 @@ class _Refused(Exception):
 
 
 def _every_page(ctx: Any, ns: str, rule: str, what: str, *, unserved_skips: bool = False,
-                **filters: Any) -> tuple[list[Any], Any] | None:
+                replies: list[Any] | None = None, **filters: Any) -> tuple[list[Any], Any] | None:
     """Every memory LIST shows for `ns` without a limit (client.list_every: §3 fixes no page size,
     so a server may answer fewer than all with a cursor), and the last reply; None when a page was
     refused or was no page (said under `rule`; with `unserved_skips` a LIST that is not served at all
-    makes the check not applicable instead)."""
-    replies: list[Any] = []
+    makes the check not applicable instead). `replies`, when given, receives each page's reply."""
+    replies = [] if replies is None else replies
 
     def refused(reply: Any, how: str | None) -> NoReturn:
         if unserved_skips:
@@ -84,14 +84,18 @@ def _every_page(ctx: Any, ns: str, rule: str, what: str, *, unserved_skips: bool
     return items, replies[-1]
 
 
-def _walk(ctx: Any, ns: str, limit: int) -> tuple[list[Any], list[list[Any]], Any] | None:
+def _walk(ctx: Any, ns: str, limit: int, max_pages: int = 10,
+          replies: list[Any] | None = None) -> tuple[list[Any], list[list[Any]], Any] | None:
     """Follow LIST's cursor over `ns` with `limit`: every item, the keys page by page, and the last
-    reply; None when a page was refused or broke the limit (said)."""
+    reply; None when a page was refused or broke the limit (said). `replies`, when given, receives
+    each page's reply."""
     items: list[Any] = []
     pages: list[list[Any]] = []
     cursor, seen, reply = None, set(), None
-    while len(pages) < 10:
+    while len(pages) < max_pages:
         reply = served(ctx.client.list(ns, cursor=cursor, limit=limit))
+        if replies is not None:
+            replies.append(reply)
         n = len(pages) + 1
         if not reply.ok:
             say(ctx, "oams/list-paging", f"page {n} of {ns!r} (limit {limit}, cursor {cursor!r}) was refused", reply)
@@ -117,16 +121,71 @@ def _walk(ctx: Any, ns: str, limit: int) -> tuple[list[Any], list[list[Any]], An
 
 #: the instant the ties case's memories share (given, as §3's STORE lets a client give it)
 TIE = "2026-03-15T10:00:00Z"
+#: the bulk case: more memories than a server's page cap is likely to be (20 is a common one), walked
+#: with a limit above them all
+BULK, BULK_LIMIT = 25, 50
+#: the members a listed memory is compared on with what was stored (the times are the order's)
+COMPARED = ("namespace", "value", "tags", "metadata", "parent_id", "embedding", "embedding_model")
 
 
-@check("oams/list-paging", spec="oams", bindings=LIVE, requirements=("oams/list-paging",),
-       title="LIST honours limit, and following the cursor yields every memory exactly once, in order "
-             "(memories sharing an updated_at across a page boundary too)")
+def _with_provenance(memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The memories, each with a source_id of its own, tags and metadata (what an export carries)."""
+    for i, m in enumerate(memories):
+        m.update(source_id=f"https://example.com/export/{m['key']}", tags=["paged", f"n{i}"],
+                 metadata={"language": "en", "confidence": 0.5})
+    return memories
+
+
+def _compare_listed(ctx: Any, stored: dict[str, Any], replies: list[Any], what: str) -> None:
+    """Each listed memory, page by page, against what STORE/BATCH_STORE answered for it: source_id
+    under oams/export-keeps-source-id (§5 "MUST NOT strip"), the other members under oams/list-paging
+    (a walk of LIST, "used for export and audit", yields the memories stored, not others). One
+    finding a page and rule, with that page's request and answer."""
+    for n, reply in enumerate(replies, 1):
+        stripped, changed = [], []
+        for got in reply.memories()[0] or ():
+            want = stored.get(got.get("key")) if isinstance(got, dict) else None
+            if want is None:
+                continue
+            if "source_id" in want and got.get("source_id", "<missing>") != want["source_id"]:
+                stripped.append(f"{got['key']!r} with source_id {got.get('source_id', '<missing>')!r} (stored with "
+                                f"{want['source_id']!r})")
+            diffs = model.same_memory_fields(want, got, tuple(f for f in COMPARED if f in want))
+            if diffs:
+                changed.append(f"{got['key']!r}: " + "; ".join(diffs))
+        page = f"{what}, page {n}" + (" (fetched with the cursor the page before gave)" if n > 1 else "")
+        if stripped:
+            say(ctx, "oams/export-keeps-source-id", f"{page} lists " + ", ".join(stripped[:5])
+                + (f" and {len(stripped) - 5} more" if len(stripped) > 5 else "")
+                + ": LIST is \"used for export and audit\", every page of it", reply)
+        if changed:
+            say(ctx, "oams/list-paging", f"{page} lists memories other than they were stored (as STORE/BATCH_STORE "
+                                         "answered them): " + " | ".join(changed[:3])
+                + (f" and {len(changed) - 3} more" if len(changed) > 3 else ""), reply)
+
+
+@check("oams/list-paging", spec="oams", bindings=LIVE, requirements=("oams/list-paging", "oams/export-keeps-source-id"),
+       title="LIST honours limit, and following the cursor yields every memory exactly once, in order and as stored "
+             "(source_id kept) on every page: memories sharing an updated_at across a page boundary, and more "
+             "memories than a page cap, too")
 def list_paging(ctx: Any) -> None:
+    # every fixture is placed (and its given times checked) before anything is judged
     ns = namespace(ctx, tag="pages")
-    seed(ctx, _dated(ns, 7, "page"))
+    stored = seed_as_given(ctx, _with_provenance(_dated(ns, 7, "page")))
+    # ties: five memories with one updated_at, pages of two, so both page boundaries fall among them. A
+    # cursor that is the last row's updated_at alone (the next page "strictly older") loses the rest.
+    ns_ties = namespace(ctx, tag="ties")
+    ties = [model.new_memory(ns_ties, f"tie-{i}", f"tied memory {i}", created_at=TIE, updated_at=TIE)
+            for i in (3, 0, 4, 1, 2)]
+    stored_ties = seed_as_given(ctx, ties)
+    # bulk: more memories than a page cap, one BATCH_STORE, a limit above them all. A server may answer
+    # fewer than asked, but then its cursor must lead to the rest.
+    ns_bulk = namespace(ctx, tag="bulk")
+    stored_bulk = seed_as_given(ctx, _with_provenance(_dated(ns_bulk, BULK, "bulk")))
+
     want = [f"page-{d:02d}" for d in range(7, 0, -1)]
-    walked = _walk(ctx, ns, 3)
+    replies: list[Any] = []
+    walked = _walk(ctx, ns, 3, replies=replies)
     if walked is not None:
         _items, pages, last = walked
         got = [k for page in pages for k in page]
@@ -134,40 +193,68 @@ def list_paging(ctx: Any) -> None:
             say(ctx, "oams/list-paging", f"following the cursor of {ns!r} with limit 3 yielded {got} over "
                                          f"{len(pages)} page(s) {pages}; expected each of the seven once, newest "
                                          f"first: {want}", last)
-    # ties: five memories with one updated_at, pages of two, so both page boundaries fall among them. A
-    # cursor that is the last row's updated_at alone (the next page "strictly older") loses the rest.
-    ns = namespace(ctx, tag="ties")
-    ties = [model.new_memory(ns, f"tie-{i}", f"tied memory {i}", created_at=TIE, updated_at=TIE) for i in (3, 0, 4, 1, 2)]
-    seed(ctx, ties)
-    walked = _walk(ctx, ns, 2)
-    if walked is None:
-        return
-    items, pages, last = walked
-    times = {m.get("updated_at") for m in items if isinstance(m, dict)}
-    if not all(same_instant(t, TIE) for t in times):
-        ctx.note(f"the five memories given updated_at {TIE} were listed with updated_at {sorted(map(str, times))} "
-                 "(oams/store-keeps-given-timestamps'): they may not share one, so the ties case may not be exercised")
-    got = [k for page in pages for k in page]
-    want = sorted(m["key"] for m in ties)
-    if sorted(got, key=str) != want:
-        missing = [k for k in want if k not in got]
-        twice = sorted({k for k in got if got.count(k) > 1}, key=str)
-        say(ctx, "oams/list-paging", f"five memories sharing updated_at {TIE}, listed from {ns!r} with limit 2 and the "
-                                     f"cursor followed: pages {pages}"
-                                     + (f"; never listed: {missing}" if missing else "")
-                                     + (f"; listed more than once: {twice}" if twice else "")
-                                     + f"; expected each of {want} exactly once (an export or audit walks every "
-                                       "memory)", last)
+        _compare_listed(ctx, stored, replies, f"{ns!r} listed with limit 3, the cursor followed")
+    replies = []
+    walked = _walk(ctx, ns_ties, 2, replies=replies)
+    if walked is not None:
+        _items, pages, last = walked
+        got = [k for page in pages for k in page]
+        want = sorted(m["key"] for m in ties)
+        if sorted(got, key=str) != want:
+            missing = [k for k in want if k not in got]
+            twice = sorted({k for k in got if got.count(k) > 1}, key=str)
+            say(ctx, "oams/list-paging", f"five memories sharing updated_at {TIE}, listed from {ns_ties!r} with "
+                                         f"limit 2 and the cursor followed: pages {pages}"
+                                         + (f"; never listed: {missing}" if missing else "")
+                                         + (f"; listed more than once: {twice}" if twice else "")
+                                         + f"; expected each of {want} exactly once (an export or audit walks every "
+                                           "memory)", last)
+        _compare_listed(ctx, stored_ties, replies, f"{ns_ties!r} listed with limit 2, the cursor followed")
+    replies = []
+    walked = _walk(ctx, ns_bulk, BULK_LIMIT, max_pages=40, replies=replies)
+    if walked is not None:
+        _items, pages, last = walked
+        got = [k for page in pages for k in page]
+        want = sorted(stored_bulk)
+        if sorted(got, key=str) != want:
+            missing = [k for k in want if k not in got]
+            twice = sorted({k for k in got if got.count(k) > 1}, key=str)
+            say(ctx, "oams/list-paging", f"{BULK} memories stored in {ns_bulk!r} with one BATCH_STORE, listed with "
+                                         f"limit {BULK_LIMIT} and the cursor followed: {len(pages)} page(s) of "
+                                         f"{[len(p) for p in pages]} memories, the last answering cursor "
+                                         f"{shown(last.cursor())}"
+                                         + (f"; never reachable: {missing}" if missing else "")
+                                         + (f"; listed more than once: {twice}" if twice else "")
+                                         + f"; expected each of the {BULK} exactly once (a server may answer fewer "
+                                           "than the limit asks, but then its cursor must lead to the rest: an "
+                                           "export or audit walks every memory)", last)
+        _compare_listed(ctx, stored_bulk, replies, f"{ns_bulk!r} listed with limit {BULK_LIMIT}, the cursor followed")
+
+
+def _filter_problem(m: Any, filters: dict[str, Any]) -> str | None:
+    """Why a listed memory does not meet LIST's since/tags filters (since inclusive, tags any-of,
+    case-folded), or None."""
+    if not isinstance(m, dict):
+        return f"{shown(m)} is no memory"
+    since = filters.get("since")
+    if since is not None:
+        t = model.parse_time(m.get("updated_at"))
+        if t is None or t < model.parse_time(since):  # type: ignore[operator]
+            return f"{m.get('key')!r} has updated_at {m.get('updated_at')!r}, before since {since}"
+    tags = filters.get("tags")
+    if tags is not None and not {str(t).lower() for t in tags} & {str(t).lower() for t in m.get("tags") or ()}:
+        return f"{m.get('key')!r} has tags {shown(m.get('tags'))}, none of {tags}"
+    return None
 
 
 @check("oams/list-filters", spec="oams", bindings=LIVE, requirements=("oams/list-filters",),
-       title="LIST's since and tags narrow the page")
+       title="LIST's since and tags narrow the page, on every page a cursor leads to")
 def list_filters(ctx: Any) -> None:
     ns = namespace(ctx, tag="lfilter")
     memories = _dated(ns, 4, "lf")
     for m in memories:
         m["tags"] = ["even"] if int(m["key"][-2:]) % 2 == 0 else ["odd"]
-    seed(ctx, memories)
+    seed_as_given(ctx, memories)
     for what, filters, want in (("since 2026-03-03", {"since": "2026-03-03T00:00:00Z"}, {"lf-03", "lf-04"}),
                                 ("tags even", {"tags": ["even"]}, {"lf-02", "lf-04"})):
         paged = _every_page(ctx, ns, "oams/list-filters", f"LIST with {what}", unserved_skips=True, **filters)
@@ -177,16 +264,43 @@ def list_filters(ctx: Any) -> None:
         got = set(keys_of(items))
         if got != want:
             say(ctx, "oams/list-filters", f"LIST with {what} answered {sorted(got)}, expected {sorted(want)}", reply)
+            continue
+        # the same filter walked one memory a page: the filters bind every page a cursor leads to
+        replies: list[Any] = []
+        paged = _every_page(ctx, ns, "oams/list-filters", f"LIST with {what} and limit 1", unserved_skips=True,
+                            replies=replies, limit=1, **filters)
+        if paged is None:
+            continue
+        items, reply = paged
+        for n, page_reply in enumerate(replies, 1):
+            bad = [p for p in (_filter_problem(m, filters) for m in page_reply.memories()[0] or []) if p]
+            if bad:
+                say(ctx, "oams/list-filters", f"LIST with {what} and limit 1, page {n}"
+                                              + (" (with the cursor the page before gave)" if n > 1 else "")
+                                              + f": {bad[0]}; the filters bind every page of the listing, so "
+                                                f"only {sorted(want)} may be listed over all pages", page_reply)
+                break
+        else:
+            got = set(keys_of(items))
+            if got != want:
+                say(ctx, "oams/list-filters", f"LIST with {what} and limit 1, the cursor followed over "
+                                              f"{len(replies)} page(s), answered {sorted(got, key=str)}, expected "
+                                              f"{sorted(want)}", reply)
 
 
 @check("oams/forget", spec="oams", bindings=LIVE,
        requirements=("oams/forget-endpoint", "oams/forget-204", "oams/forget-gone", "oams/soft-deleted-hidden"),
-       title="FORGET answers success (REST: 204, no body); the memory is then in neither RECALL nor LIST")
+       title="FORGET answers success (REST: 204, no body); the memory is then in neither RECALL nor LIST, and the "
+             "others stay (the same key in another namespace of the owner too)")
 def forget(ctx: Any) -> None:
     ctx.credit_only_observed()  # a refused FORGET forgot nothing to look for
     ns = namespace(ctx, tag="forget")
     gone, kept = model.new_memory(ns, key("gone"), "axolotl to forget"), model.new_memory(ns, key("kept"), "axolotl kept")
+    # the same key in a sibling namespace of the same owner: (namespace, key) is the memory, not the key
+    sibling_ns = namespace(ctx, tag="forget-sibling")
+    sibling = model.new_memory(sibling_ns, gone["key"], "axolotl of the sibling namespace")
     seed(ctx, [gone, kept])
+    precondition(ctx.client.store(sibling), f"storing {sibling['key']!r} in the sibling namespace {sibling_ns!r}")
     reply = ctx.client.forget(ns, gone["key"])
     success = reply.ok or (reply.status is not None and 200 <= reply.status < 300 and reply.error is None)
     if not success:
@@ -207,6 +321,14 @@ def forget(ctx: Any) -> None:
             say(ctx, rule, f"after FORGET, LIST of {ns!r} still shows {gone['key']!r}", sent=gone, received=items)
     if kept["key"] not in keys_of(items):
         say(ctx, "oams/forget-gone", f"FORGET of {gone['key']!r} also removed {kept['key']!r}", sent=gone, received=items)
+    beside = listed(ctx, sibling_ns)
+    if sibling["key"] not in keys_of(beside):
+        say(ctx, "oams/forget-gone", f"FORGET of ({ns!r}, {gone['key']!r}) also removed ({sibling_ns!r}, "
+                                     f"{sibling['key']!r}), the same key in another namespace of the same owner: LIST "
+                                     f"of {sibling_ns!r} now answers {keys_of(beside)}. FORGET deletes a memory, and "
+                                     "a memory is its (namespace, key) pair (§2: \"The pair (namespace, key) is "
+                                     "unique\")", reply, sent={"forgot": [ns, gone["key"]], "stored": sibling},
+            received=beside)
     rec = ctx.client.recall({"namespace": ns, "query": "axolotl"})
     precondition(rec, "RECALL after FORGET")
     if gone["key"] in keys_of(recalled(rec)):
@@ -286,6 +408,31 @@ def batch_atomic(ctx: Any) -> None:
             raise NotApplicable(f"a memory stored alone after the refused batch is not listed in {ns!r} either: "
                                 "LIST cannot show whether the batch wrote anything (judged by oams/store-returns-stored)")
         ctx.observed("oams/batch-atomic")
+    if not reply.ok:
+        _long_batch_atomic(ctx)
+
+
+#: the long batch: more valid memories than a server is likely to write in one chunk, then an invalid one
+LONG_BATCH = 12
+
+
+def _long_batch_atomic(ctx: Any) -> None:
+    """A batch of LONG_BATCH valid memories followed by one invalid one: a server that writes a batch
+    in chunks (each its own transaction) refuses it only when it meets the invalid memory, after
+    writing the chunks before it."""
+    ns = namespace(ctx, tag="atomic-long")
+    good = [model.new_memory(ns, key(f"long{i:02d}"), f"long batch member {i}") for i in range(LONG_BATCH)]
+    batch = [*good, {"key": key("bad"), "namespace": ns, "value": 42}]
+    reply = ctx.client.batch_store(batch)
+    if reply.ok:
+        say(ctx, "oams/invalid-memory-refused", f"a BATCH_STORE of {LONG_BATCH} valid memories and, last, one whose "
+                                                "value is a number was accepted; it must be refused", reply)
+        return
+    written = [m["key"] for m in good if m["key"] in keys_of(listed(ctx, ns))]
+    if written:
+        say(ctx, "oams/batch-atomic", f"a BATCH_STORE of {LONG_BATCH} valid memories and, last, one whose value is a "
+                                      f"number was refused, yet LIST of {ns!r} holds {len(written)} of its valid "
+                                      f"members {written}: either all writes succeed or none do", reply)
 
 
 @check("oams/error-shape", spec="oams", bindings=LIVE, requirements=("oams/error-shape", "oams/error-codes"),

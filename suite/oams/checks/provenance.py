@@ -11,8 +11,10 @@ from memconform.suite.oams.checks.recall import seed
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
-SOURCES = ("https://example.com/article?a=1&b=%20#frag", "sha256:" + "0f" * 32, "imap:msgid:<a.b@example.org>",
-           "slack:CH123:1700000000.123456", "transcript:call-42:317.5")
+# a URL as a person writes it, capitals and no path: "treat as opaque" (found by the blind red team: a
+# server normalizing URLs wrote https://example.com/)
+SOURCES = ("https://example.com/article?a=1&b=%20#frag", "HTTPS://Example.COM", "sha256:" + "0f" * 32,
+           "imap:msgid:<a.b@example.org>", "slack:CH123:1700000000.123456", "transcript:call-42:317.5")
 UNRESOLVABLE = ("x-unknown:opaque/ü/🙂 1", "urn:nowhere:" + "z" * 200)
 
 

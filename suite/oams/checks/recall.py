@@ -7,18 +7,33 @@ from typing import Any
 
 from memconform.suite.oams import model
 from memconform.suite.oams.checks._common import (LIVE, judge_error, key, keys_of, namespace, precondition, recalled,
-                                                  say, served)
+                                                  same_instant, say, served)
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
 
 def seed(ctx: Any, memories: list[dict[str, Any]]) -> None:
-    """Place memories with one BATCH_STORE, or one STORE each when the batch is refused."""
+    """Place memories with one BATCH_STORE, or one STORE each when the batch is refused or did not keep
+    the times the memories give (the filters are judged on the times sent; a batch that drops them is
+    oams/store-keeps-given-timestamps's finding, not the filters': found by the blind red team)."""
     reply = ctx.client.batch_store(memories)
-    if reply.ok:
+    if reply.ok and _kept_times(memories, reply.result):
         return
+    if reply.ok:
+        ctx.note("BATCH_STORE did not answer the created_at / updated_at the memories gave (judged by "
+                 "oams/store-keeps-given-timestamps); they were placed again with one STORE each")
     for m in memories:
         precondition(ctx.client.store(m), f"storing {m['key']!r}")
+
+
+def _kept_times(memories: list[dict[str, Any]], answer: Any) -> bool:
+    """Whether a BATCH_STORE answer holds each memory with the times it gave (an answer that is no
+    array of memories is judged by oams/batch-returns-array: then the listing decides)."""
+    if not isinstance(answer, list):
+        return True
+    stored = {m.get("key"): m for m in answer if isinstance(m, dict)}
+    return all(same_instant(stored.get(m["key"], {}).get(name), m[name])
+               for m in memories for name in ("created_at", "updated_at") if name in m)
 
 
 def _recall(ctx: Any, params: dict[str, Any], rule: str) -> tuple[Any, list[Any] | None]:
@@ -109,6 +124,7 @@ def recall_filters(ctx: Any) -> None:
         ("since 2026-01-15 and until 2026-02-15", {"since": "2026-01-15T00:00:00Z", "until": "2026-02-15T00:00:00Z"},
          {"feb"}),
     )
+    names = {m["key"]: n for n, m in memories.items()}
     for what, params, want in cases:
         reply, items = _recall(ctx, {"namespace": ns, "query": "platypus", **params}, "oams/recall-filters")
         if items is None:
@@ -116,9 +132,20 @@ def recall_filters(ctx: Any) -> None:
         got = set(keys_of(items))
         wanted = {memories[n]["key"] for n in want}
         if got != wanted:
-            names = {m["key"]: n for n, m in memories.items()}
             say(ctx, "oams/recall-filters", f"with {what} RECALL answered {sorted(names.get(k, k) for k in got)}, "
                                             f"expected exactly {sorted(want)} (all three hold the query word)", reply)
+    # a bound with an offset (RFC 3339) is that instant, not its wall-clock digits read as UTC (found by
+    # the blind red team); a server that takes only UTC bounds may refuse it: noted, not judged
+    what = "since 2026-01-31T23:00:00-02:00 (2026-02-01T01:00Z, an hour after february's)"
+    reply = served(ctx.client.recall({"namespace": ns, "query": "platypus", "since": "2026-01-31T23:00:00-02:00"}))
+    items = recalled(reply) if reply.ok else None
+    if items is None:
+        ctx.note(f"RECALL with {what} was refused or not an array ({reply.describe()}): a bound with an offset "
+                 "was not judged")
+    elif set(keys_of(items)) != {memories["mar"]["key"]}:
+        say(ctx, "oams/recall-filters", f"with {what} RECALL answered "
+                                        f"{sorted(names.get(k, k) for k in keys_of(items))}, expected exactly ['mar']: "
+                                        f"the offset was not applied", reply)
 
 
 @check("oams/recall-single-namespace", spec="oams", bindings=LIVE,

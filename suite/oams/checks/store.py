@@ -4,6 +4,7 @@ namespaces refused."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from memconform.suite.oams import model
@@ -80,9 +81,12 @@ def store_returns_memory(ctx: Any) -> None:
                          embedding=[0.0123, -0.0456, 0.5], source_id=None),
     ]
     for memory in sent:
+        asked = datetime.now(timezone.utc)
         reply = ctx.client.store(memory)
+        answered = datetime.now(timezone.utc)
         precondition(reply, "STORE of a valid memory")
         got = reply.result
+        _judge_assigned_time(ctx, got, asked, answered, reply)
         for p in model.memory_problems(got):
             if p.requirement in ctx.check.requirements:
                 say(ctx, p.requirement, f"the stored memory STORE answered is not valid: {p} "
@@ -109,8 +113,70 @@ def store_returns_memory(ctx: Any) -> None:
             if diffs:
                 say(ctx, "oams/store-returns-stored", "LIST reads back a memory other than the one stored: "
                                                       + "; ".join(diffs), sent=memory, received=back)
+    _awkward_round_trips(ctx)
     unjudged(ctx, "STORE's answers", {**MEMORY_ABOUT, "oams/updated-equals-created": "memory with both timestamps "
                                                                                    "valid"})
+
+
+#: How far a server-assigned time may be from this machine's clock (two clocks, and the request's own
+#: time): a local time written as UTC is off by the zone's offset, an hour or more for most zones.
+CLOCK_SLACK = timedelta(minutes=30)
+
+
+def _judge_assigned_time(ctx: Any, got: Any, asked: datetime, answered: datetime, reply: Any) -> None:
+    """A created_at the server assigned is the time of this write, in UTC (found by the blind red team:
+    local time labelled Z, two hours ahead)."""
+    created = model.parse_time(got.get("created_at")) if isinstance(got, dict) else None
+    if created is None:
+        return  # absent or not RFC 3339 UTC: judged with the shape rules above
+    if not asked - CLOCK_SLACK <= created <= answered + CLOCK_SLACK:
+        ahead = created - answered if created > answered else -(asked - created)
+        hours = ahead.total_seconds() / 3600
+        say(ctx, "oams/timestamps-utc", f"STORE without timestamps answered created_at {got['created_at']}, "
+                                        f"{abs(hours):.1f} h {'ahead of' if hours > 0 else 'behind'} this machine's "
+                                        f"clock ({answered.strftime('%Y-%m-%dT%H:%M:%SZ')} when the answer came): the "
+                                        f"time of the write, in UTC, is within {CLOCK_SLACK.seconds // 60} minutes of "
+                                        f"it (a local time labelled UTC?)", reply)
+
+
+def _awkward_round_trips(ctx: Any) -> None:
+    """Memories a careless store changes on the way (found by the blind red team, each seen only by the
+    state machine or not at all): a key holding `/`, `%` and non-ASCII (a REST router that never
+    percent-decodes it), a value with astral characters and trailing white space (utf8mb3 storage, a
+    trim), a namespace whose scope has capitals (a case-folding collation). Each must come back, from
+    STORE and from LIST, exactly as sent. One the server refuses is noted, not judged: a server may
+    restrict what it takes as a key or a scope."""
+    cases = (
+        ("a key holding '/', '%' and non-ASCII", model.new_memory(namespace(ctx, tag="store"), f"{key('awk')}/a%2Fb-ключ",
+                                                                  "a memory under an awkward key")),
+        ("a value with astral characters and trailing white space",
+         model.new_memory(namespace(ctx, tag="store"), key("awk.v"), "rocket \U0001F680 launch \U0001D11E\n\n  ")),
+        ("a namespace whose scope has capitals", model.new_memory(namespace(ctx, tag="Store-Scope"), key("awk.ns"),
+                                                                  "a memory in a capitalised scope")),
+    )
+    for what, memory in cases:
+        reply = ctx.client.store(memory)
+        if not reply.ok:
+            ctx.note(f"STORE of {what} was refused ({reply.describe()}); not judged: a server may restrict keys and "
+                     f"scopes")
+            continue
+        ctx.observed("oams/store-returns-stored")
+        diffs = model.same_memory_fields(memory, reply.result, ("key", "namespace", "value"))
+        if diffs:
+            say(ctx, "oams/store-returns-stored", f"STORE of {what}: the answer is not the memory as sent: "
+                                                  + "; ".join(diffs), reply)
+        items = listed(ctx, memory["namespace"])
+        back = find(items, memory["key"])
+        if back is None:
+            say(ctx, "oams/store-returns-stored", f"STORE of {what} answered success, but LIST of "
+                                                  f"{memory['namespace']!r} holds no memory with the key "
+                                                  f"{memory['key']!r} (keys listed: {[m.get('key') for m in items if isinstance(m, dict)]})",
+                sent=memory, received=items)
+            continue
+        diffs = model.same_memory_fields(memory, back, ("key", "namespace", "value"))
+        if diffs:
+            say(ctx, "oams/store-returns-stored", f"STORE of {what}: LIST reads back another memory: "
+                                                  + "; ".join(diffs), sent=memory, received=back)
 
 
 @check("oams/store-given-timestamps", spec="oams", bindings=LIVE, requirements=("oams/store-keeps-given-timestamps",),
@@ -130,6 +196,23 @@ def store_given_timestamps(ctx: Any) -> None:
         if not same_instant(back.get(name), memory[name]):
             say(ctx, "oams/store-keeps-given-timestamps", f"{name} was sent {memory[name]}, LIST reads "
                                                           f"{back.get(name)!r}", sent=memory, received=back)
+    # BATCH_STORE writes many memories (what an import of an export sends): the times they give are
+    # theirs too (found by the blind red team: a batch that dropped them was blamed on the filters)
+    batch = [model.new_memory(ns, key("times.b"), f"dated in a batch {i}", created_at=f"2026-01-0{i + 2}T03:04:05Z",
+                              updated_at=f"2026-02-0{i + 3}T04:05:06.5Z") for i in range(2)]
+    reply = ctx.client.batch_store(batch)
+    if not reply.ok:
+        ctx.note(f"BATCH_STORE of memories with given timestamps was refused ({reply.describe()}); judged by "
+                 "oams/batch-returns and oams/batch-atomic, not here")
+        return
+    items = listed(ctx, ns)
+    for m in batch:
+        back = find(items, m["key"]) or {}
+        wrong = [f"{name} was sent {m[name]}, LIST reads {back.get(name)!r}" for name in ("created_at", "updated_at")
+                 if not same_instant(back.get(name), m[name])]
+        if wrong:
+            say(ctx, "oams/store-keeps-given-timestamps", f"BATCH_STORE of {m['key']!r}: " + "; ".join(wrong), reply,
+                received=back)
 
 
 @check("oams/store-idempotent", spec="oams", bindings=LIVE, requirements=("oams/store-idempotent", "oams/ns-key-unique"),
@@ -166,10 +249,11 @@ def store_upsert(ctx: Any) -> None:
     ctx.credit_only_observed()  # a refused upsert leaves nothing to count under the pair
     ns = namespace(ctx, tag="upsert")
     k = key("upsert")
-    first = ctx.client.store(model.new_memory(ns, k, "old value"))
+    first = ctx.client.store(model.new_memory(ns, k, "old value", source_id="https://a.example/first"))
     precondition(first, "the first STORE")
     a = find(listed(ctx, ns), k) or {}
-    memory = model.new_memory(ns, k, "new value")
+    # the source changes too: an upsert that keeps the old row's provenance is found by the blind red team
+    memory = model.new_memory(ns, k, "new value", source_id="https://a.example/second")
     second = ctx.client.store(memory)
     if not second.ok:
         say(ctx, "oams/store-upsert", "STORE of a new value on an existing (namespace, key) was refused", second)
@@ -187,6 +271,11 @@ def store_upsert(ctx: Any) -> None:
     elif same[0].get("value") != "new value":
         say(ctx, "oams/store-upsert", f"LIST reads the value {same[0].get('value')!r} after the upsert",
             sent=memory, received=same[0])
+    elif same[0].get("source_id") != memory["source_id"]:
+        say(ctx, "oams/store-upsert", f"LIST reads source_id {same[0].get('source_id', '<missing>')!r} after an upsert "
+                                      f"that sent {memory['source_id']!r} (the first STORE sent "
+                                      f"'https://a.example/first'): the memory was not replaced", sent=memory,
+            received=same[0])
     else:
         if model.parse_time(a.get("created_at")) and not same_instant(a.get("created_at"), same[0].get("created_at")):
             say(ctx, "oams/store-upsert", f"created_at moved from {a.get('created_at')} to "
