@@ -135,9 +135,10 @@ class OamsRpcClient:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
-    def _call(self, op: str, method: str, params: Any, raw: bytes | None = None) -> OamsReply:
-        with self._lock:
-            id_ = next(self._ids)
+    def _call(self, op: str, method: str, params: Any, raw: bytes | None = None, id_: Any = None) -> OamsReply:
+        if id_ is None:
+            with self._lock:
+                id_ = next(self._ids)
         message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
         data = raw if raw is not None else json.dumps(message, ensure_ascii=False).encode("utf-8")
         exchange = self.transport.exchange(data, message if raw is None else data.decode("utf-8", "replace"))
@@ -174,6 +175,11 @@ class OamsRpcClient:
     def consolidate(self, namespace: str, strategy: str | None = None) -> OamsReply:
         return self._call("consolidate", "oams.consolidate",
                           {"namespace": namespace} | ({"strategy": strategy} if strategy else {}))
+
+    def call_with_id(self, op: str, params: Any, request_id: Any) -> OamsReply:
+        """One operation sent with the request id given (the envelope's id rule); the whole response
+        is the reply's `received`."""
+        return self._call(op, RPC_METHODS[op], params, id_=request_id)
 
     def send_raw(self, op: str, payload: Any, *, namespace: str | None = None, key: str | None = None) -> OamsReply:
         method = RPC_METHODS[op]

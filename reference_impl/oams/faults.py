@@ -140,6 +140,12 @@ def _offset_dropped(service: Any, original: Callable[..., Any]) -> Callable[...,
     return time_param
 
 
+def _id_as_string(answer: Any) -> Any:
+    if isinstance(answer, dict) and isinstance(answer.get("id"), int) and not isinstance(answer["id"], bool):
+        answer["id"] = str(answer["id"])
+    return answer
+
+
 def _two_hours_ahead(now: str) -> str:
     shifted = model.parse_time(now) + timedelta(hours=2)  # type: ignore[operator]
     return shifted.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -593,6 +599,8 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        bindings=("http",), wraps={"rest.error": _flat_errors}),
     _f("rpc-error-without-message", "JSON-RPC error objects carry no message", "error-shape",
        bindings=("jsonrpc", "stdio"), wraps={"rpc.error": _rpc_error_without_message}),
+    _f("rpc-id-stringified", "JSON-RPC echoes a numeric request id as a string (7 becomes \"7\")",
+       "jsonrpc-id-echo", bindings=("jsonrpc", "stdio"), wraps=after("rpc.one", _id_as_string)),
     # found by the blind red team (round 5): a STORE that changes what it stores
     # (a long run of the state machine may also catch an upsert's value changed, as store-upsert)
     _f("value-astral-replaced", "characters beyond U+FFFF in a value are stored as U+FFFD (a 3-byte UTF-8 column)",

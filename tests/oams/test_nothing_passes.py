@@ -29,6 +29,7 @@ ALLOWED = {
     "oams/forget-unknown": "observed FORGET of a pair never stored refused with -32002: what an empty store owes",
     "oams/invalid-memory-refused": "observed each invalid memory refused",
     "oams/scope-refused": "observed each out-of-scope request refused",
+    "oams/jsonrpc-id-echo": "observed each response carry its request's id: the envelope, whatever the store holds",
 }
 
 
