@@ -138,7 +138,7 @@ class AsgiLoopTransport(httpx.BaseTransport):
                 chunks.put(b"Internal Server Error")
             chunks.put(_END)
 
-        task = asyncio.run_coroutine_threadsafe(run(), self.loop)
+        asyncio.run_coroutine_threadsafe(run(), self.loop)
 
         def disconnect() -> None:
             gone.set()
@@ -149,8 +149,7 @@ class AsgiLoopTransport(httpx.BaseTransport):
         try:
             status, headers = start.result(timeout=wait)
         except concurrent.futures.TimeoutError:
-            disconnect()
-            task.cancel()
+            disconnect()  # as uvicorn does when a client leaves: the app is told, not cancelled
             raise httpx.ReadTimeout(f"{what}: no answer within {wait:g} s", request=request) from None
         return httpx.Response(status, headers=[(bytes(k), bytes(v)) for k, v in headers],
                               stream=_Body(chunks, wait, disconnect, what), request=request,

@@ -76,13 +76,13 @@ from __future__ import annotations
 import math
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from memconform.suite.interop.model import MISSING, Loss, RoundTrip, charge_once
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.upp import ontology
+from memconform.suite.upp.isotime import instant as _instant
 from memconform.suite.upp.checks._common import (
     INVALID_PARAMS, compact, fold, fresh_entity, need, served, server_ontology,
 )
@@ -426,16 +426,6 @@ def _same(name: str, expected: Any, value: Any) -> bool:
             return value is MISSING or value is None
         return value == expected or (_instant(value) is not None and _instant(value) == _instant(expected))
     return value == expected
-
-
-def _instant(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        t = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith(("Z", "z")) else value)
-    except ValueError:
-        return None
-    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
 
 def _brief(event: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ server can use it without loading the validators.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 
 _DATE = r"(\d{4})-(\d{2})-(\d{2})"
 _DATE_TIME = re.compile(_DATE + r"[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?")
@@ -64,3 +64,15 @@ def is_date(value: object) -> bool:
 
 def is_date_or_date_time(value: object) -> bool:
     return is_date(value) or is_date_time(value)
+
+
+def instant(value: object) -> datetime | None:
+    """An ISO-8601 date-time (or date) as an aware datetime in UTC, one without an offset read as UTC;
+    None when it is not one (comparing instants, not spellings: "…Z" and "…+00:00" are one)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+    except ValueError:
+        return None
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)

@@ -65,14 +65,17 @@ def routed():
         loop.close()
 
 
-def test_a_request_reaches_the_app_as_sent(routed):
-    session = HttpSession(timeout=5, base_url=ORIGIN)
+def _answer(path: str, method: str = "GET", timeout: float = 5.0, **kwargs) -> httpx.Response:
+    session = HttpSession(timeout=timeout, base_url=ORIGIN)
     try:
-        request = session.request("POST", "/echo/a%2Fb", params={"q": "x y"}, content=b'{"k": 1}',
-                                  headers={"Authorization": "Bearer t"})
-        response = session.send(request)
+        return session.send(session.request(method, path, **kwargs))
     finally:
         session.close()
+
+
+def test_a_request_reaches_the_app_as_sent(routed):
+    response = _answer("/echo/a%2Fb", "POST", params={"q": "x y"}, content=b'{"k": 1}',
+                       headers={"Authorization": "Bearer t"})
     assert response.status_code == 201
     assert response.headers["x-seen"] == "yes"
     assert response.json() == {"method": "POST", "path": "/echo/a/b", "raw_path": "/echo/a%2Fb",
@@ -80,49 +83,29 @@ def test_a_request_reaches_the_app_as_sent(routed):
 
 
 def test_head_gets_the_headers_without_the_body_as_from_uvicorn(routed):
-    session = HttpSession(timeout=5, base_url=ORIGIN)
-    try:
-        response = session.send(session.request("HEAD", "/echo"))
-    finally:
-        session.close()
+    response = _answer("/echo", "HEAD")
     assert (response.status_code, response.headers["x-seen"], response.content) == (201, "yes", b"")
 
 
 def test_a_streamed_answer_arrives_whole(routed):
-    session = HttpSession(timeout=5, base_url=ORIGIN)
-    try:
-        assert session.send(session.request("GET", "/stream")).content == b"one,two,three"
-    finally:
-        session.close()
+    assert _answer("/stream").content == b"one,two,three"
 
 
 def test_an_app_failing_before_it_answers_is_a_500_as_uvicorn_gives(routed):
-    session = HttpSession(timeout=5, base_url=ORIGIN)
-    try:
-        for path in ("/boom", "/silent"):
-            response = session.send(session.request("GET", path))
-            assert (path, response.status_code, response.text) == (path, 500, "Internal Server Error")
-    finally:
-        session.close()
+    for path in ("/boom", "/silent"):
+        response = _answer(path)
+        assert (path, response.status_code, response.text) == (path, 500, "Internal Server Error")
 
 
 def test_an_answer_broken_midway_is_a_broken_connection(routed):
-    session = HttpSession(timeout=5, base_url=ORIGIN)
-    try:
-        with pytest.raises(TargetError, match="closed the connection without a complete answer"):
-            session.send(session.request("GET", "/midway"))
-    finally:
-        session.close()
+    with pytest.raises(TargetError, match="closed the connection without a complete answer"):
+        _answer("/midway")
 
 
 def test_no_answer_is_a_timeout_and_the_app_hears_the_client_leave(routed):
     _seen_disconnect.clear()
-    session = HttpSession(timeout=0.3, base_url=ORIGIN)
-    try:
-        with pytest.raises(TargetError, match=r"no answer within 0.3 s \(ReadTimeout\)"):
-            session.send(session.request("GET", "/hang"))
-    finally:
-        session.close()
+    with pytest.raises(TargetError, match=r"no answer within 0.3 s \(ReadTimeout\)"):
+        _answer("/hang", timeout=0.3)
     for _ in range(50):
         if _seen_disconnect:
             break
@@ -132,12 +115,8 @@ def test_no_answer_is_a_timeout_and_the_app_hears_the_client_leave(routed):
 
 def test_an_origin_no_longer_routed_goes_to_the_socket(routed):
     in_process.unroute(ORIGIN)
-    session = HttpSession(timeout=2, base_url=ORIGIN)
-    try:
-        with pytest.raises(TargetError, match="cannot connect"):
-            session.send(session.request("GET", "/echo"))
-    finally:
-        session.close()
+    with pytest.raises(TargetError, match="cannot connect"):
+        _answer("/echo", timeout=2)
 
 
 def test_the_reference_target_routes_its_server_while_open_only():

@@ -20,7 +20,6 @@ import secrets
 import shutil
 import tempfile
 from collections import Counter
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import model
+from memconform.suite.upp.isotime import instant
 from memconform.suite.upp.checks._common import (
     INVALID_PARAMS, LIVE, ONTOLOGY_NOT_FOUND, USER_NOT_FOUND, compact, fail, fold, fresh_entity, ingested, need,
     observe, observe_stored_events,
@@ -76,15 +76,7 @@ def _window(e: dict[str, Any]) -> tuple[Any, Any]:
     """valid_from and valid_until as instants where they parse (a server may write the same instant
     another way in its export), else as given; absent and null alike (02 §2: "string | null", not
     required)."""
-    def instant(value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            return value
-        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
-    return instant(e.get("valid_from")), instant(e.get("valid_until"))
+    return tuple(instant(e.get(name)) or e.get(name) for name in ("valid_from", "valid_until"))  # type: ignore[return-value]
 
 
 def _essence(e: dict[str, Any]) -> tuple[Any, ...]:

@@ -36,6 +36,7 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.stateful import SpecMachine, quote, run_machine
 from memconform.suite.upp import ontology
+from memconform.suite.upp.isotime import instant as _instant
 from memconform.suite.upp.checks._common import (
     LIVE, METHOD_NOT_FOUND, USER_NOT_FOUND, compact, fresh_entity, known_labels, require_offered, served,
     server_ontology, spec_ref,
@@ -138,16 +139,6 @@ def _stamp(when: tuple[int, int, int, bool]) -> str:
     t = (EPOCH + timedelta(seconds=seconds, microseconds=micros)).astimezone(timezone(timedelta(minutes=minutes)))
     text = t.isoformat(timespec="microseconds" if micros % 1000 else "milliseconds" if micros else "seconds")
     return text[:-6] + "Z" if minutes == 0 and zulu else text
-
-
-def _instant(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        t = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
 
 def _changed(value: str, how: str) -> str:
