@@ -15,6 +15,7 @@ calibration against the real checks is the lead's, so where a fault shows in mor
 the note says why.
 """
 
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -282,6 +283,11 @@ UPP_FAULTS = (
     _f("delete-all-needs-ids", "upp/delete_events without event_ids (or with []) deletes nothing",
        "delete-all",
        wraps={"_delete": w.all_needs_ids}),
+    # found by the blind red team (round 6): the state after a delete-all read as a crash
+    _f("deleted-user-internal-error", "after upp/delete_events of all of a user's events, get_events, retrieve and "
+       "export_events of that user fail with -32603 (a profile cache still holds the user the store dropped) "
+       "until it is written again", "delete-all",
+       wraps={"_delete": w.wiped_users_remembered, "_known_user": w.crash_on_wiped}),
     _f("delete-soft", "deleted events are only hidden from upp/get_events; upp/retrieve and exports still "
        "return them", "delete-physical",
        wraps={"_delete": w.delete_soft, "_get_events": w.hidden_from_get_events}),
@@ -327,6 +333,10 @@ UPP_FAULTS = (
     _f("export-drops-validity", "the ExportPackage writes each event without its valid_from / valid_until",
        "export-all-events", wraps=in_package(lambda e: {k: v for k, v in e.items() if k not in ("valid_from",
                                                                                            "valid_until")})),
+    # found by the blind red team (round 6): the file-name-safe key written into the package
+    _f("export-entity-key-file-safe", "the ExportPackage's entity_key is the file-name-safe form of the key "
+       "(characters outside A-Z a-z 0-9 _ - as _)", "export-writes-package",
+       wraps=each("_package", lambda p: p.__setitem__("entity_key", re.sub(r"[^A-Za-z0-9_-]", "_", p["entity_key"])))),
     _f("export-package-no-ontology", "the ExportPackage file leaves out `ontology`",
        "export-writes-package", "export-package-fields",
        wraps=each("_package", drop("ontology"))),
@@ -362,6 +372,14 @@ UPP_FAULTS = (
     _f("import-ignores-labels", "upp/import_events stores events whose labels are not in user/v1",
        "import-skips-invalid-labels",
        wraps={"_import_problem": w.ignores_labels}),
+    _f("import-skips-zero-confidence", "upp/import_events skips (and counts as skipped) events whose confidence is "
+       "0.0, as if they had none", "import-persists",
+       wraps={"_import_problem": lambda service, original: lambda event: original(event) or (
+           "no confidence" if isinstance(event, dict) and event.get("confidence") == 0 else None)}),
+    # found by the blind red team (round 6): refused whole, where the text skips the bad events
+    _f("import-refuses-package-with-bad-label", "upp/import_events refuses a whole package (-32602) when one of its "
+       "events has a label outside the ontology", "import-skips-invalid-labels",
+       wraps={"_store_imported": w.refuses_whole_package}),
     _f("bad-input-changes-state", "an import refused for its ontology (-32002) keeps the events it stored "
        "before checking", "import-ontology-mismatch",
        wraps={"_import_events": w.stores_before_refusing}),
@@ -414,6 +432,20 @@ UPP_FAULTS = (
        "ingest: a text telling one singular label twice (\"My name is A. Call me B.\") leaves both valid",
        "one-valid-per-singular", stateful=True,
        wraps=w.ingest_supersedes_stored_only()),
+    # -- found by the blind red team (round 6): the JSON-RPC envelope and tasks
+    # A call with "id": null is no notification (JSON-RPC 2.0 §4.1: a notification has no "id" member).
+    # HTTP only: over stdio a request left unanswered stalls the driver's reading (a target error on
+    # every later exchange), which says nothing of which rule broke.
+    _f("id-null-as-notification", "a request with \"id\": null is taken for a notification (`message.get(\"id\") "
+       "is None`): it runs and gets no response (HTTP 204)", "jsonrpc-notification-no-reply", bindings=("http",),
+       wraps=within("_endpoint", _handle_request=w.null_id_as_notification)),
+    # A SHOULD: shows as a warning (batches of two or more are answered right).
+    _f("batch-single-unwrapped", "a batch of exactly one request is answered with the bare response object, not "
+       "an array of one (a SHOULD)", "jsonrpc-batch",
+       wraps=within("_endpoint", _handle_batch=w.single_batch_unwrapped)),
+    _f("tasks-result-once", "a completed task's result is handed out on the first upp/get_tasks that sees it "
+       "completed; every later poll says completed with result null", "get-tasks-retained",
+       wraps={"_get_tasks": w.result_handed_out_once}),
     _f("task-result-valid-only", "a finished contextualize task's result is read again through the retrieval "
        "query (valid events only): once a later event supersedes one of the task's events, the task's result "
        "loses it", "get-tasks-retained", stateful=True,

@@ -17,7 +17,7 @@ from typing import Any
 from memconform.reference_impl.upp import ranking
 from memconform.reference_impl.upp.rpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
                                                ONTOLOGY_NOT_FOUND, PARSE_ERROR, USER_NOT_FOUND, RpcError,
-                                               dumps, error_response)
+                                               dumps, error_response, request_problem)
 from memconform.reference_impl.wraps import Wrap, after, before, drop, each, keep, then, within  # noqa: F401 (the table uses them)
 
 
@@ -322,6 +322,40 @@ def hidden_from_get_events(service: Any, original: Callable[[Any], Any]) -> Call
     return get_events
 
 
+def refuses_whole_package(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """`_store_imported` that validates every event first and refuses the package on the first bad label."""
+    def store_imported(key: str, events: list[Any]) -> Any:
+        for n, event in enumerate(events, 1):
+            problem = service._import_problem(event)
+            if problem is not None:
+                raise RpcError(INVALID_PARAMS, f"Invalid params: event {n}: {problem}", {"invalid_params": ["file"]})
+        return original(key, events)
+    return store_imported
+
+
+def wiped_users_remembered(service: Any, original: Callable[..., int]) -> Callable[..., int]:
+    """`_delete` that leaves a user deleted whole in a cache of profiles (read by `crash_on_wiped`)."""
+    def delete(entity_key: str, ids: list[str] | None) -> int:
+        count = original(entity_key, ids)
+        if ids is None:
+            service.__dict__.setdefault("_wiped", set()).add(entity_key)
+        return count
+    return delete
+
+
+def crash_on_wiped(service: Any, original: Callable[[str], None]) -> Callable[[str], None]:
+    """`_known_user` that trips over the cached profile of a user deleted whole (an internal error)
+    where the store says the user is gone, until the user is written again."""
+    def known_user(entity_key: str) -> None:
+        try:
+            original(entity_key)
+        except RpcError as exc:
+            if exc.code == USER_NOT_FOUND and entity_key in service.__dict__.get("_wiped", ()):
+                raise RuntimeError(f"profile cache holds {entity_key!r} but the store has no row") from None
+            raise
+    return known_user
+
+
 def count_asked(service: Any, original: Callable[..., int]) -> Callable[..., int]:
     def delete(entity_key: str, ids: list[str] | None) -> int:
         count = original(entity_key, ids)
@@ -600,3 +634,44 @@ def delete_keeps_staged(service: Any, original: Callable[..., Any]) -> Callable[
             ids = [i for i in ids if i not in staged] or [f"evt_none_{len(ids)}"]
         return original(entity_key, ids)
     return wrong
+
+
+# -- round 6 (envelope, tasks) ---------------------------------------------------------------------
+
+def null_id_as_notification(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-id-null-as-notification: what is a notification is decided by `message.get("id") is None`,
+    so a request with `"id": null` runs like one and gets no response (HTTP 204, no stdio line)."""
+    def handle(message: Any, *, in_batch: bool = False) -> dict[str, Any] | None:
+        response = original(message, in_batch=in_batch)
+        if response is not None and request_problem(message, endpoint._valid_id) is None \
+                and message.get("id") is None:  # valid requests only: an invalid one is refused before
+            return endpoint._answer_notification(response, in_batch=in_batch)
+        return response
+    return handle
+
+
+def single_batch_unwrapped(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-batch-single-unwrapped: a batch of one is handled as the request it holds ("nothing to
+    batch"), so its response comes back bare instead of in an array of one."""
+    def handle(messages: list[Any]) -> Any:
+        if len(messages) == 1:
+            return endpoint._handle_request(messages[0])
+        return original(messages)
+    return handle
+
+
+def result_handed_out_once(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """upp-tasks-result-once: a completed task's result is popped when first delivered, like a queue
+    message; later polls still say completed, with `result: null`."""
+    delivered: set[str] = set()
+
+    def get_tasks(raw: Any) -> Any:
+        found = []
+        for status in original(raw):
+            if status.get("status") == "completed":
+                if status["task_id"] in delivered:
+                    status = {**status, "result": None}
+                delivered.add(status["task_id"])
+            found.append(status)
+        return found
+    return get_tasks

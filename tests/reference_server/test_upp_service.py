@@ -992,7 +992,8 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     for text in ("{oops", "[]", "[1]", '{"jsonrpc":"2.0","method":"upp/nope","id":3}',
                  '{"jsonrpc":"2.0","method":"upp/info"}', '{"jsonrpc":"2.0","method":"upp/info","id":7}',
                  '{"jsonrpc":"2.0","method":"upp/ingest","params":{},"id":"s"}',
-                 '[{"jsonrpc":"2.0","method":"upp/info","id":8},{"jsonrpc":"2.0","method":"upp/info"}]'):
+                 '[{"jsonrpc":"2.0","method":"upp/info","id":8},{"jsonrpc":"2.0","method":"upp/info"}]',
+                 '{"jsonrpc":"2.0","method":"upp/info","id":null}'):
         s.send(text)
     s.call("upp/info", None)
     s.call("upp/info", {})
@@ -1016,7 +1017,8 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
                    event("User lives in Rome", ["where_home"], 0.9, "2025-01-01T00:00:00Z"),
                    event("User speaks Tamil", ["who_languages", "made_up"]),
                    event("User speaks Hindi", ["who_languages"]),
-                   event("User speaks Basque", ["who_languages"], 0.05)])
+                   event("User speaks Basque", ["who_languages"], 0.05),
+                   event("User speaks Sami", ["who_languages"], 0.0)])
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p1.json", pkg)})
     s.call("upp/get_events", {"entity_key": "c"})
     imported = s.call("upp/export_events", {"entity_key": "c"})  # the file, as another server would read it
@@ -1060,6 +1062,11 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     s.log.append(Path(file).read_text("utf-8") if file and Path(file).exists() else "no file")
     s.call("upp/import_events", {"entity_key": "d", "file": file or "x"})
     s.call("upp/get_events", {"entity_key": "d"})
+    # a user keyed as no file may be named
+    s.call("upp/ingest", {"entity_key": "f.maría@example.com", "text": "My name is Fay."})
+    result = s.call("upp/export_events", {"entity_key": "f.maría@example.com"})
+    file = result.get("file") if isinstance(result, dict) else None
+    s.log.append(json.loads(Path(file).read_text("utf-8"))["entity_key"] if file and Path(file).exists() else "no file")
     # contextualize and tasks
     ctx = s.call("upp/contextualize", {"entity_key": "a", "text": "I moved to Lima. I enjoy rain."})
     task = ctx.get("task_id") if isinstance(ctx, dict) else None

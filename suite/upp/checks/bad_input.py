@@ -24,9 +24,9 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc, ontology
 from memconform.suite.upp.checks._common import (
-    INTERNAL_ERROR, INVALID_PARAMS, LIVE, PROFILE_TEXT, USER_NOT_FOUND, aliases, answer_of, call_op, compact, fail,
-    fail_exchange, fold, fresh_entity, need, observe, require_offered, server_error_status, server_ontology, served,
-    still_answers,
+    INTERNAL_ERROR, INVALID_PARAMS, LIVE, METHOD_NOT_FOUND, PROFILE_TEXT, USER_NOT_FOUND, aliases, answer_of, call_op,
+    compact, fail, fail_exchange, fold, fresh_entity, need, observe, require_offered, server_error_status,
+    server_ontology, served, still_answers,
 )
 from memconform.suite.upp.client import ImportFolder, RpcExchange, RpcReply
 
@@ -461,11 +461,26 @@ def import_unknown_labels(ctx: CheckContext) -> None:
     ]}
     folder = _import_folder(ctx)
     entity = fresh_entity("import")
-    try:
-        path = folder.write(f"{entity}.json", package)
-        reply = ctx.client.import_events(entity, str(path))
-    finally:
-        folder.cleanup()
+
+    def imported(content: dict[str, Any], user: str) -> Any:
+        try:
+            path = folder.write(f"{user}.json", content)
+            return ctx.client.import_events(user, str(path))
+        finally:
+            folder.cleanup()
+
+    reply = imported(package, entity)
+    if not reply.ok and reply.error_code != METHOD_NOT_FOUND:
+        # refused whole: the text skips the events with invalid labels and imports the rest (found by
+        # the blind red team). Judged when the same package without them is taken (else the import
+        # itself fails, and that is upp/l3/import's finding)
+        clean = imported({**package, "events": package["events"][:1]}, fresh_entity("import-clean"))
+        if clean.ok:
+            fail(ctx, "upp/import-skips-invalid-labels",
+                 f"a package of 3 events, 2 of them carrying the unknown label {bogus!r}, was refused whole, while "
+                 f"the same package holding only its good event was imported ({compact(clean.result)})", reply,
+                 "the events with unknown labels skipped, the good one imported: imported_count 1, skipped_count 2")
+            return
     result = need(reply, "upp/import_events of a package with unknown labels")
     counts = (result.get("imported_count"), result.get("skipped_count")) if isinstance(result, dict) else None
     if counts != (1, 2):

@@ -22,6 +22,7 @@ Readings (docs/live-upp.md; the catalogue note of each requirement says the same
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any
 
 from memconform.suite.outcomes import Inconclusive, NotApplicable
@@ -171,7 +172,9 @@ def contextualize_task(ctx: CheckContext) -> None:
     with that task_id (result only when completed, error only when failed, completed_at only once
     finished, ISO-8601 times); the task must finish; a completed task's result is StoredEvents of
     the user that upp/get_events lists (and not empty when upp/ingest finds events in the same
-    text); asked again afterwards, the task is still reported, finished. Credited with what it saw:
+    text); asked again at once after it is seen finished, the task is still reported, finished, and
+    a completed one with the same result (the same event ids; judged when the second poll comes
+    within RETAINED_WITHIN seconds: a result handed out once is no retention period). Credited with what it saw:
     the StoredEvent rules only for the events a completed task holds."""
     ctx.credit_only_observed()
     for op in ("upp/contextualize", "upp/get_tasks", "upp/get_events"):
@@ -188,23 +191,48 @@ def contextualize_task(ctx: CheckContext) -> None:
     if poll.final is None:
         _report_unfinished(ctx, task_id, poll)
         return
+    seen_at = time.monotonic()
     observe(ctx, "upp/contextualize-background-ingest")  # it finished; a completed one's events are judged below
+    # asked again at once, before anything else: retention is judged within seconds of completion
+    again = ctx.client.get_tasks([task_id])
+    _judge_retained(ctx, task_id, poll.final, again, time.monotonic() - seen_at)
     empty = False
     if poll.final.get("status") == "completed":
         empty = _judge_completed(ctx, entity, task_id, poll.final, poll.replies[-1])
-    again = ctx.client.get_tasks([task_id])
-    later = status_of(again, task_id)
-    observe(ctx, "upp/get-tasks-retained")
-    if not isinstance(later, dict) or later.get("status") != poll.final.get("status"):
-        fail(ctx, "upp/get-tasks-retained", f"task {task_id!r} was reported {poll.final.get('status')!r}; asked again "
-             f"right after, upp/get_tasks reports {compact(later)}", again,
-             f"the finished task still reported as {poll.final.get('status')!r} during the retention period")
     if empty and not ctx.findings:
         # As for a level-1 server fed text: no event from the text is nothing to judge, not a pass
         # of the background ingest and the stored-event rules.
         raise Inconclusive(f"task {task_id!r} completed with no events, and upp/ingest of the same text "
                            f"{TASK_TEXT!r} (for another fresh user) made none either: the server's extraction gave "
                            "the background ingest and the stored-event rules nothing to judge")
+
+
+#: How soon after a task was seen finished a second poll still judges its result retained (seconds):
+#: the retention period is the server's (03 §3), but none at all is no period.
+RETAINED_WITHIN = 2.0
+
+
+def _judge_retained(ctx: CheckContext, task_id: str, final: dict[str, Any], again: RpcReply, after: float) -> None:
+    """The finished task asked again right after it was seen finished: still reported, with the same
+    status, and a completed task with the same result (the same events, by id)."""
+    later = status_of(again, task_id)
+    observe(ctx, "upp/get-tasks-retained")
+    status = final.get("status")
+    if not isinstance(later, dict) or later.get("status") != status:
+        fail(ctx, "upp/get-tasks-retained", f"task {task_id!r} was reported {status!r}; asked again right after, "
+             f"upp/get_tasks reports {compact(later)}", again,
+             f"the finished task still reported as {status!r} during the retention period")
+        return
+    result = final.get("result")
+    if status != "completed" or not isinstance(result, list) or after > RETAINED_WITHIN:
+        return
+    then_ids, now = _ids(result), later.get("result")
+    now_ids = _ids(now) if isinstance(now, list) else None
+    if now_ids is None or sorted(now_ids) != sorted(then_ids) or len(now) != len(result):
+        fail(ctx, "upp/get-tasks-retained", f"task {task_id!r} was reported completed with {len(result)} event(s) "
+             f"{compact(then_ids, 300)}; asked again {after:.1f} s later, it is still completed but its result is "
+             f"{compact(now, 300) if now_ids is None else compact(now_ids, 300)}", again,
+             "the completed task's result retained: the same events while the task is still reported")
 
 
 def _poll_after(ctx: CheckContext, task_id: str, first: RpcReply) -> TaskPoll:
@@ -877,6 +905,16 @@ def delete_all(ctx: CheckContext) -> None:
         spared = set(_ids(listed(ctx, bystander))) if bystander else set()
         reply = ctx.client.delete_events(entity) if how == "omitted" else ctx.client.delete_events(entity, [])
         count = _deleted_count(ctx, reply, "upp/delete_events")
+        after = ctx.client.get_events(entity)
+        if not (after.ok and isinstance(after.result, list)) and after.error_code != USER_NOT_FOUND and reply.ok:
+            # the state after the delete is what is judged: a failure to read it is no precondition
+            # (found by the blind red team: an internal error for a user deleted whole)
+            fail(ctx, "upp/delete-all", f"after delete_events for {entity!r} with event_ids {how} answered "
+                 f"{compact(reply.result)}, upp/get_events for that user answered {after.describe()}", after,
+                 "the user's events gone: upp/get_events answers an empty array, or -32001 User Not Found "
+                 "(05 §4) for a user who holds nothing")
+            observe(ctx, "upp/delete-all")
+            continue
         left = listed(ctx, entity)
         lost = spared - set(_ids(listed(ctx, bystander))) if bystander else set()
         observe(ctx, "upp/delete-all")

@@ -76,7 +76,8 @@ def _window(e: dict[str, Any]) -> tuple[Any, Any]:
     """valid_from and valid_until as instants where they parse (a server may write the same instant
     another way in its export), else as given; absent and null alike (02 §2: "string | null", not
     required)."""
-    return tuple(instant(e.get(name)) or e.get(name) for name in ("valid_from", "valid_until"))  # type: ignore[return-value]
+    start, end = (instant(e.get(name)) or e.get(name) for name in ("valid_from", "valid_until"))
+    return start, end
 
 
 def _essence(e: dict[str, Any]) -> tuple[Any, ...]:
@@ -215,6 +216,29 @@ def export_file(ctx: CheckContext) -> None:
             observe(ctx, "upp/superseded-by-existing")
         _judge_exported_events(ctx, file, [e for e in events if isinstance(e, dict)], held, result, reply)
         judge_pointers(ctx, [e for e in events if isinstance(e, dict)], f"the export file {file!r}", reply)
+    _awkward_user_export(ctx)
+
+
+def _awkward_user_export(ctx: CheckContext) -> None:
+    """The package names its user as the user is keyed, even where the key is no safe file name (found
+    by the blind red team: an entity_key written in its file-name-safe form). The file's own name is
+    the server's to choose. A server that refuses such a key is noted, not judged."""
+    entity = f"{fresh_entity('export-file')}.maría@example.com"
+    try:
+        place_events(ctx, entity, [saying(PLURAL_LABEL, 0)])
+    except NotApplicable as exc:
+        ctx.note(f"a user keyed {entity!r} could not be given an event ({exc}); its export was not judged")
+        return
+    reply = ctx.client.export_events(entity)
+    result = reply.result if reply.ok and isinstance(reply.result, dict) else {}
+    content, why = read_export_file(result.get("file"))
+    if why is not None or not isinstance(content, dict):
+        ctx.note(f"the export of {entity!r} could not be read ({why or reply.describe()}); not judged")
+        return
+    if content.get("entity_key") != entity:
+        fail(ctx, "upp/export-writes-package", f"the export of the user {entity!r} names entity_key "
+             f"{compact(content.get('entity_key'))} in its file {result.get('file')!r}", reply,
+             "entity_key = the exported user, as keyed (the file's name may differ)")
 
 
 def judge_pointers(ctx: CheckContext, events: list[dict[str, Any]], where: str, reply: RpcReply) -> None:
@@ -288,9 +312,10 @@ def export_unknown_user(ctx: CheckContext) -> None:
        requirements=("upp/import-result-shape", "upp/import-persists", "upp/import-new-ids"), bindings=LIVE,
        title="upp/import_events stores a package's events for the requested user, with new ids and created_at")
 def import_events(ctx: CheckContext) -> None:
-    """A package of another (never written) entity_key holding a name (user_stated, 0.9) and a hobby
-    (agent_observed, 0.85), created in 2001, is imported for a fresh user: {imported_count: 2,
-    skipped_count: 0}; get_events for the user lists both with the same value, labels, confidence
+    """A package of another (never written) entity_key holding a name (user_stated, 0.9), a hobby
+    (agent_observed, 0.85) and a second hobby (inferred, 0.0), created in 2001, is imported for a
+    fresh user: {imported_count: 3, skipped_count: 0}; get_events for the user lists each with the
+    same value, labels, confidence
     and source_type, under ids not in the package and created_at not the package's; the package's
     entity_key holds nothing. The result's shape and the new ids are judged only on an import
     that was taken (the ids only on an event found again)."""
@@ -299,9 +324,13 @@ def import_events(ctx: CheckContext) -> None:
         require_offered(ctx, op)
     _need_files(ctx)
     source, entity = fresh_entity("pkg-source"), fresh_entity("import")
+    # the third at confidence 0.0, the low end of 02 §1's range: persisted (staged), not skipped (found
+    # by the blind red team: an import that dropped it and counted it skipped)
     content = package(source, [saying(SINGULAR_LABEL), saying(PLURAL_LABEL, confidence=0.85,
-                                                                  source_type="agent_observed")],
+                                                                  source_type="agent_observed"),
+                               saying(PLURAL_LABEL, 1, confidence=0.0, source_type="inferred")],
                       ontology_id=server_ontology(ctx))
+    n = len(content["events"])
     reply = _import(ctx, entity, content, "import")
     _readable(ctx, reply)
     if reply.error_code == ONTOLOGY_NOT_FOUND:
@@ -309,17 +338,17 @@ def import_events(ctx: CheckContext) -> None:
                             f"({content['ontology']!r}) with -32002: upp/info and upp/import_events disagree about "
                             f"the server's ontology (upp/info's value is judged by upp/info-ontology)")
     if not reply.ok:
-        fail(ctx, "upp/import-persists", f"importing a well-formed package of 2 {content['ontology']} events for "
-             f"{entity!r} was refused", reply, "{imported_count: 2, skipped_count: 0}")
+        fail(ctx, "upp/import-persists", f"importing a well-formed package of {n} {content['ontology']} events for "
+             f"{entity!r} was refused", reply, f"{{imported_count: {n}, skipped_count: 0}}")
         ctx.note("the import was refused, so no result or stored event could be read")
         return
     report_problems(ctx, "upp/import-result-shape", model.import_result_problems(reply.result),
                     "upp/import_events", reply)
     observe(ctx, "upp/import-result-shape", "upp/import-persists")  # the events are looked for below
     counts = _counts(reply)
-    if counts is not None and counts != (2, 0):
-        fail(ctx, "upp/import-persists", f"a package of 2 valid events was answered {compact(reply.result)}", reply,
-             "imported_count 2, skipped_count 0")
+    if counts is not None and counts != (n, 0):
+        fail(ctx, "upp/import-persists", f"a package of {n} valid events (one at confidence 0.0) was answered "
+             f"{compact(reply.result)}", reply, f"imported_count {n}, skipped_count 0")
     stored = listed(ctx, entity)
     _judge_imported(ctx, content["events"], stored, entity, reply)
     elsewhere = listed(ctx, source)

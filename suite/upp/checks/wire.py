@@ -217,8 +217,14 @@ def notification_no_reply(ctx: CheckContext) -> None:
     """Notifications (no id) for upp/info, for an unknown method, and for upp/retrieve with wrong
     params: none may be answered, not even with an error. Silence counts only from a server seen
     to answer: an upp/info request on the same binding before the notifications and after each
-    must get its response."""
+    must get its response. The line runs where JSON-RPC 2.0 §4.1 draws it: a notification has no
+    "id" member, so an upp/info request with `"id": null` is a call and must get a response (its id
+    null; a -32600 for a server reading 05 §2's number-or-string id strictly is a response too).
+    That probe is made over HTTP only: over stdio answers are paired with requests by id, and a
+    response with "id": null cannot be told from the answer to an unreadable message."""
     still_answers(ctx, "before any notification")
+    if ctx.binding == "http":
+        _judge_null_id(ctx)
     for method, params in (("upp/info", {}), (UNKNOWN_METHOD, {}),
                            ("upp/retrieve", {"entity_key": 5, "query": None})):
         ex = ctx.client.notify(method, params)
@@ -228,6 +234,24 @@ def notification_no_reply(ctx: CheckContext) -> None:
         if problems:
             fail_exchange(ctx, "upp/jsonrpc-notification-no-reply", "; ".join(dict.fromkeys(p.message for p in problems)),
                           ex, "no response at all (HTTP: an empty body; stdio: no line)")
+
+
+#: A call whose id is null: no notification (JSON-RPC 2.0 §4.1, a notification has no "id" member).
+NULL_ID_REQUEST = '{"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": null}'
+
+
+def _judge_null_id(ctx: CheckContext) -> None:
+    """A request with `"id": null` gets a response object (silence treats it as a notification)."""
+    ex = ctx.client.send_raw(NULL_ID_REQUEST)
+    answer = answer_of(ex)
+    if isinstance(answer, dict):
+        return
+    got = ("no response at all" if ex.received_text is None or not ex.received_text.strip()
+           else f"no response object: {jsonrpc.excerpt(ex.received_text)}")
+    fail_exchange(ctx, "upp/jsonrpc-notification-no-reply",
+                  f"a request with \"id\": null (a call, not a notification: JSON-RPC 2.0 §4.1 makes a notification "
+                  f"a request without an \"id\" member, and §5 has the server reply to every other request) got "
+                  f"{got}", ex, "one response object with \"id\": null (a result, or -32600)")
 
 
 def _notification_problems(ex: RpcExchange) -> list[jsonrpc.WireProblem]:
@@ -251,6 +275,8 @@ _MIXED_BATCH: list[Any] = [
     1,
 ]
 _NOTIFICATIONS_ONLY: list[Any] = [{"jsonrpc": "2.0", "method": "upp/info", "params": {}}]
+#: A batch of exactly one request: its answer is an array of one too, not the bare response.
+_SINGLE_BATCH: list[Any] = [{"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": 33}]
 
 
 def _batches(ctx: CheckContext) -> tuple[RpcExchange, RpcExchange]:
@@ -269,11 +295,19 @@ def batch(ctx: CheckContext) -> None:
     """A batch of upp/info (id 31), an unknown method (id "b-32"), a notification and an invalid
     member (`1`): the answer should be an array of three responses (ids 31, "b-32", null). A server
     answering one -32600 object (it takes no batches: 05 §1 calls UPP messages JSON objects) is
-    warned. Answers to the notifications are upp/wire/batch-notifications' business."""
+    warned. A batch of exactly one upp/info (id 33) should get an array of one response too, not the
+    bare response object (JSON-RPC 2.0 §6 makes no exception for one). Answers to the notifications
+    are upp/wire/batch-notifications' business."""
     mixed, _ = _batches(ctx)
     problems = [p for p in jsonrpc.expect_batch(_MIXED_BATCH, answer_of(mixed)) if p.requirement == jsonrpc.BATCH]
     _judge_provoked(ctx, "upp/jsonrpc-batch", mixed, problems,
                     "an array of 3 responses: ids 31, \"b-32\" and null (-32600 for the member 1)")
+    if not isinstance(answer_of(mixed), list):
+        return  # no batches taken (warned just now): a batch of one says nothing more
+    single = ctx.client.send_raw(json.dumps(_SINGLE_BATCH))
+    problems = [p for p in jsonrpc.expect_batch(_SINGLE_BATCH, answer_of(single)) if p.requirement == jsonrpc.BATCH]
+    _judge_provoked(ctx, "upp/jsonrpc-batch", single, problems,
+                    "an array of 1 response with \"id\": 33 (a batch of one is still a batch)")
 
 
 @check("upp/wire/batch-notifications", spec="upp", requirements=("upp/jsonrpc-batch-notifications",),
