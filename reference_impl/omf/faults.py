@@ -35,6 +35,9 @@ OMF_FAULTS = (
     _f("accepts-blank-content", "an item whose content is empty or whitespace-only is imported",
        "content-not-blank",
        wraps={"_is_blank": faulty.accepts_blank_content}),
+    # found by the blind red team (round 7): only ASCII white space counted as blank
+    _f("blank-check-ascii-only", "content made only of non-ASCII white space (U+00A0, U+3000, U+2003) passes "
+       "validation and is imported", "content-not-blank", wraps={"_is_blank": faulty.blank_ascii_only}),
     _f("exported-at-millis", "export stamps exported_at with milliseconds (…:SS.mmmZ), not seconds precision",
        "exported-at-format",
        wraps={"_envelope": faulty.exported_at_millis}),
@@ -92,6 +95,10 @@ OMF_FAULTS = (
     _f("drops-supersession", "supersedes edges are never replayed (no supersedes / superseded_by after import)",
        "supersedes-replayed", "superseded-by-derived",
        wraps={"_replay_edges": faulty.drops_supersession}),
+    # found by the blind red team (round 7): the document order memd's own export writes is not the only one
+    _f("replay-forward-edges-lost", "supersedes edges are replayed in one pass: an edge naming an item later in the "
+       "document is lost (an edge to an earlier item is replayed)", "supersedes-replayed", "superseded-by-derived",
+       wraps={"_replay_edges": faulty.replays_in_one_pass}),
     # -- preview ---------------------------------------------------------------------------------------
     _f("preview-writes", "preview (--dry-run true) writes the items like an import",
        "preview-matches-import", "preview-no-write",

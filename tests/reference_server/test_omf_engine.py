@@ -108,6 +108,15 @@ def test_blank_content_fails_validation(content: str) -> None:
     assert b.import_document("t", doc(item("ok"), item(content)))["imported"] == 2
 
 
+def test_unicode_white_space_is_blank_and_fault_blank_check_ascii_only() -> None:
+    blank = "\u00a0\u3000\u2003"
+    with pytest.raises(ValidationError, match="empty or whitespace"):
+        engine().import_document("t", doc(item("ok"), item(blank)))
+    assert engine("omf-blank-check-ascii-only").import_document("t", doc(item("ok"), item(blank)))["imported"] == 2
+    with pytest.raises(ValidationError):  # ASCII white space is still blank to it
+        engine("omf-blank-check-ascii-only").import_document("t", doc(item("ok"), item(" \t")))
+
+
 def test_empty_memories_and_empty_export() -> None:
     e = engine()
     assert e.import_document("t", doc()) == {"imported": 0, "duplicates": 0, "skipped": 0}
@@ -321,6 +330,20 @@ def test_fault_drops_supersession() -> None:
     assert old["superseded_by"] is None and new["supersedes"] is None
 
 
+def test_forward_edge_replayed_and_fault_replay_forward_edges_lost() -> None:
+    newer_first = doc(item("new", chunk_id="S2", lifecycle={"supersedes": "S1"}),
+                      item("old", chunk_id="S1", lifecycle={"status": "superseded"}))
+    older_first = doc(*reversed(newer_first["memories"]))
+    for fault, kept in ((None, True), ("omf-replay-forward-edges-lost", False)):
+        e = engine(fault)
+        e.import_document("t", newer_first)
+        edges = {i["content"]: i["extensions"]["memd"]["lifecycle"] for i in exported(e)}
+        assert (edges["new"]["supersedes"] is not None, edges["old"]["superseded_by"] is not None) == (kept, kept)
+        e = engine(fault)
+        e.import_document("t", older_first)  # an edge to an earlier item: replayed either way
+        assert {i["content"]: i["extensions"]["memd"]["lifecycle"] for i in exported(e)}["new"]["supersedes"]
+
+
 def test_fresh_ids_and_fault_keeps_source_ids() -> None:
     e = engine()
     e.import_document("t", doc(item("a", chunk_id="SRC")))
@@ -480,7 +503,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 56 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 58 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 

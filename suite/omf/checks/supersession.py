@@ -18,12 +18,23 @@ OLD, NEW = "mcf edge: the older fact", "mcf edge: the newer fact"
        title="A supersedes edge is replayed across the fresh ids; superseded_by is derived from it")
 def replayed(ctx) -> None:
     ctx.credit_only_observed()  # an item missing from the export, or without a chunk_id, shows no edge / fresh id
+    # Both orders: the older side first (as memd's own export writes them), and the newer side first,
+    # whose edge names an item later in the document (found by the blind red team: a one-pass replay
+    # lost it). Pass 2 replays every edge once every item is written.
+    for newer_first in (False, True):
+        _replayed(ctx, newer_first)
+
+
+def _replayed(ctx, newer_first: bool) -> None:
+    order = "the newer side first in the document" if newer_first else "the older side first"
     tenant = fresh_tenant("edge")
     old_id, new_id = model.uuid7(), model.uuid7()
     # The older side's superseded_by is left null on purpose: the target must derive it from the
     # newer side's supersedes, not copy it.
     items = [model.item(OLD, chunk_id=old_id, lifecycle={"status": "superseded"}),
              model.item(NEW, chunk_id=new_id, lifecycle={"supersedes": old_id})]
+    if newer_first:
+        items.reverse()
     doc = model.document(items)
     seed(ctx, tenant, items)
     after, held = read_back(ctx, tenant)
@@ -53,11 +64,11 @@ def replayed(ctx) -> None:
     # An edge counts as replayed only onto an id the export shows: two missing values are not equal.
     if not (isinstance(old_now, str) and supersedes == old_now):
         fail(ctx, "omf/supersedes-replayed", f"The newer side's supersedes is {supersedes!r}; the older side's new "
-             f"chunk_id is {old_now!r}", after, "supersedes = the older side's new id (a chunk_id string)",
+             f"chunk_id is {old_now!r} ({order})", after, "supersedes = the older side's new id (a chunk_id string)",
              sent_doc=doc)
     if not (isinstance(new_now, str) and superseded_by == new_now):
         fail(ctx, "omf/superseded-by-derived", f"The older side's superseded_by is {superseded_by!r}; the newer "
-             f"side's new chunk_id is {new_now!r}", after,
+             f"side's new chunk_id is {new_now!r} ({order})", after,
              "superseded_by = the newer side's new id (derived from its supersedes)", sent_doc=doc)
 
 
