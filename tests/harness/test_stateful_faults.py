@@ -84,6 +84,41 @@ def test_the_machine_catches_the_fault_within_the_default_effort(pytester, name)
 
 
 @pytest.mark.parametrize("name", UMP_STATEFUL)
+def test_the_other_machine_stays_a_verdict(pytester, name):
+    """The machine that does not reach a fault's condition still runs against it in a user's run: it
+    ends in a verdict, never an error, and what it reports is among the fault's breaks (found by a
+    blind red team: the recall machine crashed on a revise finding it did not name)."""
+    other = next(m for m in MACHINES if m != MACHINE_OF[name])
+    result, report = run_suite(pytester, f"--target=reference?fault={name}", "--spec=ump@1.0", "--binding=http",
+                               f"--check={other}", "--seed=0", "--effort=default")
+    assert report["totals"].get("error", 0) == 0, [r["reason"] for r in report["results"] if r["outcome"] == "error"]
+    assert failed_requirements(report) <= set(FAULTS[name].breaks) | OTHER_MACHINE_SEES.get(name, set())
+
+
+def test_each_machine_names_what_its_shared_steps_report():
+    """remember, revise and forget are steps of both UMP machines: each machine names every requirement
+    those steps can report (a finding on an unnamed one is an error, not a verdict)."""
+    import inspect
+    import re
+
+    from memconform.suite.ump.checks import stateful
+
+    steps = (stateful._UmpMachine._remember, stateful._UmpMachine._revise, stateful._UmpMachine._forget)
+    reported = {rid for step in steps for rid in re.findall(r'self\.fail\("(ump/[a-z0-9-]+)"', inspect.getsource(step))}
+    assert reported
+    names = {c.id: c for c in all_checks("ump")}
+    for machine in MACHINES:
+        assert reported <= set(names[machine].requirements), (machine, sorted(reported - set(names[machine].requirements)))
+
+
+#: What the other machine sees of a fault, through a rule of its own: a valid_from stored at another
+#: instant is recalled at the wrong valid_at (the recall machine dates its records with offsets and
+#: fractions too).
+OTHER_MACHINE_SEES = {"time-offset-dropped": {"ump/recall-honors-valid-at"},
+                      "time-fraction-dropped": {"ump/recall-honors-valid-at"}}
+
+
+@pytest.mark.parametrize("name", UMP_STATEFUL)
 def test_what_the_scripted_checks_alone_catch(pytester, monkeypatch, name):
     """The scripted checks that name a requirement the fault breaks (the only ones that can report
     it), state machines off: they report what SCRIPTED_CATCHES says, mostly nothing."""

@@ -698,6 +698,9 @@ RECALL_REQUIREMENTS = (
     "ump/recall-limit", "ump/recall-finds-remembered", "ump/visibility-private", "ump/visibility-shared-grant",
     "ump/forget-excluded-from-recall", "ump/forget-hard-erases", "ump/rehydrate-filter-before-ranking",
     "ump/rehydrate-never-execute", "ump/recall-honors-valid-at",
+    # what the shared remember, revise and forget steps judge (found by a blind red team: a revise
+    # answering the chain's root as supersedes crashed this machine, as a requirement it did not name)
+    "ump/id-unique", "ump/revise-creates-successor", "ump/forget-tombstones",
 )
 
 
