@@ -26,6 +26,7 @@ import queue
 import threading
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -93,12 +94,13 @@ class AsgiLoopTransport(httpx.BaseTransport):
         head = request.method == "HEAD"
         start: concurrent.futures.Future = concurrent.futures.Future()
         chunks: queue.Queue = queue.Queue()
-        gone = threading.Event()
-        state: dict[str, Any] = {}
+        disconnected = asyncio.Event()  # set on the loop when the client leaves
+
+        def internal_error() -> None:  # what uvicorn answers when the app fails or ends before answering
+            start.set_result((500, [(b"content-type", b"text/plain; charset=utf-8")]))
+            chunks.put(b"Internal Server Error")
 
         async def run() -> None:
-            disconnected = asyncio.Event()
-            state["disconnected"] = disconnected
             sent_body = False
 
             async def receive() -> dict[str, Any]:
@@ -110,7 +112,7 @@ class AsgiLoopTransport(httpx.BaseTransport):
                 return {"type": "http.disconnect"}
 
             async def send(message: dict[str, Any]) -> None:
-                if gone.is_set():
+                if disconnected.is_set():
                     raise OSError("the client closed the answer")
                 kind = message["type"]
                 if kind == "http.response.start":
@@ -125,26 +127,22 @@ class AsgiLoopTransport(httpx.BaseTransport):
                 await self.app(_scope(request), receive, send)
             except BaseException as exc:  # noqa: BLE001 - what uvicorn does: a 500, or a broken stream
                 if not start.done():
-                    start.set_result((500, [(b"content-type", b"text/plain; charset=utf-8")]))
-                    chunks.put(b"Internal Server Error")
+                    internal_error()
                     chunks.put(_END)
                 else:
                     chunks.put(exc)
                 if not isinstance(exc, Exception):
                     raise
                 return
-            if not start.done():  # the app ended without answering: uvicorn answers 500 too
-                start.set_result((500, [(b"content-type", b"text/plain; charset=utf-8")]))
-                chunks.put(b"Internal Server Error")
+            if not start.done():
+                internal_error()
             chunks.put(_END)
 
         asyncio.run_coroutine_threadsafe(run(), self.loop)
 
         def disconnect() -> None:
-            gone.set()
-            event = state.get("disconnected")
-            if event is not None and not self.loop.is_closed():
-                self.loop.call_soon_threadsafe(event.set)
+            if not self.loop.is_closed():
+                self.loop.call_soon_threadsafe(disconnected.set)
 
         try:
             status, headers = start.result(timeout=wait)
@@ -159,8 +157,6 @@ class AsgiLoopTransport(httpx.BaseTransport):
 def _scope(request: httpx.Request) -> dict[str, Any]:
     url = request.url
     raw_path = url.raw_path.split(b"?", 1)[0]
-    from urllib.parse import unquote
-
     return {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},

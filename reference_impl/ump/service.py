@@ -46,10 +46,9 @@ still read from it.
 
 from __future__ import annotations
 
-import functools
-
 import base64
 import copy
+import functools
 import json
 import math
 import queue

@@ -201,12 +201,9 @@ def list_paging(ctx: Any) -> None:
         got = [k for page in pages for k in page]
         want = sorted(m["key"] for m in ties)
         if sorted(got, key=str) != want:
-            missing = [k for k in want if k not in got]
-            twice = sorted({k for k in got if got.count(k) > 1}, key=str)
             say(ctx, "oams/list-paging", f"five memories sharing updated_at {TIE}, listed from {ns_ties!r} with "
                                          f"limit 2 and the cursor followed: pages {pages}"
-                                         + (f"; never listed: {missing}" if missing else "")
-                                         + (f"; listed more than once: {twice}" if twice else "")
+                                         + _not_each_once(got, want)
                                          + f"; expected each of {want} exactly once (an export or audit walks every "
                                            "memory)", last)
         _compare_listed(ctx, stored_ties, replies, f"{ns_ties!r} listed with limit 2, the cursor followed")
@@ -217,18 +214,22 @@ def list_paging(ctx: Any) -> None:
         got = [k for page in pages for k in page]
         want = sorted(stored_bulk)
         if sorted(got, key=str) != want:
-            missing = [k for k in want if k not in got]
-            twice = sorted({k for k in got if got.count(k) > 1}, key=str)
             say(ctx, "oams/list-paging", f"{BULK} memories stored in {ns_bulk!r} with one BATCH_STORE, listed with "
                                          f"limit {BULK_LIMIT} and the cursor followed: {len(pages)} page(s) of "
                                          f"{[len(p) for p in pages]} memories, the last answering cursor "
                                          f"{shown(last.cursor())}"
-                                         + (f"; never reachable: {missing}" if missing else "")
-                                         + (f"; listed more than once: {twice}" if twice else "")
+                                         + _not_each_once(got, want, "never reachable")
                                          + f"; expected each of the {BULK} exactly once (a server may answer fewer "
                                            "than the limit asks, but then its cursor must lead to the rest: an "
                                            "export or audit walks every memory)", last)
         _compare_listed(ctx, stored_bulk, replies, f"{ns_bulk!r} listed with limit {BULK_LIMIT}, the cursor followed")
+
+
+def _not_each_once(got: list[Any], want: list[Any], lost: str = "never listed") -> str:
+    """What a walk that should yield each of `want` once got wrong: the keys it lost, those it repeated."""
+    missing = [k for k in want if k not in got]
+    twice = sorted({k for k in got if got.count(k) > 1}, key=str)
+    return (f"; {lost}: {missing}" if missing else "") + (f"; listed more than once: {twice}" if twice else "")
 
 
 def _filter_problem(m: Any, filters: dict[str, Any]) -> str | None:
