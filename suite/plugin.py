@@ -50,7 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--report", default=DEFAULT_REPORT, metavar="PATH",
                     help=f"where to write the JSON report (default {DEFAULT_REPORT}); '-' for none")
     group.addoption("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                    help=f"per-operation timeout against a target (default {DEFAULT_TIMEOUT:g})")
+                    help=f"per-operation timeout against a target (default {DEFAULT_TIMEOUT:g}); an MCP "
+                         "server's start and handshake may take at least 30 s")
     group.addoption("--mcp-protocol", default="2025-11-25", choices=("2025-11-25", "latest"),
                     help="MCP handshake for mcp+… targets: ClientSession.initialize() (2025-11-25, "
                          "the default) or the SDK's newest protocol version")

@@ -387,6 +387,8 @@ class HttpUmpClient:
                                  "raw_len": 0, "error": None, "body": None, "ended": False}
         lock = threading.Lock()
         headers_in, first_line, enough, stop = (threading.Event() for _ in range(4))
+        if expect <= 0:  # only the answer itself is wanted
+            enough.set()
         holder: dict[str, Any] = {}
         http = Client(timeout=httpx.Timeout(self.timeout), follow_redirects=False, verify=tls_context())
 

@@ -1035,6 +1035,10 @@ class McpUmpClient:
 
 # -- the driver --------------------------------------------------------------------------------
 
+#: The least time a session may take to open, whatever the per-operation timeout
+STARTUP_FLOOR_S = 30.0
+
+
 class McpDriver:
     """A UMP implementation reached over MCP: `mcp+stdio:COMMAND ARGS` or `mcp+http://HOST:PORT/PATH`."""
 
@@ -1049,8 +1053,11 @@ class McpDriver:
         self.name = target_text if len(target_text) <= 100 else target_text[:99] + "…"
         self.forced_versions = tuple(forced_versions)
         self.timeout = float(timeout)
-        #: how long a session may take to open (process start + MCP handshake); default `timeout`
-        self.startup_timeout = float(startup_timeout) if startup_timeout is not None else self.timeout
+        #: how long a session may take to open (process start + MCP handshake): a start is not a
+        #: request, and a server started through a package runner or an interpreter takes seconds
+        #: where it answers a call in milliseconds, so a short `timeout` does not cut it off
+        self.startup_timeout = float(startup_timeout) if startup_timeout is not None else max(self.timeout,
+                                                                                                STARTUP_FLOOR_S)
         if protocol not in PROTOCOLS:
             from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 

@@ -62,7 +62,7 @@ def test_fault_is_caught_by_its_requirements_only(pytester, monkeypatch, name):
     # they would add their whole budget to every fault whose requirement they name.
     monkeypatch.setenv("MEMCONFORM_STATEFUL_EXAMPLES", "0")
     fault = FAULTS[name]
-    args = [f"--target=reference?fault={name}", f"--spec={fault.spec}"] + [
+    args = [f"--target=reference?fault={name}", f"--spec={fault.spec}", "--timeout=3"] + [
         f"--binding={b}" for b in _judged_bindings(name)] + _observing_checks(fault)
     result, report = run_suite(pytester, *args)
     assert report["totals"].get("error", 0) == 0, [r["reason"] for r in report["results"] if r["outcome"] == "error"]

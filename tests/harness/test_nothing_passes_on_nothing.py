@@ -37,9 +37,10 @@ from memconform.suite.registry import all_checks
 from .helpers import run_suite
 from .miniatures import STARTUP, _stop_group, reaper, script, stdio_command  # noqa: F401
 
-#: The timeout of the runs against the empty server (loopback, idle): subscribe checks wait it out for an
-#: event an empty store never publishes (8 of them at 10 s were 80 s of this file).
-EMPTY_WAIT = 4
+#: The timeout of the runs against the empty server (loopback, answering at once): the subscribe checks
+#: that judge events wait it out for one an empty store never publishes (6 of them at 10 s were 60 s of
+#: this file).
+EMPTY_WAIT = 3
 
 #: Check id (or `id[case]` as an fnmatch pattern) → what it observed that satisfies its requirement
 #: on a target that holds nothing.

@@ -575,7 +575,8 @@ def test_a_missing_command_is_a_target_error():
 
 def test_a_hanging_command_is_a_target_error_after_the_timeout():
     before = children()
-    d = McpDriver("mcp+stdio:" + shlex.join([PY, "-c", "import time; time.sleep(120)"]), timeout=1.5)
+    d = McpDriver("mcp+stdio:" + shlex.join([PY, "-c", "import time; time.sleep(120)"]), timeout=1.5,
+                  startup_timeout=1.5)
     try:
         with pytest.raises(TargetError, match="no answer to the MCP handshake"):
             d.subjects()
