@@ -14,6 +14,7 @@ from memconform.suite.specs import NAMES
 SPECS = NAMES
 
 
+@functools.lru_cache(maxsize=256)
 def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
@@ -132,9 +133,18 @@ class Catalogue:
         except KeyError:
             raise KeyError(f"{requirement_id!r} is not in the {self.spec} catalogue") from None
 
+    @functools.cached_property
+    def _for_version(self) -> dict[tuple[str, str | None], tuple[Requirement, ...]]:
+        return {}
+
     def for_version(self, version: str, binding: str | None = None) -> tuple[Requirement, ...]:
-        return tuple(r for r in self.requirements if r.applies_to(version)
-                     and (binding is None or r.applies_to_binding(binding)))
+        # asked per result while a report is built: a catalogue is immutable, so each answer is kept
+        found = self._for_version.get((version, binding))
+        if found is None:
+            found = self._for_version[(version, binding)] = tuple(
+                r for r in self.requirements if r.applies_to(version)
+                and (binding is None or r.applies_to_binding(binding)))
+        return found
 
 
 class CatalogueError(ValueError):
