@@ -78,6 +78,12 @@ BINDING_FAULTS = (
           "get of an id never stored fails as a tool error whose text names no §3.7 code",
           ("ump/mcp-errors",), bindings=("mcp",),
           wraps={"mcp._operation": w.get_not_found_codeless}),
+    # a blind red team's bug: the refusals stay refusals, only their code is lost; the checks that
+    # expected forbidden_scope cannot tell which refusal it was, so ump/mcp-errors alone is charged
+    Fault("mcp-forbidden-scope-codeless", "ump",
+          "a forbidden_scope failure is a tool error whose only content is the text \"Error: access denied\"",
+          ("ump/mcp-errors",), bindings=("mcp",),
+          wraps={"mcp.error": w.forbidden_scope_codeless}),
     Fault("sse-events-misnamed", "ump", "every SSE frame of subscribe is named `change` (data.type still says what "
           "changed)", ("ump/subscribe-event-form",), bindings=("http",),
           wraps={"http.sse_frame": w.every_event_named_change}),

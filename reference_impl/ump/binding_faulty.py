@@ -119,6 +119,19 @@ def error_not_iserror(binding: Any, original: Callable[..., Any]) -> Callable[..
     return lambda code, message: original(code, message).model_copy(update={"is_error": False})
 
 
+def forbidden_scope_codeless(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """mcp-forbidden-scope-codeless: a forbidden_scope failure is a tool error whose only content is the
+    text "Error: access denied" (no structuredContent, no §3.7 code); every other error keeps its code."""
+    def wrong(code: str, message: str) -> Any:
+        if code != "forbidden_scope":
+            return original(code, message)
+        from mcp import types
+
+        return types.CallToolResult(content=[types.TextContent(type="text", text="Error: access denied")],
+                                    is_error=True)
+    return wrong
+
+
 def schema_without_members(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """mcp-schemas-without-members: the inputSchema names only the `capability` argument."""
     def wrong(operation: str) -> dict[str, Any]:

@@ -95,6 +95,12 @@ class Reply:
     def ok(self) -> bool:
         return self.error_code is None and isinstance(self.body, dict) and "error" not in self.body
 
+    @property
+    def code_unreadable(self) -> bool:
+        """A refusal whose §3.7 code cannot be read: an MCP tool error (isError) with no code in its
+        structured content or text. (Over HTTP the status still tells refusals apart.)"""
+        return self.binding == "mcp" and self.error_code is None and "isError without a code" in self.wire
+
     def describe(self) -> str:
         """A one-line account for failure messages: status, then the body (shortened)."""
         import json as _json

@@ -72,3 +72,19 @@ def test_fault_is_caught_by_its_requirements_only(pytester, monkeypatch, name):
     # A fault of a SHOULD shows as a warning (and the run stays green without --strict).
     assert set(fault.breaks) - musts <= warned_requirements(report)
     assert result.ret == (1 if musts else 0)
+
+
+def test_a_refusal_whose_code_cannot_be_read_is_charged_to_the_error_form_alone(pytester, monkeypatch):
+    # A blind red team's bug (fault mcp-forbidden-scope-codeless): forbidden_scope comes back as a tool
+    # error saying only "Error: access denied". The checks that expected that code charged the token,
+    # forget and signing rules; they stop without a verdict now, and ump/mcp-errors is charged.
+    monkeypatch.setenv("MEMCONFORM_FUZZ_EXAMPLES", "0")
+    monkeypatch.setenv("MEMCONFORM_STATEFUL_EXAMPLES", "0")
+    stopping = ("ump/l3/cap-token-verbs", "ump/l2/forget-hard-owner-only", "ump/l1/vectors")
+    result, report = run_suite(pytester, "--target=reference?fault=mcp-forbidden-scope-codeless", "--spec=ump",
+                               "--binding=mcp", "--check=ump/l1/mcp-errors", *(f"--check={c}" for c in stopping))
+    assert report["totals"].get("error", 0) == 0
+    assert failed_requirements(report) == {"ump/mcp-errors"}
+    stopped = {r["check"] for r in report["results"]
+               if r["outcome"] == "skipped" and "no §3.7 code that can be read" in (r["reason"] or "")}
+    assert stopped == set(stopping), stopped

@@ -59,6 +59,17 @@ def refused_for_token(reply: Reply) -> bool:
     return reply.status in (401, 403) or reply.error_code in ("unauthorized", "forbidden_scope")
 
 
+def which_refusal(reply: Reply, what: str) -> None:
+    """Where a check expects a refusal with a particular code: when `reply` refused with no code
+    that can be read, stop without a verdict. The server did refuse, but which refusal it was
+    cannot be told, so the requirement the check judges is not charged for what is the error
+    form's fault (ump/l1/mcp-errors judges that a failing tool carries a readable code)."""
+    if reply.code_unreadable:
+        raise NotApplicable(f"{what}: the server refused, but with no §3.7 code that can be read "
+                            f"({reply.describe()}), so whether it refused for this reason cannot be told; "
+                            "a failing tool's readable code is judged by ump/l1/mcp-errors")
+
+
 def need(reply: Reply, what: str) -> dict[str, Any]:
     """The body of a reply a check needs as a precondition. When it failed, the check cannot
     judge its own requirement (the failing operation is judged by its own check): skip it."""

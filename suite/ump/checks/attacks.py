@@ -23,7 +23,8 @@ from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump import owners as ump_owners
-from memconform.suite.ump.checks._live import LIVE, OWNER_A, did, marker, results_of, sample_record, served_problems
+from memconform.suite.ump.checks._live import (LIVE, OWNER_A, did, marker, results_of, sample_record, served_problems,
+                                               which_refusal)
 from memconform.suite.ump.checks.l2 import AS_A, AS_B, _fail, _not_stored, _record_of
 from memconform.suite.ump.client import Auth, Reply
 
@@ -103,13 +104,16 @@ def _absurd_tokens_refused(ctx: CheckContext, requirement: str) -> None:
             if _granted(name, answer):
                 _fail(ctx, requirement, f"{what} succeeded: a token whose time bound names no moment (or a past "
                                         "one) grants nothing, it is refused with unauthorized", answer)
-            elif _crashed(answer):
-                _fail(ctx, R_TOKEN_ANSWERED, f"{what} was answered with a failure the server did not foresee "
-                                             "(a 5xx or a code outside §3.7) instead of unauthorized; times are read "
-                                             "before anything is granted, so any caller can set this off", answer)
-            elif answer.error_code != "unauthorized":
-                _fail(ctx, R_TOKEN_ANSWERED, f"{what} was refused with {answer.error_code!r}, not unauthorized (the "
-                                             "§3.7 code for a token that does not authorise)", answer)
+            else:
+                which_refusal(answer, f"{what} (expected unauthorized)")
+                if _crashed(answer):
+                    _fail(ctx, R_TOKEN_ANSWERED, f"{what} was answered with a failure the server did not foresee "
+                                                 "(a 5xx or a code outside §3.7) instead of unauthorized; times are "
+                                                 "read before anything is granted, so any caller can set this off",
+                          answer)
+                elif answer.error_code != "unauthorized":
+                    _fail(ctx, R_TOKEN_ANSWERED, f"{what} was refused with {answer.error_code!r}, not unauthorized "
+                                                 "(the §3.7 code for a token that does not authorise)", answer)
         leak = _not_stored(ctx, m2, None, auth=AS_A)
         if leak:
             _fail(ctx, requirement, f"remember as owner-a with a token whose {label} was stored: {leak}")

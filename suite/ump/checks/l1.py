@@ -45,7 +45,7 @@ from memconform.suite.ump import ids as ump_ids
 from memconform.suite.ump import integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.checks._live import (
-    KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, refused_for_token, results_of, sample_record,
+    KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, refused_for_token, results_of, sample_record, which_refusal,
 )
 from memconform.suite.ump.client import Auth, Reply
 from memconform.suite.ump.did import is_did
@@ -1064,6 +1064,7 @@ def _refused_and_not_stored(ctx: CheckContext, requirement: str, sent: Any, what
     auth, granted = _auth_for(sent)
     reply = _put(ctx, sent, auth=auth, wrap=wrap)
     _internal(reply)
+    which_refusal(reply, f"remember of {what} (expected {wanted})")
     code = _code(reply)
     # §3.3 lists `rejected` among remember's results, so {result: "rejected"} is a refusal as good
     # as the error envelope. And a request whose record names no owner the token grants may be
@@ -1396,6 +1397,17 @@ def messages_json_objects(ctx: CheckContext) -> None:
 
 
 _CODE_PREFIX = re.compile(r"^\s*([a-z_]+)\s*:")
+
+
+def _read_only_token() -> str | None:
+    """owner-a's capability token granting only `read` (None when the suite cannot make one for this
+    target)."""
+    from memconform.suite.ump import owners
+
+    try:
+        return owners.active().token(OWNER_A, verbs=["read"])
+    except owners.CannotSign:
+        return None
 
 
 def _mcp_error_code(reply: Reply) -> tuple[str | None, str]:
@@ -1950,6 +1962,16 @@ def mcp_errors(ctx: CheckContext) -> None:
     del bad["body"]
     probes.append(("remember of a record without body", ctx.client.remember(bad, auth=Auth.as_owner(OWNER_A)),
                    "invalid_record"))
+    # the refusals of tokens (L3) too: the checks that expect those codes leave a refusal whose code
+    # cannot be read unjudged (_live.which_refusal), so it is charged here; a server without tokens
+    # answers these and they are passed over like any probe that did not fail
+    probes.append(("recall without a capability token",
+                   ctx.client.recall({"query": marker("err"), "limit": 1}, auth=Auth.anonymous()), "unauthorized"))
+    read_only = _read_only_token()
+    if read_only is not None:
+        probes.append(("remember with owner-a's token whose verbs are [read]",
+                       ctx.client.remember(sample_record(text=f"{marker('err')} a write with a read-only token"),
+                                           auth=Auth.bearer(read_only)), "forbidden_scope"))
     if all(reply.ok for _, reply, _ in probes):  # no failing tool seen: nothing of its form to judge
         raise NotApplicable("no probe failed (" + "; ".join(f"{what}: {reply.describe()}" for what, reply, _ in probes)
                             + "), so how a failing tool answers was not seen; the acceptances are judged by "
@@ -2329,6 +2351,8 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
     code = _code(reply)
     owner = (sent.get("scope") or {}).get("owner") if isinstance(sent.get("scope"), dict) else None
     if code is not None:
+        if not ours:  # refused for the owner's token it could not carry, or for the record: unreadable
+            which_refusal(reply, f"remember of a valid vector owned by {owner}, a key the suite does not hold")
         if code in ("forbidden_scope", "unauthorized") and not ours:
             raise NotApplicable(f"refused with {code}: the owner {owner} is not a key the suite holds, so the "
                                 "request could not carry the owner's capability token")
@@ -2351,6 +2375,8 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
             sent = dict(sent, provenance={"actor": owner, "actor_kind": "agent", "method": "memconform-vector"})
             reply = _put(ctx, copy.deepcopy(sent), auth=auth)
             _internal(reply)
+            if not ours:
+                which_refusal(reply, f"remember of a valid vector owned by {owner}, a key the suite does not hold")
             code = _code(reply)
             if code in ("forbidden_scope", "unauthorized") and not ours:
                 raise NotApplicable(f"refused with {code}: the owner {owner} is not a key the suite holds, so the "
@@ -2441,6 +2467,7 @@ def _vector_invalid(ctx: CheckContext, case: Any, sent: dict[str, Any], reply: R
     pointer = expect.get("pointer")
     fillable = pointer in _FILLABLE and _member(sent, pointer) is _MISSING
     keeper = next((r for r in ("ump/reject-invalid-record", "ump/integrity-verify-on-read") if r in reqs), reqs[-1])
+    which_refusal(reply, f"remember of the invalid vector (expected {wanted})")
     code = _code(reply)
     where = f" (the problem is at {pointer})" if pointer else ""
     if code is None:

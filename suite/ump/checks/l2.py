@@ -51,7 +51,7 @@ from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
 from memconform.suite.ump.checks._live import (
     LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, need, recalled_ids, remember_new, results_of,
-    sample_record,
+    sample_record, which_refusal,
 )
 from memconform.suite.ump.client import Auth, Reply
 from memconform.suite.ump.did import is_did
@@ -650,6 +650,8 @@ def forget_hard_owner_only(ctx: CheckContext) -> None:
         _fail(ctx, R, f"owner-b (token of owner-b, actor {did(OWNER_B)}) hard-forgot owner-a's record {rid} and "
                       "the server accepted", reply)
     elif reply.error_code not in ("unauthorized", "forbidden_scope"):
+        which_refusal(reply, f"owner-b's hard forget of owner-a's record {rid} (expected unauthorized or "
+                             "forbidden_scope)")
         _fail(ctx, R, f"owner-b's hard forget of owner-a's record {rid} was refused with "
                       f"{reply.error_code!r}; expected unauthorized or forbidden_scope", reply)
     got = ctx.client.get(rid, auth=AS_A)

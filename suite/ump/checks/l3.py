@@ -35,6 +35,7 @@ from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump import owners as ump_owners
 from memconform.suite.ump.checks._live import (
     LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, recalled_ids, remember_new, results_of, sample_record,
+    which_refusal,
 )
 from memconform.suite.ump.checks.l2 import (
     AS_A, AS_B, _fail, _forget, _full_record, _leaks, _not_stored, _record_of, _revise,
@@ -252,6 +253,7 @@ def integrity_verify_on_read(ctx: CheckContext) -> None:
     for label, m, rec in variants:
         reply = ctx.client.remember(rec)
         if reply.error_code != "signature_invalid" and not _rejected(reply):
+            which_refusal(reply, f"remember of a record with {label} (expected signature_invalid)")
             _fail(ctx, R, f"remember of a record with {label} was not refused with signature_invalid", reply)
         leak = _not_stored(ctx, m, rec["id"])
         if leak:
@@ -273,6 +275,7 @@ def remember_reject_bad_signature(ctx: CheckContext) -> None:
             _fail(ctx, R, f"remember of a record with {label} was accepted "
                           f"(result {reply.body.get('result')!r})", reply)
         elif reply.error_code != "signature_invalid":
+            which_refusal(reply, f"remember of a record with {label} (expected signature_invalid)")
             _fail(ctx, R, f"remember of a record with {label} was refused with {reply.error_code!r}; expected "
                           "signature_invalid", reply)
         leak = _not_stored(ctx, m, rec["id"])
@@ -587,6 +590,7 @@ def cap_token_format(ctx: CheckContext) -> None:
     for label, token in bad.items():
         reply = ctx.client.recall({"query": m, "limit": 5}, auth=_bearer(token))
         if reply.error_code != "unauthorized":
+            which_refusal(reply, f"recall with {label} (expected unauthorized)")
             _fail(ctx, R, f"recall with {label} ({token[:60]}…) was not refused with unauthorized", reply)
 
 
@@ -618,6 +622,7 @@ def cap_token_required(ctx: CheckContext) -> None:
         if name == "feedback" and reply.error_code == "unsupported":
             continue
         if reply.error_code != "unauthorized":
+            which_refusal(reply, f"{name} without a capability token (expected unauthorized)")
             _fail(ctx, R, f"{name} without a capability token was not refused with unauthorized", reply)
     outcome = _subscribe_scoped(ctx, lambda: None, auth=anon)
     if outcome.error_code != "unsupported" and outcome.error_code != "unauthorized" and outcome.status != 401:
@@ -652,6 +657,7 @@ def _refused_everywhere(ctx: CheckContext, R: str, token: str, label: str, *, co
     for name, reply in calls:
         if reply.ok or (allowed and reply.error_code not in allowed):
             want = " or ".join(allowed) if allowed else "an error"
+            which_refusal(reply, f"{name} with {label} (expected {want})")
             _fail(ctx, R, f"{name} with {label} (claims {_short(claims, 300)}) was not refused with {want}", reply)
     leak = _not_stored(ctx, m2, None)
     if leak:
@@ -745,9 +751,11 @@ def cap_token_verbs(ctx: CheckContext) -> None:
     )
     for label, reply in refused:
         if reply.error_code != "forbidden_scope":
+            which_refusal(reply, f"{label} (expected forbidden_scope)")
             _fail(ctx, R, f"{label} was not refused with forbidden_scope", reply)
     fb = ctx.client.feedback({"id": rid, "outcome": "followed", "actor": did(OWNER_A)}, auth=export_only)
     if fb.error_code != "unsupported" and fb.error_code != "forbidden_scope":
+        which_refusal(fb, "feedback with a token whose verbs are [export] (expected forbidden_scope)")
         _fail(ctx, R, "feedback with a token whose verbs are [export] (none of read, write, derive) was not refused "
                       "with forbidden_scope", fb)
     m3 = marker("vrb")
