@@ -736,6 +736,8 @@ def reply_from_result(operation: str, sent: Any, result: Any, auth: str | None) 
         body = structured
         if parsed_ok and parsed != structured:
             wire.append("text content differs from structuredContent")
+        elif not parsed_ok:
+            wire.append("structuredContent without its JSON in a text block")
     elif parsed_ok:
         body = parsed
         wire.append("no structuredContent: the answer was read from JSON text content")
@@ -749,8 +751,10 @@ def reply_from_result(operation: str, sent: Any, result: Any, auth: str | None) 
             code = err["code"]
             message = err.get("message") if isinstance(err.get("message"), str) else None
         wire.append("an error envelope without isError")
+    # the text is kept where it is the answer, or where it says something else than structuredContent
+    keep_text = body is None or "text content differs from structuredContent" in wire
     return Reply(operation, "mcp", sent, body=body, error_code=code, error_message=message,
-                 raw=raw if body is None else None, wire=tuple(wire), auth=auth)
+                 raw=raw if keep_text else None, wire=tuple(wire), auth=auth)
 
 
 # -- the client --------------------------------------------------------------------------------

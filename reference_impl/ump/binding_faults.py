@@ -84,6 +84,10 @@ BINDING_FAULTS = (
           "a forbidden_scope failure is a tool error whose only content is the text \"Error: access denied\"",
           ("ump/mcp-errors",), bindings=("mcp",),
           wraps={"mcp.error": w.forbidden_scope_codeless}),
+    # a blind red team's bug: structuredContent right, the text block wrong for non-ASCII text
+    Fault("mcp-text-mojibake", "ump", "the text block of get and recall carries the JSON's UTF-8 bytes decoded as "
+          "Latin-1 (structuredContent stays right)", ("ump/mcp-text-mirrors-structured",), bindings=("mcp",),
+          wraps={"mcp._operation": w.text_mojibake}),
     Fault("sse-events-misnamed", "ump", "every SSE frame of subscribe is named `change` (data.type still says what "
           "changed)", ("ump/subscribe-event-form",), bindings=("http",),
           wraps={"http.sse_frame": w.every_event_named_change}),

@@ -132,6 +132,29 @@ def forbidden_scope_codeless(binding: Any, original: Callable[..., Any]) -> Call
     return wrong
 
 
+def text_mojibake(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """mcp-text-mojibake: the text block of get and recall is the JSON's UTF-8 bytes read as Latin-1
+    (structuredContent stays right): a client reading only text stores corrupted memories."""
+    def wrong_operation(operation: str) -> Callable[..., Any]:
+        handler = original(operation)
+        if operation not in ("get", "recall"):
+            return handler
+
+        async def wrong(arguments: dict[str, Any], ctx: Any) -> Any:
+            from mcp import types
+
+            result = await handler(arguments, ctx)
+            if result.is_error or result.structured_content is None:
+                return result
+            garbled = [types.TextContent(type="text", text=block.text.encode("utf-8").decode("latin-1"))
+                       if getattr(block, "type", None) == "text" else block for block in result.content]
+            return result.model_copy(update={"content": garbled})
+
+        wrong.__name__ = handler.__name__
+        return wrong
+    return wrong_operation
+
+
 def schema_without_members(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """mcp-schemas-without-members: the inputSchema names only the `capability` argument."""
     def wrong(operation: str) -> dict[str, Any]:

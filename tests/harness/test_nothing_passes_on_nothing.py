@@ -87,6 +87,8 @@ ALLOWED = {
     "ump/l1/mcp-tool-*": "observed the tool listing (the reserved ump.* names, their schemas; ump.capabilities' "
                          "answer)",
     "ump/l1/mcp-errors": "observed the failing tools' results, each with a readable §3.7 code",
+    "ump/l1/mcp-text-mirrors-structured": "observed remember's answer: its text block the same JSON as its "
+                                          "structuredContent",
     # -- UPP: every method answered, the JSON-RPC wire rules on real exchanges ------------------------
     "upp/l1/info": "observed upp/info's result",
     "upp/l1/info-operations": "observed upp/info list the operations it answers",

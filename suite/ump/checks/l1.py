@@ -2001,6 +2001,34 @@ def mcp_errors(ctx: CheckContext) -> None:
                           f"{_spec('ump/mcp-errors')}", sent=reply.sent, received=reply.body or reply.raw)
 
 
+@check("ump/l1/mcp-text-mirrors-structured", spec="ump", requirements=("ump/mcp-text-mirrors-structured",),
+       bindings=MCP, title="a tool's text content is the same JSON as its structuredContent (MCP, SHOULD)")
+def mcp_text_mirrors_structured(ctx: CheckContext) -> None:
+    """owner-a remembers a record whose text holds accents, CJK, an emoji and an astral character;
+    the answers of remember, get and recall that carry structuredContent must carry the same JSON
+    in a text block (a client that reads only text must read the same memory)."""
+    R = "ump/mcp-text-mirrors-structured"
+    ctx.credit_only_observed()
+    m = marker("txt")
+    rec = sample_record(text=f"{m} Café ☕ naïve: 日本語, ключ, 𝄞")
+    remembered = ctx.client.remember(rec, auth=Auth.as_owner(OWNER_A))
+    rid = need(remembered, "remember of a record with non-ASCII text").get("id")
+    replies = [("remember", remembered), ("get", ctx.client.get(str(rid), auth=Auth.as_owner(OWNER_A))),
+               ("recall", ctx.client.recall({"query": m, "limit": 5}, auth=Auth.as_owner(OWNER_A)))]
+    for what, reply in replies:
+        if not reply.ok or "no structuredContent: the answer was read from JSON text content" in reply.wire:
+            continue  # a failure is another check's; without structuredContent the text is the answer
+        ctx.observed(R)
+        for remark in ("text content differs from structuredContent", "structuredContent without its JSON in a text block"):
+            if remark in reply.wire:
+                quote = catalogues.load("ump").get(R).quote
+                ctx.violation(R, f"{what} of the record {rid} (text {rec['body']['text']!r}): {remark}; the text "
+                              f"block was {reply.raw!r:.400}; MCP (server/tools, Structured Content; derived for "
+                              f"§4.1's tools): “{quote}”", sent=reply.sent, received=reply.body)
+    if not ctx.judged:
+        ctx.note("no answer carried structuredContent: the text is the answer")
+
+
 @check("ump/l1/mcp-resources", spec="ump", requirements=("ump/mcp-resources",), bindings=MCP,
        title="stored memories may be browsed as ump://{project}/{id} MCP resources (§4.1, MAY)")
 def mcp_resources(ctx: CheckContext) -> None:
