@@ -4,7 +4,8 @@ The OpenAPI fuzz (ump/l1/openapi-fuzz): examples per operation and the wall-cloc
 whole fuzz. The state machines (issue 16, `<spec>/stateful/*`): sequences (Hypothesis examples) per
 machine, steps per sequence, and the wall-clock cap of one machine. `default` is what a run does unless told otherwise and what a badge is
 earned with; `quick` is a smoke run (a vendor's pre-commit hook); `thorough` a nightly one. The
-environment (MEMCONFORM_FUZZ_EXAMPLES, MEMCONFORM_FUZZ_SECONDS) still overrides either figure, and
+environment (MEMCONFORM_FUZZ_EXAMPLES, MEMCONFORM_FUZZ_SECONDS, MEMCONFORM_STATEFUL_EXAMPLES, _STEPS, _SECONDS
+and _SHRINK_SECONDS) still overrides each figure, and
 the report records what applied, so a replay tries as hard as the run it replays.
 """
 
@@ -18,6 +19,7 @@ ENV_SECONDS = "MEMCONFORM_FUZZ_SECONDS"
 ENV_STATEFUL_EXAMPLES = "MEMCONFORM_STATEFUL_EXAMPLES"
 ENV_STATEFUL_STEPS = "MEMCONFORM_STATEFUL_STEPS"
 ENV_STATEFUL_SECONDS = "MEMCONFORM_STATEFUL_SECONDS"
+ENV_STATEFUL_SHRINK_SECONDS = "MEMCONFORM_STATEFUL_SHRINK_SECONDS"
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,14 @@ def stateful_budget() -> tuple[int, int, float]:
                                          (ENV_STATEFUL_STEPS, chosen.stateful_steps, int),
                                          (ENV_STATEFUL_SECONDS, chosen.stateful_seconds, float)))
     return int(examples), int(steps), float(seconds)
+
+
+def stateful_shrink_seconds() -> float:
+    """How long shortening a machine's failure may take: the effort's figure, overridden by the
+    environment when set there. It changes how short the printed sequence is, never whether there
+    is a finding. Raises ValueError for a value that is no number."""
+    (seconds,) = _figures(((ENV_STATEFUL_SHRINK_SECONDS, current().stateful_shrink_seconds, float),))
+    return float(seconds)
 
 
 def _figures(wanted: tuple[tuple[str, float, type], ...]) -> list[float]:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memconform.suite.effort import (ENV_EXAMPLES, ENV_SECONDS, ENV_STATEFUL_EXAMPLES, ENV_STATEFUL_SECONDS,
-                                     ENV_STATEFUL_STEPS)
+                                     ENV_STATEFUL_SHRINK_SECONDS, ENV_STATEFUL_STEPS)
 from memconform.suite.outcomes import LEVELS, CheckResult, NotApplicable, Outcome, TargetError
 from memconform.suite.registry import Case, Check, all_checks
 from memconform.suite.runner import run_check
@@ -25,7 +25,8 @@ from memconform.suite.runner import run_check
 DEFAULT_REPORT = "memconform-report.json"
 DEFAULT_TIMEOUT = 10.0
 #: Environment variables that shape what a property-based check draws (suite/effort.py)
-REPLAY_ENVIRONMENT = (ENV_EXAMPLES, ENV_SECONDS, ENV_STATEFUL_EXAMPLES, ENV_STATEFUL_STEPS, ENV_STATEFUL_SECONDS)
+REPLAY_ENVIRONMENT = (ENV_EXAMPLES, ENV_SECONDS, ENV_STATEFUL_EXAMPLES, ENV_STATEFUL_STEPS, ENV_STATEFUL_SECONDS,
+                      ENV_STATEFUL_SHRINK_SECONDS)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

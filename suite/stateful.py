@@ -195,6 +195,7 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
 
     try:
         sequences, steps, seconds = effort.stateful_budget()
+        shrink = effort.stateful_shrink_seconds()
     except ValueError as exc:
         raise NotApplicable(str(exc)) from None
     if sequences == 0 or steps == 0 or seconds == 0:
@@ -202,7 +203,7 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
                             f"{effort.ENV_STATEFUL_STEPS}={steps}, {effort.ENV_STATEFUL_SECONDS}={seconds:g})")
     started = time.monotonic()
     run = _Run(started=started, deadline=started + seconds,
-               shrink_seconds=min(seconds, effort.current().stateful_shrink_seconds or seconds))
+               shrink_seconds=min(seconds, shrink or seconds))
     bound = type(name or machine.__name__, (machine,), {"ctx": ctx, "client": ctx.client, "_run": run, **attributes})
     run_seed = ctx.property_seed()
     seed(run_seed)(bound)

@@ -33,6 +33,7 @@ def _default_effort(monkeypatch):
     # the default's sequences and steps without its wall-clock cap: what is caught must not
     # depend on how fast (or how loaded) the machine running the tests is
     monkeypatch.setenv(effort.ENV_STATEFUL_SECONDS, "60")
+    monkeypatch.setenv(effort.ENV_STATEFUL_SHRINK_SECONDS, "0.5")  # as test_stateful_faults.py
     effort.use("default")
 
 

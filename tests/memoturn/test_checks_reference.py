@@ -116,7 +116,8 @@ def test_the_state_machine_catches_sequence_faults(fault):
     (its budget lifted to a count, so what this proves does not depend on the machine's speed)."""
     scripted = outcomes("http", fault=fault.name, machine=False)
     assert not failed_requirements(scripted), sorted(failed_requirements(scripted))
-    budget = {"MEMCONFORM_STATEFUL_EXAMPLES": "20", "MEMCONFORM_STATEFUL_STEPS": "20", "MEMCONFORM_STATEFUL_SECONDS": "60"}
+    budget = {"MEMCONFORM_STATEFUL_EXAMPLES": "20", "MEMCONFORM_STATEFUL_STEPS": "20", "MEMCONFORM_STATEFUL_SECONDS": "60",
+              "MEMCONFORM_STATEFUL_SHRINK_SECONDS": "0.5"}
     results = outcomes("http", fault=fault.name, machine=budget, only=("memoturn/stateful/ingest",))
     result = results["memoturn/stateful/ingest"]
     assert result.outcome is Outcome.FAILED, result.reason

@@ -72,7 +72,8 @@ from memconform.targets.oams import _Shared as _NoClose  # noqa: E402
 
 #: the state machine's budget in these runs: small for the clean reference and the variants; off for
 #: the fault table (a fault is proven by the scripted checks, as tests/harness does for the other specs)
-MACHINE = {"MEMCONFORM_STATEFUL_EXAMPLES": "8", "MEMCONFORM_STATEFUL_STEPS": "12", "MEMCONFORM_STATEFUL_SECONDS": "2"}
+MACHINE = {"MEMCONFORM_STATEFUL_EXAMPLES": "8", "MEMCONFORM_STATEFUL_STEPS": "12", "MEMCONFORM_STATEFUL_SECONDS": "2",
+           "MEMCONFORM_STATEFUL_SHRINK_SECONDS": "0.5"}
 MACHINE_OFF = {"MEMCONFORM_STATEFUL_EXAMPLES": "0"}
 
 
