@@ -23,16 +23,22 @@ class Run:
 
 
 @pytest.fixture(scope="session")
-def reference_quick_run(tmp_path_factory) -> Run:
+def shared_folder(tmp_path_factory) -> Any:
+    """A folder every xdist worker of this session sees (the one their basetemps are in); without
+    xdist, the session's basetemp. What is made there once, under a lock, the others read."""
+    shared = tmp_path_factory.getbasetemp()
+    return shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+
+
+@pytest.fixture(scope="session")
+def reference_quick_run(shared_folder) -> Run:
     """`pytest --target=reference --effort=quick` over every spec and binding, run once and judged by
     several tests (every MUST passes, one line per subject, the same report under xdist): each used
     to make the same 40-second run of its own. Under xdist the workers share it through their
     common temporary folder: the first makes it under a lock, the others read what it wrote. The
     fuzz's time cap is lifted so that its counts govern however loaded the machine is (the xdist
     comparison draws the same cases twice)."""
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the folder every worker's basetemp is in
+    shared = shared_folder
     folder = shared / "reference-quick"
     folder.mkdir(exist_ok=True)
     with open(shared / "reference-quick.lock", "w") as lock:

@@ -10,6 +10,8 @@ MEMCONFORM_FULL_VARIANT_RUNS=1 runs the whole suite against every variant instea
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 from pathlib import Path
 
@@ -41,7 +43,7 @@ def _bindings(variant: Variant) -> tuple[str, ...]:
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_variant_passes_the_whole_suite(pytester, monkeypatch, name):
+def test_variant_passes_the_whole_suite(pytester, monkeypatch, shared_folder, name):
     monkeypatch.setenv("MEMCONFORM_FUZZ_EXAMPLES", "0")  # the fuzz judges 5xx only: no reading to pin
     # the state machines are run against every variant by test_stateful_faults*.py, at their own budget
     monkeypatch.setenv("MEMCONFORM_STATEFUL_EXAMPLES", "0")
@@ -54,7 +56,7 @@ def test_variant_passes_the_whole_suite(pytester, monkeypatch, name):
     args = [*specs, *[f"--binding={b}" for b in bindings]]
     meeting = None
     if not FULL_VARIANT_RUNS:
-        clean, recorder = _clean_run(pytester, monkeypatch, variant.spec, bindings)
+        clean, recorder = _clean_run(pytester, monkeypatch, shared_folder, variant.spec, bindings)
         meeting = recorder.meeting(set(variant.overrides), bindings)
         # a variant no check meets would prove nothing about the checks
         assert meeting is None or meeting, f"{name}: no check reads {sorted(variant.overrides)}"
@@ -79,14 +81,27 @@ def test_variant_passes_the_whole_suite(pytester, monkeypatch, name):
     assert result.ret == 0 or (own_class and failed_requirements(report) <= own_class)
 
 
-def _clean_run(pytester, monkeypatch, spec: str, bindings: tuple[str, ...]) -> tuple[dict, decisions.Recorder]:
-    """The clean reference over the variant's spec and bindings, recording what each check read."""
+def _clean_run(pytester, monkeypatch, shared_folder, spec: str, bindings: tuple[str, ...]
+               ) -> tuple[dict, decisions.Recorder]:
+    """The clean reference over the variant's spec and bindings, recording what each check read:
+    made once per session, by the first xdist worker that needs it (under a lock), and read by the
+    others from the shared folder (each worker made its own: up to three UMP runs of 10 s)."""
     if (spec, bindings) not in _CLEAN:
-        with monkeypatch.context() as patch:
-            recorder = decisions.record(patch)
-            _, report = run_suite(pytester, "--target=reference", f"--spec={spec}", *[f"--binding={b}" for b in bindings])
-        assert report["totals"].get("failed", 0) == 0 and report["totals"].get("error", 0) == 0
-        _CLEAN[(spec, bindings)] = (report, recorder)
+        made = shared_folder / f"variants-clean-{spec}-{'-'.join(bindings)}.json"
+        with open(made.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not made.exists():
+                with monkeypatch.context() as patch:
+                    recorder = decisions.record(patch)
+                    _, report = run_suite(pytester, "--target=reference", f"--spec={spec}",
+                                          *[f"--binding={b}" for b in bindings])
+                assert report["totals"].get("failed", 0) == 0 and report["totals"].get("error", 0) == 0
+                made.write_text(json.dumps({"report": report, "read": {k: sorted(v) for k, v in recorder.read.items()}}),
+                                encoding="utf-8")
+            data = json.loads(made.read_text(encoding="utf-8"))
+        recorder = decisions.Recorder()
+        recorder.read.update({k: set(v) for k, v in data["read"].items()})
+        _CLEAN[(spec, bindings)] = (data["report"], recorder)
     return _CLEAN[(spec, bindings)]
 
 
