@@ -203,7 +203,7 @@ def run_machine(ctx: Any, machine: type, *, name: str | None = None, **attribute
                             f"{effort.ENV_STATEFUL_STEPS}={steps}, {effort.ENV_STATEFUL_SECONDS}={seconds:g})")
     started = time.monotonic()
     run = _Run(started=started, deadline=started + seconds,
-               shrink_seconds=min(seconds, shrink or seconds))
+               shrink_seconds=min(seconds, shrink))  # 0: the first failing sequence as it was found
     bound = type(name or machine.__name__, (machine,), {"ctx": ctx, "client": ctx.client, "_run": run, **attributes})
     run_seed = ctx.property_seed()
     seed(run_seed)(bound)
