@@ -132,27 +132,37 @@ def forbidden_scope_codeless(binding: Any, original: Callable[..., Any]) -> Call
     return wrong
 
 
-def text_mojibake(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    """mcp-text-mojibake: the text block of get and recall is the JSON's UTF-8 bytes read as Latin-1
-    (structuredContent stays right): a client reading only text stores corrupted memories."""
-    def wrong_operation(operation: str) -> Callable[..., Any]:
-        handler = original(operation)
-        if operation not in ("get", "recall"):
-            return handler
+def _results_rewritten(operations: tuple[str, ...], change: Callable[..., Any]) -> Wrap:
+    """A wrap of `_Binding._operation` whose tools for `operations` answer
+    `change(binding, arguments, ctx, result)` instead of their result."""
+    def wrap(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong_operation(operation: str) -> Callable[..., Any]:
+            handler = original(operation)
+            if operation not in operations:
+                return handler
 
-        async def wrong(arguments: dict[str, Any], ctx: Any) -> Any:
-            from mcp import types
+            async def wrong(arguments: dict[str, Any], ctx: Any) -> Any:
+                return change(binding, arguments, ctx, await handler(arguments, ctx))
 
-            result = await handler(arguments, ctx)
-            if result.is_error or result.structured_content is None:
-                return result
-            garbled = [types.TextContent(type="text", text=block.text.encode("utf-8").decode("latin-1"))
-                       if getattr(block, "type", None) == "text" else block for block in result.content]
-            return result.model_copy(update={"content": garbled})
+            wrong.__name__ = handler.__name__
+            return wrong
+        return wrong_operation
+    return wrap
 
-        wrong.__name__ = handler.__name__
-        return wrong
-    return wrong_operation
+
+def _garbled_text(binding: Any, arguments: dict[str, Any], ctx: Any, result: Any) -> Any:
+    from mcp import types
+
+    if result.is_error or result.structured_content is None:
+        return result
+    garbled = [types.TextContent(type="text", text=block.text.encode("utf-8").decode("latin-1"))
+               if getattr(block, "type", None) == "text" else block for block in result.content]
+    return result.model_copy(update={"content": garbled})
+
+
+#: mcp-text-mojibake: the text block of get and recall is the JSON's UTF-8 bytes read as Latin-1
+#: (structuredContent stays right): a client reading only text stores corrupted memories.
+text_mojibake = _results_rewritten(("get", "recall"), _garbled_text)
 
 
 def schema_without_members(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -163,25 +173,16 @@ def schema_without_members(binding: Any, original: Callable[..., Any]) -> Callab
     return wrong
 
 
-def get_not_found_codeless(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    """mcp-errors-codeless: get of an id never stored fails with the text "no such memory" (no §3.7
-    code to read); every other error keeps its code."""
-    def wrong_operation(operation: str) -> Callable[..., Any]:
-        handler = original(operation)
-        if operation != "get":
-            return handler
+def _not_found_codeless(binding: Any, arguments: dict[str, Any], ctx: Any, result: Any) -> Any:
+    from mcp import types
 
-        async def wrong(arguments: dict[str, Any], ctx: Any) -> Any:
-            from mcp import types
+    error = (result.structured_content or {}).get("error") if result.is_error else None
+    if isinstance(error, dict) and error.get("code") == "not_found" \
+            and binding.service._store.get(binding.version(ctx), arguments.get("id")) is None:
+        return types.CallToolResult(content=[types.TextContent(type="text", text="no such memory")], is_error=True)
+    return result
 
-            result = await handler(arguments, ctx)
-            error = (result.structured_content or {}).get("error") if result.is_error else None
-            if isinstance(error, dict) and error.get("code") == "not_found" \
-                    and binding.service._store.get(binding.version(ctx), arguments.get("id")) is None:
-                return types.CallToolResult(content=[types.TextContent(type="text", text="no such memory")],
-                                            is_error=True)
-            return result
 
-        wrong.__name__ = handler.__name__
-        return wrong
-    return wrong_operation
+#: mcp-errors-codeless: get of an id never stored fails with the text "no such memory" (no §3.7
+#: code to read); every other error keeps its code.
+get_not_found_codeless = _results_rewritten(("get",), _not_found_codeless)

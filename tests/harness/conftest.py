@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -11,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+
+from .helpers import made_once
 
 
 @dataclass(frozen=True)
@@ -38,24 +39,21 @@ def reference_quick_run(shared_folder) -> Run:
     common temporary folder: the first makes it under a lock, the others read what it wrote. The
     fuzz's time cap is lifted so that its counts govern however loaded the machine is (the xdist
     comparison draws the same cases twice)."""
-    shared = shared_folder
-    folder = shared / "reference-quick"
+    folder = shared_folder / "reference-quick"
     folder.mkdir(exist_ok=True)
-    with open(shared / "reference-quick.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done_path = folder / "run.json"
-        if not done_path.exists():
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
-            env["MEMCONFORM_FUZZ_SECONDS"] = "300"
-            # the machines' cap lifted too: on a loaded machine a 1 s cap cut a machine short in one run
-            # and not in another, and what a machine judged (not_judged) then differed between them
-            env["MEMCONFORM_STATEFUL_SECONDS"] = "300"
-            done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                                   "--target=reference", "--effort=quick", "--report", "memconform-report.json"],
-                                  cwd=folder, env=env, capture_output=True, text=True, timeout=1200)
-            done_path.write_text(json.dumps({"ret": done.returncode, "out": done.stdout + done.stderr}),
-                                 encoding="utf-8")
-    run = json.loads(done_path.read_text(encoding="utf-8"))
+
+    def make() -> dict[str, Any]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
+        env["MEMCONFORM_FUZZ_SECONDS"] = "300"
+        # the machines' cap lifted too: on a loaded machine a 1 s cap cut a machine short in one run
+        # and not in another, and what a machine judged (not_judged) then differed between them
+        env["MEMCONFORM_STATEFUL_SECONDS"] = "300"
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                               "--target=reference", "--effort=quick", "--report", "memconform-report.json"],
+                              cwd=folder, env=env, capture_output=True, text=True, timeout=1200)
+        return {"ret": done.returncode, "out": done.stdout + done.stderr}
+
+    run = made_once(folder / "run.json", make)
     report_path = folder / "memconform-report.json"
     report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
     return Run(run["ret"], run["out"], report)

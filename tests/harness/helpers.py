@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+def made_once(path: Path, make: Callable[[], Any]) -> Any:
+    """The JSON at `path`, made by `make()` for the first xdist worker that asks (under a lock beside
+    it); the others wait for it and read it."""
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            path.write_text(json.dumps(make()), encoding="utf-8")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def run_suite(pytester, *args: str) -> tuple[Any, dict[str, Any]]:

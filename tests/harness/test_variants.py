@@ -10,8 +10,6 @@ MEMCONFORM_FULL_VARIANT_RUNS=1 runs the whole suite against every variant instea
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from memconform.suite import catalogue
 from memconform.targets.reference import _LIVE_BY_SPEC
 
 from . import decisions
-from .helpers import failed_requirements, run_suite
+from .helpers import failed_requirements, made_once, run_suite
 
 FULL_VARIANT_RUNS = os.environ.get("MEMCONFORM_FULL_VARIANT_RUNS") == "1"
 #: (spec, bindings) -> the clean run's report and what each check read, once per session and worker
@@ -87,18 +85,15 @@ def _clean_run(pytester, monkeypatch, shared_folder, spec: str, bindings: tuple[
     made once per session, by the first xdist worker that needs it (under a lock), and read by the
     others from the shared folder (each worker made its own: up to three UMP runs of 10 s)."""
     if (spec, bindings) not in _CLEAN:
-        made = shared_folder / f"variants-clean-{spec}-{'-'.join(bindings)}.json"
-        with open(made.with_suffix(".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not made.exists():
-                with monkeypatch.context() as patch:
-                    recorder = decisions.record(patch)
-                    _, report = run_suite(pytester, "--target=reference", f"--spec={spec}",
-                                          *[f"--binding={b}" for b in bindings])
-                assert report["totals"].get("failed", 0) == 0 and report["totals"].get("error", 0) == 0
-                made.write_text(json.dumps({"report": report, "read": {k: sorted(v) for k, v in recorder.read.items()}}),
-                                encoding="utf-8")
-            data = json.loads(made.read_text(encoding="utf-8"))
+        def make() -> dict:
+            with monkeypatch.context() as patch:
+                recorder = decisions.record(patch)
+                _, report = run_suite(pytester, "--target=reference", f"--spec={spec}",
+                                      *[f"--binding={b}" for b in bindings])
+            assert report["totals"].get("failed", 0) == 0 and report["totals"].get("error", 0) == 0
+            return {"report": report, "read": {k: sorted(v) for k, v in recorder.read.items()}}
+
+        data = made_once(shared_folder / f"variants-clean-{spec}-{'-'.join(bindings)}.json", make)
         recorder = decisions.Recorder()
         recorder.read.update({k: set(v) for k, v in data["read"].items()})
         _CLEAN[(spec, bindings)] = (data["report"], recorder)

@@ -2008,6 +2008,7 @@ def mcp_text_mirrors_structured(ctx: CheckContext) -> None:
     the answers of remember, get and recall that carry structuredContent must carry the same JSON
     in a text block (a client that reads only text must read the same memory)."""
     R = "ump/mcp-text-mirrors-structured"
+    quote = catalogues.load("ump").get(R).quote  # MCP's sentence: _spec would cite it as UMP's §4.1
     ctx.credit_only_observed()
     m = marker("txt")
     rec = sample_record(text=f"{m} Café ☕ naïve: 日本語, ключ, 𝄞")
@@ -2021,7 +2022,6 @@ def mcp_text_mirrors_structured(ctx: CheckContext) -> None:
         ctx.observed(R)
         for remark in ("text content differs from structuredContent", "structuredContent without its JSON in a text block"):
             if remark in reply.wire:
-                quote = catalogues.load("ump").get(R).quote
                 ctx.violation(R, f"{what} of the record {rid} (text {rec['body']['text']!r}): {remark}; the text "
                               f"block was {reply.raw!r:.400}; MCP (server/tools, Structured Content; derived for "
                               f"§4.1's tools): “{quote}”", sent=reply.sent, received=reply.body)
