@@ -60,7 +60,7 @@ class _Commands(click.Group):
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="memconform")
 def cli() -> None:
-    """Conformance suite and interop harness for agent-memory protocols (UMP, UPP, OMF)."""
+    """Conformance suite and interop harness for agent-memory protocols (UMP, UPP, OMF, OAMS, memoturn)."""
 
 
 # -- run -------------------------------------------------------------------------------------
