@@ -184,6 +184,7 @@ class McpPart:
         self.label = label
         self.driver = McpDriver(text or "memoturn-reference-mcp", timeout=timeout, server=server)
         self._session: Any = None
+        self._client: MemoturnMcpClient | None = None
         self._lock = threading.Lock()
         self._tools: list[str] | None = None
 
@@ -202,7 +203,12 @@ class McpPart:
         return [Subject(self.label, "memoturn", VERSION, "mcp")]
 
     def client(self, subject: Subject) -> MemoturnMcpClient:
-        return MemoturnMcpClient(self.session())
+        # one client per session, so what a check leaves for a later one (lifecycle's shared TTL
+        # placement) is found by the client it is keyed on
+        session = self.session()
+        if self._client is None or self._client.session is not session:
+            self._client = MemoturnMcpClient(session)
+        return self._client
 
     def advertised_level(self, subject: Subject) -> str | None:
         return None
@@ -248,6 +254,7 @@ class RestPart:
         #: why the node cannot be judged as given (it wants a credential): every check is then a
         #: target error with this reason, never a verdict
         self.refused = refused
+        self._client: MemoturnRestClient | None = None
 
     def subjects(self) -> list[Subject]:
         return [Subject(self.label, "memoturn", VERSION, "http")]
@@ -255,7 +262,10 @@ class RestPart:
     def client(self, subject: Subject) -> MemoturnRestClient:
         if self.refused:
             raise TargetError(self.refused)
-        return MemoturnRestClient(self.base_url, self.timeout)
+        # one client (and connection pool) for the node's checks, closed with the part
+        if self._client is None:
+            self._client = MemoturnRestClient(self.base_url, self.timeout)
+        return self._client
 
     def advertised_level(self, subject: Subject) -> str | None:
         return None
@@ -264,7 +274,9 @@ class RestPart:
         return {"rest": self.base_url + PREFIX}
 
     def close(self) -> None:
-        pass
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 
 def discover_http(base_url: str, *, label: str, timeout: float = 10.0) -> RestPart | str:
@@ -296,6 +308,7 @@ class MemoturnReferencePart(ReferencePart):
     _base: str | None = None
     _server: Any = None
     _mcp: McpPart | None = None
+    _rest: MemoturnRestClient | None = None
 
     BINDINGS = ("http", "mcp")
 
@@ -324,7 +337,10 @@ class MemoturnReferencePart(ReferencePart):
 
     def client(self, subject: Subject) -> Any:
         if subject.binding == "http":
-            return MemoturnRestClient(self.base_url(), self.timeout)
+            base = self.base_url()
+            if self._rest is None or self._rest.base_url != base.rstrip("/"):
+                self._rest = MemoturnRestClient(base, self.timeout)
+            return self._rest
         if subject.binding == "mcp":
             if self._mcp is None:
                 from memconform.reference_impl.memoturn.mcp import build_mcp_server
@@ -338,6 +354,9 @@ class MemoturnReferencePart(ReferencePart):
                 "variants": list(self.variants)}
 
     def close(self) -> None:
+        if self._rest is not None:
+            self._rest.close()
+            self._rest = None
         if self._mcp is not None:
             self._mcp.close()
         self.stop_server()

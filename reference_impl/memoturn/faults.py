@@ -399,6 +399,18 @@ def _record_drops_nulls(record: dict[str, Any]) -> None:
     record["content"] = compact(record["content"])
 
 
+def _expired_reingest_duplicate(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """What the engine does (catalogue note): an expired task ingested again is read as the same
+    memory, answered duplicate, and stays expired, so it is never recalled again."""
+    def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+        mid = service._memory_id(memory)
+        row = service._row(ns, profile, mid)
+        if row is not None and row["superseded_by"] is None and service._expired(row, now):
+            return {"id": mid, "status": "duplicate", "superseded": []}
+        return original(ns, profile, memory, now)
+    return ingest_one
+
+
 def _revive_displaces_next(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """Reviving A moves the pointer to A's own successor instead of the active row: right while the
     chain is A→B, wrong once it is A→B→C (B is marked again, C stays active beside A)."""
@@ -574,6 +586,8 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        wraps={"_expiry": _expiry_seconds_as_ms}),
     _f("expired-still-recalled", "recall keeps expired tasks", "recall-drops-expired",
        wraps={"_candidates": lambda s, original: lambda ns, profile, p, now: original(ns, profile, p, 0)}),
+    _f("expired-reingest-duplicate", "an expired task ingested again answers duplicate and stays expired (the "
+       "engine's own reading)", "expired-task-reingest", wraps={"_ingest_one": _expired_reingest_duplicate}),
     _f("session-end-noop", "ending a session answers success and deletes nothing", "session-end-tasks",
        bindings=("http",), wraps={"end_session": _sessions_keep_tasks}),
     _f("sessions-empty", "the sessions listing is always empty", "sessions-listed", bindings=("http",),

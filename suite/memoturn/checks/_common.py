@@ -81,12 +81,13 @@ def ingest_answer(reply: MemoturnReply, memories: list[dict[str, Any]], what: st
 
 
 def ingest_carrying(ctx: Any, prof: str, memories: list[dict[str, Any]], member: str, rule: str,
-                    what: str) -> MemoturnReply | None:
+                    what: str, sent: MemoturnReply | None = None) -> MemoturnReply | None:
     """Ingest memories carrying a member the page documents (`ttl`, `embedding`) that `rule` is about.
     Refused, while a memory of the same type without it is accepted in the same profile (the control:
     not otherwise a precondition), the refusal is a finding against `rule`, and None comes back:
-    refusing the documented input is failing the rule, not leaving it unjudged."""
-    reply = served(ctx.client.ingest(prof, memories))
+    refusing the documented input is failing the rule, not leaving it unjudged. `sent`: the answer
+    to that very ingest, made earlier (lifecycle's shared TTL placement), judged as if just made."""
+    reply = served(sent if sent is not None else ctx.client.ingest(prof, memories))
     if reply.ok:
         return ingest_answer(reply, memories, f"{what} into {prof!r}")
     mtype = memories[0].get("type", "event")

@@ -10,13 +10,15 @@ recalled beside it, shows that tasks are recallable at all."""
 from __future__ import annotations
 
 import time
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, ids_of, ingest, ingest_carrying, profile, recall,
-                                                      say, word)
+from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, ids_of, ingest, ingest_answer, ingest_carrying,
+                                                      precondition, profile, recall, say, word)
 from memconform.suite.memoturn.client import MemoturnReply, shown
-from memconform.suite.outcomes import NotApplicable
+from memconform.suite.outcomes import NotApplicable, TargetError
 from memconform.suite.registry import check
 
 DAY = model.TASK_TTL_DEFAULT
@@ -73,12 +75,63 @@ def lifetime(ctx: Any, rule: str, reply: MemoturnReply, rec: dict[str, Any], wan
                        f"{want_s * unit} {name} ({want_s} s)", reply)
 
 
-def wait_expired(ctx: Any, prof: str, w: str, short: str, keeper: str) -> tuple[bool, MemoturnReply]:
+@dataclass(frozen=True)
+class ShortTasks:
+    """A task with ttl: 1 and one with the default TTL, both holding `word`, ingested into `profile`
+    at `sent_at` (monotonic): `reply` is the ingest's answer, not yet judged."""
+
+    profile: str
+    word: str
+    memories: list[dict[str, Any]]
+    reply: MemoturnReply
+    sent_at: float
+
+
+#: The two checks that wait for a task with ttl: 1 to expire, and how each words its placement.
+_SHORT_TASK_CHECKS = {"drop": "a task with ttl: 1", "rein": "an expiring task"}
+#: Placements made by the other check on the same client, waiting for their own check.
+_early: weakref.WeakKeyDictionary[Any, dict[str, ShortTasks]] = weakref.WeakKeyDictionary()
+
+
+def short_tasks(ctx: Any, tag: str) -> ShortTasks:
+    """The placement check `tag` judges: made by the other expiry check on this client if it ran
+    first, else now. Whichever runs first also sends the other's ingest, unjudged, so the two
+    one-second expiries elapse together: each check still judges only its own answer, and the
+    second waits only for what is left of its second. A placement whose ingest did not get an answer
+    is dropped: its check then sends its own and sees that itself."""
+    try:
+        waiting = _early.setdefault(ctx.client, {})
+    except TypeError:  # a client that cannot be weakly referenced shares nothing
+        waiting = {}
+    mine = waiting.pop(tag, None)
+    if mine is not None:
+        return mine
+    mine = _send_short_tasks(ctx, tag)
+    for other in _SHORT_TASK_CHECKS:
+        if other != tag and other not in waiting:
+            try:
+                waiting[other] = _send_short_tasks(ctx, other)
+            except TargetError:
+                pass
+    return mine
+
+
+def _send_short_tasks(ctx: Any, tag: str) -> ShortTasks:
+    prof, w = profile(tag), word()
+    memories = [mem("task", f"{w} short task", ttl=1), mem("task", f"{w} lasting task")]
+    sent_at = time.monotonic()
+    return ShortTasks(prof, w, memories, ctx.client.ingest(prof, memories), sent_at)
+
+
+def wait_expired(ctx: Any, prof: str, w: str, short: str, keeper: str,
+                 started: float | None = None) -> tuple[bool, MemoturnReply]:
     """Poll a recall of `w` until the task `short` (ttl: 1) is gone or EXPIRY_WAIT_S have passed since
-    its ingest: (gone, the last reply). `keeper`, a task with the default TTL holding `w`, must be
-    recalled every time, or tasks are not recalled at all and expiry cannot be observed."""
-    started = time.monotonic()
-    time.sleep(1.0)
+    its ingest at `started` (monotonic; default now): (gone, the last reply). `keeper`, a task with
+    the default TTL holding `w`, must be recalled every time, or tasks are not recalled at all and
+    expiry cannot be observed."""
+    if started is None:
+        started = time.monotonic()
+    time.sleep(max(0.0, started + 1.0 - time.monotonic()))
     while True:
         reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r}")
         found = ids_of(hits)
@@ -149,14 +202,14 @@ def task_ttl_explicit(ctx: Any) -> None:
 @check("memoturn/recall-drops-expired", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-drops-expired",),
        title="A task with ttl: 1 is no longer recalled once it has expired")
 def recall_drops_expired(ctx: Any) -> None:
-    prof = profile("drop")
-    w = word()
-    memories = [mem("task", f"{w} short task", ttl=1), mem("task", f"{w} lasting task")]
-    placed = ingest_carrying(ctx, prof, memories, "ttl", "memoturn/recall-drops-expired", "a task with ttl: 1")
+    tasks = short_tasks(ctx, "drop")
+    prof, w = tasks.profile, tasks.word
+    placed = ingest_carrying(ctx, prof, tasks.memories, "ttl", "memoturn/recall-drops-expired", "a task with ttl: 1",
+                             sent=tasks.reply)
     if placed is None:
         return
     short, keeper = (str(placed.result(i).get("id")) for i in range(2))
-    gone, reply = wait_expired(ctx, prof, w, short, keeper)
+    gone, reply = wait_expired(ctx, prof, w, short, keeper, tasks.sent_at)
     if not gone:
         say(ctx, "memoturn/recall-drops-expired", f"the task {short}, ingested with ttl: 1, is still recalled "
                                                   f"{EXPIRY_WAIT_S:g} s after its ingest", reply)
@@ -167,11 +220,12 @@ def recall_drops_expired(ctx: Any) -> None:
        title="An expired task ingested again is active again (created or revived), not a duplicate")
 def expired_task_reingest(ctx: Any) -> None:
     rule = "memoturn/expired-task-reingest"
-    prof = profile("rein")
-    w = word()
-    again = mem("task", f"{w} short task", ttl=1)
-    short, keeper = place(ctx, prof, [again, mem("task", f"{w} lasting task")])
-    gone, reply = wait_expired(ctx, prof, w, short, keeper)
+    tasks = short_tasks(ctx, "rein")
+    prof, w, again = tasks.profile, tasks.word, dict(tasks.memories[0])
+    placed = ingest_answer(precondition(tasks.reply, f"placing {_SHORT_TASK_CHECKS['rein']} into {prof!r}"),
+                           tasks.memories, "placing the memories")
+    short, keeper = (str(placed.result(i).get("id")) for i in range(2))
+    gone, reply = wait_expired(ctx, prof, w, short, keeper, tasks.sent_at)
     if not gone:
         raise NotApplicable(f"the task with ttl: 1 never stopped being recalled, so it was never seen expired "
                             f"({reply.describe()}; judged by memoturn/recall-drops-expired)")
