@@ -10,14 +10,14 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
 from memconform.reports.verdict import (
     blocking, compute_claim, compute_classes, compute_level, status_of, summary_line,
 )
-from memconform.suite.outcomes import LEVELS, Keyword, Outcome
+from memconform.suite.outcomes import LEVELS, OUTCOME_FOR_KEYWORD, Keyword, Outcome
 
 REPORT_FORMAT = "memconform-report/1"
 #: The check id of the stand-in result for a target that could not be opened at all.
@@ -42,9 +42,12 @@ def real_outcome(res: dict[str, Any]) -> Outcome:
     return outcome
 
 
-def requirement_outcomes(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def requirement_outcomes(results: Iterable[dict[str, Any]],
+                         keyword_of: Callable[[str], Keyword] | None = None) -> dict[str, dict[str, Any]]:
     """Requirement id -> {outcome, checks}, from real outcomes only. A requirement a finding names
-    takes the finding's outcome; the other requirements of a failing check are unaffected by it."""
+    takes the finding's outcome: its own keyword's (`keyword_of`, the catalogue), so a SHOULD named
+    beside a failed MUST of the same check is a warning, not a failure; without it, the check's.
+    The other requirements of a failing check are unaffected by it."""
     acc: dict[str, dict[str, Any]] = {}
     for res in results:
         outcome = real_outcome(res)
@@ -55,7 +58,12 @@ def requirement_outcomes(results: Iterable[dict[str, Any]]) -> dict[str, dict[st
             if outcome is Outcome.INFO and not named:
                 per_req = Outcome.INFO  # inconclusive: nothing was judged, so nothing passed
             elif outcome in (Outcome.FAILED, Outcome.WARNING, Outcome.INFO):
-                per_req = outcome if rid in named else Outcome.PASSED
+                if rid not in named:
+                    per_req = Outcome.PASSED
+                elif keyword_of is not None:
+                    per_req = OUTCOME_FOR_KEYWORD[keyword_of(rid)]
+                else:
+                    per_req = outcome
             else:
                 per_req = outcome
             entry = acc.setdefault(rid, {"outcome": Outcome.PASSED, "checks": []})
@@ -142,7 +150,7 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
         # the profile the target was judged under (OMF: memd or a plain consumer); the catalogue's
         # default when it has profiles and the results predate them
         profile = next((r["profile"] for r in group if r.get("profile")), cat.default_profile)
-        outcomes = {rid: e for rid, e in requirement_outcomes(group).items()
+        outcomes = {rid: e for rid, e in requirement_outcomes(group, lambda rid: cat.get(rid).keyword).items()
                     if cat.get(rid).in_profile(profile)}
         waived = waived_requirements(group, outcomes, cat)
         computed = compute_level(spec, version, outcomes, cat.claimed_levels, binding, profile, waived)

@@ -141,9 +141,17 @@ def blocking(spec: str, version: str, binding: str, outcomes: dict[str, dict[str
     return first + above
 
 
+def errored_only(row: dict[str, Any]) -> bool:
+    """What blocks the next level is target errors alone, no MUST failed: the level above was not
+    judged, and "not conformant" would be a verdict on what was never observed."""
+    return bool(blocked_by(row)) and not row.get("must_failed") and bool(row.get("errors"))
+
+
 def status_of(row: dict[str, Any]) -> str:
     blocked = row.get("blocked_at")
     claim = row.get("claim")
+    if errored_only(row):
+        return "not-assessed" if row["level"] is not None else "error"
     if blocked_by(row):
         return "partial" if row["level"] is not None else "not-conformant"
     if row["level"] is not None:
@@ -178,7 +186,7 @@ def verdict_words(row: dict[str, Any], *, ids: int = 1, with_level: bool = False
             else f"{blocked.get('level')} blocked by {which}"
     elif status == "not-conformant":
         word = f"not conformant: {blocked.get('level')} blocked by {which}"
-    elif status == "not-assessed":
+    elif status == "not-assessed" or (status == "error" and errored_only(row)):
         word = f"{lead}({blocked.get('level')} not assessed)" if with_level else f"{blocked.get('level')} not assessed"
     elif status == "claim":
         word = f"{shown} (claim)" if with_level else str(claim.get("title") or "claim reached")
@@ -211,6 +219,9 @@ def summary_line(row: dict[str, Any]) -> str:
         words = f"{blocked['level']} blocked by {ids_text(blocked_by(row))}"
     elif status == "not-conformant":
         words = f"not conformant: {blocked['level']} blocked by {ids_text(blocked_by(row))}"
+    elif status in ("not-assessed", "error") and errored_only(row):
+        words = (f"conformant up to {level}; " if level else "error: ") + \
+                f"{blocked['level']} not assessed, the target failed on {ids_text(blocked_by(row))}"
     elif status == "not-assessed" and row.get("judged_up_to") and \
             LEVELS.index(blocked["level"]) > LEVELS.index(row["judged_up_to"]):
         words = f"conformant up to {level}; {blocked['level']} and above not judged (--level {row['judged_up_to']})"

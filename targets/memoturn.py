@@ -21,6 +21,7 @@ from memconform.suite.memoturn import model
 from memconform.suite.memoturn.client import ENV_TOKEN, OMIT, OPERATIONS, MemoturnReply, namespace as default_namespace
 from memconform.suite.outcomes import TargetError
 from memconform.suite.specs import ReferencePart
+from memconform.targets.answers import http_answer
 from memconform.targets.base import Subject
 from memconform.targets.http_session import HttpSession, json_body as _parse, path_segment as _seg
 
@@ -58,7 +59,8 @@ class MemoturnRestClient:
     def _path(self, profile: str, *rest: str) -> str:
         return "/".join((PREFIX, _seg(self.namespace), _seg(profile), *(_seg(r) for r in rest)))
 
-    def _send(self, op: str, method: str, path: str, body: Any = OMIT, *, raw: bytes | None = None) -> MemoturnReply:
+    def _send(self, op: str, method: str, path: str, body: Any = OMIT, *, raw: bytes | None = None,
+              provoked: bool = False) -> MemoturnReply:
         content = raw if raw is not None else (None if body is OMIT else json.dumps(body, ensure_ascii=False).encode())
         headers = {"Content-Type": "application/json"} if content is not None else {}
         if self._token:
@@ -68,6 +70,12 @@ class MemoturnRestClient:
         text = response.content.decode("utf-8", "replace") if response.content else None
         is_json, value = _parse(text)
         status = response.status_code
+        if not provoked:
+            # targets/answers.py: a success that is not JSON (a proxy's page, a cut-off body) is not
+            # memoturn at all, an error naming it, never a memory "not there"; only a DELETE may
+            # answer without a body (204)
+            http_answer(f"{method} {path}", status, response.headers.get("content-type"), response.content,
+                        body_ok=is_json or (method == "DELETE" and not response.content), envelope=True)
         ok = 200 <= status < 300
         error = None if ok else (_envelope(value) or {"error": (text or "")[:300], "code": None})
         # a route that is not there: 404/405 without the envelope's code (a memoturn 404 says not_found)
@@ -99,8 +107,8 @@ class MemoturnRestClient:
         routes = {"ingest": self._path(profile, "memories"), "recall": self._path(profile, "recall")}
         if isinstance(payload, (bytes, str)):
             raw = payload.encode("utf-8") if isinstance(payload, str) else payload
-            return self._send(op, "POST", routes[op], raw=raw)
-        return self._send(op, "POST", routes[op], payload)
+            return self._send(op, "POST", routes[op], raw=raw, provoked=True)
+        return self._send(op, "POST", routes[op], payload, provoked=True)
 
     def close(self) -> None:
         if self._own_session:

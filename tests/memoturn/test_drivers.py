@@ -124,3 +124,32 @@ def test_a_node_that_wants_a_token_is_an_error_until_it_gets_one(monkeypatch):
     finally:
         server.stop()
         service.close()
+
+
+def test_a_success_that_is_not_json_is_a_target_error_and_never_a_memory_not_there():
+    # found by a blind red team: a GET answering 200 with an HTML page read as an empty record
+    # ("got HTTP 200 {}"), failed task-never-supersedes and left the level "not conformant"
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse, Response
+    from starlette.routing import Route
+
+    from memconform.targets.answers import NotTheProtocol
+    from memconform.targets.memoturn import MemoturnRestClient
+
+    page = HTMLResponse("<html>502 bad gateway</html>")
+    garbage = Starlette(routes=[
+        Route("/v1/memory/{ns}/{profile}/memories/{id}", lambda r: page if r.method == "GET" else Response(status_code=204),
+              methods=["GET", "DELETE"]),
+        Route("/v1/memory/{ns}/{profile}/recall", lambda r: HTMLResponse("<html>ok</html>"), methods=["POST"]),
+    ])
+    server = start_in_thread(None, app=garbage)
+    client = MemoturnRestClient(server.base_url, 5.0)
+    try:
+        with pytest.raises(NotTheProtocol, match=r"GET /v1/memory/.*answered HTTP 200 .*not JSON: b'<html>502"):
+            client.get("p", "mem_x")
+        assert client.forget("p", "mem_x").ok  # a DELETE may answer 204 without a body
+        # a provoked answer (a bad-input probe) is judged, whatever it is
+        assert client.send_raw("recall", "p", b"not json").ok
+    finally:
+        client.close()
+        server.stop()

@@ -51,6 +51,15 @@ summary = "c: only the full profile"
 quote = "c"
 
 [[requirement]]
+id = "zz/nice"
+section = "2"
+level = "L1"
+keyword = "SHOULD"
+since = "1.0"
+summary = "a SHOULD"
+quote = "n"
+
+[[requirement]]
 id = "zz/wire"
 section = "3"
 level = "L1"
@@ -141,3 +150,31 @@ def test_a_waived_requirement_blocks_no_level_is_never_passed_and_is_named(zz):
     # a plain skip is not a waiver: zz/c is then not assessed
     row = _row([_res("a", ["zz/a"]), _res("b", ["zz/b"]), _res("c", ["zz/c"], "skipped")])
     assert row["level"] == "L0" and row["status"] == "not-assessed"
+
+
+def test_a_should_named_beside_a_failed_must_of_the_same_check_is_a_warning_not_a_failure(zz):
+    # found by a blind red team: one check judging a MUST and a SHOULD failed both in the report's
+    # requirements, while the line said "0 SHOULD warnings"
+    report = build_report([_res("a", ["zz/a"]), _res("b", ["zz/b", "zz/nice"], "failed", ["zz/b", "zz/nice"])],
+                          [{"label": "t", "kind": "http", "advertised": {}}],
+                          {"memconform": "0", "pytest": "0", "python": "3", "options": {}})
+    outcomes = {r["id"]: r["outcome"] for r in report["requirements"]}
+    assert outcomes["zz/b"] == "failed" and outcomes["zz/nice"] == "warning"
+    (row,) = report["levels"]
+    assert row["should_warnings"] == 1 and row["must_failed"] == 1 and "1 SHOULD warning" in row["summary"]
+
+
+def test_a_level_blocked_by_target_errors_alone_is_not_assessed_never_not_conformant(zz):
+    # found by a blind red team: a GET answering an HTML page (a target error) read "not conformant:
+    # L1 blocked by …", a verdict on what was never observed
+    row = _row([_res("a", ["zz/a"]), _res("b", ["zz/b", "zz/c"], "error", reason="garbage")])
+    assert row["level"] == "L0" and row["status"] == "not-assessed", row["summary"]
+    assert "conformant up to L0; L1 not assessed, the target failed on zz/b, zz/c" in row["summary"]
+    row = _row([_res("a", ["zz/a"], "error", reason="garbage"), _res("b", ["zz/b"])])
+    assert row["level"] is None and row["status"] == "error", row["summary"]
+    assert "error: L0 not assessed, the target failed on zz/a" in row["summary"]
+    # one real failure beside the errors: that is a verdict again
+    row = _row([_res("a", ["zz/a"]), _res("b", ["zz/b"], "error", reason="garbage"),
+                _res("c", ["zz/c"], "failed", ["zz/c"])])
+    assert row["status"] == "partial" and set(row["blocked_by"]) == {"zz/b", "zz/c"}, row["summary"]
+    assert "L1 blocked by zz/c, zz/b" in row["summary"]
