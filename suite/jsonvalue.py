@@ -29,3 +29,17 @@ def a_json_type(value: Any) -> str:
     if kind == "null":
         return kind
     return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values: `true` is not `1` (Python's `==` says it is, in any place), `1`
+    equals `1.0` (JSON has one number type), object members in any order."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b

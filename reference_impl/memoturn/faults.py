@@ -9,6 +9,8 @@ binding (`mcp.<method>`, mcp.McpBinding), or by setting a decision point of poli
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable
 from typing import Any
 
@@ -399,6 +401,37 @@ def _record_drops_nulls(record: dict[str, Any]) -> None:
     record["content"] = compact(record["content"])
 
 
+def _stored_as(transform: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """Every memory is kept (and its id computed) as `transform` rewrites it once validated."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def validate_memory(m: Any) -> dict[str, Any]:
+            out = transform(original(m))
+            return {**out, "content_text": json.dumps(out["content"], ensure_ascii=False)}  # what is stored
+        return validate_memory
+    return {"_validate_memory": wrap}
+
+
+def _json_map(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    if isinstance(value, dict):
+        return {k: _json_map(v, leaf) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_map(v, leaf) for v in value]
+    return leaf(value)
+
+
+def _bools_as_ints(memory: dict[str, Any]) -> dict[str, Any]:
+    """A store column typed integer for booleans (SQLite has no boolean): true comes back 1."""
+    return {**memory, "content": _json_map(memory["content"], lambda v: int(v) if isinstance(v, bool) else v)}
+
+
+def _text_nfc(memory: dict[str, Any]) -> dict[str, Any]:
+    """Text normalized to NFC on the way in (a "clean the input" step), before the id is computed."""
+    import unicodedata
+
+    nfc = lambda v: unicodedata.normalize("NFC", v) if isinstance(v, str) else v  # noqa: E731
+    return {**memory, "summary": nfc(memory["summary"]), "content": _json_map(memory["content"], nfc)}
+
+
 def _expired_reingest_duplicate(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """What the engine does (catalogue note): an expired task ingested again is read as the same
     memory, answered duplicate, and stays expired, so it is never recalled again."""
@@ -586,6 +619,12 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        wraps={"_expiry": _expiry_seconds_as_ms}),
     _f("expired-still-recalled", "recall keeps expired tasks", "recall-drops-expired",
        wraps={"_candidates": lambda s, original: lambda ns, profile, p, now: original(ns, profile, p, 0)}),
+    # a value changed in transit (found by a blind red team: Python's True == 1 hid the first)
+    _f("content-bools-as-ints", "booleans in content are kept as integers: true comes back 1", "content-returned",
+       "id-construction",
+       wraps=_stored_as(_bools_as_ints)),
+    _f("text-nfc-normalized", "summary and content strings are normalized to NFC before they are kept and hashed",
+       "content-returned", "record-fields", wraps=_stored_as(_text_nfc)),
     _f("expired-reingest-duplicate", "an expired task ingested again answers duplicate and stays expired (the "
        "engine's own reading)", "expired-task-reingest", wraps={"_ingest_one": _expired_reingest_duplicate}),
     _f("session-end-noop", "ending a session answers success and deletes nothing", "session-end-tasks",

@@ -82,20 +82,5 @@ def read(value: Any, ptr: str, siblings: dict[str, set[str]]) -> Any:
     return get(value, ptr)
 
 
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values: `true` is not `1`, `1` equals `1.0` (one JSON number)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if type(a) is not type(b):
-        return False
-    return a == b
-
-
 def clone(value: Any) -> Any:
     return copy.deepcopy(value)

@@ -19,7 +19,8 @@ from memconform.suite.convert.common import ConvertOptions
 from memconform.suite.convert.dispatch import convert
 from memconform.suite.convert.corpora import default_corpora
 from memconform.suite.convert.documents import record_id, records_of
-from memconform.suite.convert.pointers import MISSING, get, json_equal, read
+from memconform.suite.convert.pointers import MISSING, get, read
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite.interop.model import Loss, RoundTrip
 from memconform.suite.ump import consent
 

@@ -74,6 +74,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memconform.suite.interop.model import MISSING, Loss, RoundTrip, charge_once
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite.memoturn import model
 from memconform.suite.memoturn.client import MemoturnClient, MemoturnReply, fresh_profile
 from memconform.suite.outcomes import NotApplicable
@@ -474,20 +475,7 @@ def _id_rule(side: _Side, name: str, expected_ids: dict[str, str], notes: list[s
 def _same(want: Any, have: Any) -> bool:
     if want is None:
         return have is None or have is MISSING
-    return have is not MISSING and _json_equal(want, have)
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Structural JSON equality: Python's own lets True equal 1 and 1 equal 1.0 in any place."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
+    return have is not MISSING and json_equal(want, have)
 
 
 def _brief(memory: dict[str, Any]) -> dict[str, Any]:

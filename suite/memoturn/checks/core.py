@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite.memoturn import model
 from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ingest, judge_refused,
                                                       precondition, profile, ready_profile, record, say, served, word)
@@ -189,9 +190,11 @@ def record_shape(ctx: Any) -> None:
     one the server does not keep)."""
     ctx.credit_only_observed()  # content and source are judged where a record or a hit shows them
     prof = profile("record")
+    # "Rene\u0301e" is decomposed (NFD): a server that normalizes text in transit shows it composed;
+    # `true` beside numbers: a server that stores booleans as integers shows 1
     full = fact(f"user.{word('k')}", {"nested": {"list": [1, "two", None, {"deep": True}]}, "text": "ünïcödé ✓ 🦀",
-                                      "n": 9007199254740991},
-                "one-line gist", keywords="food preference", session_id=word("s"), source="claude-code")
+                                      "n": 9007199254740991, "nfd": "Rene\u0301e", "flags": [True, False, 0, 1]},
+                "one-line gist for Rene\u0301e", keywords="food preference", session_id=word("s"), source="claude-code")
     bare = model.new_memory("event", "deployed v2 to prod", {"version": word("v")})
     reply = ingest(ctx, prof, [full, bare], "a full fact and a bare event")
     for i, sent in enumerate((full, bare)):
@@ -207,7 +210,7 @@ def record_shape(ctx: Any) -> None:
             say(ctx, "memoturn/record-fields", f"GET's record: {p}", got_reply)
         if memory.get("id") != id:
             say(ctx, "memoturn/record-fields", f"GET answered id {shown(memory.get('id'))} for {id!r}", got_reply)
-        if "content" in memory and memory.get("content") != sent["content"]:
+        if "content" in memory and not json_equal(memory.get("content"), sent["content"]):
             say(ctx, "memoturn/content-returned", f"content was sent {shown(sent['content'])}, GET answered "
                                                   f"{shown(memory.get('content'))}", got_reply)
         if memory.get("source") != sent.get("source"):
@@ -230,7 +233,7 @@ def record_shape(ctx: Any) -> None:
         if hit.get("source") != full["source"]:
             say(ctx, "memoturn/source-returned", f"source was sent {full['source']!r}, recall's hit answered "
                                                  f"{shown(hit.get('source'))}", hits_reply)
-        if "content" in hit and hit.get("content") != full["content"]:
+        if "content" in hit and not json_equal(hit.get("content"), full["content"]):
             say(ctx, "memoturn/content-returned", f"content was sent {shown(full['content'])}, recall's hit answered "
                                                   f"{shown(hit.get('content'))}", hits_reply)
     if "memoturn/content-returned" not in ctx.judged:
