@@ -432,6 +432,72 @@ def _text_nfc(memory: dict[str, Any]) -> dict[str, Any]:
     return {**memory, "summary": nfc(memory["summary"]), "content": _json_map(memory["content"], nfc)}
 
 
+def _everywhere(operation: str, also: Callable[..., None]) -> dict[str, Any]:
+    """`operation` done in its profile, then `also(service, ns, profile, *args)` over the namespace:
+    the profile left out of a lookup (every route names it, but ids repeat across profiles)."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def operate(ns: Any, profile: Any, *args: Any) -> Any:
+            out = original(ns, profile, *args)
+            n, p = service._profile(ns, profile)
+            service._transaction(lambda: also(service, n, p, *args))
+            return out
+        return operate
+    return {operation: wrap}
+
+
+def _forget_in_every_profile(service: Any, ns: str, profile: str, mid: str) -> None:
+    for row in service._rows("ns=? AND id=?", (ns, mid)):
+        service._delete(row["rid"])
+
+
+def _end_session_in_every_profile(service: Any, ns: str, profile: str, session_id: str) -> None:
+    for row in service._rows("ns=? AND session_id=? AND type='task'", (ns, session_id)):
+        service._delete(row["rid"])
+
+
+def _supersede_in_every_profile(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+        ids = original(ns, profile, memory, by, now)
+        if memory["type"] in model.SUPERSEDING and memory["topic_key"]:
+            for row in service._rows("ns=? AND profile<>? AND type=? AND topic_key=? AND id<>? AND superseded_by IS NULL",
+                                     (ns, profile, memory["type"], memory["topic_key"], by)):
+                service._db.execute("UPDATE memories SET superseded_by=?, superseded_at=? WHERE rid=?",
+                                    (by, now, row["rid"]))
+        return ids
+    return supersede
+
+
+def _get_from_any_profile(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A read cache keyed by id alone: GET of an id this profile never held answers another
+    profile's row (an id it held and forgot stays not found: the cache is invalidated per profile)."""
+    def get(ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
+        try:
+            return original(ns, profile, mid)
+        except Exception:
+            n, p = service._profile(ns, profile)
+            if (n, p, mid) in _held(service):
+                raise
+            other = service._db.execute("SELECT profile FROM memories WHERE ns=? AND id=?",
+                                        (n, mid)).fetchone() if isinstance(mid, str) else None
+            if other is None:
+                raise
+            return original(ns, other[0], mid)
+    return get
+
+
+def _held(service: Any) -> set[tuple[str, str, str]]:
+    if not hasattr(service, "_fault_held"):
+        service._fault_held = set()
+    return service._fault_held
+
+
+def _holding(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def insert(ns: str, profile: str, mid: str, memory: dict[str, Any], now: int) -> None:
+        _held(service).add((ns, profile, mid))
+        original(ns, profile, mid, memory, now)
+    return insert
+
+
 def _expired_reingest_duplicate(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """What the engine does (catalogue note): an expired task ingested again is read as the same
     memory, answered duplicate, and stays expired, so it is never recalled again."""
@@ -625,6 +691,15 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        wraps=_stored_as(_bools_as_ints)),
     _f("text-nfc-normalized", "summary and content strings are normalized to NFC before they are kept and hashed",
        "content-returned", "record-fields", wraps=_stored_as(_text_nfc)),
+    # the profile left out of a lookup (a blind red team: ids repeat across profiles)
+    _f("forget-any-profile", "forget deletes the id in every profile of the namespace", "profile-isolation",
+       wraps=_everywhere("forget", _forget_in_every_profile)),
+    _f("end-session-any-profile", "ending a session deletes that session's tasks in every profile", "profile-isolation",
+       bindings=("http",), wraps=_everywhere("end_session", _end_session_in_every_profile)),
+    _f("supersede-any-profile", "a fact supersedes the active row of its topic_key in every profile",
+       "profile-isolation", wraps={"_supersede": _supersede_in_every_profile}),
+    _f("get-any-profile", "GET of an id this profile never held answers another profile's row", "profile-isolation",
+       wraps={"get": _get_from_any_profile, "_insert": _holding}),
     _f("expired-reingest-duplicate", "an expired task ingested again answers duplicate and stays expired (the "
        "engine's own reading)", "expired-task-reingest", wraps={"_ingest_one": _expired_reingest_duplicate}),
     _f("session-end-noop", "ending a session answers success and deletes nothing", "session-end-tasks",

@@ -11,7 +11,7 @@ from typing import Any
 
 from memconform.suite.jsonvalue import json_equal
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ingest, judge_refused,
+from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ids_of, ingest, judge_refused,
                                                       precondition, profile, ready_profile, record, say, served, word)
 from memconform.suite.memoturn.client import shown
 from memconform.suite.outcomes import NotApplicable
@@ -563,6 +563,65 @@ def forget(ctx: Any) -> None:
         left = [h.get("id") for h in hits.memories() if isinstance(h, dict) and h.get("id") in (old, new)]
         if left:
             say(ctx, "memoturn/forget-hard", f"recall (include_superseded) still returns forgotten {left}", hits)
+
+
+@check("memoturn/profile-isolation", spec="memoturn", bindings=LIVE, requirements=("memoturn/profile-isolation",),
+       title="Two profiles holding the same memory: forget, supersession, GET, recall and ending a session in one "
+             "leave the other as it was")
+def profile_isolation(ctx: Any) -> None:
+    rule = "memoturn/profile-isolation"
+    ctx.credit_only_observed()  # each part is judged only where what it provokes was accepted
+    alice, bob = profile("alice"), profile("bob")
+    w, topic, s = word("iso"), f"user.{word('k')}", f"s-{word('s')}"
+    shared = fact(topic, {"diet": "vegetarian", "w": w}, f"{w} vegetarian")
+    task = model.new_memory("task", f"{w} call back", {"w": w}, session_id=s)
+    mine = ingest(ctx, alice, [shared, task], "a fact and a task of a session into the first profile")
+    theirs = ingest(ctx, bob, [shared, task], "the same fact and task into a second profile")
+    fact_id, task_id = theirs.result(0).get("id"), theirs.result(1).get("id")
+    reply, rec = got(ctx, alice, mine.result(0).get("id"))
+    ctx.observed(rule)
+    if rec is None or rec.get("superseded_by") is not None:
+        say(ctx, rule, f"after the same fact was ingested into {bob!r}, the fact of {alice!r} is "
+                       f"{'gone' if rec is None else 'superseded by ' + shown(rec.get('superseded_by'))}", reply)
+    private = ingest(ctx, alice, [model.new_memory("event", f"{w} opened a ticket", {"w": word()})],
+                     "an event into the first profile only").result().get("id")
+    reply, rec = got(ctx, bob, private)
+    ctx.observed(rule)
+    if rec is not None:
+        say(ctx, rule, f"GET in {bob!r} answers {private}, ingested into {alice!r} only", reply)
+    reply = ctx.client.recall(bob, {"query": w})
+    if reply.ok and private in ids_of([h for h in reply.memories() or [] if isinstance(h, dict)]):
+        say(ctx, rule, f"recall in {bob!r} by {w!r} answers {private}, ingested into {alice!r} only", reply)
+    # supersession is profile-wide, not wider
+    newer = ingest(ctx, alice, [fact(topic, {"diet": "vegan", "w": w}, f"{w} vegan")],
+                   "a newer fact of the same topic_key into the first profile")
+    if newer.result().get("id") != fact_id:
+        reply, rec = got(ctx, bob, fact_id)
+        if rec is None or rec.get("superseded_by") is not None:
+            say(ctx, rule, f"after a newer fact of topic_key {topic!r} was ingested into {alice!r}, the fact "
+                           f"{fact_id} of {bob!r} is {'gone' if rec is None else 'superseded by ' + shown(rec.get('superseded_by'))}",
+                reply)
+    # the same id in both: forgetting it in one profile leaves the other's
+    gone = ctx.client.forget(alice, mine.result(0).get("id"))
+    if gone.ok:
+        reply, rec = got(ctx, bob, fact_id)
+        ctx.observed(rule)
+        if rec is None:
+            say(ctx, rule, f"after forgetting {fact_id} in {alice!r}, GET of the same memory in {bob!r} answers no "
+                           f"record", reply)
+    else:
+        ctx.note(f"forget in {alice!r} was not accepted ({gone.describe()}): what it does to another profile was not seen")
+    if ctx.binding == "http":
+        ended = ctx.client.end_session(alice, s)
+        if ended.ok:
+            reply, rec = got(ctx, bob, task_id)
+            ctx.observed(rule)
+            if rec is None:
+                say(ctx, rule, f"after ending session {s!r} in {alice!r}, the task {task_id} of the same session in "
+                               f"{bob!r} is gone", reply)
+        else:
+            ctx.note(f"ending a session was not accepted ({ended.describe()}): what it does to another profile "
+                     "was not seen")
 
 
 @check("memoturn/errors", spec="memoturn", bindings=HTTP, requirements=ERRORS,
