@@ -498,6 +498,30 @@ def _holding(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return insert
 
 
+def _crashes_when(miss: Callable[..., bool], operation: str) -> dict[str, Any]:
+    """`operation` dereferences what a lookup did not find: an unexpected exception, 500 internal."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def operate(*args: Any) -> Any:
+            if miss(service, *args):
+                raise TypeError("'NoneType' object is not subscriptable")
+            return original(*args)
+        return operate
+    return {operation: wrap}
+
+
+def _never_written(service: Any, ns: Any, profile: Any, *rest: Any) -> bool:
+    return isinstance(ns, str) and isinstance(profile, str) and not service._known(*service._profile(ns, profile))
+
+
+def _no_such_row(service: Any, ns: Any, profile: Any, mid: Any) -> bool:
+    return isinstance(mid, str) and service._row(*service._profile(ns, profile), mid) is None
+
+
+def _unknown_type(service: Any, body: Any) -> bool:
+    types = body.get("types") if isinstance(body, dict) else None
+    return isinstance(types, list) and any(t not in model.TYPES for t in types)
+
+
 def _expired_reingest_duplicate(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """What the engine does (catalogue note): an expired task ingested again is read as the same
     memory, answered duplicate, and stays expired, so it is never recalled again."""
@@ -617,6 +641,13 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "error-envelope", bindings=("http",), wraps={"http.error": _envelope_nested}),
     _f("invalid-422", "invalid requests answer 422 validation_error", "error-codes", bindings=("http",),
        wraps={"http.error": _invalid_is_422}),
+    # lookups that miss outside what the checks used to send (a blind red team's three 500s)
+    _f("get-unknown-profile-500", "GET in a profile never written answers 500", "no-server-error",
+       bindings=("http",), wraps=_crashes_when(_never_written, "get")),
+    _f("forget-unknown-500", "DELETE of an id that is not there answers 500", "no-server-error", bindings=("http",),
+       wraps=_crashes_when(_no_such_row, "forget")),
+    _f("recall-unknown-type-500", "a recall whose types name an unknown type answers 500", "no-server-error",
+       bindings=("http",), wraps=_crashes_when(_unknown_type, "_recall_params")),
     _f("bad-json-500", "a body that is not JSON answers 500 internal", "no-server-error", bindings=("http",),
        wraps={"http.error": _json_error_is_internal}),
     # -- MCP -------------------------------------------------------------------------------------------

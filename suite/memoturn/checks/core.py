@@ -16,6 +16,7 @@ from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only
 from memconform.suite.memoturn.client import shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
+from memconform.suite.runner import observe
 
 ERRORS = ("memoturn/error-envelope", "memoturn/error-codes", "memoturn/no-server-error")
 
@@ -638,3 +639,23 @@ def errors(ctx: Any) -> None:
                   what="a recall body that is not JSON")
     reply = served(ctx.client.get(prof, "mem_" + "f" * 32))
     judge_refused(ctx, reply, rule="memoturn/error-codes", what="GET of an id never ingested", code="not_found", status=404)
+    # lookups that miss in other places: a profile never written is a lookup miss too
+    # (a bare 404 reads as a route not served: noted, never a verdict, and the rest still judged)
+    nobody = profile("never-written")
+    reply = ctx.client.get(nobody, "mem_" + "e" * 32)
+    if reply.not_served:
+        ctx.note(f"GET in a profile never written answered {reply.describe()}: no envelope to judge")
+    else:
+        judge_refused(ctx, reply, rule="memoturn/error-codes", what="GET in a profile never written",
+                      code="not_found", status=404)
+    # answers the page leaves open (deleting what is not there may succeed; an unknown type may be
+    # refused or match nothing), so only a server error and, on a refusal, its envelope are judged
+    for what, reply in (("DELETE of an id never ingested", ctx.client.forget(prof, "mem_" + "d" * 32)),
+                        ("a recall whose types filter names an unknown type",
+                         ctx.client.recall(prof, {"query": "anything", "types": ["opinion"]}))):
+        if reply.ok:
+            observe(ctx, "memoturn/no-server-error")
+        elif reply.not_served:
+            ctx.note(f"{what} answered {reply.describe()}: no envelope to judge")
+        else:
+            judge_refused(ctx, reply, rule="memoturn/error-codes", what=what, code=None)
