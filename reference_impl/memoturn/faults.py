@@ -522,6 +522,41 @@ def _unknown_type(service: Any, body: Any) -> bool:
     return isinstance(types, list) and any(t not in model.TYPES for t in types)
 
 
+def _types_after_k(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def recall_params(body: Any) -> dict[str, Any]:
+        p = original(body)
+        return {**p, "types": None, "types_after_k": p["types"]} if p["types"] else p
+    return recall_params
+
+
+def _filtered_after_k(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def recall_answer(hits: list[dict[str, Any]], txid: int, p: dict[str, Any]) -> dict[str, Any]:
+        types = p.get("types_after_k")
+        return original([h for h in hits if h["type"] in types] if types else hits, txid, p)
+    return recall_answer
+
+
+def _supersede_first_row(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The topic's first row ever written is the one marked, active or not: right while a chain is
+    two long, wrong from the third (the second stays active beside it)."""
+    def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+        if memory["type"] not in model.SUPERSEDING or not memory["topic_key"]:
+            return []
+        rows = service._rows("ns=? AND profile=? AND type=? AND topic_key=? AND id<>? ORDER BY created_at, rid LIMIT 1",
+                             (ns, profile, memory["type"], memory["topic_key"], by))
+        for r in rows:
+            service._db.execute("UPDATE memories SET superseded_by=?, superseded_at=? WHERE rid=?", (by, now, r["rid"]))
+        return [r["id"] for r in rows]
+    return supersede
+
+
+def _source_like(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+        where, params = original(ns, profile, p, now)
+        return where.replace("m.source=?", "m.source LIKE ?"), params
+    return candidates
+
+
 def _expired_reingest_duplicate(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """What the engine does (catalogue note): an expired task ingested again is read as the same
     memory, answered duplicate, and stays expired, so it is never recalled again."""
@@ -695,8 +730,14 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("recall-creates-profile", "recall of a profile never written creates it (txid 1)", "recall-unknown-profile",
        wraps={"recall": _unknown_profile_created}),
     _f("types-ignored", "recall's types filter is ignored", "recall-types-filter", wraps=_filter_ignored("types")),
+    _f("types-after-k", "recall cuts to k first and applies the types filter to what is left", "recall-types-filter",
+       wraps={"_recall_params": _types_after_k, "_recall_answer": _filtered_after_k}),
+    _f("supersede-first-row", "a fact or instruction supersedes its topic's first row, not the active one: wrong from "
+       "the third", "fact-supersedes", "instruction-supersedes", wraps={"_supersede": _supersede_first_row}),
     _f("session-filter-ignored", "recall's session_id filter is ignored", "recall-session-filter", bindings=("http",),
        wraps=_filter_ignored("session_id")),
+    _f("source-filter-like", "recall's source filter is SQL LIKE: % and _ in it are wildcards", "recall-source-filter",
+       wraps={"_candidates": _source_like}),
     _f("source-filter-ignored", "recall's source filter is ignored", "recall-source-filter",
        wraps=_filter_ignored("source")),
     # -- Lifecycle ---------------------------------------------------------------------------------------

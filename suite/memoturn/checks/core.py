@@ -326,6 +326,17 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
     if not isinstance(sup, list) or old not in sup:
         say(ctx, "memoturn/supersedes-listed", f"GET of the {mtype} that replaced {old!r} lists supersedes "
                                                f"{shown(sup)}", new_reply)
+    # a third: it is the active (second) row that is replaced, whatever the first one was
+    third = ingest(ctx, prof, [model.new_memory(mtype, "pescatarian since 2027", {"diet": "pescatarian"},
+                                                topic_key=topic, keywords="food preference")],
+                   f"a third {mtype} of the same topic_key")
+    if _superseded(third) != [new]:
+        say(ctx, rule, f"the third {mtype} under topic_key {topic!r} reported superseded {shown(_superseded(third))}, "
+                       f"not [{new!r}], the active one", third)
+    reply, rec = got(ctx, prof, new)
+    if rec is not None and rec.get("superseded_by") != third.result().get("id"):
+        say(ctx, rule, f"after a third {mtype} of topic_key {topic!r}, the second ({new!r}) has superseded_by "
+                       f"{shown(rec.get('superseded_by'))}, not {shown(third.result().get('id'))}", reply)
 
 
 def _is_time(value: Any) -> bool:

@@ -500,6 +500,20 @@ def recall_types_filter(ctx: Any) -> None:
         if dropped:
             say(ctx, rule, f"with types {types}, the recall left out the {', '.join(dropped)} holding the query word, "
                            f"which the unfiltered recall found", reply)
+    # The filter chooses among what matches, before k cuts: a fact behind four newer events that
+    # hold the query word three times each is still the one fact a recall with types [fact], k 2
+    # finds. (Four, not more: an engine that over-fetches before it filters still reaches it.)
+    v = word()
+    lone, *decoys = place(ctx, prof, [mem("fact", f"{v} fact", topic_key=f"user.{word('t')}")] +
+                          [mem("event", f"{v} {v} {v} event {i}") for i in range(4)],
+                          "a fact, then four events holding its word more often")
+    baseline(ctx, prof, {"query": v, "k": 8}, {lone: "the fact", **{d: "an event" for d in decoys}},
+             "the unfiltered recall of the five")
+    reply, hits = judged_recall(ctx, prof, {"query": v, "types": ["fact"], "k": 2}, rule,
+                                "a recall with types ['fact'] and k 2")
+    if hits is not None and lone not in ids_of(hits):
+        say(ctx, rule, f"with types ['fact'] and k 2, the recall left out the one fact holding the query word "
+                       f"({lone}): the filter was applied after k cut the events that outrank it", reply)
 
 
 @check("memoturn/recall-session-filter", spec="memoturn", bindings=("http",),
@@ -547,3 +561,10 @@ def recall_source_filter(ctx: Any) -> None:
     if mine not in ids_of(hits):
         say(ctx, rule, f"with source {a!r}, the recall left out {names[mine]}, which the unfiltered recall found",
             reply)
+    # source is a free-form value matched as written: a pattern no memory carries matches none
+    # (a filter built as SQL LIKE reads % and _ as wildcards)
+    for pattern in (a[:6] + "%", a[:-1] + "_"):
+        reply, hits = judged_recall(ctx, prof, {"query": w, "source": pattern}, rule, f"a recall with source {pattern!r}")
+        if hits is not None and ids_of(hits):
+            say(ctx, rule, f"with source {pattern!r}, which no memory carries, the recall answered "
+                           f"{', '.join(names.get(i, str(i)) for i in ids_of(hits))}", reply)
