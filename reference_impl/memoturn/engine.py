@@ -546,7 +546,8 @@ class MemoturnService:
         with self._lock:
             rows = self._db.execute(
                 "SELECT session_id, count(*), max(created_at) AS last FROM memories WHERE ns=? AND profile=? "
-                "AND session_id IS NOT NULL AND (expires_at IS NULL OR expires_at > ?) GROUP BY session_id "
+                "AND session_id IS NOT NULL AND (expires_at IS NULL OR expires_at > ?) "
+                + ("AND type='task' " if self.policy.sessions_listed == "tasks" else "") + "GROUP BY session_id "
                 "ORDER BY last DESC, session_id LIMIT ?",
                 (ns, profile, self.now_ms(), limit if limit is not None else -1)).fetchall()
             txid = self.txid(ns, profile)

@@ -29,6 +29,10 @@ class MemoturnPolicy:
     #: memoturn/batch-cap: above 1,000 memories the batch is refused as a malformed request
     #: ("invalid_request", 400), or as a body over the limit ("payload_too_large", 413).
     over_cap_code: str = "invalid_request"
+    #: memoturn/sessions-listed: GET …/sessions lists every session_id memories carry ("any"), or
+    #: only the sessions holding tasks ("tasks": session_id is "an optional grouping; required
+    #: semantics only for tasks").
+    sessions_listed: str = "any"
 
 
 def configure(implementation: Any, fault: Any, variants: Iterable[str], part: str | None = None) -> MemoturnPolicy:

@@ -26,6 +26,8 @@ MEMOTURN_VARIANTS: tuple[Variant, ...] = (
        ("forget-hard",), bindings=("http",), forget_status=204),
     _v("batch-cap-413", "a batch of more than 1,000 memories is refused with 413 payload_too_large instead of "
        "400 invalid_request", ("batch-cap",), over_cap_code="payload_too_large"),
+    _v("sessions-of-tasks", "GET …/sessions lists only the sessions that hold tasks (session_id has required "
+       "semantics only for tasks)", ("sessions-listed",), bindings=("http",), sessions_listed="tasks"),
 )
 
 

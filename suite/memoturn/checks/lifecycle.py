@@ -331,19 +331,21 @@ def expired(rec: dict[str, Any]) -> bool:
 
 
 @check("memoturn/sessions-listed", spec="memoturn", bindings=HTTP, requirements=("memoturn/sessions-listed",),
-       title="GET …/sessions lists the sessions memories were ingested with")
+       title="GET …/sessions lists the sessions tasks were ingested with")
 def sessions_listed(ctx: Any) -> None:
     rule = "memoturn/sessions-listed"
     prof = profile("list")
     s = f"s-{word('s')}"
-    place(ctx, prof, [mem("event", f"{word()} started the migration", session_id=s)])
+    # a task: session_id is an "optional grouping; required semantics only for tasks", so a listing
+    # of the sessions that hold tasks only is a reading the page allows (a blind red team's server)
+    place(ctx, prof, [mem("task", f"{word()} finish the migration", session_id=s)])
     reply = ctx.client.sessions(prof)
     if not reply.ok:
         say(ctx, rule, f"listing the sessions was {'not served' if reply.not_served else 'refused'}", reply)
         return
     # the answer's shape is not documented: the session's id anywhere in it is the listing
     if not mentions(reply.body, s):
-        say(ctx, rule, f"a memory was ingested with session_id {s!r}, and the session listing does not name it",
+        say(ctx, rule, f"a task was ingested with session_id {s!r}, and the session listing does not name it",
             reply)
 
 
