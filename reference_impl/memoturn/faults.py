@@ -557,6 +557,12 @@ def _source_like(service: Any, original: Callable[..., Any]) -> Callable[..., An
     return candidates
 
 
+def _topic_trimmed(memory: dict[str, Any]) -> dict[str, Any]:
+    """Input "cleaned": spaces around a topic_key dropped, so " user.diet " is user.diet."""
+    topic = memory["topic_key"]
+    return {**memory, "topic_key": topic.strip() if isinstance(topic, str) else topic}
+
+
 def _expired_reingest_duplicate(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """What the engine does (catalogue note): an expired task ingested again is read as the same
     memory, answered duplicate, and stays expired, so it is never recalled again."""
@@ -772,6 +778,8 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "profile-isolation", wraps={"_supersede": _supersede_in_every_profile}),
     _f("get-any-profile", "GET of an id this profile never held answers another profile's row", "profile-isolation",
        wraps={"get": _get_from_any_profile, "_insert": _holding}),
+    _f("topic-key-trimmed", "spaces around a topic_key are dropped: \" user.diet \" supersedes user.diet",
+       "supersession-keyed-by-type", wraps=_stored_as(_topic_trimmed)),
     _f("expired-reingest-duplicate", "an expired task ingested again answers duplicate and stays expired (the "
        "engine's own reading)", "expired-task-reingest", wraps={"_ingest_one": _expired_reingest_duplicate}),
     _f("session-end-noop", "ending a session answers success and deletes nothing", "session-end-tasks",

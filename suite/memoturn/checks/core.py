@@ -396,6 +396,14 @@ def no_supersession_across(ctx: Any) -> None:
                                                         f"{shown(_superseded(i))}", i)
     _active(ctx, prof, f.result().get("id"), "memoturn/supersession-keyed-by-type",
             "after an instruction of its topic_key, the fact")
+    # a topic_key is matched as written: one with spaces around it is another key (where it is accepted)
+    padded = ctx.client.ingest(prof, [fact(f" {topic} ", {"v": "padded"})])
+    if padded.ok and model.ingest_problems(padded.body, 1) == []:
+        if _superseded(padded) != []:
+            say(ctx, "memoturn/supersession-keyed-by-type", f"a fact under topic_key {f' {topic} '!r} superseded "
+                                                            f"{shown(_superseded(padded))}", padded)
+        _active(ctx, prof, f.result().get("id"), "memoturn/supersession-keyed-by-type",
+                f"after a fact under topic_key {f' {topic} '!r}, the fact under {topic!r}")
     for mtype, rid in (("event", "memoturn/event-never-supersedes"), ("task", "memoturn/task-never-supersedes")):
         session = word("s")  # one session: "session-scoped" is no supersession key either
         first_m = model.new_memory(mtype, f"one {mtype}", {"n": 1, "w": word()}, session_id=session)
