@@ -116,6 +116,19 @@ def _value_changed(change: Callable[[str], str]) -> Callable[[dict[str, Any]], d
     return lambda memory: {**memory, "value": change(memory["value"])}
 
 
+def _metadata_bools_as_ints(memory: dict[str, Any]) -> dict[str, Any]:
+    """Metadata kept in a store whose JSON column has no boolean (true comes back 1)."""
+    def walk(v: Any) -> Any:
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return v
+    return {**memory, "metadata": walk(memory["metadata"])} if isinstance(memory.get("metadata"), dict) else memory
+
+
 def _namespace_folded(memory: dict[str, Any]) -> dict[str, Any]:
     return {**memory, "namespace": memory["namespace"].lower()}
 
@@ -606,6 +619,8 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("value-astral-replaced", "characters beyond U+FFFF in a value are stored as U+FFFD (a 3-byte UTF-8 column)",
        "store-returns-stored", wraps=after("_validate", _value_changed(
            lambda v: "".join("\ufffd" if ord(c) > 0xFFFF else c for c in v)))),
+    _f("metadata-bools-as-ints", "booleans in metadata are stored as integers: true comes back 1 (Python's == "
+       "called them equal)", "store-returns-stored", wraps=after("_validate", _metadata_bools_as_ints)),
     _f("value-trailing-space-trimmed", "a value is stored with its trailing white space and line breaks trimmed",
        "store-returns-stored", wraps=after("_validate", _value_changed(str.rstrip))),
     _f("namespace-casefolded", "namespaces are case-folded on every operation (a case-insensitive collation): a "

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from memconform.suite.interop.model import MISSING, Loss, RoundTrip, charge_once
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite.oams import model
 from memconform.suite.oams.client import OamsClient, fresh_namespace, list_every
 from memconform.suite.outcomes import NotApplicable
@@ -154,10 +155,10 @@ def _same(field: str, want: Any, have: Any) -> bool:
     if field == "tags" and isinstance(have, list):
         return [str(x).lower() for x in want] == [str(x).lower() for x in have]
     if field == "metadata" and isinstance(have, dict):
-        return {k: v for k, v in have.items() if k != "score" or "score" in want} == want
+        return json_equal({k: v for k, v in have.items() if k != "score" or "score" in want}, want)
     if field == "embedding" and isinstance(have, list) and len(have) == len(want):
         return all(isinstance(h, (int, float)) and abs(h - w) <= 1e-6 * max(1.0, abs(w)) for h, w in zip(have, want))
-    return have == want
+    return json_equal(have, want)
 
 
 def _place(client: OamsClient, planned: list[dict[str, Any]], label: str) -> None:

@@ -23,6 +23,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
+from memconform.suite.jsonvalue import json_equal
+
 VERSION = "0.1"
 #: The fields §2 names, in its order; the first five make a memory valid.
 REQUIRED_FIELDS = ("key", "namespace", "value", "created_at", "updated_at")
@@ -222,7 +224,7 @@ def same_memory_fields(sent: dict[str, Any], got: Any, fields: tuple[str, ...] |
             have = {k: v for k, v in have.items() if k != "score" or "score" in want}
         if have is _MISSING:
             out.append(f"`{name}` sent {describe(want, 80)}, missing in the answer")
-        elif have != want:
+        elif not json_equal(have, want):  # true is not 1
             out.append(f"`{name}` sent {describe(want, 80)}, came back {describe(have, 80)}")
     return out
 

@@ -75,7 +75,7 @@ def store_returns_memory(ctx: Any) -> None:
     sent = [
         model.new_memory(ns, key("store"), "# Notes\n\n**Markdown** value — ünïcödé ✓\nsecond line",
                          tags=["research", "memory"], metadata={"value_type": "markdown", "confidence": 0.75,
-                                                                "language": "en", "nested": {"a": [1, 2, None]}},
+                                                                "language": "en", "nested": {"a": [1, 2, None], "ok": True}},
                          source_id="https://example.com/article?x=1#frag", parent_id=None),
         model.new_memory(ns, key("store.v"), "with a vector", embedding_model="text-embedding-3-small",
                          embedding=[0.0123, -0.0456, 0.5], source_id=None),
