@@ -37,6 +37,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite import catalogue as catalogues
 from memconform.suite.outcomes import LEVELS, Inconclusive, NotApplicable, TargetError, Waived
 from memconform.suite.registry import Case, check
@@ -1775,7 +1776,7 @@ def optional_members(ctx: CheckContext) -> None:
         for key in path:
             node = node.get(key, _MISSING) if isinstance(node, dict) else _MISSING
         ctx.observed(requirement)
-        if node is _MISSING or node != value:
+        if node is _MISSING or not json_equal(node, value):  # true is not 1
             ctx.violation(requirement, f"the record was accepted, but get {rid} shows {name} as "
                           f"{'absent' if node is _MISSING else json.dumps(node)}, where "
                           f"{json.dumps(value)} was given; {_spec(requirement)}", sent=rec, received=stored,

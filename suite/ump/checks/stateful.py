@@ -41,7 +41,6 @@ judges records it placed (by id); the store is shared with every other check.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -49,6 +48,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite import catalogue as catalogues
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
@@ -140,19 +140,6 @@ def _instant(value: Any) -> datetime | None:
     except ValueError:
         return None
     return t if t.tzinfo is not None else None
-
-
-def _same_json(a: Any, b: Any) -> bool:
-    """Equal as JSON values: numbers by value (2**60 and 1.152921504606847e18 alike), no bool for a number."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
 
 
 def _asks(requirement: str) -> str:
@@ -322,7 +309,7 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
                       f"with {rec.visibility!r}", reply)
         got_structured = body.get("structured", _ABSENT)
         match = [v for v in rec.structured if (v is _ABSENT and got_structured is _ABSENT)
-                 or (v is not _ABSENT and got_structured is not _ABSENT and _same_json(v, got_structured))]
+                 or (v is not _ABSENT and got_structured is not _ABSENT and json_equal(v, got_structured))]
         if not match:
             allowed = " or ".join("no body.structured" if v is _ABSENT else _show(v) for v in rec.structured)
             self.fail(self._content_requirement(rec, "body.structured"),
