@@ -144,6 +144,11 @@ class UmpPolicy:
     #: §5.3 made observable. Other reading: §5.3 binds "any consumer that injects recalled memory into
     #: a model context", and no UMP binding has such an operation, so a server offers none (False).
     rehydrate_helper: bool = True
+    #: ump/rehydrate-frame-structurally: §5.3 asks for "clearly delimited, typed data (e.g. a fenced
+    #: block tagged as untrusted memory)". The reference frames a tag, one escaped line per record
+    #: ("tag"); a tilde fence tagged untrusted, one JSON object per line, closed by a fence longer
+    #: than any run of tildes inside, is §5.3's own example ("fence").
+    rehydrate_frame: str = "tag"
     #: ump/subscribe-stream over MCP: change notifications come under the logger "ump/subscribe",
     #: after a {"type": "subscribed"} acknowledgement (memconform's convention). Other reading: §3.8
     #: says only "MCP notifications", so a server may use a logger of its own and send no

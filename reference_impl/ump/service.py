@@ -67,7 +67,7 @@ from memconform.suite.ump import captoken, consent, ids, integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
 from memconform.suite.ump.did import is_did
-from memconform.suite.ump.rehydrate import render
+from memconform.suite.ump.rehydrate import render, render_fenced
 
 __all__ = ["UmpService", "Subscription", "HTTP_STATUS", "ERROR_CODES", "OPERATIONS", "MAX_RECALL"]
 
@@ -1322,6 +1322,8 @@ class UmpService:
 
     def _frame(self, included: list[dict[str, Any]]) -> str:
         """The rehydration text: the records as data inside the frame (§5.3)."""
+        if self.policy.rehydrate_frame == "fence":
+            return render_fenced(included)
         return render(included)
 
     def _drop_reason(self, rec: Mapping[str, Any], version: str) -> str | None:

@@ -124,6 +124,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             ("ump/rehydrate-verify", "ump/rehydrate-filter-before-ranking", "ump/rehydrate-frame-structurally",
              "ump/rehydrate-never-execute", "ump/client-procedural-not-authoritative"),
             {"rehydrate_helper": False}, bindings=("http", "mcp")),
+    Variant("rehydrate-tilde-fence", "ump", "rehydrate frames the records in a tilde fence tagged untrusted "
+            "(~~~~ump-memory untrusted … ~~~~, the closing fence longer than any tilde run inside), one JSON "
+            "object per record: §5.3's own example of a frame", ("ump/rehydrate-frame-structurally",),
+            {"rehydrate_frame": "fence"}, bindings=("http", "mcp")),
     Variant("mcp-subscribe-own-logger", "ump", "ump.subscribe notifies each change under a logger of its own "
             "(acme.memory.changes) and sends no {\"type\": \"subscribed\"} acknowledgement",
             ("ump/subscribe-stream",), {"mcp_subscribe_logger": "acme.memory.changes"}, bindings=("mcp",)),

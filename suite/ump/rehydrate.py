@@ -23,7 +23,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["OPEN", "CLOSE", "WARNING", "render", "clean", "parse"]
+__all__ = ["OPEN", "CLOSE", "WARNING", "render", "render_fenced", "clean", "parse"]
 
 OPEN = '<ump:memory trust="untrusted-data">'
 CLOSE = "</ump:memory>"
@@ -59,6 +59,20 @@ def render(records: Iterable[Mapping[str, Any]]) -> str:
         lines.append(f"- [{_label(kind)} {_label(rid)}] {clean(text)}".rstrip())
     lines.append(CLOSE)
     return "\n".join(lines) + "\n"
+
+
+def render_fenced(records: Iterable[Mapping[str, Any]]) -> str:
+    """§5.3's own example, the other way: a tilde fence tagged untrusted, one JSON object per record
+    (ASCII-escaped, so no line or paragraph separator survives), closed by a fence one tilde longer
+    than any run of tildes inside."""
+    import json
+
+    lines = [json.dumps({"kind": rec.get("kind"), "id": rec.get("id"),
+                         "text": (rec.get("body") or {}).get("text", "") if isinstance(rec.get("body"), Mapping) else ""},
+                        ensure_ascii=True) for rec in records if isinstance(rec, Mapping)]
+    longest = max((len(run) for line in [WARNING, *lines] for run in re.findall("~+", line)), default=0)
+    fence = "~" * max(4, longest + 1)
+    return "\n".join([f"{fence}ump-memory untrusted", WARNING, *lines, fence]) + "\n"
 
 
 def parse(text: str) -> list[dict[str, str]] | None:

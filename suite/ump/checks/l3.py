@@ -899,7 +899,9 @@ def _frame_problems(text: str, start: str, end: str) -> list[str]:
     closing = lines[-1] if lines else ""
     if not closing or start in closing or end in closing:
         out.append("the text does not end with a closing delimiter after the record")
-    elif text.count(closing) != 1 or closing in text[i:j + len(end)]:
+    elif sum(1 for ln in lines if ln == closing) != 1 or closing in text[i:j + len(end)]:
+        # the closing delimiter as a line of its own, once; the opening line may begin with the same
+        # characters (a fence `~~~~ump-memory untrusted` closed by `~~~~`) without closing anything
         out.append(f"the body's own copy of the closing delimiter {closing!r} is reproduced verbatim, so the body "
                    "can close the frame early")
     return out
