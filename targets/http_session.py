@@ -23,6 +23,33 @@ _HEAD = 120  # bytes of an answer quoted in a reason
 
 #: A kept-alive connection the server closed under us: worth one resend on a fresh connection.
 _RESENDABLE = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+#: A 429 is waited out (its Retry-After, at most RATE_WAIT_CAP_S; 1 s without one) and sent again,
+#: at most RATE_RETRIES times: a rate limit is a server's legitimate answer (UMP §3.7's
+#: rate_limited), never a verdict on what was asked.
+RATE_RETRIES = 4
+RATE_WAIT_CAP_S = 5.0
+
+
+class RateLimited(TargetError):
+    """The server kept answering 429: what it would have answered was not seen (a target error
+    naming it, never a verdict). An answer came, so the circuit breaker does not count it."""
+
+    transport_failure = False
+
+
+def retry_after(response: httpx.Response) -> float:
+    """How long a 429 asks to wait: Retry-After in seconds or as an HTTP date, capped; 1 s without."""
+    value = response.headers.get("retry-after", "").strip()
+    try:
+        wait = float(value)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            wait = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            wait = 1.0
+    return min(max(wait, 0.0), RATE_WAIT_CAP_S)
 
 
 def size_text(size: int) -> str:
@@ -132,6 +159,15 @@ class HttpSession:
             except _RESENDABLE:
                 self._renew()
                 response = self._exchange(request, what)
+            for _ in range(RATE_RETRIES):
+                if response.status_code != 429:
+                    break
+                time.sleep(retry_after(response))
+                response = self._exchange(request, what)
+            if response.status_code == 429:
+                raise RateLimited(f"{what}: rate limited (HTTP 429, {first_bytes(response.content)}) after "
+                                  f"{RATE_RETRIES} waits of up to {RATE_WAIT_CAP_S:g} s each: the answer to this "
+                                  f"request was never given, so nothing is judged on it")
             if response.status_code >= 500:
                 self._renew()
             return response
