@@ -112,6 +112,15 @@ UMP_FAULTS = (
 SERVER_FAULTS = (
     # capabilities (§3.1)
     # The snapshot repeats the newest record's text, so a recall for it finds one record more.
+    # a subscription is a read too (found by a blind red team: its stream leaked what get and recall withheld)
+    Fault("subscribe-trusts-owner-param", "ump", "subscribe serves any owner's scope the request names, every "
+          "change in it to every subscriber, private records included", ("ump/visibility-private",),
+          overrides={"subscribe_foreign_owner": "visible"},
+          wraps={"_publish": w.publish_to_every_subscriber(check_visibility=False, redact=True)}),
+    Fault("subscribe-unredacted", "ump", "subscribe serves another owner's public records as stored: consent.redact "
+          "is applied by get and recall only", ("ump/consent-redact-boundary",),
+          overrides={"subscribe_foreign_owner": "visible"},
+          wraps={"_publish": w.publish_to_every_subscriber(check_visibility=True, redact=False)}),
     Fault("capabilities-side-effect", "ump", "every capabilities call snapshots the newest memory into a new "
           "working memory", ("ump/capabilities-no-side-effects",),
           wraps={"_capabilities": w.capabilities_side_effect}),

@@ -149,6 +149,10 @@ class UmpPolicy:
     #: ("tag"); a tilde fence tagged untrusted, one JSON object per line, closed by a fence longer
     #: than any run of tildes inside, is §5.3's own example ("fence").
     rehydrate_frame: str = "tag"
+    #: ump/visibility-private, ump/consent-redact-boundary on a stream: a subscription naming another
+    #: owner's scope is refused ("refused", forbidden_scope), or served only what the subscriber may
+    #: see, public records redacted, as recall would ("visible"). §3.8 says only "a scope".
+    subscribe_foreign_owner: str = "refused"
     #: ump/subscribe-stream over MCP: change notifications come under the logger "ump/subscribe",
     #: after a {"type": "subscribed"} acknowledgement (memconform's convention). Other reading: §3.8
     #: says only "MCP notifications", so a server may use a logger of its own and send no

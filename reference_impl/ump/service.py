@@ -384,7 +384,8 @@ class UmpService:
                 raise UmpError("forbidden_scope", "subscribe: name the owner whose records to stream "
                                                   "(scope.owner; over HTTP ?owner=<did>)")
             who = self._who(grant, scope.get("owner"))
-            self._check_request_scope(who, scope, "subscribe")
+            self._check_request_scope(who, scope, "subscribe",
+                                      foreign_owner=self.policy.subscribe_foreign_owner == "visible")
             sub = Subscription(self, version, who, scope)
             self._subscriptions.append(sub)
             return sub
@@ -497,16 +498,19 @@ class UmpService:
             return {}
         return who.grant.scope
 
-    def _check_request_scope(self, who: _Who, scope: Mapping[str, Any], operation: str) -> None:
-        """A request's scope (recall, rehydrate, subscribe) must stay inside the token's."""
+    def _check_request_scope(self, who: _Who, scope: Mapping[str, Any], operation: str,
+                             foreign_owner: bool = False) -> None:
+        """A request's scope (recall, rehydrate, subscribe) must stay inside the token's.
+        `foreign_owner`: another owner's scope may be asked for (what is served is then only what
+        the requester may see)."""
         if who.grant is None:
             return
         for key, value in self._token_scope(who).items():
-            if key in scope and scope[key] != value:
+            if key in scope and scope[key] != value and not (foreign_owner and key == "owner"):
                 raise UmpError("forbidden_scope", f"{operation}: scope.{key} {scope[key]!r} lies outside the "
                                                   f"token's scope ({_grant_text(who.grant)})")
         owner = scope.get("owner")
-        if owner is not None and who.principal is not ANY and owner != who.principal:
+        if owner is not None and who.principal is not ANY and owner != who.principal and not foreign_owner:
             raise UmpError("forbidden_scope", f"{operation}: scope.owner {owner!r} is not the token's issuer "
                                               f"({_grant_text(who.grant)}); a token grants only its issuer's records")
 

@@ -128,6 +128,9 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "(~~~~ump-memory untrusted … ~~~~, the closing fence longer than any tilde run inside), one JSON "
             "object per record: §5.3's own example of a frame", ("ump/rehydrate-frame-structurally",),
             {"rehydrate_frame": "fence"}, bindings=("http", "mcp")),
+    Variant("subscribe-other-owners-public", "ump", "a subscription naming another owner's scope is served what "
+            "the subscriber may see (that owner's public records, redacted) instead of being refused",
+            ("ump/visibility-private", "ump/consent-redact-boundary"), {"subscribe_foreign_owner": "visible"}),
     Variant("mcp-subscribe-own-logger", "ump", "ump.subscribe notifies each change under a logger of its own "
             "(acme.memory.changes) and sends no {\"type\": \"subscribed\"} acknowledgement",
             ("ump/subscribe-stream",), {"mcp_subscribe_logger": "acme.memory.changes"}, bindings=("mcp",)),

@@ -25,6 +25,7 @@ import base64
 import re
 import time as _time
 import urllib.parse
+import json
 from typing import Any
 
 from memconform.suite.outcomes import NotApplicable, Waived
@@ -427,6 +428,66 @@ def subscribe_stream(ctx: CheckContext) -> None:
     if not any(ids["tombstoned"] in _event_ids(e) and _says_tombstoned(e, ids["tombstoned"]) for e in events):
         _fail(ctx, R, f"no event says that {ids['tombstoned']} was forgotten (tombstoned) within the driver's timeout "
                       f"({len(events)} event(s), naming {listed})", sent=sent, received=received)
+
+
+@check("ump/l3/subscribe-boundary", spec=SPEC, requirements=("ump/visibility-private", "ump/consent-redact-boundary"),
+       bindings=LIVE, title="another owner's subscription to owner-a's scope is never sent owner-a's private records, "
+                            "and a public record it is sent is redacted")
+def subscribe_boundary(ctx: CheckContext) -> None:
+    """owner-b subscribes, with its own token, to {owner: owner-a, project: P}. While subscribed,
+    owner-a remembers a private record in P, then a public one carrying a secret under
+    consent.redact. An event naming the private record, or carrying the secret, is a leak across
+    the visibility boundary, as get and recall would be (a blind red team's server streamed both).
+    A refusal of owner-b's subscription leaks nothing. What was withheld is judged only when the
+    subscription is seen delivering: the public record's event arrived (absence is no evidence)."""
+    ctx.credit_only_observed()
+    m = marker("sbb")
+    project = f"{PROJECT}/sbb-{m}"
+    secret = f"sk{marker('secret')}"
+    ids: dict[str, str] = {}
+
+    def trigger() -> None:
+        private = sample_record(text=f"{m} owner-a private", visibility="private")
+        private["scope"]["project"] = project
+        r = ctx.client.remember(private)
+        ids["private"] = r.body.get("id", "?") if r.ok else "?"
+        public = sample_record(text=f"{m} owner-a public with a secret", visibility="public",
+                               consent={"redact": ["body.structured.token"], "exportable": True})
+        public["scope"]["project"] = project
+        public["body"]["structured"] = {"token": secret, "service": "deploy"}
+        r = ctx.client.remember(public)
+        ids["public"] = r.body.get("id", "?") if r.ok else "?"
+
+    # the private write comes first: a leaking server's first event is the leak, and a right one's
+    # first (the public record) ends the wait at once
+    outcome = _subscribe_scoped(ctx, trigger, auth=AS_B, scope={"owner": did(OWNER_A), "project": project}, expect=1)
+    if outcome.error_code == "unsupported" and ctx.binding == "mcp":
+        raise NotApplicable(f"the server offers no subscribe over MCP ({outcome.error_message})")
+    sent = {"subscribe": outcome.sent, "as": "owner-b", "writes by owner-a": ids}
+    if outcome.error_code is not None or outcome.status not in (None, 200):
+        ctx.observed("ump/visibility-private")  # refused: nothing crosses
+        ctx.note(f"owner-b's subscription to owner-a's scope was refused ({outcome.status}, "
+                 f"{outcome.error_code!r}): redaction on a stream was not seen")
+        return
+    if "?" in ids.values() or len(ids) < 2:
+        raise NotApplicable(f"precondition failed: owner-a's writes while owner-b was subscribed ({ids})")
+    events = [e for e in outcome.events if isinstance(e, dict)]
+    received = {"events": events, "problems": list(outcome.problems)}
+    if any(ids["private"] in _event_ids(e) for e in events):
+        ctx.observed("ump/visibility-private")
+        _fail(ctx, "ump/visibility-private", f"owner-b's subscription to {{owner: owner-a, project: {project}}} was "
+                                             f"sent an event about {ids['private']}, owner-a's private record",
+              sent=sent, received=received)
+    public_events = [e for e in events if ids["public"] in _event_ids(e)]
+    if not public_events:
+        ctx.note("owner-b's subscription delivered no event about owner-a's public record within the driver's "
+                 "timeout: what it withholds (the private record, the redacted value) was not seen")
+        return
+    ctx.observed("ump/visibility-private", "ump/consent-redact-boundary")
+    if any(secret in json.dumps(e, ensure_ascii=False) for e in public_events):
+        _fail(ctx, "ump/consent-redact-boundary", f"owner-b's subscription was sent owner-a's public record "
+                                                  f"{ids['public']} with the value at consent.redact path "
+                                                  "body.structured.token", sent=sent, received=received)
 
 
 @check("ump/l3/subscribe-event-form", spec=SPEC, requirements=("ump/subscribe-event-form",), bindings=HTTP,
