@@ -576,9 +576,14 @@ def http_route_feedback(ctx: CheckContext) -> None:
     rid = remember_new(ctx.client, sample_record(text=f"{m} feedback over http"))
     body = json.dumps({"id": rid, "outcome": "followed"}).encode()
     reply = ctx.client.call_raw("POST", "/ump/feedback", body, {"Content-Type": "application/json"})
-    if not (reply.status is not None and 200 <= reply.status < 300 and reply.ok):
+    if not (reply.status is not None and 200 <= reply.status < 300):
         _fail(ctx, "ump/http-route-feedback", f"POST /ump/feedback {{id: {rid}, outcome: followed}} did not answer a "
                                               "2xx success", reply)
+    elif not reply.ok:
+        # the route works; what it answered is not the JSON object every /ump/<op> route answers
+        _fail(ctx, "ump/http-route-feedback", f"POST /ump/feedback {{id: {rid}, outcome: followed}} answered HTTP "
+                                              f"{reply.status}, but its body is not a JSON object free of an error "
+                                              "envelope (what the other /ump/<op> routes answer)", reply)
 
 
 @check("ump/l3/http-route-subscribe", spec=SPEC, requirements=("ump/http-route-subscribe",), bindings=HTTP,
