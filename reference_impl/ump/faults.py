@@ -121,6 +121,9 @@ SERVER_FAULTS = (
           "is applied by get and recall only", ("ump/consent-redact-boundary",),
           overrides={"subscribe_foreign_owner": "visible"},
           wraps={"_publish": w.publish_to_every_subscriber(check_visibility=True, redact=False)}),
+    Fault("merge-across-owners", "ump", "remember merges a record into another owner's public record of the same text "
+          "(answered merged with that record's id: the writer's memory is stored as someone else's)",
+          ("ump/remember-persists",), wraps={"_merge_target": w.merge_across_owners}),
     Fault("capabilities-side-effect", "ump", "every capabilities call snapshots the newest memory into a new "
           "working memory", ("ump/capabilities-no-side-effects",),
           wraps={"_capabilities": w.capabilities_side_effect}),

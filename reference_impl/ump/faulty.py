@@ -1134,3 +1134,19 @@ def publish_to_every_subscriber(*, check_visibility: bool, redact: bool) -> Call
                 sub._push(event)
         return publish
     return wrap
+
+
+def merge_across_owners(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Dedup looks for the same text among every owner's public records first (shared knowledge
+    stored once): another owner's remember is answered merged into that record."""
+    def wrong(version: str, owner: str, kind: str, text: str) -> Any:
+        from memconform.reference_impl.ump.store import Stored
+
+        for row in service._store.db.execute(
+                "SELECT rowid, version, json FROM records WHERE version = ? AND kind = ? AND status = 'active' "
+                "AND superseded = 0 ORDER BY rowid", (version, kind)):
+            rec = json.loads(row["json"])
+            if rec.get("body", {}).get("text") == text and (rec.get("scope") or {}).get("visibility") == "public":
+                return Stored(row["rowid"], row["version"], rec, row["json"])
+        return original(version, owner, kind, text)
+    return wrong

@@ -702,8 +702,8 @@ class UmpService:
                     return self._merged(version, existing)
                 raise _invalid(f"/id: {rec['id']} is already the id of a different record; leave id out to get a "
                                "new one")
-        target = (self._store.merge_target(version, owner, rec["kind"], rec["body"]["text"])
-                  if self.policy.merge_duplicates else None)
+        target = self._merge_target(version, owner, rec["kind"], rec["body"]["text"]) \
+            if self.policy.merge_duplicates else None
         if target is not None:
             return self._merged(version, target)
 
@@ -840,6 +840,10 @@ class UmpService:
                                                 "scope.owner, scope.visibility, time.created; provenance at L2+, "
                                                 "§2.6), so no other owner could be served this record with its "
                                                 "redact applied (§2.7); name members a record may lack")
+
+    def _merge_target(self, version: str, owner: str, kind: str, text: str) -> Stored | None:
+        """§3.3's dedup policy: an active record of the same owner and kind with the same text."""
+        return self._store.merge_target(version, owner, kind, text)
 
     def _merged(self, version: str, existing: Stored) -> dict[str, Any]:
         self._publish("merged", version, existing.rowid, existing.record)

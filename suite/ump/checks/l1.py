@@ -980,6 +980,37 @@ def remember_merge(ctx: CheckContext) -> None:
                       f"{_spec('ump/remember-merge-returns-existing-id')}", sent=rec, received=got)
 
 
+@check("ump/l1/remember-merge-own-owner", spec="ump", requirements=("ump/remember-persists",), bindings=LIVE,
+       title="a remember is never merged into another owner's record")
+def remember_merge_own_owner(ctx: CheckContext) -> None:
+    """owner-a remembers a public record; owner-b remembers one with the same kind and text, its own.
+    A merge is the server's dedup policy (§3.3 MAY), but one into owner-a's record answers owner-b
+    with a record whose owner is owner-a: owner-b's memory is not stored as owner-b's, and owner-b
+    learns owner-a's id (a blind red team's server). Created, or merged into a record of owner-b's,
+    is right."""
+    text = f"{marker('mgo')} the same words, written by two owners"
+    theirs = sample_record("semantic", text=text, visibility="public")
+    first = _put(ctx, theirs, auth=Auth.as_owner(OWNER_A))
+    _internal(first)
+    if not _accepted(first) or not _new_id(first):
+        raise NotApplicable(f"precondition failed: owner-a's remember answered {first.describe()}")
+    mine = sample_record("semantic", owner=OWNER_B, text=text, visibility="public")
+    second = _put(ctx, mine, auth=Auth.as_owner(OWNER_B))
+    _internal(second)
+    if not _accepted(second) or not _new_id(second):
+        raise NotApplicable(f"owner-b's remember answered {second.describe()}; judged by ump/l1/remember-result")
+    if second.body.get("result") == "merged" or _new_id(second) == _new_id(first):
+        read, got = _get(ctx, _new_id(second), auth=Auth.as_owner(OWNER_B))
+        owner = ((got or {}).get("scope") or {}).get("owner")
+        if _new_id(second) == _new_id(first) or (got is not None and owner != did(OWNER_B)):
+            ctx.violation("ump/remember-persists", f"owner-b's remember of its own record was answered "
+                          f"{second.body.get('result')!r} with id {_new_id(second)}, owner-a's record "
+                          f"{_new_id(first)} of the same text"
+                          + (f" (get answers it with scope.owner {owner!r})" if got else "")
+                          + f": owner-b's memory is not stored as its own; {_spec('ump/remember-persists')}",
+                          sent=mine, received={"owner-a's remember": first.body, "owner-b's remember": second.body})
+
+
 @check("ump/l1/remember-fills-id", spec="ump", requirements=("ump/remember-fills-id",), bindings=LIVE,
        title="remember takes a record without id and gives it one (§3.3)")
 def remember_fills_id(ctx: CheckContext) -> None:
