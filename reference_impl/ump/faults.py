@@ -121,6 +121,9 @@ SERVER_FAULTS = (
           "is applied by get and recall only", ("ump/consent-redact-boundary",),
           overrides={"subscribe_foreign_owner": "visible"},
           wraps={"_publish": w.publish_to_every_subscriber(check_visibility=True, redact=False)}),
+    Fault("visibility-by-project-only", "ump", "a private record in no project is served to every owner (the "
+          "visibility filter is written against the project)", ("ump/visibility-private",),
+          wraps={"_visible_sql": w.visibility_by_project_only}),
     Fault("merge-across-owners", "ump", "remember merges a record into another owner's public record of the same text "
           "(answered merged with that record's id: the writer's memory is stored as someone else's)",
           ("ump/remember-persists",), wraps={"_merge_target": w.merge_across_owners}),

@@ -1150,3 +1150,14 @@ def merge_across_owners(service: Any, original: Callable[..., Any]) -> Callable[
                 return Stored(row["rowid"], row["version"], rec, row["json"])
         return original(version, owner, kind, text)
     return wrong
+
+
+def visibility_by_project_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The visibility filter is written against the project: a record in no project is served to
+    anyone who asks."""
+    def wrong(who: Any) -> tuple[str, list[Any]]:
+        from memconform.reference_impl.ump.service import _SCOPE_COLUMNS
+
+        where, params = original(who)
+        return f"(({where}) OR {_SCOPE_COLUMNS['project']} IS NULL)", params
+    return wrong

@@ -888,9 +888,19 @@ def visibility_private(ctx: CheckContext) -> None:
     """owner-a stores a private record. As owner-b: recall without scope, recall with scope
     owner-b, (token servers) recall naming owner-a's scope, and get of the id: none returns the
     record or its text."""
+    _private_withheld(ctx, sample_record(text=f"{marker('prv')} my salary is 100k", visibility="private"))
+    # a record in no project too: a visibility filter written against the project alone lets it
+    # through (found by a blind red team)
+    bare = sample_record(text=f"{marker('prv')} my pin is 4321", visibility="private")
+    if isinstance(bare.get("scope"), dict) and "project" in bare["scope"]:
+        del bare["scope"]["project"]
+        _private_withheld(ctx, bare, " (in no project)")
+
+
+def _private_withheld(ctx: CheckContext, rec: dict[str, Any], which: str = "") -> None:
     R = "ump/visibility-private"
-    m = marker("prv")
-    rid = remember_new(ctx.client, sample_record(text=f"{m} my salary is 100k", visibility="private"))
+    m = rec["body"]["text"].split()[0]
+    rid = remember_new(ctx.client, rec)
     _read(ctx, rid, "get by the owner", auth=AS_A)
     requests = [({"query": m, "limit": 50}, "recall without scope"),
                 ({"query": m, "scope": {"owner": did(OWNER_B)}, "limit": 50}, "recall in owner-b's scope")]
@@ -902,12 +912,13 @@ def visibility_private(ctx: CheckContext) -> None:
         reply = ctx.client.recall(request, auth=AS_B)
         leaked = _leaks(reply, rid, m)
         if leaked:
-            _fail(ctx, R, f"owner-b's {label} returned owner-a's private record ({', '.join(leaked)})", reply)
+            _fail(ctx, R, f"owner-b's {label} returned owner-a's private record{which} ({', '.join(leaked)})", reply)
     got = ctx.client.get(rid, auth=AS_B)
     if got.ok:
-        _fail(ctx, R, f"owner-b's get of owner-a's private record {rid} returned it", got)
+        _fail(ctx, R, f"owner-b's get of owner-a's private record{which} {rid} returned it", got)
     elif m in (got.error_message or "") or m in json.dumps(got.body, ensure_ascii=False, default=str):
-        _fail(ctx, R, f"owner-b's get of owner-a's private record {rid} was refused but the answer reveals its text", got)
+        _fail(ctx, R, f"owner-b's get of owner-a's private record{which} {rid} was refused but the answer reveals "
+                      "its text", got)
 
 
 @check("ump/l2/visibility-public", spec=SPEC, requirements=("ump/visibility-public",), bindings=LIVE,
