@@ -999,16 +999,20 @@ def remember_merge_own_owner(ctx: CheckContext) -> None:
     _internal(second)
     if not _accepted(second) or not _new_id(second):
         raise NotApplicable(f"owner-b's remember answered {second.describe()}; judged by ump/l1/remember-result")
-    if second.body.get("result") == "merged" or _new_id(second) == _new_id(first):
-        read, got = _get(ctx, _new_id(second), auth=Auth.as_owner(OWNER_B))
-        owner = ((got or {}).get("scope") or {}).get("owner")
-        if _new_id(second) == _new_id(first) or (got is not None and owner != did(OWNER_B)):
-            ctx.violation("ump/remember-persists", f"owner-b's remember of its own record was answered "
-                          f"{second.body.get('result')!r} with id {_new_id(second)}, owner-a's record "
-                          f"{_new_id(first)} of the same text"
-                          + (f" (get answers it with scope.owner {owner!r})" if got else "")
-                          + f": owner-b's memory is not stored as its own; {_spec('ump/remember-persists')}",
-                          sent=mine, received={"owner-a's remember": first.body, "owner-b's remember": second.body})
+    # judged on what owner-b reads back (a server that keeps nothing shows nothing either way)
+    read, got = _get(ctx, _new_id(second), auth=Auth.as_owner(OWNER_B))
+    if got is None:
+        raise NotApplicable(f"owner-b's get of {_new_id(second)}, the id its remember answered, answered "
+                            f"{read.describe()}; judged by ump/l1/remember-persists")
+    owner = (got.get("scope") or {}).get("owner")
+    if _new_id(second) == _new_id(first) or owner != did(OWNER_B):
+        ctx.violation("ump/remember-persists", f"owner-b's remember of its own record was answered "
+                      f"{second.body.get('result')!r} with id {_new_id(second)}"
+                      + (", owner-a's record of the same text" if _new_id(second) == _new_id(first) else "")
+                      + f" (get answers it with scope.owner {owner!r}): owner-b's memory is not stored as its own; "
+                      f"{_spec('ump/remember-persists')}",
+                      sent=mine, received={"owner-a's remember": first.body, "owner-b's remember": second.body,
+                                           "owner-b's get": got})
 
 
 @check("ump/l1/remember-fills-id", spec="ump", requirements=("ump/remember-fills-id",), bindings=LIVE,

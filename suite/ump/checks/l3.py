@@ -438,8 +438,9 @@ def subscribe_boundary(ctx: CheckContext) -> None:
     owner-a remembers a private record in P, then a public one carrying a secret under
     consent.redact. An event naming the private record, or carrying the secret, is a leak across
     the visibility boundary, as get and recall would be (a blind red team's server streamed both).
-    A refusal of owner-b's subscription leaks nothing. What was withheld is judged only when the
-    subscription is seen delivering: the public record's event arrived (absence is no evidence)."""
+    A refusal of owner-b's subscription leaks nothing and judges nothing. What was withheld is
+    judged only when the subscription is seen delivering: the public record's event arrived
+    (absence is no evidence)."""
     ctx.credit_only_observed()
     m = marker("sbb")
     project = f"{PROJECT}/sbb-{m}"
@@ -465,9 +466,9 @@ def subscribe_boundary(ctx: CheckContext) -> None:
         raise NotApplicable(f"the server offers no subscribe over MCP ({outcome.error_message})")
     sent = {"subscribe": outcome.sent, "as": "owner-b", "writes by owner-a": ids}
     if outcome.error_code is not None or outcome.status not in (None, 200):
-        ctx.observed("ump/visibility-private")  # refused: nothing crosses
+        # refused: nothing crosses, but nothing was shown either (a server that keeps nothing refuses too)
         ctx.note(f"owner-b's subscription to owner-a's scope was refused ({outcome.status}, "
-                 f"{outcome.error_code!r}): redaction on a stream was not seen")
+                 f"{outcome.error_code!r}): nothing crosses the boundary on a stream there")
         return
     if "?" in ids.values() or len(ids) < 2:
         raise NotApplicable(f"precondition failed: owner-a's writes while owner-b was subscribed ({ids})")
