@@ -143,6 +143,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from memconform.suite.formats import is_date_time
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite.interop.model import MISSING, Loss, RoundTrip
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.ump import ids, integrity
@@ -342,19 +343,6 @@ def _pointer(parts: tuple[Any, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: true and 1 differ; 1 and 1.0 do not."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
 def _at(rec: Any, parts: tuple[Any, ...]) -> Any:
     node = rec
     for p in parts:
@@ -402,7 +390,7 @@ def _diff(expected: Any, got: Any, parts: tuple[Any, ...], out: list[tuple[tuple
     elif isinstance(expected, dict) and got is MISSING and expected:
         for k, v in expected.items():
             _diff(v, MISSING, (*parts, k), out)
-    elif got is MISSING or not _same(expected, got):
+    elif got is MISSING or not json_equal(expected, got):
         out.append((parts, expected, got))
 
 

@@ -621,27 +621,23 @@ def profile_isolation(ctx: Any) -> None:
             say(ctx, rule, f"after a newer fact of topic_key {topic!r} was ingested into {alice!r}, the fact "
                            f"{fact_id} of {bob!r} is {'gone' if rec is None else 'superseded by ' + shown(rec.get('superseded_by'))}",
                 reply)
-    # the same id in both: forgetting it in one profile leaves the other's
-    gone = ctx.client.forget(alice, mine.result(0).get("id"))
-    if gone.ok:
-        reply, rec = got(ctx, bob, fact_id)
-        ctx.observed(rule)
-        if rec is None:
-            say(ctx, rule, f"after forgetting {fact_id} in {alice!r}, GET of the same memory in {bob!r} answers no "
-                           f"record", reply)
-    else:
-        ctx.note(f"forget in {alice!r} was not accepted ({gone.describe()}): what it does to another profile was not seen")
+    # the same id in both: forgetting it, or ending its session, in one profile leaves the other's
+    _kept_elsewhere(ctx, ctx.client.forget(alice, mine.result(0).get("id")), bob, fact_id,
+                    f"forgetting {fact_id} in {alice!r}")
     if ctx.binding == "http":
-        ended = ctx.client.end_session(alice, s)
-        if ended.ok:
-            reply, rec = got(ctx, bob, task_id)
-            ctx.observed(rule)
-            if rec is None:
-                say(ctx, rule, f"after ending session {s!r} in {alice!r}, the task {task_id} of the same session in "
-                               f"{bob!r} is gone", reply)
-        else:
-            ctx.note(f"ending a session was not accepted ({ended.describe()}): what it does to another profile "
-                     "was not seen")
+        _kept_elsewhere(ctx, ctx.client.end_session(alice, s), bob, task_id, f"ending session {s!r} in {alice!r}")
+
+
+def _kept_elsewhere(ctx: Any, done: Any, other: str, id: str, what: str) -> None:
+    """After `what` (answered `done`) in one profile, `other`'s memory of the same id is still there."""
+    if not done.ok:
+        ctx.note(f"{what} was not accepted ({done.describe()}): what it does to another profile was not seen")
+        return
+    reply, rec = got(ctx, other, id)
+    ctx.observed("memoturn/profile-isolation")
+    if rec is None:
+        say(ctx, "memoturn/profile-isolation", f"after {what}, GET of the same memory {id} in {other!r} answers no "
+                                               "record", reply)
 
 
 @check("memoturn/errors", spec="memoturn", bindings=HTTP, requirements=ERRORS,
