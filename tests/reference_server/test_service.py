@@ -961,6 +961,26 @@ def _scenario(env: Env) -> dict[str, Any]:
     env.remember(rec("subscribe probe"))
     out["subscribe"] = [e["type"] for e in iter(lambda: sub.next(0.01), None)]
     sub.close()
+    # the UMP red team's crossings (round 9): a merge across owners, a private record in no project,
+    # and another owner's subscription
+    c("remember", {"record": rec("cross merge probe", visibility="public")})
+    attempt("merge-across", lambda: c("remember", {"record": rec("cross merge probe", owner=B, visibility="public")},
+                                      "owner-b")["result"])
+    bare = rec("noprojq private")
+    del bare["scope"]["project"]
+    env.remember(bare)
+    attempt("leak-no-project", lambda: len(env.recall_ids("noprojq", "owner-b")))
+    try:
+        bsub = svc.subscribe(version="1.0", token=env.token("owner-b"), request={"scope": {"owner": A}})
+    except UmpError as exc:
+        out["sub-b-of-a"] = ("error", exc.code)
+    else:
+        env.remember(rec("bsubq private"))
+        shown = rec("bsubq public", visibility="public", consent={"redact": ["body.structured.t"]})
+        shown["body"]["structured"] = {"t": "secret"}
+        env.remember(shown)
+        out["sub-b-of-a"] = [(e["type"], (e.get("record") or {}).get("body")) for e in iter(lambda: bsub.next(0.01), None)]
+        bsub.close()
     # rehydrate
     signed = integrity.sign(dict(base, id=ids.random_id(), body={"text": "inline rh"}), testkeys.test_signing_key("owner-a"))
     bad_inline = copy.deepcopy(signed)
