@@ -115,12 +115,10 @@ SERVER_FAULTS = (
     # a subscription is a read too (found by a blind red team: its stream leaked what get and recall withheld)
     Fault("subscribe-trusts-owner-param", "ump", "subscribe serves any owner's scope the request names, every "
           "change in it to every subscriber, private records included", ("ump/visibility-private",),
-          overrides={"subscribe_foreign_owner": "visible"},
-          wraps={"_publish": w.publish_to_every_subscriber(check_visibility=False, redact=True)}),
+          overrides={"subscribe_foreign_owner": "visible"}, wraps=instead("_may_see", lambda who, rowid: True)),
     Fault("subscribe-unredacted", "ump", "subscribe serves another owner's public records as stored: consent.redact "
           "is applied by get and recall only", ("ump/consent-redact-boundary",),
-          overrides={"subscribe_foreign_owner": "visible"},
-          wraps={"_publish": w.publish_to_every_subscriber(check_visibility=True, redact=False)}),
+          overrides={"subscribe_foreign_owner": "visible"}, wraps=instead("_streamed", lambda rec, who: rec)),
     Fault("visibility-by-project-only", "ump", "a private record in no project is served to every owner (the "
           "visibility filter is written against the project)", ("ump/visibility-private",),
           wraps={"_visible_sql": w.visibility_by_project_only}),

@@ -1110,32 +1110,6 @@ def retention_dropped_for_procedural(request: Any, version: str, grant: Any) -> 
     return (request, version, grant), {}
 
 
-def publish_to_every_subscriber(*, check_visibility: bool, redact: bool) -> Callable[..., Any]:
-    """A change is delivered to every subscription whose scope it matches: without asking whether the
-    subscriber may see it (`check_visibility` False), or as stored, not as the subscriber is served
-    it (`redact` False)."""
-    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-        from memconform.reference_impl.ump.service import _SCOPE_MEMBERS, _scope_of
-
-        def publish(kind: str, version: str, rowid: int | None, rec: dict[str, Any]) -> None:
-            for sub in list(service._subscriptions):
-                if sub.closed or sub.version != version:
-                    continue
-                scope = _scope_of(rec)
-                if any(scope.get(k) != v for k, v in sub.scope.items() if k in _SCOPE_MEMBERS):
-                    continue
-                if check_visibility and rowid is not None:
-                    where, params = service._visible_sql(sub.who)
-                    if not service._store.visible(rowid, where, params):
-                        continue
-                event: dict[str, Any] = {"type": kind, "id": rec["id"]}
-                if kind != "erased":
-                    event["record"] = service._present(rec, sub.who) if redact else rec
-                sub._push(event)
-        return publish
-    return wrap
-
-
 def merge_across_owners(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """Dedup looks for the same text among every owner's public records first (shared knowledge
     stored once): another owner's remember is answered merged into that record."""

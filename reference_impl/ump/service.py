@@ -611,14 +611,21 @@ class UmpService:
             scope = _scope_of(rec)
             if any(scope.get(k) != v for k, v in sub.scope.items() if k in _SCOPE_MEMBERS):
                 continue
-            if rowid is not None:
-                where, params = self._visible_sql(sub.who)
-                if not self._store.visible(rowid, where, params):
-                    continue
+            if rowid is not None and not self._may_see(sub.who, rowid):
+                continue
             event: dict[str, Any] = {"type": kind, "id": rec["id"]}
             if kind != "erased":
-                event["record"] = self._present(rec, sub.who)
+                event["record"] = self._streamed(rec, sub.who)
             sub._push(event)
+
+    def _may_see(self, who: _Who, rowid: int) -> bool:
+        """A subscriber is sent a change only of a record it may read (§2.2, as get and recall)."""
+        where, params = self._visible_sql(who)
+        return self._store.visible(rowid, where, params)
+
+    def _streamed(self, rec: dict[str, Any], who: _Who) -> dict[str, Any]:
+        """The record an event carries: as the subscriber is served it (redacted across owners)."""
+        return self._present(rec, who)
 
     def _unsubscribe(self, sub: Subscription) -> None:
         with self._lock:
