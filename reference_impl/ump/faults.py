@@ -122,6 +122,13 @@ SERVER_FAULTS = (
     Fault("visibility-by-project-only", "ump", "a private record in no project is served to every owner (the "
           "visibility filter is written against the project)", ("ump/visibility-private",),
           wraps={"_visible_sql": w.visibility_by_project_only}),
+    Fault("revise-scope-escape", "ump", "revise checks the token's scope against the prior only: a patch of "
+          "scope.project writes the successor outside it", ("ump/cap-token-scope",),
+          wraps=instead("_check_successor_writable", lambda who, succ, grant: None)),
+    Fault("token-scope-ignores-agent", "ump", "a token's scope.agent is not enforced (project, owner and visibility "
+          "are)", ("ump/cap-token-scope",),
+          wraps={"_token_scope": lambda service, original: lambda who: {
+              k: v for k, v in original(who).items() if k != "agent"}}),
     Fault("merge-across-owners", "ump", "remember merges a record into another owner's public record of the same text "
           "(answered merged with that record's id: the writer's memory is stored as someone else's)",
           ("ump/remember-persists",), wraps={"_merge_target": w.merge_across_owners}),

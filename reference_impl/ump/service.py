@@ -848,6 +848,13 @@ class UmpService:
                                                 "§2.6), so no other owner could be served this record with its "
                                                 "redact applied (§2.7); name members a record may lack")
 
+    def _check_successor_writable(self, who: _Who, succ: Mapping[str, Any], grant: captoken.Grant | None) -> None:
+        """revise writes a record: its successor lies where the requester may write, as a remember's
+        would (a patch of scope cannot carry it out of the token's scope)."""
+        if not self._may_write(who, succ):
+            raise UmpError("forbidden_scope", f"revise: the successor's scope lies outside what the requester may "
+                                              f"write ({_grant_text(grant) if grant else who.requester})")
+
     def _merge_target(self, version: str, owner: str, kind: str, text: str) -> Stored | None:
         """§3.3's dedup policy: an active record of the same owner and kind with the same text."""
         return self._store.merge_target(version, owner, kind, text)
@@ -1092,9 +1099,7 @@ class UmpService:
             raise _violation_error(tuple(ump_record.Violation(f"/patch{v.pointer}", v.requirement, v.message)
                                          for v in violations))
         self._check_l2(succ)
-        if not self._may_write(who, succ):
-            raise UmpError("forbidden_scope", f"revise: the successor's scope lies outside what the requester may "
-                                              f"write ({_grant_text(grant) if grant else who.requester})")
+        self._check_successor_writable(who, succ, grant)
 
         new_prior = self._superseded(prior, succ, valid_from)
         bad = [v for v in ump_record.validate(new_prior, version) if v.pointer.startswith("/time")]

@@ -998,6 +998,12 @@ def _scenario(env: Env) -> dict[str, Any]:
     other = env.remember(rec("token probe other project", project="github.com/example/p-other"))
     attempt("tok-project-prefix", lambda: svc.handle("get", {"id": other}, version="1.0", token=env.token(
         scope={"owner": A, "project": "github.com/example/p"})) is not None)
+    attempt("tok-revise-out-of-project", lambda: svc.handle("revise", {"id": tid, "patch": {"scope": {
+        "project": "github.com/example/p-other"}}}, version="1.0", token=env.token(
+        scope={"owner": A, "project": "github.com/example/p"}))["id"] is not None)
+    yours = env.remember(rec("token probe agent y", agent="agent-y"))
+    attempt("tok-agent", lambda: svc.handle("get", {"id": yours}, version="1.0", token=env.token(
+        scope={"owner": A, "agent": "agent-x"})) is not None)
     good = env.token()
     head, payload, sig = good.split(".")
     forged = _forged(head, payload, sig)

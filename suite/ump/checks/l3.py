@@ -907,6 +907,32 @@ def cap_token_scope(ctx: CheckContext) -> None:
     got = ctx.client.get(yid, auth=public_only)
     if got.ok:
         _fail(ctx, R, f"get of the private {yid} with a token scoped to visibility public returned it", got)
+    _token_scope_beyond_project(ctx, m, yid, p1, p2, auth)
+
+
+def _token_scope_beyond_project(ctx: CheckContext, m: str, yid: str, p1: str, p2: str, auth: Auth) -> None:
+    """What a blind red team's server let through: a revise whose patch moves the successor out of
+    the token's project, and a token scoped to an agent reading another agent's record."""
+    R = "ump/cap-token-scope"
+    reply = ctx.client.revise({"id": yid, "patch": {"scope": {"project": p2}}, "actor": did(OWNER_A)}, auth=auth)
+    if reply.ok and isinstance(reply.body.get("id"), str):
+        moved = _record_of(ctx.client.get(reply.body["id"], auth=AS_A)) or {}
+        if (moved.get("scope") or {}).get("project") == p2:
+            _fail(ctx, R, f"revise of {yid} with patch {{scope: {{project: {p2}}}}} and a token scoped to "
+                          f"{{owner-a, {p1}}} was accepted: the successor {reply.body['id']} lies in {p2}, outside the "
+                          "token's scope", reply)
+    mine, theirs = (sample_record(text=f"{m} written by {a}") for a in ("agent-x", "agent-y"))
+    mine["scope"]["agent"], theirs["scope"]["agent"] = f"agent-x-{m}", f"agent-y-{m}"
+    mid, tid = remember_new(ctx.client, mine), remember_new(ctx.client, theirs)
+    agent = _bearer(_token(OWNER_A, scope={"owner": did(OWNER_A), "agent": f"agent-x-{m}"}))
+    if _record_of(ctx.client.get(mid, auth=agent)) is None:
+        return  # a token scoped to an agent is not honoured at all here: what it withholds was not seen
+    got = ctx.client.get(tid, auth=agent)
+    if got.ok:
+        _fail(ctx, R, f"get of {tid} (agent agent-y-{m}) with a token scoped to agent agent-x-{m} returned it", got)
+    reply = ctx.client.recall({"query": m, "limit": 50}, auth=agent)
+    if tid in recalled_ids(reply):
+        _fail(ctx, R, f"recall with a token scoped to agent agent-x-{m} returned {tid} of agent agent-y-{m}", reply)
 
 
 @check("ump/l3/cap-token-issuer-owner", spec=SPEC, requirements=("ump/cap-token-issuer-owner",), bindings=LIVE,
