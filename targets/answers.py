@@ -27,6 +27,9 @@ A **provoked** answer is judged whatever it is: a bad-input probe sends what the
 there (a 5xx without the envelope) is exactly the failure those checks exist to find, not a target
 that stopped speaking the protocol. Drivers skip this rule for their raw-probe calls only.
 
+A rate limit (HTTP 429) is waited out and the request sent again (`targets/http_session.py`); one
+that does not lift is `RateLimited`, a target error.
+
 `NotTheProtocol` is not a transport failure: an answer came. The circuit breaker
 (`suite/breaker.py`) does not count it, so one route answering garbage does not end the verdicts
 of the others.
@@ -41,6 +44,14 @@ class NotTheProtocol(TargetError):
     """The target answered, but not in the protocol at all (see the module's rule)."""
 
     #: read by the runner for the circuit breaker: an answer came, the transport works
+    transport_failure = False
+
+
+class RateLimited(TargetError):
+    """The server kept answering 429 (UMP's rate_limited) after the HTTP session waited each one
+    out: what it would have answered was not seen. A target error naming it, never a verdict; an
+    answer came, so the circuit breaker does not count it."""
+
     transport_failure = False
 
 
@@ -60,4 +71,4 @@ def http_answer(what: str, status: int, content_type: str | None, body: bytes, *
                              f"spec's error envelope: {shown}")
 
 
-__all__ = ["NotTheProtocol", "http_answer"]
+__all__ = ["NotTheProtocol", "RateLimited", "http_answer"]

@@ -15,6 +15,7 @@ import httpx
 
 from memconform.suite.outcomes import TargetError
 from memconform.targets import in_process
+from memconform.targets.answers import RateLimited
 
 #: The most of one answer's body that is read (docs/live-ump.md, "Broken targets"): a server
 #: streaming without end must not fill the judge's memory.
@@ -28,13 +29,6 @@ _RESENDABLE = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 #: rate_limited), never a verdict on what was asked.
 RATE_RETRIES = 4
 RATE_WAIT_CAP_S = 5.0
-
-
-class RateLimited(TargetError):
-    """The server kept answering 429: what it would have answered was not seen (a target error
-    naming it, never a verdict). An answer came, so the circuit breaker does not count it."""
-
-    transport_failure = False
 
 
 def retry_after(response: httpx.Response) -> float:

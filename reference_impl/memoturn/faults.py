@@ -403,12 +403,10 @@ def _record_drops_nulls(record: dict[str, Any]) -> None:
 
 def _stored_as(transform: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
     """Every memory is kept (and its id computed) as `transform` rewrites it once validated."""
-    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-        def validate_memory(m: Any) -> dict[str, Any]:
-            out = transform(original(m))
-            return {**out, "content_text": json.dumps(out["content"], ensure_ascii=False)}  # what is stored
-        return validate_memory
-    return {"_validate_memory": wrap}
+    def stored(memory: dict[str, Any]) -> dict[str, Any]:
+        out = transform(memory)
+        return {**out, "content_text": json.dumps(out["content"], ensure_ascii=False)}  # what is stored
+    return after("_validate_memory", stored)
 
 
 def _json_map(value: Any, leaf: Callable[[Any], Any]) -> Any:

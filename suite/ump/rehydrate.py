@@ -18,6 +18,7 @@ dropping tombstones and ranking come first (the server's ``rehydrate`` does that
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -65,8 +66,6 @@ def render_fenced(records: Iterable[Mapping[str, Any]]) -> str:
     """§5.3's own example, the other way: a tilde fence tagged untrusted, one JSON object per record
     (ASCII-escaped, so no line or paragraph separator survives), closed by a fence one tilde longer
     than any run of tildes inside."""
-    import json
-
     lines = [json.dumps({"kind": rec.get("kind"), "id": rec.get("id"),
                          "text": (rec.get("body") or {}).get("text", "") if isinstance(rec.get("body"), Mapping) else ""},
                         ensure_ascii=True) for rec in records if isinstance(rec, Mapping)]

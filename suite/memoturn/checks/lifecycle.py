@@ -87,8 +87,8 @@ class ShortTasks:
     sent_at: float
 
 
-#: The two checks that wait for a task with ttl: 1 to expire, and how each words its placement.
-_SHORT_TASK_CHECKS = {"drop": "a task with ttl: 1", "rein": "an expiring task"}
+#: The tags of the two checks that wait for a task with ttl: 1 to expire.
+_SHORT_TASK_CHECKS = ("drop", "rein")
 #: Placements made by the other check on the same client, waiting for their own check.
 _early: weakref.WeakKeyDictionary[Any, dict[str, ShortTasks]] = weakref.WeakKeyDictionary()
 
@@ -222,7 +222,7 @@ def expired_task_reingest(ctx: Any) -> None:
     rule = "memoturn/expired-task-reingest"
     tasks = short_tasks(ctx, "rein")
     prof, w, again = tasks.profile, tasks.word, dict(tasks.memories[0])
-    placed = ingest_answer(precondition(tasks.reply, f"placing {_SHORT_TASK_CHECKS['rein']} into {prof!r}"),
+    placed = ingest_answer(precondition(tasks.reply, f"placing an expiring task into {prof!r}"),
                            tasks.memories, "placing the memories")
     short, keeper = (str(placed.result(i).get("id")) for i in range(2))
     gone, reply = wait_expired(ctx, prof, w, short, keeper, tasks.sent_at)

@@ -888,18 +888,20 @@ def visibility_private(ctx: CheckContext) -> None:
     """owner-a stores a private record. As owner-b: recall without scope, recall with scope
     owner-b, (token servers) recall naming owner-a's scope, and get of the id: none returns the
     record or its text."""
-    _private_withheld(ctx, sample_record(text=f"{marker('prv')} my salary is 100k", visibility="private"))
+    m = marker("prv")
+    _private_withheld(ctx, m, sample_record(text=f"{m} my salary is 100k", visibility="private"))
     # a record in no project too: a visibility filter written against the project alone lets it
     # through (found by a blind red team)
-    bare = sample_record(text=f"{marker('prv')} my pin is 4321", visibility="private")
+    m = marker("prv")
+    bare = sample_record(text=f"{m} my pin is 4321", visibility="private")
     if isinstance(bare.get("scope"), dict) and "project" in bare["scope"]:
         del bare["scope"]["project"]
-        _private_withheld(ctx, bare, " (in no project)")
+        _private_withheld(ctx, m, bare, " (in no project)")
 
 
-def _private_withheld(ctx: CheckContext, rec: dict[str, Any], which: str = "") -> None:
+def _private_withheld(ctx: CheckContext, m: str, rec: dict[str, Any], which: str = "") -> None:
+    """owner-a's private `rec` (its text holding the marker `m`) is neither recalled nor got by owner-b."""
     R = "ump/visibility-private"
-    m = rec["body"]["text"].split()[0]
     rid = remember_new(ctx.client, rec)
     _read(ctx, rid, "get by the owner", auth=AS_A)
     requests = [({"query": m, "limit": 50}, "recall without scope"),
