@@ -129,6 +129,10 @@ SERVER_FAULTS = (
           "are)", ("ump/cap-token-scope",),
           wraps={"_token_scope": lambda service, original: lambda who: {
               k: v for k, v in original(who).items() if k != "agent"}}),
+    Fault("subscribe-ignores-token-project", "ump", "a subscription's stream is filtered by the subscription's own "
+          "scope and the owner's visibility, not by the token's project: a token for one project that subscribes "
+          "naming none is sent the owner's writes in every project", ("ump/cap-token-scope",),
+          wraps={"_may_see": w.stream_ignores_token_project}),
     Fault("merge-across-owners", "ump", "remember merges a record into another owner's public record of the same text "
           "(answered merged with that record's id: the writer's memory is stored as someone else's)",
           ("ump/remember-persists",), wraps={"_merge_target": w.merge_across_owners}),
@@ -178,6 +182,9 @@ SERVER_FAULTS = (
     Fault("ignores-limit", "ump", "recall ignores limit and returns up to max_recall results",
           ("ump/recall-limit",),
           wraps=called_with("_recall", limit=MAX_RECALL)),
+    Fault("limit-unclamped", "ump", "recall honours a limit past max_recall: with limit 60 and 51 matches it answers "
+          "51 results though capabilities advertises max_recall 50", ("ump/recall-limit",),
+          wraps=instead("_clamped", lambda limit: limit)),
     # filter.valid_at is dropped, so recall always looks at now: a probe in the past misses what
     # was valid then (honors-valid-at), and the prior of a revise is not found in its past.
     Fault("ignores-valid-at", "ump", "recall ignores filter.valid_at (always filters at now)",
@@ -330,6 +337,10 @@ SERVER_FAULTS = (
           "nothing", ("ump/forget-excluded-from-recall",), wraps={"_tombstone": w.forget_skips_procedural}),
     Fault("redact-first-path-only", "ump", "across the owner boundary only the first consent.redact path is "
           "stripped", ("ump/consent-redact-boundary",), wraps={"_present": w.redact_first_path_only}),
+    # A blind red team's server: its sweep's duration helper had no weeks.
+    Fault("retention-ignores-weeks", "ump", "a consent.retention in weeks (P1W) never expires (the duration "
+          "reader knows years, months, days and times only)", ("ump/consent-retention-tombstone",),
+          wraps=within("_store", _columns=w.retention_without_weeks)),
     Fault("retention-dropped-for-procedural", "ump", "remember of an unsigned procedural record drops its "
           "consent.retention", ("ump/consent-retention-tombstone",),
           wraps=before("_op_remember", w.retention_dropped_for_procedural)),
@@ -366,6 +377,11 @@ SERVER_FAULTS = (
     Fault("token-nbf-unchecked", "ump", "tokens whose nbf lies in the future are accepted",
           ("ump/cap-token-not-before",),
           wraps={"_verify_token_fully": w.time_moved("nbf")}),
+    # Only a token whose times carry an offset other than Z shows it; the checks' other tokens write Z.
+    Fault("token-time-offset-dropped", "ump", "a token's exp and nbf are read without their UTC offset (the wall "
+          "clock taken as UTC): an exp an hour ago written at +05:30 is granted, so is an nbf in an hour at -08:00",
+          ("ump/cap-token-expiry", "ump/cap-token-not-before"),
+          wraps={"_verify_token_fully": w.offset_dropped}),
     # fails open: a token whose time it cannot read (not a time, or the other encoding) is taken
     # as if it had no such bound
     # The absurd times (booleans, null, impossible dates, 10**400) are times it cannot read too.

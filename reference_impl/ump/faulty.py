@@ -143,6 +143,46 @@ def time_moved(claim: str) -> Callable[[Any, Callable[..., Any]], Callable[..., 
     return wrap
 
 
+def offset_dropped(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """token-time-offset-dropped: an RFC 3339 exp or nbf is read as if its offset were Z (the
+    wall-clock part parsed, the zone thrown away), so a token refused by its real times is granted
+    when its naive times would allow it."""
+    import datetime as dt
+
+    def naive(value: Any, name: str) -> float:
+        if isinstance(value, str) and len(value) > 6 and value[-6] in "+-":
+            wall = dt.datetime.fromisoformat(value[:-6]).replace(tzinfo=dt.timezone.utc)
+            return wall.timestamp()
+        return captoken.read_time(value, name, service.policy.token_times)
+
+    def wrong(token: str, now: float) -> captoken.Grant:
+        try:
+            return original(token, now)
+        except captoken.TokenError as exc:
+            if exc.code not in ("expired", "not_yet_valid"):
+                raise
+            claims = captoken.claims_of(token)
+            exp = naive(claims["exp"], "exp")
+            nbf = naive(claims["nbf"], "nbf") if "nbf" in claims else None
+            if now >= exp or (nbf is not None and now < nbf):
+                raise
+            return _claimed_grant(token, exp)
+    return wrong
+
+
+def stream_ignores_token_project(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """subscribe-ignores-token-project: the stream asks whether the subscriber may see a record
+    as if its token named no project."""
+    import dataclasses
+
+    def wrong(who: Any, rowid: int) -> bool:
+        if who.grant is not None and "project" in who.grant.scope:
+            grant = dataclasses.replace(who.grant, scope={k: v for k, v in who.grant.scope.items() if k != "project"})
+            who = dataclasses.replace(who, grant=grant)
+        return original(who, rowid)
+    return wrong
+
+
 def unreadable_time_ignored(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """token-unreadable-time-ignored: fails open, a time it cannot read bounds nothing."""
     def wrong(token: str, now: float) -> captoken.Grant:
@@ -689,6 +729,19 @@ def retention_in_days(store: Any, original: Callable[..., Any]) -> Callable[...,
         y, mo, wk, d = (int(g or 0) for g in found.groups()) if found else (0, 0, 0, 0)
         days = 365 * y + 30 * mo + 7 * wk + d
         return dict(cols, expires=cols["created"] + days * 86_400_000_000 if days else None)
+    return columns
+
+
+def retention_without_weeks(store: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """retention-ignores-weeks: the store's duration reader knows no weeks, so a retention in
+    weeks (P1W) sets no expiry at all."""
+    def columns(rec: Mapping[str, Any], depth: int) -> dict[str, Any]:
+        cols = original(rec, depth)
+        cons = rec.get("consent") if isinstance(rec.get("consent"), Mapping) else {}
+        text = cons.get("retention")
+        if isinstance(text, str) and "W" in text.upper():
+            return dict(cols, expires=None)
+        return cols
     return columns
 
 

@@ -260,7 +260,7 @@ def _opt_limit(request: Mapping[str, Any], operation: str) -> int:
     limit = int(value)
     if limit < 1:
         raise _invalid(f"{operation}: `limit` must be at least 1, found {limit}")
-    return min(limit, MAX_RECALL)
+    return limit
 
 
 def _subsumes(part: Any, whole: Any) -> bool:
@@ -929,12 +929,16 @@ class UmpService:
         hints = request.get("ranking_hints")
         if hints is not None and not isinstance(hints, dict):
             raise _invalid(f"recall: `ranking_hints` must be an object, found {a_json_type(hints)}")
-        limit = _opt_limit(request, "recall")
+        limit = self._clamped(_opt_limit(request, "recall"))
         who = self._who(grant, scope.get("owner"))
         self._check_request_scope(who, scope, "recall")
 
         return self._recall(version, who, query or "", scope, kinds=kinds, valid_at=at_us, include_tombstoned=tomb,
                             limit=limit)
+
+    def _clamped(self, limit: int) -> int:
+        """A recall's page: the limit asked, at most the max_recall capabilities advertises."""
+        return min(limit, MAX_RECALL)
 
     def _recall(self, version: str, who: _Who, query: str, scope: Mapping[str, Any], *, kinds: list[str] | None,
                 valid_at: int | None, include_tombstoned: bool, limit: int) -> dict[str, Any]:
@@ -1275,7 +1279,7 @@ class UmpService:
         if query is not None and not isinstance(query, str):
             raise _invalid(f"rehydrate: `query` must be a string, found {a_json_type(query)}")
         scope = _opt_scope(request, "rehydrate")
-        limit = _opt_limit(request, "rehydrate")
+        limit = self._clamped(_opt_limit(request, "rehydrate"))
         who = self._who(grant, scope.get("owner") or _opt_str(request, "actor", "rehydrate"))
         self._check_request_scope(who, scope, "rehydrate")
 

@@ -873,6 +873,9 @@ def _scenario(env: Env) -> dict[str, Any]:
     kinds = {k: env.remember(rec(f"kindprobe {k}", kind=k)) for k in ("semantic", "procedural")}
     attempt("kind-filter", lambda: env.recall_ids("kindprobe", filter={"kind": ["procedural"]}) == [kinds["procedural"]])
     attempt("limit", lambda: len(c("recall", {"query": "kindprobe", "limit": 1})["results"]))
+    for n in range(MAX_RECALL + 1):
+        env.remember(rec(f"manyq number {n}"))
+    attempt("limit-past-max", lambda: len(c("recall", {"query": "manyq", "limit": MAX_RECALL + 10})["results"]))
     attempt("shape", lambda: sorted(c("recall", {"query": "kindprobe"})["results"][0]))
     attempt("signals", lambda: sorted(c("recall", {"query": "kindprobe"})["results"][0].get("signals", {})))
     attempt("ranked", lambda: [r["score"] for r in c("recall", {"query": "kindprobe semantic"})["results"]])
@@ -928,6 +931,9 @@ def _scenario(env: Env) -> dict[str, Any]:
     rt = env.remember(rec("retq", consent={"retention": "PT1M"}))
     env.clock.advance(minutes=5)
     attempt("retention", lambda: (env.recall_ids("retq"), env.get(rt)["lifecycle"]["status"]))
+    rw = env.remember(rec("retwq", consent={"retention": "P1W"}))
+    env.clock.advance(days=8)
+    attempt("retention-weeks", lambda: (env.recall_ids("retwq"), env.get(rw)["lifecycle"]["status"]))
     rp = env.remember(rec("retpq", kind="procedural", consent={"retention": "PT1M"}))
     env.clock.advance(minutes=5)
     attempt("retention-procedural", lambda: (env.recall_ids("retpq"), env.get(rp)["lifecycle"]["status"]))
@@ -981,6 +987,12 @@ def _scenario(env: Env) -> dict[str, Any]:
         env.remember(shown)
         out["sub-b-of-a"] = [(e["type"], (e.get("record") or {}).get("body")) for e in iter(lambda: bsub.next(0.01), None)]
         bsub.close()
+    # a token for one project subscribing to its owner's whole scope (the UMP red team's round 9)
+    psub = svc.subscribe(version="1.0", token=env.token(scope={"owner": A, "project": "github.com/example/p"}),
+                         request={"scope": {"owner": A}})
+    env.remember(rec("psubq elsewhere", project="github.com/example/p-other"))
+    out["sub-project-token"] = [e["id"] for e in iter(lambda: psub.next(0.01), None)]
+    psub.close()
     # rehydrate
     signed = integrity.sign(dict(base, id=ids.random_id(), body={"text": "inline rh"}), testkeys.test_signing_key("owner-a"))
     bad_inline = copy.deepcopy(signed)
@@ -1010,6 +1022,8 @@ def _scenario(env: Env) -> dict[str, Any]:
     for name, tok in (("tok-none", None), ("tok-forged", forged),
                       ("tok-expired", env.token(now=now - 7200, ttl=3600)),
                       ("tok-nbf", env.token(nbf=now + 3600, ttl=7200)),
+                      ("tok-expired-offset", env.token(extra={"exp": _at_offset(now - 3600, 330)})),
+                      ("tok-nbf-offset", env.token(ttl=7200, extra={"nbf": _at_offset(now + 3600, -480)})),
                       ("tok-unreadable-exp", env.token(extra={"exp": "whenever"})),
                       ("tok-numeric-expired", env.token(now=now - 7200, ttl=3600, times="numeric")),
                       ("tok-no-prefix", f"{head}.{payload}.{sig[len('ed25519:'):]}"),
@@ -1032,6 +1046,10 @@ def _scenario(env: Env) -> dict[str, Any]:
     hostile = rec("redq public", visibility="public", consent={"redact": ["id"]})
     survive("redact-id", lambda: sorted(env.get(c("remember", {"record": hostile})["id"], "owner-b")))
     return out
+
+
+def _at_offset(seconds: float, minutes: int) -> str:
+    return datetime.fromtimestamp(int(seconds), timezone(timedelta(minutes=minutes))).isoformat()
 
 
 def _observe(fault: str | None) -> dict[str, Any]:

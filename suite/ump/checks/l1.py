@@ -742,6 +742,8 @@ def recall_filter_kind(ctx: CheckContext) -> None:
 @check("ump/l1/recall-limit", spec="ump", requirements=("ump/recall-limit",), bindings=LIVE,
        title="recall returns at most `limit` results and at most capabilities.max_recall (§3.2)")
 def recall_limit(ctx: CheckContext) -> None:
+    """Four records, recalled with limits 10, 2 and 1; then, where capabilities advertises a
+    max_recall (up to 100), max_recall + 1 records recalled with a limit ten past it."""
     word = marker("lm")
     _remember_many(ctx, word, [f"limit probe number {n}" for n in ("one", "two", "three", "four")])
     base = _recall(ctx, {"query": word, "scope": _scope(), "limit": 10})
@@ -765,12 +767,32 @@ def recall_limit(ctx: CheckContext) -> None:
                           f"holds {available} matches); {_spec('ump/recall-limit')}", sent=request,
                           received=reply.body)
     if isinstance(max_recall, int) and not isinstance(max_recall, bool):
+        replies += _past_max_recall(ctx, word, max_recall)
         for reply in replies:
             n = len(results_of(reply))
             if n > max_recall:
-                ctx.violation("ump/recall-limit", f"recall returned {n} results, more than capabilities."
-                              f"max_recall {max_recall}; {_spec('ump/recall-limit')}", sent=reply.sent,
+                asked = reply.sent.get("limit") if isinstance(reply.sent, dict) else None
+                ctx.violation("ump/recall-limit", f"recall with limit {asked} returned {n} results, more than "
+                              f"capabilities.max_recall {max_recall}; {_spec('ump/recall-limit')}", sent=reply.sent,
                               received=reply.body)
+
+
+#: The largest max_recall whose bound is probed with max_recall + 1 matching records (one remember each).
+PROBED_MAX_RECALL = 100
+
+
+def _past_max_recall(ctx: CheckContext, word: str, max_recall: int) -> list[Reply]:
+    """A recall with a limit past max_recall once max_recall + 1 records match it (the four the
+    check placed and the rest): its answer, to be judged against max_recall. A refusal of such a
+    limit is the server's to make (it cannot answer too many)."""
+    if not 4 <= max_recall <= PROBED_MAX_RECALL:
+        ctx.note(f"capabilities.max_recall {max_recall} was not probed with more matches than it (the check places "
+                 f"at most {PROBED_MAX_RECALL + 1} records)")
+        return []
+    _remember_many(ctx, word, [f"limit probe number {n}" for n in range(5, max_recall + 2)])
+    reply = _recall(ctx, {"query": word, "scope": _scope(), "limit": max_recall + 10})
+    _internal(reply)
+    return [reply]
 
 
 @check("ump/l1/recall-ranking-hints", spec="ump", requirements=("ump/recall-ranking-hints",), bindings=LIVE,

@@ -946,8 +946,9 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
     return it and get shows it tombstoned (or not_found: erasure is conforming too). When the
     server stamps time.created itself (so the retention cannot have elapsed) or refuses the
     back-dated record, a record with retention PT1S is used and read after two seconds. Otherwise a
-    second back-dated record, authored twelve hours ago with retention PT1H (a duration of the time
-    part only, elapsed eleven hours ago), is judged the same way."""
+    procedural record, one authored twelve hours ago with retention PT1H (a duration of the time
+    part only, elapsed eleven hours ago) and one authored ten days ago with retention P1W are
+    judged the same way."""
     # An expired record's not_found is evidence only from a server that serves what it keeps: a
     # store that keeps nothing answers not_found to everything.
     control = sample_record(text=f"{marker('rtc')} a note without retention")
@@ -974,32 +975,33 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
         return
     _judge_expired(ctx, rec, rid, m, expiry)
     # the same retention on a procedural record: §2.7's rule knows no kind (found by the blind red team)
+    _also_expired(ctx, "procedural", "a temporary procedure", "P1D", created, _days(1),
+                  "P1D after time.created (a procedural record)")
+    # a retention given in hours (a reader of the date part only keeps it) and in weeks (a reader
+    # without weeks keeps it): both found by blind red teams
+    _also_expired(ctx, "semantic", "an hour-long note", "PT1H", _now() - _dt.timedelta(hours=12),
+                  _dt.timedelta(hours=1), "PT1H after time.created (authored twelve hours ago)")
+    _also_expired(ctx, "semantic", "a week-long note", "P1W", created, _days(7),
+                  "P1W after time.created (authored ten days ago)")
+
+
+def _also_expired(ctx: CheckContext, kind: str, text: str, retention: str, created: _dt.datetime,
+                  span: _dt.timedelta, expiry: str) -> None:
+    """One more back-dated record whose retention elapsed, judged like the first; not judged (a
+    note says why) where the server refuses it or stamps its own time.created, though it kept the
+    first."""
     m = marker("rtn")
-    rec = sample_record("procedural", text=f"{m} a temporary procedure", consent={"retention": "P1D", "exportable": True},
+    rec = sample_record(kind, text=f"{m} {text}", consent={"retention": retention, "exportable": True},
                         time={"created": _ts(created), "valid_from": _ts(created)})
-    rid = _backdated(ctx, rec, created, _days(1))
+    rid = _backdated(ctx, rec, created, span)
     if rid is None:
-        ctx.note("a procedural record with retention P1D authored ten days ago was refused or stamped with the "
-                 "server's own time.created, though the semantic one was kept; it was not judged")
-    else:
-        try:
-            _judge_expired(ctx, rec, rid, m, "P1D after time.created (a procedural record)")
-        except NotApplicable as exc:
-            ctx.note(f"the procedural record with retention P1D was not judged: {exc}")
-    # a retention given in hours: a server reading only the date part of the duration keeps it
-    m = marker("rtn")
-    created = _now() - _dt.timedelta(hours=12)
-    rec = sample_record(text=f"{m} an hour-long note", consent={"retention": "PT1H", "exportable": True},
-                        time={"created": _ts(created), "valid_from": _ts(created)})
-    rid = _backdated(ctx, rec, created, _dt.timedelta(hours=1))
-    if rid is None:
-        ctx.note("a record with retention PT1H authored twelve hours ago was refused or stamped with the server's "
-                 "own time.created, though the one authored ten days ago was kept; the PT1H record was not judged")
+        ctx.note(f"a {kind} record with retention {retention} authored at {_ts(created)} was refused or stamped with "
+                 "the server's own time.created, though the first back-dated record was kept; it was not judged")
         return
     try:
-        _judge_expired(ctx, rec, rid, m, "PT1H after time.created (authored twelve hours ago)")
+        _judge_expired(ctx, rec, rid, m, expiry)
     except NotApplicable as exc:
-        ctx.note(f"the record with retention PT1H was not judged: {exc}")
+        ctx.note(f"the {kind} record with retention {retention} was not judged: {exc}")
 
 
 def _backdated(ctx: CheckContext, rec: dict[str, Any], created: _dt.datetime, retention: _dt.timedelta) -> str | None:

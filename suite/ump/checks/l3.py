@@ -22,6 +22,7 @@ with that reason when it answers unsupported.
 from __future__ import annotations
 
 import base64
+import datetime as _dt
 import re
 import time as _time
 import urllib.parse
@@ -747,20 +748,49 @@ def cap_token_signature(ctx: CheckContext) -> None:
 def cap_token_expiry(ctx: CheckContext) -> None:
     """owner-a's token with exp an hour ago, written as the target reads times (ISO-8601 by default,
     NumericDate when it says so): recall, get, remember, forget answer unauthorized; nothing is
-    stored or changed."""
+    stored or changed. Then the same with exp written at offset +05:30 (ISO-8601 readers only)."""
     now = _time.time()
     _refused_everywhere(ctx, "ump/cap-token-expiry", _token(OWNER_A, now=now - 7200, ttl=3600),
                         "an expired token (exp an hour ago)")
+    # RFC 3339 lets a time carry any offset; a reader that drops it takes this exp for 4.5 hours
+    # from now (found by a blind red team)
+    _refused_with_offset(ctx, "ump/cap-token-expiry", {"exp": _at_offset(now - 3600, +330)},
+                         "an expired token whose exp (an hour ago) is written at offset +05:30")
 
 
 @check("ump/l3/cap-token-not-before", spec=SPEC, requirements=("ump/cap-token-not-before",), bindings=LIVE,
        title="a token whose nbf lies in the future is refused with unauthorized")
 def cap_token_not_before(ctx: CheckContext) -> None:
     """owner-a's token with nbf in an hour (exp in two): recall, get, remember, forget answer
-    unauthorized; nothing is stored or changed."""
+    unauthorized; nothing is stored or changed. Then the same with nbf written at offset -08:00
+    (ISO-8601 readers only)."""
     now = _time.time()
     _refused_everywhere(ctx, "ump/cap-token-not-before", _token(OWNER_A, nbf=now + 3600, ttl=7200),
                         "a token not yet valid (nbf in an hour)")
+    # a reader that drops the offset takes this nbf for seven hours ago
+    _refused_with_offset(ctx, "ump/cap-token-not-before", {"nbf": _at_offset(now + 3600, -480)},
+                         "a token whose nbf (in an hour) is written at offset -08:00", ttl=7200)
+
+
+def _at_offset(seconds: float, minutes: int) -> str:
+    """An RFC 3339 time (whole seconds) written at a numeric offset of `minutes` east of UTC."""
+    zone = _dt.timezone(_dt.timedelta(minutes=minutes))
+    return _dt.datetime.fromtimestamp(int(seconds), zone).isoformat()
+
+
+def _refused_with_offset(ctx: CheckContext, R: str, times: dict[str, str], label: str, **kw: Any) -> None:
+    """_refused_everywhere for a token whose `times` carry an offset other than Z. Judged only
+    where the target reads ISO-8601 times and the suite can write such a token for it (a token
+    command writes times one way): the check's other token has been judged either way."""
+    if _times() == "numeric":
+        ctx.note(f"{label}: not sent, the target reads NumericDate times")
+        return
+    try:
+        token = _token(OWNER_A, extra=times, **kw)
+    except NotApplicable as exc:
+        ctx.note(f"{label}: not sent ({exc})")
+        return
+    _refused_everywhere(ctx, R, token, label)
 
 
 @check("ump/l3/cap-token-unreadable-time", spec=SPEC, requirements=("ump/cap-token-unreadable-time",),
@@ -846,7 +876,7 @@ def cap_token_scope(ctx: CheckContext) -> None:
     nothing. W lies in project P1-other (P1's name and more): the P1 token's get of W is refused and
     its recall leaves W out (a project is matched whole, not by prefix). A token of owner-a for
     scope owner owner-b: get Y refused, recall leaves Y out. A token for visibility public: get of
-    the private Y refused."""
+    the private Y refused. The P1 token's subscription naming no project is never sent a P2 record."""
     R = "ump/cap-token-scope"
     m = marker("scp")
     p1, p2 = f"{PROJECT}/scope1-{m}", f"{PROJECT}/scope2-{m}"
@@ -908,6 +938,7 @@ def cap_token_scope(ctx: CheckContext) -> None:
     if got.ok:
         _fail(ctx, R, f"get of the private {yid} with a token scoped to visibility public returned it", got)
     _token_scope_beyond_project(ctx, m, yid, p1, p2, auth)
+    _token_scope_on_stream(ctx, p1, p2, auth)
 
 
 def _token_scope_beyond_project(ctx: CheckContext, m: str, yid: str, p1: str, p2: str, auth: Auth) -> None:
@@ -933,6 +964,40 @@ def _token_scope_beyond_project(ctx: CheckContext, m: str, yid: str, p1: str, p2
     reply = ctx.client.recall({"query": m, "limit": 50}, auth=agent)
     if tid in recalled_ids(reply):
         _fail(ctx, R, f"recall with a token scoped to agent agent-x-{m} returned {tid} of agent agent-y-{m}", reply)
+
+
+def _token_scope_on_stream(ctx: CheckContext, p1: str, p2: str, auth: Auth) -> None:
+    """The token scoped to {owner-a, P1} subscribes to {owner: owner-a}, naming no project; while
+    subscribed, owner-a writes a record in P2, then one in P1. An event about the P2 record is a
+    read outside the token's scope (a blind red team's stream filtered by the subscription's own
+    scope only). A refused subscription judges nothing; what was withheld is judged only once the
+    P1 record's event arrived."""
+    R = "ump/cap-token-scope"
+    m = marker("sts")
+    ids: dict[str, str] = {}
+
+    def trigger() -> None:
+        for name, project in (("outside", p2), ("inside", p1)):
+            rec = sample_record(text=f"{m} written in {name} the token's project")
+            rec["scope"]["project"] = project
+            r = ctx.client.remember(rec)
+            ids[name] = r.body.get("id", "?") if r.ok else "?"
+
+    # the outside write comes first: a leaking server's first event is the leak
+    outcome = _subscribe_scoped(ctx, trigger, auth=auth, scope={"owner": did(OWNER_A)}, expect=1)
+    if outcome.error_code is not None or outcome.status not in (None, 200) or "?" in ids.values() or len(ids) < 2:
+        ctx.note(f"the subscription with a token scoped to {{owner-a, {p1}}} naming no project was not judged: "
+                 f"{outcome.status}, {outcome.error_code!r}, writes {ids}")
+        return
+    events = [e for e in outcome.events if isinstance(e, dict)]
+    sent = {"subscribe": outcome.sent, "token scope": {"owner": "owner-a", "project": p1}, "writes by owner-a": ids}
+    if any(ids["outside"] in _event_ids(e) for e in events):
+        _fail(ctx, R, f"a subscription to {{owner: owner-a}} with a token scoped to {{owner-a, {p1}}} was sent an "
+                      f"event about {ids['outside']}, a record of project {p2}, outside the token's scope", sent=sent,
+              received={"events": events, "problems": list(outcome.problems)})
+    elif not any(ids["inside"] in _event_ids(e) for e in events):
+        ctx.note(f"the subscription with a token scoped to {{owner-a, {p1}}} delivered no event about {ids['inside']} "
+                 "(in the token's project) within the driver's timeout: what it withholds was not seen")
 
 
 @check("ump/l3/cap-token-issuer-owner", spec=SPEC, requirements=("ump/cap-token-issuer-owner",), bindings=LIVE,
