@@ -53,9 +53,13 @@ class Exporter:
         manifest = self.manifest(memories, jsonl, now.strftime("%Y-%m-%dT%H:%M:%SZ"))
         (target / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
         written, _ = model.parse_jsonl(jsonl)
-        vectors = [m["embedding"] for m in model.memories_of(written) if isinstance(m.get("embedding"), list)]
+        vectors = [(line, m["embedding"]) for line, m in enumerate(model.memories_of(written))
+                   if isinstance(m.get("embedding"), list)]
         if self.service.policy.export_embeddings_bin and vectors:
-            (target / "embeddings.bin").write_bytes(b"".join(struct.pack(f"<{len(v)}f", *v) for v in vectors))
+            keyed = self.service.policy.embeddings_bin_layout == "keyed"
+            (target / "embeddings.bin").write_bytes(b"".join(
+                (struct.pack("<II", line, len(v)) if keyed else b"") + struct.pack(f"<{len(v)}f", *v)
+                for line, v in vectors))
         (target / "README.md").write_text(
             f"# OAMS export\n\n{len(memories)} memories in {len(manifest['namespaces'])} namespace(s), exported "
             f"{manifest['exported_at']} by {SOURCE_VENDOR} (OAMS {model.VERSION}).\n", "utf-8")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -565,8 +566,11 @@ def _export_then(change: Callable[[Any], Any]) -> Callable[[Any, Callable[..., A
     return make
 
 
-def _bad_embeddings_bin(folder: Any) -> Any:
-    (folder / "embeddings.bin").write_bytes(b"\x00\x00\x80?\x00")
+def _float64_embeddings_bin(folder: Any) -> Any:
+    """The vectors packed as float64 (a `d` where `f` was meant)."""
+    lines = [json.loads(line) for line in (folder / "memories.jsonl").read_text("utf-8").splitlines() if line]
+    vectors = [m["embedding"] for m in lines if isinstance(m.get("embedding"), list)]
+    (folder / "embeddings.bin").write_bytes(b"".join(struct.pack(f"<{len(v)}d", *v) for v in vectors))
     return folder
 
 
@@ -726,8 +730,8 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        wraps={"file.manifest": _manifest(lambda m: m.__setitem__("oams_version", "1.0"))}),
     _f("file-no-source-vendor", "the manifest has no source_vendor", "manifest-shape", bindings=("file",),
        wraps={"file.manifest": _manifest(lambda m: m.pop("source_vendor"))}),
-    _f("file-bad-embeddings-bin", "embeddings.bin holds 5 stray bytes", "embeddings-bin-layout", bindings=("file",),
-       wraps={"file.export": _export_then(_bad_embeddings_bin)}),
+    _f("file-embeddings-bin-float64", "embeddings.bin packs the lines' vectors as float64", "embeddings-bin-layout",
+       bindings=("file",), wraps={"file.export": _export_then(_float64_embeddings_bin)}),
     _f("file-folder-renamed", "the bundle folder is named export-<timestamp>", "bundle-folder-name",
        bindings=("file",), wraps={"file.export": _export_then(_renamed)}),
     _f("file-no-manifest", "the bundle has no manifest.json", "bundle-layout", bindings=("file",),

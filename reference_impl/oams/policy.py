@@ -44,6 +44,10 @@ class OamsPolicy:
     rpc_forget_result: str | None = None
     #: oams/bundle-layout: embeddings.bin is OPTIONAL: left out (False) or written for lines with vectors (True).
     export_embeddings_bin: bool = False
+    #: oams/embeddings-bin-layout: "bare" (the vectors one after another, in line order) or "keyed" (each
+    #: vector after its line's offset and dimension, uint32 LE each): §7 fixes no layout, only "packed
+    #: float32 vectors keyed by line offset".
+    embeddings_bin_layout: str = "bare"
     #: §3 "Tags are case-sensitive; implementations SHOULD lowercase on ingest" (True).
     lowercase_tags: bool = True
     #: oams/store-returns-stored: tags kept in the order sent ("given"); §2 calls them "free-form labels for

@@ -50,6 +50,9 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
        ("invalid-memory-refused", "recall-filters"), bindings=("http", "jsonrpc", "stdio"), offset_times="normalize"),
     _v("export-embeddings-bin", "the export bundle carries the OPTIONAL embeddings.bin", ("bundle-layout",),
        bindings=("file",), export_embeddings_bin=True),
+    _v("export-embeddings-bin-keyed", "the export bundle's embeddings.bin keys each vector by its line: line offset "
+       "and dimension (uint32 LE) before the float32 values", ("bundle-layout", "embeddings-bin-layout"),
+       bindings=("file",), export_embeddings_bin=True, embeddings_bin_layout="keyed"),
 )
 
 

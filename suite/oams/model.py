@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import re
 import struct
 import uuid
@@ -437,16 +438,35 @@ def read_bundle(folder: Path, version: str = VERSION) -> Bundle:
 
 
 def embeddings_problems(path: Path, memories: list[dict[str, Any]]) -> list[Problem]:
-    """embeddings.bin, when present, read as little-endian float32, one vector per line carrying an
-    embedding, in line order: its size must be the sum of those vectors' lengths × 4."""
+    """embeddings.bin, when present: every line's vector is in it as packed float32 (little- or
+    big-endian, the same for the whole file). §7 fixes no layout ("packed float32 vectors keyed
+    by line offset"), so whether keys, dimensions or a header sit between the vectors, and in what
+    order, is the producer's; a vector found nowhere (written as float64, or not at all) is not."""
     if not path.is_file():
         return []
-    size = path.stat().st_size
-    want = 4 * sum(len(m["embedding"]) for m in memories if isinstance(m.get("embedding"), list))
-    if size % 4 or (want and size != want):
-        return [Problem("oams/embeddings-bin-layout", f"{size} bytes, not packed float32 of the lines' vectors "
-                                                      f"({want} bytes)", str(path))]
-    return []
+    vectors = [m["embedding"] for m in memories if _is_vector(m.get("embedding"))]
+    if not vectors:
+        return []
+    data = path.read_bytes()
+    missing = min(([i for i, v in enumerate(vectors) if struct.pack(f"{order}{len(v)}f", *v) not in data]
+                   for order in "<>"), key=len)
+    if not missing:
+        return []
+    return [Problem("oams/embeddings-bin-layout", f"{len(data)} bytes holding {len(missing)} of the {len(vectors)} "
+                                                  "vectors the lines carry nowhere as packed float32 (little- or "
+                                                  f"big-endian): the first missing is {_short(vectors[missing[0]])}",
+                    str(path))]
+
+
+def _is_vector(value: Any) -> bool:
+    """An embedding float32 can hold: a non-empty list of finite numbers within float32's range."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and abs(x) <= 3.4028234663852886e38
+        for x in value)
+
+
+def _short(vector: list[Any]) -> str:
+    return "[" + ", ".join(map(repr, vector[:4])) + (", …]" if len(vector) > 4 else "]")
 
 
 # -- consolidation (§5, §6) ----------------------------------------------------------------------

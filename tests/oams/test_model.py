@@ -148,12 +148,30 @@ def test_bundle_layout(bundle):
 
 
 def test_embeddings_bin(bundle):
+    """Any layout holding each line's vector as packed float32 is read as one (§7 fixes none); the
+    vectors as float64, or missing, are not."""
+    import struct
+
     memories = model.read_bundle(bundle).memories
-    (bundle / "embeddings.bin").write_bytes(b"\0" * 12)
-    assert model.embeddings_problems(bundle / "embeddings.bin", memories) == []
-    (bundle / "embeddings.bin").write_bytes(b"\0" * 13)
-    assert {p.requirement for p in model.embeddings_problems(bundle / "embeddings.bin", memories)} == \
-        {"oams/embeddings-bin-layout"}
+    vectors = [m["embedding"] for m in memories if isinstance(m.get("embedding"), list)]
+    assert vectors
+    path = bundle / "embeddings.bin"
+    laid_out = {
+        "bare": b"".join(struct.pack(f"<{len(v)}f", *v) for v in vectors),
+        "keyed": b"".join(struct.pack(f"<II{len(v)}f", i, len(v), *v) for i, v in enumerate(vectors)),
+        "big-endian, reversed, with a header": b"OAMSEMB1" + b"".join(struct.pack(f">{len(v)}f", *v)
+                                                                   for v in reversed(vectors)),
+    }
+    for layout, data in laid_out.items():
+        path.write_bytes(data)
+        assert model.embeddings_problems(path, memories) == [], layout
+    for wrong, data in {"float64": b"".join(struct.pack(f"<{len(v)}d", *v) for v in vectors),
+                        "one vector left out": laid_out["bare"][: -4 * len(vectors[-1])],
+                        "zeros": b"\0" * len(laid_out["bare"])}.items():
+        path.write_bytes(data)
+        assert {p.requirement for p in model.embeddings_problems(path, memories)} == {"oams/embeddings-bin-layout"}, wrong
+    path.write_bytes(b"\0" * 13)
+    assert model.embeddings_problems(path, [{k: v for k, v in m.items() if k != "embedding"} for m in memories]) == []
 
 
 def test_markdown_round_trip():

@@ -90,7 +90,11 @@ def file_bundle(ctx: Any) -> None:
     if sum(model.parse_time(m.get("created_at")) is not None for m in b.memories) > 1:
         ctx.observed("oams/jsonl-sorted")
     if (b.path / "embeddings.bin").is_file():
-        ctx.observed("oams/embeddings-bin-layout")
+        if any(isinstance(m.get("embedding"), list) and m["embedding"] for m in b.memories):
+            ctx.observed("oams/embeddings-bin-layout")
+        else:
+            ctx.note("embeddings.bin is there, but no line carries an embedding to look for in it: its vectors were "
+                     "not judged (§7 fixes no layout a file could be read by alone)")
     unjudged(ctx, f"bundle {b.path}", BUNDLE_ABOUT)
 
 
