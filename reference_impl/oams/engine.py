@@ -167,9 +167,12 @@ class OamsService:
             return None
         return json.loads(row[0])
 
-    def _present(self, doc: dict[str, Any]) -> dict[str, Any]:
-        """A stored memory as answered (a copy)."""
+    def _present(self, doc: dict[str, Any], *, read: bool = False) -> dict[str, Any]:
+        """A stored memory as answered (a copy); `read`: by RECALL or LIST."""
         answered = copy.deepcopy(doc)
+        if read and self.policy.read_embeddings == "omitted":
+            answered.pop("embedding", None)
+            answered.pop("embedding_model", None)
         if self.policy.null_parent_id == "omit" and "parent_id" in answered and answered["parent_id"] is None:
             del answered["parent_id"]
         return answered
@@ -358,7 +361,7 @@ class OamsService:
             docs = self._filtered(self._live(spaces), params)
         out = []
         for score, d in self._rank(query, docs)[:k]:
-            m = self._present(d)
+            m = self._present(d, read=True)
             meta = dict(m.get("metadata") or {})
             meta["score"] = round(score, 6)
             m["metadata"] = meta
@@ -390,7 +393,7 @@ class OamsService:
             docs = [d for d in docs if (_desc(_sort_key(d["updated_at"])), d["key"]) > (_desc(after[0]), after[1])]
         page, more = docs[:n], len(docs) > n
         nxt = self._cursor_of(page[-1]) if more and page else None
-        items = [self._present(d) for d in page]
+        items = [self._present(d, read=True) for d in page]
         if self.policy.list_envelope == "items":
             return {"items": items, "cursor": nxt}
         return {"memories": items, "next_cursor": nxt}

@@ -442,8 +442,8 @@ def _ms(value: Any) -> Any:
 
 
 def _times_as_ms(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    def present(doc: dict[str, Any]) -> dict[str, Any]:
-        out = original(doc)
+    def present(doc: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        out = original(doc, **kw)
         for name in ("created_at", "updated_at"):
             if name in out:
                 out[name] = _ms(out[name])

@@ -44,6 +44,12 @@ class OamsPolicy:
     rpc_forget_result: str | None = None
     #: oams/bundle-layout: embeddings.bin is OPTIONAL: left out (False) or written for lines with vectors (True).
     export_embeddings_bin: bool = False
+    #: oams/store-returns-stored: RECALL and LIST answer a memory's embedding and embedding_model ("kept") or
+    #: leave them out ("omitted"): §2 "Producers MAY omit" the vector, consumers re-embed.
+    read_embeddings: str = "kept"
+    #: oams/error-codes over JSON-RPC: a malformed parameter of RECALL, LIST or BATCH_STORE (query, k, tags,
+    #: since, until, limit, cursor, memories) answers -32003 (None) or JSON-RPC's own -32602 (-32602).
+    rpc_params_code: int | None = None
     #: oams/embeddings-bin-layout: "bare" (the vectors one after another, in line order) or "keyed" (each
     #: vector after its line's offset and dimension, uint32 LE each): §7 fixes no layout, only "packed
     #: float32 vectors keyed by line offset".

@@ -19,10 +19,13 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from memconform.reference_impl.oams.engine import OamsError, OamsService
+from memconform.suite.oams.model import VALIDATION_FAILED
 
 log = logging.getLogger("memconform.reference_impl.oams.rpc")
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
+#: The request parameters of RECALL, LIST and BATCH_STORE (not a memory's members).
+PARAMETERS = frozenset({"query", "k", "tags", "since", "until", "limit", "cursor", "memories"})
 MAX_BATCH = 100
 MAX_MESSAGE = 8 * 1024 * 1024
 _OMIT: Any = object()
@@ -103,13 +106,22 @@ class RpcEndpoint:
             result = self.call(message["method"], message.get("params", {}))
             answer: dict[str, Any] = {"jsonrpc": "2.0", "result": result, "id": reply_id}
         except OamsError as exc:
-            answer = self.error(reply_id, exc.code, exc.message, exc.data)
+            answer = self.error(reply_id, self._code(exc), exc.message, exc.data)
         except _RpcError as exc:
             answer = self.error(reply_id, exc.code, exc.message)
         except Exception:
             log.exception("OAMS JSON-RPC: %s failed", message.get("method"))
             answer = self.error(reply_id, INTERNAL_ERROR, "Internal error")
         return None if id_ is _OMIT else answer
+
+    def _code(self, exc: OamsError) -> int:
+        """The code a refusal is answered with: the engine's, or JSON-RPC's -32602 for a malformed
+        parameter where the policy says so."""
+        code = getattr(self.service.policy, "rpc_params_code", None)
+        field = (exc.data or {}).get("field") if isinstance(exc.data, dict) else None
+        if code is not None and exc.code == VALIDATION_FAILED and field in PARAMETERS:
+            return code
+        return exc.code
 
     def call(self, method: str, params: Any) -> Any:
         handler = self.methods.get(method)

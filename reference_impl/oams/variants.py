@@ -48,6 +48,12 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
     _v("times-normalized", "a created_at/updated_at with a non-zero offset is stored as the same instant in UTC "
        "instead of refused, and a RECALL/LIST since or until with an offset is taken as its instant",
        ("invalid-memory-refused", "recall-filters"), bindings=("http", "jsonrpc", "stdio"), offset_times="normalize"),
+    _v("rpc-invalid-params", "over JSON-RPC a malformed parameter (query, k, tags, since, until, limit, cursor, "
+       "memories) is refused with JSON-RPC's own -32602 Invalid params instead of -32003", ("error-codes",),
+       bindings=("jsonrpc", "stdio"), rpc_params_code=-32602),
+    _v("read-omits-embeddings", "RECALL and LIST leave a memory's embedding and embedding_model out (STORE's answer "
+       "and the export keep them): §2 \"Producers MAY omit\" the vector", ("store-returns-stored",),
+       read_embeddings="omitted"),
     _v("export-embeddings-bin", "the export bundle carries the OPTIONAL embeddings.bin", ("bundle-layout",),
        bindings=("file",), export_embeddings_bin=True),
     _v("export-embeddings-bin-keyed", "the export bundle's embeddings.bin keys each vector by its line: line offset "

@@ -204,17 +204,23 @@ def same_tags(want: Any, have: Any) -> bool:
     return sorted(str(t).lower() for t in want) == sorted(str(t).lower() for t in have)
 
 
-def same_memory_fields(sent: dict[str, Any], got: Any, fields: tuple[str, ...] | None = None) -> list[str]:
+def same_memory_fields(sent: dict[str, Any], got: Any, fields: tuple[str, ...] | None = None, *,
+                       read: bool = False) -> list[str]:
     """The members of `sent` that came back different in `got`, each as a sentence. Tags compare as
     case-folded sets, embeddings at float32 precision, and a null parent_id matches one left out (§2:
-    "optional, string | null"; variant oams-null-parent-omitted)."""
+    "optional, string | null"; variant oams-null-parent-omitted). `read`: `got` is what RECALL or
+    LIST answered, which may leave the vector out with its model (§2 "Producers MAY omit"; variant
+    oams-read-omits-embeddings); one it carries must be the one stored."""
     if not isinstance(got, dict):
         return [f"the answer is not a memory object but {describe(got)}"]
     out = []
+    vector_left_out = read and "embedding" not in got
     for name in fields or tuple(sent):
         if name in ("created_at", "updated_at") and name not in (fields or ()):
             continue
         want, have = sent.get(name), got.get(name, _MISSING)
+        if vector_left_out and name in ("embedding", "embedding_model") and have is _MISSING:
+            continue
         if name == "tags" and same_tags(want, have):
             continue
         if name == "embedding" and same_embedding(want, have):

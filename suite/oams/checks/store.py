@@ -109,7 +109,7 @@ def store_returns_memory(ctx: Any) -> None:
         if back is None:
             say(ctx, "oams/store-returns-stored", f"the stored memory {memory['key']!r} is not in LIST of {ns!r}")
         else:
-            diffs = model.same_memory_fields(memory, back)
+            diffs = model.same_memory_fields(memory, back, read=True)
             if diffs:
                 say(ctx, "oams/store-returns-stored", "LIST reads back a memory other than the one stored: "
                                                       + "; ".join(diffs), sent=memory, received=back)
