@@ -482,6 +482,14 @@ def is_consolidated(memory: Any) -> bool:
         and "dream_strategy" in memory["metadata"]
 
 
+def made_by_a_run(memory: Any) -> bool:
+    """A consolidated memory that shows the consolidation run which made it (metadata.dream_inputs
+    or dream_run_id): one §5 and §6 speak of. A memory carrying only a dream_strategy may be another
+    product's summary brought in as §7 maps it (Zep summaries: dream_strategy "compress", no parent),
+    which an import keeps as it is."""
+    return is_consolidated(memory) and bool({"dream_inputs", "dream_run_id"} & set(memory["metadata"]))
+
+
 def strategy_known(strategy: Any) -> bool:
     return strategy in DREAM_STRATEGIES or (isinstance(strategy, str) and strategy.startswith("vendor:")
                                             and len(strategy) > len("vendor:"))

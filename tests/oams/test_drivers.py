@@ -153,6 +153,24 @@ def test_a_file_without_optional_members_leaves_their_rules_not_judged(tmp_path)
     assert "oams/tags-strings" not in result.extra.get("not_judged", [])
 
 
+def test_an_imported_summary_is_not_judged_as_a_consolidation_run(tmp_path):
+    """§7 maps Zep summaries to memories with dream_strategy "compress" and no parent: a file keeping
+    one as imported is not failed on §5's parent_id (a blind red team's was); a memory showing the run
+    that made it (dream_inputs, dream_run_id) and no parent still is."""
+    check = _REGISTRY["oams/file-consolidated"]
+    base = {"namespace": "u:p", "value": "v", "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
+    zep = dict(base, key="zep-summary", metadata={"dream_strategy": "compress", "zep_role": "summary"})
+    store = tmp_path / "imported.jsonl"
+    store.write_bytes(model.render_jsonl([zep]))
+    result = run_check(check, "0.1", "file", lambda: OamsFileClient(store), None)
+    assert result.outcome is Outcome.SKIPPED and "dream_run_id" in result.reason, result.reason
+    run = dict(base, key="made", metadata={"dream_strategy": "compress", "dream_inputs": [["u:p", "zep-summary"]],
+                                           "dream_run_id": "7b1e3c2a-5d4f-4a6b-8c9d-0e1f2a3b4c5d"})
+    store.write_bytes(model.render_jsonl([zep, run]))
+    result = run_check(check, "0.1", "file", lambda: OamsFileClient(store), None)
+    assert "oams/consolidated-parent-id" in {f.requirement for f in result.findings}, result.reason
+
+
 def test_rpc_part_probe_and_sniffing(served, tmp_path):
     import sys
 
