@@ -33,6 +33,19 @@ class UppPolicy:
     # upp/high-confidence-valid, upp/low-confidence-staged: events below this confidence are
     # stored staged. "High" and "low" are not defined; any threshold keeps confidence 1.0 valid.
     staged_below: float = 0.5
+    # upp/low-confidence-staged on import: an imported event's status is derived from its confidence
+    # ("confidence"). Other reading: a package's "valid" or "staged" is kept ("package"): a staged
+    # event reinforced keeps its low confidence and is valid (02 §6), and 03 §4 does not say an import
+    # recomputes statuses.
+    import_status: str = "confidence"
+    # upp/import-supersession: a package's events are stored oldest first by created_at, package
+    # order for ties ("created"). Other reading: in package order ("package"); 03 §4 "assigns new IDs
+    # and timestamps" and fixes no order.
+    import_order: str = "created"
+    # upp/export-confined-paths, upp/import-confined-paths: export files go straight into the export
+    # folder ("flat"). Other reading: each user's into a folder of its own under it ("per-user"); 03
+    # §4 fixes no layout, only that the server writes a file and answers its path.
+    export_layout: str = "flat"
     # upp/import-ontology-mismatch: a package of another ontology is refused with -32002
     # ("refuse"). Other reading: import it under the label rule, skipping events whose labels are
     # not in this server's ontology ("by-labels"); 03 §4 names only that rule.

@@ -50,6 +50,7 @@ implements.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import sqlite3
 import threading
@@ -266,7 +267,7 @@ class UppService:
 
     def _store_event(self, entity_key: str, *, value: str, labels: Sequence[str], confidence: float,
                      source_type: str, valid_from: str | None, valid_until: str | None, created_at: str,
-                     id: str | None = None, supersede: bool = True) -> Row:
+                     id: str | None = None, supersede: bool = True, status: str | None = None) -> Row:
         """One new event of the user, or the staged one it reinforces. `id` None mints one;
         `supersede` False stores it touching no other event (the reference always supersedes)."""
         labels = tuple(dict.fromkeys(labels))
@@ -276,7 +277,7 @@ class UppService:
                 if supersede:
                     self._supersede(entity_key, staged, labels)
                 return self._store.by_seq(staged.seq)
-        status = self._new_status(entity_key, labels, confidence)
+        status = status or self._new_status(entity_key, labels, confidence)
         row = self._store.insert(id=id or self._new_id(entity_key), entity_key=entity_key, value=value,
                                  labels=labels, confidence=float(confidence), source_type=source_type,
                                  valid_from=valid_from, valid_until=valid_until, status=status, created_at=created_at)
@@ -460,7 +461,10 @@ class UppService:
 
     def _write_export(self, package: dict[str, Any], entity_key: str, now: datetime) -> Path:
         # upp/export-confined-paths: the file name never comes from the entity_key as given
-        return exports.write_package(self.export_dir, package, entity_key, now)
+        folder = self.export_dir
+        if self.policy.export_layout == "per-user":
+            folder = folder / hashlib.sha256(entity_key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        return exports.write_package(folder, package, entity_key, now)
 
     def _import_events(self, raw: Any) -> dict[str, Any]:
         p = self._take(raw, "upp/import_events", {"entity_key": self._key, "file": params.nonempty_string})
@@ -486,7 +490,7 @@ class UppService:
         imported = skipped = 0
         with self._store.transaction():
             self._store.ensure_user(key, now)
-            for event in exports.storage_order(events):
+            for event in (exports.storage_order(events) if self.policy.import_order == "created" else events):
                 if self._import_problem(event) is not None:
                     skipped += 1
                     continue
@@ -502,7 +506,9 @@ class UppService:
     def _import_event(self, key: str, event: dict[str, Any], created_at: str, **store: Any) -> Row:
         """One package event stored anew: a new id and created_at (upp/import-new-ids), supersession
         as for an ingest (upp/import-supersession); `store` goes to `_store_event`."""
+        kept = event.get("status") if self.policy.import_status == "package" else None
         return self._store_event(key, value=event["value"], labels=event["labels"],
                                  confidence=float(event["confidence"]), source_type=event["source_type"],
                                  valid_from=event.get("valid_from"), valid_until=event.get("valid_until"),
-                                 created_at=created_at, **store)
+                                 created_at=created_at, **store,
+                                 **({"status": kept} if kept in ("valid", "staged") else {}))

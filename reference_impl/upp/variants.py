@@ -32,6 +32,14 @@ UPP_VARIANTS: tuple[Variant, ...] = (
     _v("high-staging-threshold", "events below confidence 0.9 are stored staged (the reference stages below 0.5); "
        "\"high\" and \"low\" confidence are the server's to define", ("high-confidence-valid", "low-confidence-staged"),
        staged_below=0.9),
+    _v("import-keeps-status", "an imported event keeps the package's status (valid or staged) instead of one derived "
+       "from its confidence: a reinforced event is valid with a low confidence (02 §6)", ("low-confidence-staged",),
+       import_status="package"),
+    _v("import-package-order", "a package's events are stored in the package's order, not oldest first by "
+       "created_at (03 §4 fixes no order)", ("import-supersession",), import_order="package"),
+    _v("export-per-user-folders", "each user's export file goes into a folder of its own under the export folder "
+       "(named by a hash of the entity_key)", ("export-confined-paths", "import-confined-paths"),
+       export_layout="per-user"),
     _v("import-foreign-ontology", "a package of another ontology is imported under the label rule: events whose "
        "labels this server's ontology defines are imported, the rest skipped (no -32002)",
        ("import-ontology-mismatch",), foreign_ontology="by-labels"),

@@ -20,6 +20,7 @@ both paths and does not depend on how a server orders the events of one package.
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import tempfile
 import time
@@ -106,6 +107,20 @@ def folder_learned(ctx: Any) -> bool:
     """Whether the import folder is the server's own export folder (not the fallback)."""
     import_folder(ctx)
     return bool(client_state(ctx.client)["import_folder_learned"])
+
+
+def export_root(ctx: Any) -> Path:
+    """The folder the server's exports go under, learned once per client: the deepest folder
+    holding the exports of two throwaway users. 03 §4 fixes no layout, so a server may give each
+    user a folder of its own under one root (a blind red team's did); the folder of one export
+    would then take the other users' folders for outside ones. Call only when folder_learned()."""
+    state = client_state(ctx.client)
+    if "export_root" not in state:
+        first = import_folder(ctx).path
+        second = _export_folder(ctx)
+        root = Path(os.path.commonpath([first.resolve(), second.resolve()])) if second is not None else first
+        state["export_root"] = root if len(root.parts) > 2 else first
+    return state["export_root"]
 
 
 def _export_folder(ctx: Any) -> Path | None:

@@ -184,8 +184,8 @@ def batch_bounded(ctx: CheckContext) -> None:
     what = f"a batch of {BATCH_SIZE} {method} requests ({len(text)} bytes)"
     ex, broke = _send(ctx, text)
     if ex is None:
-        _violation(ctx, rid, f"{what} got no answer the harness could read (too large, too slow, or none)", text,
-                   None, expected, unread=broke)
+        _violation(ctx, rid, f"{what} got no answer the harness could read: larger than the 16 MiB it reads (so past "
+                   f"the {bound}-byte bound too), too slow, or none", text, None, expected, unread=broke)
     else:
         size = len((ex.received_text or "").encode("utf-8"))
         failed = _server_failed(ex)

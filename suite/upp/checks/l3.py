@@ -34,7 +34,8 @@ from memconform.suite.upp.checks._common import (
     report_problems, require_offered, served, server_ontology,
 )
 from memconform.suite.upp.checks._placing import (
-    PLURAL_LABEL, SINGULAR_LABEL, by_id, folder_learned, import_folder, listed, package, package_file, place_events,
+    PLURAL_LABEL, SINGULAR_LABEL, by_id, export_root, folder_learned, import_folder, listed, package, package_file,
+    place_events,
     read_export_file, saying,
 )
 from memconform.suite.upp.checks.l2 import STORED_EVENT_RULES
@@ -504,10 +505,10 @@ def import_confined_paths(ctx: CheckContext) -> None:
     folder; a probe the suite cannot set up (no sibling folder, no symbolic links) is left out."""
     require_offered(ctx, "upp/import_events")
     _need_files(ctx)
-    folder = import_folder(ctx).path
-    if folder == Path(tempfile.gettempdir()):
+    if not folder_learned(ctx):
         raise NotApplicable("the suite could not learn the server's export folder, so it cannot tell a folder the "
                             "server is configured to read from one it is not")
+    folder = export_root(ctx)
     content = package(fresh_entity("pkg-source"), [saying(SINGULAR_LABEL)], ontology_id=server_ontology(ctx))
     # A refusal shows confinement only from a server that reads the same package where it may.
     with package_file(ctx, content, "confined-control") as inside:
@@ -569,7 +570,7 @@ def export_confined_paths(ctx: CheckContext) -> None:
     if not folder_learned(ctx):
         raise NotApplicable("the suite could not learn the server's export folder, so it cannot tell where an "
                             "export may be written")
-    folder = import_folder(ctx).path.resolve()
+    folder = export_root(ctx).resolve()
     for make in (lambda t: f"../{t}", lambda t: str(folder.parent / t)):
         token = f"mcf-escape-{secrets.token_hex(6)}"
         entity = make(token)

@@ -10,15 +10,17 @@ what the spec says the state must be (docs/catalogue-upp.md, "State machines (is
 * every event placed is listed, with its value, labels and confidence as sent (values generated
   over Unicode: NFD, astral, RTL, U+2028, long texts; keys differing only in case);
 * import stores a package's events in created_at order (instants, with offsets and fractions;
-  package order for ties) applying supersession; a later import supersedes like a later ingest;
+  package order for ties) applying supersession; a later import supersedes like a later ingest.
+  Packages list their events in that order, so a server storing them in package order (03 §4
+  fixes no order: "assigns new IDs and timestamps") stores the same sequence;
 * singular labels: the newest valid event sharing one supersedes every other (superseded_by names
   it); plural labels accumulate; an event with both kinds is superseded through its singular ones;
 * delete_events is physical, counts what it deleted, touches no other user;
 * an export holds every event; importing it elsewhere stores every event again.
 
 Readings accepted (docs/live-upp.md): any listing order; an emptied user may be unknown (-32001)
-or empty; an event whose superseder was deleted may stay superseded (pointer null or naming an
-existing event) or be valid again; confidences are 0.9..1.0, high in every staging reading.
+or empty; an event whose superseder was deleted may stay superseded (pointer null, naming an
+existing event, or still naming the deleted one: events are never modified) or be valid again; confidences are 0.9..1.0, high in every staging reading.
 Events are placed with upp/import_events, so the machine needs it, upp/get_events and shared
 files (else it is not applicable).
 """
@@ -160,6 +162,7 @@ class Ev:
     status: str = "valid"
     by: "Ev | None" = None         # what superseded it
     orphan: bool = False           # superseded by an event deleted since: a reading is free
+    gone_by: frozenset[str] = frozenset()  # ids of deleted events that superseded it (its pointer may still name one)
     seen: bool = False
     origin: str = "import"         # "import", "ingest" or "task" (a contextualize's background ingest)
     loose: bool = False            # status free (staged, or one of several of one label told in one text)
@@ -214,6 +217,9 @@ class UppEventsMachine(SpecMachine):
         self.step_no += 1
         content = {"entity_key": fresh_entity("sm-pkg"), "ontology": server_ontology(self.ctx) or ontology.USER_V1,
                    "events": [], "exported_at": "2001-02-03T06:00:00Z"}
+        # oldest first, as written: the package's order and its created_at order agree (a blind red
+        # team's server stored a package in its order, which 03 §4 allows)
+        events = [events[i] for i in sorted(range(len(events)), key=lambda i: (_instant(events[i]["created_at"]), i))]
         for i, e in enumerate(events):
             content["events"].append({"id": f"evt_sm_{self.step_no}_{i}", "entity_key": content["entity_key"],
                                       "value": e["value"], "labels": e["labels"], "confidence": e["confidence"],
@@ -438,9 +444,10 @@ class UppEventsMachine(SpecMachine):
                                 f"with status {status!r}; expected superseded or valid", received=got)
                 if ev.orphan:
                     self.judged("upp/superseded-by-existing")  # its superseder was deleted
-                if pointer is not None and pointer not in ids:
+                if pointer is not None and pointer not in ids and pointer not in ev.gone_by:
                     self.broken("upp/superseded-by-existing", f"{ev.brief()} of {user.key!r} names superseded_by "
-                                f"{pointer!r}, which is no event of that user (null or an existing event). The spec: "
+                                f"{pointer!r}, which is no event of that user (expected null, an existing event, or "
+                                f"the deleted event that superseded it: {sorted(ev.gone_by)}). The spec: "
                                 f"{spec_ref('upp/superseded-by-existing')}", received=got)
                 continue
             if ev.status == "superseded":
@@ -554,6 +561,8 @@ class UppEventsMachine(SpecMachine):
             u.events.remove(ev)
         for ev in u.events:
             if ev.by is not None and ev.by in gone:
+                # 02 §6 "Events are never modified after creation": the pointer may keep naming it
+                ev.gone_by = ev.gone_by | ({ev.by.id} if ev.by.id else set())
                 ev.orphan, ev.by = True, None
         _, listed = self._listing(u)
         if listed is not None:
