@@ -283,6 +283,9 @@ def _blocks_cell(row: dict[str, Any]) -> str:
     if status in ("error", "skipped"):
         return _e(redact(str(row.get("summary", ""))))
     claim = row.get("claim") or {}
+    if status == "not-conformant" and claim.get("failed"):
+        return (f"{_e(claim.get('title', ''))} claim blocked by "
+                + ", ".join(f"<code>{_e(i)}</code>" for i in claim["failed"]))
     if status == "claim":
         notes = []
         if claim.get("not_exercised"):

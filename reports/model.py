@@ -170,8 +170,9 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
         row = {
             "target": target, "spec": spec, "version": version, "binding": binding,
             "level": computed["level"], "blocked_at": blocked,
-            # a spec whose levels are conformance classes names them (catalogue level_names)
-            **({"level_name": cat.level_name(computed["level"])} if cat.level_name(computed["level"]) else {}),
+            # a spec whose levels are conformance classes names them (catalogue level_names), on the
+            # bindings that can show the class (level_names_on)
+            **({"level_name": name} if (name := cat.level_name(computed["level"], binding)) else {}),
             "blocked_by": blocking(spec, version, binding, outcomes, blocked, profile),
             **({"waived": waived} if waived else {}),
             "profile": profile,

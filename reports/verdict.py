@@ -13,7 +13,7 @@ report, HTML, badges and `compare` all render (DESIGN.md ideas 4 and 9).
   ``not-assessed``    a level reached, the next one not assessable on this binding; nothing failed
   ``claim``           a file reached its claim (`claim.title`); nothing failed
   ``incomplete``      no level and no claim, nothing failed: not assessable here (never red)
-  ``not-conformant``  no level reached, MUSTs of the lowest level failed
+  ``not-conformant``  no level reached, MUSTs of the lowest level failed (or a file's claim blocked by a failed MUST)
   ``error``           the target could not be judged
   ``skipped``         the target cannot run here (no container engine …)
 """
@@ -158,6 +158,8 @@ def status_of(row: dict[str, Any]) -> str:
         return "not-assessed" if blocked else "conformant"
     if claim and claim["reached"]:
         return "claim"
+    if claim and claim["failed"]:  # a file whose claim a failed MUST blocks: a verdict, not "incomplete"
+        return "not-conformant"
     if row.get("errors") and not row.get("must_passed"):
         return "error"
     return "incomplete"
@@ -184,6 +186,9 @@ def verdict_words(row: dict[str, Any], *, ids: int = 1, with_level: bool = False
     if status == "partial":
         word = f"{lead}partial ({blocked.get('level')} blocked by {which})" if with_level \
             else f"{blocked.get('level')} blocked by {which}"
+    elif status == "not-conformant" and not blocked:
+        word = f"not conformant: {claim.get('title')} claim blocked by " + \
+            (ids_text(claim.get("failed") or [], ids) if ids else f"{len(claim.get('failed') or [])} MUST")
     elif status == "not-conformant":
         word = f"not conformant: {blocked.get('level')} blocked by {which}"
     elif status == "not-assessed" or (status == "error" and errored_only(row)):
@@ -202,6 +207,18 @@ def verdict_words(row: dict[str, Any], *, ids: int = 1, with_level: bool = False
     return word
 
 
+def _blocked_text(row: dict[str, Any]) -> str:
+    """What blocks the next level, in the line: that level's own MUSTs, then those of the levels
+    above it apart (a vendor read "L1 blocked by" an L2 rule as an L1 one)."""
+    blocked = row.get("blocked_at") or {}
+    every = blocked_by(row)
+    own = [rid for rid in every if rid in {*blocked.get("failed", ()), *blocked.get("errors", ())}]
+    above = [rid for rid in every if rid not in own]
+    if not own or not above:
+        return ids_text(every)
+    return f"{ids_text(own)}; above it, also {ids_text(above)}"
+
+
 def summary_line(row: dict[str, Any]) -> str:
     """One line: who, where, what was reached, what blocks the next level, and the counts."""
     level = row["level"]
@@ -216,9 +233,11 @@ def summary_line(row: dict[str, Any]) -> str:
     if status == "conformant":
         words = "conformant"
     elif status == "partial":
-        words = f"{blocked['level']} blocked by {ids_text(blocked_by(row))}"
+        words = f"{blocked['level']} blocked by {_blocked_text(row)}"
+    elif status == "not-conformant" and not blocked:
+        words = f"not conformant: the {claim['title']} claim blocked by {ids_text(claim['failed'])}"
     elif status == "not-conformant":
-        words = f"not conformant: {blocked['level']} blocked by {ids_text(blocked_by(row))}"
+        words = f"not conformant: {blocked['level']} blocked by {_blocked_text(row)}"
     elif status in ("not-assessed", "error") and errored_only(row):
         words = (f"conformant up to {level}; " if level else "error: ") + \
                 f"{blocked['level']} not assessed, the target failed on {ids_text(blocked_by(row))}"

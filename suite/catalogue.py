@@ -116,9 +116,17 @@ class Catalogue:
     default_profile: str | None = None
     #: What a level is called where the spec's levels are conformance classes (`level_names`)
     level_names: tuple[tuple[str, str], ...] = ()
+    #: The only bindings a level's name is given on (`level_names_on`): OAMS's L1 class is an export,
+    #: which only a file shows, so a live server reaching L1 is not called "L1 (export)".
+    level_names_on: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
-    def level_name(self, level: str | None) -> str | None:
-        return dict(self.level_names).get(level) if level else None
+    def level_name(self, level: str | None, binding: str | None = None) -> str | None:
+        if not level:
+            return None
+        only = dict(self.level_names_on).get(level)
+        if binding is not None and only is not None and binding not in only:
+            return None
+        return dict(self.level_names).get(level)
 
     def claim_for(self, binding: str, file_as: str = "export") -> Claim | None:
         return next((c for c in self.claims if c.binding == binding and c.file_as == file_as), None)
@@ -196,7 +204,15 @@ def parse_catalogue(data: dict, spec: str) -> Catalogue:
         requirements=tuple(reqs), claims=tuple(_claims(data.get("claim", []), spec)),
         conformance_classes=classes, profiles=profiles, default_profile=default_profile,
         level_names=_level_names(data.get("level_names", {}), spec),
+        level_names_on=_level_names_on(data.get("level_names_on", {}), spec),
     )
+
+
+def _level_names_on(raw: object, spec: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(raw, dict) or any(k not in LEVELS or not isinstance(v, list) or
+                                        not all(isinstance(b, str) for b in v) for k, v in raw.items()):
+        raise CatalogueError(f"{spec} catalogue: level_names_on maps levels to lists of bindings")
+    return tuple((k, tuple(v)) for k, v in sorted(raw.items(), key=lambda item: LEVELS.index(item[0])))
 
 
 def _level_names(raw: object, spec: str) -> tuple[tuple[str, str], ...]:

@@ -205,3 +205,14 @@ def test_shape_report_names_each_field():
     assert "`key` expected" in text and "`value` expected" in text and "`updated_at` expected" in text
     assert "`created_at` expected an RFC 3339 UTC string: found 1767225600000" in text
     assert "'id'" in text and "'content'" in text
+
+
+def test_the_export_class_is_named_only_where_an_export_is_judged():
+    """A live server reaching only L1 showed the memory shape; "L1 (export)" there credited an
+    export nobody judged (a blind red team)."""
+    from memconform.suite import catalogue
+
+    cat = catalogue.load("oams")
+    assert cat.level_name("L1", "file") == "export"
+    assert cat.level_name("L1", "http") is None and cat.level_name("L1", "jsonrpc") is None
+    assert cat.level_name("L2", "http") == "read/write"
