@@ -146,7 +146,11 @@ def consolidation(ctx: Any) -> None:
     reply = ctx.client.consolidate(ns)
     if reply.not_served or not reply.ok:
         raise NotApplicable(f"the target offers no consolidation hook the suite can call ({reply.describe()}): "
-                            "§6's fields cannot be observed on memories it makes, so L3 is not shown")
+                            "§6's fields cannot be observed on memories it makes, so L3 is not shown. OAMS names no "
+                            "consolidation operation; the suite calls memconform's convention, POST "
+                            "/v1/oams/consolidate {namespace, strategy?} over REST and oams.consolidate over "
+                            "JSON-RPC, answering the memories made (docs/oams.md); an adapter route of that name "
+                            "in front of your own hook lets L3 be judged")
     made, _how = reply.memories()
     if not made:
         made = [m for m in listed(ctx, ns) if model.is_consolidated(m)]
