@@ -257,6 +257,11 @@ UPP_FAULTS = (
     _f("task-times-local", "upp/get_tasks writes created_at and completed_at in the server's local time, a "
        "fixed +02:00 offset (2026-11-27T04:04:58.392723+02:00) instead of UTC", "get-tasks-returns-statuses",
        wraps=within("_tasks", _format=w.local_time)),
+    # found by the blind red team (round 11): no designator at all, which ISO-8601 reads as local time
+    _f("task-times-naive", "upp/get_tasks writes created_at and completed_at without a UTC designator (the UTC "
+       "wall-clock time as datetime.utcnow().isoformat() writes it: 2026-11-27T02:04:58.392723)",
+       "get-tasks-returns-statuses",
+       wraps=within("_tasks", _format=w.naive_utc)),
     _f("tasks-forgotten", "a finished task is forgotten as soon as get_tasks has reported it once",
        "get-tasks-retained",
        wraps={"_get_tasks": w.tasks_forgotten}),

@@ -298,6 +298,12 @@ def local_time(runner: Any, original: Callable[[Any], str]) -> Callable[[Any], s
     return lambda t: t.astimezone(local).isoformat(timespec="microseconds")
 
 
+def naive_utc(runner: Any, original: Callable[[Any], str]) -> Callable[[Any], str]:
+    """upp-task-times-naive: task times written as `datetime.utcnow().isoformat()` writes them: the UTC
+    wall-clock time with no designator, which ISO-8601 reads as a local time."""
+    return lambda t: t.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
+
+
 # -- upp/delete_events -----------------------------------------------------------------------------
 
 def _hidden_of(service: Any) -> set[tuple[str, str]]:

@@ -140,7 +140,7 @@ class UppService:
         self._lock = threading.RLock()
         self._store = Store(db)
         self._closed = False
-        self._tasks = TaskRunner(self._now, self._format)
+        self._tasks = TaskRunner(self._now, self._format_utc)
         # max_batch / max_answer_bytes: issue 14, a batch must not amplify (rpc.py, "bounds")
         self._endpoint = RpcEndpoint(self.call, batches=self.policy.batches, max_batch=max_batch,
                                      max_answer_bytes=max_answer_bytes)
@@ -198,6 +198,11 @@ class UppService:
         if self.policy.times_with_offset:
             return format_time(t)
         return t.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
+
+    def _format_utc(self, t: datetime) -> str:
+        """The task times (03 §3 upp/get_tasks: "ISO-8601 UTC"): UTC with its Z whatever the policy,
+        as ISO-8601 reads a time without a designator as local time (upp/get-tasks-returns-statuses)."""
+        return format_time(t)
 
     @property
     def _key(self) -> Callable[[Any], bool]:

@@ -1169,7 +1169,7 @@ def test_fault_delete_count_counts_requested_counts_a_twice_named_event_twice(ex
 def test_fault_task_times_local_writes_a_non_zero_offset(exports_dir: Path) -> None:
     from memconform.suite.upp import isotime
 
-    for fault, utc in ((None, True), ("upp-task-times-local", False)):
+    for fault, utc in ((None, True), ("upp-task-times-local", False), ("upp-task-times-naive", False)):
         service = UppService(export_dir=exports_dir, fault=fault, clock=Clock())
         try:
             task = ok(service, "upp/contextualize", {"entity_key": "u", "text": "I love rain"})["task_id"]
@@ -1178,7 +1178,8 @@ def test_fault_task_times_local_writes_a_non_zero_offset(exports_dir: Path) -> N
             times = (status["created_at"], status["completed_at"])
             assert all(isotime.is_utc_date_time(t) for t in times) is utc, times
             # the same instant either way; the events keep the service's own times
-            assert datetime.fromisoformat(status["created_at"].replace("Z", "+00:00")) == T0
+            when = datetime.fromisoformat(status["created_at"].replace("Z", "+00:00"))
+            assert (when if when.tzinfo else when.replace(tzinfo=timezone.utc)) == T0
             assert [e["created_at"] for e in status["result"]] == ["2026-03-01T12:00:00.000000Z"]
         finally:
             service.close()
