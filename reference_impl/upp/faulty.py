@@ -666,6 +666,24 @@ def single_batch_unwrapped(endpoint: Any, original: Callable[..., Any]) -> Calla
     return handle
 
 
+def stops_at_first_error(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-batch-stops-on-error: a batch is worked through until a member's answer is an error, and the
+    loop then breaks where it meant to go on: the members after it are neither run nor answered."""
+    def handle(messages: list[Any]) -> Any:
+        refusal = endpoint._batch_refusal(messages)
+        if refusal is not None:
+            return refusal
+        responses: list[dict[str, Any]] = []
+        for m in messages:
+            response = endpoint._handle_request(m, in_batch=True)
+            if response is not None:
+                responses.append(response)
+                if "error" in response:
+                    break
+        return responses or None
+    return handle
+
+
 def result_handed_out_once(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """upp-tasks-result-once: a completed task's result is popped when first delivered, like a queue
     message; later polls still say completed, with `result: null`."""
