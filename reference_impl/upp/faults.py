@@ -304,6 +304,11 @@ UPP_FAULTS = (
     _f("delete-count-counts-requested", "deleted_count counts each listed id that matched one of the user's events, "
        "so event_ids [X, X] answers 2 for the one event deleted", "delete-count",
        wraps={"_delete_events": w.counts_requested}),
+    # found by the blind red team (round 11): keys sharing a prefix
+    _f("delete-all-by-prefix", "upp/delete_events without event_ids deletes the events of every user whose "
+       "entity_key begins with the one given (SQL LIKE 'key%'): deleting K also deletes K-2's",
+       "delete-other-users-untouched",
+       wraps=within("_store", delete=w.delete_all_by_prefix)),
     _f("delete-other-user", "upp/delete_events with event_ids deletes those events whoever they belong to",
        "delete-other-users-untouched", "entity-isolation",
        wraps=within("_store", delete=lambda store, original: lambda entity_key, ids: original(None, ids))),

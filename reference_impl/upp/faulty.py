@@ -563,6 +563,17 @@ def deletes_copies(service: Any, original: Callable[..., int]) -> Callable[..., 
     return delete
 
 
+def delete_all_by_prefix(store: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-delete-all-by-prefix: deleting all of a user's events matches the entity_key as a prefix (as
+    SQL `WHERE entity_key LIKE ? || '%'` does), so the user keyed `K-2` loses its events with `K`'s."""
+    def delete(entity_key: str | None, ids: Any) -> list[Any]:
+        if ids is None and entity_key is not None:
+            keys = sorted({r.entity_key for r in store.events(None) if r.entity_key.startswith(entity_key)})
+            return [row for key in keys for row in original(key, None)]
+        return original(entity_key, ids)
+    return delete
+
+
 def skips_held_ignoring_case(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """import_events skips an event the user already holds with the same labels and a value equal
     ignoring case (a case-insensitive unique key meant to make re-imports idempotent), and still

@@ -71,7 +71,7 @@ SWITCHES = {
     "stage_below_085", "stage_all", "never_stage", "ingest_not_persisted", "ingest_status_stored",
     # delete_events
     "soft_delete", "delete_ignores_ids", "count_asked", "delete_result_number", "delete_any_owner",
-    "empty_list_noop",
+    "empty_list_noop", "delete_all_by_prefix",
     # get_labels
     "who_name_plural", "drop_label", "labels_missing_durability",
     # export and import
@@ -256,7 +256,9 @@ class Mini:
         ids = None if not asked or "delete_ignores_ids" in self.on else set(asked)
         if asked == [] and "empty_list_noop" in self.on:
             ids = set()
-        doomed = [e for e in self.events if (e["entity_key"] == key or "delete_any_owner" in self.on)
+        doomed = [e for e in self.events if (e["entity_key"] == key or "delete_any_owner" in self.on
+                                             or (ids is None and "delete_all_by_prefix" in self.on
+                                                 and e["entity_key"].startswith(key)))
                   and (ids is None or e["id"] in ids) and not e.get("_hidden")]
         for e in doomed:
             if "soft_delete" in self.on:
@@ -515,6 +517,7 @@ BROKEN = [
      {"upp/delete-other-users-untouched", "upp/entity-isolation"}),
     ({"delete_any_owner": True}, 3, "upp/l2/delete-all", {"upp/delete-other-users-untouched"}),
     ({"empty_list_noop": True}, 3, "upp/l2/delete-all", {"upp/delete-all"}),
+    ({"delete_all_by_prefix": True}, 3, "upp/l2/delete-all", {"upp/delete-other-users-untouched"}),
     # get_labels
     ({"who_name_plural": True}, 3, "upp/l2/get-labels", {"upp/ontology-major-stable"}),
     ({"drop_label": True}, 3, "upp/l2/get-labels", {"upp/get-labels-complete", "upp/ontology-major-stable"}),

@@ -891,13 +891,16 @@ def delete_other_user(ctx: CheckContext) -> None:
        requirements=("upp/delete-all", "upp/delete-count", "upp/delete-other-users-untouched"),
        bindings=LIVE, title="delete_events without ids, or with [], deletes all of the user's events and only those")
 def delete_all(ctx: CheckContext) -> None:
-    """Two users hold two events each. delete_events for the first with event_ids omitted, then for
-    the second with event_ids []: afterwards get_events for that user is empty (or -32001), the
-    other user's events are untouched, and deleted_count is the number that disappeared."""
+    """Two users hold two events each, the second keyed as the first with "-2" after it (keys
+    sharing a prefix: found by the blind red team, round 11, a delete-all matching the key as a
+    prefix, SQL `LIKE 'key%'`). delete_events for the first with event_ids omitted, then for the
+    second with event_ids []: afterwards get_events for that user is empty (or -32001), the other
+    user's events are untouched, and deleted_count is the number that disappeared."""
     ctx.credit_only_observed()  # deleted_count is judged only where the server answered one
     for op in ("upp/delete_events", "upp/get_events"):
         require_offered(ctx, op)
-    first, second = fresh_entity("wipe-a"), fresh_entity("wipe-b")
+    first = fresh_entity("wipe")
+    second = f"{first}-2"  # an entity_key is an opaque string (01 §7): another user, however alike
     for entity in (first, second):
         place_events(ctx, entity, [saying(SINGULAR_LABEL), saying(PLURAL_LABEL)])
     for entity, bystander, how in ((first, second, "omitted"), (second, None, "[]")):
@@ -928,9 +931,11 @@ def delete_all(ctx: CheckContext) -> None:
                  f"still lists {len(left)} of its {len(held)} events: {_brief(left[0])}", reply,
                  "every event of the user deleted")
         if lost:
+            alike = (", whose key begins with the deleted user's" if bystander.startswith(entity) else "")
             fail(ctx, "upp/delete-other-users-untouched", f"deleting all events of {entity!r} also removed "
-                 f"{len(lost)} event(s) of {bystander!r}: {compact(sorted(lost))}", reply,
-                 "only the named user's events deleted")
+                 f"{len(lost)} event(s) of {bystander!r}{alike}: {compact(sorted(lost))}", reply,
+                 "only the named user's events deleted: an entity_key names one user, matched whole (01 §7: "
+                 "an opaque string)")
 
 
 # =============================================================================================
