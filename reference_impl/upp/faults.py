@@ -157,6 +157,10 @@ UPP_FAULTS = (
     _f("retrieve-all-users", "upp/retrieve ranks every user's events, not only the requested user's "
        "(contextualize does not)", "entity-isolation",
        wraps=before("_retrieved", lambda entity_key, query, limit: ((None, query, limit), {}))),
+    # found by the blind red team (round 11): 01 §7 makes the User Key an opaque string
+    _f("entity-key-folded", "every entity_key is NFKC-normalized and case-folded as it is read, so keys that differ "
+       "only in case or Unicode form (Alice-x, alice-x) name one user", "entity-isolation",
+       wraps={"_take": w.entity_key_folded}),
     _f("superseded-value-rewritten", "a superseded event's value is shown rewritten as \"[superseded] <value>\"",
        "event-immutable",
        wraps=each("_present", w.superseded_value_rewritten)),

@@ -135,6 +135,19 @@ def retrieve_requires_max_results(service: Any, original: Callable[..., Any]) ->
     return take
 
 
+def entity_key_folded(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-entity-key-folded: every entity_key is read as a "canonical user id", NFKC-normalized and
+    case-folded, so `Alice-x` and `alice-x` (or a key in NFC and in NFD) are one user."""
+    import unicodedata
+
+    def take(raw: Any, method: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> Any:
+        taken = original(raw, method, required, optional)
+        if isinstance(taken.get("entity_key"), str):
+            taken["entity_key"] = unicodedata.normalize("NFKC", taken["entity_key"]).casefold()
+        return taken
+    return take
+
+
 def user_not_found_when_nothing_matches(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def retrieve(raw: Any) -> Any:
         events = original(raw)
