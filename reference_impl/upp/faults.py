@@ -167,6 +167,16 @@ UPP_FAULTS = (
     _f("low-confidence-valid", "every new event is stored valid, even at confidence 0.05 (nothing is ever staged)",
        "low-confidence-staged",
        overrides={"staged_below": 0.0}),
+    # -- staged events (found by the blind red team, round 11) --------------------------------------------
+    _f("staged-supersedes", "a new event supersedes the valid events of its singular labels whatever its own status: "
+       "a staged (low-confidence) who_name marks the valid one superseded", "supersession-new-valid",
+       wraps={"_supersedes": lambda service, original: lambda row: row.status != "superseded"}),
+    # The stored labels are a tuple, the new event's a list: equal never, so the matching event is stored anew.
+    _f("reinforcement-never-matches", "reinforcement compares a staged event's labels (a tuple, as stored) with the "
+       "new event's labels as a list: no staged event is ever reinforced; the matching event is stored as a new "
+       "valid one beside it", "staged-reinforcement",
+       wraps={"_reinforces": lambda service, original: lambda staged, labels, value: (
+           staged.labels == list(labels) and original(staged, labels, value))}),
     # -- supersession ---------------------------------------------------------------------------------
     # Import stores with the same rules, so its supersession check fails too.
     _f("singular-accumulates", "singular labels accumulate: nothing is ever superseded",

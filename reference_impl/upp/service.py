@@ -276,7 +276,7 @@ class UppService:
         `supersede` False stores it touching no other event (the reference always supersedes)."""
         labels = tuple(dict.fromkeys(labels))
         for staged in self._store.events(entity_key, statuses=("staged",)):
-            if set(staged.labels) == set(labels) and _same_value(staged.value, value):
+            if self._reinforces(staged, labels, value):
                 self._store.promote(staged.seq)  # reinforced: staged → valid
                 if supersede:
                     self._supersede(entity_key, staged, labels)
@@ -288,6 +288,11 @@ class UppService:
         if supersede and self._supersedes(row):
             self._supersede(entity_key, row, labels)
         return row
+
+    def _reinforces(self, staged: Row, labels: Sequence[str], value: str) -> bool:
+        """upp/staged-reinforcement: whether a new event matches a staged one of the user, which it then
+        reinforces (staged → valid): the same labels and the same value, ignoring case and spacing."""
+        return set(staged.labels) == set(labels) and _same_value(staged.value, value)
 
     def _new_status(self, entity_key: str, labels: Sequence[str], confidence: float) -> str:
         """upp/high-confidence-valid, upp/low-confidence-staged: the threshold is the policy's."""

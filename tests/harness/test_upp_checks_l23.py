@@ -69,13 +69,14 @@ SWITCHES = {
     # the lifecycle
     "singular_accumulates", "superseded_by_null", "plural_supersedes", "rewrite_superseded_value",
     "stage_below_085", "stage_all", "never_stage", "ingest_not_persisted", "ingest_status_stored",
+    "staged_supersedes", "no_reinforce",
     # delete_events
     "soft_delete", "delete_ignores_ids", "count_asked", "delete_result_number", "delete_any_owner",
     "empty_list_noop", "delete_all_by_prefix",
     # get_labels
     "who_name_plural", "drop_label", "labels_missing_durability",
     # export and import
-    "export_valid_only", "export_returns_events", "export_no_file", "export_no_ontology", "import_keeps_ids",
+    "export_valid_only", "export_drops_staged", "export_returns_events", "export_no_file", "export_no_ontology", "import_keeps_ids",
     "import_result_renamed", "import_to_package_user", "import_no_supersession", "import_any_ontology",
     "bad_file_internal", "bad_file_own_code", "export_path_from_key", "foreign_ontology_internal", "import_keeps_superseded_by",
     "import_drops_confidence", "import_skips_superseded", "read_anywhere",
@@ -134,11 +135,21 @@ class Mini:
                supersede: bool = True, eid: str | None = None, created_at: str | None = None) -> dict[str, Any]:
         threshold = 0.85 if "stage_below_085" in self.on else 2.0 if "stage_all" in self.on \
             else 0.0 if "never_stage" in self.on else 0.5
+        if confidence >= threshold and "no_reinforce" not in self.on:  # a matching staged event reinforced
+            for old in self._mine(key):
+                if old["status"] == "staged" and sorted(old["labels"]) == sorted(labels) \
+                        and old["value"].casefold() == value.casefold():
+                    old["status"] = "valid"
+                    for label in labels:
+                        if self.cardinality[label] == "singular" and supersede:
+                            self._supersede(key, label, old["id"], but=old["id"])
+                    return old
         event = {"id": eid or f"evt_{uuid.uuid4().hex}", "entity_key": key, "value": value, "labels": list(labels),
                  "confidence": confidence, "source_type": source_type,
                  "status": "valid" if confidence >= threshold else "staged", "created_at": created_at or now(),
                  "superseded_by": None}
-        if event["status"] == "valid" and supersede and "singular_accumulates" not in self.on:
+        if (event["status"] == "valid" or "staged_supersedes" in self.on) and supersede \
+                and "singular_accumulates" not in self.on:
             for label in labels:
                 if self.cardinality[label] == "singular" or "plural_supersedes" in self.on:
                     self._supersede(key, label, event["id"])
@@ -146,9 +157,9 @@ class Mini:
         self.users.add(key)
         return event
 
-    def _supersede(self, key: str, label: str, new_id: str) -> None:
+    def _supersede(self, key: str, label: str, new_id: str, but: str | None = None) -> None:
         for old in self._mine(key):
-            if old["status"] == "valid" and label in old["labels"]:
+            if old["status"] == "valid" and label in old["labels"] and old["id"] != but:
                 old["status"] = "superseded"
                 old["superseded_by"] = None if "superseded_by_null" in self.on else new_id
                 if "rewrite_superseded_value" in self.on:
@@ -436,7 +447,8 @@ def test_a_right_level3_server_passes_every_check(mini):
 
 #: Checks that need an event of a chosen confidence: through ingest the server's extractor chooses it,
 #: so they are inconclusive there (nothing seen), never passed on nothing.
-CHOSEN_CONFIDENCE = ("upp/l2/high-confidence-valid", "upp/l2/low-confidence-staged")
+CHOSEN_CONFIDENCE = ("upp/l2/high-confidence-valid", "upp/l2/low-confidence-staged", "upp/l2/staged-supersedes-nothing",
+                     "upp/l2/staged-reinforcement")
 
 
 def test_a_right_level2_server_passes_through_ingest(mini):
@@ -506,6 +518,8 @@ BROKEN = [
     ({"rewrite_superseded_value": True}, 3, "upp/l2/event-lifecycle", {"upp/event-immutable"}),
     ({"stage_all": True}, 3, "upp/l2/high-confidence-valid", {"upp/high-confidence-valid"}),
     ({"never_stage": True}, 3, "upp/l2/low-confidence-staged", {"upp/low-confidence-staged"}),
+    ({"staged_supersedes": True}, 3, "upp/l2/staged-supersedes-nothing", {"upp/supersession-new-valid"}),
+    ({"no_reinforce": True}, 3, "upp/l2/staged-reinforcement", {"upp/staged-reinforcement"}),
     ({"ingest_not_persisted": True}, 3, "upp/l2/event-lifecycle", {"upp/events-retained"}),
     ({"ingest_status_stored": True}, 3, "upp/l2/event-lifecycle", {"upp/lifecycle-transitions"}),
     # delete_events

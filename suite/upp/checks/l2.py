@@ -30,11 +30,11 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import model, ontology
 from memconform.suite.upp.checks._common import (
-    LIVE, PROFILE_TEXT, USER_NOT_FOUND, check_stored_events, compact, fail, fold, fresh_entity, need, observe,
+    LIVE, PROFILE_TEXT, USER_NOT_FOUND, check_stored_events, compact, fail, fold, fresh_entity, ingested, need, observe,
     observe_stored_events, report_problems, require_offered, served, server_ontology,
 )
 from memconform.suite.upp.checks._placing import (
-    FINISHED, PLURAL_LABEL, SECOND_SINGULAR_LABEL, SINGULAR_LABEL, TaskPoll, by_id, event, imports, listed,
+    FINISHED, PLURAL_LABEL, SAYINGS, SECOND_SINGULAR_LABEL, SINGULAR_LABEL, TaskPoll, by_id, event, imports, listed,
     package, package_file, place_events, poll_task, read_export_file, saying, status_of, store_events,
 )
 from memconform.suite.upp.client import RpcReply
@@ -715,6 +715,132 @@ def low_confidence_staged(ctx: CheckContext) -> None:
         fail(ctx, "upp/delete-physical", f"after deleting the staged event {staged['id']!r} by its id, upp/get_events "
              f"still lists it: {_brief(events[staged['id']])}", listing, "the deleted event gone, whatever its status")
     _judge_count(ctx, count, 0 if staged["id"] in events else 1, f"deleting the staged event {staged['id']!r}", reply)
+
+
+def _import_staged(ctx: CheckContext, entity: str, item: dict[str, Any]) -> dict[str, Any]:
+    """`item` imported for `entity` as a staged event: confidence LOW_CONFIDENCE and status "staged" in the
+    package (as an export writes a staged event), so a server that derives the status from the confidence
+    and one that keeps the package's both store it staged. Returns the event as upp/get_events lists it
+    afterwards; inconclusive when the server skips it."""
+    content = package(fresh_entity("pkg-source"), [dict(item, confidence=LOW_CONFIDENCE, status="staged")],
+                      ontology_id=server_ontology(ctx))
+    before = set(by_id(listed(ctx, entity)))
+    with package_file(ctx, content, "staged") as path:
+        reply = ctx.client.import_events(entity, str(path))
+    result = need(reply, f"upp/import_events of one staged event of confidence {LOW_CONFIDENCE}")
+    if isinstance(result, dict) and result.get("imported_count") == 0:
+        raise Inconclusive(f"the server skipped the staged event of confidence {LOW_CONFIDENCE} ({compact(result)}): "
+                           "no staged event was stored, so there is nothing to judge")
+    new = [e for e in listed(ctx, entity) if e.get("id") not in before and fold(e.get("value")) == fold(item["value"])]
+    if not new:
+        raise NotApplicable(f"precondition failed: upp/import_events answered {compact(result)}, but upp/get_events "
+                            f"lists no new event {item['value']!r} for {entity!r} (judged by upp/import-persists)")
+    return new[0]
+
+
+def _not_staged(event: dict[str, Any]) -> Inconclusive:
+    return Inconclusive(f"the event imported with confidence {LOW_CONFIDENCE} and status staged is listed as "
+                        f"{_brief(event)}: no staged event was seen, so what a staged event does was not either (its "
+                        "status is judged by upp/low-confidence-staged)")
+
+
+@check("upp/l2/staged-supersedes-nothing", spec="upp", requirements=("upp/supersession-new-valid",), bindings=LIVE,
+       title="a staged (low-confidence) event of a singular label leaves the valid one valid")
+def staged_supersedes_nothing(ctx: CheckContext) -> None:
+    """A fresh user holds a valid who_name (singular, confidence 1.0); a second who_name is imported with
+    confidence 0.05 and status staged. When upp/get_events lists the second staged, the first must still
+    be valid: supersession creates the new event valid (02 §6 rule 4, 04 §4 step 3), and a new event of
+    low confidence is created staged, so a staged event supersedes nothing (found by the blind red team,
+    round 11). Inconclusive when the suite cannot place an event of a chosen confidence (no
+    upp/import_events, or files not shared) or the second event is not stored staged."""
+    ctx.credit_only_observed()
+    require_offered(ctx, "upp/get_events")
+    if not imports(ctx):
+        raise Inconclusive("the suite places an event of a chosen confidence only with upp/import_events on a "
+                           "server sharing this machine's files; extracted events carry the server's own confidence")
+    entity = fresh_entity("staged-sup")
+    [first] = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0)])
+    if first.get("status") != "valid":
+        raise NotApplicable(f"precondition failed: the {SINGULAR_LABEL} event placed with confidence "
+                            f"{HIGH_CONFIDENCE} is listed as {_brief(first)}, not valid (judged by "
+                            "upp/high-confidence-valid)")
+    second = _import_staged(ctx, entity, saying(SINGULAR_LABEL, 1))
+    listing, events = _get_events(ctx, entity)
+    later = events.get(second.get("id")) or second
+    if later.get("status") != "staged":
+        raise _not_staged(later)
+    now = events.get(first["id"])
+    if now is None:
+        raise NotApplicable(f"the valid {SINGULAR_LABEL} event {first['id']!r} is no longer listed (judged by "
+                            "upp/events-retained)")
+    observe(ctx, "upp/supersession-new-valid")
+    if now.get("status") != "valid":
+        fail(ctx, "upp/supersession-new-valid", f"{SINGULAR_LABEL} (singular) was stored valid as {first['id']!r} "
+             f"({first.get('value')!r}); then a {SINGULAR_LABEL} event of confidence {LOW_CONFIDENCE} was imported "
+             f"and is listed staged ({_brief(later)}); upp/get_events now lists the first as {_brief(now)}", listing,
+             "the first still valid: supersession creates the new event valid (02 §6 \"4. The new event is created "
+             "as `valid`\"), and an event of low confidence is created staged, pending reinforcement, so it "
+             "supersedes nothing")
+
+
+@check("upp/l2/staged-reinforcement", spec="upp", requirements=("upp/staged-reinforcement",), bindings=LIVE,
+       title="a staged event is reinforced to valid by the same fact stored valid, not left staged beside it")
+def staged_reinforcement(ctx: CheckContext) -> None:
+    """upp/ingest of "I speak Finnish." for a throwaway user shows the event the server itself makes of that
+    sentence (its value and labels). A fresh user is given that very event staged (imported with confidence
+    0.05 and status staged), then ingests the same sentence. What a "matching event" is (02 §6) is the
+    server's, but an event of the same user with the same value and the same labels is one in any reading:
+    when the ingest leaves such an event valid beside the staged one while the staged one stays staged, the
+    staged event was not reinforced (found by the blind red team, round 11: the matching event added, the
+    staged one never promoted). Only that is judged: a staged event promoted passes; a server that stores no
+    valid event of the same value and labels (a wording of its own, an extraction that differs, a duplicate
+    dropped) showed no matching event, which is inconclusive. Inconclusive too without upp/import_events (or
+    shared files), or when the imported event is not stored staged."""
+    ctx.credit_only_observed()
+    for op in ("upp/get_events", "upp/ingest"):
+        require_offered(ctx, op)
+    if not imports(ctx):
+        raise Inconclusive("the suite places a staged event only with upp/import_events on a server sharing this "
+                           "machine's files")
+    sentence = SAYINGS["who_languages"][1]
+    control = fresh_entity("reinforce-control")
+    _, made = ingested(ctx, control, sentence)
+    if served(ctx, "upp/delete_events"):
+        ctx.client.delete_events(control)  # leave nothing behind in the shared server
+    own = next((e for e in made if e.get("status") == "valid" and isinstance(e.get("value"), str)
+                and isinstance(e.get("labels"), list) and e["labels"]), None)
+    if own is None:
+        raise Inconclusive(f"upp/ingest of {sentence!r} made no valid event with a value and labels "
+                           f"({compact(made, 300)}): there is no event of the server's own to reinforce with")
+    entity = fresh_entity("reinforce")
+    staged = _import_staged(ctx, entity, event(own["value"], own["labels"][0]) | {"labels": list(own["labels"])})
+    if staged.get("status") != "staged":
+        raise _not_staged(staged)
+    reply = ctx.client.ingest(entity, sentence)
+    listing, events = _get_events(ctx, entity)
+    now = events.get(staged.get("id"))
+    if now is None:
+        raise NotApplicable(f"the staged event {staged.get('id')!r} is no longer listed after the ingest of "
+                            f"{sentence!r} (judged by upp/events-retained)")
+
+    def same(e: dict[str, Any]) -> bool:
+        return fold(e.get("value")) == fold(own["value"]) and sorted(map(str, e.get("labels") or [])) == sorted(
+            map(str, own["labels"]))
+
+    copies = [e for eid, e in events.items() if eid != staged.get("id") and same(e) and e.get("status") == "valid"]
+    if now.get("status") == "valid":
+        observe(ctx, "upp/staged-reinforcement")
+        return
+    if not copies:
+        raise Inconclusive(f"after upp/ingest of {sentence!r} ({reply.describe()}) the user holds no valid event "
+                           f"with the staged event's value and labels, and the staged event is {_brief(now)}: no "
+                           "matching event was stored, so no reinforcement was due that the text fixes")
+    observe(ctx, "upp/staged-reinforcement")
+    fail(ctx, "upp/staged-reinforcement", f"{entity!r} held {_brief(staged)}, staged (imported with confidence "
+         f"{LOW_CONFIDENCE}); upp/ingest of {sentence!r} then stored {_brief(copies[0])}, valid, with the same value "
+         f"and labels, yet upp/get_events still lists the staged one as {_brief(now)}", listing,
+         "the staged event reinforced by the matching event: staged → valid (02 §6 \"Staged event reinforced → "
+         "Transitions to `valid`\"; the lifecycle: \"Reinforced by matching event\"), not left pending beside it")
 
 
 def _judge_later(ctx: CheckContext, eid: str, where: str, then: dict[str, Any], now: dict[str, Any] | None,
