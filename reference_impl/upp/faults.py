@@ -350,6 +350,9 @@ UPP_FAULTS = (
        wraps={"_write_export": w.no_file}),
     _f("export-valid-only", "upp/export_events exports valid events only", "export-all-events",
        wraps=in_package(lambda e: e if e["status"] == "valid" else None)),
+    # found by the blind red team (round 11): no exported user held a staged event
+    _f("export-drops-staged", "the ExportPackage (and its event_count) leaves out staged events, as not yet facts",
+       "export-all-events", wraps=in_package(lambda e: None if e["status"] == "staged" else e)),
     # found by the blind red team: only which events were exported was compared
     _f("export-confidence-rounded", "the ExportPackage writes each event's confidence rounded to one decimal",
        "export-all-events", wraps=in_package(lambda e: {**e, "confidence": round(e["confidence"], 1)})),

@@ -298,6 +298,8 @@ class Mini:
         rows = [self._public(e) for e in self._mine(key)]  # soft-deleted ones too: the switch's point
         if "export_valid_only" in self.on:
             rows = [e for e in rows if e["status"] == "valid"]
+        if "export_drops_staged" in self.on:
+            rows = [e for e in rows if e["status"] != "staged"]
         package = {"entity_key": key, "ontology": "user/v1", "events": rows, "exported_at": now()}
         if "export_no_ontology" in self.on:
             del package["ontology"]
@@ -539,6 +541,8 @@ BROKEN = [
     # export_events
     ({"export_valid_only": True}, 3, "upp/l3/export", {"upp/export-all-events"}),
     ({"export_valid_only": True}, 3, "upp/l3/export-file", {"upp/export-all-events"}),
+    ({"export_drops_staged": True}, 3, "upp/l3/export", {"upp/export-all-events"}),
+    ({"export_drops_staged": True}, 3, "upp/l3/export-file", {"upp/export-all-events"}),
     ({"export_returns_events": True}, 3, "upp/l3/export", {"upp/export-result-shape"}),
     ({"export_no_file": True}, 3, "upp/l3/export-file", {"upp/export-writes-package"}),
     ({"export_no_ontology": True}, 3, "upp/l3/export-file",
