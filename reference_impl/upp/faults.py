@@ -184,6 +184,10 @@ UPP_FAULTS = (
        wraps=after("_triggering", lambda singular: set())),
     _f("plural-supersedes", "plural labels supersede like singular ones", "plural-accumulate",
        wraps={"_triggering": lambda service, original: set}),
+    # found by the blind red team (round 11), seen before only by the state machine
+    _f("supersede-across-users", "supersession looks for the valid events of the new event's singular labels among "
+       "every user's events, not only its own user's (the query lacks the user)", "supersession-singular",
+       wraps=before("_supersede", lambda entity_key, new, labels: ((None, new, labels), {}))),
     _f("superseded-by-missing", "superseded events have superseded_by null", "supersession-superseded-by",
        wraps=after("_superseded_by", lambda pointer: None)),
     _f("superseded-by-dangling", "superseded_by names a fresh id that is no event",
@@ -284,6 +288,10 @@ UPP_FAULTS = (
     _f("get-events-returns-object", "upp/get_events answers {\"events\": [...]} instead of an array",
        "get-events-returns-stored-events", "ingest-persists",
        wraps=after("_get_events", object_of("events"))),
+    # found by the blind red team (round 11), seen before only by the state machine
+    _f("get-events-recent-window", "upp/get_events reads the store's newest 100 events, then keeps the user's: a "
+       "user's events stored before a hundred others (of any user) are no longer listed", "get-events-complete",
+       wraps={"_get_events": w.recent_window}),
     _f("get-events-hides-superseded", "upp/get_events leaves out superseded events", "get-events-all-statuses",
        wraps=after("_get_events", lambda events: [e for e in events if e["status"] != "superseded"])),
     _f("get-events-capped", "upp/get_events lists at most the user's first two events", "get-events-complete",

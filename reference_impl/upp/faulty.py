@@ -548,6 +548,23 @@ def listed_in_pages(service: Any, original: Callable[[Any], Any]) -> Callable[[A
     return get_events
 
 
+#: The "recent events" window of upp-get-events-recent-window.
+RECENT_WINDOW = 100
+
+
+def recent_window(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """upp-get-events-recent-window: get_events reads the store's newest RECENT_WINDOW events (a "recent
+    events" query with a LIMIT) and then keeps the user's: a user's events stored before a hundred others
+    of anyone are never listed again (exports still hold them)."""
+    def get_events(raw: Any) -> Any:
+        key = service._take(raw, "upp/get_events", {"entity_key": service._key})["entity_key"]
+        service._known_user(key)
+        recent = [r for r in service._store.events(None)[-RECENT_WINDOW:] if r.entity_key == key]
+        rows = recent[::-1] if service.policy.listing_order == "newest-first" else recent
+        return [service._present(r) for r in rows]
+    return get_events
+
+
 def without_astral(event: dict[str, Any]) -> dict[str, Any] | None:
     """The export writer of a store whose text columns hold only the Basic Multilingual Plane (as
     MySQL's utf8mb3): an event whose value has a character past U+FFFF is left out of the file."""

@@ -59,17 +59,19 @@ OPS = {2: ("upp/ingest", "upp/retrieve", "upp/info", "upp/contextualize", "upp/g
 OPS[3] = OPS[2] + ("upp/export_events", "upp/import_events")
 SAY = ((r"my name is (.+)", "who_name", "User's name is {}"), (r"i live in (.+)", "where_home", "User lives in {}"),
        (r"i love (.+)", "what_interests_hobbies", "User loves {}"),
-       (r"i speak (.+)", "who_languages", "User speaks {}"), (r"i work as (.+)", "who_role", "User works as {}"))
+       (r"i speak (.+)", "who_languages", "User speaks {}"), (r"i work as (.+)", "who_role", "User works as {}"),
+       (r"call me (.+)", "who_name", "User's name is {}"))
 SWITCHES = {
     # contextualize and tasks
     "ctx_returns_new", "ctx_no_task_id", "task_unknown", "tasks_never_complete", "completed_at_null",
     "forget_finished", "unknown_task_error", "first_task_only",
     # get_events
     "hide_superseded", "cap_events", "get_events_object", "get_events_all_users", "unknown_user_error",
+    "recent_window",
     # the lifecycle
     "singular_accumulates", "superseded_by_null", "plural_supersedes", "rewrite_superseded_value",
     "stage_below_085", "stage_all", "never_stage", "ingest_not_persisted", "ingest_status_stored",
-    "staged_supersedes", "no_reinforce",
+    "staged_supersedes", "no_reinforce", "supersede_any_user", "same_call_accumulates",
     # delete_events
     "soft_delete", "delete_ignores_ids", "count_asked", "delete_result_number", "delete_any_owner",
     "empty_list_noop", "delete_all_by_prefix",
@@ -101,6 +103,7 @@ class Mini:
         self.tasks: dict[str, dict[str, Any]] = {}
         self.labels = ontology.raw_user_v1()["labels"]
         self.cardinality = {d["name"]: d["cardinality"] for d in self.labels}
+        self._before_call: set[str] = set()  # same_call_accumulates: what an ingest's supersession sees
 
     # -- plumbing -----------------------------------------------------------------------------------
 
@@ -158,7 +161,10 @@ class Mini:
         return event
 
     def _supersede(self, key: str, label: str, new_id: str, but: str | None = None) -> None:
-        for old in self._mine(key):
+        pool = self.events if "supersede_any_user" in self.on else self._mine(key)
+        for old in pool:
+            if "same_call_accumulates" in self.on and old["id"] not in self._before_call:
+                continue
             if old["status"] == "valid" and label in old["labels"] and old["id"] != but:
                 old["status"] = "superseded"
                 old["superseded_by"] = None if "superseded_by_null" in self.on else new_id
@@ -168,6 +174,7 @@ class Mini:
     def _extract(self, key: str, text: str) -> list[dict[str, Any]]:
         if "extracts_nothing" in self.on:
             return []
+        self._before_call = {e["id"] for e in self.events}
         made = []
         for sentence in re.split(r"[.!?;]+", text):
             for pattern, label, template in SAY:
@@ -251,6 +258,8 @@ class Mini:
         key = self._key(p)
         self._known(key)
         rows = self.events if "get_events_all_users" in self.on else self._mine(key)
+        if "recent_window" in self.on:  # the store's newest 100 events, then the user's
+            rows = [e for e in self.events[-100:] if e["entity_key"] == key]
         rows = [e for e in rows if not e.get("_hidden")]
         if "hide_superseded" in self.on:
             rows = [e for e in rows if e["status"] != "superseded"]
@@ -450,7 +459,7 @@ def test_a_right_level3_server_passes_every_check(mini):
 #: Checks that need an event of a chosen confidence: through ingest the server's extractor chooses it,
 #: so they are inconclusive there (nothing seen), never passed on nothing.
 CHOSEN_CONFIDENCE = ("upp/l2/high-confidence-valid", "upp/l2/low-confidence-staged", "upp/l2/staged-supersedes-nothing",
-                     "upp/l2/staged-reinforcement")
+                     "upp/l2/staged-reinforcement", "upp/l2/get-events-among-many")
 
 
 def test_a_right_level2_server_passes_through_ingest(mini):
@@ -515,6 +524,11 @@ BROKEN = [
     ({"singular_accumulates": True}, 2, "upp/l2/supersession",
      {"upp/supersession-singular", "upp/one-valid-per-singular"}),
     ({"superseded_by_null": True}, 3, "upp/l2/supersession", {"upp/supersession-superseded-by"}),
+    ({"supersede_any_user": True}, 3, "upp/l2/supersession", {"upp/supersession-singular"}),
+    ({"supersede_any_user": True}, 2, "upp/l2/supersession", {"upp/supersession-singular"}),
+    ({"same_call_accumulates": True}, 2, "upp/l2/supersession-one-text", {"upp/one-valid-per-singular"}),
+    ({"recent_window": True}, 3, "upp/l2/get-events-among-many", {"upp/get-events-complete"}),
+    ({"cap_events": True}, 3, "upp/l2/get-events-among-many", {"upp/get-events-complete"}),
     ({"plural_supersedes": True}, 3, "upp/l2/plural-accumulate", {"upp/plural-accumulate"}),
     ({"plural_supersedes": True}, 2, "upp/l2/plural-accumulate", {"upp/plural-accumulate"}),
     ({"rewrite_superseded_value": True}, 3, "upp/l2/event-lifecycle", {"upp/event-immutable"}),
