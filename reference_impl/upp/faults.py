@@ -157,12 +157,26 @@ UPP_FAULTS = (
     _f("retrieve-all-users", "upp/retrieve ranks every user's events, not only the requested user's "
        "(contextualize does not)", "entity-isolation",
        wraps=before("_retrieved", lambda entity_key, query, limit: ((None, query, limit), {}))),
+    # found by the blind red team (round 11): 01 §7 makes the User Key an opaque string
+    _f("entity-key-folded", "every entity_key is NFKC-normalized and case-folded as it is read, so keys that differ "
+       "only in case or Unicode form (Alice-x, alice-x) name one user", "entity-isolation",
+       wraps={"_take": w.entity_key_folded}),
     _f("superseded-value-rewritten", "a superseded event's value is shown rewritten as \"[superseded] <value>\"",
        "event-immutable",
        wraps=each("_present", w.superseded_value_rewritten)),
     _f("low-confidence-valid", "every new event is stored valid, even at confidence 0.05 (nothing is ever staged)",
        "low-confidence-staged",
        overrides={"staged_below": 0.0}),
+    # -- staged events (found by the blind red team, round 11) --------------------------------------------
+    _f("staged-supersedes", "a new event supersedes the valid events of its singular labels whatever its own status: "
+       "a staged (low-confidence) who_name marks the valid one superseded", "supersession-new-valid",
+       wraps={"_supersedes": lambda service, original: lambda row: row.status != "superseded"}),
+    # The stored labels are a tuple, the new event's a list: equal never, so the matching event is stored anew.
+    _f("reinforcement-never-matches", "reinforcement compares a staged event's labels (a tuple, as stored) with the "
+       "new event's labels as a list: no staged event is ever reinforced; the matching event is stored as a new "
+       "valid one beside it", "staged-reinforcement",
+       wraps={"_reinforces": lambda service, original: lambda staged, labels, value: (
+           staged.labels == list(labels) and original(staged, labels, value))}),
     # -- supersession ---------------------------------------------------------------------------------
     # Import stores with the same rules, so its supersession check fails too.
     _f("singular-accumulates", "singular labels accumulate: nothing is ever superseded",
@@ -170,6 +184,10 @@ UPP_FAULTS = (
        wraps=after("_triggering", lambda singular: set())),
     _f("plural-supersedes", "plural labels supersede like singular ones", "plural-accumulate",
        wraps={"_triggering": lambda service, original: set}),
+    # found by the blind red team (round 11), seen before only by the state machine
+    _f("supersede-across-users", "supersession looks for the valid events of the new event's singular labels among "
+       "every user's events, not only its own user's (the query lacks the user)", "supersession-singular",
+       wraps=before("_supersede", lambda entity_key, new, labels: ((None, new, labels), {}))),
     _f("superseded-by-missing", "superseded events have superseded_by null", "supersession-superseded-by",
        wraps=after("_superseded_by", lambda pointer: None)),
     _f("superseded-by-dangling", "superseded_by names a fresh id that is no event",
@@ -257,6 +275,11 @@ UPP_FAULTS = (
     _f("task-times-local", "upp/get_tasks writes created_at and completed_at in the server's local time, a "
        "fixed +02:00 offset (2026-11-27T04:04:58.392723+02:00) instead of UTC", "get-tasks-returns-statuses",
        wraps=within("_tasks", _format=w.local_time)),
+    # found by the blind red team (round 11): no designator at all, which ISO-8601 reads as local time
+    _f("task-times-naive", "upp/get_tasks writes created_at and completed_at without a UTC designator (the UTC "
+       "wall-clock time as datetime.utcnow().isoformat() writes it: 2026-11-27T02:04:58.392723)",
+       "get-tasks-returns-statuses",
+       wraps=within("_tasks", _format=w.naive_utc)),
     _f("tasks-forgotten", "a finished task is forgotten as soon as get_tasks has reported it once",
        "get-tasks-retained",
        wraps={"_get_tasks": w.tasks_forgotten}),
@@ -265,6 +288,10 @@ UPP_FAULTS = (
     _f("get-events-returns-object", "upp/get_events answers {\"events\": [...]} instead of an array",
        "get-events-returns-stored-events", "ingest-persists",
        wraps=after("_get_events", object_of("events"))),
+    # found by the blind red team (round 11), seen before only by the state machine
+    _f("get-events-recent-window", "upp/get_events reads the store's newest 100 events, then keeps the user's: a "
+       "user's events stored before a hundred others (of any user) are no longer listed", "get-events-complete",
+       wraps={"_get_events": w.recent_window}),
     _f("get-events-hides-superseded", "upp/get_events leaves out superseded events", "get-events-all-statuses",
        wraps=after("_get_events", lambda events: [e for e in events if e["status"] != "superseded"])),
     _f("get-events-capped", "upp/get_events lists at most the user's first two events", "get-events-complete",
@@ -299,6 +326,11 @@ UPP_FAULTS = (
     _f("delete-count-counts-requested", "deleted_count counts each listed id that matched one of the user's events, "
        "so event_ids [X, X] answers 2 for the one event deleted", "delete-count",
        wraps={"_delete_events": w.counts_requested}),
+    # found by the blind red team (round 11): keys sharing a prefix
+    _f("delete-all-by-prefix", "upp/delete_events without event_ids deletes the events of every user whose "
+       "entity_key begins with the one given (SQL LIKE 'key%'): deleting K also deletes K-2's",
+       "delete-other-users-untouched",
+       wraps=within("_store", delete=w.delete_all_by_prefix)),
     _f("delete-other-user", "upp/delete_events with event_ids deletes those events whoever they belong to",
        "delete-other-users-untouched", "entity-isolation",
        wraps=within("_store", delete=lambda store, original: lambda entity_key, ids: original(None, ids))),
@@ -326,6 +358,9 @@ UPP_FAULTS = (
        wraps={"_write_export": w.no_file}),
     _f("export-valid-only", "upp/export_events exports valid events only", "export-all-events",
        wraps=in_package(lambda e: e if e["status"] == "valid" else None)),
+    # found by the blind red team (round 11): no exported user held a staged event
+    _f("export-drops-staged", "the ExportPackage (and its event_count) leaves out staged events, as not yet facts",
+       "export-all-events", wraps=in_package(lambda e: None if e["status"] == "staged" else e)),
     # found by the blind red team: only which events were exported was compared
     _f("export-confidence-rounded", "the ExportPackage writes each event's confidence rounded to one decimal",
        "export-all-events", wraps=in_package(lambda e: {**e, "confidence": round(e["confidence"], 1)})),
@@ -443,6 +478,11 @@ UPP_FAULTS = (
     _f("batch-single-unwrapped", "a batch of exactly one request is answered with the bare response object, not "
        "an array of one (a SHOULD)", "jsonrpc-batch",
        wraps=within("_endpoint", _handle_batch=w.single_batch_unwrapped)),
+    # found by the blind red team (round 11): charged before as upp/jsonrpc-id-unreadable (a MUST) because
+    # the request beside a bad id went unanswered; one response per request in a batch is this SHOULD's
+    _f("batch-stops-on-error", "a batch is worked through until a member's answer is an error; the members after "
+       "it are neither run nor answered (a SHOULD)", "jsonrpc-batch",
+       wraps=within("_endpoint", _handle_batch=w.stops_at_first_error)),
     _f("tasks-result-once", "a completed task's result is handed out on the first upp/get_tasks that sees it "
        "completed; every later poll says completed with result null", "get-tasks-retained",
        wraps={"_get_tasks": w.result_handed_out_once}),

@@ -135,6 +135,19 @@ def retrieve_requires_max_results(service: Any, original: Callable[..., Any]) ->
     return take
 
 
+def entity_key_folded(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-entity-key-folded: every entity_key is read as a "canonical user id", NFKC-normalized and
+    case-folded, so `Alice-x` and `alice-x` (or a key in NFC and in NFD) are one user."""
+    import unicodedata
+
+    def take(raw: Any, method: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> Any:
+        taken = original(raw, method, required, optional)
+        if isinstance(taken.get("entity_key"), str):
+            taken["entity_key"] = unicodedata.normalize("NFKC", taken["entity_key"]).casefold()
+        return taken
+    return take
+
+
 def user_not_found_when_nothing_matches(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def retrieve(raw: Any) -> Any:
         events = original(raw)
@@ -296,6 +309,12 @@ def local_time(runner: Any, original: Callable[[Any], str]) -> Callable[[Any], s
     same instant, named with a non-zero offset)."""
     local = timezone(timedelta(hours=2))
     return lambda t: t.astimezone(local).isoformat(timespec="microseconds")
+
+
+def naive_utc(runner: Any, original: Callable[[Any], str]) -> Callable[[Any], str]:
+    """upp-task-times-naive: task times written as `datetime.utcnow().isoformat()` writes them: the UTC
+    wall-clock time with no designator, which ISO-8601 reads as a local time."""
+    return lambda t: t.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
 # -- upp/delete_events -----------------------------------------------------------------------------
@@ -529,6 +548,23 @@ def listed_in_pages(service: Any, original: Callable[[Any], Any]) -> Callable[[A
     return get_events
 
 
+#: The "recent events" window of upp-get-events-recent-window.
+RECENT_WINDOW = 100
+
+
+def recent_window(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """upp-get-events-recent-window: get_events reads the store's newest RECENT_WINDOW events (a "recent
+    events" query with a LIMIT) and then keeps the user's: a user's events stored before a hundred others
+    of anyone are never listed again (exports still hold them)."""
+    def get_events(raw: Any) -> Any:
+        key = service._take(raw, "upp/get_events", {"entity_key": service._key})["entity_key"]
+        service._known_user(key)
+        recent = [r for r in service._store.events(None)[-RECENT_WINDOW:] if r.entity_key == key]
+        rows = recent[::-1] if service.policy.listing_order == "newest-first" else recent
+        return [service._present(r) for r in rows]
+    return get_events
+
+
 def without_astral(event: dict[str, Any]) -> dict[str, Any] | None:
     """The export writer of a store whose text columns hold only the Basic Multilingual Plane (as
     MySQL's utf8mb3): an event whose value has a character past U+FFFF is left out of the file."""
@@ -553,6 +589,17 @@ def deletes_copies(service: Any, original: Callable[..., int]) -> Callable[..., 
             for row in service._store.events(None):
                 if row.entity_key != entity_key and (row.value, tuple(row.labels)) in mine:
                     service._store.delete(row.entity_key, [row.id])
+        return original(entity_key, ids)
+    return delete
+
+
+def delete_all_by_prefix(store: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-delete-all-by-prefix: deleting all of a user's events matches the entity_key as a prefix (as
+    SQL `WHERE entity_key LIKE ? || '%'` does), so the user keyed `K-2` loses its events with `K`'s."""
+    def delete(entity_key: str | None, ids: Any) -> list[Any]:
+        if ids is None and entity_key is not None:
+            keys = sorted({r.entity_key for r in store.events(None) if r.entity_key.startswith(entity_key)})
+            return [row for key in keys for row in original(key, None)]
         return original(entity_key, ids)
     return delete
 
@@ -657,6 +704,24 @@ def single_batch_unwrapped(endpoint: Any, original: Callable[..., Any]) -> Calla
         if len(messages) == 1:
             return endpoint._handle_request(messages[0])
         return original(messages)
+    return handle
+
+
+def stops_at_first_error(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-batch-stops-on-error: a batch is worked through until a member's answer is an error, and the
+    loop then breaks where it meant to go on: the members after it are neither run nor answered."""
+    def handle(messages: list[Any]) -> Any:
+        refusal = endpoint._batch_refusal(messages)
+        if refusal is not None:
+            return refusal
+        responses: list[dict[str, Any]] = []
+        for m in messages:
+            response = endpoint._handle_request(m, in_batch=True)
+            if response is not None:
+                responses.append(response)
+                if "error" in response:
+                    break
+        return responses or None
     return handle
 
 

@@ -24,8 +24,9 @@ class UppPolicy:
     # reading: a strict server refuses it with -32602 ("reject"); 08 §5 tells clients not to rely
     # on extensions, so a strict server breaks no conforming client.
     unknown_params: str = "ignore"
-    # upp/stored-event-created-at (and every UPP timestamp): RFC 3339 UTC with a Z. Other reading:
-    # ISO-8601 local date-times without an offset ("2026-01-15T10:30:00.123456").
+    # upp/stored-event-created-at (and every UPP timestamp the text calls ISO-8601): RFC 3339 UTC with
+    # a Z. Other reading: ISO-8601 local date-times without an offset ("2026-01-15T10:30:00.123456").
+    # Not the task times: 03 §3 calls them "ISO-8601 UTC", so they keep their Z either way.
     times_with_offset: bool = True
     # upp/info-protocol-version: "1.0.0". Other reading: a later 1.x release, which semver (01 §8)
     # makes backward-compatible with 1.0.0.

@@ -141,7 +141,7 @@ class UppService:
         self._lock = threading.RLock()
         self._store = Store(db)
         self._closed = False
-        self._tasks = TaskRunner(self._now, self._format)
+        self._tasks = TaskRunner(self._now, self._format_utc)
         # max_batch / max_answer_bytes: issue 14, a batch must not amplify (rpc.py, "bounds")
         self._endpoint = RpcEndpoint(self.call, batches=self.policy.batches, max_batch=max_batch,
                                      max_answer_bytes=max_answer_bytes)
@@ -199,6 +199,11 @@ class UppService:
         if self.policy.times_with_offset:
             return format_time(t)
         return t.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
+
+    def _format_utc(self, t: datetime) -> str:
+        """The task times (03 §3 upp/get_tasks: "ISO-8601 UTC"): UTC with its Z whatever the policy,
+        as ISO-8601 reads a time without a designator as local time (upp/get-tasks-returns-statuses)."""
+        return format_time(t)
 
     @property
     def _key(self) -> Callable[[Any], bool]:
@@ -272,7 +277,7 @@ class UppService:
         `supersede` False stores it touching no other event (the reference always supersedes)."""
         labels = tuple(dict.fromkeys(labels))
         for staged in self._store.events(entity_key, statuses=("staged",)):
-            if set(staged.labels) == set(labels) and _same_value(staged.value, value):
+            if self._reinforces(staged, labels, value):
                 self._store.promote(staged.seq)  # reinforced: staged → valid
                 if supersede:
                     self._supersede(entity_key, staged, labels)
@@ -284,6 +289,11 @@ class UppService:
         if supersede and self._supersedes(row):
             self._supersede(entity_key, row, labels)
         return row
+
+    def _reinforces(self, staged: Row, labels: Sequence[str], value: str) -> bool:
+        """upp/staged-reinforcement: whether a new event matches a staged one of the user, which it then
+        reinforces (staged → valid): the same labels and the same value, ignoring case and spacing."""
+        return set(staged.labels) == set(labels) and _same_value(staged.value, value)
 
     def _new_status(self, entity_key: str, labels: Sequence[str], confidence: float) -> str:
         """upp/high-confidence-valid, upp/low-confidence-staged: the threshold is the policy's."""

@@ -23,9 +23,10 @@ UPP_VARIANTS: tuple[Variant, ...] = (
     _v("unknown-params-rejected", "a request carrying a parameter the server does not know is refused with -32602 "
        "(a strict server; 08 §5 tells clients not to rely on extensions)", ("unknown-params-ignored",),
        unknown_params="reject"),
-    _v("times-without-offset", "every timestamp (created_at, exported_at, task times) is an ISO-8601 local "
-       "date-time without an offset, as Python's isoformat() writes a naive time",
-       ("stored-event-created-at", "export-result-shape", "export-package-fields", "get-tasks-returns-statuses"),
+    _v("times-without-offset", "every timestamp the text calls ISO-8601 (created_at, exported_at) is an ISO-8601 "
+       "local date-time without an offset, as Python's isoformat() writes a naive time; the task times, which 03 "
+       "§3 calls ISO-8601 UTC, keep their Z",
+       ("stored-event-created-at", "export-result-shape", "export-package-fields"),
        times_with_offset=False),
     _v("protocol-version-1-x", "upp/info reports protocol_version \"1.2.0\": a later minor release, which semver "
        "makes backward-compatible with 1.0.0", ("info-protocol-version",), protocol_version="1.2.0"),

@@ -2,7 +2,7 @@
 `is_utc_date_time`).
 
 UPP says ISO-8601, not RFC 3339: a date-time without a UTC offset ("2026-01-15T10:30:00", what
-Python's `isoformat()` writes for a naive time) is ISO-8601, and so is a calendar date alone
+Python's `isoformat()` writes for a naive time) is ISO-8601 (a local time), and so is a calendar date alone
 ("2026-01-15") where the spec asks for no time of day (an event's validity window). What is not
 ISO-8601 is refused: another layout ("Thu, 15 Jan 2026 10:30:00 GMT", "15/01/2026"), an epoch number,
 a time without a date, an impossible date. Extended format only (with `-` and `:`), which is what
@@ -41,14 +41,20 @@ def is_date_time(value: object) -> bool:
 
 def is_utc_date_time(value: object) -> bool:
     """`is_date_time` in UTC, for the task times (03 §3 upp/get_tasks: "ISO-8601 UTC"): `Z`/`z` or an
-    offset of zero (`+00:00`, `-00:00`, `+0000`, `+00`). A date-time without any offset is also taken
-    (the reading of "ISO-8601" above: a time without offset names no zone, and a server writing UTC
-    as Python's naive `isoformat()` does is variant upp-times-without-offset); only a non-zero offset
-    says the time is not UTC."""
+    offset of zero (`+00:00`, `-00:00`, `+0000`, `+00`). A date-time without any designator is not
+    taken here: ISO-8601 reads such a time as local time, so it does not say it is UTC (red team round
+    11: a server writing its local wall-clock time without an offset). Only the task times are read
+    so; every other UPP timestamp may be a local time (`is_date_time`)."""
     if not is_date_time(value):
         return False
     offset = _DATE_TIME.fullmatch(value).group(8)  # type: ignore[union-attr]
-    return offset is None or offset in "Zz" or not offset[1:].replace(":", "").strip("0")
+    return offset is not None and (offset in "Zz" or not offset[1:].replace(":", "").strip("0"))
+
+
+def has_offset(value: object) -> bool:
+    """Whether an ISO-8601 date-time carries a UTC designator or an offset."""
+    m = _DATE_TIME.fullmatch(value) if isinstance(value, str) else None
+    return m is not None and m.group(8) is not None
 
 
 def is_date(value: object) -> bool:

@@ -144,6 +144,9 @@ def _message(error: ValidationError) -> str:
         return f"{error.instance!r} is not an ISO-8601 date or date-time (e.g. 2026-01-15 or 2026-01-15T10:30:00Z)"
     if error.validator == "format" and error.validator_value == "upp-utc-date-time" and isotime.is_date_time(
             error.instance):
+        if not isotime.has_offset(error.instance):
+            return (f"{error.instance!r} carries no UTC designator: ISO-8601 reads a time without Z or an offset as "
+                    "local time, not UTC (03 §3 upp/get_tasks: \"ISO-8601 UTC\"; e.g. 2026-03-08T10:30:00Z)")
         return (f"{error.instance!r} is not in UTC: its offset is not zero (03 §3 upp/get_tasks: \"ISO-8601 UTC\"; "
                 "e.g. 2026-03-08T10:30:00Z)")
     if error.validator == "format":

@@ -88,3 +88,19 @@ def test_a_refusal_whose_code_cannot_be_read_is_charged_to_the_error_form_alone(
     stopped = {r["check"] for r in report["results"]
                if r["outcome"] == "skipped" and "no §3.7 code that can be read" in (r["reason"] or "")}
     assert stopped == set(stopping), stopped
+
+
+def test_a_batch_stopping_at_its_first_error_is_warned_on_the_batch_rule_not_failed_on_the_id_rule(
+        pytester, monkeypatch):
+    # A blind red team's bug (round 11, fault upp-batch-stops-on-error): the request beside a bad id in a
+    # batch went unanswered, and upp/jsonrpc-id-unreadable (a MUST) was charged for it. The bad id itself
+    # got its -32600 with id null: that check passes, noting the neighbour; upp/jsonrpc-batch warns.
+    monkeypatch.setenv("MEMCONFORM_STATEFUL_EXAMPLES", "0")
+    result, report = run_suite(pytester, "--target=reference?fault=upp-batch-stops-on-error", "--spec=upp",
+                               "--binding=http", "--check=upp/attacks/id-unreadable", "--check=upp/wire/batch")
+    assert report["totals"].get("error", 0) == 0
+    assert failed_requirements(report) == set()
+    assert warned_requirements(report) == {"upp/jsonrpc-batch"}
+    [ids] = [r for r in report["results"] if r["check"] == "upp/attacks/id-unreadable"]
+    assert ids["outcome"] == "passed", ids
+    assert result.ret == 0

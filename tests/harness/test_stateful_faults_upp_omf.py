@@ -19,9 +19,11 @@ from .helpers import failed_requirements, run_suite
 MACHINES = {"upp": (("upp/stateful/events",), "stdio"),
             "omf": (("omf/stateful/import-export",), "http")}
 
-#: Stateful faults a scripted check also sees (with the machines off): none so far. Each entry
-#: would name the fault; the test below keeps this honest either way.
-SCRIPTED_CATCHES: frozenset[str] = frozenset()
+#: Stateful faults a scripted check also sees (with the machines off), so that a server whose machine
+#: stops at an earlier failure still gets them judged (the blind red team's round 11): one text telling a
+#: singular label twice (upp/l2/supersession-one-text) and a user with more than ten events
+#: (upp/l2/get-events-among-many). The test below keeps this honest either way.
+SCRIPTED_CATCHES: frozenset[str] = frozenset({"upp-ingest-supersedes-stored-only", "upp-get-events-page-seam"})
 
 STATEFUL = sorted(name for name, f in FAULTS.items() if f.stateful and f.spec in MACHINES)
 

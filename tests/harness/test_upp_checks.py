@@ -16,6 +16,7 @@ import re
 import sys
 import tempfile
 import textwrap
+import unicodedata
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -135,6 +136,8 @@ class Miniature:
                 if f.get("crash_on_types"):
                     raise TypeError(f"unsupported operand for {wrong[0]}")
                 raise RpcError(-32602, f"Invalid params: {wrong}", {"invalid_params": wrong})
+        if f.get("fold_keys") and isinstance(params.get("entity_key"), str):  # a "canonical user id"
+            params = dict(params, entity_key=unicodedata.normalize("NFKC", params["entity_key"]).casefold())
         return getattr(self, op.removeprefix("upp/"))(params)
 
     def info(self, params: dict) -> Any:
@@ -467,6 +470,7 @@ FAILS = [
     ("upp/l1/retrieve-unknown-user", {"unknown_user_code": -32603}, "upp/retrieve-unknown-user"),
     ("upp/l1/retrieve-unknown-user", {"unknown_user_events": True}, "upp/retrieve-unknown-user"),
     ("upp/l1/entity-isolation", {"retrieve_everyone": True}, "upp/entity-isolation"),
+    ("upp/l1/entity-key-exact", {"fold_keys": True}, "upp/entity-isolation"),
     # -- params --
     ("upp/l1/params-may-be-omitted", {"refuse_absent_params": True}, "upp/params-may-be-omitted"),
     ("upp/l1/unknown-params-ignored", {"reject_unknown": True}, "upp/unknown-params-ignored"),

@@ -59,23 +59,26 @@ OPS = {2: ("upp/ingest", "upp/retrieve", "upp/info", "upp/contextualize", "upp/g
 OPS[3] = OPS[2] + ("upp/export_events", "upp/import_events")
 SAY = ((r"my name is (.+)", "who_name", "User's name is {}"), (r"i live in (.+)", "where_home", "User lives in {}"),
        (r"i love (.+)", "what_interests_hobbies", "User loves {}"),
-       (r"i speak (.+)", "who_languages", "User speaks {}"), (r"i work as (.+)", "who_role", "User works as {}"))
+       (r"i speak (.+)", "who_languages", "User speaks {}"), (r"i work as (.+)", "who_role", "User works as {}"),
+       (r"call me (.+)", "who_name", "User's name is {}"))
 SWITCHES = {
     # contextualize and tasks
     "ctx_returns_new", "ctx_no_task_id", "task_unknown", "tasks_never_complete", "completed_at_null",
     "forget_finished", "unknown_task_error", "first_task_only",
     # get_events
     "hide_superseded", "cap_events", "get_events_object", "get_events_all_users", "unknown_user_error",
+    "recent_window",
     # the lifecycle
     "singular_accumulates", "superseded_by_null", "plural_supersedes", "rewrite_superseded_value",
     "stage_below_085", "stage_all", "never_stage", "ingest_not_persisted", "ingest_status_stored",
+    "staged_supersedes", "no_reinforce", "supersede_any_user", "same_call_accumulates",
     # delete_events
     "soft_delete", "delete_ignores_ids", "count_asked", "delete_result_number", "delete_any_owner",
-    "empty_list_noop",
+    "empty_list_noop", "delete_all_by_prefix",
     # get_labels
     "who_name_plural", "drop_label", "labels_missing_durability",
     # export and import
-    "export_valid_only", "export_returns_events", "export_no_file", "export_no_ontology", "import_keeps_ids",
+    "export_valid_only", "export_drops_staged", "export_returns_events", "export_no_file", "export_no_ontology", "import_keeps_ids",
     "import_result_renamed", "import_to_package_user", "import_no_supersession", "import_any_ontology",
     "bad_file_internal", "bad_file_own_code", "export_path_from_key", "foreign_ontology_internal", "import_keeps_superseded_by",
     "import_drops_confidence", "import_skips_superseded", "read_anywhere",
@@ -100,6 +103,7 @@ class Mini:
         self.tasks: dict[str, dict[str, Any]] = {}
         self.labels = ontology.raw_user_v1()["labels"]
         self.cardinality = {d["name"]: d["cardinality"] for d in self.labels}
+        self._before_call: set[str] = set()  # same_call_accumulates: what an ingest's supersession sees
 
     # -- plumbing -----------------------------------------------------------------------------------
 
@@ -134,11 +138,21 @@ class Mini:
                supersede: bool = True, eid: str | None = None, created_at: str | None = None) -> dict[str, Any]:
         threshold = 0.85 if "stage_below_085" in self.on else 2.0 if "stage_all" in self.on \
             else 0.0 if "never_stage" in self.on else 0.5
+        if confidence >= threshold and "no_reinforce" not in self.on:  # a matching staged event reinforced
+            for old in self._mine(key):
+                if old["status"] == "staged" and sorted(old["labels"]) == sorted(labels) \
+                        and old["value"].casefold() == value.casefold():
+                    old["status"] = "valid"
+                    for label in labels:
+                        if self.cardinality[label] == "singular" and supersede:
+                            self._supersede(key, label, old["id"], but=old["id"])
+                    return old
         event = {"id": eid or f"evt_{uuid.uuid4().hex}", "entity_key": key, "value": value, "labels": list(labels),
                  "confidence": confidence, "source_type": source_type,
                  "status": "valid" if confidence >= threshold else "staged", "created_at": created_at or now(),
                  "superseded_by": None}
-        if event["status"] == "valid" and supersede and "singular_accumulates" not in self.on:
+        if (event["status"] == "valid" or "staged_supersedes" in self.on) and supersede \
+                and "singular_accumulates" not in self.on:
             for label in labels:
                 if self.cardinality[label] == "singular" or "plural_supersedes" in self.on:
                     self._supersede(key, label, event["id"])
@@ -146,9 +160,12 @@ class Mini:
         self.users.add(key)
         return event
 
-    def _supersede(self, key: str, label: str, new_id: str) -> None:
-        for old in self._mine(key):
-            if old["status"] == "valid" and label in old["labels"]:
+    def _supersede(self, key: str, label: str, new_id: str, but: str | None = None) -> None:
+        pool = self.events if "supersede_any_user" in self.on else self._mine(key)
+        for old in pool:
+            if "same_call_accumulates" in self.on and old["id"] not in self._before_call:
+                continue
+            if old["status"] == "valid" and label in old["labels"] and old["id"] != but:
                 old["status"] = "superseded"
                 old["superseded_by"] = None if "superseded_by_null" in self.on else new_id
                 if "rewrite_superseded_value" in self.on:
@@ -157,6 +174,7 @@ class Mini:
     def _extract(self, key: str, text: str) -> list[dict[str, Any]]:
         if "extracts_nothing" in self.on:
             return []
+        self._before_call = {e["id"] for e in self.events}
         made = []
         for sentence in re.split(r"[.!?;]+", text):
             for pattern, label, template in SAY:
@@ -240,6 +258,8 @@ class Mini:
         key = self._key(p)
         self._known(key)
         rows = self.events if "get_events_all_users" in self.on else self._mine(key)
+        if "recent_window" in self.on:  # the store's newest 100 events, then the user's
+            rows = [e for e in self.events[-100:] if e["entity_key"] == key]
         rows = [e for e in rows if not e.get("_hidden")]
         if "hide_superseded" in self.on:
             rows = [e for e in rows if e["status"] != "superseded"]
@@ -256,7 +276,9 @@ class Mini:
         ids = None if not asked or "delete_ignores_ids" in self.on else set(asked)
         if asked == [] and "empty_list_noop" in self.on:
             ids = set()
-        doomed = [e for e in self.events if (e["entity_key"] == key or "delete_any_owner" in self.on)
+        doomed = [e for e in self.events if (e["entity_key"] == key or "delete_any_owner" in self.on
+                                             or (ids is None and "delete_all_by_prefix" in self.on
+                                                 and e["entity_key"].startswith(key)))
                   and (ids is None or e["id"] in ids) and not e.get("_hidden")]
         for e in doomed:
             if "soft_delete" in self.on:
@@ -285,6 +307,8 @@ class Mini:
         rows = [self._public(e) for e in self._mine(key)]  # soft-deleted ones too: the switch's point
         if "export_valid_only" in self.on:
             rows = [e for e in rows if e["status"] == "valid"]
+        if "export_drops_staged" in self.on:
+            rows = [e for e in rows if e["status"] != "staged"]
         package = {"entity_key": key, "ontology": "user/v1", "events": rows, "exported_at": now()}
         if "export_no_ontology" in self.on:
             del package["ontology"]
@@ -434,7 +458,8 @@ def test_a_right_level3_server_passes_every_check(mini):
 
 #: Checks that need an event of a chosen confidence: through ingest the server's extractor chooses it,
 #: so they are inconclusive there (nothing seen), never passed on nothing.
-CHOSEN_CONFIDENCE = ("upp/l2/high-confidence-valid", "upp/l2/low-confidence-staged")
+CHOSEN_CONFIDENCE = ("upp/l2/high-confidence-valid", "upp/l2/low-confidence-staged", "upp/l2/staged-supersedes-nothing",
+                     "upp/l2/staged-reinforcement", "upp/l2/get-events-among-many")
 
 
 def test_a_right_level2_server_passes_through_ingest(mini):
@@ -499,11 +524,18 @@ BROKEN = [
     ({"singular_accumulates": True}, 2, "upp/l2/supersession",
      {"upp/supersession-singular", "upp/one-valid-per-singular"}),
     ({"superseded_by_null": True}, 3, "upp/l2/supersession", {"upp/supersession-superseded-by"}),
+    ({"supersede_any_user": True}, 3, "upp/l2/supersession", {"upp/supersession-singular"}),
+    ({"supersede_any_user": True}, 2, "upp/l2/supersession", {"upp/supersession-singular"}),
+    ({"same_call_accumulates": True}, 2, "upp/l2/supersession-one-text", {"upp/one-valid-per-singular"}),
+    ({"recent_window": True}, 3, "upp/l2/get-events-among-many", {"upp/get-events-complete"}),
+    ({"cap_events": True}, 3, "upp/l2/get-events-among-many", {"upp/get-events-complete"}),
     ({"plural_supersedes": True}, 3, "upp/l2/plural-accumulate", {"upp/plural-accumulate"}),
     ({"plural_supersedes": True}, 2, "upp/l2/plural-accumulate", {"upp/plural-accumulate"}),
     ({"rewrite_superseded_value": True}, 3, "upp/l2/event-lifecycle", {"upp/event-immutable"}),
     ({"stage_all": True}, 3, "upp/l2/high-confidence-valid", {"upp/high-confidence-valid"}),
     ({"never_stage": True}, 3, "upp/l2/low-confidence-staged", {"upp/low-confidence-staged"}),
+    ({"staged_supersedes": True}, 3, "upp/l2/staged-supersedes-nothing", {"upp/supersession-new-valid"}),
+    ({"no_reinforce": True}, 3, "upp/l2/staged-reinforcement", {"upp/staged-reinforcement"}),
     ({"ingest_not_persisted": True}, 3, "upp/l2/event-lifecycle", {"upp/events-retained"}),
     ({"ingest_status_stored": True}, 3, "upp/l2/event-lifecycle", {"upp/lifecycle-transitions"}),
     # delete_events
@@ -515,6 +547,7 @@ BROKEN = [
      {"upp/delete-other-users-untouched", "upp/entity-isolation"}),
     ({"delete_any_owner": True}, 3, "upp/l2/delete-all", {"upp/delete-other-users-untouched"}),
     ({"empty_list_noop": True}, 3, "upp/l2/delete-all", {"upp/delete-all"}),
+    ({"delete_all_by_prefix": True}, 3, "upp/l2/delete-all", {"upp/delete-other-users-untouched"}),
     # get_labels
     ({"who_name_plural": True}, 3, "upp/l2/get-labels", {"upp/ontology-major-stable"}),
     ({"drop_label": True}, 3, "upp/l2/get-labels", {"upp/get-labels-complete", "upp/ontology-major-stable"}),
@@ -522,6 +555,8 @@ BROKEN = [
     # export_events
     ({"export_valid_only": True}, 3, "upp/l3/export", {"upp/export-all-events"}),
     ({"export_valid_only": True}, 3, "upp/l3/export-file", {"upp/export-all-events"}),
+    ({"export_drops_staged": True}, 3, "upp/l3/export", {"upp/export-all-events"}),
+    ({"export_drops_staged": True}, 3, "upp/l3/export-file", {"upp/export-all-events"}),
     ({"export_returns_events": True}, 3, "upp/l3/export", {"upp/export-result-shape"}),
     ({"export_no_file": True}, 3, "upp/l3/export-file", {"upp/export-writes-package"}),
     ({"export_no_ontology": True}, 3, "upp/l3/export-file",

@@ -993,7 +993,9 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
                  '{"jsonrpc":"2.0","method":"upp/info"}', '{"jsonrpc":"2.0","method":"upp/info","id":7}',
                  '{"jsonrpc":"2.0","method":"upp/ingest","params":{},"id":"s"}',
                  '[{"jsonrpc":"2.0","method":"upp/info","id":8},{"jsonrpc":"2.0","method":"upp/info"}]',
-                 '{"jsonrpc":"2.0","method":"upp/info","id":null}'):
+                 '{"jsonrpc":"2.0","method":"upp/info","id":null}',
+                 # a batch whose first member fails: the second is still answered
+                 '[{"jsonrpc":"2.0","method":"upp/nope","id":9},{"jsonrpc":"2.0","method":"upp/info","id":10}]'):
         s.send(text)
     s.call("upp/info", None)
     s.call("upp/info", {})
@@ -1011,6 +1013,9 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     s.call("upp/retrieve", {"entity_key": "a", "query": "zzz"})
     s.call("upp/retrieve", {"entity_key": "ghost", "query": "x"})
     s.call("upp/get_events", {"entity_key": "ghost"})
+    # an entity_key is an opaque string: "Kay" and "kay" are two users
+    s.call("upp/ingest", {"entity_key": "Kay", "text": "My name is Kay."})
+    s.call("upp/get_events", {"entity_key": "kay"})
     # import: staged, bad labels, supersession order, another ontology, not a package
     pkg = package([event("User lives in Oslo", ["where_home"], 0.82, "2025-01-02T00:00:00Z",
                          valid_from="2024-06-01T00:00:00Z"),
@@ -1027,6 +1032,19 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p2.json", package(pkg["events"], "user/v9"))})
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p3.json", "{}")})
     s.call("upp/get_events", {"entity_key": "c"})
+    # a staged name supersedes nothing; a staged language is reinforced by the same fact ingested
+    s.call("upp/import_events", {"entity_key": "a", "file": s.file("p4.json", package(
+        [event("User's name is Annie", ["who_name"], 0.05)]))})
+    s.call("upp/get_events", {"entity_key": "a"})
+    s.call("upp/import_events", {"entity_key": "r", "file": s.file("p5.json", package(
+        [event("User speaks Basque", ["who_languages"], 0.05)]))})
+    s.call("upp/ingest", {"entity_key": "r", "text": "I speak Basque"})
+    s.call("upp/get_events", {"entity_key": "r"})
+    # a user's event stays listed after 101 events of another user
+    s.call("upp/ingest", {"entity_key": "w", "text": "My name is Wu."})
+    s.call("upp/import_events", {"entity_key": "many", "file": s.file("p6.json", package(
+        [event(f"User loves pattern {i}", ["what_interests_hobbies"]) for i in range(101)]))})
+    s.call("upp/get_events", {"entity_key": "w"})
     # issue 14: an id no double holds, a batch over the limit, a 2 MiB message, paths leading out of the import folders
     s.send('{"jsonrpc":"2.0","method":"upp/info","id":1e400}')
     s.send([{"jsonrpc": "2.0", "method": "upp/info", "id": i} for i in range(101)])
@@ -1054,8 +1072,10 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
                 and e["id"] not in ids_c[:1]] if isinstance(listed_c, list) else []
     s.call("upp/delete_events", {"entity_key": "c", "event_ids": staged_c[:1] or ["evt_no_staged_event"]})
     s.call("upp/get_events", {"entity_key": "c"})
+    s.call("upp/ingest", {"entity_key": "b-2", "text": "My name is Bo."})  # a key beginning with b's
     s.call("upp/delete_events", {"entity_key": "b"})
     s.call("upp/get_events", {"entity_key": "b"})
+    s.call("upp/get_events", {"entity_key": "b-2"})
     # export
     result = s.call("upp/export_events", {"entity_key": "a"})
     file = result.get("file") if isinstance(result, dict) else None
@@ -1169,7 +1189,7 @@ def test_fault_delete_count_counts_requested_counts_a_twice_named_event_twice(ex
 def test_fault_task_times_local_writes_a_non_zero_offset(exports_dir: Path) -> None:
     from memconform.suite.upp import isotime
 
-    for fault, utc in ((None, True), ("upp-task-times-local", False)):
+    for fault, utc in ((None, True), ("upp-task-times-local", False), ("upp-task-times-naive", False)):
         service = UppService(export_dir=exports_dir, fault=fault, clock=Clock())
         try:
             task = ok(service, "upp/contextualize", {"entity_key": "u", "text": "I love rain"})["task_id"]
@@ -1178,7 +1198,8 @@ def test_fault_task_times_local_writes_a_non_zero_offset(exports_dir: Path) -> N
             times = (status["created_at"], status["completed_at"])
             assert all(isotime.is_utc_date_time(t) for t in times) is utc, times
             # the same instant either way; the events keep the service's own times
-            assert datetime.fromisoformat(status["created_at"].replace("Z", "+00:00")) == T0
+            when = datetime.fromisoformat(status["created_at"].replace("Z", "+00:00"))
+            assert (when if when.tzinfo else when.replace(tzinfo=timezone.utc)) == T0
             assert [e["created_at"] for e in status["result"]] == ["2026-03-01T12:00:00.000000Z"]
         finally:
             service.close()

@@ -234,8 +234,9 @@ def test_created_at_is_any_iso_8601_date_time(value, ok):
 @pytest.mark.parametrize("value, ok", [
     ("2026-03-08T10:30:00Z", True), ("2026-03-08T10:30:00.392723z", True), ("2026-03-08T10:30:00+00:00", True),
     ("2026-03-08T10:30:00-00:00", True), ("2026-03-08T10:30:00+0000", True), ("2026-03-08T10:30:00+00", True),
-    # no offset names no zone: the catalogue's ISO-8601 reading (variant upp-times-without-offset)
-    ("2026-03-08T10:30:00.392723", True),
+    # no designator: ISO-8601 reads it as local time, so it does not say UTC (red team round 11; fault
+    # upp-task-times-naive). Every other UPP timestamp may be one (variant upp-times-without-offset).
+    ("2026-03-08T10:30:00.392723", False), ("2026-03-08T10:30", False),
     # 03 §3: "ISO-8601 UTC" — a non-zero offset is another zone (a server writing its local time)
     ("2026-11-27T04:04:58.392723+02:00", False), ("2026-03-08T05:30:00-05:00", False),
     ("2026-03-08T10:00:00+00:30", False), ("Sun, 08 Mar 2026 10:30:00 GMT", False),
@@ -245,6 +246,11 @@ def test_task_times_are_utc(value, ok):
         found = model.task_status_problems(changed(TASK_DONE, **{member: value}))
         assert (not found) is ok, found
         assert all(p.requirement == "upp/get-tasks-returns-statuses" for p in found), found
+
+
+def test_a_task_time_without_designator_is_told_as_local_time():
+    [found] = model.task_status_problems(changed(TASK_DONE, created_at="2026-03-08T10:30:00.392723"))
+    assert "no UTC designator" in str(found) and "local time" in str(found), found
 
 
 def test_only_the_task_times_must_be_utc():

@@ -92,19 +92,26 @@ def _id_problem(answer: Any, id_text: str) -> str | None:
     return None
 
 
-def _batch_problem(answer: Any, id_text: str) -> str | None:
-    """The batch [bad id, upp/info with AFTER_ID]: the bad member gets -32600 with id null, the other
-    its answer; a server without batches answers the whole with one -32600 (upp/jsonrpc-batch warns)."""
+def _batch_problem(answer: Any, id_text: str) -> tuple[str | None, str | None]:
+    """The batch [bad id, upp/info with AFTER_ID]: the bad member gets -32600 with id null; a server
+    without batches answers the whole with one -32600 (upp/jsonrpc-batch warns). The problem with the
+    bad member's answer, and a note on what this rule does not judge: whether the well-formed request
+    beside it was answered is upp/jsonrpc-batch's business (one response per request in a batch, a
+    SHOULD, judged by upp/wire/batch), not this rule's (red team round 11: a batch that stops at its
+    first error was charged here as a MUST)."""
     if isinstance(answer, dict):
-        return _id_problem(answer, id_text)
+        return _id_problem(answer, id_text), None
     if not isinstance(answer, list):
-        return _id_problem(answer, id_text) or "not an array of responses"
+        return _id_problem(answer, id_text) or "not an array of responses", None
     rest = [r for r in answer if not (isinstance(r, dict) and r.get("id") == AFTER_ID)]
+    unanswered = None
     if len(rest) == len(answer):
-        return f"no response for the well-formed request with \"id\": \"{AFTER_ID}\" beside it"
-    if len(rest) != 1:
-        return f"{len(rest)} responses besides the one for \"{AFTER_ID}\", not one"
-    return _id_problem(rest[0], id_text)
+        unanswered = (f"no response for the well-formed request with \"id\": \"{AFTER_ID}\" beside the bad id "
+                      f"{id_text}: one response per request in a batch is upp/jsonrpc-batch's (upp/wire/batch), "
+                      "not judged here")
+    if len(rest) > 1:
+        return f"{len(rest)} responses besides the one for \"{AFTER_ID}\", not one", unanswered
+    return _id_problem(rest[0] if rest else None, id_text), unanswered
 
 
 def _send(ctx: CheckContext, text: str) -> tuple[RpcExchange | None, str | None]:
@@ -133,6 +140,10 @@ def id_unreadable(ctx: CheckContext) -> None:
                            f"{how}, got no answer the harness could read", text, None, expected, unread=broke)
             else:
                 problem = judge(answer_of(ex), id_text)  # the JSON-RPC answer, whatever HTTP status carries it
+                if isinstance(problem, tuple):
+                    problem, unjudged = problem
+                    if unjudged is not None:
+                        ctx.note(unjudged)
                 if problem is not None:
                     _violation(ctx, "upp/jsonrpc-id-unreadable", f"upp/info with an id that is {what} ({id_text}), "
                                f"{how}: {problem}", text, ex.received_text, expected, ex.http_status)

@@ -20,6 +20,8 @@ Requirements judged nowhere here, and why:
 from __future__ import annotations
 
 import re
+import secrets
+import unicodedata
 from typing import Any
 
 from memconform.suite.outcomes import Inconclusive, NotApplicable, TargetError
@@ -432,6 +434,97 @@ def entity_isolation(ctx: CheckContext) -> None:
         if leaked:
             fail(ctx, "upp/entity-isolation", f"upp/retrieve for {two!r} returned {len(leaked)} event(s) of {one!r}: "
                  f"{compact(leaked[:3])}", reply, f"only events of {two!r}")
+
+
+#: A key with capitals, a composed letter (ë, NFC) and a compatibility ligature (ﬁ): folding its case or
+#: normalizing its Unicode gives other strings, so other users (01 §7: "An opaque string").
+KEY_TAIL = "-Zo\u00eb-\ufb01"
+
+
+def key_forms(key: str) -> list[tuple[str, str]]:
+    """(how it was made, the key) for each string a server that folds keys would read as `key`: lower-
+    and upper-cased, NFD, NFKC and NFKC case-folded; each differs from `key` and from the others."""
+    made = [("lower-cased", key.lower()), ("upper-cased", key.upper()),
+            ("in NFD (ë decomposed)", unicodedata.normalize("NFD", key)),
+            ("in NFKC (the ligature ﬁ as fi)", unicodedata.normalize("NFKC", key)),
+            ("in NFKC and case-folded", unicodedata.normalize("NFKC", key).casefold())]
+    out: list[tuple[str, str]] = []
+    for how, form in made:
+        if form != key and all(form != f for _, f in out):
+            out.append((how, form))
+    return out
+
+
+@check("upp/l1/entity-key-exact", spec="upp", requirements=("upp/entity-isolation",), bindings=LIVE,
+       title="an entity_key is matched exactly: keys differing only in case or Unicode form are other users")
+def entity_key_exact(ctx: CheckContext) -> None:
+    """A fresh user keyed `mcf-Key-<hex>-Zoë-ﬁ` (capitals, a composed ë, the ligature ﬁ) ingests a name
+    and a home of its own. The same key lower-cased, upper-cased, in NFD, in NFKC and NFKC case-folded are
+    other strings, so other users: the User Key is "An opaque string that identifies a user" (01 §7), and
+    06 §7 "Users can only access their own data" (blind red team round 11: keys NFKC-folded and
+    lower-cased before lookup). upp/retrieve for each other key, asked for the profile's values, and
+    upp/get_events when served, must return none of its events. A value upp/retrieve does not find for
+    the key itself judges nothing through retrieve (noted); credited only with what was compared."""
+    ctx.credit_only_observed()
+    require_offered(ctx, "upp/ingest")
+    require_offered(ctx, "upp/retrieve")
+    key = fresh_entity("Key") + KEY_TAIL
+    town = "".join(secrets.choice("bcdfghjklmnprstvwz") + secrets.choice("aeiou") for _ in range(4)).title()
+    _, events = ingested(ctx, key, f"My name is Ada Lovelace. I live in {town}.")
+    values = sorted({e["value"] for e in events if isinstance(e.get("value"), str)})[:2]
+    if not values:
+        raise Inconclusive(f"upp/ingest for {key!r} returned no event with a string value, so there is no value "
+                           "to look for under the other keys")
+    found_by_owner = [v for v in values if _retrieved(ctx.client.retrieve(key, v), {fold(v)}, key)]
+    for v in values:
+        if v not in found_by_owner:
+            ctx.note(f"upp/retrieve for {key!r} itself does not return {v!r}: what it returns for the other keys "
+                     "says nothing of that value, so it is not judged through retrieve")
+    listing = ctx.client.get_events(key) if served(ctx, "upp/get_events") else None
+    listed_by_owner = listing is not None and listing.ok and isinstance(listing.result, list) and any(
+        isinstance(e, dict) and fold(e.get("value")) in {fold(v) for v in values} for e in listing.result)
+    if listing is not None and not listed_by_owner:
+        ctx.note(f"upp/get_events for {key!r} itself does not list its events ({listing.describe()}): not judged "
+                 "through get_events")
+    theirs = {fold(v) for v in values}
+    forms = key_forms(key)
+    if found_by_owner:
+        _judge_forms(ctx, key, theirs, [(how, other, ctx.client.retrieve(other, found_by_owner[0])) for how, other in forms],
+                     f"upp/retrieve asked for {found_by_owner[0]!r}")
+    if listed_by_owner:
+        _judge_forms(ctx, key, theirs, [(how, other, ctx.client.get_events(other)) for how, other in forms],
+                     "upp/get_events")
+
+
+def _retrieved(reply: RpcReply, values: set[str], key: str) -> list[Any]:
+    """The events of `reply` (a retrieve or get_events answer) carrying one of `values` or `key`."""
+    if not reply.ok or not isinstance(reply.result, list):
+        return []
+    return [e for e in reply.result if isinstance(e, dict)
+            and (fold(e.get("value")) in values or e.get("entity_key") == key)]
+
+
+def _judge_forms(ctx: CheckContext, key: str, theirs: set[str], answers: list[tuple[str, str, RpcReply]],
+                 asked: str) -> None:
+    """One operation's answers for the other forms of `key`: one finding naming every form that was
+    answered with `key`'s events. Only an array or -32001 User Not Found was compared; any other answer
+    judges nothing (the operation's own checks do)."""
+    leaks = []
+    for how, other, reply in answers:
+        if reply.error_code == USER_NOT_FOUND or (reply.ok and isinstance(reply.result, list)):
+            observe(ctx, "upp/entity-isolation")
+        leaked = _retrieved(reply, theirs, key)
+        if leaked:
+            leaks.append((how, other, reply, leaked))
+    if not leaks:
+        return
+    how, other, reply, leaked = leaks[0]
+    also = "; also for the key " + ", ".join(f"{h} ({o!r})" for h, o, _, _ in leaks[1:]) if leaks[1:] else ""
+    fail(ctx, "upp/entity-isolation", f"{asked} for {other!r} — the key {key!r} {how}, another string and so another "
+         f"user — returned {len(leaked)} event(s) of {key!r}: {compact(leaked[:2], 300)}{also}", reply,
+         f"none of the events of {key!r}: an entity_key is an opaque string (01 §7 \"User Key: An opaque string "
+         "that identifies a user\"), matched exactly, never case-folded or Unicode-normalized; 06 §7 \"Users can "
+         "only access their own data\"")
 
 
 # =============================================================================================

@@ -30,11 +30,11 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import model, ontology
 from memconform.suite.upp.checks._common import (
-    LIVE, PROFILE_TEXT, USER_NOT_FOUND, check_stored_events, compact, fail, fold, fresh_entity, need, observe,
+    LIVE, PROFILE_TEXT, USER_NOT_FOUND, check_stored_events, compact, fail, fold, fresh_entity, ingested, need, observe,
     observe_stored_events, report_problems, require_offered, served, server_ontology,
 )
 from memconform.suite.upp.checks._placing import (
-    FINISHED, PLURAL_LABEL, SECOND_SINGULAR_LABEL, SINGULAR_LABEL, TaskPoll, by_id, event, imports, listed,
+    FINISHED, PLURAL_LABEL, SAYINGS, SECOND_SINGULAR_LABEL, SINGULAR_LABEL, TaskPoll, by_id, event, imports, listed,
     package, package_file, place_events, poll_task, read_export_file, saying, status_of, store_events,
 )
 from memconform.suite.upp.client import RpcReply
@@ -446,6 +446,69 @@ def _report_unlisted(ctx: CheckContext, items: list[dict[str, Any]], missing: di
              f"{len(missing)} the user holds: {described}", reply, "a raw listing of every event stored for the user")
 
 
+#: How many events another user is given in upp/l2/get-events-among-many: more than a page, or a window
+#: of the store's newest events, a server might read before filtering by user (the blind red team's was 40).
+MANY = 120
+
+
+@check("upp/l2/get-events-among-many", spec="upp", requirements=("upp/get-events-complete",), bindings=LIVE,
+       title="upp/get_events lists every event of a user, however many events other users were given since")
+def get_events_among_many(ctx: CheckContext) -> None:
+    """A fresh user A holds one event; then another fresh user B is given MANY events (a plural label) in
+    one import. upp/get_events for A must still list A's event, and for B every event B holds: a raw
+    listing of all the user's events (03 §2), complete by default (08 §6), however many events the server
+    holds for others (found by the blind red team, round 11: the store's newest 40 events read first, then
+    filtered by user; seen before only by the state machine). What the user holds is witnessed by its
+    export (03 §4, every event): an event missing from the listing fails only when the export holds it
+    (one missing from both is upp/events-retained's or the import's business, noted). Inconclusive
+    without upp/import_events and shared files; skipped without upp/export_events."""
+    ctx.credit_only_observed()
+    require_offered(ctx, "upp/get_events")
+    if not imports(ctx) or not served(ctx, "upp/export_events"):
+        raise Inconclusive("the suite gives a user many events in one call only with upp/import_events, and tells "
+                           "what the user holds only by its export (upp/export_events), on a server sharing this "
+                           "machine's files")
+    a, b = fresh_entity("among-a"), fresh_entity("among-b")
+    [mine] = place_events(ctx, a, [_unique_home()])
+    items = [event(f"I love knitting pattern {i} of {MANY}.", PLURAL_LABEL) for i in range(1, MANY + 1)]
+    content = package(fresh_entity("pkg-source"), items, ontology_id=server_ontology(ctx))
+    with package_file(ctx, content, "many") as path:
+        imported = ctx.client.import_events(b, str(path))
+    need(imported, f"upp/import_events of {MANY} events for {b!r}")
+    _judge_listed_as_exported(ctx, a, f"{a!r} holds one event, {mine.get('id')!r} ({mine.get('value')!r}); after "
+                                      f"another user, {b!r}, was given {MANY} events in one import", {mine.get("id")})
+    _judge_listed_as_exported(ctx, b, f"{b!r} was given {MANY} events in one import", set())
+    if served(ctx, "upp/delete_events"):
+        for who in (a, b):
+            ctx.client.delete_events(who)  # leave the shared server as lean as it was
+
+
+def _judge_listed_as_exported(ctx: CheckContext, entity: str, story: str, expect: set[Any]) -> None:
+    """upp/get_events for `entity` against its export: every exported event must be listed. An id of
+    `expect` in neither is noted (upp/events-retained's business, not the listing's)."""
+    listing, events = _get_events(ctx, entity)
+    exported = ctx.client.export_events(entity)
+    file = exported.result.get("file") if exported.ok and isinstance(exported.result, dict) else None
+    content, why = read_export_file(file)
+    held = content.get("events") if isinstance(content, dict) else None
+    if why is not None or not isinstance(held, list):
+        ctx.note(f"the export of {entity!r} could not be read ({why or exported.describe()}): its listing was not "
+                 "judged")
+        return
+    observe(ctx, "upp/get-events-complete")
+    ids = [e.get("id") for e in held if isinstance(e, dict) and isinstance(e.get("id"), str)]
+    gone = sorted(str(i) for i in expect - set(ids) - set(events))
+    if gone:
+        ctx.note(f"{compact(gone)} of {entity!r} is in neither its listing nor its export: gone from the store "
+                 "(upp/events-retained's business), not a listing left short")
+    missing = [i for i in ids if i not in events]
+    if missing:
+        fail(ctx, "upp/get-events-complete", f"{story}: upp/get_events lists {len(events)} event(s) and leaves out "
+             f"{len(missing)} of the {len(ids)} its export {file!r} holds: {compact(missing[:5], 300)}", listing,
+             "a raw listing of every event of the user (03 §2), complete by default (08 §6 \"Operations return "
+             "complete result sets by default\"), whatever other users hold")
+
+
 @check("upp/l2/get-events-own-user", spec="upp", requirements=("upp/entity-isolation",), bindings=LIVE,
        title="upp/get_events lists the user's own events only")
 def get_events_own_user(ctx: CheckContext) -> None:
@@ -490,14 +553,19 @@ def get_events_unknown_user(ctx: CheckContext) -> None:
                      "upp/one-valid-per-singular", "upp/superseded-by-existing"),
        bindings=LIVE, title="a new event of a singular label supersedes the valid one, naming its successor")
 def supersession(ctx: CheckContext) -> None:
-    """A fresh user gets a who_name event (singular), then a second one. get_events must show the
-    first superseded with superseded_by = the second's id, the second valid, one valid who_name,
-    and every superseded_by naming an event of the user. Credited with what the listing showed:
-    the first event's status only when it is listed, its pointer only when it is superseded."""
+    """A bystander user holds a valid who_name event (singular); then a fresh user gets a who_name
+    event, then a second one. get_events must show the first superseded with superseded_by = the
+    second's id, the second valid, one valid who_name, and every superseded_by naming an event of the
+    user; and the bystander's who_name still valid: supersession marks events "for the same user" (02
+    §3; found by the blind red team, round 11: a supersession query without the user, seen only by the
+    state machine). Credited with what the listing showed: the first event's status only when it is
+    listed, its pointer only when it is superseded, the bystander only when its event is listed."""
     ctx.credit_only_observed()
     require_offered(ctx, "upp/get_events")
-    entity = fresh_entity("supersede")
+    bystander, entity = fresh_entity("supersede-other"), fresh_entity("supersede")
+    [theirs] = place_events(ctx, bystander, [saying(SINGULAR_LABEL, 1)])
     old, new = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1)])
+    _judge_bystander(ctx, bystander, theirs, entity, (old, new))
     reply, events = _get_events(ctx, entity)
     before, after = events.get(old["id"]), events.get(new["id"])
     story = (f"{SINGULAR_LABEL} (singular) was stored as {old['id']!r} ({old.get('value')!r}), then as "
@@ -531,6 +599,64 @@ def supersession(ctx: CheckContext) -> None:
     if dangling:
         fail(ctx, "upp/superseded-by-existing", f"{len(dangling)} event(s) name a superseded_by that is no event of "
              f"{entity!r}: {_brief(dangling[0])}", reply, "superseded_by naming an existing event of the same user")
+
+
+#: One text telling a singular label twice, in the extractor subset ("My name is …", "Call me …").
+TWICE_TEXT = "My name is Ada Lovelace. Call me Grace Hopper."
+
+
+@check("upp/l2/supersession-one-text", spec="upp", requirements=("upp/one-valid-per-singular",), bindings=LIVE,
+       title="one ingest telling a singular label twice leaves at most one of its events valid")
+def supersession_one_text(ctx: CheckContext) -> None:
+    """A fresh user ingests one text naming the user twice (who_name, singular). When the server
+    extracts two who_name events from it and upp/get_events lists both, at most one may be valid:
+    "Only one value is valid at a time" (04 §4), whether the events came in one call or two; which
+    one stays valid is the server's (found by the blind red team, round 11: supersession checked
+    against the events stored before the call only, seen before only by the state machine). Fewer than
+    two who_name events extracted or listed is inconclusive."""
+    ctx.credit_only_observed()
+    for op in ("upp/ingest", "upp/get_events"):
+        require_offered(ctx, op)
+    entity = fresh_entity("one-text")
+    _, made = ingested(ctx, entity, TWICE_TEXT)
+    if sum(SINGULAR_LABEL in (e.get("labels") or []) for e in made) < 2:
+        raise Inconclusive(f"upp/ingest of {TWICE_TEXT!r} made fewer than two {SINGULAR_LABEL} events "
+                           f"({compact(made, 300)}): the server read the text otherwise, so nothing is judged")
+    listing, events = _get_events(ctx, entity)
+    names = [e for e in events.values() if SINGULAR_LABEL in (e.get("labels") or [])]
+    if len(names) < 2:
+        raise Inconclusive(f"upp/get_events lists {len(names)} {SINGULAR_LABEL} event(s) for {entity!r} after the "
+                           f"ingest of {TWICE_TEXT!r}: two events of the label were not both seen")
+    observe(ctx, "upp/one-valid-per-singular")
+    valid = [e for e in names if e.get("status") == "valid"]
+    if len(valid) > 1:
+        fail(ctx, "upp/one-valid-per-singular", f"one upp/ingest of {TWICE_TEXT!r} for {entity!r} stored "
+             f"{len(names)} {SINGULAR_LABEL} (singular) events, and {len(valid)} of them are valid: "
+             f"{'; '.join(_brief(e) for e in valid)}", listing,
+             f"at most one valid {SINGULAR_LABEL} event: \"Only one value is valid at a time\" (04 §4), however the "
+             "events came (which one is the server's)")
+
+
+def _judge_bystander(ctx: CheckContext, bystander: str, theirs: dict[str, Any], entity: str,
+                     placed: tuple[dict[str, Any], ...]) -> None:
+    """Another user's valid event of the label, placed before `entity`'s, is still valid after them."""
+    if theirs.get("status") != "valid":
+        ctx.note(f"the bystander's {SINGULAR_LABEL} event is {_brief(theirs)} when placed, not valid: supersession "
+                 "across users was not judged")
+        return
+    reply, events = _get_events(ctx, bystander)
+    now = events.get(theirs["id"])
+    if now is None:
+        ctx.note(f"the bystander's {SINGULAR_LABEL} event {theirs['id']!r} is not listed any more (judged by "
+                 "upp/events-retained): supersession across users was not judged")
+        return
+    observe(ctx, "upp/supersession-singular")
+    if now.get("status") != "valid":
+        fail(ctx, "upp/supersession-singular", f"{bystander!r} held {_brief(theirs)}, valid; then {entity!r}, another "
+             f"user, stored {SINGULAR_LABEL} twice ({', '.join(repr(e.get('id')) for e in placed)}); upp/get_events "
+             f"for {bystander!r} now lists its event as {_brief(now)}", reply,
+             f"{bystander!r}'s event still valid: a new event supersedes \"any existing event with the same label for "
+             "the same user\" (02 §3), never another user's")
 
 
 @check("upp/l2/retrieve-excludes-superseded", spec="upp", requirements=("upp/retrieve-excludes-superseded",),
@@ -719,6 +845,132 @@ def low_confidence_staged(ctx: CheckContext) -> None:
     _judge_count(ctx, count, 0 if staged["id"] in events else 1, f"deleting the staged event {staged['id']!r}", reply)
 
 
+def _import_staged(ctx: CheckContext, entity: str, item: dict[str, Any]) -> dict[str, Any]:
+    """`item` imported for `entity` as a staged event: confidence LOW_CONFIDENCE and status "staged" in the
+    package (as an export writes a staged event), so a server that derives the status from the confidence
+    and one that keeps the package's both store it staged. Returns the event as upp/get_events lists it
+    afterwards; inconclusive when the server skips it."""
+    content = package(fresh_entity("pkg-source"), [dict(item, confidence=LOW_CONFIDENCE, status="staged")],
+                      ontology_id=server_ontology(ctx))
+    before = set(by_id(listed(ctx, entity)))
+    with package_file(ctx, content, "staged") as path:
+        reply = ctx.client.import_events(entity, str(path))
+    result = need(reply, f"upp/import_events of one staged event of confidence {LOW_CONFIDENCE}")
+    if isinstance(result, dict) and result.get("imported_count") == 0:
+        raise Inconclusive(f"the server skipped the staged event of confidence {LOW_CONFIDENCE} ({compact(result)}): "
+                           "no staged event was stored, so there is nothing to judge")
+    new = [e for e in listed(ctx, entity) if e.get("id") not in before and fold(e.get("value")) == fold(item["value"])]
+    if not new:
+        raise NotApplicable(f"precondition failed: upp/import_events answered {compact(result)}, but upp/get_events "
+                            f"lists no new event {item['value']!r} for {entity!r} (judged by upp/import-persists)")
+    return new[0]
+
+
+def _not_staged(event: dict[str, Any]) -> Inconclusive:
+    return Inconclusive(f"the event imported with confidence {LOW_CONFIDENCE} and status staged is listed as "
+                        f"{_brief(event)}: no staged event was seen, so what a staged event does was not either (its "
+                        "status is judged by upp/low-confidence-staged)")
+
+
+@check("upp/l2/staged-supersedes-nothing", spec="upp", requirements=("upp/supersession-new-valid",), bindings=LIVE,
+       title="a staged (low-confidence) event of a singular label leaves the valid one valid")
+def staged_supersedes_nothing(ctx: CheckContext) -> None:
+    """A fresh user holds a valid who_name (singular, confidence 1.0); a second who_name is imported with
+    confidence 0.05 and status staged. When upp/get_events lists the second staged, the first must still
+    be valid: supersession creates the new event valid (02 §6 rule 4, 04 §4 step 3), and a new event of
+    low confidence is created staged, so a staged event supersedes nothing (found by the blind red team,
+    round 11). Inconclusive when the suite cannot place an event of a chosen confidence (no
+    upp/import_events, or files not shared) or the second event is not stored staged."""
+    ctx.credit_only_observed()
+    require_offered(ctx, "upp/get_events")
+    if not imports(ctx):
+        raise Inconclusive("the suite places an event of a chosen confidence only with upp/import_events on a "
+                           "server sharing this machine's files; extracted events carry the server's own confidence")
+    entity = fresh_entity("staged-sup")
+    [first] = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0)])
+    if first.get("status") != "valid":
+        raise NotApplicable(f"precondition failed: the {SINGULAR_LABEL} event placed with confidence "
+                            f"{HIGH_CONFIDENCE} is listed as {_brief(first)}, not valid (judged by "
+                            "upp/high-confidence-valid)")
+    second = _import_staged(ctx, entity, saying(SINGULAR_LABEL, 1))
+    listing, events = _get_events(ctx, entity)
+    later = events.get(second.get("id")) or second
+    if later.get("status") != "staged":
+        raise _not_staged(later)
+    now = events.get(first["id"])
+    if now is None:
+        raise NotApplicable(f"the valid {SINGULAR_LABEL} event {first['id']!r} is no longer listed (judged by "
+                            "upp/events-retained)")
+    observe(ctx, "upp/supersession-new-valid")
+    if now.get("status") != "valid":
+        fail(ctx, "upp/supersession-new-valid", f"{SINGULAR_LABEL} (singular) was stored valid as {first['id']!r} "
+             f"({first.get('value')!r}); then a {SINGULAR_LABEL} event of confidence {LOW_CONFIDENCE} was imported "
+             f"and is listed staged ({_brief(later)}); upp/get_events now lists the first as {_brief(now)}", listing,
+             "the first still valid: supersession creates the new event valid (02 §6 \"4. The new event is created "
+             "as `valid`\"), and an event of low confidence is created staged, pending reinforcement, so it "
+             "supersedes nothing")
+
+
+@check("upp/l2/staged-reinforcement", spec="upp", requirements=("upp/staged-reinforcement",), bindings=LIVE,
+       title="a staged event is reinforced to valid by the same fact stored valid, not left staged beside it")
+def staged_reinforcement(ctx: CheckContext) -> None:
+    """upp/ingest of "I speak Finnish." for a throwaway user shows the event the server itself makes of that
+    sentence (its value and labels). A fresh user is given that very event staged (imported with confidence
+    0.05 and status staged), then ingests the same sentence. What a "matching event" is (02 §6) is the
+    server's, but an event of the same user with the same value and the same labels is one in any reading:
+    when the ingest leaves such an event valid beside the staged one while the staged one stays staged, the
+    staged event was not reinforced (found by the blind red team, round 11: the matching event added, the
+    staged one never promoted). Only that is judged: a staged event promoted passes; a server that stores no
+    valid event of the same value and labels (a wording of its own, an extraction that differs, a duplicate
+    dropped) showed no matching event, which is inconclusive. Inconclusive too without upp/import_events (or
+    shared files), or when the imported event is not stored staged."""
+    ctx.credit_only_observed()
+    for op in ("upp/get_events", "upp/ingest"):
+        require_offered(ctx, op)
+    if not imports(ctx):
+        raise Inconclusive("the suite places a staged event only with upp/import_events on a server sharing this "
+                           "machine's files")
+    sentence = SAYINGS["who_languages"][1]
+    control = fresh_entity("reinforce-control")
+    _, made = ingested(ctx, control, sentence)
+    if served(ctx, "upp/delete_events"):
+        ctx.client.delete_events(control)  # leave nothing behind in the shared server
+    own = next((e for e in made if e.get("status") == "valid" and isinstance(e.get("value"), str)
+                and isinstance(e.get("labels"), list) and e["labels"]), None)
+    if own is None:
+        raise Inconclusive(f"upp/ingest of {sentence!r} made no valid event with a value and labels "
+                           f"({compact(made, 300)}): there is no event of the server's own to reinforce with")
+    entity = fresh_entity("reinforce")
+    staged = _import_staged(ctx, entity, event(own["value"], own["labels"][0]) | {"labels": list(own["labels"])})
+    if staged.get("status") != "staged":
+        raise _not_staged(staged)
+    reply = ctx.client.ingest(entity, sentence)
+    listing, events = _get_events(ctx, entity)
+    now = events.get(staged.get("id"))
+    if now is None:
+        raise NotApplicable(f"the staged event {staged.get('id')!r} is no longer listed after the ingest of "
+                            f"{sentence!r} (judged by upp/events-retained)")
+
+    def same(e: dict[str, Any]) -> bool:
+        return fold(e.get("value")) == fold(own["value"]) and sorted(map(str, e.get("labels") or [])) == sorted(
+            map(str, own["labels"]))
+
+    copies = [e for eid, e in events.items() if eid != staged.get("id") and same(e) and e.get("status") == "valid"]
+    if now.get("status") == "valid":
+        observe(ctx, "upp/staged-reinforcement")
+        return
+    if not copies:
+        raise Inconclusive(f"after upp/ingest of {sentence!r} ({reply.describe()}) the user holds no valid event "
+                           f"with the staged event's value and labels, and the staged event is {_brief(now)}: no "
+                           "matching event was stored, so no reinforcement was due that the text fixes")
+    observe(ctx, "upp/staged-reinforcement")
+    fail(ctx, "upp/staged-reinforcement", f"{entity!r} held {_brief(staged)}, staged (imported with confidence "
+         f"{LOW_CONFIDENCE}); upp/ingest of {sentence!r} then stored {_brief(copies[0])}, valid, with the same value "
+         f"and labels, yet upp/get_events still lists the staged one as {_brief(now)}", listing,
+         "the staged event reinforced by the matching event: staged → valid (02 §6 \"Staged event reinforced → "
+         "Transitions to `valid`\"; the lifecycle: \"Reinforced by matching event\"), not left pending beside it")
+
+
 def _judge_later(ctx: CheckContext, eid: str, where: str, then: dict[str, Any], now: dict[str, Any] | None,
                  after: str, reply: RpcReply, judged: set) -> None:
     """One event as seen in `where` and as upp/get_events lists it after `after`."""
@@ -893,13 +1145,16 @@ def delete_other_user(ctx: CheckContext) -> None:
        requirements=("upp/delete-all", "upp/delete-count", "upp/delete-other-users-untouched"),
        bindings=LIVE, title="delete_events without ids, or with [], deletes all of the user's events and only those")
 def delete_all(ctx: CheckContext) -> None:
-    """Two users hold two events each. delete_events for the first with event_ids omitted, then for
-    the second with event_ids []: afterwards get_events for that user is empty (or -32001), the
-    other user's events are untouched, and deleted_count is the number that disappeared."""
+    """Two users hold two events each, the second keyed as the first with "-2" after it (keys
+    sharing a prefix: found by the blind red team, round 11, a delete-all matching the key as a
+    prefix, SQL `LIKE 'key%'`). delete_events for the first with event_ids omitted, then for the
+    second with event_ids []: afterwards get_events for that user is empty (or -32001), the other
+    user's events are untouched, and deleted_count is the number that disappeared."""
     ctx.credit_only_observed()  # deleted_count is judged only where the server answered one
     for op in ("upp/delete_events", "upp/get_events"):
         require_offered(ctx, op)
-    first, second = fresh_entity("wipe-a"), fresh_entity("wipe-b")
+    first = fresh_entity("wipe")
+    second = f"{first}-2"  # an entity_key is an opaque string (01 §7): another user, however alike
     for entity in (first, second):
         place_events(ctx, entity, [saying(SINGULAR_LABEL), saying(PLURAL_LABEL)])
     for entity, bystander, how in ((first, second, "omitted"), (second, None, "[]")):
@@ -930,9 +1185,11 @@ def delete_all(ctx: CheckContext) -> None:
                  f"still lists {len(left)} of its {len(held)} events: {_brief(left[0])}", reply,
                  "every event of the user deleted")
         if lost:
+            alike = (", whose key begins with the deleted user's" if bystander.startswith(entity) else "")
             fail(ctx, "upp/delete-other-users-untouched", f"deleting all events of {entity!r} also removed "
-                 f"{len(lost)} event(s) of {bystander!r}: {compact(sorted(lost))}", reply,
-                 "only the named user's events deleted")
+                 f"{len(lost)} event(s) of {bystander!r}{alike}: {compact(sorted(lost))}", reply,
+                 "only the named user's events deleted: an entity_key names one user, matched whole (01 §7: "
+                 "an opaque string)")
 
 
 # =============================================================================================

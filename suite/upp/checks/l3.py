@@ -34,9 +34,8 @@ from memconform.suite.upp.checks._common import (
     report_problems, require_offered, served, server_ontology,
 )
 from memconform.suite.upp.checks._placing import (
-    PLURAL_LABEL, SINGULAR_LABEL, by_id, export_root, folder_learned, import_folder, listed, package, package_file,
-    place_events,
-    read_export_file, saying,
+    PLURAL_LABEL, SINGULAR_LABEL, by_id, event, export_root, folder_learned, import_folder, imports, listed, package,
+    package_file, place_events, read_export_file, saying,
 )
 from memconform.suite.upp.checks.l2 import STORED_EVENT_RULES
 from memconform.suite.upp.client import RpcReply
@@ -57,14 +56,41 @@ def _brief(e: dict[str, Any] | None) -> str:
     return compact({k: e.get(k) for k in ("id", "value", "labels", "status", "superseded_by")}, 300)
 
 
-def _profile(ctx: CheckContext, entity: str) -> dict[str, dict[str, Any]]:
-    """Three events, one of them superseded: two names, then a hobby (agent_observed, 0.85).
-    Returns every event the user holds, by id: those listed now and those read back when placed
-    (a listing that leaves some out is judged by upp/l2/get-events, not by the export checks)."""
+def _profile(ctx: CheckContext, entity: str, *, staged: bool = False) -> dict[str, dict[str, Any]]:
+    """Three events, one of them superseded: two names, then a hobby (agent_observed, 0.85); with
+    `staged`, a fourth held staged (`_add_staged`). Returns every event the user holds, by id: those
+    listed now and those read back when placed (a listing that leaves some out is judged by
+    upp/l2/get-events, not by the export checks)."""
     placed = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1),
                                         dict(saying(PLURAL_LABEL, 0, confidence=0.85, source_type="agent_observed"),
                                              **WINDOW)])
+    if staged:
+        _add_staged(ctx, entity)
     return {**by_id(placed), **by_id(listed(ctx, entity))}
+
+
+#: The staged event of an exported profile: a language (plural: it supersedes nothing either way).
+STAGED = event("I speak Finnish.", "who_languages", confidence=0.05) | {"status": "staged"}
+
+
+def _add_staged(ctx: CheckContext, entity: str) -> None:
+    """A staged event for the export to carry (03 §4 "Includes events of all statuses (`valid`, `staged`,
+    `superseded`)"; found by the blind red team, round 11: an export leaving staged events out went
+    unseen, as no exported user held one). Imported with confidence 0.05 and status staged, so a server
+    deriving the status from the confidence and one keeping the package's both store it staged. Only
+    with upp/import_events and shared files; otherwise, or when the server skips it or stores it
+    otherwise, noted: the export is then judged without a staged event."""
+    if not imports(ctx):
+        ctx.note("no staged event in the exported profile: the suite places one only with upp/import_events on a "
+                 "server sharing this machine's files, so an export leaving staged events out is not judged")
+        return
+    content = package(fresh_entity("pkg-source"), [STAGED], ontology_id=server_ontology(ctx))
+    with package_file(ctx, content, "staged") as path:
+        reply = ctx.client.import_events(entity, str(path))
+    held = [e for e in listed(ctx, entity) if fold(e.get("value")) == fold(STAGED["value"])]
+    if not held or held[0].get("status") != "staged":
+        ctx.note(f"the staged event imported for {entity!r} ({reply.describe()}) is listed as "
+                 f"{_brief(held[0] if held else None)}: the export is judged without a staged event")
 
 
 #: A validity window (02 §1) on the imported hobby: where the store keeps it (get_events shows it),
@@ -139,14 +165,15 @@ def _nothing_stored(ctx: CheckContext, rid: str, entity: str, why: str, reply: R
 @check("upp/l3/export", spec="upp", requirements=("upp/export-result-shape", "upp/export-all-events"), bindings=LIVE,
        title="upp/export_events answers {file, event_count, exported_at}, counting every event of the user")
 def export(ctx: CheckContext) -> None:
-    """A fresh user holds two names (one superseded) and a hobby; export_events answers a path, an
-    integer event_count equal to the number of events get_events lists, and an ISO-8601
-    exported_at — and not the events themselves. The count is judged only when one is answered."""
+    """A fresh user holds two names (one superseded), a hobby and, placed by import, a staged language;
+    export_events answers a path, an integer event_count equal to the number of events get_events
+    lists, and an ISO-8601 exported_at — and not the events themselves. The count is judged only when
+    one is answered."""
     ctx.credit_only_observed()
     for op in ("upp/export_events", "upp/get_events"):
         require_offered(ctx, op)
     entity = fresh_entity("export")
-    held = list(_profile(ctx, entity).values())
+    held = list(_profile(ctx, entity, staged=True).values())
     reply = ctx.client.export_events(entity)
     if not reply.ok:
         fail(ctx, "upp/export-result-shape", f"upp/export_events for {entity!r}, which holds {len(held)} events, "
@@ -174,8 +201,8 @@ def export(ctx: CheckContext) -> None:
                      "upp/superseded-by-existing", *STORED_EVENT_RULES),
        bindings=LIVE, title="the file upp/export_events writes is an ExportPackage with every event of the user")
 def export_file(ctx: CheckContext) -> None:
-    """The export of a user holding two names (one superseded) and a hobby is read from the file
-    the server names: a .json file holding an ExportPackage whose entity_key is the user, whose
+    """The export of a user holding two names (one superseded), a hobby and, placed by import, a staged
+    language is read from the file the server names: a .json file holding an ExportPackage whose entity_key is the user, whose
     ontology is the server's, and whose events are exactly the user's events (every status),
     event_count of them, every superseded_by naming an event of the file. Skipped when the server
     does not share this machine's files. Credited with what the file held: the StoredEvent rules
@@ -185,7 +212,7 @@ def export_file(ctx: CheckContext) -> None:
         require_offered(ctx, op)
     _need_files(ctx)
     entity = fresh_entity("export-file")
-    held = _profile(ctx, entity)
+    held = _profile(ctx, entity, staged=True)
     reply = ctx.client.export_events(entity)
     result = need(reply, f"upp/export_events for {entity!r}")
     file = result.get("file") if isinstance(result, dict) else None
