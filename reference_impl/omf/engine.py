@@ -46,8 +46,13 @@ class LifecycleError(ValidationError):
 
 
 def canonical(content: str, form: str = "folded") -> str:
-    """The dedup form: whitespace collapsed, casefolded (or, `verbatim`, the text as given)."""
-    return content if form == "verbatim" else " ".join(content.split()).casefold()
+    """The dedup form: whitespace collapsed, casefolded (or, `verbatim`, the text as given; `trimmed`,
+    the text without leading and trailing white space)."""
+    if form == "verbatim":
+        return content
+    if form == "trimmed":
+        return content.strip()
+    return " ".join(content.split()).casefold()
 
 
 def trigrams(text: str, kind: str = "characters") -> frozenset[str]:

@@ -28,7 +28,8 @@ class OmfPolicy:
     #: stored before this import only, so the same text twice in one document lands twice (False).
     dedup_within_document: bool = True
     #: omf/dedup-exact: the canonical form is not defined; the reference collapses whitespace and
-    #: casefolds ("folded"); the text as given is canonical too ("verbatim").
+    #: casefolds ("folded"); the text as given is canonical too ("verbatim"), and so is the text trimmed
+    #: ("trimmed"; a blind red team's form).
     canonical_form: str = "folded"
     #: omf/dedup-fuzzy: "trigram Jaccard" without a trigram definition; the reference takes the
     #: character trigrams of the canonical text ("characters"); pg_trgm's padded per-word trigrams

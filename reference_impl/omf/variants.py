@@ -23,6 +23,8 @@ OMF_VARIANTS: tuple[Variant, ...] = (
        "text twice in one document lands twice", ("dedup-exact", "import-buckets"), dedup_within_document=False),
     _v("canonical-verbatim", "the dedup canonical form is the text as given (no case or whitespace folding)",
        ("dedup-exact",), canonical_form="verbatim"),
+    _v("canonical-trimmed", "the dedup canonical form is the text without leading and trailing white space "
+       "(no case folding, inner spacing kept)", ("dedup-exact",), canonical_form="trimmed"),
     _v("word-trigrams", "fuzzy dedup uses pg_trgm-style trigrams (each word padded) instead of character "
        "trigrams of the whole text", ("dedup-fuzzy",), trigrams="words"),
     _v("fuzzy-strict-threshold", "a near-copy is a duplicate only when its similarity exceeds fuzzy_threshold, "

@@ -12,7 +12,7 @@ include flag true is compared with the model (docs/catalogue-omf.md, "State mach
 
 Where the text leaves a choice open the model keeps every reading alive at once and drops those
 the target's answers contradict (a target must stay consistent with at least one): the canonical
-form of dedup (folded or verbatim), whether rows written earlier in the same document are
+form of dedup (FORMS: verbatim, trimmed, spaced, case-folded, both, both after NFKC), whether rows written earlier in the same document are
 "existing" for dedup, and whether an archived duplicate is skipped or a duplicate. Tags are
 compared as sets (order free; a set-reading stores them sorted).
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,9 +47,25 @@ AWKWARD = ("Jose\u0301 Mari\u0301a", "José María", "🦀 crab 𝔘𝔫𝔦𝔠
            "tab\tand \"quotes\"")
 
 
+#: The canonical forms dedup may compare ("canonical form" is never defined): the text as given, trimmed,
+#: its white space collapsed, case-folded, both (the reference's "folded"), and that after NFKC. A blind
+#: red team's trim-only form was failed when the model knew two.
+FORMS = ("folded", "verbatim", "trimmed", "spaced", "cased", "folded-nfkc")
+
+
 @functools.lru_cache(maxsize=4096)
 def _canonical(text: str, form: str) -> str:
-    return text if form == "verbatim" else " ".join(text.split()).casefold()
+    if form == "verbatim":
+        return text
+    if form == "trimmed":
+        return text.strip()
+    if form == "cased":
+        return text.casefold()
+    if form == "spaced":
+        return " ".join(text.split())
+    if form == "folded-nfkc":
+        return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
+    return " ".join(text.split()).casefold()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -75,7 +92,7 @@ def _similarity(a: frozenset[str], b: frozenset[str]) -> float:
 class Reading:
     """One legitimate reading of the open dedup choices (docs/omf.md, policy.py)."""
 
-    form: str            # "folded" | "verbatim"
+    form: str            # one of FORMS
     within: bool         # rows written earlier in this document are existing rows
     filter_first: bool   # an archived duplicate is skipped (True) or a duplicate (False)
     # fuzzy dedup (omf/dedup-fuzzy), chosen at the first import with a fuzzy_threshold: trigrams of
@@ -85,8 +102,7 @@ class Reading:
     strict: bool | None = None
 
 
-READINGS = tuple(Reading(f, w, ff) for f, w, ff in itertools.product(("folded", "verbatim"), (True, False),
-                                                                      (True, False)))
+READINGS = tuple(Reading(f, w, ff) for f, w, ff in itertools.product(FORMS, (True, False), (True, False)))
 
 
 @dataclass
@@ -339,9 +355,9 @@ class OmfMachine(SpecMachine):
             # which row the reading writes is not in the tenant: new to its project, held in another?
             shown = [(it.get("content"), (model.memd_extension(it) or {}).get("project_id")) for it in exported]
             for content, project in _minus([(r.content, r.project) for r in trial.rows], shown):
-                canon = _canonical(content, "folded")
+                canon = _canonical(content, state.reading.form)
                 elsewhere = sorted({repr(r.project) for r in trial.rows
-                                    if r.project != project and _canonical(r.content, "folded") == canon})
+                                    if r.project != project and _canonical(r.content, state.reading.form) == canon})
                 if elsewhere:
                     return "omf/dedup-scope-project", (
                         f"the import answered {got}, expected {want}: {quote(content, 80)} is new to project "
@@ -422,7 +438,7 @@ class OmfMachine(SpecMachine):
             rid, what = first or ("omf/import-buckets", "no reading explains the answer")
             self.broken(rid, f"{what}. Sent: import into {self.tenant!r} of {summarize(doc, 900)} "
                         f"(include_archived={include_archived}); came back: {run.describe()}. No legitimate reading "
-                        f"(canonical form folded or verbatim; dedup within the document or against stored rows only; "
+                        f"(canonical form {', '.join(FORMS)}; dedup within the document or against stored rows only; "
                         f"archived duplicates skipped or duplicates) explains it after the earlier steps. The spec: "
                         f"{cite(rid)}", sent=doc, received=exported[1] if exported else run.result)
         self.states = alive
@@ -434,8 +450,9 @@ class OmfMachine(SpecMachine):
         rows = self.states[0].rows if self.states else []
         if got is not None:
             self.judged("omf/import-buckets")
-            texts = [(_canonical(r.content, "folded"), r.project) for r in rows] + \
-                [(_canonical(it["content"], "folded"), (it["extensions"]["memd"]).get("project_id")) for it in items]
+            # identical text, which every canonical form maps together
+            texts = [(r.content, r.project) for r in rows] + \
+                [(it["content"], (it["extensions"]["memd"]).get("project_id")) for it in items]
             if len(set(texts)) < len(texts):
                 self.judged("omf/dedup-exact")  # a text met twice in one project: one is a duplicate
             by_text: dict[str, set[Any]] = {}
