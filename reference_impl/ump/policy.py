@@ -147,7 +147,8 @@ class UmpPolicy:
     #: ump/rehydrate-frame-structurally: §5.3 asks for "clearly delimited, typed data (e.g. a fenced
     #: block tagged as untrusted memory)". The reference frames a tag, one escaped line per record
     #: ("tag"); a tilde fence tagged untrusted, one JSON object per line, closed by a fence longer
-    #: than any run of tildes inside, is §5.3's own example ("fence").
+    #: than any run of tildes inside, is §5.3's own example ("fence"); one JSON document typed as
+    #: untrusted memory with the records as members is typed data too ("json").
     rehydrate_frame: str = "tag"
     #: ump/visibility-private, ump/consent-redact-boundary on a stream: a subscription naming another
     #: owner's scope is refused ("refused", forbidden_scope), or served only what the subscriber may

@@ -67,7 +67,7 @@ from memconform.suite.ump import captoken, consent, ids, integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
 from memconform.suite.ump.did import is_did
-from memconform.suite.ump.rehydrate import render, render_fenced
+from memconform.suite.ump.rehydrate import render, render_fenced, render_json
 
 __all__ = ["UmpService", "Subscription", "HTTP_STATUS", "ERROR_CODES", "OPERATIONS", "MAX_RECALL"]
 
@@ -1348,6 +1348,8 @@ class UmpService:
         """The rehydration text: the records as data inside the frame (§5.3)."""
         if self.policy.rehydrate_frame == "fence":
             return render_fenced(included)
+        if self.policy.rehydrate_frame == "json":
+            return render_json(included)
         return render(included)
 
     def _drop_reason(self, rec: Mapping[str, Any], version: str) -> str | None:

@@ -128,6 +128,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "(~~~~ump-memory untrusted … ~~~~, the closing fence longer than any tilde run inside), one JSON "
             "object per record: §5.3's own example of a frame", ("ump/rehydrate-frame-structurally",),
             {"rehydrate_frame": "fence"}, bindings=("http", "mcp")),
+    Variant("rehydrate-json-document", "ump", "rehydrate answers one JSON document typed as untrusted memory "
+            "({type: ump.untrusted_memory, trust: untrusted, records: [...]}), the records as members of it: "
+            "clearly delimited, typed data as a structure", ("ump/rehydrate-frame-structurally",
+                                                             "ump/client-procedural-not-authoritative"),
+            {"rehydrate_frame": "json"}, bindings=("http", "mcp")),
     Variant("subscribe-other-owners-public", "ump", "a subscription naming another owner's scope is served what "
             "the subscriber may see (that owner's public records, redacted) instead of being refused",
             ("ump/visibility-private", "ump/consent-redact-boundary"), {"subscribe_foreign_owner": "visible"}),

@@ -74,6 +74,17 @@ def render_fenced(records: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join([f"{fence}ump-memory untrusted", WARNING, *lines, fence]) + "\n"
 
 
+def render_json(records: Iterable[Mapping[str, Any]]) -> str:
+    """One JSON document typed as untrusted memory, the records as members of it: "clearly
+    delimited, typed data" as a structure (a blind red team's frame); JSON's escaping keeps a body
+    from closing anything."""
+    return json.dumps({"type": "ump.untrusted_memory", "trust": "untrusted", "notice": WARNING,
+                       "records": [{"id": rec.get("id"), "kind": rec.get("kind"),
+                                    "text": (rec.get("body") or {}).get("text", "")
+                                    if isinstance(rec.get("body"), Mapping) else ""}
+                                   for rec in records if isinstance(rec, Mapping)]}, ensure_ascii=True)
+
+
 def parse(text: str) -> list[dict[str, str]] | None:
     """The record lines of a frame made by :func:`render` ({kind, id, text}), or None when `text`
     is not exactly one such frame (used by the checks and tests)."""
