@@ -216,6 +216,17 @@ def _upsert_resets_created(service: Any, original: Callable[..., Any]) -> Callab
     return stamp
 
 
+def _upsert_keeps_updated_at(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The upsert's UPDATE sets every column but updated_at: a new value written without times keeps
+    the updated_at of the row it replaces."""
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        doc = original(memory, existing, now)
+        if existing is not None and "updated_at" not in memory:
+            doc["updated_at"] = existing["updated_at"]
+        return doc
+    return stamp
+
+
 def _upsert_keeps_old(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
         return dict(existing) if existing is not None else original(memory, existing, now)
@@ -599,6 +610,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "store-upsert", "store-idempotent", wraps=_wrap("_stamp", _upsert_resets_created)),
     _f("upsert-keeps-old", "a STORE of a new value on an existing pair keeps the old memory (insert or ignore)",
        "store-upsert", wraps=_wrap("_stamp", _upsert_keeps_old)),
+    # found by the blind red team (round 12): an update that leaves updated_at at the first write's
+    _f("upsert-keeps-updated-at", "a STORE of a new value on an existing pair, giving no times, keeps the updated_at "
+       "of the row it replaces (the upsert sets every column but updated_at)", "store-upsert",
+       wraps=_wrap("_stamp", _upsert_keeps_updated_at)),
     _f("duplicate-pairs", "a pair written twice is listed twice", "ns-key-unique", wraps=_duplicate_pairs()),
     _f("accepts-any-value", "a value that is not a string (or none) is stored as its JSON text",
        "invalid-memory-refused", wraps=_wrap("_validate", _accepts_any_value)),

@@ -243,13 +243,21 @@ def store_idempotent(ctx: Any) -> None:
                                           f"{same[0].get('created_at')} on an identical repeat", second)
 
 
+#: The times the upsert check's first STORE gives: far in the past, so the update's own time is later
+#: whatever the server's clock resolution (found by the blind red team: an update that kept the first
+#: write's updated_at was not seen while both writes fell within one clock tick)
+FIRST_WRITE = "2020-01-01T00:00:00Z"
+
+
 @check("oams/store-upsert", spec="oams", bindings=LIVE, requirements=("oams/store-upsert", "oams/ns-key-unique"),
-       title="STORE of a new value on an existing pair replaces it, keeping created_at")
+       title="STORE of a new value on an existing pair replaces it, keeping created_at and moving updated_at to "
+             "the update's time")
 def store_upsert(ctx: Any) -> None:
     ctx.credit_only_observed()  # a refused upsert leaves nothing to count under the pair
     ns = namespace(ctx, tag="upsert")
     k = key("upsert")
-    first = ctx.client.store(model.new_memory(ns, k, "old value", source_id="https://a.example/first"))
+    first = ctx.client.store(model.new_memory(ns, k, "old value", source_id="https://a.example/first",
+                                              created_at=FIRST_WRITE, updated_at=FIRST_WRITE))
     precondition(first, "the first STORE")
     a = find(listed(ctx, ns), k) or {}
     # the source changes too: an upsert that keeps the old row's provenance is found by the blind red team
@@ -284,6 +292,28 @@ def store_upsert(ctx: Any) -> None:
         if ta and tb and tb < ta:
             say(ctx, "oams/store-upsert", f"updated_at went back from {a.get('updated_at')} to "
                                           f"{same[0].get('updated_at')}", second)
+        _judge_last_write(ctx, ns, k, a, b, same[0], second)
+
+
+def _judge_last_write(ctx: Any, ns: str, k: str, before: dict[str, Any], answered: dict[str, Any],
+                      back: dict[str, Any], reply: Any) -> None:
+    """§2 updated_at is the "Last write": the update gave no updated_at, so the answer's and LIST's are
+    the update's own time, later than the FIRST_WRITE the pair held. Judged only where LIST showed the
+    first write at FIRST_WRITE (keeping given times is oams/store-keeps-given-timestamps')."""
+    if not same_instant(before.get("updated_at"), FIRST_WRITE):
+        ctx.note(f"the first STORE gave updated_at {FIRST_WRITE} and LIST read {before.get('updated_at')!r}: whether "
+                 "the update moved updated_at to its own time was not judged (keeping given timestamps is "
+                 "oams/store-keeps-given-timestamps')")
+        return
+    first = model.parse_time(FIRST_WRITE)
+    stale = [f"{where} has updated_at {got.get('updated_at')}"
+             for where, got in (("the update's answer", answered), (f"LIST of {ns!r} after it", back))
+             if (t := model.parse_time(got.get("updated_at"))) is not None and t <= first]  # type: ignore[operator]
+    if stale:
+        say(ctx, "oams/store-upsert", f"({ns!r}, {k!r}) was first stored with updated_at {FIRST_WRITE}, then STORE "
+                                      f"sent a new value and no updated_at; {' and '.join(stale)}, the first write's: "
+                                      "updated_at is the last write's time (§2 \"Last write\")", reply,
+            received={"answer": answered, "listed": back})
 
 
 @check("oams/tags-lowercase", spec="oams", bindings=LIVE, requirements=("oams/tags-lowercase",),
