@@ -326,6 +326,16 @@ def _cross_owner_first_two(service: Any, original: Callable[..., Any]) -> Callab
     return scope
 
 
+def _updated_column_as_written(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The sort column holds updated_at as the writer spelled it, so LIST's ORDER BY compares text:
+    the server's own times (one spelling) sort right, a client's "…00Z" sorts after "…00.5Z"."""
+    def put(doc: dict[str, Any]) -> None:
+        original(doc)
+        service._db.execute("UPDATE memories SET updated=? WHERE namespace=? AND key=?",
+                            (doc["updated_at"], doc["namespace"], doc["key"]))
+    return put
+
+
 def _forget_noop(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def forget(namespace: Any, key: Any) -> None:
         if service._row(namespace, key) is None:
@@ -683,6 +693,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("list-ascending", "LIST pages are sorted by updated_at ascending (so the order across pages is broken too)",
        "list-sorted", "list-paging",
        wraps=after("list", lambda page: {**page, "memories": list(reversed(page["memories"]))})),
+    # found by the blind red team (round 12): times compared as text
+    _f("list-sorted-as-text", "LIST orders by updated_at as written (a text column): given times spelled with and "
+       "without a fraction, or with +00:00, are listed out of order", "list-sorted",
+       wraps=_wrap("_put", _updated_column_as_written)),
     _f("list-cursor-overlap", "the next page starts with the last memory of the previous one", "list-paging",
        wraps=_wrap("_cursor", _cursor_overlap)),
     _f("list-cursor-drops-ties", "the next page takes only memories strictly older than the cursor's updated_at: "

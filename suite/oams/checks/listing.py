@@ -55,6 +55,39 @@ def list_order(ctx: Any) -> None:
         say(ctx, "oams/list-sorted", f"not sorted by updated_at desc: {problem}", reply)
     if sorted(keys_of(items)) != sorted(f"order-{d:02d}" for d in range(1, 6)):
         say(ctx, "oams/list-endpoint", f"LIST answered keys {keys_of(items)}, not the five stored", reply)
+    _order_of_spellings(ctx)
+
+
+#: One second's memories, each updated_at spelled its own way (no fraction, fraction digits of different
+#: lengths, +00:00), newest first. As text they sort otherwise ("…00Z" after "…00.750+00:00"): a LIST
+#: ordered by the column as written is found by the blind red team.
+SPELLINGS = (("at-0.75", "2026-03-01T10:00:00.75+00:00"), ("at-0.5", "2026-03-01T10:00:00.5Z"),
+             ("at-0.25", "2026-03-01T10:00:00.250Z"), ("at-0", "2026-03-01T10:00:00Z"))
+
+
+def _order_of_spellings(ctx: Any) -> None:
+    """LIST orders by the instant, not by the text: four memories within one second, their updated_at
+    given in four spellings. A server may store a time in its own spelling (the same instant): the
+    order is judged on the instants LIST answers, and against the order of the instants given."""
+    ns = namespace(ctx, tag="order-spelt")
+    memories = [model.new_memory(ns, k, f"spelt memory {k}", created_at=t, updated_at=t)
+                for k, t in reversed(SPELLINGS)]
+    seed_as_given(ctx, memories)  # not applicable when the given instants are not kept
+    paged = _every_page(ctx, ns, "oams/list-endpoint", "LIST of a namespace holding four memories of one second")
+    if paged is None:
+        return
+    items, reply = paged
+    want = [k for k, _t in SPELLINGS]
+    got = keys_of(items)
+    if sorted(got, key=str) != sorted(want):
+        ctx.note(f"LIST of {ns!r} answered keys {got}, not the four stored: the order of spellings is judged on "
+                 "what it listed")
+    problem = _order_problem(items)
+    if problem or (sorted(got, key=str) == sorted(want) and got != want):
+        given = ", ".join(f"{k!r} {t}" for k, t in SPELLINGS)
+        say(ctx, "oams/list-sorted", f"four memories given updated_at within one second ({given}) are listed "
+                                     f"{got}" + (f": {problem}" if problem else "") + f"; by instant, newest first, "
+                                     f"they are {want} (a time's spelling is not its order)", reply)
 
 
 class _Refused(Exception):
