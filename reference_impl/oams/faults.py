@@ -282,6 +282,20 @@ def _recall_all_namespaces(service: Any, original: Callable[..., Any]) -> Callab
     return scope
 
 
+def _recall_tags_after_k(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """RECALL ranks without the tags filter and applies it to the k memories ranked best (a post-filter
+    on a top-k search): a tagged memory outranked by k untagged ones is never answered."""
+    def recall(params: Any) -> Any:
+        if not isinstance(params, dict) or params.get("tags") is None:
+            return original(params)
+        wanted = {t.lower() for t in service._tags_param(params) or ()}
+        answer = original({k: v for k, v in params.items() if k != "tags"})
+        items = answer if isinstance(answer, list) else answer["memories"]
+        kept = [m for m in items if wanted & {t.lower() for t in m.get("tags") or ()}]
+        return kept if isinstance(answer, list) else {**answer, "memories": kept}
+    return recall
+
+
 def _cross_owner(code: int | None) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
     def make(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
         def scope(params: dict[str, Any]) -> list[str]:
@@ -672,6 +686,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        wraps=before("recall", lambda params: (({k: v for k, v in params.items()
                                                 if k not in ("tags", "since", "until")}
                                                if isinstance(params, dict) else params,), {}))),
+    # found by the blind red team (round 12): the tags filter applied after the top k
+    _f("recall-tags-after-k", "RECALL applies its tags filter to the k memories ranked best, not before ranking: a "
+       "tagged memory outranked by k untagged ones is not answered", "recall-filters",
+       wraps=_wrap("recall", _recall_tags_after_k)),
     _f("recall-no-score", "recalled memories carry no metadata.score", "recall-score",
        wraps=each("recall", lambda m: m.__setitem__("metadata", {k: v for k, v in m["metadata"].items()
                                                                  if k != "score"}))),

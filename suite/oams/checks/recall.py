@@ -121,6 +121,7 @@ def recall_filters(ctx: Any) -> None:
         if got != wanted:
             say(ctx, "oams/recall-filters", f"with {what} RECALL answered {sorted(names.get(k, k) for k in got)}, "
                                             f"expected exactly {sorted(want)} (all three hold the query word)", reply)
+    _tags_before_k(ctx)
     # a bound with an offset (RFC 3339) is that instant, not its wall-clock digits read as UTC (found by
     # the blind red team); a server that takes only UTC bounds may refuse it: noted, not judged
     what = "since 2026-01-31T23:00:00-02:00 (2026-02-01T01:00Z, an hour after february's)"
@@ -133,6 +134,34 @@ def recall_filters(ctx: Any) -> None:
         say(ctx, "oams/recall-filters", f"with {what} RECALL answered "
                                         f"{sorted(names.get(k, k) for k in keys_of(items))}, expected exactly ['mar']: "
                                         f"the offset was not applied", reply)
+
+
+#: the tags-before-k case: more stronger, newer untagged matches than k
+OUTRANKING, TAGS_K = 6, 3
+
+
+def _tags_before_k(ctx: Any) -> None:
+    """The tags filter narrows the memories RECALL ranks, not the k it answers (found by the blind red
+    team: a filter applied to the top k found nothing): one tagged memory holding the query word once,
+    written first, then more than k untagged ones holding it three times, written later (they outrank
+    it by count and by recency); RECALL with k and the tag answers the tagged one."""
+    ns = namespace(ctx, tag="filters-k")
+    tagged = model.new_memory(ns, key("rare"), "otter", tags=["rare"], created_at="2026-01-01T00:00:00Z",
+                              updated_at="2026-01-01T00:00:00Z")
+    others = [model.new_memory(ns, key("common"), "otter otter otter", created_at=f"2026-02-{i + 1:02d}T00:00:00Z",
+                               updated_at=f"2026-02-{i + 1:02d}T00:00:00Z") for i in range(OUTRANKING)]
+    seed_as_given(ctx, [tagged, *others])
+    params = {"namespace": ns, "query": "otter", "k": TAGS_K, "tags": ["rare"]}
+    reply, items = _recall(ctx, params, "oams/recall-filters")
+    if items is None:
+        return
+    got = keys_of(items)
+    if got != [tagged["key"]]:
+        say(ctx, "oams/recall-filters", f"{ns!r} holds {tagged['key']!r} (\"otter\", tagged \"rare\", written first) "
+                                        f"and {OUTRANKING} untagged memories \"otter otter otter\" written after it; "
+                                        f"RECALL with k {TAGS_K} and tags [\"rare\"] answered {got}, expected exactly "
+                                        f"[{tagged['key']!r}]: the tags filter narrows the memories ranked, before "
+                                        f"the k best are taken", reply)
 
 
 @check("oams/recall-single-namespace", spec="oams", bindings=LIVE,
