@@ -367,6 +367,25 @@ def _live_with_deleted(service: Any, original: Callable[..., Any]) -> Callable[.
     return live
 
 
+def _tag_listing_with_deleted() -> dict[str, Any]:
+    """LIST with a tags filter runs a query of its own (rows joined on their tags) that does not skip
+    soft-deleted rows; LIST without it, and RECALL, do."""
+    def list_(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(namespace: Any, cursor: Any = None, limit: Any = None, since: Any = None, tags: Any = None) -> Any:
+            service._tag_query = bool(tags)
+            try:
+                return original(namespace, cursor, limit, since, tags)
+            finally:
+                service._tag_query = False
+        return wrong
+
+    def live(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        with_deleted = _live_with_deleted(service, original)
+        return lambda namespaces: (with_deleted if getattr(service, "_tag_query", False) else original)(namespaces)
+
+    return {"list": list_, "_live": live}
+
+
 def _batch_partial(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def batch_store(memories: Any) -> Any:
         if not isinstance(memories, list):
@@ -731,6 +750,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("soft-deleted-visible", "FORGET soft-deletes, and soft-deleted memories still appear in LIST and RECALL",
        "forget-gone", "soft-deleted-hidden", overrides={"forget_mode": "soft"},
        wraps=_wrap("_live", _live_with_deleted)),
+    # found by the blind red team (round 12): a filtered listing that forgets the soft delete
+    _f("soft-deleted-in-tag-listing", "FORGET soft-deletes, and LIST with a tags filter (a query of its own) still "
+       "shows the deleted memories; LIST without it and RECALL do not", "forget-gone", "soft-deleted-hidden",
+       overrides={"forget_mode": "soft"}, wraps=_tag_listing_with_deleted()),
     _f("batch-partial", "BATCH_STORE writes the memories before an invalid one, then fails", "batch-atomic",
        wraps=_wrap("batch_store", _batch_partial)),
     _f("batch-answers-count", "BATCH_STORE answers {\"stored\": n} instead of the array of stored memories",

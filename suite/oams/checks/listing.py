@@ -329,7 +329,8 @@ def list_filters(ctx: Any) -> None:
 def forget(ctx: Any) -> None:
     ctx.credit_only_observed()  # a refused FORGET forgot nothing to look for
     ns = namespace(ctx, tag="forget")
-    gone, kept = model.new_memory(ns, key("gone"), "axolotl to forget"), model.new_memory(ns, key("kept"), "axolotl kept")
+    gone = model.new_memory(ns, key("gone"), "axolotl to forget", tags=[FORGET_TAG])
+    kept = model.new_memory(ns, key("kept"), "axolotl kept", tags=[FORGET_TAG])
     # the same key in a sibling namespace of the same owner: (namespace, key) is the memory, not the key
     sibling_ns = namespace(ctx, tag="forget-sibling")
     sibling = model.new_memory(sibling_ns, gone["key"], "axolotl of the sibling namespace")
@@ -355,6 +356,8 @@ def forget(ctx: Any) -> None:
             say(ctx, rule, f"after FORGET, LIST of {ns!r} still shows {gone['key']!r}", sent=gone, received=items)
     if kept["key"] not in keys_of(items):
         say(ctx, "oams/forget-gone", f"FORGET of {gone['key']!r} also removed {kept['key']!r}", sent=gone, received=items)
+    if gone["key"] not in keys_of(items):  # else said above
+        _tagged_listing_after_forget(ctx, ns, gone, kept)
     beside = listed(ctx, sibling_ns)
     if sibling["key"] not in keys_of(beside):
         say(ctx, "oams/forget-gone", f"FORGET of ({ns!r}, {gone['key']!r}) also removed ({sibling_ns!r}, "
@@ -368,6 +371,35 @@ def forget(ctx: Any) -> None:
     if gone["key"] in keys_of(recalled(rec)):
         for rule in ("oams/forget-gone", "oams/soft-deleted-hidden"):
             say(ctx, rule, f"after FORGET, RECALL still finds {gone['key']!r}", rec)
+
+
+#: the tag both memories of the forget check carry: LIST filtered by it is a listing of its own
+FORGET_TAG = "axo"
+
+
+def _tagged_listing_after_forget(ctx: Any, ns: str, gone: dict[str, Any], kept: dict[str, Any]) -> None:
+    """A forgotten memory is in no LIST result, a filtered one too (found by the blind red team: a soft
+    delete whose tags query did not skip the deleted rows). Judged where the filtered LIST answers
+    the memory kept: a listing that shows nothing shows nothing forgotten either."""
+    replies: list[Any] = []
+
+    def refused(reply: Any, how: str | None) -> NoReturn:
+        raise _Refused
+
+    try:
+        items = list_every(ctx.client, ns, refused, replies, tags=[FORGET_TAG])
+    except _Refused:
+        ctx.note(f"LIST of {ns!r} with tags [{FORGET_TAG!r}] was refused or no page ({replies[-1].describe()}): "
+                 "a filtered listing after FORGET was not judged (LIST's filters are oams/list-filters')")
+        return
+    if gone["key"] in keys_of(items):
+        for rule in ("oams/forget-gone", "oams/soft-deleted-hidden"):
+            say(ctx, rule, f"after FORGET of ({ns!r}, {gone['key']!r}), LIST of {ns!r} with tags [{FORGET_TAG!r}] "
+                           f"still shows it, though LIST without the filter does not (both memories carry that tag): "
+                           f"deleted memories appear in no LIST result", replies[-1])
+    elif kept["key"] not in keys_of(items):
+        ctx.note(f"LIST of {ns!r} with tags [{FORGET_TAG!r}] answered {keys_of(items)}, not the memory kept: the "
+                 "filtered listing shows nothing, so nothing forgotten either (not judged)")
 
 
 @check("oams/forget-unknown", spec="oams", bindings=LIVE,
