@@ -323,9 +323,11 @@ def list_filters(ctx: Any) -> None:
 
 
 @check("oams/forget", spec="oams", bindings=LIVE,
-       requirements=("oams/forget-endpoint", "oams/forget-204", "oams/forget-gone", "oams/soft-deleted-hidden"),
+       requirements=("oams/forget-endpoint", "oams/forget-204", "oams/forget-gone", "oams/soft-deleted-hidden",
+                     "oams/recall-single-namespace"),
        title="FORGET answers success (REST: 204, no body); the memory is then in neither RECALL nor LIST, and the "
-             "others stay (the same key in another namespace of the owner too)")
+             "others stay (the same key in another namespace of the owner too); a RECALL answering that namespace's "
+             "memory is charged to the scoping")
 def forget(ctx: Any) -> None:
     ctx.credit_only_observed()  # a refused FORGET forgot nothing to look for
     ns = namespace(ctx, tag="forget")
@@ -368,9 +370,26 @@ def forget(ctx: Any) -> None:
             received=beside)
     rec = ctx.client.recall({"namespace": ns, "query": "axolotl"})
     precondition(rec, "RECALL after FORGET")
-    if gone["key"] in keys_of(recalled(rec)):
+    found = [m for m in recalled(rec) or () if isinstance(m, dict)]
+    # a memory of another namespace (the sibling's, with the forgotten key) is a scoping defect, not a
+    # forgotten memory found (found by the blind red team: it was blamed on FORGET)
+    strays = [m for m in found if isinstance(m.get("namespace"), str) and m["namespace"] != ns]
+    if found:
+        ctx.observed("oams/recall-single-namespace")  # each answered memory's namespace is compared
+    else:
+        ctx.note(f"RECALL on {ns!r} after FORGET answered no memory (the one kept holds the query word): what it "
+                 "searches was not seen")
+    if strays:
+        sibling_found = any(m["namespace"] == sibling_ns and m.get("key") == gone["key"] for m in strays)
+        say(ctx, "oams/recall-single-namespace",
+            f"after FORGET of ({ns!r}, {gone['key']!r}), RECALL on {ns!r} answered memories of other namespaces: "
+            + ", ".join(f"({m['namespace']!r}, {m.get('key')!r})" for m in strays)
+            + (f" — ({sibling_ns!r}, {gone['key']!r}) is the sibling namespace's memory with the forgotten key, "
+               "not the forgotten one" if sibling_found else "")
+            + f": RECALL on one namespace answers memories of that namespace only", rec)
+    if any(m.get("key") == gone["key"] for m in found if m not in strays):
         for rule in ("oams/forget-gone", "oams/soft-deleted-hidden"):
-            say(ctx, rule, f"after FORGET, RECALL still finds {gone['key']!r}", rec)
+            say(ctx, rule, f"after FORGET of ({ns!r}, {gone['key']!r}), RECALL on {ns!r} still finds it", rec)
 
 
 #: the tag both memories of the forget check carry: LIST filtered by it is a listing of its own
