@@ -109,6 +109,26 @@ def _forget_by_owner_and_key(service: Any, original: Callable[..., Any]) -> Call
     return forget
 
 
+def _forget_falls_back_to_owner(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """FORGET of a key its namespace does not hold looks the key up among the owner's namespaces (a
+    lookup by owner and key) and deletes the memory it finds there, answering success."""
+    def forget(namespace: Any, key: Any) -> None:
+        try:
+            return original(namespace, key)
+        except OamsError as exc:
+            if exc.code != model.MEMORY_NOT_FOUND or not isinstance(namespace, str):
+                raise
+            owner = model.owner_of(namespace) + ":"
+            with service._lock:
+                row = service._db.execute("SELECT namespace FROM memories WHERE deleted=0 AND key=? AND "
+                                          "substr(namespace, 1, ?)=? ORDER BY namespace LIMIT 1",
+                                          (key, len(owner), owner)).fetchone()
+            if row is None:
+                raise
+            return original(row[0], key)
+    return forget
+
+
 # -- the wrong implementations that need more than a line ---------------------------------------------
 
 def _value_changed(change: Callable[[str], str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -851,6 +871,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "batch-atomic", wraps=_wrap("batch_store", _batch_in_chunks)),
     _f("forget-by-owner-and-key", "FORGET of (namespace, key) deletes the key in every namespace of the same owner",
        "forget-gone", wraps=_wrap("forget", _forget_by_owner_and_key)),
+    # found by the blind red team (round 12): FORGET of a key the namespace never held
+    _f("forget-falls-back-to-owner", "FORGET of a key its namespace does not hold deletes the memory with that key "
+       "in another namespace of the same owner (a lookup by owner and key), answering success", "forget-gone",
+       wraps=_wrap("forget", _forget_falls_back_to_owner)),
     # -- operations not served (what the other checks cannot observe is skipped, never passed) ------------------
     _f("no-store", "STORE is not served (-32601 / 404)", "five-operations", "store-endpoint",
        wraps=instead("store", _unserved("store"))),

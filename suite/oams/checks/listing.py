@@ -422,8 +422,9 @@ def _tagged_listing_after_forget(ctx: Any, ns: str, gone: dict[str, Any], kept: 
 
 
 @check("oams/forget-unknown", spec="oams", bindings=LIVE,
-       requirements=("oams/error-codes", "oams/error-shape", "oams/forget-204"),
-       title="FORGET of a memory never stored: success, or -32002 in §3's error shape")
+       requirements=("oams/error-codes", "oams/error-shape", "oams/forget-204", "oams/forget-gone"),
+       title="FORGET of a memory never stored: success, or -32002 in §3's error shape; FORGET of a key stored only "
+             "in another namespace of the owner leaves that memory")
 def forget_unknown(ctx: Any) -> None:
     ctx.credit_only_observed()  # success shows no error; a refusal no 204
     ns = namespace(ctx, tag="nokey")
@@ -438,9 +439,37 @@ def forget_unknown(ctx: Any) -> None:
                  "to judge")
         if ctx.binding == "http" and reply.status != 204:
             say(ctx, "oams/forget-204", f"FORGET answered success with HTTP {reply.status}, not 204", reply)
+    else:
+        ctx.note("FORGET of a memory never stored was refused (as right as success): no 204 to judge")
+        judge_error(ctx, reply, code=model.MEMORY_NOT_FOUND, refused_rule=None,
+                    what="FORGET of a memory never stored")
+    _forget_leaves_sibling(ctx, ns)
+
+
+def _forget_leaves_sibling(ctx: Any, ns: str) -> None:
+    """FORGET of (ns, k) where ns never held k, while another namespace of the owner does: that memory
+    stays (found by the blind red team: a FORGET that fell back to the owner's other namespaces). The
+    answer is open, success or -32002 (judged above on a key stored nowhere): only the sibling's
+    survival is judged, where LIST showed it before the FORGET."""
+    sibling_ns = namespace(ctx, tag="nokey-sibling")
+    sibling = model.new_memory(sibling_ns, key("elsewhere"), "a memory of the sibling namespace")
+    precondition(ctx.client.store(sibling), f"storing {sibling['key']!r} in the sibling namespace {sibling_ns!r}")
+    if sibling["key"] not in keys_of(listed(ctx, sibling_ns)):
+        ctx.note(f"LIST of {sibling_ns!r} does not show {sibling['key']!r} stored there: whether a FORGET in {ns!r} "
+                 "removed it cannot be seen (not judged)")
         return
-    ctx.note("FORGET of a memory never stored was refused (as right as success): no 204 to judge")
-    judge_error(ctx, reply, code=model.MEMORY_NOT_FOUND, refused_rule=None, what="FORGET of a memory never stored")
+    reply = ctx.client.forget(ns, sibling["key"])
+    ctx.observed("oams/forget-gone")  # the sibling's LIST is compared below, whatever FORGET answered
+    after = listed(ctx, sibling_ns)
+    if sibling["key"] not in keys_of(after):
+        say(ctx, "oams/forget-gone", f"FORGET of ({ns!r}, {sibling['key']!r}), a key {ns!r} never held, removed "
+                                     f"({sibling_ns!r}, {sibling['key']!r}), the memory with that key in another "
+                                     f"namespace of the same owner: LIST of {sibling_ns!r} now answers "
+                                     f"{keys_of(after)}. FORGET deletes the memory (namespace, key) names, and none "
+                                     "is in that namespace (§2: \"The pair (namespace, key) is unique\"; success "
+                                     "or -32002 are both open answers, deleting another memory is not)", reply,
+            received={"forget": reply.received if reply.received is not None else reply.received_text,
+                      "listed": after})
 
 
 @check("oams/batch-returns", spec="oams", bindings=LIVE, requirements=("oams/batch-returns-array", "oams/batch-endpoint"),
