@@ -370,6 +370,18 @@ def _updated_column_as_written(service: Any, original: Callable[..., Any]) -> Ca
     return put
 
 
+def _cross_owner_over_namespaces_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """RECALL searches `namespace` and `namespaces` together, but compares the owners of `namespaces`
+    alone: one owner's namespace beside another owner's is searched without consent."""
+    def scope(params: dict[str, Any]) -> list[str]:
+        spaces = original(params)
+        extra = params.get("namespace") if isinstance(params, dict) and params.get("namespaces") else None
+        if extra is None:
+            return spaces
+        return list(dict.fromkeys([service._check_namespace(extra), *spaces]))
+    return scope
+
+
 def _forget_noop(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def forget(namespace: Any, key: Any) -> None:
         if service._row(namespace, key) is None:
@@ -744,6 +756,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("cross-owner-checks-first-two", "RECALL compares the owners of the first two namespaces only: a third "
        "namespace of another owner is searched too", "cross-owner-refused",
        wraps=_wrap("_scope", _cross_owner_first_two)),
+    # found by the blind red team (round 12): namespace beside namespaces
+    _f("cross-owner-ignores-namespace", "RECALL searches namespace and namespaces together but compares the owners of "
+       "namespaces alone: one owner's namespace beside another owner's is answered", "cross-owner-refused",
+       wraps=_wrap("_scope", _cross_owner_over_namespaces_only)),
     _f("recall-drops-source-id", "RECALL answers memories without source_id", "export-keeps-source-id",
        wraps=each("recall", lambda m: m.pop("source_id", None))),
     # -- LIST, FORGET, BATCH_STORE ------------------------------------------------------------------------

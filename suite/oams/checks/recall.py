@@ -199,7 +199,8 @@ def recall_single_namespace(ctx: Any) -> None:
 def cross_owner_refused(ctx: Any) -> None:
     ctx.credit_only_observed()  # an answered query shows no error shape
     ns_a, ns_c, ns_b = namespace(ctx, 0, "mine"), namespace(ctx, 0, "mine2"), namespace(ctx, 1, "theirs")
-    seed(ctx, [model.new_memory(ns, key("xo"), "kiwi secret") for ns in (ns_a, ns_c, ns_b)])
+    placed = [model.new_memory(ns, key("xo"), "kiwi secret") for ns in (ns_a, ns_c, ns_b)]
+    seed(ctx, placed)
     mine, theirs = model.owner_of(ns_a), model.owner_of(ns_b)
     # the §4 example's pair, then three namespaces with the other owner's in each place: a server that
     # compares only some of the namespaces' owners (the first two) lets the others through
@@ -226,6 +227,34 @@ def cross_owner_refused(ctx: Any) -> None:
             say(ctx, "oams/cross-owner-refused", f"the refusal of the query over {what} carries memories", reply)
     if len(answered) == len(sends):
         ctx.note("every query across owners was answered: no refusal's error shape to judge")
+    _namespace_beside_namespaces(ctx, placed[0], placed[2])
+
+
+def _namespace_beside_namespaces(ctx: Any, own: dict[str, Any], other: dict[str, Any]) -> None:
+    """RECALL naming one owner's namespace in `namespace` and the other owner's in `namespaces` (found by
+    the blind red team: an owner check over `namespaces` alone, the search over both). §3 gives RECALL
+    `namespace?` and §4 `namespaces` without saying how they combine: a refusal (any) and an answer of
+    one owner's memories (`namespaces` read as replacing `namespace`) are both readings, not judged.
+    Judged on evidence only: a success carrying memories of both owners spans owners without consent."""
+    params = {"namespace": own["namespace"], "namespaces": [other["namespace"]], "query": "kiwi", "k": 8}
+    reply = served(ctx.client.recall(params))
+    what = f"RECALL with namespace {own['namespace']!r} and namespaces [{other['namespace']!r}]"
+    if not reply.ok:
+        ctx.note(f"{what} was refused ({reply.describe()}): how namespace and namespaces combine is open, so the "
+                 "refusal is not judged")
+        return
+    found = [m for m in recalled(reply) or () if isinstance(m, dict)]
+    spans = {m.get("namespace") for m in found} | {m["namespace"] for m in (own, other) if m["key"] in keys_of(found)}
+    owners_found = {model.owner_of(ns) for ns in spans if isinstance(ns, str)}
+    mine, theirs = model.owner_of(own["namespace"]), model.owner_of(other["namespace"])
+    if {mine, theirs} <= owners_found:
+        ctx.observed("oams/cross-owner-refused")
+        say(ctx, "oams/cross-owner-refused", f"{what} (owners {mine!r} and {theirs!r}, no consent) was answered with "
+                                             f"memories of both owners ({sorted(str(n) for n in spans)}): a query "
+                                             "that spans owners is refused with -32005", reply)
+    else:
+        ctx.note(f"{what} was answered with memories of {sorted(owners_found) or 'no owner'} only: namespaces read as "
+                 "replacing namespace (or nothing found) spans no owners, not judged")
 
 
 @check("oams/cross-namespace-same-owner", spec="oams", bindings=LIVE, requirements=("oams/cross-namespace-opt-in",),
