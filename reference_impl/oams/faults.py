@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -713,6 +714,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "called them equal)", "store-returns-stored", wraps=after("_validate", _metadata_bools_as_ints)),
     _f("value-trailing-space-trimmed", "a value is stored with its trailing white space and line breaks trimmed",
        "store-returns-stored", wraps=after("_validate", _value_changed(str.rstrip))),
+    # found by the blind red team (round 12): a value normalized to NFC on ingest
+    _f("value-nfc-normalized", "a value is stored normalized to Unicode NFC: decomposed characters (e + U+0301) come "
+       "back composed (é)", "store-returns-stored",
+       wraps=after("_validate", _value_changed(lambda v: unicodedata.normalize("NFC", v)))),
     _f("namespace-casefolded", "namespaces are case-folded on every operation (a case-insensitive collation): a "
        "scope with capitals is stored, listed and forgotten in lower case", "store-returns-stored",
        wraps={**after("_validate", _namespace_folded), **after("_check_namespace", str.lower)}),

@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 import struct
+import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -225,7 +226,13 @@ def same_memory_fields(sent: dict[str, Any], got: Any, fields: tuple[str, ...] |
         if have is _MISSING:
             out.append(f"`{name}` sent {describe(want, 80)}, missing in the answer")
         elif not json_equal(have, want):  # true is not 1
-            out.append(f"`{name}` sent {describe(want, 80)}, came back {describe(have, 80)}")
+            sent_as, back_as = describe(want, 80), describe(have, 80)
+            if isinstance(want, str) and isinstance(have, str) and \
+                    unicodedata.normalize("NFC", want) == unicodedata.normalize("NFC", have):
+                # alike on screen, other code points: escaped, so the message shows the difference
+                sent_as, back_as = ascii(want)[:160], ascii(have)[:160] + (" (the same text in another Unicode "
+                                                                            "normalization form)")
+            out.append(f"`{name}` sent {sent_as}, came back {back_as}")
     return out
 
 

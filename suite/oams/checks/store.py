@@ -143,7 +143,8 @@ def _awkward_round_trips(ctx: Any) -> None:
     """Memories a careless store changes on the way (found by the blind red team, each seen only by the
     state machine or not at all): a key holding `/`, `%` and non-ASCII (a REST router that never
     percent-decodes it), a value with astral characters and trailing white space (utf8mb3 storage, a
-    trim), a namespace whose scope has capitals (a case-folding collation). Each must come back, from
+    trim), a namespace whose scope has capitals (a case-folding collation), a value in decomposed form
+    (Unicode normalization to NFC on ingest). Each must come back, from
     STORE and from LIST, exactly as sent. One the server refuses is noted, not judged: a server may
     restrict what it takes as a key or a scope."""
     cases = (
@@ -153,6 +154,9 @@ def _awkward_round_trips(ctx: Any) -> None:
          model.new_memory(namespace(ctx, tag="store"), key("awk.v"), "rocket \U0001F680 launch \U0001D11E\n\n  ")),
         ("a namespace whose scope has capitals", model.new_memory(namespace(ctx, tag="Store-Scope"), key("awk.ns"),
                                                                   "a memory in a capitalised scope")),
+        # decomposed text is text as sent: a store that normalizes to NFC changes the value's code points
+        ("a value with decomposed characters (e + U+0301 COMBINING ACUTE ACCENT, not NFC)",
+         model.new_memory(namespace(ctx, tag="store"), key("awk.nfd"), "Rene\u0301e's cafe\u0301")),
     )
     for what, memory in cases:
         reply = ctx.client.store(memory)
