@@ -150,6 +150,19 @@ def _metadata_bools_as_ints(memory: dict[str, Any]) -> dict[str, Any]:
     return {**memory, "metadata": walk(memory["metadata"])} if isinstance(memory.get("metadata"), dict) else memory
 
 
+def _metadata_floats_as_float32(memory: dict[str, Any]) -> dict[str, Any]:
+    """Metadata kept in a store whose number type is float32: 0.1 comes back 0.10000000149011612."""
+    def walk(v: Any) -> Any:
+        if isinstance(v, float):
+            return model.as_float32(v)
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return v
+    return {**memory, "metadata": walk(memory["metadata"])} if isinstance(memory.get("metadata"), dict) else memory
+
+
 def _namespace_folded(memory: dict[str, Any]) -> dict[str, Any]:
     return {**memory, "namespace": memory["namespace"].lower()}
 
@@ -712,6 +725,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
            lambda v: "".join("\ufffd" if ord(c) > 0xFFFF else c for c in v)))),
     _f("metadata-bools-as-ints", "booleans in metadata are stored as integers: true comes back 1 (Python's == "
        "called them equal)", "store-returns-stored", wraps=after("_validate", _metadata_bools_as_ints)),
+    # found by the blind red team (round 12): metadata numbers through float32
+    _f("metadata-floats-as-float32", "numbers in metadata are stored as float32: confidence 0.1 comes back "
+       "0.10000000149011612", "store-returns-stored", wraps=after("_validate", _metadata_floats_as_float32)),
     _f("value-trailing-space-trimmed", "a value is stored with its trailing white space and line breaks trimmed",
        "store-returns-stored", wraps=after("_validate", _value_changed(str.rstrip))),
     # found by the blind red team (round 12): a value normalized to NFC on ingest

@@ -72,9 +72,11 @@ def store_returns_memory(ctx: Any) -> None:
     # (its absence is oams/store-returns-stored's finding)
     ctx.credit_only_observed()
     ns = namespace(ctx, tag="store")
+    # confidence 0.1 has no exact float32: a store keeping metadata numbers as float32 answers
+    # 0.10000000149011612 (found by the blind red team, seen by the interop matrix alone until then)
     sent = [
         model.new_memory(ns, key("store"), "# Notes\n\n**Markdown** value — ünïcödé ✓\nsecond line",
-                         tags=["research", "memory"], metadata={"value_type": "markdown", "confidence": 0.75,
+                         tags=["research", "memory"], metadata={"value_type": "markdown", "confidence": 0.1,
                                                                 "language": "en", "nested": {"a": [1, 2, None], "ok": True}},
                          source_id="https://example.com/article?x=1#frag", parent_id=None),
         model.new_memory(ns, key("store.v"), "with a vector", embedding_model="text-embedding-3-small",
