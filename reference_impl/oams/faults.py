@@ -110,6 +110,29 @@ def _forget_by_owner_and_key(service: Any, original: Callable[..., Any]) -> Call
     return forget
 
 
+def _batch_tags_kept_case() -> dict[str, Any]:
+    """BATCH_STORE (the import path) stamps its memories without STORE's ingest step: their tags are
+    written with the case they came with."""
+    def batch(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(memories: Any) -> Any:
+            service._importing = True
+            try:
+                return original(memories)
+            finally:
+                service._importing = False
+        return wrong
+
+    def stamp(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+            doc = original(memory, existing, now)
+            if getattr(service, "_importing", False) and isinstance(memory.get("tags"), list):
+                doc["tags"] = list(memory["tags"])
+            return doc
+        return wrong
+
+    return {"batch_store": batch, "_stamp": stamp}
+
+
 def _forget_falls_back_to_owner(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """FORGET of a key its namespace does not hold looks the key up among the owner's namespaces (a
     lookup by owner and key) and deletes the memory it finds there, answering success."""
@@ -820,6 +843,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "times fails", "timestamps-utc", "store-keeps-given-timestamps", "recall-ordered-array", "list-sorted",
        "batch-returns-array", bindings=ALL, wraps=_wrap("_present", _times_as_ms)),
     _f("tags-kept-case", "tags keep their case on ingest", "tags-lowercase", overrides={"lowercase_tags": False}),
+    # found by the blind red team (round 12): the batch path skips the ingest lowercasing
+    _f("batch-tags-kept-case", "BATCH_STORE writes tags with the case they came with (STORE lowercases them)",
+       "tags-lowercase", wraps=_batch_tags_kept_case()),
     _f("batch-drops-unresolvable-source", "BATCH_STORE sets source_ids it cannot resolve to null",
        "import-preserves-source-id", wraps=before("batch_store", _unresolvable_dropped)),
     _f("refuses-unknown-members", "a memory with a member 0.1 does not name is refused (-32003)",

@@ -323,7 +323,7 @@ def _judge_last_write(ctx: Any, ns: str, k: str, before: dict[str, Any], answere
 
 
 @check("oams/tags-lowercase", spec="oams", bindings=LIVE, requirements=("oams/tags-lowercase",),
-       title="Tags are lowercased on ingest")
+       title="Tags are lowercased on ingest, by STORE and by BATCH_STORE")
 def tags_lowercase(ctx: Any) -> None:
     ns = namespace(ctx, tag="tags")
     memory = model.new_memory(ns, key("tags"), "tagged", tags=["Research", "MixedCase"])
@@ -331,9 +331,28 @@ def tags_lowercase(ctx: Any) -> None:
     precondition(reply, "STORE with tags")
     back = find(listed(ctx, ns), memory["key"])
     tags = back.get("tags") if isinstance(back, dict) else None
-    if not (isinstance(tags, list) and sorted(tags) == ["mixedcase", "research"]):  # §2 fixes no order
+    stored_lowered = isinstance(tags, list) and sorted(tags) == ["mixedcase", "research"]  # §2 fixes no order
+    if not stored_lowered:
         say(ctx, "oams/tags-lowercase", f"tags {memory['tags']} were stored as {tags!r} (LIST), not lowercased",
             sent=memory, received=back)
+    # BATCH_STORE ingests too (found by the blind red team: a batch path that skipped the lowercasing)
+    batch = [model.new_memory(ns, key("tags.b"), "tagged in a batch", tags=["Imported", "MixedCase"])]
+    reply = ctx.client.batch_store(batch)
+    if not reply.ok:
+        ctx.note(f"BATCH_STORE of a memory with tags was refused ({reply.describe()}): the batch path's ingest was not "
+                 "judged (oams/batch-returns judges the refusal)")
+        return
+    back = find(listed(ctx, ns), batch[0]["key"])
+    if back is None:
+        ctx.note(f"after BATCH_STORE, LIST of {ns!r} holds no {batch[0]['key']!r}: the batch path's tags were not "
+                 "judged (oams/batch-returns judges that)")
+        return
+    tags = back.get("tags")
+    if not (isinstance(tags, list) and sorted(tags) == ["imported", "mixedcase"]):
+        say(ctx, "oams/tags-lowercase", f"BATCH_STORE of {batch[0]['key']!r} with tags {batch[0]['tags']} in {ns!r}: "
+                                        f"LIST reads tags {tags!r}, not lowercased"
+                                        + (" (STORE's are: the SHOULD is about ingest, and a batch ingests too)"
+                                           if stored_lowered else ""), reply, received=back)
 
 
 #: (what, the memory's members beyond key/namespace, or None to leave value out)
