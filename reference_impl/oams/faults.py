@@ -353,6 +353,21 @@ def _recall_tags_after_k(service: Any, original: Callable[..., Any]) -> Callable
     return recall
 
 
+def _recall_score_written_back(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """RECALL keeps each score it answers in the stored memory's metadata (a score cache written on the
+    row): the next LIST, and the export, carry it."""
+    def recall(params: Any) -> Any:
+        answer = original(params)
+        with service._lock:
+            for m in answer if isinstance(answer, list) else answer["memories"]:
+                doc = service._row(m["namespace"], m["key"])
+                if doc is not None:
+                    doc["metadata"] = {**(doc.get("metadata") or {}), "score": m["metadata"]["score"]}
+                    service._put(doc)
+        return answer
+    return recall
+
+
 def _cross_owner(code: int | None) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
     def make(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
         def scope(params: dict[str, Any]) -> list[str]:
@@ -785,6 +800,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("recall-tags-after-k", "RECALL applies its tags filter to the k memories ranked best, not before ranking: a "
        "tagged memory outranked by k untagged ones is not answered", "recall-filters",
        wraps=_wrap("recall", _recall_tags_after_k)),
+    # found by the blind red team (round 12): a read that writes
+    _f("recall-score-written-back", "RECALL writes the score it answers into the stored memory's metadata, so LIST "
+       "(and the export) carry it afterwards", "recall-read-only", wraps=_wrap("recall", _recall_score_written_back)),
     _f("recall-no-score", "recalled memories carry no metadata.score", "recall-score",
        wraps=each("recall", lambda m: m.__setitem__("metadata", {k: v for k, v in m["metadata"].items()
                                                                  if k != "score"}))),

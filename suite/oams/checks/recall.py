@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite.oams import model
-from memconform.suite.oams.checks._common import (LIVE, judge_error, key, keys_of, namespace, precondition, recalled,
-                                                  say, seed_as_given, served)
+from memconform.suite.oams.checks._common import (LIVE, judge_error, key, keys_of, listed, namespace, precondition,
+                                                  recalled, say, seed_as_given, served)
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
@@ -87,6 +88,54 @@ def recall_score(ctx: Any) -> None:
             say(ctx, "oams/recall-score", f"memory {m.get('key') if isinstance(m, dict) else m!r} has metadata.score "
                                           f"{score!r}", reply)
             return
+
+
+#: reserved metadata keys (§2) a server may keep up to date as memories are used, RECALL included
+USE_KEYS = ("last_used_at", "decay_score")
+
+
+@check("oams/recall-read-only", spec="oams", bindings=LIVE, requirements=("oams/recall-read-only",),
+       title="RECALL writes nothing into the memories it finds: LIST reads their metadata as before it (the score is "
+             "the returned objects')")
+def recall_read_only(ctx: Any) -> None:
+    """STORE, LIST (the baseline), RECALL, LIST again: the metadata of each memory RECALL found is the
+    baseline's (found by the blind red team: a RECALL that wrote its score into the stored memory).
+    Judged against the baseline, so members a server adds on its own are compared with themselves;
+    last_used_at and decay_score, which a server may maintain as memories are used, are left out."""
+    ctx.credit_only_observed()  # a RECALL that finds nothing writes nothing to see
+    ns = namespace(ctx, tag="readonly")
+    memories = [model.new_memory(ns, key("heron"), "heron sighting", metadata={"language": "en", "a": 1}),
+                model.new_memory(ns, key("heron"), "heron nest")]
+    seed(ctx, memories)
+    before = {m.get("key"): m for m in listed(ctx, ns) if isinstance(m, dict)}
+    missing = [m["key"] for m in memories if m["key"] not in before]
+    if missing:
+        raise NotApplicable(f"precondition failed: LIST of {ns!r} does not show {missing}, stored there: no baseline "
+                            "to compare a RECALL with (judged by oams/store-returns-stored)")
+    reply = served(ctx.client.recall({"namespace": ns, "query": "heron"}))
+    precondition(reply, "RECALL")
+    found = [k for k in keys_of(recalled(reply)) if k in before]
+    if not found:
+        raise NotApplicable(f"RECALL found none of the memories holding the query word ({reply.describe()}): nothing "
+                            "a read could have written to")
+    after = {m.get("key"): m for m in listed(ctx, ns) if isinstance(m, dict)}
+    ctx.observed("oams/recall-read-only")
+    changed = []
+    for k in found:
+        was, now = (_kept_metadata(before[k]), _kept_metadata(after.get(k) or {}))
+        if not json_equal(was, now):
+            changed.append(f"{k!r} from {model.describe(was, 120)} to {model.describe(now, 120)}")
+    if changed:
+        say(ctx, "oams/recall-read-only", f"RECALL on {ns!r} (query \"heron\") found {found}; LIST of {ns!r} read "
+                                          f"their metadata before it and after it, and it changed: "
+                                          + "; ".join(changed) + " — the score belongs in the returned objects, not "
+                                          "in the stored memory", reply, received={"recalled": reply.received,
+                                                                                  "listed_after": list(after.values())})
+
+
+def _kept_metadata(memory: dict[str, Any]) -> dict[str, Any]:
+    meta = memory.get("metadata")
+    return {k: v for k, v in meta.items() if k not in USE_KEYS} if isinstance(meta, dict) else {}
 
 
 @check("oams/recall-filters", spec="oams", bindings=LIVE, requirements=("oams/recall-filters",),
