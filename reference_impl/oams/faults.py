@@ -201,6 +201,24 @@ def _source_url_normalized(memory: dict[str, Any]) -> dict[str, Any]:
                                                              url.query, url.fragment))}
 
 
+def _batch_source_urls_canonical(memories: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """An importer canonicalizing URL source_ids (RFC 3986 §6 normalization: scheme and host in lower
+    case, unreserved characters percent-decoded, a trailing slash dropped) before writing them."""
+    import urllib.parse
+
+    def canonical(source: str) -> str:
+        url = urllib.parse.urlsplit(source)
+        path = re.sub(r"%(7[eE]|2[dDeE]|5[fF]|[46][1-9a-fA-F]|[57][0-9aA]|3[0-9])",
+                      lambda m: chr(int(m.group(1), 16)), url.path).rstrip("/")
+        return urllib.parse.urlunsplit((url.scheme.lower(), url.netloc.lower(), path, url.query, url.fragment))
+
+    if isinstance(memories, list):
+        memories = [{**m, "source_id": canonical(m["source_id"])} if isinstance(m, dict)
+                    and isinstance(m.get("source_id"), str) and m["source_id"].lower().startswith(("http://", "https://"))
+                    else m for m in memories]
+    return (memories,), {}
+
+
 def _offset_dropped(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def time_param(params: dict[str, Any], name: str) -> Any:
         value = params.get(name)
@@ -781,7 +799,8 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "updated_at it gives ignored (STORE keeps them)", "store-keeps-given-timestamps",
        wraps=before("batch_store", _batch_times_dropped)),
     _f("source-url-normalized", "an http(s) source_id is stored normalized: scheme and host in lower case, an empty "
-       "path as /", "export-keeps-source-id", wraps=after("_validate", _source_url_normalized)),
+       "path as / (what LIST exports and what BATCH_STORE imports both change)", "export-keeps-source-id",
+       "import-preserves-source-id", wraps=after("_validate", _source_url_normalized)),
     _f("upsert-keeps-source-id", "a STORE on an existing pair replaces the value but keeps the old row's source_id",
        "store-upsert", wraps=_wrap("_stamp", _upsert_keeps_source)),
     # -- RECALL --------------------------------------------------------------------------------------
@@ -866,6 +885,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "tags-lowercase", wraps=_batch_tags_kept_case()),
     _f("batch-drops-unresolvable-source", "BATCH_STORE sets source_ids it cannot resolve to null",
        "import-preserves-source-id", wraps=before("batch_store", _unresolvable_dropped)),
+    # found by the blind red team (round 12): an importer canonicalizing URLs
+    _f("batch-normalizes-source-url", "BATCH_STORE (the import path) canonicalizes http(s) source_ids: scheme and "
+       "host in lower case, unreserved characters percent-decoded, a trailing slash dropped (STORE keeps them)",
+       "import-preserves-source-id", wraps=before("batch_store", _batch_source_urls_canonical)),
     _f("refuses-unknown-members", "a memory with a member 0.1 does not name is refused (-32003)",
        "accept-compatible-minor", wraps=_wrap("_validate", _refuse_unknown_members)),
     _f("refuses-unknown-strategy", "a memory with a dream_strategy outside the enum is refused",
