@@ -386,7 +386,7 @@ def forget(ctx: Any) -> None:
             + ", ".join(f"({m['namespace']!r}, {m.get('key')!r})" for m in strays)
             + (f" — ({sibling_ns!r}, {gone['key']!r}) is the sibling namespace's memory with the forgotten key, "
                "not the forgotten one" if sibling_found else "")
-            + f": RECALL on one namespace answers memories of that namespace only", rec)
+            + ": RECALL on one namespace answers memories of that namespace only", rec)
     if any(m.get("key") == gone["key"] for m in found if m not in strays):
         for rule in ("oams/forget-gone", "oams/soft-deleted-hidden"):
             say(ctx, rule, f"after FORGET of ({ns!r}, {gone['key']!r}), RECALL on {ns!r} still finds it", rec)
