@@ -165,6 +165,7 @@ def recall_filters(ctx: Any) -> None:
         reply, items = _recall(ctx, {"namespace": ns, "query": "platypus", **params}, "oams/recall-filters")
         if items is None:
             continue
+        items = _own(ctx, ns, items)
         got = set(keys_of(items))
         wanted = {memories[n]["key"] for n in want}
         if got != wanted:
@@ -175,7 +176,7 @@ def recall_filters(ctx: Any) -> None:
     # the blind red team); a server that takes only UTC bounds may refuse it: noted, not judged
     what = "since 2026-01-31T23:00:00-02:00 (2026-02-01T01:00Z, an hour after february's)"
     reply = served(ctx.client.recall({"namespace": ns, "query": "platypus", "since": "2026-01-31T23:00:00-02:00"}))
-    items = recalled(reply) if reply.ok else None
+    items = _own(ctx, ns, recalled(reply)) if reply.ok and recalled(reply) is not None else None
     if items is None:
         ctx.note(f"RECALL with {what} was refused or not an array ({reply.describe()}): a bound with an offset "
                  "was not judged")
@@ -183,6 +184,17 @@ def recall_filters(ctx: Any) -> None:
         say(ctx, "oams/recall-filters", f"with {what} RECALL answered "
                                         f"{sorted(names.get(k, k) for k in keys_of(items))}, expected exactly ['mar']: "
                                         f"the offset was not applied", reply)
+
+
+def _own(ctx: Any, ns: str, items: list[Any]) -> list[Any]:
+    """The answered memories of `ns` (or naming no namespace): memories another namespace holds are a
+    scoping defect (oams/recall-single-namespace judges it), noted and left out of the filters' judgement."""
+    strays = [m for m in items if isinstance(m, dict) and isinstance(m.get("namespace"), str) and m["namespace"] != ns]
+    if strays:
+        ctx.note(f"RECALL on {ns!r} answered memories of other namespaces ({sorted({m['namespace'] for m in strays})}): "
+                 "a scoping defect, judged by oams/recall-single-namespace; the filters are judged on the namespace's "
+                 "own memories")
+    return [m for m in items if not any(m is x for x in strays)]
 
 
 #: the tags-before-k case: more stronger, newer untagged matches than k
@@ -204,7 +216,7 @@ def _tags_before_k(ctx: Any) -> None:
     reply, items = _recall(ctx, params, "oams/recall-filters")
     if items is None:
         return
-    got = keys_of(items)
+    got = keys_of(_own(ctx, ns, items))
     if got != [tagged["key"]]:
         say(ctx, "oams/recall-filters", f"{ns!r} holds {tagged['key']!r} (\"otter\", tagged \"rare\", written first) "
                                         f"and {OUTRANKING} untagged memories \"otter otter otter\" written after it; "
