@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import struct
+import unicodedata
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -110,6 +111,49 @@ def _forget_by_owner_and_key(service: Any, original: Callable[..., Any]) -> Call
     return forget
 
 
+def _batch_tags_kept_case() -> dict[str, Any]:
+    """BATCH_STORE (the import path) stamps its memories without STORE's ingest step: their tags are
+    written with the case they came with."""
+    def batch(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(memories: Any) -> Any:
+            service._importing = True
+            try:
+                return original(memories)
+            finally:
+                service._importing = False
+        return wrong
+
+    def stamp(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+            doc = original(memory, existing, now)
+            if getattr(service, "_importing", False) and isinstance(memory.get("tags"), list):
+                doc["tags"] = list(memory["tags"])
+            return doc
+        return wrong
+
+    return {"batch_store": batch, "_stamp": stamp}
+
+
+def _forget_falls_back_to_owner(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """FORGET of a key its namespace does not hold looks the key up among the owner's namespaces (a
+    lookup by owner and key) and deletes the memory it finds there, answering success."""
+    def forget(namespace: Any, key: Any) -> None:
+        try:
+            return original(namespace, key)
+        except OamsError as exc:
+            if exc.code != model.MEMORY_NOT_FOUND or not isinstance(namespace, str):
+                raise
+            owner = model.owner_of(namespace) + ":"
+            with service._lock:
+                row = service._db.execute("SELECT namespace FROM memories WHERE deleted=0 AND key=? AND "
+                                          "substr(namespace, 1, ?)=? ORDER BY namespace LIMIT 1",
+                                          (key, len(owner), owner)).fetchone()
+            if row is None:
+                raise
+            return original(row[0], key)
+    return forget
+
+
 # -- the wrong implementations that need more than a line ---------------------------------------------
 
 def _value_changed(change: Callable[[str], str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -122,6 +166,19 @@ def _metadata_bools_as_ints(memory: dict[str, Any]) -> dict[str, Any]:
     def walk(v: Any) -> Any:
         if isinstance(v, bool):
             return int(v)
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return v
+    return {**memory, "metadata": walk(memory["metadata"])} if isinstance(memory.get("metadata"), dict) else memory
+
+
+def _metadata_floats_as_float32(memory: dict[str, Any]) -> dict[str, Any]:
+    """Metadata kept in a store whose number type is float32: 0.1 comes back 0.10000000149011612."""
+    def walk(v: Any) -> Any:
+        if isinstance(v, float):
+            return model.as_float32(v)
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
         if isinstance(v, list):
@@ -143,6 +200,24 @@ def _source_url_normalized(memory: dict[str, Any]) -> dict[str, Any]:
     url = urllib.parse.urlsplit(source)
     return {**memory, "source_id": urllib.parse.urlunsplit((url.scheme.lower(), url.netloc.lower(), url.path or "/",
                                                              url.query, url.fragment))}
+
+
+def _batch_source_urls_canonical(memories: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """An importer canonicalizing URL source_ids (RFC 3986 §6 normalization: scheme and host in lower
+    case, unreserved characters percent-decoded, a trailing slash dropped) before writing them."""
+    import urllib.parse
+
+    def canonical(source: str) -> str:
+        url = urllib.parse.urlsplit(source)
+        path = re.sub(r"%(7[eE]|2[dDeE]|5[fF]|[46][1-9a-fA-F]|[57][0-9aA]|3[0-9])",
+                      lambda m: chr(int(m.group(1), 16)), url.path).rstrip("/")
+        return urllib.parse.urlunsplit((url.scheme.lower(), url.netloc.lower(), path, url.query, url.fragment))
+
+    if isinstance(memories, list):
+        memories = [{**m, "source_id": canonical(m["source_id"])} if isinstance(m, dict)
+                    and isinstance(m.get("source_id"), str) and m["source_id"].lower().startswith(("http://", "https://"))
+                    else m for m in memories]
+    return (memories,), {}
 
 
 def _offset_dropped(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -217,6 +292,17 @@ def _upsert_resets_created(service: Any, original: Callable[..., Any]) -> Callab
     return stamp
 
 
+def _upsert_keeps_updated_at(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The upsert's UPDATE sets every column but updated_at: a new value written without times keeps
+    the updated_at of the row it replaces."""
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        doc = original(memory, existing, now)
+        if existing is not None and "updated_at" not in memory:
+            doc["updated_at"] = existing["updated_at"]
+        return doc
+    return stamp
+
+
 def _upsert_keeps_old(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
         return dict(existing) if existing is not None else original(memory, existing, now)
@@ -272,6 +358,35 @@ def _recall_all_namespaces(service: Any, original: Callable[..., Any]) -> Callab
     return scope
 
 
+def _recall_tags_after_k(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """RECALL ranks without the tags filter and applies it to the k memories ranked best (a post-filter
+    on a top-k search): a tagged memory outranked by k untagged ones is never answered."""
+    def recall(params: Any) -> Any:
+        if not isinstance(params, dict) or params.get("tags") is None:
+            return original(params)
+        wanted = {t.lower() for t in service._tags_param(params) or ()}
+        answer = original({k: v for k, v in params.items() if k != "tags"})
+        items = answer if isinstance(answer, list) else answer["memories"]
+        kept = [m for m in items if wanted & {t.lower() for t in m.get("tags") or ()}]
+        return kept if isinstance(answer, list) else {**answer, "memories": kept}
+    return recall
+
+
+def _recall_score_written_back(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """RECALL keeps each score it answers in the stored memory's metadata (a score cache written on the
+    row): the next LIST, and the export, carry it."""
+    def recall(params: Any) -> Any:
+        answer = original(params)
+        with service._lock:
+            for m in answer if isinstance(answer, list) else answer["memories"]:
+                doc = service._row(m["namespace"], m["key"])
+                if doc is not None:
+                    doc["metadata"] = {**(doc.get("metadata") or {}), "score": m["metadata"]["score"]}
+                    service._put(doc)
+        return answer
+    return recall
+
+
 def _cross_owner(code: int | None) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
     def make(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
         def scope(params: dict[str, Any]) -> list[str]:
@@ -316,6 +431,28 @@ def _cross_owner_first_two(service: Any, original: Callable[..., Any]) -> Callab
     return scope
 
 
+def _updated_column_as_written(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The sort column holds updated_at as the writer spelled it, so LIST's ORDER BY compares text:
+    the server's own times (one spelling) sort right, a client's "…00Z" sorts after "…00.5Z"."""
+    def put(doc: dict[str, Any]) -> None:
+        original(doc)
+        service._db.execute("UPDATE memories SET updated=? WHERE namespace=? AND key=?",
+                            (doc["updated_at"], doc["namespace"], doc["key"]))
+    return put
+
+
+def _cross_owner_over_namespaces_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """RECALL searches `namespace` and `namespaces` together, but compares the owners of `namespaces`
+    alone: one owner's namespace beside another owner's is searched without consent."""
+    def scope(params: dict[str, Any]) -> list[str]:
+        spaces = original(params)
+        extra = params.get("namespace") if isinstance(params, dict) and params.get("namespaces") else None
+        if extra is None:
+            return spaces
+        return list(dict.fromkeys([service._check_namespace(extra), *spaces]))
+    return scope
+
+
 def _forget_noop(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def forget(namespace: Any, key: Any) -> None:
         if service._row(namespace, key) is None:
@@ -331,6 +468,25 @@ def _live_with_deleted(service: Any, original: Callable[..., Any]) -> Callable[.
                                    namespaces).fetchall()
         return [json.loads(r[0]) for r in rows]
     return live
+
+
+def _tag_listing_with_deleted() -> dict[str, Any]:
+    """LIST with a tags filter runs a query of its own (rows joined on their tags) that does not skip
+    soft-deleted rows; LIST without it, and RECALL, do."""
+    def list_(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(namespace: Any, cursor: Any = None, limit: Any = None, since: Any = None, tags: Any = None) -> Any:
+            service._tag_query = bool(tags)
+            try:
+                return original(namespace, cursor, limit, since, tags)
+            finally:
+                service._tag_query = False
+        return wrong
+
+    def live(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        with_deleted = _live_with_deleted(service, original)
+        return lambda namespaces: (with_deleted if getattr(service, "_tag_query", False) else original)(namespaces)
+
+    return {"list": list_, "_live": live}
 
 
 def _batch_partial(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -603,6 +759,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "store-upsert", "store-idempotent", wraps=_wrap("_stamp", _upsert_resets_created)),
     _f("upsert-keeps-old", "a STORE of a new value on an existing pair keeps the old memory (insert or ignore)",
        "store-upsert", wraps=_wrap("_stamp", _upsert_keeps_old)),
+    # found by the blind red team (round 12): an update that leaves updated_at at the first write's
+    _f("upsert-keeps-updated-at", "a STORE of a new value on an existing pair, giving no times, keeps the updated_at "
+       "of the row it replaces (the upsert sets every column but updated_at)", "store-upsert",
+       wraps=_wrap("_stamp", _upsert_keeps_updated_at)),
     _f("duplicate-pairs", "a pair written twice is listed twice", "ns-key-unique", wraps=_duplicate_pairs()),
     _f("accepts-any-value", "a value that is not a string (or none) is stored as its JSON text",
        "invalid-memory-refused", wraps=_wrap("_validate", _accepts_any_value)),
@@ -625,8 +785,15 @@ OAMS_FAULTS: tuple[Fault, ...] = (
            lambda v: "".join("\ufffd" if ord(c) > 0xFFFF else c for c in v)))),
     _f("metadata-bools-as-ints", "booleans in metadata are stored as integers: true comes back 1 (Python's == "
        "called them equal)", "store-returns-stored", wraps=after("_validate", _metadata_bools_as_ints)),
+    # found by the blind red team (round 12): metadata numbers through float32
+    _f("metadata-floats-as-float32", "numbers in metadata are stored as float32: confidence 0.1 comes back "
+       "0.10000000149011612", "store-returns-stored", wraps=after("_validate", _metadata_floats_as_float32)),
     _f("value-trailing-space-trimmed", "a value is stored with its trailing white space and line breaks trimmed",
        "store-returns-stored", wraps=after("_validate", _value_changed(str.rstrip))),
+    # found by the blind red team (round 12): a value normalized to NFC on ingest
+    _f("value-nfc-normalized", "a value is stored normalized to Unicode NFC: decomposed characters (e + U+0301) come "
+       "back composed (é)", "store-returns-stored",
+       wraps=after("_validate", _value_changed(lambda v: unicodedata.normalize("NFC", v)))),
     _f("namespace-casefolded", "namespaces are case-folded on every operation (a case-insensitive collation): a "
        "scope with capitals is stored, listed and forgotten in lower case", "store-returns-stored",
        wraps={**after("_validate", _namespace_folded), **after("_check_namespace", str.lower)}),
@@ -636,7 +803,8 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "updated_at it gives ignored (STORE keeps them)", "store-keeps-given-timestamps",
        wraps=before("batch_store", _batch_times_dropped)),
     _f("source-url-normalized", "an http(s) source_id is stored normalized: scheme and host in lower case, an empty "
-       "path as /", "export-keeps-source-id", wraps=after("_validate", _source_url_normalized)),
+       "path as / (what LIST exports and what BATCH_STORE imports both change)", "export-keeps-source-id",
+       "import-preserves-source-id", wraps=after("_validate", _source_url_normalized)),
     _f("upsert-keeps-source-id", "a STORE on an existing pair replaces the value but keeps the old row's source_id",
        "store-upsert", wraps=_wrap("_stamp", _upsert_keeps_source)),
     # -- RECALL --------------------------------------------------------------------------------------
@@ -651,6 +819,13 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        wraps=before("recall", lambda params: (({k: v for k, v in params.items()
                                                 if k not in ("tags", "since", "until")}
                                                if isinstance(params, dict) else params,), {}))),
+    # found by the blind red team (round 12): the tags filter applied after the top k
+    _f("recall-tags-after-k", "RECALL applies its tags filter to the k memories ranked best, not before ranking: a "
+       "tagged memory outranked by k untagged ones is not answered", "recall-filters",
+       wraps=_wrap("recall", _recall_tags_after_k)),
+    # found by the blind red team (round 12): a read that writes
+    _f("recall-score-written-back", "RECALL writes the score it answers into the stored memory's metadata, so LIST "
+       "(and the export) carry it afterwards", "recall-read-only", wraps=_wrap("recall", _recall_score_written_back)),
     _f("recall-no-score", "recalled memories carry no metadata.score", "recall-score",
        wraps=each("recall", lambda m: m.__setitem__("metadata", {k: v for k, v in m["metadata"].items()
                                                                  if k != "score"}))),
@@ -666,12 +841,20 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("cross-owner-checks-first-two", "RECALL compares the owners of the first two namespaces only: a third "
        "namespace of another owner is searched too", "cross-owner-refused",
        wraps=_wrap("_scope", _cross_owner_first_two)),
+    # found by the blind red team (round 12): namespace beside namespaces
+    _f("cross-owner-ignores-namespace", "RECALL searches namespace and namespaces together but compares the owners of "
+       "namespaces alone: one owner's namespace beside another owner's is answered", "cross-owner-refused",
+       wraps=_wrap("_scope", _cross_owner_over_namespaces_only)),
     _f("recall-drops-source-id", "RECALL answers memories without source_id", "export-keeps-source-id",
        wraps=each("recall", lambda m: m.pop("source_id", None))),
     # -- LIST, FORGET, BATCH_STORE ------------------------------------------------------------------------
     _f("list-ascending", "LIST pages are sorted by updated_at ascending (so the order across pages is broken too)",
        "list-sorted", "list-paging",
        wraps=after("list", lambda page: {**page, "memories": list(reversed(page["memories"]))})),
+    # found by the blind red team (round 12): times compared as text
+    _f("list-sorted-as-text", "LIST orders by updated_at as written (a text column): given times spelled with and "
+       "without a fraction, or with +00:00, are listed out of order", "list-sorted",
+       wraps=_wrap("_put", _updated_column_as_written)),
     _f("list-cursor-overlap", "the next page starts with the last memory of the previous one", "list-paging",
        wraps=_wrap("_cursor", _cursor_overlap)),
     _f("list-cursor-drops-ties", "the next page takes only memories strictly older than the cursor's updated_at: "
@@ -688,6 +871,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("soft-deleted-visible", "FORGET soft-deletes, and soft-deleted memories still appear in LIST and RECALL",
        "forget-gone", "soft-deleted-hidden", overrides={"forget_mode": "soft"},
        wraps=_wrap("_live", _live_with_deleted)),
+    # found by the blind red team (round 12): a filtered listing that forgets the soft delete
+    _f("soft-deleted-in-tag-listing", "FORGET soft-deletes, and LIST with a tags filter (a query of its own) still "
+       "shows the deleted memories; LIST without it and RECALL do not", "forget-gone", "soft-deleted-hidden",
+       overrides={"forget_mode": "soft"}, wraps=_tag_listing_with_deleted()),
     _f("batch-partial", "BATCH_STORE writes the memories before an invalid one, then fails", "batch-atomic",
        wraps=_wrap("batch_store", _batch_partial)),
     _f("batch-answers-count", "BATCH_STORE answers {\"stored\": n} instead of the array of stored memories",
@@ -697,8 +884,15 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "times fails", "timestamps-utc", "store-keeps-given-timestamps", "recall-ordered-array", "list-sorted",
        "batch-returns-array", bindings=ALL, wraps=_wrap("_present", _times_as_ms)),
     _f("tags-kept-case", "tags keep their case on ingest", "tags-lowercase", overrides={"lowercase_tags": False}),
+    # found by the blind red team (round 12): the batch path skips the ingest lowercasing
+    _f("batch-tags-kept-case", "BATCH_STORE writes tags with the case they came with (STORE lowercases them)",
+       "tags-lowercase", wraps=_batch_tags_kept_case()),
     _f("batch-drops-unresolvable-source", "BATCH_STORE sets source_ids it cannot resolve to null",
        "import-preserves-source-id", wraps=before("batch_store", _unresolvable_dropped)),
+    # found by the blind red team (round 12): an importer canonicalizing URLs
+    _f("batch-normalizes-source-url", "BATCH_STORE (the import path) canonicalizes http(s) source_ids: scheme and "
+       "host in lower case, unreserved characters percent-decoded, a trailing slash dropped (STORE keeps them)",
+       "import-preserves-source-id", wraps=before("batch_store", _batch_source_urls_canonical)),
     _f("refuses-unknown-members", "a memory with a member 0.1 does not name is refused (-32003)",
        "accept-compatible-minor", wraps=_wrap("_validate", _refuse_unknown_members)),
     _f("refuses-unknown-strategy", "a memory with a dream_strategy outside the enum is refused",
@@ -785,6 +979,10 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "batch-atomic", wraps=_wrap("batch_store", _batch_in_chunks)),
     _f("forget-by-owner-and-key", "FORGET of (namespace, key) deletes the key in every namespace of the same owner",
        "forget-gone", wraps=_wrap("forget", _forget_by_owner_and_key)),
+    # found by the blind red team (round 12): FORGET of a key the namespace never held
+    _f("forget-falls-back-to-owner", "FORGET of a key its namespace does not hold deletes the memory with that key "
+       "in another namespace of the same owner (a lookup by owner and key), answering success", "forget-gone",
+       wraps=_wrap("forget", _forget_falls_back_to_owner)),
     # -- operations not served (what the other checks cannot observe is skipped, never passed) ------------------
     _f("no-store", "STORE is not served (-32601 / 404)", "five-operations", "store-endpoint",
        wraps=instead("store", _unserved("store"))),

@@ -15,6 +15,7 @@ import json
 import math
 import re
 import struct
+import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -232,7 +233,19 @@ def same_memory_fields(sent: dict[str, Any], got: Any, fields: tuple[str, ...] |
         if have is _MISSING:
             out.append(f"`{name}` sent {describe(want, 80)}, missing in the answer")
         elif not json_equal(have, want):  # true is not 1
-            out.append(f"`{name}` sent {describe(want, 80)}, came back {describe(have, 80)}")
+            if isinstance(want, dict) and isinstance(have, dict):  # the members that differ, by name
+                out.extend(f"`{name}.{k}` sent {describe(want[k], 80) if k in want else '<nothing>'}, came back "
+                           f"{describe(have[k], 80) if k in have else '<nothing>'}"
+                           for k in [*want, *(k for k in have if k not in want)]
+                           if k not in want or k not in have or not json_equal(want[k], have[k]))
+                continue
+            sent_as, back_as = describe(want, 80), describe(have, 80)
+            if isinstance(want, str) and isinstance(have, str) and \
+                    unicodedata.normalize("NFC", want) == unicodedata.normalize("NFC", have):
+                # alike on screen, other code points: escaped, so the message shows the difference
+                sent_as, back_as = ascii(want)[:160], ascii(have)[:160] + (" (the same text in another Unicode "
+                                                                            "normalization form)")
+            out.append(f"`{name}` sent {sent_as}, came back {back_as}")
     return out
 
 

@@ -55,6 +55,39 @@ def list_order(ctx: Any) -> None:
         say(ctx, "oams/list-sorted", f"not sorted by updated_at desc: {problem}", reply)
     if sorted(keys_of(items)) != sorted(f"order-{d:02d}" for d in range(1, 6)):
         say(ctx, "oams/list-endpoint", f"LIST answered keys {keys_of(items)}, not the five stored", reply)
+    _order_of_spellings(ctx)
+
+
+#: One second's memories, each updated_at spelled its own way (no fraction, fraction digits of different
+#: lengths, +00:00), newest first. As text they sort otherwise ("…00Z" after "…00.750+00:00"): a LIST
+#: ordered by the column as written is found by the blind red team.
+SPELLINGS = (("at-0.75", "2026-03-01T10:00:00.75+00:00"), ("at-0.5", "2026-03-01T10:00:00.5Z"),
+             ("at-0.25", "2026-03-01T10:00:00.250Z"), ("at-0", "2026-03-01T10:00:00Z"))
+
+
+def _order_of_spellings(ctx: Any) -> None:
+    """LIST orders by the instant, not by the text: four memories within one second, their updated_at
+    given in four spellings. A server may store a time in its own spelling (the same instant): the
+    order is judged on the instants LIST answers, and against the order of the instants given."""
+    ns = namespace(ctx, tag="order-spelt")
+    memories = [model.new_memory(ns, k, f"spelt memory {k}", created_at=t, updated_at=t)
+                for k, t in reversed(SPELLINGS)]
+    seed_as_given(ctx, memories)  # not applicable when the given instants are not kept
+    paged = _every_page(ctx, ns, "oams/list-endpoint", "LIST of a namespace holding four memories of one second")
+    if paged is None:
+        return
+    items, reply = paged
+    want = [k for k, _t in SPELLINGS]
+    got = keys_of(items)
+    if sorted(got, key=str) != sorted(want):
+        ctx.note(f"LIST of {ns!r} answered keys {got}, not the four stored: the order of spellings is judged on "
+                 "what it listed")
+    problem = _order_problem(items)
+    if problem or (sorted(got, key=str) == sorted(want) and got != want):
+        given = ", ".join(f"{k!r} {t}" for k, t in SPELLINGS)
+        say(ctx, "oams/list-sorted", f"four memories given updated_at within one second ({given}) are listed "
+                                     f"{got}" + (f": {problem}" if problem else "") + f"; by instant, newest first, "
+                                     f"they are {want} (a time's spelling is not its order)", reply)
 
 
 class _Refused(Exception):
@@ -290,13 +323,16 @@ def list_filters(ctx: Any) -> None:
 
 
 @check("oams/forget", spec="oams", bindings=LIVE,
-       requirements=("oams/forget-endpoint", "oams/forget-204", "oams/forget-gone", "oams/soft-deleted-hidden"),
+       requirements=("oams/forget-endpoint", "oams/forget-204", "oams/forget-gone", "oams/soft-deleted-hidden",
+                     "oams/recall-single-namespace"),
        title="FORGET answers success (REST: 204, no body); the memory is then in neither RECALL nor LIST, and the "
-             "others stay (the same key in another namespace of the owner too)")
+             "others stay (the same key in another namespace of the owner too); a RECALL answering that namespace's "
+             "memory is charged to the scoping")
 def forget(ctx: Any) -> None:
     ctx.credit_only_observed()  # a refused FORGET forgot nothing to look for
     ns = namespace(ctx, tag="forget")
-    gone, kept = model.new_memory(ns, key("gone"), "axolotl to forget"), model.new_memory(ns, key("kept"), "axolotl kept")
+    gone = model.new_memory(ns, key("gone"), "axolotl to forget", tags=[FORGET_TAG])
+    kept = model.new_memory(ns, key("kept"), "axolotl kept", tags=[FORGET_TAG])
     # the same key in a sibling namespace of the same owner: (namespace, key) is the memory, not the key
     sibling_ns = namespace(ctx, tag="forget-sibling")
     sibling = model.new_memory(sibling_ns, gone["key"], "axolotl of the sibling namespace")
@@ -322,6 +358,8 @@ def forget(ctx: Any) -> None:
             say(ctx, rule, f"after FORGET, LIST of {ns!r} still shows {gone['key']!r}", sent=gone, received=items)
     if kept["key"] not in keys_of(items):
         say(ctx, "oams/forget-gone", f"FORGET of {gone['key']!r} also removed {kept['key']!r}", sent=gone, received=items)
+    if gone["key"] not in keys_of(items):  # else said above
+        _tagged_listing_after_forget(ctx, ns, gone, kept)
     beside = listed(ctx, sibling_ns)
     if sibling["key"] not in keys_of(beside):
         say(ctx, "oams/forget-gone", f"FORGET of ({ns!r}, {gone['key']!r}) also removed ({sibling_ns!r}, "
@@ -332,14 +370,61 @@ def forget(ctx: Any) -> None:
             received=beside)
     rec = ctx.client.recall({"namespace": ns, "query": "axolotl"})
     precondition(rec, "RECALL after FORGET")
-    if gone["key"] in keys_of(recalled(rec)):
+    found = [m for m in recalled(rec) or () if isinstance(m, dict)]
+    # a memory of another namespace (the sibling's, with the forgotten key) is a scoping defect, not a
+    # forgotten memory found (found by the blind red team: it was blamed on FORGET)
+    strays = [m for m in found if isinstance(m.get("namespace"), str) and m["namespace"] != ns]
+    if found:
+        ctx.observed("oams/recall-single-namespace")  # each answered memory's namespace is compared
+    else:
+        ctx.note(f"RECALL on {ns!r} after FORGET answered no memory (the one kept holds the query word): what it "
+                 "searches was not seen")
+    if strays:
+        sibling_found = any(m["namespace"] == sibling_ns and m.get("key") == gone["key"] for m in strays)
+        say(ctx, "oams/recall-single-namespace",
+            f"after FORGET of ({ns!r}, {gone['key']!r}), RECALL on {ns!r} answered memories of other namespaces: "
+            + ", ".join(f"({m['namespace']!r}, {m.get('key')!r})" for m in strays)
+            + (f" — ({sibling_ns!r}, {gone['key']!r}) is the sibling namespace's memory with the forgotten key, "
+               "not the forgotten one" if sibling_found else "")
+            + ": RECALL on one namespace answers memories of that namespace only", rec)
+    if any(m.get("key") == gone["key"] for m in found if m not in strays):
         for rule in ("oams/forget-gone", "oams/soft-deleted-hidden"):
-            say(ctx, rule, f"after FORGET, RECALL still finds {gone['key']!r}", rec)
+            say(ctx, rule, f"after FORGET of ({ns!r}, {gone['key']!r}), RECALL on {ns!r} still finds it", rec)
+
+
+#: the tag both memories of the forget check carry: LIST filtered by it is a listing of its own
+FORGET_TAG = "axo"
+
+
+def _tagged_listing_after_forget(ctx: Any, ns: str, gone: dict[str, Any], kept: dict[str, Any]) -> None:
+    """A forgotten memory is in no LIST result, a filtered one too (found by the blind red team: a soft
+    delete whose tags query did not skip the deleted rows). Judged where the filtered LIST answers
+    the memory kept: a listing that shows nothing shows nothing forgotten either."""
+    replies: list[Any] = []
+
+    def refused(reply: Any, how: str | None) -> NoReturn:
+        raise _Refused
+
+    try:
+        items = list_every(ctx.client, ns, refused, replies, tags=[FORGET_TAG])
+    except _Refused:
+        ctx.note(f"LIST of {ns!r} with tags [{FORGET_TAG!r}] was refused or no page ({replies[-1].describe()}): "
+                 "a filtered listing after FORGET was not judged (LIST's filters are oams/list-filters')")
+        return
+    if gone["key"] in keys_of(items):
+        for rule in ("oams/forget-gone", "oams/soft-deleted-hidden"):
+            say(ctx, rule, f"after FORGET of ({ns!r}, {gone['key']!r}), LIST of {ns!r} with tags [{FORGET_TAG!r}] "
+                           f"still shows it, though LIST without the filter does not (both memories carry that tag): "
+                           f"deleted memories appear in no LIST result", replies[-1])
+    elif kept["key"] not in keys_of(items):
+        ctx.note(f"LIST of {ns!r} with tags [{FORGET_TAG!r}] answered {keys_of(items)}, not the memory kept: the "
+                 "filtered listing shows nothing, so nothing forgotten either (not judged)")
 
 
 @check("oams/forget-unknown", spec="oams", bindings=LIVE,
-       requirements=("oams/error-codes", "oams/error-shape", "oams/forget-204"),
-       title="FORGET of a memory never stored: success, or -32002 in §3's error shape")
+       requirements=("oams/error-codes", "oams/error-shape", "oams/forget-204", "oams/forget-gone"),
+       title="FORGET of a memory never stored: success, or -32002 in §3's error shape; FORGET of a key stored only "
+             "in another namespace of the owner leaves that memory")
 def forget_unknown(ctx: Any) -> None:
     ctx.credit_only_observed()  # success shows no error; a refusal no 204
     ns = namespace(ctx, tag="nokey")
@@ -354,9 +439,37 @@ def forget_unknown(ctx: Any) -> None:
                  "to judge")
         if ctx.binding == "http" and reply.status != 204:
             say(ctx, "oams/forget-204", f"FORGET answered success with HTTP {reply.status}, not 204", reply)
+    else:
+        ctx.note("FORGET of a memory never stored was refused (as right as success): no 204 to judge")
+        judge_error(ctx, reply, code=model.MEMORY_NOT_FOUND, refused_rule=None,
+                    what="FORGET of a memory never stored")
+    _forget_leaves_sibling(ctx, ns)
+
+
+def _forget_leaves_sibling(ctx: Any, ns: str) -> None:
+    """FORGET of (ns, k) where ns never held k, while another namespace of the owner does: that memory
+    stays (found by the blind red team: a FORGET that fell back to the owner's other namespaces). The
+    answer is open, success or -32002 (judged above on a key stored nowhere): only the sibling's
+    survival is judged, where LIST showed it before the FORGET."""
+    sibling_ns = namespace(ctx, tag="nokey-sibling")
+    sibling = model.new_memory(sibling_ns, key("elsewhere"), "a memory of the sibling namespace")
+    precondition(ctx.client.store(sibling), f"storing {sibling['key']!r} in the sibling namespace {sibling_ns!r}")
+    if sibling["key"] not in keys_of(listed(ctx, sibling_ns)):
+        ctx.note(f"LIST of {sibling_ns!r} does not show {sibling['key']!r} stored there: whether a FORGET in {ns!r} "
+                 "removed it cannot be seen (not judged)")
         return
-    ctx.note("FORGET of a memory never stored was refused (as right as success): no 204 to judge")
-    judge_error(ctx, reply, code=model.MEMORY_NOT_FOUND, refused_rule=None, what="FORGET of a memory never stored")
+    reply = ctx.client.forget(ns, sibling["key"])
+    ctx.observed("oams/forget-gone")  # the sibling's LIST is compared below, whatever FORGET answered
+    after = listed(ctx, sibling_ns)
+    if sibling["key"] not in keys_of(after):
+        say(ctx, "oams/forget-gone", f"FORGET of ({ns!r}, {sibling['key']!r}), a key {ns!r} never held, removed "
+                                     f"({sibling_ns!r}, {sibling['key']!r}), the memory with that key in another "
+                                     f"namespace of the same owner: LIST of {sibling_ns!r} now answers "
+                                     f"{keys_of(after)}. FORGET deletes the memory (namespace, key) names, and none "
+                                     "is in that namespace (§2: \"The pair (namespace, key) is unique\"; success "
+                                     "or -32002 are both open answers, deleting another memory is not)", reply,
+            received={"forget": reply.received if reply.received is not None else reply.received_text,
+                      "listed": after})
 
 
 @check("oams/batch-returns", spec="oams", bindings=LIVE, requirements=("oams/batch-returns-array", "oams/batch-endpoint"),

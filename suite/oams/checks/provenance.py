@@ -16,6 +16,10 @@ from memconform.suite.registry import check
 SOURCES = ("https://example.com/article?a=1&b=%20#frag", "HTTPS://Example.COM", "sha256:" + "0f" * 32,
            "imap:msgid:<a.b@example.org>", "slack:CH123:1700000000.123456", "transcript:call-42:317.5")
 UNRESOLVABLE = ("x-unknown:opaque/ü/🙂 1", "urn:nowhere:" + "z" * 200)
+# a URL a normalizer rewrites (RFC 3986 §6: case of scheme and host, an unreserved character
+# percent-encoded, a trailing slash): imported, it stays as written (found by the blind red team: a
+# server canonicalizing URLs on write was blamed on the export rule only)
+UNNORMALIZED_URL = "HTTPS://Archive.Example.ORG/Item%7eA/"
 
 
 @check("oams/source-id-kept", spec="oams", bindings=LIVE, requirements=("oams/export-keeps-source-id",),
@@ -45,20 +49,25 @@ def source_id_kept(ctx: Any) -> None:
 
 
 @check("oams/import-source-id", spec="oams", bindings=LIVE, requirements=("oams/import-preserves-source-id",),
-       title="Memories imported with BATCH_STORE keep unresolvable source_ids as-is")
+       title="Memories imported with BATCH_STORE keep their source_ids as-is: unresolvable ones, and a URL a "
+             "normalizer would rewrite")
 def import_source_id(ctx: Any) -> None:
     ns = namespace(ctx, tag="import")
     memories = [model.new_memory(ns, key("imp"), f"imported {i}", source_id=s, created_at="2026-04-27T12:00:00Z",
-                                 updated_at="2026-04-27T12:00:00Z") for i, s in enumerate(UNRESOLVABLE)]
+                                 updated_at="2026-04-27T12:00:00Z")
+                for i, s in enumerate((*UNRESOLVABLE, UNNORMALIZED_URL))]
     reply = ctx.client.batch_store(memories)
     precondition(reply, "BATCH_STORE of an export's memories")
     items = listed(ctx, ns)
     for m in memories:
         back = find(items, m["key"])
         if back is None or back.get("source_id", "<missing>") != m["source_id"]:
+            read = (f"source_id {back.get('source_id', '<missing>')!r}" if back is not None
+                    else "no memory with that key")
             say(ctx, "oams/import-preserves-source-id",
-                f"imported with source_id {m['source_id']!r}, LIST reads "
-                f"{(back or {}).get('source_id', '<missing>') if back else 'no such memory'!r}", sent=m, received=back)
+                f"{m['key']!r} was imported into {ns!r} by BATCH_STORE ({reply.request}) with source_id "
+                f"{m['source_id']!r}; LIST of {ns!r} reads {read}: an import preserves source_id as-is", sent=m,
+                received=back, where=reply.request)
 
 
 @check("oams/accept-minor", spec="oams", bindings=LIVE, requirements=("oams/accept-compatible-minor",),

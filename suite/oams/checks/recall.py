@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite.oams import model
-from memconform.suite.oams.checks._common import (LIVE, judge_error, key, keys_of, namespace, precondition, recalled,
-                                                  say, seed_as_given, served)
+from memconform.suite.oams.checks._common import (LIVE, judge_error, key, keys_of, listed, namespace, precondition,
+                                                  recalled, say, seed_as_given, served)
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
@@ -89,6 +90,54 @@ def recall_score(ctx: Any) -> None:
             return
 
 
+#: reserved metadata keys (§2) a server may keep up to date as memories are used, RECALL included
+USE_KEYS = ("last_used_at", "decay_score")
+
+
+@check("oams/recall-read-only", spec="oams", bindings=LIVE, requirements=("oams/recall-read-only",),
+       title="RECALL writes nothing into the memories it finds: LIST reads their metadata as before it (the score is "
+             "the returned objects')")
+def recall_read_only(ctx: Any) -> None:
+    """STORE, LIST (the baseline), RECALL, LIST again: the metadata of each memory RECALL found is the
+    baseline's (found by the blind red team: a RECALL that wrote its score into the stored memory).
+    Judged against the baseline, so members a server adds on its own are compared with themselves;
+    last_used_at and decay_score, which a server may maintain as memories are used, are left out."""
+    ctx.credit_only_observed()  # a RECALL that finds nothing writes nothing to see
+    ns = namespace(ctx, tag="readonly")
+    memories = [model.new_memory(ns, key("heron"), "heron sighting", metadata={"language": "en", "a": 1}),
+                model.new_memory(ns, key("heron"), "heron nest")]
+    seed(ctx, memories)
+    before = {m.get("key"): m for m in listed(ctx, ns) if isinstance(m, dict)}
+    missing = [m["key"] for m in memories if m["key"] not in before]
+    if missing:
+        raise NotApplicable(f"precondition failed: LIST of {ns!r} does not show {missing}, stored there: no baseline "
+                            "to compare a RECALL with (judged by oams/store-returns-stored)")
+    reply = served(ctx.client.recall({"namespace": ns, "query": "heron"}))
+    precondition(reply, "RECALL")
+    found = [k for k in keys_of(recalled(reply)) if k in before]
+    if not found:
+        raise NotApplicable(f"RECALL found none of the memories holding the query word ({reply.describe()}): nothing "
+                            "a read could have written to")
+    after = {m.get("key"): m for m in listed(ctx, ns) if isinstance(m, dict)}
+    ctx.observed("oams/recall-read-only")
+    changed = []
+    for k in found:
+        was, now = (_kept_metadata(before[k]), _kept_metadata(after.get(k) or {}))
+        if not json_equal(was, now):
+            changed.append(f"{k!r} from {model.describe(was, 120)} to {model.describe(now, 120)}")
+    if changed:
+        say(ctx, "oams/recall-read-only", f"RECALL on {ns!r} (query \"heron\") found {found}; LIST of {ns!r} read "
+                                          f"their metadata before it and after it, and it changed: "
+                                          + "; ".join(changed) + " — the score belongs in the returned objects, not "
+                                          "in the stored memory", reply, received={"recalled": reply.received,
+                                                                                  "listed_after": list(after.values())})
+
+
+def _kept_metadata(memory: dict[str, Any]) -> dict[str, Any]:
+    meta = memory.get("metadata")
+    return {k: v for k, v in meta.items() if k not in USE_KEYS} if isinstance(meta, dict) else {}
+
+
 @check("oams/recall-filters", spec="oams", bindings=LIVE, requirements=("oams/recall-filters",),
        title="RECALL's tags, since and until narrow the result")
 def recall_filters(ctx: Any) -> None:
@@ -116,16 +165,18 @@ def recall_filters(ctx: Any) -> None:
         reply, items = _recall(ctx, {"namespace": ns, "query": "platypus", **params}, "oams/recall-filters")
         if items is None:
             continue
+        items = _own(ctx, ns, items)
         got = set(keys_of(items))
         wanted = {memories[n]["key"] for n in want}
         if got != wanted:
             say(ctx, "oams/recall-filters", f"with {what} RECALL answered {sorted(names.get(k, k) for k in got)}, "
                                             f"expected exactly {sorted(want)} (all three hold the query word)", reply)
+    _tags_before_k(ctx)
     # a bound with an offset (RFC 3339) is that instant, not its wall-clock digits read as UTC (found by
     # the blind red team); a server that takes only UTC bounds may refuse it: noted, not judged
     what = "since 2026-01-31T23:00:00-02:00 (2026-02-01T01:00Z, an hour after february's)"
     reply = served(ctx.client.recall({"namespace": ns, "query": "platypus", "since": "2026-01-31T23:00:00-02:00"}))
-    items = recalled(reply) if reply.ok else None
+    items = _own(ctx, ns, recalled(reply)) if reply.ok and recalled(reply) is not None else None
     if items is None:
         ctx.note(f"RECALL with {what} was refused or not an array ({reply.describe()}): a bound with an offset "
                  "was not judged")
@@ -133,6 +184,45 @@ def recall_filters(ctx: Any) -> None:
         say(ctx, "oams/recall-filters", f"with {what} RECALL answered "
                                         f"{sorted(names.get(k, k) for k in keys_of(items))}, expected exactly ['mar']: "
                                         f"the offset was not applied", reply)
+
+
+def _own(ctx: Any, ns: str, items: list[Any]) -> list[Any]:
+    """The answered memories of `ns` (or naming no namespace): memories another namespace holds are a
+    scoping defect (oams/recall-single-namespace judges it), noted and left out of the filters' judgement."""
+    strays = [m for m in items if isinstance(m, dict) and isinstance(m.get("namespace"), str) and m["namespace"] != ns]
+    if strays:
+        ctx.note(f"RECALL on {ns!r} answered memories of other namespaces ({sorted({m['namespace'] for m in strays})}): "
+                 "a scoping defect, judged by oams/recall-single-namespace; the filters are judged on the namespace's "
+                 "own memories")
+    return [m for m in items if not any(m is x for x in strays)]
+
+
+#: the tags-before-k case: more stronger, newer untagged matches than k
+OUTRANKING, TAGS_K = 6, 3
+
+
+def _tags_before_k(ctx: Any) -> None:
+    """The tags filter narrows the memories RECALL ranks, not the k it answers (found by the blind red
+    team: a filter applied to the top k found nothing): one tagged memory holding the query word once,
+    written first, then more than k untagged ones holding it three times, written later (they outrank
+    it by count and by recency); RECALL with k and the tag answers the tagged one."""
+    ns = namespace(ctx, tag="filters-k")
+    tagged = model.new_memory(ns, key("rare"), "otter", tags=["rare"], created_at="2026-01-01T00:00:00Z",
+                              updated_at="2026-01-01T00:00:00Z")
+    others = [model.new_memory(ns, key("common"), "otter otter otter", created_at=f"2026-02-{i + 1:02d}T00:00:00Z",
+                               updated_at=f"2026-02-{i + 1:02d}T00:00:00Z") for i in range(OUTRANKING)]
+    seed_as_given(ctx, [tagged, *others])
+    params = {"namespace": ns, "query": "otter", "k": TAGS_K, "tags": ["rare"]}
+    reply, items = _recall(ctx, params, "oams/recall-filters")
+    if items is None:
+        return
+    got = keys_of(_own(ctx, ns, items))
+    if got != [tagged["key"]]:
+        say(ctx, "oams/recall-filters", f"{ns!r} holds {tagged['key']!r} (\"otter\", tagged \"rare\", written first) "
+                                        f"and {OUTRANKING} untagged memories \"otter otter otter\" written after it; "
+                                        f"RECALL with k {TAGS_K} and tags [\"rare\"] answered {got}, expected exactly "
+                                        f"[{tagged['key']!r}]: the tags filter narrows the memories ranked, before "
+                                        f"the k best are taken", reply)
 
 
 @check("oams/recall-single-namespace", spec="oams", bindings=LIVE,
@@ -170,7 +260,8 @@ def recall_single_namespace(ctx: Any) -> None:
 def cross_owner_refused(ctx: Any) -> None:
     ctx.credit_only_observed()  # an answered query shows no error shape
     ns_a, ns_c, ns_b = namespace(ctx, 0, "mine"), namespace(ctx, 0, "mine2"), namespace(ctx, 1, "theirs")
-    seed(ctx, [model.new_memory(ns, key("xo"), "kiwi secret") for ns in (ns_a, ns_c, ns_b)])
+    placed = [model.new_memory(ns, key("xo"), "kiwi secret") for ns in (ns_a, ns_c, ns_b)]
+    seed(ctx, placed)
     mine, theirs = model.owner_of(ns_a), model.owner_of(ns_b)
     # the §4 example's pair, then three namespaces with the other owner's in each place: a server that
     # compares only some of the namespaces' owners (the first two) lets the others through
@@ -197,6 +288,34 @@ def cross_owner_refused(ctx: Any) -> None:
             say(ctx, "oams/cross-owner-refused", f"the refusal of the query over {what} carries memories", reply)
     if len(answered) == len(sends):
         ctx.note("every query across owners was answered: no refusal's error shape to judge")
+    _namespace_beside_namespaces(ctx, placed[0], placed[2])
+
+
+def _namespace_beside_namespaces(ctx: Any, own: dict[str, Any], other: dict[str, Any]) -> None:
+    """RECALL naming one owner's namespace in `namespace` and the other owner's in `namespaces` (found by
+    the blind red team: an owner check over `namespaces` alone, the search over both). §3 gives RECALL
+    `namespace?` and §4 `namespaces` without saying how they combine: a refusal (any) and an answer of
+    one owner's memories (`namespaces` read as replacing `namespace`) are both readings, not judged.
+    Judged on evidence only: a success carrying memories of both owners spans owners without consent."""
+    params = {"namespace": own["namespace"], "namespaces": [other["namespace"]], "query": "kiwi", "k": 8}
+    reply = served(ctx.client.recall(params))
+    what = f"RECALL with namespace {own['namespace']!r} and namespaces [{other['namespace']!r}]"
+    if not reply.ok:
+        ctx.note(f"{what} was refused ({reply.describe()}): how namespace and namespaces combine is open, so the "
+                 "refusal is not judged")
+        return
+    found = [m for m in recalled(reply) or () if isinstance(m, dict)]
+    spans = {m.get("namespace") for m in found} | {m["namespace"] for m in (own, other) if m["key"] in keys_of(found)}
+    owners_found = {model.owner_of(ns) for ns in spans if isinstance(ns, str)}
+    mine, theirs = model.owner_of(own["namespace"]), model.owner_of(other["namespace"])
+    if {mine, theirs} <= owners_found:
+        ctx.observed("oams/cross-owner-refused")
+        say(ctx, "oams/cross-owner-refused", f"{what} (owners {mine!r} and {theirs!r}, no consent) was answered with "
+                                             f"memories of both owners ({sorted(str(n) for n in spans)}): a query "
+                                             "that spans owners is refused with -32005", reply)
+    else:
+        ctx.note(f"{what} was answered with memories of {sorted(owners_found) or 'no owner'} only: namespaces read as "
+                 "replacing namespace (or nothing found) spans no owners, not judged")
 
 
 @check("oams/cross-namespace-same-owner", spec="oams", bindings=LIVE, requirements=("oams/cross-namespace-opt-in",),

@@ -72,9 +72,11 @@ def store_returns_memory(ctx: Any) -> None:
     # (its absence is oams/store-returns-stored's finding)
     ctx.credit_only_observed()
     ns = namespace(ctx, tag="store")
+    # confidence 0.1 has no exact float32: a store keeping metadata numbers as float32 answers
+    # 0.10000000149011612 (found by the blind red team, seen by the interop matrix alone until then)
     sent = [
         model.new_memory(ns, key("store"), "# Notes\n\n**Markdown** value — ünïcödé ✓\nsecond line",
-                         tags=["research", "memory"], metadata={"value_type": "markdown", "confidence": 0.75,
+                         tags=["research", "memory"], metadata={"value_type": "markdown", "confidence": 0.1,
                                                                 "language": "en", "nested": {"a": [1, 2, None], "ok": True}},
                          source_id="https://example.com/article?x=1#frag", parent_id=None),
         model.new_memory(ns, key("store.v"), "with a vector", embedding_model="text-embedding-3-small",
@@ -143,7 +145,8 @@ def _awkward_round_trips(ctx: Any) -> None:
     """Memories a careless store changes on the way (found by the blind red team, each seen only by the
     state machine or not at all): a key holding `/`, `%` and non-ASCII (a REST router that never
     percent-decodes it), a value with astral characters and trailing white space (utf8mb3 storage, a
-    trim), a namespace whose scope has capitals (a case-folding collation). Each must come back, from
+    trim), a namespace whose scope has capitals (a case-folding collation), a value in decomposed form
+    (Unicode normalization to NFC on ingest). Each must come back, from
     STORE and from LIST, exactly as sent. One the server refuses is noted, not judged: a server may
     restrict what it takes as a key or a scope."""
     cases = (
@@ -153,6 +156,9 @@ def _awkward_round_trips(ctx: Any) -> None:
          model.new_memory(namespace(ctx, tag="store"), key("awk.v"), "rocket \U0001F680 launch \U0001D11E\n\n  ")),
         ("a namespace whose scope has capitals", model.new_memory(namespace(ctx, tag="Store-Scope"), key("awk.ns"),
                                                                   "a memory in a capitalised scope")),
+        # decomposed text is text as sent: a store that normalizes to NFC changes the value's code points
+        ("a value with decomposed characters (e + U+0301 COMBINING ACUTE ACCENT, not NFC)",
+         model.new_memory(namespace(ctx, tag="store"), key("awk.nfd"), "Rene\u0301e's cafe\u0301")),
     )
     for what, memory in cases:
         reply = ctx.client.store(memory)
@@ -243,13 +249,21 @@ def store_idempotent(ctx: Any) -> None:
                                           f"{same[0].get('created_at')} on an identical repeat", second)
 
 
+#: The times the upsert check's first STORE gives: far in the past, so the update's own time is later
+#: whatever the server's clock resolution (found by the blind red team: an update that kept the first
+#: write's updated_at was not seen while both writes fell within one clock tick)
+FIRST_WRITE = "2020-01-01T00:00:00Z"
+
+
 @check("oams/store-upsert", spec="oams", bindings=LIVE, requirements=("oams/store-upsert", "oams/ns-key-unique"),
-       title="STORE of a new value on an existing pair replaces it, keeping created_at")
+       title="STORE of a new value on an existing pair replaces it, keeping created_at and moving updated_at to "
+             "the update's time")
 def store_upsert(ctx: Any) -> None:
     ctx.credit_only_observed()  # a refused upsert leaves nothing to count under the pair
     ns = namespace(ctx, tag="upsert")
     k = key("upsert")
-    first = ctx.client.store(model.new_memory(ns, k, "old value", source_id="https://a.example/first"))
+    first = ctx.client.store(model.new_memory(ns, k, "old value", source_id="https://a.example/first",
+                                              created_at=FIRST_WRITE, updated_at=FIRST_WRITE))
     precondition(first, "the first STORE")
     a = find(listed(ctx, ns), k) or {}
     # the source changes too: an upsert that keeps the old row's provenance is found by the blind red team
@@ -284,10 +298,32 @@ def store_upsert(ctx: Any) -> None:
         if ta and tb and tb < ta:
             say(ctx, "oams/store-upsert", f"updated_at went back from {a.get('updated_at')} to "
                                           f"{same[0].get('updated_at')}", second)
+        _judge_last_write(ctx, ns, k, a, b, same[0], second)
+
+
+def _judge_last_write(ctx: Any, ns: str, k: str, before: dict[str, Any], answered: dict[str, Any],
+                      back: dict[str, Any], reply: Any) -> None:
+    """§2 updated_at is the "Last write": the update gave no updated_at, so the answer's and LIST's are
+    the update's own time, later than the FIRST_WRITE the pair held. Judged only where LIST showed the
+    first write at FIRST_WRITE (keeping given times is oams/store-keeps-given-timestamps')."""
+    if not same_instant(before.get("updated_at"), FIRST_WRITE):
+        ctx.note(f"the first STORE gave updated_at {FIRST_WRITE} and LIST read {before.get('updated_at')!r}: whether "
+                 "the update moved updated_at to its own time was not judged (keeping given timestamps is "
+                 "oams/store-keeps-given-timestamps')")
+        return
+    first = model.parse_time(FIRST_WRITE)
+    stale = [f"{where} has updated_at {got.get('updated_at')}"
+             for where, got in (("the update's answer", answered), (f"LIST of {ns!r} after it", back))
+             if (t := model.parse_time(got.get("updated_at"))) is not None and t <= first]  # type: ignore[operator]
+    if stale:
+        say(ctx, "oams/store-upsert", f"({ns!r}, {k!r}) was first stored with updated_at {FIRST_WRITE}, then STORE "
+                                      f"sent a new value and no updated_at; {' and '.join(stale)}, the first write's: "
+                                      "updated_at is the last write's time (§2 \"Last write\")", reply,
+            received={"answer": answered, "listed": back})
 
 
 @check("oams/tags-lowercase", spec="oams", bindings=LIVE, requirements=("oams/tags-lowercase",),
-       title="Tags are lowercased on ingest")
+       title="Tags are lowercased on ingest, by STORE and by BATCH_STORE")
 def tags_lowercase(ctx: Any) -> None:
     ns = namespace(ctx, tag="tags")
     memory = model.new_memory(ns, key("tags"), "tagged", tags=["Research", "MixedCase"])
@@ -295,9 +331,28 @@ def tags_lowercase(ctx: Any) -> None:
     precondition(reply, "STORE with tags")
     back = find(listed(ctx, ns), memory["key"])
     tags = back.get("tags") if isinstance(back, dict) else None
-    if not (isinstance(tags, list) and sorted(tags) == ["mixedcase", "research"]):  # §2 fixes no order
+    stored_lowered = isinstance(tags, list) and sorted(tags) == ["mixedcase", "research"]  # §2 fixes no order
+    if not stored_lowered:
         say(ctx, "oams/tags-lowercase", f"tags {memory['tags']} were stored as {tags!r} (LIST), not lowercased",
             sent=memory, received=back)
+    # BATCH_STORE ingests too (found by the blind red team: a batch path that skipped the lowercasing)
+    batch = [model.new_memory(ns, key("tags.b"), "tagged in a batch", tags=["Imported", "MixedCase"])]
+    reply = ctx.client.batch_store(batch)
+    if not reply.ok:
+        ctx.note(f"BATCH_STORE of a memory with tags was refused ({reply.describe()}): the batch path's ingest was not "
+                 "judged (oams/batch-returns judges the refusal)")
+        return
+    back = find(listed(ctx, ns), batch[0]["key"])
+    if back is None:
+        ctx.note(f"after BATCH_STORE, LIST of {ns!r} holds no {batch[0]['key']!r}: the batch path's tags were not "
+                 "judged (oams/batch-returns judges that)")
+        return
+    tags = back.get("tags")
+    if not (isinstance(tags, list) and sorted(tags) == ["imported", "mixedcase"]):
+        say(ctx, "oams/tags-lowercase", f"BATCH_STORE of {batch[0]['key']!r} with tags {batch[0]['tags']} in {ns!r}: "
+                                        f"LIST reads tags {tags!r}, not lowercased"
+                                        + (" (STORE's are: the SHOULD is about ingest, and a batch ingests too)"
+                                           if stored_lowered else ""), reply, received=back)
 
 
 #: (what, the memory's members beyond key/namespace, or None to leave value out)
