@@ -161,30 +161,22 @@ def _value_changed(change: Callable[[str], str]) -> Callable[[dict[str, Any]], d
     return lambda memory: {**memory, "value": change(memory["value"])}
 
 
-def _metadata_bools_as_ints(memory: dict[str, Any]) -> dict[str, Any]:
-    """Metadata kept in a store whose JSON column has no boolean (true comes back 1)."""
+def _metadata_mapped(change: Callable[[Any], Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A memory whose metadata reached the store with every leaf value `change`d."""
     def walk(v: Any) -> Any:
-        if isinstance(v, bool):
-            return int(v)
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
         if isinstance(v, list):
             return [walk(x) for x in v]
-        return v
-    return {**memory, "metadata": walk(memory["metadata"])} if isinstance(memory.get("metadata"), dict) else memory
+        return change(v)
+    return lambda memory: ({**memory, "metadata": walk(memory["metadata"])}
+                           if isinstance(memory.get("metadata"), dict) else memory)
 
 
-def _metadata_floats_as_float32(memory: dict[str, Any]) -> dict[str, Any]:
-    """Metadata kept in a store whose number type is float32: 0.1 comes back 0.10000000149011612."""
-    def walk(v: Any) -> Any:
-        if isinstance(v, float):
-            return model.as_float32(v)
-        if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        return v
-    return {**memory, "metadata": walk(memory["metadata"])} if isinstance(memory.get("metadata"), dict) else memory
+#: Metadata kept in a store whose JSON column has no boolean (true comes back 1).
+_metadata_bools_as_ints = _metadata_mapped(lambda v: int(v) if isinstance(v, bool) else v)
+#: Metadata kept in a store whose number type is float32: 0.1 comes back 0.10000000149011612.
+_metadata_floats_as_float32 = _metadata_mapped(lambda v: model.as_float32(v) if isinstance(v, float) else v)
 
 
 def _namespace_folded(memory: dict[str, Any]) -> dict[str, Any]:

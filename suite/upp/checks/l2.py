@@ -811,21 +811,9 @@ def low_confidence_staged(ctx: CheckContext) -> None:
     entity = fresh_entity("low")
     # staged, as its exporter held it: a package's status may be kept (a reinforced event is valid at
     # a low confidence, 02 §6) or derived from the confidence, and both give staged here
-    item = dict(event("I speak Finnish.", "who_languages", confidence=LOW_CONFIDENCE), status="staged")
-    content = package(fresh_entity("pkg-source"), [item], ontology_id=server_ontology(ctx))
-    with package_file(ctx, content, "low") as path:
-        reply = ctx.client.import_events(entity, str(path))
-    result = need(reply, f"upp/import_events of one event of confidence {LOW_CONFIDENCE}")
-    if isinstance(result, dict) and result.get("imported_count") == 0:
-        raise Inconclusive(f"the server skipped the event of confidence {LOW_CONFIDENCE} ({compact(result)}): "
-                           "nothing was created, so there is no status to judge")
+    staged = _import_staged(ctx, entity, event("I speak Finnish.", "who_languages"))
     listing, events = _get_events(ctx, entity)
-    found = [e for e in events.values() if fold(e.get("value")) == fold(item["value"])]
-    if not found:
-        raise NotApplicable(f"precondition failed: upp/import_events answered {compact(result)}, but upp/get_events "
-                            f"lists no event {item['value']!r} for {entity!r} (judged by upp/import-persists)")
     observe(ctx, "upp/low-confidence-staged")
-    staged = found[0]
     if staged.get("status") != "staged":
         fail(ctx, "upp/low-confidence-staged", f"an event imported with confidence {LOW_CONFIDENCE} is listed as "
              f"{_brief(staged)}", listing,
