@@ -80,6 +80,10 @@ OMF_FAULTS = (
     _f("dedup-across-projects", "dedup compares against the rows of every project, not the resolved project's "
        "(or the unscoped rows only)", "dedup-scope-project", "dedup-scope-null",
        overrides={"dedup_scope": "tenant"}),
+    # found by the blind red team (round 13), who saw it blamed on whatever check reused a text
+    _f("dedup-across-tenants", "the dedup index is not keyed by tenant: an item whose text another tenant holds "
+       "in the same project (or unscoped) is counted a duplicate and not written", "dedup-scope-tenant",
+       wraps={"_is_duplicate": faulty.dedup_across_tenants}),
     _f("category-ignored", "category is not used as the fallback project",
        "category-fallback-project",
        wraps={"_project": faulty.category_ignored}),

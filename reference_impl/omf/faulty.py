@@ -268,6 +268,14 @@ def partial_write_on_invalid(engine: Any, original: Callable[..., Any]) -> Calla
     return lambda error: True
 
 
+def dedup_across_tenants(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The dedup index is keyed by (project, canonical text), not by tenant: a text another tenant
+    holds in the same project (or unscoped) makes the item a duplicate, and it is not written."""
+    def is_duplicate(run: Any, r: Any) -> bool:
+        return original(run, r) or engine.store.has_canonical(None, r.canonical, r.project_id)
+    return is_duplicate
+
+
 # -- preview(tenant, document, **flags) --------------------------------------------------------------
 
 def preview_writes(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:

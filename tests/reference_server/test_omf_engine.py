@@ -482,6 +482,17 @@ def test_fault_preview_writes() -> None:
     assert e.store.count() == 1
 
 
+def test_fault_dedup_across_tenants() -> None:
+    both = doc(item("a", project="p"), item("b"))
+    right = engine()
+    right.import_document("t", both)
+    assert right.import_document("u", both) == {"imported": 2, "duplicates": 0, "skipped": 0}
+    e = engine("omf-dedup-across-tenants")
+    e.import_document("t", both)
+    assert e.import_document("u", both) == {"imported": 0, "duplicates": 2, "skipped": 0}
+    assert e.import_document("v", doc(item("a", project="q"))) == {"imported": 1, "duplicates": 0, "skipped": 0}
+
+
 def test_fault_preview_miscounts() -> None:
     e = engine("omf-preview-miscounts")
     e.import_document("t", doc(item("a")))
@@ -503,7 +514,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 58 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 59 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 

@@ -8,26 +8,26 @@ import time
 from typing import Any
 
 from memconform.suite.omf import model
-from memconform.suite.omf.checks._common import LIVE, contents, export_doc, fail, fresh_tenant, seed
+from memconform.suite.omf.checks._common import LIVE, contents, export_doc, fail, fresh_tenant, own, seed
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
 DAY = 86_400_000
 
 
-def _rows() -> dict[str, tuple[dict[str, Any], str | None]]:
+def _rows(tenant: str) -> dict[str, tuple[dict[str, Any], str | None]]:
     """content → (lifecycle, the requirement that governs its presence; None: always eligible)."""
     now = model.now_ms()
-    return {
-        "mcf rows: final": ({}, None),
-        "mcf rows: future expiry": ({"expires_at_ms": now + 30 * DAY}, None),
-        "mcf rows: deleted": ({"status": "deleted"}, "omf/export-never-deleted-error"),
-        "mcf rows: error": ({"status": "error"}, "omf/export-never-deleted-error"),
-        "mcf rows: history": ({"tier": "history"}, "omf/export-include-history"),
-        "mcf rows: superseded": ({"status": "superseded"}, "omf/export-include-superseded"),
-        "mcf rows: expired": ({"status": "expired"}, "omf/export-include-expired"),
-        "mcf rows: lapsed": ({"expires_at_ms": now - DAY}, "omf/export-lazy-expiry"),
-    }
+    return {own(tenant, f"mcf rows: {name}"): value for name, value in {
+        "final": ({}, None),
+        "future expiry": ({"expires_at_ms": now + 30 * DAY}, None),
+        "deleted": ({"status": "deleted"}, "omf/export-never-deleted-error"),
+        "error": ({"status": "error"}, "omf/export-never-deleted-error"),
+        "history": ({"tier": "history"}, "omf/export-include-history"),
+        "superseded": ({"status": "superseded"}, "omf/export-include-superseded"),
+        "expired": ({"status": "expired"}, "omf/export-include-expired"),
+        "lapsed": ({"expires_at_ms": now - DAY}, "omf/export-lazy-expiry"),
+    }.items()}
 
 
 def _expected(rule: str | None, flags: dict[str, bool | None]) -> bool:
@@ -51,7 +51,7 @@ VARIANTS = ({}, {"include_history": True}, {"include_superseded": False}, {"incl
        bindings=LIVE, title="Export leaves out deleted/error always and history/superseded/expired per flag")
 def exclusions(ctx) -> None:
     tenant = fresh_tenant("excl")
-    rows = _rows()
+    rows = _rows(tenant)
     seed(ctx, tenant, [model.item(c, lifecycle=lc) for c, (lc, _) in rows.items()])
     for flags in VARIANTS:
         run, items = export_doc(ctx, tenant, **flags)
@@ -71,54 +71,59 @@ def exclusions(ctx) -> None:
 SPACED_S = 1.1
 
 
+#: The rows of omf/export/order, in the order written, not sorted by content.
+ORDER = ("mcf order: zulu (first)", "mcf order: alpha (second)", "mcf order: mike (third)", "mcf order: bravo (fourth)")
+
+
 @check("omf/export/order", spec="omf", requirements=("omf/export-order",), bindings=LIVE,
        title="An export lists chunks in ascending creation order")
 def order(ctx) -> None:
     """§Export fixes the order by timestamp_created, not its resolution: rows written within one tick
     tie, and ties may come in any order. Rows written back to back that come out in write order pass
     at once; otherwise the rows are written again, SPACED_S apart, and only that order is judged."""
-    written = ["mcf order: zulu (first)", "mcf order: alpha (second)", "mcf order: mike (third)",
-               "mcf order: bravo (fourth)"]
-    fast = _written_and_exported(ctx, "order", written, pause=0.0)
-    if fast[1] == written:
+    fast, written, listed = _written_and_exported(ctx, "order", pause=0.0)
+    if listed == written:
         return
-    _every_row_listed(fast, written)
-    ctx.note(f"rows written back to back were exported as {fast[1]}: they may share a timestamp_created, so the "
+    _every_row_listed(listed, written)
+    ctx.note(f"rows written back to back were exported as {listed}: they may share a timestamp_created, so the "
              f"order is judged on rows written {SPACED_S} s apart")
-    run, listed = _written_and_exported(ctx, "order-spaced", written, pause=SPACED_S)
-    _every_row_listed((run, listed), written)
+    run, written, listed = _written_and_exported(ctx, "order-spaced", pause=SPACED_S)
+    _every_row_listed(listed, written)
     if listed != written:
         fail(ctx, "omf/export-order", f"Rows written one import at a time, {SPACED_S} s apart, in the order {written} "
              f"are exported as {listed}", run, f"{written}")
 
 
-def _every_row_listed(exported: tuple[Any, list[str]], written: list[str]) -> None:
+def _every_row_listed(listed: list[str], written: list[str]) -> None:
     """The order of rows is seen only in an export that lists each of them once: one that leaves rows
     out (or lists one twice) is omf/export/exclusions' finding (omf/export-every-eligible) and says
     nothing about the order."""
-    if sorted(exported[1]) != sorted(written):
-        raise NotApplicable(f"the export of the {len(written)} rows written lists {exported[1]}, not each of them "
+    if sorted(listed) != sorted(written):
+        raise NotApplicable(f"the export of the {len(written)} rows written lists {listed}, not each of them "
                             "once, so their order cannot be seen; which rows an export lists is judged by "
                             "omf/export-every-eligible")
 
 
-def _written_and_exported(ctx: Any, tag: str, written: list[str], *, pause: float) -> tuple[Any, list[str]]:
+def _written_and_exported(ctx: Any, tag: str, *, pause: float) -> tuple[Any, list[str], list[str]]:
+    """The export run, the contents written (in order) and those of them the export lists (in its order)."""
     tenant = fresh_tenant(tag)
+    written = [own(tenant, label) for label in ORDER]
     for n, content in enumerate(written):  # one import each, so creation order is the order written
         if n and pause:
             time.sleep(pause)
         seed(ctx, tenant, [model.item(content)])
     run, items = export_doc(ctx, tenant)
-    return run, [c for c in contents(items) if c in written]
+    return run, written, [c for c in contents(items) if c in written]
 
 
 @check("omf/export/project-filter", spec="omf", requirements=("omf/export-project-filter",), bindings=LIVE,
        title="An export with project_id lists only that project's rows")
 def project_filter(ctx) -> None:
     tenant = fresh_tenant("projfilter")
-    seed(ctx, tenant, [model.item("mcf filter: in p1", project="p1"), model.item("mcf filter: in p2", project="p2"),
-                       model.item("mcf filter: unscoped", memd=False)])
+    in_p1 = own(tenant, "mcf filter: in p1")
+    seed(ctx, tenant, [model.item(in_p1, project="p1"), model.item(own(tenant, "mcf filter: in p2"), project="p2"),
+                       model.item(own(tenant, "mcf filter: unscoped"), memd=False)])
     run, items = export_doc(ctx, tenant, project="p1")
-    if contents(items) != ["mcf filter: in p1"]:
+    if contents(items) != [in_p1]:
         fail(ctx, "omf/export-project-filter", f"An export for project p1 lists {contents(items)}", run,
-             "only ['mcf filter: in p1']")
+             f"only [{in_p1!r}]")

@@ -4,18 +4,23 @@ counts that equal what the real import then does."""
 from __future__ import annotations
 
 from memconform.suite.omf import model
-from memconform.suite.omf.checks._common import ALL_FLAGS, LIVE, counts, export_doc, fail, fresh_tenant, seed, send
+from memconform.suite.omf.checks._common import (
+    ALL_FLAGS, LIVE, counts, export_doc, fail, fresh_tenant, own, seed, send,
+)
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
 FIELDS = ("total", "to_import", "duplicates", "filtered", "unscoped")
 
 
-def _doc():
+def _doc(tenant: str):
     return model.document([
-        model.item("mcf preview: p1 a", project="p1"), model.item("mcf preview: p1 b", project="p1"),
-        model.item("mcf preview: underscore", project="_"), model.item("mcf preview: unscoped", memd=False),
-        model.item("mcf preview: stored"), model.item("mcf preview: archived", status="archived"),
+        model.item(own(tenant, "mcf preview: p1 a"), project="p1"),
+        model.item(own(tenant, "mcf preview: p1 b"), project="p1"),
+        model.item(own(tenant, "mcf preview: underscore"), project="_"),
+        model.item(own(tenant, "mcf preview: unscoped"), memd=False),
+        model.item(own(tenant, "mcf preview: stored")),
+        model.item(own(tenant, "mcf preview: archived"), status="archived"),
     ])
 
 
@@ -23,14 +28,14 @@ def _doc():
        title="A preview writes nothing")
 def no_write(ctx) -> None:
     tenant = fresh_tenant("prevnw")
-    seed(ctx, tenant, [model.item("mcf preview: stored")])
+    seed(ctx, tenant, [model.item(own(tenant, "mcf preview: stored"))])
     shown, before = export_doc(ctx, tenant, **ALL_FLAGS)
-    if "mcf preview: stored" not in [it.get("content") for it in before]:
+    if own(tenant, "mcf preview: stored") not in [it.get("content") for it in before]:
         # An export that does not show a real import would not show a preview's write either.
         raise NotApplicable(f"precondition failed: the export after a seeding import does not list the seeded item "
                             f"({shown.describe()}), so a write by the preview could not be seen; imports are judged "
                             "by omf/import/buckets")
-    doc = _doc()
+    doc = _doc(tenant)
     run = send(ctx, tenant, doc, dry_run=True)
     after, items = export_doc(ctx, tenant, **ALL_FLAGS)
     if [it.get("content") for it in items] != [it.get("content") for it in before]:
@@ -45,8 +50,8 @@ def no_write(ctx) -> None:
 def matches_import(ctx) -> None:
     ctx.credit_only_observed()  # a preview without its counts gives nothing to compare the import with
     tenant = fresh_tenant("prevm")
-    seed(ctx, tenant, [model.item("mcf preview: stored")])
-    doc = _doc()
+    seed(ctx, tenant, [model.item(own(tenant, "mcf preview: stored"))])
+    doc = _doc(tenant)
     prev = send(ctx, tenant, doc, dry_run=True, include_archived=False)
     r = prev.result if prev.ok and isinstance(prev.result, dict) else None
     ints = r is not None and all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) and r[k] >= 0

@@ -15,6 +15,10 @@ the target's answers contradict (a target must stay consistent with at least one
 form of dedup (folded or verbatim), whether rows written earlier in the same document are
 "existing" for dedup, and whether an archived duplicate is skipped or a duplicate. Tags are
 compared as sets (order free; a set-reading stores them sorted).
+
+Each sequence's tenant is fresh, but the texts drawn repeat across sequences (and a round trip sends
+a tenant's texts to a fresh one): a text counted a duplicate that only another tenant holds is
+charged to omf/dedup-scope-tenant, never to the import that lost it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.stateful import SpecMachine, quote, run_machine
 
-REQUIREMENTS = ("omf/import-buckets", "omf/dedup-exact", "omf/dedup-scope-project", "omf/preview-matches-import",
+REQUIREMENTS = ("omf/import-buckets", "omf/dedup-exact", "omf/dedup-scope-project", "omf/dedup-scope-tenant",
+                "omf/preview-matches-import",
                 "omf/export-every-eligible", "omf/tags-verbatim", "omf/supersedes-replayed",
                 "omf/superseded-by-derived", "omf/lifecycle-honoured", "omf/self-roundtrip", "omf/dedup-fuzzy",
                 "omf/export-include-history", "omf/export-include-superseded", "omf/export-include-expired",
@@ -208,6 +213,8 @@ class OmfMachine(SpecMachine):
     previews = True
     archived_flag = True
     fuzzy = True
+    #: (content, project) → the tenants this run sent it to, across sequences (run_machine's attribute)
+    elsewhere: dict[tuple[str, str | None], set[str]] | None = None
 
     def setup(self) -> None:
         self.tenant = fresh_tenant("sm-omf")
@@ -329,6 +336,22 @@ class OmfMachine(SpecMachine):
                                                  f"{_edges(want_by)}")
         return None
 
+    def _held_by_others(self, content: str, project: str | None, form: str) -> list[str]:
+        """The other tenants this run sent `content` (in `form`'s canonical form) to, in `project`."""
+        canon = _canonical(content, form)
+        return sorted({tenant for (text, where), tenants in (self.elsewhere or {}).items()
+                       if where == project and _canonical(text, form) == canon
+                       for tenant in tenants if tenant != self.tenant})
+
+    def _hold(self, tenant: str, items: list[dict[str, Any]]) -> None:
+        """Remember which texts `tenant` was sent (for omf/dedup-scope-tenant's blame), run-wide."""
+        if self.elsewhere is None:
+            return
+        for it in items:
+            if isinstance(it, dict) and isinstance(it.get("content"), str):
+                project = (model.memd_extension(it) or {}).get("project_id")
+                self.elsewhere.setdefault((it["content"], project), set()).add(tenant)
+
     def _counts_problem(self, state: State, trial: State, want: dict[str, int], got: dict[str, int] | None,
                         total: int, exported: list[dict[str, Any]] | None, items: list[dict[str, Any]] = (),
                         include_archived: bool = True, fuzzy: float | None = None) -> tuple[str, str]:
@@ -347,6 +370,12 @@ class OmfMachine(SpecMachine):
                         f"the import answered {got}, expected {want}: {quote(content, 80)} is new to project "
                         f"{project!r}, yet it was not written (the same text is held in project(s) "
                         f"{', '.join(elsewhere)} only)")
+                others = self._held_by_others(content, project, state.reading.form)
+                if others:
+                    return "omf/dedup-scope-tenant", (
+                        f"the import answered {got}, expected {want}: {quote(content, 80)} is new to tenant "
+                        f"{self.tenant!r} (project {project!r}), yet it was not written; the same text is held in that "
+                        f"project only by other tenants this run wrote to ({', '.join(map(repr, others[:3]))})")
         if fuzzy is not None:
             exact = _simulate(state.copy(), items, include_archived, itertools.count(), None)
             if exact != want or got == exact:  # the near copies decided it
@@ -390,6 +419,7 @@ class OmfMachine(SpecMachine):
                         f"the import that followed, same tenant and flags, answered {got}. The spec: "
                         f"{cite('omf/preview-matches-import')}",
                         sent=body[:2000], received={"preview": p.result, "import": run.result})
+        self._hold(tenant, doc["memories"])
         if tenant != self.tenant:
             return
         self._judge(doc, include_archived, got, run, fuzzy)
@@ -532,6 +562,17 @@ class OmfMachine(SpecMachine):
         run = self.call(f"import into a fresh tenant {other!r} of {self.tenant!r}'s export ({len(exported[1])} "
                         f"item(s))", self.client.import_document, other, model.dumps(doc),
                         **({"include_archived": True} if self.archived_flag else {}))
+        self._hold(other, exported[1])
+        got = counts(run)
+        if got is not None:
+            # The tenant was consistent with a reading of dedup, so its export holds no two rows that
+            # reading dedups: a fresh tenant has nothing else for an item to match.
+            self.judged("omf/dedup-scope-tenant")
+            if got["duplicates"]:
+                self.broken("omf/dedup-scope-tenant", f"the export of {self.tenant!r} ({len(exported[1])} item(s)) "
+                            f"imported into the fresh tenant {other!r} answered {got}: a tenant that held nothing "
+                            f"counted {got['duplicates']} duplicate(s), which only another tenant's rows can have "
+                            f"matched. The spec: {cite('omf/dedup-scope-tenant')}", sent=doc, received=run.result)
         again = self._export(other)
         if not run.ok or again is None:
             self.broken("omf/self-roundtrip", f"the implementation's own export of {self.tenant!r} "
@@ -620,7 +661,7 @@ def import_export(ctx) -> None:
     observed: list[int] = []
     run_machine(ctx, _machine(), name="OmfImportExport", previews="dry_run" not in lacks,
                 archived_flag="include_archived" not in lacks, fuzzy="fuzzy_threshold" not in lacks,
-                observed=observed)
+                observed=observed, elsewhere={})
     if not observed and not ctx.findings:
         # nothing passes on what it did not observe: no import answered counts with an export after it
         raise Inconclusive("no generated import came back with its counts and a readable export of the tenant, so the "
