@@ -132,6 +132,9 @@ OMF_FAULTS = (
        wraps={"_walk": faulty.fuzzy_ignored}),
     _f("tags-lowercased", "imported tags are stored lower-cased, not verbatim", "tags-verbatim",
        wraps={"resolve_item": faulty.tags_lowercased}),
+    # found by the blind red team (round 13): "verbatim" is the array, its order and repeats too
+    _f("tags-sorted-unique", "imported tags are stored as a set: repeats dropped, read back sorted", "tags-verbatim",
+       wraps={"resolve_item": faulty.tags_sorted_unique}),
     _f("unknown-type-other", "an unknown or missing chunk_type imports as other, not doc", "chunk-type-import",
        overrides={"unknown_chunk_type": "other"}),
     _f("unknown-mode-conversation", "an unknown or missing ingestion_mode imports as conversation, not document",

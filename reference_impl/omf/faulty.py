@@ -164,6 +164,13 @@ def tags_lowercased(r: _Resolved, item: dict[str, Any]) -> None:
     r.tags = [t.lower() for t in r.tags]
 
 
+@_edits_resolved
+def tags_sorted_unique(r: _Resolved, item: dict[str, Any]) -> None:
+    """Tags kept as a set (a tags table with a unique key, read back ordered): each string
+    unaltered, but repeats dropped and the document's order lost."""
+    r.tags = sorted(set(r.tags))
+
+
 def _refuses_unknown(member: str, vocabulary: Any) -> Wrap:
     """A strict parser: an item whose extensions.memd.<member> is a string outside the vocabulary fails
     validation, instead of falling back to the default."""

@@ -131,7 +131,8 @@ class FakeOmf:
             None if "ignore-category" in self.broken else it.get("category"))
         ct = memd.get("chunk_type")
         im = memd.get("ingestion_mode")
-        return {"content": it["content"], "tags": list(it.get("tags", [])), "project": project, "lc": lc,
+        tags = sorted(set(it.get("tags", []))) if "tags-sorted" in self.broken else list(it.get("tags", []))
+        return {"content": it["content"], "tags": tags, "project": project, "lc": lc,
                 "chunk_type": ct if ct in model.CHUNK_TYPES or "keep-unknown-type" in self.broken and ct else "doc",
                 "mode": im if im in model.INGESTION_MODES else "document",
                 "source_id": memd.get("chunk_id"), "edge": raw.get("supersedes") if trusted and isinstance(raw, dict) else None}
@@ -213,6 +214,7 @@ BREAKS = [
     ("reverse-order", "omf/export/order", "omf/export-order"),
     ("bad-exported-at", "omf/export/shape", "omf/exported-at-format"),
     # the blind red team's round 13 misses, each now shown by its own rule
+    ("tags-sorted", "omf/trust/untrusted-fields-flow", "omf/tags-verbatim"),
     ("dedup-any-tenant", "omf/import/dedup-tenant", "omf/dedup-scope-tenant"),
     ("dedup-any-tenant", "omf/fail-closed/self-roundtrip", "omf/dedup-scope-tenant"),
 ]

@@ -514,7 +514,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 59 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 60 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -838,8 +838,14 @@ def variant(*names: str) -> OmfEngine:
     return OmfEngine(OmfStore(":memory:"), clock=lambda: NOW, variants=names)
 
 
-def test_variant_tags_as_set_keeps_every_string() -> None:
-    e = variant("omf-tags-as-set")
+def test_tags_are_the_array_sent() -> None:
+    e = engine()
+    e.import_document("t", doc(item("a", tags=["Z", "a", "M", "a"])))
+    assert exported(e)[0]["tags"] == ["Z", "a", "M", "a"]
+
+
+def test_fault_tags_sorted_unique() -> None:
+    e = engine("omf-tags-sorted-unique")
     e.import_document("t", doc(item("a", tags=["Z", "a", "M", "a"])))
     assert exported(e)[0]["tags"] == ["M", "Z", "a"]
 

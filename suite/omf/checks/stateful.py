@@ -14,7 +14,7 @@ Where the text leaves a choice open the model keeps every reading alive at once 
 the target's answers contradict (a target must stay consistent with at least one): the canonical
 form of dedup (folded or verbatim), whether rows written earlier in the same document are
 "existing" for dedup, and whether an archived duplicate is skipped or a duplicate. Tags are
-compared as sets (order free; a set-reading stores them sorted).
+compared as the arrays they are: "applied verbatim" keeps their order and repeats.
 
 Each sequence's tenant is fresh, but the texts drawn repeat across sequences (and a round trip sends
 a tenant's texts to a fresh one): a text counted a duplicate that only another tenant holds is
@@ -98,7 +98,7 @@ READINGS = tuple(Reading(f, w, ff) for f, w, ff in itertools.product(("folded", 
 class Row:
     content: str
     project: str | None
-    tags: frozenset[str]
+    tags: tuple[str, ...]          # as sent: order and repeats are kept (omf/tags-verbatim)
     status: str
     key: int                       # unique per written row in the model
     supersedes: int | None = None  # model keys
@@ -150,7 +150,7 @@ def _simulate(state: State, items: list[dict[str, Any]], include_archived: bool,
             got["skipped"] += 1
             continue
         lc = memd["lifecycle"]
-        row = Row(it["content"], memd.get("project_id"), frozenset(it.get("tags") or ()),
+        row = Row(it["content"], memd.get("project_id"), tuple(it.get("tags") or ()),
                   lc["status"], next(keys), tier=lc.get("tier") or "long_term", expires=lc.get("expires_at_ms"))
         if r.within:
             existing.add(canon)
@@ -193,7 +193,8 @@ def _strategies() -> dict[str, Any]:
                            "near-cut"])
     item = st.fixed_dictionaries({
         "content": base, "how": how, "project": st.sampled_from(PROJECTS),
-        "tags": st.lists(st.sampled_from(["a", "B", "b", "ü", "🦀", "x y"]), max_size=3, unique=True),
+        # repeats and any order: tags are applied verbatim, as the array sent
+        "tags": st.lists(st.sampled_from(["a", "B", "b", "ü", "🦀", "x y"]), max_size=4),
         "archived": st.sampled_from([False, False, False, True]),
         "supersedes_previous": st.booleans(),
         "status": st.sampled_from(["final", "final", "superseded", "draft", "expired"]),
@@ -270,11 +271,12 @@ class OmfMachine(SpecMachine):
         return run, [it for it in doc["memories"] if isinstance(it, dict)]
 
     @staticmethod
-    def _shown(it: dict[str, Any]) -> tuple[str, str | None, frozenset[str], tuple[Any, ...]]:
-        """content, project, tags, and the lifecycle (status, tier, expires_at_ms) as exported."""
+    def _shown(it: dict[str, Any]) -> tuple[str, str | None, tuple[Any, ...], tuple[Any, ...]]:
+        """content, project, tags (in the export's order), and the lifecycle (status, tier,
+        expires_at_ms) as exported."""
         memd = model.memd_extension(it) or {}
         lc = memd.get("lifecycle") if isinstance(memd.get("lifecycle"), dict) else {}
-        return (it.get("content"), memd.get("project_id"), frozenset(t for t in it.get("tags") or () if isinstance(t, str)),
+        return (it.get("content"), memd.get("project_id"), _tags(it),
                 (lc.get("status"), lc.get("tier"), lc.get("expires_at_ms")))
 
     def _compare(self, state: State, exported: list[dict[str, Any]],
@@ -282,10 +284,10 @@ class OmfMachine(SpecMachine):
         """The first discrepancy between `state` (or those of its `rows` an export with flags may
         show) and the export: (requirement, what), or None."""
         rows = state.rows if rows is None else rows
-        want = sorted(((r.content, r.project or "", sorted(r.tags), (r.status, r.tier, r.expires)) for r in rows),
+        want = sorted(((r.content, r.project or "", list(r.tags), (r.status, r.tier, r.expires)) for r in rows),
                       key=repr)
         shown = [self._shown(it) for it in exported]
-        got = sorted(((c, p or "", sorted(t), s) for c, p, t, s in shown), key=repr)
+        got = sorted(((c, p or "", list(t), s) for c, p, t, s in shown), key=repr)
         if want != got:
             plain_w = sorted(((c, p) for c, p, _, _ in want), key=repr)
             plain_g = sorted(((c, p) for c, p, _, _ in got), key=repr)
@@ -294,7 +296,7 @@ class OmfMachine(SpecMachine):
                 bad = [(c, p, t, tw.get((c, p))) for c, p, t, _ in got if tw.get((c, p)) != t]
                 if bad:
                     return "omf/tags-verbatim", (f"the export shows tags {bad[0][2]} on {quote(bad[0][0], 80)}; the "
-                                                 f"import sent {bad[0][3]}")
+                                                 f"import sent {bad[0][3]} (the same array: order and repeats kept)")
                 sw = sorted(((c, p, st) for c, p, _, st in want), key=repr)
                 sg = sorted(((c, p, st) for c, p, _, st in got), key=repr)
                 return "omf/lifecycle-honoured", (f"the export shows the lifecycles (status, tier, expires_at_ms) "
@@ -593,9 +595,15 @@ class OmfMachine(SpecMachine):
         lc = model.lifecycle_of(it)
         memd = model.memd_extension(it) or {}
         by_id = {(model.memd_extension(x) or {}).get("chunk_id"): x.get("content") for x in items}
-        return (it.get("content"), memd.get("project_id") or "", tuple(sorted(t for t in it.get("tags") or ()
-                                                                                if isinstance(t, str))),
+        return (it.get("content"), memd.get("project_id") or "", _tags(it),
                 lc.get("status"), lc.get("tier"), by_id.get(lc.get("supersedes")) or "")
+
+
+def _tags(it: dict[str, Any]) -> tuple[Any, ...]:
+    """An exported item's tags as sent back, in order (an absent member is no tags; a member that is
+    no array is shown as it is)."""
+    tags = it.get("tags", [])
+    return tuple(tags) if isinstance(tags, list) else (tags,)
 
 
 def _minus(a: list[Any], b: list[Any]) -> list[Any]:
