@@ -62,6 +62,10 @@ OMF_FAULTS = (
     _f("trusts-other-ext-version", "the lifecycle block is honoured for any integer extensions.memd.v (2 too)",
        "memd-v-gated",
        wraps={"_ext_trusted": faulty.trusts_other_ext_version}),
+    # found by the blind red team (round 13): a boolean is no integer in JSON, and no 1
+    _f("trust-v-truthy", "extensions.memd.v is compared with a loose ==: a memd document with \"v\": true is "
+       "trusted and its lifecycle (tier history, status expired) honoured", "memd-v-gated",
+       wraps={"_ext_trusted": faulty.trust_v_truthy}),
     _f("lenient-lifecycle", "a trusted malformed lifecycle (non-string or unknown status/tier, non-integer *_ms, "
        "non-object) imports with defaults for the bad fields instead of failing validation",
        "fail-closed-string", "fail-closed-vocabulary", "fail-closed-ms", "fail-closed-object",

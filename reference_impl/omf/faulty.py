@@ -86,6 +86,12 @@ def missing_v_trusted(engine: Any, original: Callable[..., Any]) -> Callable[...
     return lambda v: v is None or original(v)
 
 
+def trust_v_truthy(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """extensions.memd.v compared with the language's loose `==`: true (and 1.0) equal 1, so a
+    document saying `"v": true` is trusted and its lifecycle honoured."""
+    return lambda v: v == MEMD_EXT_VERSION
+
+
 # -- _is_blank(content) ------------------------------------------------------------------------------
 
 def accepts_blank_content(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:

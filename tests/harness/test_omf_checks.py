@@ -105,7 +105,8 @@ class FakeOmf:
 
     def _row(self, doc, it):
         memd = model.memd_extension(it) or {}
-        trusted = model.is_trusted(doc, it) or "trust-any" in self.broken
+        trusted = model.is_trusted(doc, it) or "trust-any" in self.broken or (
+            "v-truthy" in self.broken and (doc.get("source") or {}).get("app") == "memd" and memd.get("v") == 1)
         lc = dict(model.DEFAULT_LIFECYCLE, supersedes=None, superseded_by=None, lifecycle_updated_at_ms=1)
         raw = memd.get("lifecycle")
         if trusted and raw is not None:
@@ -214,6 +215,7 @@ BREAKS = [
     ("reverse-order", "omf/export/order", "omf/export-order"),
     ("bad-exported-at", "omf/export/shape", "omf/exported-at-format"),
     # the blind red team's round 13 misses, each now shown by its own rule
+    ("v-truthy", "omf/trust/untrusted-defaults", "omf/memd-v-gated"),
     ("tags-sorted", "omf/trust/untrusted-fields-flow", "omf/tags-verbatim"),
     ("dedup-any-tenant", "omf/import/dedup-tenant", "omf/dedup-scope-tenant"),
     ("dedup-any-tenant", "omf/fail-closed/self-roundtrip", "omf/dedup-scope-tenant"),

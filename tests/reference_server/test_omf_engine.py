@@ -203,6 +203,19 @@ def test_fault_trusts_other_ext_version() -> None:
     assert engine().import_document("t", doc(item("a", lifecycle=CLAIM, v=2)))["imported"] == 1
 
 
+def test_fault_trust_v_truthy() -> None:
+    for v in (True, 1.0):
+        assert engine().import_document("t", doc(item("a", lifecycle=CLAIM, v=v)))["imported"] == 1
+    right = engine()
+    right.import_document("t", doc(item("a", lifecycle=CLAIM, v=True)))
+    assert lifecycles(right)[0]["tier"] == "long_term"
+    e = engine("omf-trust-v-truthy")
+    e.import_document("t", doc(item("a", lifecycle=CLAIM, v=True)))
+    assert lifecycles(e)[0]["tier"] == "history"
+    e.import_document("u", doc(item("b", lifecycle=CLAIM, v="1")))
+    assert lifecycles(e, "u")[0]["tier"] == "long_term"
+
+
 def test_untrusted_fields_flow() -> None:
     e = engine()
     it = item("a", project="p", lifecycle=CLAIM, tags=["x", "a", "x"])
@@ -514,7 +527,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 60 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 61 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 

@@ -41,6 +41,10 @@ def untrusted_defaults(ctx) -> None:
         ("omf/source-optional", "from a document without source", dict(source=None), {}, False),
         ("omf/memd-v-gated", "from memd with extensions.memd.v 2", {}, dict(v=2), False),
         ("omf/memd-v-gated", "from memd with extensions.memd.v \"1\" (a string)", {}, dict(v="1"), True),
+        # JSON's true is a boolean, no number: not 1, whatever a language's loose == says (found by the
+        # blind red team, round 13). 1.0 is not sent: JSON has one number type, and the text does not
+        # say whether 1.0 is the integer 1 (a JavaScript reader cannot tell them apart).
+        ("omf/memd-v-gated", "from memd with extensions.memd.v true (a boolean)", {}, dict(v=True), True),
         ("omf/trust-gate", "from memd without extensions.memd.v", {}, dict(v=model.OMIT), False),
         # `source.app == "memd"` is an exact comparison: another case or a trailing space is another app.
         *(("omf/trust-gate", f"from source.app {app!r} (not exactly \"memd\") with extensions.memd.v 1",
