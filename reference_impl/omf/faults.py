@@ -80,6 +80,10 @@ OMF_FAULTS = (
     _f("no-lazy-expiry", "include_expired=false drops status=expired rows but not rows whose expires_at_ms "
        "is past", "export-lazy-expiry",
        wraps={"_eligible": faulty.no_lazy_expiry}),
+    # found by the blind red team (round 13): the exclusions hold with a project_id too
+    _f("project-export-keeps-history", "an export with a project_id ignores include_history=false: the "
+       "project's tier=history rows are listed", "export-include-history",
+       wraps={"export": faulty.project_export_keeps_history}),
     # -- import ----------------------------------------------------------------------------------------
     _f("dedup-across-projects", "dedup compares against the rows of every project, not the resolved project's "
        "(or the unscoped rows only)", "dedup-scope-project", "dedup-scope-null",

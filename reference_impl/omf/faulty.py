@@ -313,6 +313,16 @@ def history_by_default(engine: Any, original: Callable[..., Any]) -> Callable[..
     return lambda out, tenant, **flags: original(out, tenant, **{**flags, "include_history": True})
 
 
+def project_export_keeps_history(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The project-scoped export query lacks the tier filter (and the loop its defence-in-depth
+    check): with a project_id, include_history=false still lists the project's tier=history rows."""
+    def export(out: Any, tenant: str, **flags: Any) -> int:
+        if flags.get("project_id") is not None:
+            flags = {**flags, "include_history": True}
+        return original(out, tenant, **flags)
+    return export
+
+
 def project_filter_ignored(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return lambda out, tenant, **flags: original(out, tenant, **{**flags, "project_id": None})
 

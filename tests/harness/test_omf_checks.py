@@ -155,7 +155,8 @@ class FakeOmf:
 
     # -- export --------------------------------------------------------------------------------
     def export(self, tenant, *, project=None, include_history=None, include_superseded=None, include_expired=None):
-        history = include_history is True or "history-default" in self.broken
+        history = include_history is True or "history-default" in self.broken or (
+            project is not None and "project-history" in self.broken)
         superseded, expired = include_superseded is not False, include_expired is not False
         now = model.now_ms()
         out = []
@@ -217,6 +218,7 @@ BREAKS = [
     # the blind red team's round 13 misses, each now shown by its own rule
     ("v-truthy", "omf/trust/untrusted-defaults", "omf/memd-v-gated"),
     ("tags-sorted", "omf/trust/untrusted-fields-flow", "omf/tags-verbatim"),
+    ("project-history", "omf/export/exclusions", "omf/export-include-history"),
     ("dedup-any-tenant", "omf/import/dedup-tenant", "omf/dedup-scope-tenant"),
     ("dedup-any-tenant", "omf/fail-closed/self-roundtrip", "omf/dedup-scope-tenant"),
 ]

@@ -527,7 +527,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 61 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 62 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -628,6 +628,15 @@ def test_fault_export_by_content() -> None:
     for c in ("zulu", "alpha", "mike"):
         g.import_document("t", doc(item(c)))
     assert contents(g) == ["zulu", "alpha", "mike"]
+
+
+def test_fault_project_export_keeps_history() -> None:
+    rows = doc(item("old", project="p", lifecycle={"tier": "history"}), item("new", project="p"))
+    for fault, want in ((None, ["new"]), ("omf-project-export-keeps-history", ["old", "new"])):
+        e = engine(fault)
+        e.import_document("t", rows)
+        assert [i["content"] for i in e.export_document("t", project_id="p")["memories"]] == want
+        assert [i["content"] for i in e.export_document("t")["memories"]] == ["new"]
 
 
 def test_fault_fuzzy_ignored() -> None:
