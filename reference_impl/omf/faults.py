@@ -84,6 +84,10 @@ OMF_FAULTS = (
     _f("project-export-keeps-history", "an export with a project_id ignores include_history=false: the "
        "project's tier=history rows are listed", "export-include-history",
        wraps={"export": faulty.project_export_keeps_history}),
+    # found by the blind red team (round 13): creation order is not the order of lifecycle_updated_at_ms
+    _f("export-by-lifecycle-updated", "export lists rows by ascending lifecycle_updated_at_ms (as a trusted "
+       "import set it), not in creation order", "export-order",
+       wraps={"_rows": faulty.export_by_lifecycle_updated}),
     # -- import ----------------------------------------------------------------------------------------
     _f("dedup-across-projects", "dedup compares against the rows of every project, not the resolved project's "
        "(or the unscoped rows only)", "dedup-scope-project", "dedup-scope-null",

@@ -343,6 +343,12 @@ def export_by_content(engine: Any, original: Callable[..., Any]) -> Callable[...
     return lambda *args: sorted(original(*args), key=lambda row: row["content"])
 
 
+def export_by_lifecycle_updated(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The export reads rows through the lifecycle index: ordered by lifecycle_updated_at_ms (which a
+    trusted import sets from the document), not by timestamp_created."""
+    return lambda *args: sorted(original(*args), key=lambda row: row["lifecycle_updated_at_ms"])
+
+
 def _as(row: Any, **changes: Any) -> dict[str, Any]:
     return {**dict(row), **changes}
 

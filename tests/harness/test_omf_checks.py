@@ -160,7 +160,9 @@ class FakeOmf:
         superseded, expired = include_superseded is not False, include_expired is not False
         now = model.now_ms()
         out = []
-        for r in sorted(self.rows.get(tenant, []), key=lambda r: r["seq"], reverse="reverse-order" in self.broken):
+        order = (lambda r: r["lc"]["lifecycle_updated_at_ms"]) if "order-by-lifecycle" in self.broken else (
+            lambda r: r["seq"])
+        for r in sorted(self.rows.get(tenant, []), key=order, reverse="reverse-order" in self.broken):
             lc = r["lc"]
             if lc["status"] in ("deleted", "error") and "export-deleted" not in self.broken:
                 continue
@@ -219,6 +221,7 @@ BREAKS = [
     ("v-truthy", "omf/trust/untrusted-defaults", "omf/memd-v-gated"),
     ("tags-sorted", "omf/trust/untrusted-fields-flow", "omf/tags-verbatim"),
     ("project-history", "omf/export/exclusions", "omf/export-include-history"),
+    ("order-by-lifecycle", "omf/export/order", "omf/export-order"),
     ("dedup-any-tenant", "omf/import/dedup-tenant", "omf/dedup-scope-tenant"),
     ("dedup-any-tenant", "omf/fail-closed/self-roundtrip", "omf/dedup-scope-tenant"),
 ]

@@ -527,7 +527,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 62 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 63 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -628,6 +628,14 @@ def test_fault_export_by_content() -> None:
     for c in ("zulu", "alpha", "mike"):
         g.import_document("t", doc(item(c)))
     assert contents(g) == ["zulu", "alpha", "mike"]
+
+
+def test_fault_export_by_lifecycle_updated() -> None:
+    for fault, want in ((None, ["zulu", "alpha", "mike"]), ("omf-export-by-lifecycle-updated", ["mike", "alpha", "zulu"])):
+        e = engine(fault)
+        for n, c in enumerate(("zulu", "alpha", "mike")):
+            e.import_document("t", doc(item(c, lifecycle={"lifecycle_updated_at_ms": 1_700_000_000_000 - n})))
+        assert contents(e) == want
 
 
 def test_fault_project_export_keeps_history() -> None:

@@ -91,8 +91,13 @@ def exclusions(ctx) -> None:
 SPACED_S = 1.1
 
 
-#: The rows of omf/export/order, in the order written, not sorted by content.
+#: The rows of omf/export/order, in the order written: neither sorted by content nor by the
+#: lifecycle_updated_at_ms each carries (STAMPS).
 ORDER = ("mcf order: zulu (first)", "mcf order: alpha (second)", "mcf order: mike (third)", "mcf order: bravo (fourth)")
+#: Each row's trusted lifecycle_updated_at_ms, older for each row written later: timestamp_created is
+#: when the chunk was written, and no stamp the document carries orders the export (found by the
+#: blind red team, round 13: an export ordered by lifecycle_updated_at_ms).
+STAMPS = tuple(1_700_000_000_000 + (len(ORDER) - n) * 3_600_000 for n in range(len(ORDER)))
 
 
 @check("omf/export/order", spec="omf", requirements=("omf/export-order",), bindings=LIVE,
@@ -110,8 +115,10 @@ def order(ctx) -> None:
     run, written, listed = _written_and_exported(ctx, "order-spaced", pause=SPACED_S)
     _every_row_listed(listed, written)
     if listed != written:
-        fail(ctx, "omf/export-order", f"Rows written one import at a time, {SPACED_S} s apart, in the order {written} "
-             f"are exported as {listed}", run, f"{written}")
+        fail(ctx, "omf/export-order", f"Rows written one trusted import at a time, {SPACED_S} s apart, in the order "
+             f"{written}, with lifecycle_updated_at_ms {list(STAMPS)} (each older than the row written before it), "
+             f"are exported as {listed}", run, f"{written}: ascending timestamp_created, the order the rows were "
+             "written (not the order of lifecycle_updated_at_ms or of content)")
 
 
 def _every_row_listed(listed: list[str], written: list[str]) -> None:
@@ -128,10 +135,10 @@ def _written_and_exported(ctx: Any, tag: str, *, pause: float) -> tuple[Any, lis
     """The export run, the contents written (in order) and those of them the export lists (in its order)."""
     tenant = fresh_tenant(tag)
     written = [own(tenant, label) for label in ORDER]
-    for n, content in enumerate(written):  # one import each, so creation order is the order written
+    for n, (content, stamp) in enumerate(zip(written, STAMPS)):  # one import each: creation order is the order written
         if n and pause:
             time.sleep(pause)
-        seed(ctx, tenant, [model.item(content)])
+        seed(ctx, tenant, [model.item(content, lifecycle={"lifecycle_updated_at_ms": stamp})])
     run, items = export_doc(ctx, tenant)
     return run, written, [c for c in contents(items) if c in written]
 
