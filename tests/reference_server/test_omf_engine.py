@@ -495,6 +495,14 @@ def test_fault_preview_writes() -> None:
     assert e.store.count() == 1
 
 
+def test_fault_preview_stored_rows_only() -> None:
+    twice = doc(item("a"), item("b"), item("a"))
+    assert engine().preview("t", twice)["to_import"] == 2
+    e = engine("omf-preview-stored-rows-only")
+    assert (e.preview("t", twice)["to_import"], e.import_document("t", twice)["imported"]) == (3, 2)
+    assert e.preview("t", doc(item("a")))["duplicates"] == 1  # stored rows are still looked up
+
+
 def test_fault_dedup_across_tenants() -> None:
     both = doc(item("a", project="p"), item("b"))
     right = engine()
@@ -527,7 +535,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 63 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 64 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
