@@ -228,9 +228,7 @@ class OmfEngine:
         trusted = source_trusted and self._ext_trusted(v)
         lifecycle = (self._lifecycle(where, memd.get("lifecycle"), now_ms) if trusted
                      else self._default_lifecycle(now_ms))  # untrusted: the block is not even parsed
-        tags = list(item.get("tags") or [])
-        if self.policy.tag_order == "sorted":
-            tags = sorted(set(tags))
+        tags = list(item.get("tags") or [])  # "Applied verbatim": the array as given, order and repeats kept
         # What flows in whatever the trust: content, tags, category, and extensions.memd's project_id,
         # chunk_type and ingestion_mode (only the lifecycle block is gated).
         fold = self.policy.vocab_case_insensitive

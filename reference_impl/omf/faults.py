@@ -62,6 +62,10 @@ OMF_FAULTS = (
     _f("trusts-other-ext-version", "the lifecycle block is honoured for any integer extensions.memd.v (2 too)",
        "memd-v-gated",
        wraps={"_ext_trusted": faulty.trusts_other_ext_version}),
+    # found by the blind red team (round 13): a boolean is no integer in JSON, and no 1
+    _f("trust-v-truthy", "extensions.memd.v is compared with a loose ==: a memd document with \"v\": true is "
+       "trusted and its lifecycle (tier history, status expired) honoured", "memd-v-gated",
+       wraps={"_ext_trusted": faulty.trust_v_truthy}),
     _f("lenient-lifecycle", "a trusted malformed lifecycle (non-string or unknown status/tier, non-integer *_ms, "
        "non-object) imports with defaults for the bad fields instead of failing validation",
        "fail-closed-string", "fail-closed-vocabulary", "fail-closed-ms", "fail-closed-object",
@@ -76,10 +80,22 @@ OMF_FAULTS = (
     _f("no-lazy-expiry", "include_expired=false drops status=expired rows but not rows whose expires_at_ms "
        "is past", "export-lazy-expiry",
        wraps={"_eligible": faulty.no_lazy_expiry}),
+    # found by the blind red team (round 13): the exclusions hold with a project_id too
+    _f("project-export-keeps-history", "an export with a project_id ignores include_history=false: the "
+       "project's tier=history rows are listed", "export-include-history",
+       wraps={"export": faulty.project_export_keeps_history}),
+    # found by the blind red team (round 13): creation order is not the order of lifecycle_updated_at_ms
+    _f("export-by-lifecycle-updated", "export lists rows by ascending lifecycle_updated_at_ms (as a trusted "
+       "import set it), not in creation order", "export-order",
+       wraps={"_rows": faulty.export_by_lifecycle_updated}),
     # -- import ----------------------------------------------------------------------------------------
     _f("dedup-across-projects", "dedup compares against the rows of every project, not the resolved project's "
        "(or the unscoped rows only)", "dedup-scope-project", "dedup-scope-null",
        overrides={"dedup_scope": "tenant"}),
+    # found by the blind red team (round 13), who saw it blamed on whatever check reused a text
+    _f("dedup-across-tenants", "the dedup index is not keyed by tenant: an item whose text another tenant holds "
+       "in the same project (or unscoped) is counted a duplicate and not written", "dedup-scope-tenant",
+       wraps={"_is_duplicate": faulty.dedup_across_tenants}),
     _f("category-ignored", "category is not used as the fallback project",
        "category-fallback-project",
        wraps={"_project": faulty.category_ignored}),
@@ -103,6 +119,11 @@ OMF_FAULTS = (
     _f("preview-writes", "preview (--dry-run true) writes the items like an import",
        "preview-matches-import", "preview-no-write",
        wraps={"preview": faulty.preview_writes}),
+    # found by the blind red team (round 13): seen by the state machine over HTTP only (the command
+    # line, slower, ran out of its budget first) until omf/preview/matches-import repeated an item
+    _f("preview-stored-rows-only", "preview looks duplicates up in the store only: an item repeating an earlier "
+       "item of the same document is counted to_import, where the import counts it a duplicate",
+       "preview-matches-import", wraps={"preview": faulty.preview_stored_rows_only}),
     # Shows where the previewed document holds duplicates (of stored rows or of its own items).
     _f("preview-miscounts", "preview skips the dedup lookup: duplicates are counted as to_import",
        "preview-matches-import", "preview-unscoped-counter",
@@ -128,6 +149,9 @@ OMF_FAULTS = (
        wraps={"_walk": faulty.fuzzy_ignored}),
     _f("tags-lowercased", "imported tags are stored lower-cased, not verbatim", "tags-verbatim",
        wraps={"resolve_item": faulty.tags_lowercased}),
+    # found by the blind red team (round 13): "verbatim" is the array, its order and repeats too
+    _f("tags-sorted-unique", "imported tags are stored as a set: repeats dropped, read back sorted", "tags-verbatim",
+       wraps={"resolve_item": faulty.tags_sorted_unique}),
     _f("unknown-type-other", "an unknown or missing chunk_type imports as other, not doc", "chunk-type-import",
        overrides={"unknown_chunk_type": "other"}),
     _f("unknown-mode-conversation", "an unknown or missing ingestion_mode imports as conversation, not document",

@@ -86,6 +86,12 @@ def missing_v_trusted(engine: Any, original: Callable[..., Any]) -> Callable[...
     return lambda v: v is None or original(v)
 
 
+def trust_v_truthy(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """extensions.memd.v compared with the language's loose `==`: true (and 1.0) equal 1, so a
+    document saying `"v": true` is trusted and its lifecycle honoured."""
+    return lambda v: v == MEMD_EXT_VERSION
+
+
 # -- _is_blank(content) ------------------------------------------------------------------------------
 
 def accepts_blank_content(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -162,6 +168,13 @@ def import_dates_override_lifecycle(r: _Resolved, item: dict[str, Any]) -> None:
 @_edits_resolved
 def tags_lowercased(r: _Resolved, item: dict[str, Any]) -> None:
     r.tags = [t.lower() for t in r.tags]
+
+
+@_edits_resolved
+def tags_sorted_unique(r: _Resolved, item: dict[str, Any]) -> None:
+    """Tags kept as a set (a tags table with a unique key, read back ordered): each string
+    unaltered, but repeats dropped and the document's order lost."""
+    r.tags = sorted(set(r.tags))
 
 
 def _refuses_unknown(member: str, vocabulary: Any) -> Wrap:
@@ -268,6 +281,14 @@ def partial_write_on_invalid(engine: Any, original: Callable[..., Any]) -> Calla
     return lambda error: True
 
 
+def dedup_across_tenants(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The dedup index is keyed by (project, canonical text), not by tenant: a text another tenant
+    holds in the same project (or unscoped) makes the item a duplicate, and it is not written."""
+    def is_duplicate(run: Any, r: Any) -> bool:
+        return original(run, r) or engine.store.has_canonical(None, r.canonical, r.project_id)
+    return is_duplicate
+
+
 # -- preview(tenant, document, **flags) --------------------------------------------------------------
 
 def preview_writes(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -275,6 +296,20 @@ def preview_writes(engine: Any, original: Callable[..., Any]) -> Callable[..., A
         counts = original(tenant, document, **flags)
         engine.import_document(tenant, document, **flags)
         return counts
+    return preview
+
+
+def preview_stored_rows_only(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A preview that only looks rows up in the store: it writes nothing, so an item repeating an
+    earlier item of the same document is counted to_import, where the import (which has written the
+    first copy by then) counts it a duplicate."""
+    def preview(*args: Any, **kwargs: Any) -> Any:
+        kept = engine.policy
+        engine.policy = dataclasses.replace(kept, dedup_within_document=False)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            engine.policy = kept
     return preview
 
 
@@ -290,6 +325,16 @@ def preview_no_by_project(engine: Any, original: Callable[..., Any]) -> Callable
 
 def history_by_default(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return lambda out, tenant, **flags: original(out, tenant, **{**flags, "include_history": True})
+
+
+def project_export_keeps_history(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The project-scoped export query lacks the tier filter (and the loop its defence-in-depth
+    check): with a project_id, include_history=false still lists the project's tier=history rows."""
+    def export(out: Any, tenant: str, **flags: Any) -> int:
+        if flags.get("project_id") is not None:
+            flags = {**flags, "include_history": True}
+        return original(out, tenant, **flags)
+    return export
 
 
 def project_filter_ignored(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -310,6 +355,12 @@ def exports_version_1(engine: Any, original: Callable[..., Any]) -> Callable[...
 
 def export_by_content(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return lambda *args: sorted(original(*args), key=lambda row: row["content"])
+
+
+def export_by_lifecycle_updated(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The export reads rows through the lifecycle index: ordered by lifecycle_updated_at_ms (which a
+    trusted import sets from the document), not by timestamp_created."""
+    return lambda *args: sorted(original(*args), key=lambda row: row["lifecycle_updated_at_ms"])
 
 
 def _as(row: Any, **changes: Any) -> dict[str, Any]:

@@ -15,9 +15,6 @@ class OmfPolicy:
     comment names the requirement and the other legitimate reading (the last group: the requirement
     and the value the text fixes)."""
 
-    #: omf/tags-verbatim: "Applied verbatim" keeps the array as given ("document"); the other reading
-    #: keeps every string unaltered but stores the tags as a set, read back sorted ("sorted").
-    tag_order: str = "document"
     #: omf/fail-closed-*: a malformed trusted lifecycle is a ValidationError; the reference rolls the
     #: whole import back. Atomicity is not stated: an importer that writes item by item may keep the
     #: items it wrote before the bad one (True). Whole-document validation (validate_omf, JSON

@@ -102,10 +102,16 @@ class OmfStore:
 
     # -- reads -------------------------------------------------------------------------------------
 
-    def has_canonical(self, tenant: str, canonical: str, project_id: str | None, *, any_project: bool = False) -> bool:
+    def has_canonical(self, tenant: str | None, canonical: str, project_id: str | None, *,
+                      any_project: bool = False) -> bool:
         """An exact-canonical duplicate in the scope: that project, or (project None) the
-        NULL-project rows only. `IS` compares NULL with NULL, so one query serves both scopes."""
-        if any_project:
+        NULL-project rows only. `IS` compares NULL with NULL, so one query serves both scopes.
+        `tenant` None looks in every tenant's rows: the reference never asks so (dedup is the importing
+        tenant's, omf/dedup-scope-tenant); only the fault omf-dedup-across-tenants (faulty.py) does."""
+        if tenant is None:
+            sql, args = ("SELECT 1 FROM chunks WHERE canonical = ? AND project_id IS ? AND status != 'deleted' LIMIT 1",
+                         (canonical, project_id))
+        elif any_project:
             sql, args = ("SELECT 1 FROM chunks WHERE tenant = ? AND canonical = ? AND status != 'deleted' LIMIT 1",
                          (tenant, canonical))
         else:

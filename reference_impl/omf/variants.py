@@ -13,8 +13,6 @@ def _v(name: str, description: str, readings: tuple[str, ...], **overrides: obje
 
 
 OMF_VARIANTS: tuple[Variant, ...] = (
-    _v("tags-as-set", "tags are stored as a set: every string kept unaltered, read back sorted",
-       ("tags-verbatim",), tag_order="sorted"),
     _v("lifecycle-error-keeps-earlier", "an import writes item by item: a malformed trusted lifecycle fails it "
        "with a validation error, keeping the items written before the bad one",
        ("fail-closed-string", "fail-closed-vocabulary", "fail-closed-ms", "fail-closed-object"),

@@ -53,7 +53,7 @@ Fields compared, and the requirement (suite/omf/catalogue.toml) that promises ea
 | the item itself (`""`), missing | omf/export-include-history (tier history), omf/export-include-superseded (status superseded), omf/export-include-expired (status expired), else omf/export-every-eligible |
 | the item itself (`""`), present although status error/deleted | omf/export-never-deleted-error |
 | `/content` | omf/content-required (the memory text) |
-| `/tags` (same strings, in any order) | omf/tags-verbatim |
+| `/tags` (the same array: strings, order, repeats) | omf/tags-verbatim |
 | `/extensions/memd/project_id` (null: none; only when the member is absent, the category an importer falls back to) | omf/project-resolution |
 | `/extensions/memd/chunk_type` | omf/chunk-type-import |
 | `/extensions/memd/ingestion_mode` | omf/ingestion-mode-import |
@@ -352,8 +352,8 @@ def _differences(p: Planned, got: dict[str, Any], found: dict[str, dict[str, Any
     if got.get("content") != p.content:
         yield "/content", p.content, got.get("content", MISSING), "omf/content-required"
     tags = got.get("tags", [])
-    # Verbatim is the strings, not their order: a store may keep tags as a set (omf-tags-as-set).
-    if not isinstance(tags, list) or sorted(map(str, tags)) != sorted(p.tags):
+    # Verbatim is the array: its strings, their order and their repeats (absent ≡ []).
+    if tags != list(p.tags):
         yield "/tags", list(p.tags), got.get("tags", MISSING), "omf/tags-verbatim"
     project = _resolved_project(got)
     if project != p.project:

@@ -154,6 +154,7 @@ PLAIN_OMF_ALLOWED = {
     "omf/import/buckets": "observed the counts and the rows listed, by content",
     "omf/import/include-archived": "observed the counts",
     "omf/import/dedup-scopes": "observed the counts",
+    "omf/import/dedup-tenant": "observed the second tenant's counts and the rows it lists, by content",
     "omf/import/fuzzy": "observed the counts",
     "omf/preview/matches-import": "observed the preview's counts and the import's",
     "omf/preview/no-write": "observed the seeded row listed, and the listing unchanged by the preview",

@@ -50,6 +50,9 @@ class FakeOmf:
         except (ValueError, Refused) as exc:
             return OmfRun(op, sent, ok=False, exit_code=2, error=str(exc))
         rows, dups, skipped = plan
+        if dry_run and "preview-store-only" in self.broken:  # the preview looks up stored rows only
+            rows, dups, skipped = self._plan(tenant, doc, include_archived is not False, fuzzy_threshold,
+                                             within=False)
         if dry_run:
             if "preview-writes" in self.broken:
                 self._write(tenant, rows)
@@ -65,7 +68,7 @@ class FakeOmf:
         return OmfRun(op, sent, ok=True, exit_code=0,
                       result={"imported": len(rows), "duplicates": dups, "skipped": skipped})
 
-    def _plan(self, tenant, doc, include_archived, fuzzy):
+    def _plan(self, tenant, doc, include_archived, fuzzy, within=True):
         if not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
             raise Refused("memories")
         if doc.get("omf") != "1.0" and "accept-any-version" not in self.broken:
@@ -81,7 +84,8 @@ class FakeOmf:
                 raise Refused("tags")
             parsed.append(self._row(doc, it))
         rows, dups, skipped = [], 0, 0
-        existing = list(self.rows.get(tenant, []))
+        existing = list(self.rows.get(tenant, []) if "dedup-any-tenant" not in self.broken
+                        else (r for rows in self.rows.values() for r in rows))
 
         def key(r):  # exact dedup by a set: the large-document check sends 10,000 items
             return r["content"] if "dedup-global" in self.broken else (r["project"], r["content"])
@@ -98,13 +102,15 @@ class FakeOmf:
                 dups += 1
                 continue
             rows.append(row)
-            existing.append(row)
-            seen.add(key(row))
+            if within:
+                existing.append(row)
+                seen.add(key(row))
         return rows, dups, skipped
 
     def _row(self, doc, it):
         memd = model.memd_extension(it) or {}
-        trusted = model.is_trusted(doc, it) or "trust-any" in self.broken
+        trusted = model.is_trusted(doc, it) or "trust-any" in self.broken or (
+            "v-truthy" in self.broken and (doc.get("source") or {}).get("app") == "memd" and memd.get("v") == 1)
         lc = dict(model.DEFAULT_LIFECYCLE, supersedes=None, superseded_by=None, lifecycle_updated_at_ms=1)
         raw = memd.get("lifecycle")
         if trusted and raw is not None:
@@ -130,7 +136,8 @@ class FakeOmf:
             None if "ignore-category" in self.broken else it.get("category"))
         ct = memd.get("chunk_type")
         im = memd.get("ingestion_mode")
-        return {"content": it["content"], "tags": list(it.get("tags", [])), "project": project, "lc": lc,
+        tags = sorted(set(it.get("tags", []))) if "tags-sorted" in self.broken else list(it.get("tags", []))
+        return {"content": it["content"], "tags": tags, "project": project, "lc": lc,
                 "chunk_type": ct if ct in model.CHUNK_TYPES or "keep-unknown-type" in self.broken and ct else "doc",
                 "mode": im if im in model.INGESTION_MODES else "document",
                 "source_id": memd.get("chunk_id"), "edge": raw.get("supersedes") if trusted and isinstance(raw, dict) else None}
@@ -152,11 +159,14 @@ class FakeOmf:
 
     # -- export --------------------------------------------------------------------------------
     def export(self, tenant, *, project=None, include_history=None, include_superseded=None, include_expired=None):
-        history = include_history is True or "history-default" in self.broken
+        history = include_history is True or "history-default" in self.broken or (
+            project is not None and "project-history" in self.broken)
         superseded, expired = include_superseded is not False, include_expired is not False
         now = model.now_ms()
         out = []
-        for r in sorted(self.rows.get(tenant, []), key=lambda r: r["seq"], reverse="reverse-order" in self.broken):
+        order = (lambda r: r["lc"]["lifecycle_updated_at_ms"]) if "order-by-lifecycle" in self.broken else (
+            lambda r: r["seq"])
+        for r in sorted(self.rows.get(tenant, []), key=order, reverse="reverse-order" in self.broken):
             lc = r["lc"]
             if lc["status"] in ("deleted", "error") and "export-deleted" not in self.broken:
                 continue
@@ -211,6 +221,14 @@ BREAKS = [
     ("no-lazy-expiry", "omf/export/exclusions", "omf/export-lazy-expiry"),
     ("reverse-order", "omf/export/order", "omf/export-order"),
     ("bad-exported-at", "omf/export/shape", "omf/exported-at-format"),
+    # the blind red team's round 13 misses, each now shown by its own rule
+    ("v-truthy", "omf/trust/untrusted-defaults", "omf/memd-v-gated"),
+    ("tags-sorted", "omf/trust/untrusted-fields-flow", "omf/tags-verbatim"),
+    ("project-history", "omf/export/exclusions", "omf/export-include-history"),
+    ("order-by-lifecycle", "omf/export/order", "omf/export-order"),
+    ("dedup-any-tenant", "omf/import/dedup-tenant", "omf/dedup-scope-tenant"),
+    ("dedup-any-tenant", "omf/fail-closed/self-roundtrip", "omf/dedup-scope-tenant"),
+    ("preview-store-only", "omf/preview/matches-import", "omf/preview-matches-import"),
 ]
 
 

@@ -203,6 +203,19 @@ def test_fault_trusts_other_ext_version() -> None:
     assert engine().import_document("t", doc(item("a", lifecycle=CLAIM, v=2)))["imported"] == 1
 
 
+def test_fault_trust_v_truthy() -> None:
+    for v in (True, 1.0):
+        assert engine().import_document("t", doc(item("a", lifecycle=CLAIM, v=v)))["imported"] == 1
+    right = engine()
+    right.import_document("t", doc(item("a", lifecycle=CLAIM, v=True)))
+    assert lifecycles(right)[0]["tier"] == "long_term"
+    e = engine("omf-trust-v-truthy")
+    e.import_document("t", doc(item("a", lifecycle=CLAIM, v=True)))
+    assert lifecycles(e)[0]["tier"] == "history"
+    e.import_document("u", doc(item("b", lifecycle=CLAIM, v="1")))
+    assert lifecycles(e, "u")[0]["tier"] == "long_term"
+
+
 def test_untrusted_fields_flow() -> None:
     e = engine()
     it = item("a", project="p", lifecycle=CLAIM, tags=["x", "a", "x"])
@@ -482,6 +495,25 @@ def test_fault_preview_writes() -> None:
     assert e.store.count() == 1
 
 
+def test_fault_preview_stored_rows_only() -> None:
+    twice = doc(item("a"), item("b"), item("a"))
+    assert engine().preview("t", twice)["to_import"] == 2
+    e = engine("omf-preview-stored-rows-only")
+    assert (e.preview("t", twice)["to_import"], e.import_document("t", twice)["imported"]) == (3, 2)
+    assert e.preview("t", doc(item("a")))["duplicates"] == 1  # stored rows are still looked up
+
+
+def test_fault_dedup_across_tenants() -> None:
+    both = doc(item("a", project="p"), item("b"))
+    right = engine()
+    right.import_document("t", both)
+    assert right.import_document("u", both) == {"imported": 2, "duplicates": 0, "skipped": 0}
+    e = engine("omf-dedup-across-tenants")
+    e.import_document("t", both)
+    assert e.import_document("u", both) == {"imported": 0, "duplicates": 2, "skipped": 0}
+    assert e.import_document("v", doc(item("a", project="q"))) == {"imported": 1, "duplicates": 0, "skipped": 0}
+
+
 def test_fault_preview_miscounts() -> None:
     e = engine("omf-preview-miscounts")
     e.import_document("t", doc(item("a")))
@@ -503,7 +535,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 58 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 64 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -604,6 +636,23 @@ def test_fault_export_by_content() -> None:
     for c in ("zulu", "alpha", "mike"):
         g.import_document("t", doc(item(c)))
     assert contents(g) == ["zulu", "alpha", "mike"]
+
+
+def test_fault_export_by_lifecycle_updated() -> None:
+    for fault, want in ((None, ["zulu", "alpha", "mike"]), ("omf-export-by-lifecycle-updated", ["mike", "alpha", "zulu"])):
+        e = engine(fault)
+        for n, c in enumerate(("zulu", "alpha", "mike")):
+            e.import_document("t", doc(item(c, lifecycle={"lifecycle_updated_at_ms": 1_700_000_000_000 - n})))
+        assert contents(e) == want
+
+
+def test_fault_project_export_keeps_history() -> None:
+    rows = doc(item("old", project="p", lifecycle={"tier": "history"}), item("new", project="p"))
+    for fault, want in ((None, ["new"]), ("omf-project-export-keeps-history", ["old", "new"])):
+        e = engine(fault)
+        e.import_document("t", rows)
+        assert [i["content"] for i in e.export_document("t", project_id="p")["memories"]] == want
+        assert [i["content"] for i in e.export_document("t")["memories"]] == ["new"]
 
 
 def test_fault_fuzzy_ignored() -> None:
@@ -827,8 +876,14 @@ def variant(*names: str) -> OmfEngine:
     return OmfEngine(OmfStore(":memory:"), clock=lambda: NOW, variants=names)
 
 
-def test_variant_tags_as_set_keeps_every_string() -> None:
-    e = variant("omf-tags-as-set")
+def test_tags_are_the_array_sent() -> None:
+    e = engine()
+    e.import_document("t", doc(item("a", tags=["Z", "a", "M", "a"])))
+    assert exported(e)[0]["tags"] == ["Z", "a", "M", "a"]
+
+
+def test_fault_tags_sorted_unique() -> None:
+    e = engine("omf-tags-sorted-unique")
     e.import_document("t", doc(item("a", tags=["Z", "a", "M", "a"])))
     assert exported(e)[0]["tags"] == ["M", "Z", "a"]
 

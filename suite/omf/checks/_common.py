@@ -38,6 +38,14 @@ def fresh_tenant(tag: str) -> str:
     return model.fresh_tenant(tag)
 
 
+def own(tenant: str, text: str) -> str:
+    """`text` made the tenant's own: a memory text no other tenant (of this run or an earlier one
+    against the same store) is sent, so that dedup against another tenant's rows cannot decide what
+    a check sees — that is omf/dedup-scope-tenant's finding (omf/import/dedup-tenant), never a
+    vanished item charged to whichever check reused a text."""
+    return f"{text} #{tenant.rsplit('-', 1)[-1]}"
+
+
 def cite(rid: str) -> str:
     r = catalogues.load("omf").get(rid)
     return f"{r.id} (§{r.section}, {r.keyword.value}): {r.summary}"

@@ -1,6 +1,6 @@
 """Export semantics (OMF 1.0 §Export semantics): creation order, the project filter, and the
 exclusions — deleted/error never, history/superseded/expired per flag with the spec's defaults, and
-lazy expiry by a past expires_at_ms."""
+lazy expiry by a past expires_at_ms, with and without a project_id."""
 
 from __future__ import annotations
 
@@ -8,26 +8,32 @@ import time
 from typing import Any
 
 from memconform.suite.omf import model
-from memconform.suite.omf.checks._common import LIVE, contents, export_doc, fail, fresh_tenant, seed
+from memconform.suite.omf.checks._common import LIVE, contents, export_doc, fail, fresh_tenant, own, seed
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
 DAY = 86_400_000
 
 
-def _rows() -> dict[str, tuple[dict[str, Any], str | None]]:
+#: The project of the second set of rows: the exclusions hold for an export with a project_id too
+#: (found by the blind red team, round 13: include_history=false ignored when project_id is given).
+PROJECT = "p-excl"
+
+
+def _rows(tenant: str, project: str | None = None) -> dict[str, tuple[dict[str, Any], str | None]]:
     """content → (lifecycle, the requirement that governs its presence; None: always eligible)."""
     now = model.now_ms()
-    return {
-        "mcf rows: final": ({}, None),
-        "mcf rows: future expiry": ({"expires_at_ms": now + 30 * DAY}, None),
-        "mcf rows: deleted": ({"status": "deleted"}, "omf/export-never-deleted-error"),
-        "mcf rows: error": ({"status": "error"}, "omf/export-never-deleted-error"),
-        "mcf rows: history": ({"tier": "history"}, "omf/export-include-history"),
-        "mcf rows: superseded": ({"status": "superseded"}, "omf/export-include-superseded"),
-        "mcf rows: expired": ({"status": "expired"}, "omf/export-include-expired"),
-        "mcf rows: lapsed": ({"expires_at_ms": now - DAY}, "omf/export-lazy-expiry"),
-    }
+    where = f"mcf rows in {project}" if project else "mcf rows"
+    return {own(tenant, f"{where}: {name}"): value for name, value in {
+        "final": ({}, None),
+        "future expiry": ({"expires_at_ms": now + 30 * DAY}, None),
+        "deleted": ({"status": "deleted"}, "omf/export-never-deleted-error"),
+        "error": ({"status": "error"}, "omf/export-never-deleted-error"),
+        "history": ({"tier": "history"}, "omf/export-include-history"),
+        "superseded": ({"status": "superseded"}, "omf/export-include-superseded"),
+        "expired": ({"status": "expired"}, "omf/export-include-expired"),
+        "lapsed": ({"expires_at_ms": now - DAY}, "omf/export-lazy-expiry"),
+    }.items()}
 
 
 def _expected(rule: str | None, flags: dict[str, bool | None]) -> bool:
@@ -48,27 +54,50 @@ VARIANTS = ({}, {"include_history": True}, {"include_superseded": False}, {"incl
 @check("omf/export/exclusions", spec="omf",
        requirements=("omf/export-every-eligible", "omf/export-never-deleted-error", "omf/export-include-history",
                      "omf/export-include-superseded", "omf/export-include-expired", "omf/export-lazy-expiry"),
-       bindings=LIVE, title="Export leaves out deleted/error always and history/superseded/expired per flag")
+       bindings=LIVE, title="Export leaves out deleted/error always and history/superseded/expired per flag, with or "
+       "without a project_id")
 def exclusions(ctx) -> None:
     tenant = fresh_tenant("excl")
-    rows = _rows()
-    seed(ctx, tenant, [model.item(c, lifecycle=lc) for c, (lc, _) in rows.items()])
-    for flags in VARIANTS:
-        run, items = export_doc(ctx, tenant, **flags)
-        listed = contents(items)
-        shown = ", ".join(f"{k}={v}" for k, v in flags.items()) or "no flags (the defaults)"
-        for content, (lc, rule) in rows.items():
-            want = _expected(rule, flags)
-            n = listed.count(content)
-            if n != (1 if want else 0):
-                fail(ctx, rule or "omf/export-every-eligible",
-                     f"With {shown}, the row {content!r} (lifecycle {lc or 'defaults'}) is listed {n} time(s)", run,
-                     "listed once" if want else "not listed")
+    unscoped, scoped = _rows(tenant), _rows(tenant, PROJECT)
+    seed(ctx, tenant, [model.item(c, lifecycle=lc) for c, (lc, _) in unscoped.items()]
+         + [model.item(c, lifecycle=lc, project=PROJECT) for c, (lc, _) in scoped.items()])
+    # The whole tenant, then the project alone: the flags decide the same rows either way. Which rows
+    # an export for a project lists beside its own is omf/export/project-filter's to judge.
+    exports = [(None, {**unscoped, **scoped}), (PROJECT, scoped)]
+    if "project" in (getattr(ctx.client, "lacks", ()) or ()):
+        exports.pop()
+        ctx.note("the export takes no project_id (the descriptor's lacks): the exclusions were judged on the whole "
+                 "tenant's export only")
+    for project, rows in exports:
+        for flags in VARIANTS:
+            run, items = export_doc(ctx, tenant, **({"project": project} if project else {}), **flags)
+            listed = contents(items)
+            shown = ", ".join([f"project_id={project!r}"] * bool(project) + [f"{k}={v}" for k, v in flags.items()]
+                              + ["no include flags (the defaults)"] * (not flags))
+            for content, (lc, rule) in rows.items():
+                want = _expected(rule, flags)
+                n = listed.count(content)
+                if n != (1 if want else 0):
+                    where = f"project {PROJECT!r}" if content in scoped else "no project"
+                    fail(ctx, rule or "omf/export-every-eligible",
+                         f"The tenant was seeded by one trusted import with {len(unscoped)} rows unscoped and the same "
+                         f"{len(scoped)} lifecycles in project {PROJECT!r}. With {shown}, the row {content!r} "
+                         f"({where}, lifecycle {lc or 'defaults'}) is listed {n} time(s)", run,
+                         "listed once" if want else "not listed")
 
 
 #: the pause between spaced writes: past a store's creation-time resolution (a second, SQLite's
 #: CURRENT_TIMESTAMP) so the rows cannot share a timestamp_created
 SPACED_S = 1.1
+
+
+#: The rows of omf/export/order, in the order written: neither sorted by content nor by the
+#: lifecycle_updated_at_ms each carries (STAMPS).
+ORDER = ("mcf order: zulu (first)", "mcf order: alpha (second)", "mcf order: mike (third)", "mcf order: bravo (fourth)")
+#: Each row's trusted lifecycle_updated_at_ms, older for each row written later: timestamp_created is
+#: when the chunk was written, and no stamp the document carries orders the export (found by the
+#: blind red team, round 13: an export ordered by lifecycle_updated_at_ms).
+STAMPS = tuple(1_700_000_000_000 + (len(ORDER) - n) * 3_600_000 for n in range(len(ORDER)))
 
 
 @check("omf/export/order", spec="omf", requirements=("omf/export-order",), bindings=LIVE,
@@ -77,48 +106,51 @@ def order(ctx) -> None:
     """§Export fixes the order by timestamp_created, not its resolution: rows written within one tick
     tie, and ties may come in any order. Rows written back to back that come out in write order pass
     at once; otherwise the rows are written again, SPACED_S apart, and only that order is judged."""
-    written = ["mcf order: zulu (first)", "mcf order: alpha (second)", "mcf order: mike (third)",
-               "mcf order: bravo (fourth)"]
-    fast = _written_and_exported(ctx, "order", written, pause=0.0)
-    if fast[1] == written:
+    fast, written, listed = _written_and_exported(ctx, "order", pause=0.0)
+    if listed == written:
         return
-    _every_row_listed(fast, written)
-    ctx.note(f"rows written back to back were exported as {fast[1]}: they may share a timestamp_created, so the "
+    _every_row_listed(listed, written)
+    ctx.note(f"rows written back to back were exported as {listed}: they may share a timestamp_created, so the "
              f"order is judged on rows written {SPACED_S} s apart")
-    run, listed = _written_and_exported(ctx, "order-spaced", written, pause=SPACED_S)
-    _every_row_listed((run, listed), written)
+    run, written, listed = _written_and_exported(ctx, "order-spaced", pause=SPACED_S)
+    _every_row_listed(listed, written)
     if listed != written:
-        fail(ctx, "omf/export-order", f"Rows written one import at a time, {SPACED_S} s apart, in the order {written} "
-             f"are exported as {listed}", run, f"{written}")
+        fail(ctx, "omf/export-order", f"Rows written one trusted import at a time, {SPACED_S} s apart, in the order "
+             f"{written}, with lifecycle_updated_at_ms {list(STAMPS)} (each older than the row written before it), "
+             f"are exported as {listed}", run, f"{written}: ascending timestamp_created, the order the rows were "
+             "written (not the order of lifecycle_updated_at_ms or of content)")
 
 
-def _every_row_listed(exported: tuple[Any, list[str]], written: list[str]) -> None:
+def _every_row_listed(listed: list[str], written: list[str]) -> None:
     """The order of rows is seen only in an export that lists each of them once: one that leaves rows
     out (or lists one twice) is omf/export/exclusions' finding (omf/export-every-eligible) and says
     nothing about the order."""
-    if sorted(exported[1]) != sorted(written):
-        raise NotApplicable(f"the export of the {len(written)} rows written lists {exported[1]}, not each of them "
+    if sorted(listed) != sorted(written):
+        raise NotApplicable(f"the export of the {len(written)} rows written lists {listed}, not each of them "
                             "once, so their order cannot be seen; which rows an export lists is judged by "
                             "omf/export-every-eligible")
 
 
-def _written_and_exported(ctx: Any, tag: str, written: list[str], *, pause: float) -> tuple[Any, list[str]]:
+def _written_and_exported(ctx: Any, tag: str, *, pause: float) -> tuple[Any, list[str], list[str]]:
+    """The export run, the contents written (in order) and those of them the export lists (in its order)."""
     tenant = fresh_tenant(tag)
-    for n, content in enumerate(written):  # one import each, so creation order is the order written
+    written = [own(tenant, label) for label in ORDER]
+    for n, (content, stamp) in enumerate(zip(written, STAMPS)):  # one import each: creation order is the order written
         if n and pause:
             time.sleep(pause)
-        seed(ctx, tenant, [model.item(content)])
+        seed(ctx, tenant, [model.item(content, lifecycle={"lifecycle_updated_at_ms": stamp})])
     run, items = export_doc(ctx, tenant)
-    return run, [c for c in contents(items) if c in written]
+    return run, written, [c for c in contents(items) if c in written]
 
 
 @check("omf/export/project-filter", spec="omf", requirements=("omf/export-project-filter",), bindings=LIVE,
        title="An export with project_id lists only that project's rows")
 def project_filter(ctx) -> None:
     tenant = fresh_tenant("projfilter")
-    seed(ctx, tenant, [model.item("mcf filter: in p1", project="p1"), model.item("mcf filter: in p2", project="p2"),
-                       model.item("mcf filter: unscoped", memd=False)])
+    in_p1 = own(tenant, "mcf filter: in p1")
+    seed(ctx, tenant, [model.item(in_p1, project="p1"), model.item(own(tenant, "mcf filter: in p2"), project="p2"),
+                       model.item(own(tenant, "mcf filter: unscoped"), memd=False)])
     run, items = export_doc(ctx, tenant, project="p1")
-    if contents(items) != ["mcf filter: in p1"]:
+    if contents(items) != [in_p1]:
         fail(ctx, "omf/export-project-filter", f"An export for project p1 lists {contents(items)}", run,
-             "only ['mcf filter: in p1']")
+             f"only [{in_p1!r}]")

@@ -7,8 +7,8 @@ from typing import Any
 
 from memconform.suite.omf import model
 from memconform.suite.omf.checks._common import (
-    LIVE, cite, contents, counts, counts_as, export_doc, fail, fresh_tenant, is_memd, lc_field, memd_field, read_back,
-    seed, send,
+    LIVE, cite, contents, counts, counts_as, export_doc, fail, fresh_tenant, is_memd, lc_field, memd_field, own,
+    read_back, seed, send,
 )
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -33,10 +33,11 @@ _BUCKET_READINGS = (({"imported": 2, "duplicates": 2, "skipped": 1}, 1),
        bindings=LIVE, title="Each item lands in exactly one of imported / duplicates / skipped")
 def buckets(ctx) -> None:
     tenant = fresh_tenant("buckets")
-    seed(ctx, tenant, [model.item("mcf bucket: already there")])
-    items = [model.item("mcf bucket: new one"), model.item("mcf bucket: new two"),
-             model.item("mcf bucket: already there"), model.item("mcf bucket: archived", status="archived"),
-             model.item("mcf bucket: new one")]
+    there, one, two, archived = (own(tenant, f"mcf bucket: {n}") for n in ("already there", "new one", "new two",
+                                                                           "archived"))
+    seed(ctx, tenant, [model.item(there)])
+    items = [model.item(one), model.item(two), model.item(there), model.item(archived, status="archived"),
+             model.item(one)]
     doc = model.document(items)
     run = send(ctx, tenant, doc, include_archived=False)
     got = counts(run)
@@ -48,11 +49,11 @@ def buckets(ctx) -> None:
              f"{_BUCKET_READINGS[1][0]} (dedup against rows stored before the import only)", sent_doc=doc)
     shown, listed = export_doc(ctx, tenant, include_history=True, include_superseded=True, include_expired=True)
     written = sorted(contents(listed))
-    base = ["mcf bucket: already there", "mcf bucket: new two"]
-    allowed = [sorted(base + ["mcf bucket: new one"] * n) for n in ((reading[1],) if reading else (1, 2))]
+    base = [there, two]
+    allowed = [sorted(base + [one] * n) for n in ((reading[1],) if reading else (1, 2))]
     if written not in allowed:
-        rid = ("omf/archived-skipped" if "mcf bucket: archived" in written
-               else "omf/dedup-exact" if written.count("mcf bucket: already there") != 1
+        rid = ("omf/archived-skipped" if archived in written
+               else "omf/dedup-exact" if written.count(there) != 1
                else "omf/import-buckets")  # the rows written do not match the counts answered
         fail(ctx, rid, f"After the import the tenant holds {written}", shown,
              " or ".join(f"exactly {a}" for a in allowed) + (f", as the import answered {got}" if reading else ""),
@@ -65,21 +66,22 @@ def buckets(ctx) -> None:
 @check("omf/import/include-archived", spec="omf", requirements=("omf/archived-skipped",), bindings=LIVE,
        title="Top-level status archived/expired is skipped only with include_archived=false")
 def include_archived(ctx) -> None:
-    items = [model.item("mcf archived: a", status="archived"), model.item("mcf archived: e", status="expired"),
-             model.item("mcf archived: other", status="superseded")]
-    doc = model.document(items, trusted=False)
     for flag, want in ((None, {"imported": 3, "duplicates": 0, "skipped": 0}),
                        (True, {"imported": 3, "duplicates": 0, "skipped": 0}),
                        (False, {"imported": 1, "duplicates": 0, "skipped": 2})):
         tenant = fresh_tenant("archived")
+        items = [model.item(own(tenant, "mcf archived: a"), status="archived"),
+                 model.item(own(tenant, "mcf archived: e"), status="expired"),
+                 model.item(own(tenant, "mcf archived: other"), status="superseded")]
+        doc = model.document(items, trusted=False)
         run = send(ctx, tenant, doc, include_archived=flag)
         _expect_counts(ctx, "omf/archived-skipped", run, want, doc,
                        f"Items with status archived, expired and superseded, include_archived={flag}")
     # An archived item that repeats a stored row fits two buckets; the text orders neither first
     # (omf-dedup-before-filter), but it lands in exactly one and is not written again.
     tenant = fresh_tenant("archdup")
-    seed(ctx, tenant, [model.item("mcf archived: stored")], trusted=False)
-    doc = model.document([model.item("mcf archived: stored", status="archived")], trusted=False)
+    seed(ctx, tenant, [model.item(own(tenant, "mcf archived: stored"))], trusted=False)
+    doc = model.document([model.item(own(tenant, "mcf archived: stored"), status="archived")], trusted=False)
     run = send(ctx, tenant, doc, include_archived=False)
     if counts(run) not in ({"imported": 0, "duplicates": 0, "skipped": 1}, {"imported": 0, "duplicates": 1, "skipped": 0}):
         fail(ctx, "omf/archived-skipped", f"An archived item repeating a stored row, include_archived=false: the "
@@ -92,25 +94,69 @@ def include_archived(ctx) -> None:
        bindings=LIVE, title="Dedup compares within the resolved project, or among unscoped rows only")
 def dedup_scopes(ctx) -> None:
     tenant = fresh_tenant("scopes")
-    seed(ctx, tenant, [model.item("mcf scope: X", project="p1"), model.item("mcf scope: Y", memd=False)])
-    steps = [("omf/dedup-scope-project", model.item("mcf scope: X", project="p2"), 1, "X in p2 (it exists in p1)"),
-             ("omf/dedup-scope-null", model.item("mcf scope: X", memd=False), 1, "X unscoped (it exists in p1, p2)"),
-             ("omf/dedup-scope-null", model.item("mcf scope: X", memd=False), 0, "X unscoped again"),
-             ("omf/dedup-scope-project", model.item("mcf scope: Y", project="p1"), 1, "Y in p1 (it exists unscoped)"),
-             ("omf/dedup-scope-project", model.item("mcf scope: X", project="p1"), 0, "X in p1 again")]
+    x, y = own(tenant, "mcf scope: X"), own(tenant, "mcf scope: Y")
+    seed(ctx, tenant, [model.item(x, project="p1"), model.item(y, memd=False)])
+    steps = [("omf/dedup-scope-project", model.item(x, project="p2"), 1, "X in p2 (it exists in p1)"),
+             ("omf/dedup-scope-null", model.item(x, memd=False), 1, "X unscoped (it exists in p1, p2)"),
+             ("omf/dedup-scope-null", model.item(x, memd=False), 0, "X unscoped again"),
+             ("omf/dedup-scope-project", model.item(y, project="p1"), 1, "Y in p1 (it exists unscoped)"),
+             ("omf/dedup-scope-project", model.item(x, project="p1"), 0, "X in p1 again")]
     for rid, it, imported, why in steps:
         doc = model.document([it])
         run = send(ctx, tenant, doc)
         _expect_counts(ctx, rid, run, {"imported": imported, "duplicates": 1 - imported, "skipped": 0}, doc, why)
 
 
+@check("omf/import/dedup-tenant", spec="omf", requirements=("omf/dedup-scope-tenant",), bindings=LIVE,
+       title="Dedup compares against the importing tenant's rows only: what another tenant holds is imported")
+def dedup_tenant(ctx) -> None:
+    """The same two items (one in a project, one unscoped) into tenant A, then into a fresh tenant B:
+    B holds nothing, so both are new to it (found by the blind red team, round 13: a dedup index not
+    keyed by tenant, which showed as items vanishing from whichever check reused a text)."""
+    first, second = fresh_tenant("tenant-a"), fresh_tenant("tenant-b")
+    items = [model.item(own(first, "mcf tenant: scoped"), project="p-shared"),
+             model.item(own(first, "mcf tenant: unscoped"), memd=False)]
+    texts = [it["content"] for it in items]
+    doc = model.document(items)
+    seed(ctx, first, items)
+    shown, held = read_back(ctx, first)
+    if any(t not in held for t in texts):
+        raise NotApplicable(f"precondition failed: after importing {texts} into tenant {first!r} its export lists "
+                            f"{list(held)} ({shown.describe()}), so no row of another tenant is there to be matched; "
+                            "imports are judged by omf/import/buckets")
+    before, held = read_back(ctx, second)
+    if held:
+        raise NotApplicable(f"precondition failed: the fresh tenant {second!r} already lists {list(held)} "
+                            f"({before.describe()}), so what its import matches cannot be told apart")
+    run = send(ctx, second, doc)
+    got = counts(run)
+    want = {"imported": 2, "duplicates": 0, "skipped": 0}
+    if got != want:
+        if got is None or not got["duplicates"]:
+            # neither imported nor counted a duplicate: what the import got wrong is not the dedup scope
+            raise NotApplicable(f"the import into the fresh tenant {second!r} answered {got or run.describe()}: no "
+                                "duplicate, and not both items imported, so the dedup scope was not what decided it; "
+                                "an import's counts are judged by omf/import/buckets")
+        fail(ctx, "omf/dedup-scope-tenant", f"Tenant {first!r} holds both items (one in project 'p-shared', one "
+             f"unscoped, its export lists them); the same document imported into the fresh tenant {second!r}, whose "
+             f"export just before listed nothing, answered {got}: {got['duplicates']} item(s) matched rows only "
+             f"{first!r} holds", run, f"{want}: both new to {second!r}", sent_doc=doc)
+        return
+    after, held = read_back(ctx, second)
+    missing = [t for t in texts if t not in held]
+    if missing:
+        raise NotApplicable(f"the import into {second!r} answered {want}, but its export lacks {missing} "
+                            f"({after.describe()}): rows the counts imported and the export does not show are "
+                            "omf/import/buckets' (and omf/export-every-eligible's) finding, not the dedup scope's")
+
+
 @check("omf/import/fuzzy", spec="omf", requirements=("omf/dedup-fuzzy",), bindings=LIVE,
        title="With fuzzy_threshold a near-copy is a duplicate; without it, it is imported")
 def fuzzy(ctx) -> None:
-    base = "mcf fuzzy: the quarterly release of the storage engine ships on the first friday of june"
-    near = base + " again"
     for threshold, imported in ((None, 1), (0.5, 0)):
         tenant = fresh_tenant("fuzzy")
+        base = own(tenant, "mcf fuzzy: the quarterly release of the storage engine ships on the first friday of june")
+        near = base + " again"
         seed(ctx, tenant, [model.item(base)])
         doc = model.document([model.item(near)])
         run = send(ctx, tenant, doc, fuzzy_threshold=threshold)
@@ -123,13 +169,16 @@ def fuzzy(ctx) -> None:
        title="Project: extensions.memd.project_id, then category, then none")
 def project_resolution(ctx) -> None:
     tenant = fresh_tenant("resolve")
-    cases = [("omf/project-resolution", model.item("mcf resolve: both", project="pA", category="cA"), "pA"),
-             ("omf/category-fallback-project", model.item("mcf resolve: category", category="cB"), "cB"),
-             ("omf/category-fallback-project", model.item("mcf resolve: nanomem", memd=False, category="cC"), "cC"),
-             ("omf/project-resolution", model.item("mcf resolve: neither"), None),
+    cases = [("omf/project-resolution", model.item(own(tenant, "mcf resolve: both"), project="pA", category="cA"),
+              "pA"),
+             ("omf/category-fallback-project", model.item(own(tenant, "mcf resolve: category"), category="cB"), "cB"),
+             ("omf/category-fallback-project", model.item(own(tenant, "mcf resolve: nanomem"), memd=False,
+                                                          category="cC"), "cC"),
+             ("omf/project-resolution", model.item(own(tenant, "mcf resolve: neither")), None),
              # "if present": an explicit null is absent to one reader (category wins) and a present
              # "no project" to another (omf-null-project-unscoped); either, never anything else.
-             ("omf/project-resolution", model.item("mcf resolve: null", project=None, category="cD"), ("cD", None))]
+             ("omf/project-resolution", model.item(own(tenant, "mcf resolve: null"), project=None, category="cD"),
+              ("cD", None))]
     seed(ctx, tenant, [it for _, it, _ in cases])
     after, held = read_back(ctx, tenant)
     for rid, it, want in cases:
@@ -145,13 +194,14 @@ def project_resolution(ctx) -> None:
 def fresh_chunk_id(ctx) -> None:
     tenant = fresh_tenant("freshid")
     cid = model.uuid7()
-    it = model.item("mcf fresh id", chunk_id=cid)
+    content = own(tenant, "mcf fresh id")
+    it = model.item(content, chunk_id=cid)
     seed(ctx, tenant, [it])
     after, held = read_back(ctx, tenant)
-    if "mcf fresh id" not in held:
+    if content not in held:
         raise NotApplicable(f"precondition failed: the imported item is not in the export that follows "
                             f"({after.describe()}); whether it landed is judged by omf/import/buckets")
-    got = memd_field(held["mcf fresh id"], "chunk_id")
+    got = memd_field(held[content], "chunk_id")
     if not isinstance(got, str):
         # An id that is not shown cannot be told fresh or kept; its presence is omf/memd-chunk-id's.
         raise NotApplicable(f"the export shows the imported item without an extensions.memd.chunk_id string "
@@ -169,9 +219,10 @@ def fresh_chunk_id(ctx) -> None:
 def nanomem(ctx) -> None:
     ctx.credit_only_observed()  # an import that went wrong leaves its items' lifecycle and dates unread
     tenant = fresh_tenant("nanomem")
-    plain = model.item("mcf nanomem: plain", memd=False, tags=["n1"], created_at="2020-01-01",
+    plain_text, foreign_text = own(tenant, "mcf nanomem: plain"), own(tenant, "mcf nanomem: foreign")
+    plain = model.item(plain_text, memd=False, tags=["n1"], created_at="2020-01-01",
                        updated_at="2020-01-02T03:04:05Z", expires_at="2001-01-01")
-    foreign = model.item("mcf nanomem: foreign", memd=False)
+    foreign = model.item(foreign_text, memd=False)
     foreign["extensions"] = {"nanomem": {"v": 9, "lifecycle": {"tier": "history", "status": "expired"}}}
     doc = model.document([plain, foreign], source=None)
     run = send(ctx, tenant, doc)
@@ -188,11 +239,11 @@ def nanomem(ctx) -> None:
                  "import", run, "it imports (exit 0 / HTTP 2xx)", sent_doc=doc)
             return
         after, held = read_back(ctx, tenant)
-        missing = [c for c in ("mcf nanomem: plain", "mcf nanomem: foreign") if c not in held]
+        missing = [c for c in (plain_text, foreign_text) if c not in held]
         if missing:
             fail(ctx, "omf/nanomem-compatible", f"After importing a nanomem document the export lacks {missing}",
                  after, "both items, by their content", sent_doc=doc)
-        elif held["mcf nanomem: plain"].get("tags") != ["n1"]:
+        elif held[plain_text].get("tags") != ["n1"]:
             fail(ctx, "omf/nanomem-compatible", "The nanomem item's tags did not come back", after, "tags ['n1']",
                  sent_doc=doc)
         return
@@ -203,14 +254,14 @@ def nanomem(ctx) -> None:
     after, items = export_doc(ctx, tenant, include_expired=False)
     ctx.observed("omf/dates-informational", "omf/foreign-extensions-ignored")  # both items are looked for below
     held = {it.get("content"): it for it in items}
-    if "mcf nanomem: plain" not in held:
+    if plain_text not in held:
         fail(ctx, "omf/dates-informational", "An item with a top-level expires_at in the past is missing from "
              "an export with include_expired=false", after, "it listed: top-level dates are not used on import",
              sent_doc=doc)
-    got = {k: lc_field(held.get("mcf nanomem: foreign"), k) for k in model.DEFAULT_LIFECYCLE}
+    got = {k: lc_field(held.get(foreign_text), k) for k in model.DEFAULT_LIFECYCLE}
     if got != model.DEFAULT_LIFECYCLE:
         fail(ctx, "omf/foreign-extensions-ignored", f"An item with extensions.nanomem claiming tier history landed "
              f"with lifecycle {got}", after, f"{model.DEFAULT_LIFECYCLE}", sent_doc=doc)
-    if held.get("mcf nanomem: plain", {}).get("tags") != ["n1"]:
+    if held.get(plain_text, {}).get("tags") != ["n1"]:
         fail(ctx, "omf/nanomem-compatible", "The nanomem item's tags did not come back", after, "tags ['n1']",
              sent_doc=doc)

@@ -8,7 +8,7 @@ from typing import Any
 
 from memconform.suite import catalogue as catalogues
 from memconform.suite.omf import model
-from memconform.suite.omf.checks._common import ALL_FLAGS, FILE, LIVE, cite, fresh_tenant, is_memd, seed
+from memconform.suite.omf.checks._common import ALL_FLAGS, FILE, LIVE, cite, fresh_tenant, is_memd, own, seed
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
@@ -134,17 +134,17 @@ def _nothing_judged(what: str) -> str:
 
 
 #: A tenant of every lifecycle state memd can hold, so the export has each kind of item to show.
-def _varied() -> list[dict[str, Any]]:
+def _varied(tenant: str) -> list[dict[str, Any]]:
     past = model.now_ms() - 86_400_000
     return [
-        model.item("mcf shape: final", project="p1", tags=["a", "b"], category="p1", chunk_type="code",
+        model.item(own(tenant, "mcf shape: final"), project="p1", tags=["a", "b"], category="p1", chunk_type="code",
                    ingestion_mode="conversation"),
-        model.item("mcf shape: superseded", lifecycle={"status": "superseded"}),
-        model.item("mcf shape: expired", lifecycle={"status": "expired", "expires_at_ms": past}),
-        model.item("mcf shape: history", lifecycle={"tier": "history", "review_after_ms": past}),
-        model.item("mcf shape: deleted", lifecycle={"status": "deleted"}),
-        model.item("mcf shape: error", lifecycle={"status": "error"}),
-        model.item("mcf shape: nanomem", memd=False, tags=["n"]),
+        model.item(own(tenant, "mcf shape: superseded"), lifecycle={"status": "superseded"}),
+        model.item(own(tenant, "mcf shape: expired"), lifecycle={"status": "expired", "expires_at_ms": past}),
+        model.item(own(tenant, "mcf shape: history"), lifecycle={"tier": "history", "review_after_ms": past}),
+        model.item(own(tenant, "mcf shape: deleted"), lifecycle={"status": "deleted"}),
+        model.item(own(tenant, "mcf shape: error"), lifecycle={"status": "error"}),
+        model.item(own(tenant, "mcf shape: nanomem"), memd=False, tags=["n"]),
     ]
 
 
@@ -153,7 +153,7 @@ def _varied() -> list[dict[str, Any]]:
 def export_shape(ctx) -> None:
     ctx.credit_only_observed()  # a rule about a member no exported item holds is not judged
     tenant = fresh_tenant("shape")
-    seed(ctx, tenant, _varied())
+    seed(ctx, tenant, _varied(tenant))
     run = ctx.client.export(tenant, **(ALL_FLAGS if is_memd(ctx) else {}))
     if not run.ok:
         raise NotApplicable(f"precondition failed: the export did not succeed ({run.describe()})")
@@ -165,9 +165,9 @@ def export_shape(ctx) -> None:
         return
     if not judge(ctx, doc, sent=run.sent, received=run.document, where="export") and not ctx.findings:
         raise NotApplicable("precondition failed: " + _nothing_judged(
-            f"the export of a tenant seeded with {len(_varied())} items ({run.describe()})")
+            f"the export of a tenant seeded with {len(_varied(tenant))} items ({run.describe()})")
             + "; the export's contents are judged by omf/export/exclusions")
-    _unjudged(ctx, f"the export of a tenant seeded with {len(_varied())} items of each kind")
+    _unjudged(ctx, f"the export of a tenant seeded with {len(_varied(tenant))} items of each kind")
 
 
 @check("omf/file/shape", spec="omf", requirements=SHAPE_RULES, bindings=FILE,

@@ -14,7 +14,11 @@ Where the text leaves a choice open the model keeps every reading alive at once 
 the target's answers contradict (a target must stay consistent with at least one): the canonical
 form of dedup (FORMS: verbatim, trimmed, spaced, case-folded, both, both after NFKC), whether rows written earlier in the same document are
 "existing" for dedup, and whether an archived duplicate is skipped or a duplicate. Tags are
-compared as sets (order free; a set-reading stores them sorted).
+compared as the arrays they are: "applied verbatim" keeps their order and repeats.
+
+Each sequence's tenant is fresh, but the texts drawn repeat across sequences (and a round trip sends
+a tenant's texts to a fresh one): a text counted a duplicate that only another tenant holds is
+charged to omf/dedup-scope-tenant, never to the import that lost it.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.stateful import SpecMachine, quote, run_machine
 
-REQUIREMENTS = ("omf/import-buckets", "omf/dedup-exact", "omf/dedup-scope-project", "omf/preview-matches-import",
+REQUIREMENTS = ("omf/import-buckets", "omf/dedup-exact", "omf/dedup-scope-project", "omf/dedup-scope-tenant",
+                "omf/preview-matches-import",
                 "omf/export-every-eligible", "omf/tags-verbatim", "omf/supersedes-replayed",
                 "omf/superseded-by-derived", "omf/lifecycle-honoured", "omf/self-roundtrip", "omf/dedup-fuzzy",
                 "omf/export-include-history", "omf/export-include-superseded", "omf/export-include-expired",
@@ -109,7 +114,7 @@ READINGS = tuple(Reading(f, w, ff) for f, w, ff in itertools.product(FORMS, (Tru
 class Row:
     content: str
     project: str | None
-    tags: frozenset[str]
+    tags: tuple[str, ...]          # as sent: order and repeats are kept (omf/tags-verbatim)
     status: str
     key: int                       # unique per written row in the model
     supersedes: int | None = None  # model keys
@@ -161,7 +166,7 @@ def _simulate(state: State, items: list[dict[str, Any]], include_archived: bool,
             got["skipped"] += 1
             continue
         lc = memd["lifecycle"]
-        row = Row(it["content"], memd.get("project_id"), frozenset(it.get("tags") or ()),
+        row = Row(it["content"], memd.get("project_id"), tuple(it.get("tags") or ()),
                   lc["status"], next(keys), tier=lc.get("tier") or "long_term", expires=lc.get("expires_at_ms"))
         if r.within:
             existing.add(canon)
@@ -204,7 +209,8 @@ def _strategies() -> dict[str, Any]:
                            "near-cut"])
     item = st.fixed_dictionaries({
         "content": base, "how": how, "project": st.sampled_from(PROJECTS),
-        "tags": st.lists(st.sampled_from(["a", "B", "b", "ü", "🦀", "x y"]), max_size=3, unique=True),
+        # repeats and any order: tags are applied verbatim, as the array sent
+        "tags": st.lists(st.sampled_from(["a", "B", "b", "ü", "🦀", "x y"]), max_size=4),
         "archived": st.sampled_from([False, False, False, True]),
         "supersedes_previous": st.booleans(),
         "status": st.sampled_from(["final", "final", "superseded", "draft", "expired"]),
@@ -224,6 +230,8 @@ class OmfMachine(SpecMachine):
     previews = True
     archived_flag = True
     fuzzy = True
+    #: (content, project) → the tenants this run sent it to, across sequences (run_machine's attribute)
+    elsewhere: dict[tuple[str, str | None], set[str]] | None = None
 
     def setup(self) -> None:
         self.tenant = fresh_tenant("sm-omf")
@@ -279,11 +287,12 @@ class OmfMachine(SpecMachine):
         return run, [it for it in doc["memories"] if isinstance(it, dict)]
 
     @staticmethod
-    def _shown(it: dict[str, Any]) -> tuple[str, str | None, frozenset[str], tuple[Any, ...]]:
-        """content, project, tags, and the lifecycle (status, tier, expires_at_ms) as exported."""
+    def _shown(it: dict[str, Any]) -> tuple[str, str | None, tuple[Any, ...], tuple[Any, ...]]:
+        """content, project, tags (in the export's order), and the lifecycle (status, tier,
+        expires_at_ms) as exported."""
         memd = model.memd_extension(it) or {}
         lc = memd.get("lifecycle") if isinstance(memd.get("lifecycle"), dict) else {}
-        return (it.get("content"), memd.get("project_id"), frozenset(t for t in it.get("tags") or () if isinstance(t, str)),
+        return (it.get("content"), memd.get("project_id"), _tags(it),
                 (lc.get("status"), lc.get("tier"), lc.get("expires_at_ms")))
 
     def _compare(self, state: State, exported: list[dict[str, Any]],
@@ -291,10 +300,10 @@ class OmfMachine(SpecMachine):
         """The first discrepancy between `state` (or those of its `rows` an export with flags may
         show) and the export: (requirement, what), or None."""
         rows = state.rows if rows is None else rows
-        want = sorted(((r.content, r.project or "", sorted(r.tags), (r.status, r.tier, r.expires)) for r in rows),
+        want = sorted(((r.content, r.project or "", list(r.tags), (r.status, r.tier, r.expires)) for r in rows),
                       key=repr)
         shown = [self._shown(it) for it in exported]
-        got = sorted(((c, p or "", sorted(t), s) for c, p, t, s in shown), key=repr)
+        got = sorted(((c, p or "", list(t), s) for c, p, t, s in shown), key=repr)
         if want != got:
             plain_w = sorted(((c, p) for c, p, _, _ in want), key=repr)
             plain_g = sorted(((c, p) for c, p, _, _ in got), key=repr)
@@ -303,7 +312,7 @@ class OmfMachine(SpecMachine):
                 bad = [(c, p, t, tw.get((c, p))) for c, p, t, _ in got if tw.get((c, p)) != t]
                 if bad:
                     return "omf/tags-verbatim", (f"the export shows tags {bad[0][2]} on {quote(bad[0][0], 80)}; the "
-                                                 f"import sent {bad[0][3]}")
+                                                 f"import sent {bad[0][3]} (the same array: order and repeats kept)")
                 sw = sorted(((c, p, st) for c, p, _, st in want), key=repr)
                 sg = sorted(((c, p, st) for c, p, _, st in got), key=repr)
                 return "omf/lifecycle-honoured", (f"the export shows the lifecycles (status, tier, expires_at_ms) "
@@ -345,6 +354,22 @@ class OmfMachine(SpecMachine):
                                                  f"{_edges(want_by)}")
         return None
 
+    def _held_by_others(self, content: str, project: str | None, form: str) -> list[str]:
+        """The other tenants this run sent `content` (in `form`'s canonical form) to, in `project`."""
+        canon = _canonical(content, form)
+        return sorted({tenant for (text, where), tenants in (self.elsewhere or {}).items()
+                       if where == project and _canonical(text, form) == canon
+                       for tenant in tenants if tenant != self.tenant})
+
+    def _hold(self, tenant: str, items: list[dict[str, Any]]) -> None:
+        """Remember which texts `tenant` was sent (for omf/dedup-scope-tenant's blame), run-wide."""
+        if self.elsewhere is None:
+            return
+        for it in items:
+            if isinstance(it, dict) and isinstance(it.get("content"), str):
+                project = (model.memd_extension(it) or {}).get("project_id")
+                self.elsewhere.setdefault((it["content"], project), set()).add(tenant)
+
     def _counts_problem(self, state: State, trial: State, want: dict[str, int], got: dict[str, int] | None,
                         total: int, exported: list[dict[str, Any]] | None, items: list[dict[str, Any]] = (),
                         include_archived: bool = True, fuzzy: float | None = None) -> tuple[str, str]:
@@ -363,6 +388,12 @@ class OmfMachine(SpecMachine):
                         f"the import answered {got}, expected {want}: {quote(content, 80)} is new to project "
                         f"{project!r}, yet it was not written (the same text is held in project(s) "
                         f"{', '.join(elsewhere)} only)")
+                others = self._held_by_others(content, project, state.reading.form)
+                if others:
+                    return "omf/dedup-scope-tenant", (
+                        f"the import answered {got}, expected {want}: {quote(content, 80)} is new to tenant "
+                        f"{self.tenant!r} (project {project!r}), yet it was not written; the same text is held in that "
+                        f"project only by other tenants this run wrote to ({', '.join(map(repr, others[:3]))})")
         if fuzzy is not None:
             exact = _simulate(state.copy(), items, include_archived, itertools.count(), None)
             if exact != want or got == exact:  # the near copies decided it
@@ -406,6 +437,7 @@ class OmfMachine(SpecMachine):
                         f"the import that followed, same tenant and flags, answered {got}. The spec: "
                         f"{cite('omf/preview-matches-import')}",
                         sent=body[:2000], received={"preview": p.result, "import": run.result})
+        self._hold(tenant, doc["memories"])
         if tenant != self.tenant:
             return
         self._judge(doc, include_archived, got, run, fuzzy)
@@ -549,6 +581,17 @@ class OmfMachine(SpecMachine):
         run = self.call(f"import into a fresh tenant {other!r} of {self.tenant!r}'s export ({len(exported[1])} "
                         f"item(s))", self.client.import_document, other, model.dumps(doc),
                         **({"include_archived": True} if self.archived_flag else {}))
+        self._hold(other, exported[1])
+        got = counts(run)
+        if got is not None:
+            # The tenant was consistent with a reading of dedup, so its export holds no two rows that
+            # reading dedups: a fresh tenant has nothing else for an item to match.
+            self.judged("omf/dedup-scope-tenant")
+            if got["duplicates"]:
+                self.broken("omf/dedup-scope-tenant", f"the export of {self.tenant!r} ({len(exported[1])} item(s)) "
+                            f"imported into the fresh tenant {other!r} answered {got}: a tenant that held nothing "
+                            f"counted {got['duplicates']} duplicate(s), which only another tenant's rows can have "
+                            f"matched. The spec: {cite('omf/dedup-scope-tenant')}", sent=doc, received=run.result)
         again = self._export(other)
         if not run.ok or again is None:
             self.broken("omf/self-roundtrip", f"the implementation's own export of {self.tenant!r} "
@@ -569,9 +612,15 @@ class OmfMachine(SpecMachine):
         lc = model.lifecycle_of(it)
         memd = model.memd_extension(it) or {}
         by_id = {(model.memd_extension(x) or {}).get("chunk_id"): x.get("content") for x in items}
-        return (it.get("content"), memd.get("project_id") or "", tuple(sorted(t for t in it.get("tags") or ()
-                                                                                if isinstance(t, str))),
+        return (it.get("content"), memd.get("project_id") or "", _tags(it),
                 lc.get("status"), lc.get("tier"), by_id.get(lc.get("supersedes")) or "")
+
+
+def _tags(it: dict[str, Any]) -> tuple[Any, ...]:
+    """An exported item's tags as sent back, in order (an absent member is no tags; a member that is
+    no array is shown as it is)."""
+    tags = it.get("tags", [])
+    return tuple(tags) if isinstance(tags, list) else (tags,)
 
 
 def _minus(a: list[Any], b: list[Any]) -> list[Any]:
@@ -637,7 +686,7 @@ def import_export(ctx) -> None:
     observed: list[int] = []
     run_machine(ctx, _machine(), name="OmfImportExport", previews="dry_run" not in lacks,
                 archived_flag="include_archived" not in lacks, fuzzy="fuzzy_threshold" not in lacks,
-                observed=observed)
+                observed=observed, elsewhere={})
     if not observed and not ctx.findings:
         # nothing passes on what it did not observe: no import answered counts with an export after it
         raise Inconclusive("no generated import came back with its counts and a readable export of the tenant, so the "

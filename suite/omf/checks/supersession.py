@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from memconform.suite.omf import model
 from memconform.suite.omf.checks._common import (
-    LIVE, cite, fail, fresh_tenant, lc_field, memd_field, read_back, seed,
+    LIVE, cite, fail, fresh_tenant, lc_field, memd_field, own, read_back, seed,
 )
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
-OLD, NEW = "mcf edge: the older fact", "mcf edge: the newer fact"
+OLDER, NEWER = "mcf edge: the older fact", "mcf edge: the newer fact"
 
 
 @check("omf/supersession/replayed", spec="omf",
@@ -28,17 +28,18 @@ def replayed(ctx) -> None:
 def _replayed(ctx, newer_first: bool) -> None:
     order = "the newer side first in the document" if newer_first else "the older side first"
     tenant = fresh_tenant("edge")
+    older, newer = own(tenant, OLDER), own(tenant, NEWER)
     old_id, new_id = model.uuid7(), model.uuid7()
     # The older side's superseded_by is left null on purpose: the target must derive it from the
     # newer side's supersedes, not copy it.
-    items = [model.item(OLD, chunk_id=old_id, lifecycle={"status": "superseded"}),
-             model.item(NEW, chunk_id=new_id, lifecycle={"supersedes": old_id})]
+    items = [model.item(older, chunk_id=old_id, lifecycle={"status": "superseded"}),
+             model.item(newer, chunk_id=new_id, lifecycle={"supersedes": old_id})]
     if newer_first:
         items.reverse()
     doc = model.document(items)
     seed(ctx, tenant, items)
     after, held = read_back(ctx, tenant)
-    old, new = held.get(OLD), held.get(NEW)
+    old, new = held.get(older), held.get(newer)
     if old is None or new is None:
         fail(ctx, "omf/supersedes-replayed", f"The export lists {list(held)}", after, "both sides of the edge",
              sent_doc=doc)
@@ -57,7 +58,7 @@ def _replayed(ctx, newer_first: bool) -> None:
         ctx.observed("omf/fresh-chunk-id")
     else:
         ctx.note("the export shows neither item's chunk_id: whether the import minted fresh ones was not seen")
-    for content, before, now in ((OLD, old_id, old_now), (NEW, new_id, new_now)):
+    for content, before, now in ((older, old_id, old_now), (newer, new_id, new_now)):
         if now == before:
             fail(ctx, "omf/fresh-chunk-id", f"{content!r} kept its source chunk_id {before!r}", after,
                  "a freshly minted chunk_id", sent_doc=doc)
@@ -76,14 +77,15 @@ def _replayed(ctx, newer_first: bool) -> None:
        title="Edges whose other side is not in the document are dropped; the status is kept")
 def orphans(ctx) -> None:
     tenant = fresh_tenant("orphan")
+    older, newer = own(tenant, OLDER), own(tenant, NEWER)
     gone_a, gone_b = model.uuid7(), model.uuid7()
-    items = [model.item(OLD, lifecycle={"status": "superseded", "superseded_by": gone_a}),
-             model.item(NEW, lifecycle={"supersedes": gone_b})]
+    items = [model.item(older, lifecycle={"status": "superseded", "superseded_by": gone_a}),
+             model.item(newer, lifecycle={"supersedes": gone_b})]
     doc = model.document(items)
     seed(ctx, tenant, items)
     after, held = read_back(ctx, tenant)
-    got = {"old status": lc_field(held.get(OLD), "status"), "old superseded_by": lc_field(held.get(OLD), "superseded_by"),
-           "new supersedes": lc_field(held.get(NEW), "supersedes")}
+    got = {"old status": lc_field(held.get(older), "status"), "old superseded_by": lc_field(held.get(older), "superseded_by"),
+           "new supersedes": lc_field(held.get(newer), "supersedes")}
     want = {"old status": "superseded", "old superseded_by": None, "new supersedes": None}
     if got != want:
         fail(ctx, "omf/orphan-edge-dropped", f"Edges to ids outside the document came back as {got}", after,

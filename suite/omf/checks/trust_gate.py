@@ -8,7 +8,7 @@ from typing import Any
 
 from memconform.suite.omf import model
 from memconform.suite.omf.checks._common import (
-    LIVE, fail, fresh_tenant, is_memd, lc_field, memd_field, read_back, seed, send,
+    LIVE, fail, fresh_tenant, is_memd, lc_field, memd_field, own, read_back, seed, send,
 )
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -41,6 +41,10 @@ def untrusted_defaults(ctx) -> None:
         ("omf/source-optional", "from a document without source", dict(source=None), {}, False),
         ("omf/memd-v-gated", "from memd with extensions.memd.v 2", {}, dict(v=2), False),
         ("omf/memd-v-gated", "from memd with extensions.memd.v \"1\" (a string)", {}, dict(v="1"), True),
+        # JSON's true is a boolean, no number: not 1, whatever a language's loose == says (found by the
+        # blind red team, round 13). 1.0 is not sent: JSON has one number type, and the text does not
+        # say whether 1.0 is the integer 1 (a JavaScript reader cannot tell them apart).
+        ("omf/memd-v-gated", "from memd with extensions.memd.v true (a boolean)", {}, dict(v=True), True),
         ("omf/trust-gate", "from memd without extensions.memd.v", {}, dict(v=model.OMIT), False),
         # `source.app == "memd"` is an exact comparison: another case or a trailing space is another app.
         *(("omf/trust-gate", f"from source.app {app!r} (not exactly \"memd\") with extensions.memd.v 1",
@@ -51,7 +55,7 @@ def untrusted_defaults(ctx) -> None:
         variants = [v for v in variants if v[0] == "omf/source-optional"]
     sent = []
     for i, (rid, why, doc_kw, item_kw, may_refuse) in enumerate(variants):
-        doc = model.document([model.item(f"mcf untrusted {i}", lifecycle=CLAIMS, **item_kw)], **doc_kw)
+        doc = model.document([model.item(own(tenant, f"mcf untrusted {i}"), lifecycle=CLAIMS, **item_kw)], **doc_kw)
         run = send(ctx, tenant, doc)
         if not run.ok and not may_refuse:
             fail(ctx, rid, f"An item {why} was refused", run, "it imports (with the default lifecycle)", sent_doc=doc)
@@ -60,7 +64,7 @@ def untrusted_defaults(ctx) -> None:
         return
     after, held = read_back(ctx, tenant)
     for i, (rid, why, doc, imported) in enumerate(sent):
-        content = f"mcf untrusted {i}"
+        content = own(tenant, f"mcf untrusted {i}")
         if imported:
             _defaults(ctx, rid, held.get(content), after, f"{why} claiming {CLAIMS}", doc)
         elif content in held:
@@ -74,10 +78,10 @@ def lifecycle_honoured(ctx) -> None:
     tenant = fresh_tenant("trusted")
     future = model.now_ms() + 30 * 86_400_000
     wanted = {
-        "mcf trusted draft": dict(status="draft", tier="working", expires_at_ms=future, review_after_ms=future,
-                                  lifecycle_updated_at_ms=1_700_000_000_000),
-        "mcf trusted history": dict(status="expired", tier="history", expires_at_ms=1_000, review_after_ms=None,
-                                    lifecycle_updated_at_ms=1_700_000_000_001),
+        own(tenant, "mcf trusted draft"): dict(status="draft", tier="working", expires_at_ms=future,
+                                               review_after_ms=future, lifecycle_updated_at_ms=1_700_000_000_000),
+        own(tenant, "mcf trusted history"): dict(status="expired", tier="history", expires_at_ms=1_000,
+                                                 review_after_ms=None, lifecycle_updated_at_ms=1_700_000_000_001),
     }
     run = seed(ctx, tenant, [model.item(c, lifecycle=lc) for c, lc in wanted.items()])
     after, held = read_back(ctx, tenant)
@@ -96,15 +100,17 @@ def lifecycle_honoured(ctx) -> None:
 def untrusted_fields_flow(ctx) -> None:
     ctx.credit_only_observed()  # items missing from the export show neither their tags nor their project
     tenant = fresh_tenant("flow")
-    # Mixed case and out of order: verbatim keeps every string as written; the order is free.
-    tags = ["Z-tag", "a-tag", "z-Tag 2"]
-    items = [model.item("mcf flow: scoped", project="proj-flow", tags=tags,
+    # Mixed case, out of sorted order, one string twice: verbatim is the array as given (its strings,
+    # their order, the repeat), which a store keeping a set (sorted, de-duplicated) loses.
+    tags = ["z-Tag 2", "a-tag", "Z-tag", "a-tag"]
+    scoped, category = own(tenant, "mcf flow: scoped"), own(tenant, "mcf flow: category")
+    items = [model.item(scoped, project="proj-flow", tags=tags,
                         chunk_type="code", ingestion_mode="conversation", lifecycle=CLAIMS),
-             model.item("mcf flow: category", category="cat-flow", tags=[], lifecycle=CLAIMS)]
+             model.item(category, category="cat-flow", tags=[], lifecycle=CLAIMS)]
     doc = model.document(items, trusted=False)
     seed(ctx, tenant, items, trusted=False)
     after, held = read_back(ctx, tenant)
-    a, b = held.get("mcf flow: scoped"), held.get("mcf flow: category")
+    a, b = held.get(scoped), held.get(category)
     if (a is None or b is None) and not is_memd(ctx):
         raise NotApplicable(f"the export after the import lists {list(held)}, not both items, so their tags cannot "
                             "be read back; whether a plain consumer ingests documents is judged by omf/import/nanomem")
@@ -115,9 +121,10 @@ def untrusted_fields_flow(ctx) -> None:
         return
     ctx.observed("omf/tags-verbatim")
     got_tags = a.get("tags")
-    if not (isinstance(got_tags, list) and sorted(map(str, got_tags)) == sorted(tags)):
-        fail(ctx, "omf/tags-verbatim", f"Tags {tags} came back as {got_tags!r}", after,
-             "the same strings, unaltered (in any order)", sent_doc=doc)
+    if got_tags != tags:
+        fail(ctx, "omf/tags-verbatim", f"The untrusted item {scoped!r} was imported with tags {tags}; the export "
+             f"shows {got_tags!r}", after,
+             f"exactly {tags}: the same strings, unaltered, in the order sent, the repeat kept", sent_doc=doc)
     if not is_memd(ctx):
         ctx.note("judged as a plain OMF consumer: project, type and mode are memd's extension")
         return  # a plain consumer promises the tags; project, type and mode are memd's extension
@@ -139,12 +146,13 @@ def unknown_type_mode(ctx) -> None:
     it is charged to the member it refused: "Unknown → defaults to doc" / "→ import default" makes an
     unknown value no reason to refuse the item. The known pair is the control (a precondition)."""
     tenant = fresh_tenant("typemode")
-    known = {"mcf type: known": (True, "decision", "conversation", "decision", "conversation")}
-    seed(ctx, tenant, [model.item("mcf type: known", chunk_type="decision", ingestion_mode="conversation")])
-    cases = {"mcf type: unknown trusted": (True, "blob", "conversation", "doc", "conversation"),
-             "mcf type: unknown untrusted": (False, "Code!", "conversation", "doc", "conversation"),
-             "mcf mode: unknown trusted": (True, "decision", "chat", "decision", "document"),
-             "mcf mode: unknown untrusted": (False, "decision", "streaming", "decision", "document")}
+    known = {own(tenant, "mcf type: known"): (True, "decision", "conversation", "decision", "conversation")}
+    seed(ctx, tenant, [model.item(own(tenant, "mcf type: known"), chunk_type="decision",
+                                  ingestion_mode="conversation")])
+    cases = {own(tenant, "mcf type: unknown trusted"): (True, "blob", "conversation", "doc", "conversation"),
+             own(tenant, "mcf type: unknown untrusted"): (False, "Code!", "conversation", "doc", "conversation"),
+             own(tenant, "mcf mode: unknown trusted"): (True, "decision", "chat", "decision", "document"),
+             own(tenant, "mcf mode: unknown untrusted"): (False, "decision", "streaming", "decision", "document")}
     refused = set()
     for content, (trusted, ct, im, _, _) in cases.items():
         doc = model.document([model.item(content, chunk_type=ct, ingestion_mode=im)], trusted)
@@ -173,9 +181,9 @@ def unknown_type_mode(ctx) -> None:
        title="An item's top-level status never by itself sets the lifecycle status")
 def status_informational(ctx) -> None:
     tenant = fresh_tenant("status")
-    cases = [("mcf status: untrusted superseded", False, "superseded", None),
-             ("mcf status: untrusted draft", False, "draft", None),
-             ("mcf status: trusted final", True, "expired", {"status": "final"})]
+    cases = [(own(tenant, "mcf status: untrusted superseded"), False, "superseded", None),
+             (own(tenant, "mcf status: untrusted draft"), False, "draft", None),
+             (own(tenant, "mcf status: trusted final"), True, "expired", {"status": "final"})]
     for content, trusted, status, lc in cases:
         seed(ctx, tenant, [model.item(content, status=status, lifecycle=lc)], trusted=trusted)
     after, held = read_back(ctx, tenant)
@@ -192,8 +200,8 @@ def status_informational(ctx) -> None:
        bindings=LIVE, title="A malformed lifecycle in an untrusted item is ignored, not an error")
 def untrusted_lifecycle_not_parsed(ctx) -> None:
     tenant = fresh_tenant("unparsed")
-    bad = {"mcf unparsed: string": "final", "mcf unparsed: tier": {"tier": "bogus"},
-           "mcf unparsed: ms": {"expires_at_ms": "soon"}}
+    bad = {own(tenant, "mcf unparsed: string"): "final", own(tenant, "mcf unparsed: tier"): {"tier": "bogus"},
+           own(tenant, "mcf unparsed: ms"): {"expires_at_ms": "soon"}}
     for content, lc in bad.items():
         doc = model.document([model.item(content, lifecycle=lc)], trusted=False)
         run = send(ctx, tenant, doc)

@@ -3,9 +3,11 @@ and what must be accepted. Each bad document goes to a tenant of its own, which 
 
 from __future__ import annotations
 
+from typing import Any
+
 from memconform.suite.omf import model
 from memconform.suite.omf.checks._common import (
-    LIVE, counts_as, export_doc, fail, fresh_tenant, read_back, refused, send,
+    LIVE, counts_as, export_doc, fail, fresh_tenant, own, read_back, refused, send,
 )
 from memconform.suite.registry import check
 
@@ -17,7 +19,7 @@ GOOD = "mcf validation: a valid item beside the bad one"
 def omf_version(ctx) -> None:
     for version in ("1.1", "2.0", 1.0, None):
         tenant = fresh_tenant("omfver")
-        doc = model.document([model.item(GOOD)], omf=version)
+        doc = model.document([model.item(own(tenant, GOOD))], omf=version)
         if version is None:
             del doc["omf"]
         refused(ctx, "omf/omf-version-gated", tenant, doc, send(ctx, tenant, doc),
@@ -28,12 +30,20 @@ def omf_version(ctx) -> None:
        requirements=("omf/memories-required", "omf/content-required", "omf/malformed-document-refused"),
        bindings=LIVE, title="Malformed JSON, a missing memories array and mistyped members are refused whole")
 def bad_input(ctx) -> None:
-    good = model.item(GOOD)
+    for n in range(len(_bad_inputs(GOOD))):
+        tenant = fresh_tenant("badin")
+        rid, doc, why = _bad_inputs(own(tenant, GOOD))[n]
+        refused(ctx, rid, tenant, doc, send(ctx, tenant, doc), why)
+
+
+def _bad_inputs(good_text: str) -> list[tuple[str, Any, str]]:
+    """(requirement, document, what is wrong with it): each beside a valid item where it has items."""
+    good = model.item(good_text)
     no_memories = model.document([])
     del no_memories["memories"]
     no_content = model.item("x")
     del no_content["content"]
-    cases = [
+    return [
         ("omf/memories-required", no_memories, "has no memories key"),
         ("omf/memories-required", model.document([], memories={"0": good}), "has memories as an object"),
         ("omf/content-required", model.document([good, no_content]), "has an item without content"),
@@ -46,9 +56,6 @@ def bad_input(ctx) -> None:
          "has a tag that is a number"),
         ("omf/malformed-document-refused", model.document([good, "just text"]), "has an item that is a string"),
     ]
-    for rid, doc, why in cases:
-        tenant = fresh_tenant("badin")
-        refused(ctx, rid, tenant, doc, send(ctx, tenant, doc), why)
 
 
 @check("omf/validation/content-not-blank", spec="omf", requirements=("omf/content-not-blank",), bindings=LIVE,
@@ -58,7 +65,7 @@ def content_not_blank(ctx) -> None:
     # reads; found by the blind red team: a blank test that knew ASCII only)
     for blank in ("", "   ", "\t\n", "\u00a0\u3000\u2003"):
         tenant = fresh_tenant("blank")
-        doc = model.document([model.item(GOOD), model.item(blank)])
+        doc = model.document([model.item(own(tenant, GOOD)), model.item(blank)])
         refused(ctx, "omf/content-not-blank", tenant, doc, send(ctx, tenant, doc),
                 f"has an item with content {blank!r}")
 
@@ -84,13 +91,14 @@ def empty_memories(ctx) -> None:
 def exported_at_not_interpreted(ctx) -> None:
     for stamp in ("2001-01-01T00:00:00Z", "2099-12-31T23:59:59Z"):
         tenant = fresh_tenant("expat")
-        doc = model.document([model.item(f"mcf exported_at {stamp}")], exported_at=stamp)
+        content = own(tenant, f"mcf exported_at {stamp}")
+        doc = model.document([model.item(content)], exported_at=stamp)
         run = send(ctx, tenant, doc)
         if not counts_as(ctx, run, {"imported": 1, "duplicates": 0, "skipped": 0}):
             fail(ctx, "omf/exported-at-not-interpreted", f"A document with exported_at {stamp} did not import "
                  "its one item", run, '{"imported": 1, "duplicates": 0, "skipped": 0}', sent_doc=doc)
             continue
         after, held = read_back(ctx, tenant)
-        if list(held) != [f"mcf exported_at {stamp}"]:
+        if list(held) != [content]:
             fail(ctx, "omf/exported-at-not-interpreted", f"After importing with exported_at {stamp} the tenant "
                  f"holds {list(held)}", after, "the one item", sent_doc=doc)
