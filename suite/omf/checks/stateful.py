@@ -35,7 +35,8 @@ from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.stateful import SpecMachine, quote, run_machine
 
-REQUIREMENTS = ("omf/import-buckets", "omf/dedup-exact", "omf/dedup-scope-project", "omf/dedup-scope-tenant",
+REQUIREMENTS = ("omf/import-buckets", "omf/dedup-exact", "omf/dedup-scope-project", "omf/dedup-scope-null",
+                "omf/dedup-scope-tenant",
                 "omf/preview-matches-import",
                 "omf/export-every-eligible", "omf/tags-verbatim", "omf/supersedes-replayed",
                 "omf/superseded-by-derived", "omf/lifecycle-honoured", "omf/self-roundtrip", "omf/dedup-fuzzy",
@@ -383,6 +384,11 @@ class OmfMachine(SpecMachine):
                 canon = _canonical(content, state.reading.form)
                 elsewhere = sorted({repr(r.project) for r in trial.rows
                                     if r.project != project and _canonical(r.content, state.reading.form) == canon})
+                if elsewhere and project is None:  # "project_id IS NULL rows only"
+                    return "omf/dedup-scope-null", (
+                        f"the import answered {got}, expected {want}: {quote(content, 80)} is new to the unscoped rows "
+                        f"(no project), yet it was not written (the same text is held in project(s) "
+                        f"{', '.join(elsewhere)} only)")
                 if elsewhere:
                     return "omf/dedup-scope-project", (
                         f"the import answered {got}, expected {want}: {quote(content, 80)} is new to project "
@@ -492,6 +498,8 @@ class OmfMachine(SpecMachine):
                 by_text.setdefault(text, set()).add(project)
             if any(len(projects) > 1 for projects in by_text.values()):
                 self.judged("omf/dedup-scope-project")  # the same text in two projects: both written
+            if any(len(projects) > 1 and None in projects for projects in by_text.values()):
+                self.judged("omf/dedup-scope-null")  # the same text unscoped and in a project: both written
             if fuzzy is not None and (rows or len(items) > 1):
                 self.judged("omf/dedup-fuzzy")
         if exported is None:
