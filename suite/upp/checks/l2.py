@@ -805,9 +805,7 @@ def low_confidence_staged(ctx: CheckContext) -> None:
     valid events were ever deleted by id)."""
     ctx.credit_only_observed()
     require_offered(ctx, "upp/get_events")
-    if not imports(ctx):
-        raise Inconclusive("the suite places an event of a chosen confidence only with upp/import_events on a "
-                           "server sharing this machine's files; extracted events carry the server's own confidence")
+    _need_chosen_confidence(ctx)
     entity = fresh_entity("low")
     # staged, as its exporter held it: a package's status may be kept (a reinforced event is valid at
     # a low confidence, 02 §6) or derived from the confidence, and both give staged here
@@ -831,6 +829,12 @@ def low_confidence_staged(ctx: CheckContext) -> None:
         fail(ctx, "upp/delete-physical", f"after deleting the staged event {staged['id']!r} by its id, upp/get_events "
              f"still lists it: {_brief(events[staged['id']])}", listing, "the deleted event gone, whatever its status")
     _judge_count(ctx, count, 0 if staged["id"] in events else 1, f"deleting the staged event {staged['id']!r}", reply)
+
+
+def _need_chosen_confidence(ctx: CheckContext) -> None:
+    if not imports(ctx):
+        raise Inconclusive("the suite places an event of a chosen confidence only with upp/import_events on a "
+                           "server sharing this machine's files; extracted events carry the server's own confidence")
 
 
 def _import_staged(ctx: CheckContext, entity: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -871,9 +875,7 @@ def staged_supersedes_nothing(ctx: CheckContext) -> None:
     upp/import_events, or files not shared) or the second event is not stored staged."""
     ctx.credit_only_observed()
     require_offered(ctx, "upp/get_events")
-    if not imports(ctx):
-        raise Inconclusive("the suite places an event of a chosen confidence only with upp/import_events on a "
-                           "server sharing this machine's files; extracted events carry the server's own confidence")
+    _need_chosen_confidence(ctx)
     entity = fresh_entity("staged-sup")
     [first] = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0)])
     if first.get("status") != "valid":
