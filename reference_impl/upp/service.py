@@ -56,7 +56,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -496,15 +496,17 @@ class UppService:
             raise
 
     def _store_imported(self, key: str, events: list[Any]) -> dict[str, Any]:
-        now = self._format(self._now())
+        start = self._now()
         imported = skipped = 0
         with self._store.transaction():
-            self._store.ensure_user(key, now)
+            self._store.ensure_user(key, self._format(start))
             for event in (exports.storage_order(events) if self.policy.import_order == "created" else events):
                 if self._import_problem(event) is not None:
                     skipped += 1
                     continue
-                self._import_event(key, event, now)
+                # one microsecond apart, in the order stored: a later import of this server's export
+                # recovers that order from created_at whatever order the file lists the events in
+                self._import_event(key, event, self._format(start + timedelta(microseconds=imported)))
                 imported += 1
         return {"imported_count": imported, "skipped_count": skipped}
 

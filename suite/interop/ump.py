@@ -89,8 +89,11 @@ What a server may change (never a loss)
   the tombstone's `provenance.actor`, `actor_kind`, `method` and `source.ref` may be stamped with
   the acting principal (§9, ump/revise-forget-stamp-provenance, a MAY), but at L2+ actor,
   actor_kind and method stay present. Everything else of the prior is unchanged
-  (non-destructive) and everything else of the successor is the prior's with the patch applied.
-  From A's export on, these values must survive like any other.
+  (non-destructive) and everything else of the successor is the prior's with the patch applied:
+  a member the patch names merged into the prior's or replaced whole (§3.5 gives no merge rule;
+  variant revise-patch-replaces), time.observed carried over or stamped at the revise (§2.3's
+  transaction time; variant revise-restamps-observed), as suite/ump/revise.py reads both for the
+  checks too. From A's export on, these values must survive like any other.
 * **Integrity is not compared byte for byte**: any integrity block that verifies and is signed
   by the owner (`scope.owner`) is kept, so a server may re-sign with the owner's key (it must,
   after revise and forget, and when normalising a 0.1 record). A server below L3 may drop
@@ -146,7 +149,7 @@ from memconform.suite.formats import is_date_time
 from memconform.suite.jsonvalue import json_equal
 from memconform.suite.interop.model import MISSING, Loss, RoundTrip
 from memconform.suite.outcomes import NotApplicable
-from memconform.suite.ump import ids, integrity
+from memconform.suite.ump import ids, integrity, revise
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.client import Auth, Reply
 from memconform.suite.ump.testkeys import test_did, test_signing_key
@@ -708,12 +711,14 @@ def _expected_in_a(run: _Run, entry: CorpusRecord, by_key: dict[str, CorpusRecor
         base = {k: copy.deepcopy(v) for k, v in before.exported_a.items() if k not in ("integrity", "superseded_by")}
         if isinstance(base.get("time"), dict):
             base["time"].pop("valid_to", None)
-        expected = _merge_patch(base, entry.patch or {})
+        expected = _successor(base, entry.patch or {}, entry.exported_a or {})
         expected["id"] = entry.id_a
         expected["supersedes"] = [before.id_a]
         expected.pop("superseded_by", None)
         expected.setdefault("time", {})["valid_to"] = None
         rules[("time", "created")] = _date_time_rule("ump/served-records-valid", nullable=False)
+        if "observed" in expected["time"]:
+            rules[("time", "observed")] = _observed_rule(expected["time"]["observed"], entry.exported_a or {})
         rules.update(_stamp_rules(run.a.level))
     if entry.role in ("prior", "prior+successor"):
         after = by_key.get(entry.successor or "")
@@ -727,15 +732,33 @@ def _expected_in_a(run: _Run, entry: CorpusRecord, by_key: dict[str, CorpusRecor
     return expected, rules
 
 
-def _merge_patch(base: Any, patch: Any) -> Any:
-    """revise's patch merged into the prior: objects member by member, other values replaced."""
-    if isinstance(base, dict) and isinstance(patch, dict):
-        out = copy.deepcopy(base)
-        for k, v in patch.items():
-            out[k] = _merge_patch(base.get(k), v) if isinstance(v, dict) and isinstance(base.get(k), dict) \
-                else copy.deepcopy(v)
-        return out
-    return copy.deepcopy(patch)
+def _successor(base: dict[str, Any], patch: dict[str, Any], got: Mapping[str, Any]) -> dict[str, Any]:
+    """What A's successor must hold: the prior with the patch merged in, except a member the patch
+    names that A replaced whole (suite/ump/revise.py: §3.5 gives no merge rule); `time` counts as
+    replaced when A's time holds exactly the patch's members besides those A sets itself (created,
+    valid_to) and observed."""
+    expected = revise.merged(base, patch)
+    for member, value in patch.items():
+        have = got.get(member)
+        if member == "time" and isinstance(value, dict) and isinstance(have, dict):
+            if {k: v for k, v in have.items() if k not in ("created", "valid_to", "observed")} == value:
+                # observed, when A kept one, is judged by _observed_rule: carried over or stamped anew
+                expected["time"] = {**copy.deepcopy(value), **({"observed": have["observed"]} if "observed" in have
+                                                               else {})}
+        elif revise.replaced(value, have):
+            expected[member] = copy.deepcopy(have)
+    return expected
+
+
+def _observed_rule(prior_observed: Any, got: Mapping[str, Any]) -> Rule:
+    """The successor's time.observed: the prior's carried over, or stamped at the revise."""
+    def rule(value: Any) -> tuple[str, Any] | None:
+        succ_time = got.get("time") if isinstance(got.get("time"), dict) else {}
+        if revise.observed_carried_or_restamped(prior_observed, succ_time):
+            return None
+        return "ump/revise-applies-patch", (f"{prior_observed!r} carried over, or the revise's own time (no earlier, "
+                                            "no later than the successor's time.created)")
+    return rule
 
 
 def _export_a(run: _Run, source: Any, entry: CorpusRecord, placed: list[CorpusRecord]) -> None:

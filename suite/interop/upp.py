@@ -40,7 +40,7 @@ Fields compared, and the requirement (suite/upp/catalogue.toml) that promises ea
 | `/entity_key` | upp/import-persists (the request's user) | — |
 | `/status`: superseded expected, or a singular label's latest superseded | upp/import-supersession | upp/export-all-events |
 | `/status`: a plural event superseded | upp/plural-accumulate | upp/export-all-events |
-| `/status`: a high-confidence event staged | upp/high-confidence-valid | upp/export-all-events |
+| `/status`: staged above the side's own threshold | upp/high-confidence-valid | upp/export-all-events |
 | `/status`: not one of valid, staged, superseded | upp/stored-event-status | upp/stored-event-status |
 | `/superseded_by`: the re-id'd successor in the same view | upp/supersession-superseded-by | upp/supersession-superseded-by |
 
@@ -53,9 +53,12 @@ Allowances (what a server may change without a loss):
   ("Supersession rules apply as during normal storage", stored in created_at order, package order
   for ties: docs/live-upp.md), so the package's pointers need not be copied, only the result must
   be the same. A server that copies them and re-maps the ids passes too.
-* The low-confidence event (0.3) may be stored `staged` or `valid` by either server
-  (upp/low-confidence-staged is a MAY): a change between them is a note, not a loss. An export
-  must still show the status its server holds (export-all-events).
+* Where low confidence ends is each server's (02 §6; variant upp-high-staging-threshold): each side
+  is judged against the staging threshold its import view shows (`Reading`: the plan's readings are
+  stage below nothing, below 0.5, below each planned confidence; 1.0 is high in every reading), the
+  one its statuses are closest to, with the supersessions that follow. Another threshold than the
+  plan's, or the 0.3 event stored `valid` (upp/low-confidence-staged is a MAY), is a note, not a
+  loss. An export must still show the statuses its import held (export-all-events).
 * `labels` are compared as a set (order and repeats are not promised); `confidence` within 1e-6
   (a server may store a float); `valid_from`/`valid_until` as instants (an equivalent ISO-8601
   spelling, another UTC offset or fractional zeros pass), and an absent member equals null.
@@ -337,10 +340,14 @@ def _record_ids(views: list[View]) -> dict[str, str]:
 def _compare(views: list[View], records: dict[str, str], notes: list[str]) -> tuple[list[Loss], int]:
     losses: list[Loss] = []
     charged: set[tuple[str, str]] = set()
-    held_status: dict[tuple[str, str], Any] = {}  # (side, key) → the status its import view showed
+    held_reading: dict[str, Reading] = {}  # side → the staging reading its import view showed
     compared = 0
     for n, view in enumerate(views):
         found, extras = _match(view.events)
+        if view.kind == "import":
+            held_reading[view.side] = _closest(found)
+            _note_reading(held_reading[view.side], view, notes)
+        reading = held_reading.get(view.side, READINGS[0])
         if extras:
             notes.append(f"{view.stage}: {len(extras)} event(s) beyond the plan: "
                          + "; ".join(compact({k: e.get(k) for k in ("id", "value", "labels", "status")}, 160)
@@ -354,12 +361,82 @@ def _compare(views: list[View], records: dict[str, str], notes: list[str]) -> tu
                 charge_once(losses, charged, Loss(record, "", _content_requirement(view), _brief(p.event), MISSING,
                                               view.stage))
                 continue
-            held = held_status.get((view.side, p.key))
-            for field, expected, value, rid in _differences(p, got, view, found, held, notes):
+            for field, expected, value, rid in _differences(p, got, view, found, reading):
                 charge_once(losses, charged, Loss(record, field, rid, expected, value, view.stage))
-            if view.kind == "import":
-                held_status[(view.side, p.key)] = got.get("status", MISSING)
     return losses, compared
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a server stores PLAN when it stages events below `threshold` (02 §6: "New event with low
+    confidence → Created as staged", where "low" ends is the server's; variant
+    upp-high-staging-threshold): each key's status and the key of the event that superseded it."""
+
+    threshold: float
+    stored: dict[str, tuple[str, str | None]]
+
+
+def _stored_under(threshold: float) -> dict[str, tuple[str, str | None]]:
+    """02 §6 applied to PLAN in order: a staged event supersedes nothing and is superseded by
+    nothing ("contradicts an existing valid event"); a valid one supersedes the valid events it
+    shares a singular label with."""
+    state: dict[str, list[Any]] = {}
+    by_key = {p.key: p for p in PLAN}
+    for p in PLAN:
+        if p.event["confidence"] < threshold:
+            state[p.key] = ["staged", None]
+            continue
+        for key, held in state.items():
+            shared = set(by_key[key].event["labels"]) & set(p.event["labels"])
+            if held[0] == "valid" and any(ontology.user_v1().cardinality(label) == "singular" for label in shared):
+                held[0], held[1] = "superseded", p.key
+        state[p.key] = ["valid", None]
+    return {key: (held[0], held[1]) for key, held in state.items()}
+
+
+def _readings() -> tuple[Reading, ...]:
+    """Every distinct way to store PLAN, one per staging threshold: below nothing, below each planned
+    confidence (1.0 is high in every reading). The plan's own reading (stage below 0.5) comes first."""
+    out = [Reading(0.5, _stored_under(0.5))]
+    for threshold in sorted({0.0, *(p.event["confidence"] for p in PLAN)}):
+        stored = _stored_under(threshold)
+        if threshold < 1.0 and all(r.stored != stored for r in out):
+            out.append(Reading(threshold, stored))
+    return tuple(out)
+
+
+READINGS = _readings()
+
+
+def _closest(found: dict[str, dict[str, Any]]) -> Reading:
+    """The reading the statuses of an import view follow (the plan's own on a tie): a server is
+    judged against its own threshold, consistently, never against one it does not have."""
+    def misses(reading: Reading) -> int:
+        out = 0
+        for key, (status, successor) in reading.stored.items():
+            got = found.get(key)
+            if got is None:
+                continue
+            out += got.get("status") != status
+            if successor is not None and got.get("status") == "superseded":
+                out += found.get(successor) is None or got.get("superseded_by") != found[successor].get("id")
+        return out
+    return min(READINGS, key=misses)
+
+
+def _note_reading(reading: Reading, view: View, notes: list[str]) -> None:
+    default = READINGS[0].stored
+    moved = [p for p in PLAN if reading.stored[p.key][0] != default[p.key][0]]
+    if not moved:
+        return
+    if all(p.may_stage for p in moved):
+        p = moved[0]
+        notes.append(f"{view.stage}: {p.value!r} (confidence {p.event['confidence']}) was stored "
+                     f"{reading.stored[p.key][0]}, not {default[p.key][0]}: allowed (upp/low-confidence-staged is a MAY)")
+        return
+    notes.append(f"{view.stage}: events below confidence {reading.threshold} are stored staged, and supersede "
+                 f"nothing (02 §6 leaves where low confidence ends to the server): "
+                 + "; ".join(f"{p.key} ({p.event['confidence']}) {reading.stored[p.key][0]}" for p in moved))
 
 
 
@@ -367,9 +444,9 @@ def _content_requirement(view: View) -> str:
     return "upp/import-persists" if view.kind == "import" else "upp/export-all-events"
 
 
-def _differences(p: Planned, got: dict[str, Any], view: View, found: dict[str, dict[str, Any]],
-                 held: Any, notes: list[str]):
-    """(pointer, expected, got, requirement) for every field of `got` that is not what `p` promises."""
+def _differences(p: Planned, got: dict[str, Any], view: View, found: dict[str, dict[str, Any]], reading: Reading):
+    """(pointer, expected, got, requirement) for every field of `got` that is not what `p` promises,
+    its status and successor as the side's own staging reading stores them."""
     rid = _content_requirement(view)
     for name in CONTENT_FIELDS:
         expected = p.event.get(name)
@@ -379,28 +456,17 @@ def _differences(p: Planned, got: dict[str, Any], view: View, found: dict[str, d
     if view.kind == "import" and got.get("entity_key", MISSING) != view.entity_key:
         yield "/entity_key", view.entity_key, got.get("entity_key", MISSING), "upp/import-persists"
     status = got.get("status", MISSING)
-    wanted = _wanted_status(p, view, held)
-    if status not in wanted:
-        yield "/status", wanted[0] if len(wanted) == 1 else list(wanted), status, _status_requirement(p, status, view)
-    elif p.may_stage and status != p.status and view.kind == "import":
-        notes.append(f"{view.stage}: {p.value!r} (confidence {p.event['confidence']}) was stored {status}, not "
-                     f"{p.status}: allowed (upp/low-confidence-staged is a MAY)")
-    if p.successor is not None and status == "superseded":
-        successor = found.get(p.successor)
+    wanted, successor_key = reading.stored[p.key]
+    if status != wanted:
+        yield "/status", wanted, status, _status_requirement(p, status, view)
+    if successor_key is not None and status == "superseded":
+        successor = found.get(successor_key)
         if successor is not None:  # a missing successor is its own loss
             pointer = got.get("superseded_by", MISSING)
             successor_id = successor.get("id", MISSING)
             # A successor without an id cannot be pointed at: a null pointer to it is no kept edge.
             if not (isinstance(successor_id, str) and successor_id) or pointer != successor_id:
                 yield "/superseded_by", successor_id, pointer, "upp/supersession-superseded-by"
-
-
-def _wanted_status(p: Planned, view: View, held: Any) -> tuple[str, ...]:
-    if not p.may_stage:
-        return (p.status,)
-    if view.kind == "export" and held in ("staged", "valid"):
-        return (held,)  # the export shows what its server holds
-    return ("staged", "valid")
 
 
 def _status_requirement(p: Planned, status: Any, view: View) -> str:

@@ -23,7 +23,8 @@ at the first view where it differs, to the requirement that promises it survives
 
 Allowances: tags are a set and may be lowercased (§2's SHOULD), embeddings compare at float32
 precision and may be left out with their model ("Producers MAY omit"), `metadata.score` may be
-added, members the plan does not hold are not compared. The placed memories are forgotten on both sides afterwards.
+added, a null parent_id may be left out, members the plan does not hold are not compared. The
+placed memories are forgotten on both sides afterwards.
 
 The pairing module (suite/interop/pairing.py) calls `round_trip(source, destination, *, version,
 source_label, destination_label)`.
@@ -154,8 +155,9 @@ def _rule(field: str, want: Any, side: str, rule_a: str, rule_b: str) -> str:
 
 
 def _same(field: str, want: Any, have: Any) -> bool:
-    if have is MISSING:
-        return False
+    if have is MISSING:  # a null parent_id may be left out (§2 "optional, string | null"; variant
+        return field == "parent_id" and want is None  # oams-null-parent-omitted), as the checks read it
+
     if field in ("created_at", "updated_at"):
         t = model.parse_time(have)
         return t is not None and t == model.parse_time(want)

@@ -32,7 +32,6 @@ Readings (where the text is loose; the catalogue note of each requirement says t
 from __future__ import annotations
 
 import base64
-import copy
 import datetime as _dt
 import json
 import time as _time
@@ -47,6 +46,7 @@ from memconform.suite.runner import CheckContext
 from memconform.suite.ump import consent as ump_consent
 from memconform.suite.ump import ids as ump_ids
 from memconform.suite.ump import record as ump_record
+from memconform.suite.ump import revise
 from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
 from memconform.suite.ump.checks._live import (
@@ -205,16 +205,6 @@ def _not_stored(ctx: CheckContext, text_marker: str, rid: Any, *, auth: Auth | N
     return None
 
 
-def _merge(base: Any, patch: Any) -> Any:
-    """A patch merged into a record as §3.5's example reads (objects member by member)."""
-    if isinstance(base, dict) and isinstance(patch, dict):
-        out = copy.deepcopy(base)
-        for k, v in patch.items():
-            out[k] = _merge(base.get(k), v) if isinstance(v, dict) and isinstance(base.get(k), dict) else copy.deepcopy(v)
-        return out
-    return copy.deepcopy(patch)
-
-
 def _short(value: Any, limit: int = 160) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= limit else text[:limit] + "…"
@@ -332,12 +322,12 @@ def revise_applies_patch(ctx: CheckContext) -> None:
     if succ is None:
         raise NotApplicable(f"precondition failed: get of the successor {new} did not succeed ({got.describe()}); "
                             "that revise creates it is ump/l2/revise-creates-successor")
-    expected = _merge(before, patch)
+    expected = revise.merged(before, patch)
     R = "ump/revise-applies-patch"
     wrong = []
     for member in ("kind", "body", "scope", "lifecycle", "relations", "consent"):
         got_member = succ.get(member)
-        if expected.get(member) == got_member or (member in patch and _replaced(patch[member], got_member)):
+        if expected.get(member) == got_member or (member in patch and revise.replaced(patch[member], got_member)):
             continue  # merged into the prior's member, or the whole member replaced: §3.5 fixes neither
         wrong.append(f"{member}: expected {_short(expected.get(member))}"
                      + (f" (merged) or {_short(patch[member])} (replaced)" if member in patch else " (carried over)")
@@ -346,7 +336,7 @@ def revise_applies_patch(ctx: CheckContext) -> None:
     if _parse_ts(stime.get("valid_from")) != _parse_ts(valid_from):
         wrong.append(f"time.valid_from: the patch set {valid_from}, found {stime.get('valid_from')!r}")
     btime = before.get("time") if isinstance(before.get("time"), dict) else {}
-    if "observed" in btime and not _observed_carried_or_restamped(btime["observed"], stime):
+    if "observed" in btime and not revise.observed_carried_or_restamped(btime["observed"], stime):
         wrong.append(_observed_wrong(btime["observed"], stime))
     if wrong:
         _fail(ctx, R, f"revise {prior} with patch {_short(patch, 300)} gave a successor {new} that is not the "
@@ -376,7 +366,7 @@ def _judge_observed_kept(ctx: CheckContext, m: str) -> None:
                  f"({got.describe()}; judged by ump/l2/revise-creates-successor)")
         return
     stime = succ.get("time") if isinstance(succ.get("time"), dict) else {}
-    if not _observed_carried_or_restamped(btime["observed"], stime):
+    if not revise.observed_carried_or_restamped(btime["observed"], stime):
         _fail(ctx, "ump/revise-applies-patch", f"revise {prior} with patch {_short(patch)}, which names no `time`, "
                                                f"gave a successor {new} whose " + _observed_wrong(btime["observed"], stime),
               got, sent={"prior": before, "revise": {"id": prior, "patch": patch}})
@@ -386,33 +376,6 @@ def _observed_wrong(prior_observed: Any, succ_time: dict[str, Any]) -> str:
     return (f"time.observed: expected {prior_observed!r} carried over, or the time the revision was learned (not "
             f"before it, not after the successor's time.created {succ_time.get('created')!r}), found "
             + (repr(succ_time["observed"]) if "observed" in succ_time else "no time.observed"))
-
-
-#: How far a successor's re-stamped time.observed may lie past its time.created (two stamps of one
-#: revise, taken a moment apart).
-OBSERVED_SLACK = _dt.timedelta(minutes=1)
-
-
-def _observed_carried_or_restamped(prior_observed: Any, succ_time: dict[str, Any]) -> bool:
-    """The successor's time.observed is the prior's, carried over, or a transaction time of the
-    revise itself: §2.3 makes created/observed the *transaction time*, "when the system learned
-    it", and the revised fact is learned at the revise (variant revise-restamps-observed). Either
-    way it lies no earlier than the prior's and no later than the successor's own time.created."""
-    before, after = _parse_ts(prior_observed), _parse_ts(succ_time.get("observed"))
-    if after is None or before is None:
-        return after == before and succ_time.get("observed") is not None
-    if after == before:
-        return True
-    created = _parse_ts(succ_time.get("created"))
-    return after > before and created is not None and after <= created + OBSERVED_SLACK
-
-
-def _replaced(patched: Any, got: Any) -> bool:
-    """Whether `got` is the patch's member taking the prior's place whole (a lifecycle whose
-    status the server fills counts: the patch did not name it)."""
-    if isinstance(patched, dict) and isinstance(got, dict) and "status" not in patched:
-        got = {k: v for k, v in got.items() if k != "status"}
-    return got == patched
 
 
 @check("ump/l2/revise-non-destructive", spec=SPEC, requirements=("ump/revise-non-destructive",),
