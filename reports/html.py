@@ -496,7 +496,7 @@ def _interop_html(report: dict[str, Any]) -> str:
         for e, x in losses:
             parts.append(f'<tr class="o-{_e(e["outcome"])}"><td>{_e(e["spec"].upper())} {_e(e["version"])}</td>'
                          f'<td>{_e(e["source"])} → {_e(e["destination"])}</td><td><code>{_e(x["record"])}</code></td>'
-                         f'<td><code>{_e(x["field"])}</code></td><td><code>{_e(x["requirement"])}</code></td>'
+                         f'<td><code>{_e(x["field"])}</code></td><td>{_promise(x)}</td>'
                          f'<td>{_e(x["stage"])}</td><td><code>{_e(x["expected"])}</code></td>'
                          f'<td><code>{_e(x["got"])}</code></td></tr>')
         parts.append("</table>")
@@ -506,3 +506,10 @@ def _interop_html(report: dict[str, Any]) -> str:
             f"<li>{_e(e['spec'].upper())} {_e(e['source'])} → {_e(e['destination'])}: {_e(n)}</li>"
             for e, n in notes) + "</ul>")
     return "".join(parts)
+
+
+def _promise(loss: dict[str, Any]) -> str:
+    """A lost field's promise, or why no side is to blame (two legitimate readings disagree)."""
+    if loss.get("disagreement"):
+        return f'no side: readings disagree — {_e(loss["disagreement"])}'
+    return f'<code>{_e(loss["requirement"])}</code>'

@@ -2,7 +2,8 @@
 
 Rows are where the records came from, columns where they went; the diagonal is empty (a target is
 not paired with itself). A cell reads "kept 12/12", "lost 3 (12)" with the fields in the report and
-the HTML page, "error", "skipped" or "—" when that pair made no round trip. Round trips between
+the HTML page, "changed 3 (12): readings disagree" when every loss comes of two legitimate readings
+that together change the records (`Loss.disagreement`, a warning), "error", "skipped" or "—" when that pair made no round trip. Round trips between
 formats (check `interop/format-round-trip`) make a matrix of their own.
 """
 
@@ -50,6 +51,8 @@ def cell_text(entry: dict[str, Any] | None) -> str:
         return f"kept {entry['compared']}/{entry['placed']}"
     if outcome in ("failed", "warning"):
         if entry["losses"]:
+            if all(loss.get("disagreement") for loss in entry["losses"]):
+                return f"changed {len(entry['losses'])} ({entry['placed']}): readings disagree"
             return f"lost {len(entry['losses'])} ({entry['placed']})"
         return f"back {entry['compared']}/{entry['placed']}"
     return outcome
@@ -73,8 +76,10 @@ def loss_lines(report: dict[str, Any], limit: int = 30) -> list[str]:
     lines = []
     for e in report.get("interop", []):
         for loss in e["losses"]:
+            blame = (f"no side to blame, readings disagree: {loss['disagreement']}" if loss.get("disagreement")
+                     else loss["requirement"])
             lines.append(f"{e['spec'].upper()} {e['version']} {e['source']} → {e['destination']}: "
-                         f"{loss['record']}{loss['field']} ({loss['requirement']}, {loss['stage']}): "
+                         f"{loss['record']}{loss['field']} ({blame}, {loss['stage']}): "
                          f"expected {loss['expected']!r}, got {loss['got']!r}")
     if len(lines) > limit:
         return lines[:limit] + [f"… and {len(lines) - limit} more lost fields in the report"]

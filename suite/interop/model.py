@@ -30,10 +30,15 @@ class Loss:
     expected: Any      # the value placed in the source
     got: Any           # the value read back (MISSING when absent)
     stage: str         # where it was seen: "export from A", "import into B", "export from B", …
+    #: why neither side is to blame: each followed a reading the spec leaves open, and the two readings
+    #: together change the record (None: the requirement's side broke it). Such a loss is reported as
+    #: a warning, never a failure: it tells a user the move changes data and a spec author where.
+    disagreement: str | None = None
 
     def describe(self) -> str:
+        blame = f"readings disagree: {self.disagreement}" if self.disagreement else self.requirement
         return (f"{self.record}{self.field}: expected {self.expected!r}, got {self.got!r} "
-                f"({self.stage}; {self.requirement})")
+                f"({self.stage}; {blame})")
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,8 @@ def charge_once(losses: list[Loss], charged: set[tuple[str, str]], loss: Loss) -
 def loss_json(loss: Loss) -> dict[str, Any]:
     """A loss as the report keeps it; a value JSON cannot hold (MISSING …) as its repr."""
     return {"record": loss.record, "field": loss.field, "requirement": loss.requirement,
-            "expected": jsonable(loss.expected), "got": jsonable(loss.got), "stage": loss.stage}
+            "expected": jsonable(loss.expected), "got": jsonable(loss.got), "stage": loss.stage,
+            **({"disagreement": loss.disagreement} if loss.disagreement else {})}
 
 
 def jsonable(value: Any) -> Any:

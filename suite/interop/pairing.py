@@ -104,13 +104,16 @@ class Judged:
 
 
 def loss_outcome(rt: RoundTrip) -> Outcome:
-    """Failed for a lost MUST (or a mapping-table promise), warning when every loss is a SHOULD's."""
+    """Failed for a lost MUST (or a mapping-table promise), warning when every loss is a SHOULD's or
+    comes of two legitimate readings that disagree (`Loss.disagreement`)."""
     if not rt.losses:
         return Outcome.PASSED
     from memconform.suite import catalogue
 
     strongest = Outcome.WARNING
     for loss in rt.losses:
+        if loss.disagreement:
+            continue  # two legitimate readings: a warning, whatever the requirement's keyword
         try:
             keyword = catalogue.load(rt.spec).get(loss.requirement).keyword.value
         except (ImportError, LookupError, OSError, ValueError):

@@ -344,9 +344,11 @@ def _compare(views: list[View], records: dict[str, str], notes: list[str]) -> tu
     compared = 0
     for n, view in enumerate(views):
         found, extras = _match(view.events)
+        disagreement = None
         if view.kind == "import":
             held_reading[view.side] = _closest(found)
             _note_reading(held_reading[view.side], view, notes)
+            disagreement = _order_disagreement(found, held_reading[view.side], views, view)
         reading = held_reading.get(view.side, READINGS[0])
         if extras:
             notes.append(f"{view.stage}: {len(extras)} event(s) beyond the plan: "
@@ -362,7 +364,8 @@ def _compare(views: list[View], records: dict[str, str], notes: list[str]) -> tu
                                               view.stage))
                 continue
             for field, expected, value, rid in _differences(p, got, view, found, reading):
-                charge_once(losses, charged, Loss(record, field, rid, expected, value, view.stage))
+                why = disagreement if field in ("/status", "/superseded_by") else None
+                charge_once(losses, charged, Loss(record, field, rid, expected, value, view.stage, disagreement=why))
     return losses, compared
 
 
@@ -376,13 +379,13 @@ class Reading:
     stored: dict[str, tuple[str, str | None]]
 
 
-def _stored_under(threshold: float) -> dict[str, tuple[str, str | None]]:
-    """02 §6 applied to PLAN in order: a staged event supersedes nothing and is superseded by
-    nothing ("contradicts an existing valid event"); a valid one supersedes the valid events it
-    shares a singular label with."""
+def _stored_under(threshold: float, order: tuple[str, ...] | None = None) -> dict[str, tuple[str, str | None]]:
+    """02 §6 applied to PLAN in order (or in `order`, planned keys as a package lists them): a
+    staged event supersedes nothing and is superseded by nothing ("contradicts an existing valid
+    event"); a valid one supersedes the valid events it shares a singular label with."""
     state: dict[str, list[Any]] = {}
     by_key = {p.key: p for p in PLAN}
-    for p in PLAN:
+    for p in (by_key[key] for key in order) if order is not None else PLAN:
         if p.event["confidence"] < threshold:
             state[p.key] = ["staged", None]
             continue
@@ -408,20 +411,53 @@ def _readings() -> tuple[Reading, ...]:
 READINGS = _readings()
 
 
+def _misses(reading: Reading, found: dict[str, dict[str, Any]]) -> int:
+    out = 0
+    for key, (status, successor) in reading.stored.items():
+        got = found.get(key)
+        if got is None:
+            continue
+        out += got.get("status") != status
+        if successor is not None and got.get("status") == "superseded":
+            out += found.get(successor) is None or got.get("superseded_by") != found[successor].get("id")
+    return out
+
+
 def _closest(found: dict[str, dict[str, Any]]) -> Reading:
     """The reading the statuses of an import view follow (the plan's own on a tie): a server is
     judged against its own threshold, consistently, never against one it does not have."""
-    def misses(reading: Reading) -> int:
-        out = 0
-        for key, (status, successor) in reading.stored.items():
-            got = found.get(key)
-            if got is None:
-                continue
-            out += got.get("status") != status
-            if successor is not None and got.get("status") == "superseded":
-                out += found.get(successor) is None or got.get("superseded_by") != found[successor].get("id")
-        return out
-    return min(READINGS, key=misses)
+    return min(READINGS, key=lambda reading: _misses(reading, found))
+
+
+def _listed_order(package: View) -> tuple[str, ...] | None:
+    """The planned keys in the order a package lists them, when that is not the order they were
+    stored in (None otherwise, or when not every planned event is in it)."""
+    found, _ = _match(package.events)
+    if set(found) != {p.key for p in PLAN}:
+        return None
+    position = {id(e): i for i, e in enumerate(package.events)}
+    order = tuple(sorted(found, key=lambda key: position[id(found[key])]))
+    return None if order == tuple(p.key for p in PLAN) else order
+
+
+def _order_disagreement(found: dict[str, dict[str, Any]], reading: Reading, views: list[View], view: View) -> str | None:
+    """Why a destination whose supersession differs from the plan is not to blame: it applied the
+    package it was given in the order the file lists the events, the source listed them in another
+    order than it stored them, and 03 §4 fixes neither order ("Supersession rules apply as during
+    normal storage"; variants upp-newest-first, upp-import-package-order). None when the destination's
+    statuses are not exactly that derivation."""
+    if view.side != "destination" or _misses(reading, found) == 0:
+        return None
+    package = next((v for v in reversed(views[:views.index(view)]) if v.side == "source"), None)
+    order = _listed_order(package) if package is not None else None
+    if order is None:
+        return None
+    listed = Reading(reading.threshold, _stored_under(reading.threshold, order))
+    if _misses(listed, found) != 0:
+        return None
+    return (f"the source's export lists the events in another order than it stored them ({', '.join(order)}), "
+            f"and the destination applied them in the order listed: 03 §4 fixes neither order (\"Supersession "
+            f"rules apply as during normal storage\"), so together they change which event is current")
 
 
 def _note_reading(reading: Reading, view: View, notes: list[str]) -> None:

@@ -37,3 +37,26 @@ def test_a_variant_and_the_reference_move_records_both_ways_and_nobody_is_charge
                 for j in judged if j.outcome is not Outcome.PASSED]
     assert not problems, "\n".join(problems)
     assert all(j.round_trip.kept_everything for j in judged)
+
+
+def test_two_readings_of_the_package_order_that_change_the_current_event_warn_and_blame_neither():
+    # upp-newest-first lists its export newest first; upp-import-package-order applies a package in the
+    # order listed. Each is legitimate (03 §4 fixes neither order), and together they make the oldest
+    # name the current one: the move changes data, which the user must see, and neither server broke a MUST.
+    labels = ("reference?variant=upp-newest-first", "reference?variant=upp-import-package-order")
+    drivers = {label: open_driver(label, timeout=30.0) for label in labels}
+    try:
+        subjects = {label: [s for s in d.subjects() if s.spec == "upp"] for label, d in drivers.items()}
+        judged = {p.source.target: run_pairing(p, lambda p=p: drivers[p.source.target].client(p.source),
+                                               lambda p=p: drivers[p.destination.target].client(p.destination))
+                  for p in pairings(subjects)}
+    finally:
+        for d in drivers.values():
+            d.close()
+    assert judged[labels[1]].outcome is Outcome.PASSED, described(judged[labels[1]].round_trip)
+    newest_first = judged[labels[0]]
+    assert newest_first.outcome is Outcome.WARNING, described(newest_first.round_trip)
+    losses = newest_first.round_trip.losses
+    assert losses and all(loss.disagreement and "03 §4 fixes neither order" in loss.disagreement for loss in losses)
+    assert {loss.field for loss in losses} >= {"/status"} and all(loss.stage.startswith("import into") for loss in losses)
+    assert all(loss.field in ("/status", "/superseded_by") for loss in losses)
