@@ -71,7 +71,9 @@ judged by the single-target checks): both servers serve upp/export_events and up
 share this machine's files (`shares_files()`: the suite reads export files and writes packages);
 both speak the ontology user/v1; A accepts the placing package; A's and B's exports are readable
 ExportPackages. A package of A's that B refuses is no precondition: every event A exported is lost at
-*import into B* (upp/import-persists, `got` the refusal).
+*import into B* (upp/import-persists, `got` the refusal), unless A's file is no valid ExportPackage
+(upp/l3/export-file's reading): then B refusing it is what B may do, and each problem of the file is
+charged at *export from A* to its own requirement.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ from typing import Any
 
 from memconform.suite.interop.model import MISSING, Loss, RoundTrip, charge_once
 from memconform.suite.outcomes import NotApplicable
-from memconform.suite.upp import ontology
+from memconform.suite.upp import model, ontology
 from memconform.suite.upp.isotime import instant as _instant
 from memconform.suite.upp.checks._common import (
     INVALID_PARAMS, compact, fold, fresh_entity, need, served, server_ontology,
@@ -185,13 +187,28 @@ def round_trip(source: UppClient, destination: UppClient, *, version: str, sourc
     records = _record_ids(views)
     extra["records"] = {records[p.key]: p.value for p in PLAN}
     losses, compared = _compare(views, records, notes)
-    if refused is not None:  # what A lost is charged to A; what it exported, B lost whole
-        travelled, _ = _match(views[-1].events)
-        losses += [Loss(records[p.key], "", "upp/import-persists", _brief(p.event), refused,
-                        f"import into {destination_label}") for p in PLAN if p.key in travelled]
+    if refused is not None:
+        broken = _package_problems(extra.get("source_export"))
+        if broken:  # B refused a file A wrote wrong, as it must (may): the loss is A's
+            losses += [Loss(str(extra["source_export"]), problem.split(":", 1)[0], problem.requirement,
+                            "an ExportPackage (02 §4)", problem, f"export from {source_label}") for problem in broken]
+            notes.append(f"{destination_label} refused {source_label}'s export file, which is no valid ExportPackage "
+                         f"({len(broken)} problem(s), charged to {source_label}'s export): a refusal is what "
+                         f"{destination_label} may do with it")
+        else:  # what A lost is charged to A; what it exported, B lost whole
+            travelled, _ = _match(views[-1].events)
+            losses += [Loss(records[p.key], "", "upp/import-persists", _brief(p.event), refused,
+                            f"import into {destination_label}") for p in PLAN if p.key in travelled]
         compared = 0
     return RoundTrip(SPEC, version, source_label, destination_label, placed=len(PLAN), compared=compared,
                      losses=tuple(losses), notes=tuple(notes), extra=extra)
+
+
+def _package_problems(file: Any) -> list[Any]:
+    """What makes A's export file no valid ExportPackage (suite/upp/model.py, as upp/l3/export-file
+    judges it), each a Problem naming its requirement; [] when it is one (or cannot be read again)."""
+    content, why = read_export_file(file)
+    return [] if why is not None else model.export_package_problems(content)
 
 
 # -- the journey ----------------------------------------------------------------------------------
@@ -341,6 +358,7 @@ def _compare(views: list[View], records: dict[str, str], notes: list[str]) -> tu
     losses: list[Loss] = []
     charged: set[tuple[str, str]] = set()
     held_reading: dict[str, Reading] = {}  # side → the staging reading its import view showed
+    sent: dict[str, dict[str, Any]] = {}  # planned key → the event as the source's last view showed it
     compared = 0
     for n, view in enumerate(views):
         found, extras = _match(view.events)
@@ -360,12 +378,19 @@ def _compare(views: list[View], records: dict[str, str], notes: list[str]) -> tu
             got = found.get(p.key)
             record = records[p.key]
             if got is None:
+                broken = model.event_problems(sent[p.key]) if view.side == "destination" and p.key in sent else []
+                if broken:  # an Event A wrote wrong, which B may skip (03 §4): A's loss, charged at A's views
+                    notes.append(f"{view.stage}: {p.key} is not there; the source exported it as no valid Event "
+                                 f"({'; '.join(broken[:2])}), which an importer skips (03 §4)")
+                    continue
                 charge_once(losses, charged, Loss(record, "", _content_requirement(view), _brief(p.event), MISSING,
                                               view.stage))
                 continue
             for field, expected, value, rid in _differences(p, got, view, found, reading):
                 why = disagreement if field in ("/status", "/superseded_by") else None
                 charge_once(losses, charged, Loss(record, field, rid, expected, value, view.stage, disagreement=why))
+        if view.side == "source":
+            sent.update(found)
     return losses, compared
 
 

@@ -157,3 +157,20 @@ def test_refused_package_loses_every_event_at_the_import(served):
     assert {(loss.field, loss.requirement, loss.stage) for loss in rt.losses} == {
         ("", "upp/import-persists", "import into refusing")}
     assert all(str(loss.got).startswith("refused: upp/import_events -> error -32602") for loss in rt.losses)
+
+
+@pytest.mark.parametrize("name", ["upp-export-package-no-ontology", "upp-confidence-as-string",
+                                  "upp-event-missing-source-type"])
+def test_a_file_the_source_wrote_wrong_is_charged_to_the_source_never_to_the_importer_that_refuses_it(name):
+    # Found by running every fault against the clean reference both ways: the clean destination rightly
+    # refused (no ontology) or skipped (03 §4: a string confidence, a missing source_type) what the faulty
+    # source exported, and was charged upp/import-persists for it.
+    (df, faulty), (dc, clean) = in_process(name), in_process()
+    try:
+        rt = trip(faulty, clean, "faulty", "clean")
+    finally:
+        df.close()
+        dc.close()
+    assert rt.losses, described(rt)
+    assert not [loss for loss in rt.losses if loss.stage.endswith(" clean")], described(rt)
+    assert {loss.requirement for loss in rt.losses} <= set(FAULTS[name].breaks) | {"upp/import-persists"}
