@@ -58,6 +58,11 @@ class UmpPolicy:
     #: Other reading: it is stamped with the revise's own time ("restamp"): §2.3 makes
     #: created/observed the transaction time, "when the system learned it".
     revise_observed: str = "carry"
+    #: ump/revise-forget-stamp-provenance (§9 MAY): the successor's provenance is the prior's with
+    #: the acting principal stamped in ("carry": source and evidence kept). Other reading: the
+    #: successor's provenance is the revise's own ("own": actor, actor_kind, method revise,
+    #: source.ref the prior; the prior's source and evidence were about the prior's assertion).
+    revise_provenance: str = "carry"
     #: ump/forget-hard-erases: a hard forget deletes the record ("erase"). Other reading: it keeps
     #: a tombstoned shell with the content erased ("shell"): §3.6 "demands erasure" of the memory,
     #: not of the fact that an id once existed.

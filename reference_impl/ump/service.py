@@ -1095,6 +1095,8 @@ class UmpService:
             prov = copy.deepcopy(prior["provenance"])
             source = prov.get("source") if isinstance(prov.get("source"), dict) else {}
             prov.update(method="revise", source=dict(source, ref=rid))
+            if self.policy.revise_provenance == "own":
+                prov = {k: v for k, v in prov.items() if k in ("actor", "actor_kind", "method")} | {"source": {"ref": rid}}
             if who.requester:
                 prov["actor"] = who.requester
             succ["provenance"] = prov

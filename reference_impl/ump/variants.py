@@ -60,6 +60,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("revise-restamps-observed", "ump", "a revise stamps the successor's time.observed with the revise's "
             "own time (when the revised fact was learned: §2.3's transaction time) instead of carrying the "
             "prior's over", ("ump/revise-applies-patch",), {"revise_observed": "restamp"}, bindings=("http", "mcp")),
+    Variant("revise-stamps-own-provenance", "ump", "a revise gives the successor the revise's own provenance (actor, "
+            "actor_kind, method revise, source.ref the prior) instead of the prior's with the principal stamped in: "
+            "§9 lets revise stamp the acting principal into the successor's provenance, and the prior's source and "
+            "evidence were about the prior's assertion", ("ump/revise-forget-stamp-provenance",),
+            {"revise_provenance": "own"}, bindings=("http", "mcp")),
     Variant("hard-forget-shell", "ump", "a hard forget keeps a tombstoned shell of the record (id, kind, scope, "
             "time) with its content erased, instead of deleting it", ("ump/forget-hard-erases",),
             {"hard_forget": "shell"}, bindings=("http", "mcp")),

@@ -86,9 +86,10 @@ What a server may change (never a loss)
   `time.valid_to` (null); the prior's `time.valid_to` (any date-time: §3.5 says it is set, not to
   what) and `superseded_by`; the tombstone's `lifecycle.status` (must become tombstoned) and
   `time.valid_to` (null, or a date-time: docs/live-ump.md sets it to now). The successor's and
-  the tombstone's `provenance.actor`, `actor_kind`, `method` and `source.ref` may be stamped with
-  the acting principal (§9, ump/revise-forget-stamp-provenance, a MAY), but at L2+ actor,
-  actor_kind and method stay present. Everything else of the prior is unchanged
+  the tombstone's `provenance.actor`, `actor_kind`, `method` may be stamped with the acting
+  principal, and its `source` and `evidence` become the revise's (forget's) own or be left out
+  (§9, ump/revise-forget-stamp-provenance, a MAY; variant revise-stamps-own-provenance), but at
+  L2+ actor, actor_kind and method stay present. Everything else of the prior is unchanged
   (non-destructive) and everything else of the successor is the prior's with the patch applied:
   a member the patch names merged into the prior's or replaced whole (§3.5 gives no merge rule;
   variant revise-patch-replaces), time.observed carried over or stamped at the revise (§2.3's
@@ -173,8 +174,11 @@ RECORD_MEMBERS = ("ump", "id", "kind", "body", "scope", "time", "lifecycle", "su
 #: members whose empty list means the same as none
 _EMPTY_LIST_IS_NONE = ("supersedes", "superseded_by", "relations")
 #: the provenance members revise/forget may stamp (§9)
+#: what revise and forget may set in the successor's / tombstone's provenance (§9: they "MAY stamp
+#: the acting principal into the successor/tombstone provenance"): the principal, and the activity's
+#: source and evidence, which may become the revise's own (variant revise-stamps-own-provenance)
 _STAMPED = (("provenance", "actor"), ("provenance", "actor_kind"), ("provenance", "method"),
-            ("provenance", "source", "ref"))
+            ("provenance", "source"), ("provenance", "evidence"))
 _PROV_CORE = ("actor", "actor_kind", "method")
 #: what remember fills in when the record it is given lacks it (§3.3 "server fills id/time/integrity
 #: if omitted"; docs/live-ump.md: visibility private, status active, valid_from = created)
