@@ -750,6 +750,13 @@ def reply_from_result(operation: str, sent: Any, result: Any, auth: str | None) 
         if isinstance(err.get("code"), str):
             code = err["code"]
             message = err.get("message") if isinstance(err.get("message"), str) else None
+        elif isinstance(err.get("message"), str) and _CODE_IN_TEXT.match(err["message"]):
+            # the public implementation's "<code>: …" message, as ordinary tool output: each of the
+            # two is a reading the checks accept alone (variants mcp-errors-as-output and the
+            # reference's own form), so together too (found by the blind MCP red team, round 14)
+            match = _CODE_IN_TEXT.match(err["message"])
+            code, message = match.group(1), match.group(2)
+            wire.append("error code only in the message's \"<code>: …\" prefix")
         wire.append("an error envelope without isError")
     # the text is kept where it is the answer, or where it says something else than structuredContent
     keep_text = body is None or "text content differs from structuredContent" in wire

@@ -231,6 +231,10 @@ class _Binding:
             from mcp.shared.exceptions import MCPError
 
             raise MCPError(INVALID_PARAMS, f"{code}: {message}", data={"error": {"code": code, "message": message}})
+        if form == "output-prefixed":  # the public implementation's message form, as ordinary output
+            envelope = {"error": {"message": f"{code}: {message}"}}
+            return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(envelope))],
+                                        structured_content=envelope, is_error=False)
         if form == "output":
             envelope = {"error": {"code": code, "message": message}}  # §3's envelope as the tool's output
             return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(envelope))],

@@ -36,7 +36,8 @@ class UmpPolicy:
     #: MCP tool error (isError: true); §4.1's "Tool input/output schemas are §3" allows the §3
     #: envelope {"error": {code, message}} as the tool's ordinary output ("output"); MCP 2025-06-18
     #: makes invalid arguments a JSON-RPC protocol error, so a refused argument (invalid_record,
-    #: bad_request) may come as -32602 carrying the envelope in data ("protocol").
+    #: bad_request) may come as -32602 carrying the envelope in data ("protocol"); the public
+    #: implementation's {"error": {"message": "<code>: …"}} as ordinary output ("output-prefixed").
     mcp_error_form: str = "iserror"
     #: ump/capabilities-open: capabilities (HTTP and MCP) and /.well-known/ump.json answer without a
     #: token ("open"), as the public implementation serves them. Other reading: §4.2's "Auth via

@@ -39,6 +39,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "a failing ump.* tool returns the §3 error envelope {\"error\": {code, message}} as its ordinary "
             "output (isError false), reading §4.1's \"Tool input/output schemas are §3\" literally",
             ("ump/mcp-errors", "ump/mcp-errors-iserror"), {"mcp_error_form": "output"}, bindings=("mcp",)),
+    Variant("mcp-errors-as-output-prefixed", "ump",
+            "a failing ump.* tool returns {\"error\": {\"message\": \"<code>: …\"}} as its ordinary output "
+            "(isError false): the envelope as output (variant mcp-errors-as-output) in the public implementation's "
+            "message form, the code only as the message's prefix (found by the blind MCP red team, round 14)",
+            ("ump/mcp-errors", "ump/mcp-errors-iserror"), {"mcp_error_form": "output-prefixed"}, bindings=("mcp",)),
     Variant("mcp-errors-as-protocol", "ump",
             "a tool call whose arguments are refused (invalid_record, bad_request) answers a JSON-RPC error "
             "-32602 whose message is \"<code>: …\" and whose data is the §3 envelope, as MCP 2025-06-18 makes "
