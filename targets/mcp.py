@@ -20,8 +20,9 @@ version of every request in `_meta["ump/version"]` there.
 Tokens travel in the `tools/call` request's `_meta["ump/capability"]` (`token_via="argument"`
 sends the tool argument `capability` instead). Subscribe is the tool `ump.subscribe`, whose
 `notifications/message` (logger `ump/subscribe`) carry `{"type": "subscribed"}` and then each
-event; §3.8 fixes neither, so an event object naming a record counts under any logger, and a
-subscription without the acknowledgement is triggered after ACK_GRACE_S.
+event; §3.8 fixes neither, so an event object naming a record counts under any logger, a
+subscription without the acknowledgement is triggered after ACK_GRACE_S, and a call that answers
+a subscription handle at once (no events list) has its events read from the notifications after it.
 """
 
 from __future__ import annotations
@@ -125,6 +126,21 @@ class _LoopThread:
             with contextlib.suppress(Exception):
                 self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
+
+
+def _answered_a_handle(future: concurrent.futures.Future) -> bool:
+    """Whether an `ump.subscribe` call that ended at once answered a subscription (an object that is
+    no error and lists no events, e.g. {"subscription": …}): §3.8 names MCP notifications as the
+    carrier, so the events may follow the call as notifications (found by the blind MCP red team,
+    round 14: a server answering {subscription, delivery, logger} was never triggered)."""
+    if future.cancelled() or future.exception() is not None:
+        return False
+    result = future.result()
+    if getattr(result, "is_error", False):
+        return False
+    reply = reply_from_result("subscribe", {}, result, None)
+    return (reply.error_code is None and isinstance(reply.body, dict) and "error" not in reply.body
+            and not isinstance(reply.body.get("events"), list))
 
 
 class _Subscription:
@@ -920,17 +936,27 @@ class McpUmpClient:
                 while not sub.subscribed and not future.done() and time.monotonic() < deadline:
                     sub.cond.wait(0.05)
                 subscribed = sub.subscribed
+            handle = False
             if not subscribed:
                 if future.done():
-                    return self._finish(session, sent, sub, future, problems, subscribed=False)
-                problems.append(f"no {{\"type\": \"subscribed\"}} notification within {min(timeout, ACK_GRACE_S):g} s")
+                    handle = _answered_a_handle(future)
+                    if not handle:
+                        return self._finish(session, sent, sub, future, problems, subscribed=False)
+                    with sub.cond:
+                        sub.subscribed = True  # the answer is the acknowledgement
+                else:
+                    problems.append(f"no {{\"type\": \"subscribed\"}} notification within "
+                                    f"{min(timeout, ACK_GRACE_S):g} s")
             # 2. the trigger, in the caller's thread
             trigger()
-            # 3. the events: until `expect` arrived or the call ended or the time is up
+            # 3. the events: until `expect` arrived or the call ended or the time is up; a call that
+            # answered a subscription handle at once delivers its events as notifications afterwards
             deadline = time.monotonic() + timeout
             with sub.cond:
-                while len(sub.events) < expect and not future.done() and time.monotonic() < deadline:
+                while len(sub.events) < expect and (handle or not future.done()) and time.monotonic() < deadline:
                     sub.cond.wait(0.05)
+            if handle:
+                return self._finish(session, sent, sub, future, problems, subscribed=True, handle=True)
             # a server returns at max_events: then give the result a moment to arrive
             with sub.cond:
                 complete = len(sub.events) >= max(expect, sent.get("max_events", expect)
@@ -945,7 +971,8 @@ class McpUmpClient:
                 session.listeners.remove(sub)
 
     def _finish(self, session: _Session, sent: dict[str, Any], sub: _Subscription,
-                future: concurrent.futures.Future, problems: list[str], *, subscribed: bool) -> SubscribeOutcome:
+                future: concurrent.futures.Future, problems: list[str], *, subscribed: bool,
+                handle: bool = False) -> SubscribeOutcome:
         with sub.cond:
             notified = list(sub.events)
             problems = problems + sub.problems
@@ -975,7 +1002,7 @@ class McpUmpClient:
                 events = reply.body.get("events") if isinstance(reply.body, dict) else None
                 if isinstance(events, list):
                     result_events = events
-                elif reply.body is not None:
+                elif reply.body is not None and not handle:
                     problems.append("the ump.subscribe result has no events list")
         if notified:
             events_out = notified

@@ -317,6 +317,8 @@ class _Binding:
         events: list[Any] = []
         policy = getattr(self.service, "policy", None)
         logger = getattr(policy, "mcp_subscribe_logger", SUBSCRIBE_LOGGER)
+        if getattr(policy, "mcp_subscribe_delivery", "in-call") == "after-call" and _may_notify_later(ctx):
+            return _deliver_after_call(ctx, subscription, logger, max_events, timeout_ms)
         try:
             if logger == SUBSCRIBE_LOGGER:  # the acknowledgement is part of memconform's convention only
                 await _notify(ctx, {"type": "subscribed"}, logger)
@@ -340,6 +342,48 @@ class _Binding:
             with contextlib.suppress(Exception):
                 subscription.close()
         return ok_result({"events": events})
+
+
+def _may_notify_later(ctx: Context) -> bool:
+    """Whether this connection lets a server notify outside a request: the handshake-era protocols
+    do; 2026-07-28 makes log delivery a per-request opt-in (a server may not send afterwards)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return ctx.request_context.session.protocol_version not in MODERN_PROTOCOL_VERSIONS
+
+
+def _deliver_after_call(ctx: Context, subscription: Any, logger: str, max_events: int,
+                        timeout_ms: float) -> types.CallToolResult:
+    """Variant mcp-subscribe-after-call: answer a subscription handle at once and push each change
+    as a `notifications/message` after the call, bounded as the in-call delivery is (max_events,
+    timeout_ms), from a thread that ends with the subscription."""
+    import asyncio
+    import secrets
+    import threading
+
+    session, loop = ctx.request_context.session, asyncio.get_running_loop()
+    deadline = loop.time() + min(float(timeout_ms), MAX_TIMEOUT_MS) / 1000.0
+
+    def pump() -> None:
+        sent = 0
+        try:
+            while sent < max_events and loop.time() < deadline:
+                event = subscription.next(_POLL)
+                if event is None:
+                    continue
+                note = types.LoggingMessageNotification(
+                    params=types.LoggingMessageNotificationParams(level="info", data=event, logger=logger))
+                asyncio.run_coroutine_threadsafe(session.send_notification(note), loop).result(timeout=5)
+                sent += 1
+        except Exception:  # the session ended: nobody to tell
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                subscription.close()
+
+    threading.Thread(target=pump, name="ump-subscribe-after-call", daemon=True).start()
+    return ok_result({"subscription": f"sub_{secrets.token_hex(6)}", "delivery": "notifications/message",
+                      "logger": logger})
 
 
 async def _notify(ctx: Context, data: Any, logger: str = SUBSCRIBE_LOGGER) -> None:

@@ -165,6 +165,11 @@ class UmpPolicy:
     #: says only "MCP notifications", so a server may use a logger of its own and send no
     #: acknowledgement (any other name: that logger, no acknowledgement).
     mcp_subscribe_logger: str = "ump/subscribe"
+    #: ump/subscribe-stream over MCP: the ump.subscribe call stays open and its notifications are the
+    #: events ("in-call"). Other reading: the call answers a subscription handle at once and each change
+    #: follows as a notification after it ("after-call"), where the protocol lets a server notify
+    #: outside a request (the handshake-era ones; 2026-07-28 does not, so there it stays in-call).
+    mcp_subscribe_delivery: str = "in-call"
     #: ump/runner-rules: the HTTP status of invalid_record raised by the service (a record the
     #: operation refuses): 400, the public implementation's. The text fixes none; any other 4xx
     #: (422, fault `http-invalid-422`) misses only the public runner's exact rule.

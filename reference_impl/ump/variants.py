@@ -149,6 +149,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("mcp-subscribe-own-logger", "ump", "ump.subscribe notifies each change under a logger of its own "
             "(acme.memory.changes) and sends no {\"type\": \"subscribed\"} acknowledgement",
             ("ump/subscribe-stream",), {"mcp_subscribe_logger": "acme.memory.changes"}, bindings=("mcp",)),
+    Variant("mcp-subscribe-after-call", "ump", "ump.subscribe answers a subscription handle at once "
+            "({subscription, delivery, logger}) and pushes each change as an MCP notification after the call "
+            "(§3.8: \"Binding-specific (MCP notifications / SSE)\"), where the protocol lets a server notify "
+            "outside a request (found by the blind MCP red team, round 14)", ("ump/subscribe-stream",),
+            {"mcp_subscribe_delivery": "after-call"}, bindings=("mcp",)),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),

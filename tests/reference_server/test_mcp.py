@@ -692,3 +692,29 @@ def test_a_note_for_the_user_beside_the_json_text_does_not_hide_the_result():
     for blocks in ([json_block, note], [note, json_block]):
         reply = reply_from_result("remember", {"record": {}}, types.CallToolResult(content=blocks), None)
         assert reply.ok and reply.body == answer, reply.wire
+
+
+def test_a_subscription_answered_at_once_is_read_from_the_notifications_that_follow_it():
+    # A blind red team's reading (round 14; variant mcp-subscribe-after-call): §3.8 names MCP
+    # notifications as the carrier, and its server answered {subscription, delivery, logger} at once,
+    # then notified each change. The driver returned at the answer, never ran the trigger, and
+    # ump/subscribe-stream went unjudged. Over stdio (2025-11-25, where a server may notify outside a
+    # request) the events are now read from the notifications after the call.
+    target = "mcp+stdio:" + shlex.join([PY, "-m", "memconform.reference_impl.ump.serve", "--stdio",
+                                        "--variant", "mcp-subscribe-after-call"])
+    d = McpDriver(target, timeout=20, protocol="2025-11-25")
+    try:
+        c = d.client(subject(d, "1.0"))
+        ids: list[str] = []
+
+        def trigger() -> None:
+            for i in range(2):
+                ids.append(c.remember(record(f"notified after the call {i}")).body["id"])
+
+        out = c.subscribe(trigger, expect=2, request={"scope": {"owner": OWNER_A}})
+        assert c.session.protocol_version == "2025-11-25"
+        assert out.error_code is None and out.problems == (), out
+        assert [e["id"] for e in out.events] == ids
+        assert "subscribed" not in (out.raw or "")  # no acknowledgement: the handle was the answer
+    finally:
+        d.close()

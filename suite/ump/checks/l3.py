@@ -391,6 +391,15 @@ def _subscribed_writes(ctx: CheckContext, m: str, project: str) -> tuple[Any, di
     return outcome, ids
 
 
+def _trigger_ran(outcome: Any, ids: dict[str, str]) -> None:
+    """A subscription that ended before its trigger ran made no write: say so, with its answer (a
+    round-14 red team read "the created write of the trigger did not succeed ({})" for this)."""
+    if not ids:
+        problems = "; ".join(outcome.problems) or "no problem noted"
+        raise NotApplicable(f"precondition failed: subscribe {outcome.sent} ended before its trigger ran, so no "
+                            f"write was made to stream (answered {str(outcome.raw)[:300]!r}; {problems})")
+
+
 @check("ump/l3/subscribe-stream", spec=SPEC, requirements=("ump/subscribe-stream",), bindings=LIVE,
        title="subscribe streams the changes in its scope (remembered, revised, forgotten), none from outside")
 def subscribe_stream(ctx: CheckContext) -> None:
@@ -410,6 +419,7 @@ def subscribe_stream(ctx: CheckContext) -> None:
         _fail(ctx, R, f"subscribe {outcome.sent} by owner-a was refused: status {outcome.status}, error "
                       f"{outcome.error_code!r} {outcome.error_message or ''}", sent=sent, received=outcome.raw)
         return
+    _trigger_ran(outcome, ids)
     for op in ("created", "revised", "tombstoned"):
         if op not in ids:
             raise NotApplicable(f"precondition failed: the {op} write of the trigger did not succeed ({ids})")
@@ -506,6 +516,7 @@ def subscribe_event_form(ctx: CheckContext) -> None:
     if outcome.error_code is not None or outcome.status not in (None, 200):
         raise NotApplicable(f"precondition failed: subscribe did not stream ({outcome.status}, "
                             f"{outcome.error_code!r}); judged by ump/l3/subscribe-stream")
+    _trigger_ran(outcome, ids)
     if any(op not in ids for op in ("created", "revised", "tombstoned")):
         raise NotApplicable(f"precondition failed: a write of the trigger did not succeed ({ids})")
     events = [e for e in outcome.events if isinstance(e, dict)]
