@@ -12,7 +12,8 @@ from typing import Any
 from memconform.suite.jsonvalue import json_equal
 from memconform.suite.memoturn import model
 from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ids_of, ingest, judge_refused,
-                                                      precondition, profile, ready_profile, record, say, served, word)
+                                                      precondition, profile, ready_profile, record, say, served,
+                                                      source_problem, word)
 from memconform.suite.memoturn.client import shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -214,9 +215,9 @@ def record_shape(ctx: Any) -> None:
         if "content" in memory and not json_equal(memory.get("content"), sent["content"]):
             say(ctx, "memoturn/content-returned", f"content was sent {shown(sent['content'])}, GET answered "
                                                   f"{shown(memory.get('content'))}", got_reply)
-        if memory.get("source") != sent.get("source"):
-            say(ctx, "memoturn/source-returned", f"source was sent {shown(sent.get('source'))}, GET answered "
-                                                 f"{shown(memory.get('source'))}", got_reply)
+        problem = source_problem(ctx, sent, memory.get("source"))
+        if problem:
+            say(ctx, "memoturn/source-returned", f"{problem}, GET answered {shown(memory.get('source'))}", got_reply)
         for name in ("type", "topic_key", "summary", "keywords", "session_id"):
             if memory.get(name) != sent.get(name) and not (name not in sent and memory.get(name) in (None, "")):
                 say(ctx, "memoturn/record-fields", f"{name} was sent {shown(sent.get(name))}, GET answered "
@@ -315,8 +316,11 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
             ctx.note(f"the old {mtype} does not point at the new one: the new one's supersedes was not read")
             return
         elif not _is_time(old_rec.get("superseded_at")):
+            # "set" is the MUST; the form (integer Unix ms) is memoturn/created-at-ms', a SHOULD
             say(ctx, "memoturn/history-kept", f"the superseded {mtype}'s superseded_at is "
-                                              f"{shown(old_rec.get('superseded_at'))}, not a time", old_reply)
+                                              f"{shown(old_rec.get('superseded_at'))}, not set to a time (any "
+                                              f"readable one: Unix milliseconds or seconds, or an RFC 3339 string)",
+                old_reply)
     new_reply, new_rec = got(ctx, prof, new)
     if new_rec is None:
         raise NotApplicable(f"precondition failed: GET of the new {mtype} {new!r}: {new_reply.describe()}")
@@ -340,7 +344,7 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
 
 
 def _is_time(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return model.instant_ms(value) is not None
 
 
 def _superseded_when_replaced(ctx: Any, mtype: str, old_rec: dict[str, Any], new_rec: dict[str, Any],
@@ -348,13 +352,17 @@ def _superseded_when_replaced(ctx: Any, mtype: str, old_rec: dict[str, Any], new
     """superseded_at is "set when a newer memory replaces this one", in the ingest's own transaction: it
     is the time of the replacement, so nearer the new row's created_at than the old row's own. Judged
     only where the clock told the two ingests apart (a server stamping whole seconds may not)."""
-    old_at, new_at, at = old_rec.get("created_at"), new_rec.get("created_at"), old_rec.get("superseded_at")
-    if not (_is_time(old_at) and _is_time(new_at) and _is_time(at)) or new_at <= old_at:
+    shown_at = {name: old_rec.get(name) for name in ("created_at", "superseded_at")}
+    shown_at["new created_at"] = new_rec.get("created_at")
+    # instants, whatever form each is in (milliseconds, seconds, RFC 3339)
+    old_at, at, new_at = (model.instant_ms(v) for v in shown_at.values())
+    if old_at is None or new_at is None or at is None or new_at <= old_at:
         return
     if at - old_at < (new_at - old_at) / 2:
-        say(ctx, "memoturn/supersession-same-transaction", f"the replaced {mtype} was created at {old_at} and the one "
-            f"replacing it at {new_at}, but its superseded_at is {at}: the replacement's time is the newer "
-            f"memory's ingest, not a time before it", reply)
+        say(ctx, "memoturn/supersession-same-transaction", f"the replaced {mtype} was created at "
+            f"{shown(shown_at['created_at'])} and the one replacing it at {shown(shown_at['new created_at'])}, but "
+            f"its superseded_at is {shown(shown_at['superseded_at'])}: the replacement's time is the newer memory's "
+            f"ingest, not a time before it", reply)
 
 
 @check("memoturn/fact-supersession", spec="memoturn", bindings=LIVE,
@@ -565,24 +573,35 @@ def forget(ctx: Any) -> None:
     topic = f"user.{word('k')}"
     old = ingest(ctx, prof, [fact(topic, {"v": 1}, f"{w} first")], "a fact").result().get("id")
     new = ingest(ctx, prof, [fact(topic, {"v": 2}, f"{w} second")], "its successor").result().get("id")
-    present = [(id, what) for id, what in ((old, "a superseded fact"), (new, "an active fact"))
-               if record(ctx, prof, id, "reading back before forget") is not None]
+    chain = ((old, "a superseded fact"), (new, "an active fact"))
+    present = {id for id, _ in chain if record(ctx, prof, id, "reading back before forget") is not None}
     if not present:
         raise NotApplicable("neither fact of the chain answers GET before forget: nothing to forget (judged by "
                             "memoturn/fact-supersession)")
-    for id, what in present:
+    # Both are forgotten, even one GET did not show (a server hiding superseded rows from GET is
+    # memoturn/history-kept's finding): recall below is judged only on ids whose forget was accepted.
+    forgotten = []
+    for id, what in chain:
         reply = served(ctx.client.forget(prof, id))
         if not reply.ok:
-            say(ctx, "memoturn/forget-hard", f"forget of {what} {id!r} was refused", reply)
+            if id in present:
+                say(ctx, "memoturn/forget-hard", f"forget of {what} {id!r} was refused", reply)
             continue
+        forgotten.append(id)
+        if id not in present:
+            continue  # a GET that did not show it before says nothing after
         after = served(ctx.client.get(prof, id))
-        if not after.missing:
-            say(ctx, "memoturn/forget-hard", f"after forgetting {what} {id!r}, GET still answers", after)
+        # only a record answered is the memory still served: any not-found form, any refusal or error
+        # is "gone" here (the shape of a not-found is memoturn/error-envelope's and mcp-get-not-found's)
+        if after.ok and after.memory() is not None:
+            say(ctx, "memoturn/forget-hard", f"after forgetting {what} {id!r} (accepted), GET still answers its "
+                                             f"record", after)
     hits = ctx.client.recall(prof, {"query": w, "include_superseded": True, "topic_key": topic})
     if hits.ok and hits.memories() is not None:
-        left = [h.get("id") for h in hits.memories() if isinstance(h, dict) and h.get("id") in (old, new)]
+        left = [h.get("id") for h in hits.memories() if isinstance(h, dict) and h.get("id") in forgotten]
         if left:
-            say(ctx, "memoturn/forget-hard", f"recall (include_superseded) still returns forgotten {left}", hits)
+            say(ctx, "memoturn/forget-hard", f"after forget of {left} was accepted, recall (include_superseded) still "
+                                             f"returns them", hits)
 
 
 @check("memoturn/profile-isolation", spec="memoturn", bindings=LIVE, requirements=("memoturn/profile-isolation",),
