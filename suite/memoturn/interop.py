@@ -342,7 +342,7 @@ def _created(record: dict[str, Any], side: _Side) -> tuple[float, float, str] | 
     if created is not None:
         return created, created, f"created_at {model.shown(record.get('created_at'))}"
     if side.sent_ms is not None:
-        return (*side.sent_ms, "the ingest by the suite's clock (the record states no readable created_at)")
+        return (*side.sent_ms, "no readable created_at: the ingest timed by the suite's clock")
     return None
 
 
@@ -438,9 +438,13 @@ def _compare_expiry(side: _Side, name: str, planned: dict[str, Any], record: dic
         return
     low, high, what = created
     if expires is None or not low + ttl * 1000 - EXPIRY_SLACK_MS <= expires <= high + ttl * 1000 + EXPIRY_SLACK_MS:
-        lived = f" ({_seconds((expires - (low + high) / 2) / 1000)} s after it)" if expires is not None else ""
-        lose(name, "/expires_at", "memoturn/task-ttl-explicit", f"{ttl} s after {what}",
-             f"{model.shown(have)}{lived}")
+        lived = _seconds((expires - (low + high) / 2) / 1000) if expires is not None else None
+        if low == high:  # the record's own created_at
+            lose(name, "/expires_at", "memoturn/task-ttl-explicit", f"created_at + {ttl} s",
+                 f"created_at + {lived} s" if lived is not None else have)
+        else:
+            lose(name, "/expires_at", "memoturn/task-ttl-explicit", f"ingest + {ttl} s ({what})",
+                 f"{model.shown(have)}: ingest + {lived} s" if lived is not None else have)
 
 
 def _supersede_rule(planned: dict[str, Any]) -> str:

@@ -147,3 +147,17 @@ def test_what_a_failure_kept_from_view_is_not_judged():
     assert set(refused.extra["not_judged"]) == {
         "memoturn/ingest-status-per-memory", "memoturn/created-otherwise", "memoturn/duplicate-no-write",
         "memoturn/batch-one-txid", "memoturn/id-content-addressed"}, refused.extra
+
+
+@pytest.mark.parametrize("binding,fault", [("http", "memoturn-error-envelope-nested"), ("mcp", "memoturn-mcp-get-errors"),
+                                           ("http", "memoturn-get-hides-superseded"),
+                                           ("mcp", "memoturn-get-hides-superseded")])
+def test_forget_is_judged_on_a_record_answered_not_on_the_shape_of_a_miss(binding, fault):
+    """A blind red team (round 15): a GET after forget that answers a nested 404 envelope or a tool
+    error is "gone"; with GET hiding superseded rows, the forget check still forgets both rows of its
+    chain, so forget-hard is never charged with what error-envelope, mcp-get-not-found or history-kept
+    owns."""
+    results = outcomes(binding, fault=fault, machine=True,
+                       only=("memoturn/forget", "memoturn/stateful/ingest"))
+    assert "memoturn/forget-hard" not in failed_requirements(results), [
+        f.message for r in results.values() for f in r.findings if f.requirement == "memoturn/forget-hard"]

@@ -12,8 +12,8 @@ from typing import Any
 from memconform.suite.jsonvalue import json_equal
 from memconform.suite.memoturn import model
 from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ids_of, ingest, judge_refused,
-                                                      precondition, profile, ready_profile, record, say, served,
-                                                      source_problem, word)
+                                                      envelope_problem, precondition, profile, ready_profile, record,
+                                                      say, served, source_problem, word)
 from memconform.suite.memoturn.client import shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -194,9 +194,14 @@ def record_shape(ctx: Any) -> None:
     prof = profile("record")
     # "Rene\u0301e" is decomposed (NFD): a server that normalizes text in transit shows it composed;
     # `true` beside numbers: a server that stores booleans as integers shows 1
+    # a float of thirteen digits: content is returned as ingested (only its id is implementation-
+    # defined); a summary with spaces around it: returned as sent, not "cleaned"; an embedding of
+    # more digits than f32 keeps: where GET echoes it, it holds f32's precision ("optional f32 vector")
     full = fact(f"user.{word('k')}", {"nested": {"list": [1, "two", None, {"deep": True}]}, "text": "ünïcödé ✓ 🦀",
-                                      "n": 9007199254740991, "nfd": "Rene\u0301e", "flags": [True, False, 0, 1]},
-                "one-line gist for Rene\u0301e", keywords="food preference", session_id=word("s"), source="claude-code")
+                                      "n": 9007199254740991, "nfd": "Rene\u0301e", "flags": [True, False, 0, 1],
+                                      "x": 0.1234567891234},
+                "  one-line gist for Rene\u0301e  ", keywords="food preference", session_id=word("s"),
+                source="claude-code")
     bare = model.new_memory("event", "deployed v2 to prod", {"version": word("v")})
     reply = ingest(ctx, prof, [full, bare], "a full fact and a bare event")
     for i, sent in enumerate((full, bare)):
@@ -226,6 +231,17 @@ def record_shape(ctx: Any) -> None:
             if memory.get(name) is not None:
                 say(ctx, "memoturn/record-fields", f"{name} of a {sent['type']} never superseded is "
                                                    f"{shown(memory.get(name))}, not null", got_reply)
+    # an embedding, on a memory of its own (a node that embeds for itself may refuse one: not this
+    # check's to judge); GET need not echo it, but an echo holds what an f32 keeps
+    vector = [0.123456789, 0.987654321]
+    placed = ctx.client.ingest(prof, [model.new_memory("event", "an event with its embedding", {"v": word()},
+                                                       embedding=vector)])
+    mid = placed.result().get("id") if placed.ok else None
+    if isinstance(mid, str):
+        got_reply, memory = got(ctx, prof, mid)
+        problem = _embedding_problem(vector, (memory or {}).get("embedding"))
+        if problem:
+            say(ctx, "memoturn/record-fields", problem, got_reply)
     # "returned on every memory": recall's hits too (a recall that is not served is Recall's finding)
     hits_reply = ctx.client.recall(prof, {"topic_key": full["topic_key"]})
     hit = next((h for h in hits_reply.memories() or [] if isinstance(h, dict)
@@ -240,6 +256,26 @@ def record_shape(ctx: Any) -> None:
                                                   f"{shown(hit.get('content'))}", hits_reply)
     if "memoturn/content-returned" not in ctx.judged:
         ctx.note("neither GET nor recall showed a record's content")
+
+
+#: f32 keeps 24 bits of mantissa (about 7 decimal digits): what it rounds a value to is within this
+#: relative distance of it; coarser is not "an f32 vector".
+F32_RELATIVE = 1e-6
+
+
+def _embedding_problem(sent: Any, echoed: Any) -> str | None:
+    """An embedding GET echoes (it need not: the page promises no echo) that is not the one sent to
+    f32 precision."""
+    if sent is None or echoed is None:
+        return None
+    if (not isinstance(echoed, list) or len(echoed) != len(sent)
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in echoed)):
+        return f"embedding was sent {shown(sent)}, GET echoed {shown(echoed)}"
+    off = [(a, b) for a, b in zip(sent, echoed) if abs(a - b) > F32_RELATIVE * max(1.0, abs(a))]
+    if off:
+        return (f"embedding was sent {shown(sent)}, GET echoed {shown(echoed)}: {off[0][0]!r} came back "
+                f"{off[0][1]!r}, coarser than an f32 keeps it (\"optional f32 vector\")")
+    return None
 
 
 @check("memoturn/type-and-topic-key-validity", spec="memoturn", bindings=LIVE,
@@ -416,10 +452,17 @@ def no_supersession_across(ctx: Any) -> None:
         session = word("s")  # one session: "session-scoped" is no supersession key either
         first_m = model.new_memory(mtype, f"one {mtype}", {"n": 1, "w": word()}, session_id=session)
         one = ingest(ctx, prof, [first_m], f"a {mtype}")
-        two = ingest(ctx, prof, [model.new_memory(mtype, f"another {mtype}", {"n": 2, "w": word()}, session_id=session)],
-                     f"another {mtype} of the same session")
+        # an event of other content told in the same words is another event: it accumulates (the id
+        # is a hash of the content, not of the summary)
+        summary = first_m["summary"] if mtype == "event" else f"another {mtype}"
+        two = ingest(ctx, prof, [model.new_memory(mtype, summary, {"n": 2, "w": word()}, session_id=session)],
+                     f"another {mtype} of the same session" + (", in the same words" if mtype == "event" else ""))
         if _superseded(two) != []:
             say(ctx, rid, f"a second {mtype} superseded {shown(_superseded(two))}", two)
+        if mtype == "event" and (_status(two, 0) != "created" or two.result().get("id") == one.result().get("id")):
+            say(ctx, rid, f"a second event of other content, with the summary of the first ({summary!r}), answered "
+                          f"{shown(_status(two, 0))} with id {shown(two.result().get('id'))} (the first's is "
+                          f"{shown(one.result().get('id'))}): events accumulate, and the id is the content's", two)
         _active(ctx, prof, one.result().get("id"), rid, f"after a second {mtype}, the first")
         if mtype == "event":
             # accumulation is of distinct content: the identical event has the same id and is a duplicate
@@ -437,7 +480,7 @@ def no_supersession_across(ctx: Any) -> None:
 
 
 @check("memoturn/revive", spec="memoturn", bindings=LIVE,
-       requirements=("memoturn/revive-superseded",),
+       requirements=("memoturn/revive-superseded", "memoturn/supersedes-listed"),
        title="Re-asserting a superseded fact revives it and moves the supersession pointer")
 def revive(ctx: Any) -> None:
     prof = profile("revive")
@@ -449,6 +492,8 @@ def revive(ctx: Any) -> None:
     if _superseded(b_reply) != [a]:
         raise NotApplicable(f"precondition failed: B did not supersede A ({b_reply.describe()}; judged by "
                             f"memoturn/fact-supersession)")
+    ctx.credit_only_observed()  # supersedes-listed is read only where the pointer moved
+    ctx.observed("memoturn/revive-superseded")  # the re-ingest's answer is judged from here on
     again = ingest(ctx, prof, [a_m], "fact A again")
     if again.result().get("id") != a:
         say(ctx, "memoturn/revive-superseded", f"fact A re-ingested got id {shown(again.result().get('id'))}, first {a!r}", again)
@@ -462,10 +507,24 @@ def revive(ctx: Any) -> None:
     if rec_a is None or rec_a.get("superseded_by") is not None:
         say(ctx, "memoturn/revive-superseded", f"after the revive, A's superseded_by is "
                                                f"{shown(rec_a.get('superseded_by') if rec_a else 'no record')}, not null", ra)
+    else:
+        # "superseded_by / superseded_at | set when a newer memory replaces this one": A is replaced no more
+        if rec_a.get("superseded_at") is not None:
+            say(ctx, "memoturn/revive-superseded", f"after the revive, A's superseded_by is null but its superseded_at "
+                                                   f"is still {shown(rec_a.get('superseded_at'))}: the old row is "
+                                                   f"active again", ra)
     rb, rec_b = got(ctx, prof, b)
     if rec_b is None or rec_b.get("superseded_by") != a:
         say(ctx, "memoturn/revive-superseded", f"after the revive, B's superseded_by is "
                                                f"{shown(rec_b.get('superseded_by') if rec_b else 'no record')}, not {a!r}", rb)
+    elif rec_a is not None:
+        # "the full chain in both directions": B points at A now, so A lists B (judged only where the
+        # pointer did move: a pointer that did not is revive-superseded's finding above)
+        ctx.observed("memoturn/supersedes-listed")
+        sup = rec_a.get("supersedes")
+        if not isinstance(sup, list) or b not in sup:
+            say(ctx, "memoturn/supersedes-listed", f"after the revive, B ({b!r}) is superseded by A ({a!r}), yet GET "
+                                                   f"of A lists supersedes {shown(sup)}", ra)
 
 
 @check("memoturn/in-batch-duplicate", spec="memoturn", bindings=LIVE, requirements=("memoturn/in-batch-duplicate",),
@@ -548,14 +607,24 @@ def batch_atomic(ctx: Any) -> None:
 
 
 @check("memoturn/batch-cap", spec="memoturn", bindings=LIVE,
-       requirements=("memoturn/batch-cap",),
-       title="A batch of 1,000 memories is accepted, one of 1,001 refused whole")
+       requirements=("memoturn/batch-cap", "memoturn/error-envelope"),
+       title="A batch of 1,000 memories is accepted, one of 1,001 refused whole, in the error envelope")
 def batch_cap(ctx: Any) -> None:
+    ctx.credit_only_observed()  # the envelope is judged on an HTTP refusal other than 413 (errors.md)
+    http_only(ctx)
+    ctx.observed("memoturn/batch-cap")
     prof = ready_profile(ctx, "cap")
     tag = word()
     over = [model.new_memory("event", f"cap {i}", {"i": i, "t": tag}) for i in range(model.BATCH_CAP + 1)]
     reply = ctx.client.ingest(prof, over)
     if judge_refused(ctx, reply, rule="memoturn/batch-cap", what=f"a batch of {len(over)} memories", code=None):
+        if reply.binding == "http" and reply.status == 413:
+            # errors.md lets a 413 from middleware come without the envelope: one that holds it is seen right
+            if envelope_problem(reply) is None:
+                ctx.observed("memoturn/error-envelope")
+            else:
+                ctx.note(f"the over-cap batch was refused 413, which errors.md lets come without the envelope "
+                         f"({reply.describe()}): the envelope was not judged")
         _stored_alone(ctx, prof, over[-1], "memoturn/batch-cap", "one memory of the refused batch, alone")
     full = served(ctx.client.ingest(profile("cap"), over[:model.BATCH_CAP]))
     if not full.ok:
@@ -631,6 +700,17 @@ def profile_isolation(ctx: Any) -> None:
     reply = ctx.client.recall(bob, {"query": w})
     if reply.ok and private in ids_of([h for h in reply.memories() or [] if isinstance(h, dict)]):
         say(ctx, rule, f"recall in {bob!r} by {w!r} answers {private}, ingested into {alice!r} only", reply)
+    # the topic and vector channels too: a fact with a topic_key and an embedding, in the first only
+    t2, vec = f"user.{word('k')}", [0.0, 0.0, 0.6, 0.8]
+    lone = ctx.client.ingest(alice, [fact(t2, {"w": word()}, f"{word()} private fact", embedding=vec)])
+    lone_id = lone.result().get("id") if lone.ok else None
+    for what, params in (("topic_key", {"topic_key": t2}), ("embedding", {"embedding": vec})):
+        if not isinstance(lone_id, str):
+            break
+        reply = ctx.client.recall(bob, params)
+        if reply.ok and lone_id in ids_of([h for h in reply.memories() or [] if isinstance(h, dict)]):
+            say(ctx, rule, f"recall in {bob!r} by {what} answers {lone_id}, a fact ingested into {alice!r} only",
+                reply)
     # supersession is profile-wide, not wider
     newer = ingest(ctx, alice, [fact(topic, {"diet": "vegan", "w": w}, f"{w} vegan")],
                    "a newer fact of the same topic_key into the first profile")
