@@ -910,7 +910,7 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        wraps={"_recall_params": _types_after_k, "_recall_answer": _filtered_after_k}),
     _f("supersede-first-row", "a fact or instruction supersedes its topic's first row, not the active one: wrong from "
        "the third", "fact-supersedes", "instruction-supersedes", wraps={"_supersede": _supersede_first_row}),
-    _f("session-filter-ignored", "recall's session_id filter is ignored", "recall-session-filter", bindings=("http",),
+    _f("session-filter-ignored", "recall's session_id filter is ignored", "recall-session-filter",
        wraps=_filter_ignored("session_id")),
     _f("source-filter-like", "recall's source filter is SQL LIKE: % and _ in it are wildcards", "recall-source-filter",
        wraps={"_candidates": _source_like}),

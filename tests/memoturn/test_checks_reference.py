@@ -161,3 +161,15 @@ def test_forget_is_judged_on_a_record_answered_not_on_the_shape_of_a_miss(bindin
                        only=("memoturn/forget", "memoturn/stateful/ingest"))
     assert "memoturn/forget-hard" not in failed_requirements(results), [
         f.message for r in results.values() for f in r.findings if f.requirement == "memoturn/forget-hard"]
+
+
+def test_an_mcp_recall_without_session_id_waives_the_session_filter():
+    """mcp.md's memory_recall lists no session_id: a server whose tool takes none is not judged on the
+    filter (waived: skipped, never a pass); the reference's tool takes one and is judged (above)."""
+    from unittest import mock
+
+    from memconform.targets.memoturn import MemoturnMcpClient
+
+    with mock.patch.object(MemoturnMcpClient, "tool_parameters", lambda self, op: {"namespace", "profile", "query"}):
+        (result,) = outcomes("mcp", only=("memoturn/recall-session-filter",)).values()
+    assert result.outcome is Outcome.SKIPPED and result.extra.get("waived"), result

@@ -15,7 +15,7 @@ from memconform.suite.memoturn import model
 from memconform.suite.memoturn.checks._common import (LIVE, ids_of, ingest, ingest_carrying, profile, recall, say,
                                                       served, word)
 from memconform.suite.memoturn.client import MemoturnReply, shown
-from memconform.suite.outcomes import NotApplicable
+from memconform.suite.outcomes import NotApplicable, Waived
 from memconform.suite.registry import check
 
 #: A small fixed dimension: the page lets the first vector fix it, and every check keeps to it.
@@ -523,11 +523,17 @@ def recall_types_filter(ctx: Any) -> None:
                        f"({lone}): the filter was applied after k cut the events that outrank it", reply)
 
 
-@check("memoturn/recall-session-filter", spec="memoturn", bindings=("http",),
+@check("memoturn/recall-session-filter", spec="memoturn", bindings=LIVE,
        requirements=("memoturn/recall-session-filter",),
        title="session_id restricts recall to memories ingested with that session")
 def recall_session_filter(ctx: Any) -> None:
     rule = "memoturn/recall-session-filter"
+    if ctx.binding == "mcp":
+        # mcp.md's memory_recall lists no session_id: judged where the server's tool takes one
+        listed = getattr(ctx.client, "tool_parameters", lambda op: None)("recall")
+        if listed is not None and "session_id" not in listed:
+            raise Waived(f"the server's memory_recall lists no session_id among its arguments ({sorted(listed)}); "
+                         f"mcp.md's memory_recall takes none, so a server may leave the filter to REST")
     prof = profile("sess")
     w, s1, s2 = word(), f"s-{word('s')}", f"s-{word('s')}"
     one, two, none = place(ctx, prof, [mem("event", f"{w} deployed v2", session_id=s1),
@@ -541,7 +547,6 @@ def recall_session_filter(ctx: Any) -> None:
         return
     others = [names.get(i, str(i)) for i in ids_of(hits) if i != one]
     if others:
-        # mcp.md's memory_recall lists no session_id: an MCP server that ignores it shows up here
         say(ctx, rule, f"with session_id {s1!r}, the recall also answered {', '.join(others)}", reply)
     if one not in ids_of(hits):
         say(ctx, rule, f"with session_id {s1!r}, the recall left out {names[one]}, which the unfiltered recall found",
