@@ -763,6 +763,24 @@ def _channels_any_profile(service: Any, original: Callable[..., Any]) -> Callabl
     return channel
 
 
+def _forget_first_holder(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Forget looks the id up in the namespace, not the profile: the first row holding it goes (the
+    profile named is only checked to hold it)."""
+    from memconform.reference_impl.memoturn.engine import not_found
+
+    def forget(ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
+        n, p = service._profile(ns, profile)
+
+        def work() -> dict[str, Any]:
+            if service._row(n, p, mid) is None:
+                raise not_found(f"memory not found: {mid}")
+            first = service._rows("ns=? AND id=? ORDER BY rid LIMIT 1", (n, mid))[0]
+            service._delete(first["rid"])
+            return {"deleted": mid, "txid": service._next_txid(n, p)}
+        return service._transaction(work)
+    return forget
+
+
 def _cap_envelope_nested(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """The batch-size guard answers from its own middleware, with its own error shape."""
     from starlette.responses import JSONResponse
@@ -989,6 +1007,8 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        wraps=_stored_as(_summary_stripped)),
     _f("channels-any-profile", "the topic and vector channels look across every profile of the namespace",
        "profile-isolation", wraps={"_topic_channel": _channels_any_profile, "_vector_channel": _channels_any_profile}),
+    _f("forget-first-holder", "forget deletes the id's row in whichever profile of the namespace wrote it first",
+       "profile-isolation", wraps={"forget": _forget_first_holder}),
     _f("cap-envelope-nested", "the over-cap refusal answers a nested {\"error\": {code, message}}; every other "
        "refusal errors.md's envelope", "error-envelope", bindings=("http",), wraps={"http.error": _cap_envelope_nested}),
     _f("topic-case-folded", "supersession matches topic_keys case-insensitively: \"User.Diet\" replaces \"user.diet\"",

@@ -683,8 +683,9 @@ def profile_isolation(ctx: Any) -> None:
     w, topic, s = word("iso"), f"user.{word('k')}", f"s-{word('s')}"
     shared = fact(topic, {"diet": "vegetarian", "w": w}, f"{w} vegetarian")
     task = model.new_memory("task", f"{w} call back", {"w": w}, session_id=s)
-    mine = ingest(ctx, alice, [shared, task], "a fact and a task of a session into the first profile")
-    theirs = ingest(ctx, bob, [shared, task], "the same fact and task into a second profile")
+    event = model.new_memory("event", f"{w} signed up", {"w": w})
+    mine = ingest(ctx, alice, [shared, task, event], "a fact, a task of a session and an event into the first profile")
+    theirs = ingest(ctx, bob, [shared, task, event], "the same three into a second profile")
     fact_id, task_id = theirs.result(0).get("id"), theirs.result(1).get("id")
     reply, rec = got(ctx, alice, mine.result(0).get("id"))
     ctx.observed(rule)
@@ -723,6 +724,11 @@ def profile_isolation(ctx: Any) -> None:
     # the same id in both: forgetting it, or ending its session, in one profile leaves the other's
     _kept_elsewhere(ctx, ctx.client.forget(alice, mine.result(0).get("id")), bob, fact_id,
                     f"forgetting {fact_id} in {alice!r}")
+    # and the other way: a forget that takes whichever profile holds the id first takes the first's
+    shared_event = mine.result(2).get("id")
+    if theirs.result(2).get("id") == shared_event:
+        _kept_elsewhere(ctx, ctx.client.forget(bob, shared_event), alice, shared_event,
+                        f"forgetting {shared_event} in {bob!r}")
     if ctx.binding == "http":
         _kept_elsewhere(ctx, ctx.client.end_session(alice, s), bob, task_id, f"ending session {s!r} in {alice!r}")
 
