@@ -178,6 +178,17 @@ class MemoturnMcpClient:
             raise TargetError("raw text cannot be sent as MCP tool arguments")
         return self._call(op, self._args(profile, **payload) if isinstance(payload, dict) else payload)
 
+    def tool_parameters(self, op: str) -> set[str] | None:
+        """The argument names the server's tool for `op` lists in its inputSchema; None when the tool
+        is not listed or its schema names no properties (nothing can be told from it)."""
+        try:
+            tools = self.session.list_tools()
+        except Exception:  # noqa: BLE001 — a listing that fails tells nothing; the call itself is judged
+            return None
+        tool = next((t for t in tools if t.get("name") == TOOLS[op]), None)
+        props = ((tool or {}).get("inputSchema") or {}).get("properties")
+        return set(props) if isinstance(props, dict) else None
+
     def close(self) -> None:
         pass  # the session belongs to the part
 

@@ -351,10 +351,38 @@ class MemoturnService:
     def _record(self, row: dict[str, Any], supersedes: list[str]) -> dict[str, Any]:
         # The embedding is left out: the page's GET example shows the supersession state, not the
         # vector, and echoing up to 4096 floats on every read helps no one.
-        return {"id": row["id"], "type": row["type"], "topic_key": row["topic_key"], "summary": row["summary"],
-                "content": json.loads(row["content"]), "keywords": row["keywords"], "session_id": row["session_id"],
-                "source": row["source"], "created_at": row["created_at"], "superseded_by": row["superseded_by"],
-                "superseded_at": row["superseded_at"], "expires_at": row["expires_at"], "supersedes": supersedes}
+        return self._times({"id": row["id"], "type": row["type"], "topic_key": row["topic_key"],
+                            "summary": row["summary"], "content": json.loads(row["content"]),
+                            "keywords": row["keywords"], "session_id": row["session_id"], "source": row["source"],
+                            "created_at": row["created_at"], "superseded_by": row["superseded_by"],
+                            "superseded_at": row["superseded_at"], "expires_at": row["expires_at"],
+                            "supersedes": supersedes})
+
+    def _times(self, shown: dict[str, Any]) -> dict[str, Any]:
+        """A record or hit with its times as the policy shows them (stored as integer Unix ms)."""
+        if not self.policy.created_at_shown:
+            shown.pop("created_at", None)
+        if self.policy.times == "rfc3339":
+            from datetime import datetime, timezone
+
+            for name in ("created_at", "superseded_at", "expires_at"):
+                if isinstance(shown.get(name), int):
+                    at = datetime.fromtimestamp(shown[name] / 1000, tz=timezone.utc)
+                    shown[name] = at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return shown
+
+    def _supersedes(self, ns: str, profile: str, mid: str) -> list[str]:
+        """The rows `mid` replaced; with the "chain" policy, every row before it, transitively."""
+        out: list[str] = []
+        todo = [mid]
+        while todo:
+            replaced = [r[0] for r in self._db.execute(
+                "SELECT id FROM memories WHERE ns=? AND profile=? AND superseded_by=? ORDER BY superseded_at, id",
+                (ns, profile, todo.pop(0))).fetchall() if r[0] not in out and r[0] != mid]
+            out += replaced
+            if self.policy.supersedes_listed == "chain":
+                todo += replaced
+        return out
 
     def get(self, ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
         ns, profile = self._profile(ns, profile)
@@ -365,9 +393,7 @@ class MemoturnService:
             if row is None or self._expired(row, self.now_ms()):
                 # An expired task is hidden (expiry hides, it does not delete) until re-ingested or forgotten.
                 raise not_found(f"memory not found: {mid}")
-            supersedes = [r[0] for r in self._db.execute(
-                "SELECT id FROM memories WHERE ns=? AND profile=? AND superseded_by=? ORDER BY superseded_at, id",
-                (ns, profile, mid)).fetchall()]
+            supersedes = self._supersedes(ns, profile, mid)
         return self._record(row, supersedes)
 
     def forget(self, ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
@@ -498,10 +524,11 @@ class MemoturnService:
         return [(rid, scores[rid], found[rid]) for rid in scores]
 
     def _hit(self, row: dict[str, Any], score: float, channels: list[str]) -> dict[str, Any]:
-        return {"id": row["id"], "type": row["type"], "topic_key": row["topic_key"], "summary": row["summary"],
-                "content": json.loads(row["content"]), "keywords": row["keywords"], "session_id": row["session_id"],
-                "source": row["source"], "created_at": row["created_at"], "superseded_by": row["superseded_by"],
-                "score": score, "channels": channels}
+        return self._times({"id": row["id"], "type": row["type"], "topic_key": row["topic_key"],
+                            "summary": row["summary"], "content": json.loads(row["content"]),
+                            "keywords": row["keywords"], "session_id": row["session_id"], "source": row["source"],
+                            "created_at": row["created_at"], "superseded_by": row["superseded_by"],
+                            "score": score, "channels": channels})
 
     def recall(self, ns: Any, profile: Any, body: Any) -> dict[str, Any]:
         ns, profile = self._profile(ns, profile)

@@ -603,6 +603,196 @@ def _topic_case_folded(service: Any, original: Callable[..., Any]) -> Callable[.
     return supersede
 
 
+# -- found missing by a blind red team (round 15) -----------------------------------------------------
+
+def _get_hides_superseded(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """GET reads through the "active memories" view: a superseded row answers not found."""
+    from memconform.reference_impl.memoturn.engine import not_found
+
+    def get(ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
+        record = original(ns, profile, mid)
+        if record.get("superseded_by") is not None:
+            raise not_found(f"memory not found: {mid}")
+        return record
+    return get
+
+
+def _hits_in_ingest_order(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The fused hits are answered in row order (ORDER BY rowid), their scores as computed."""
+    def recall_answer(hits: list[dict[str, Any]], txid: int, p: dict[str, Any]) -> dict[str, Any]:
+        def rowid(hit: dict[str, Any]) -> int:
+            row = service._db.execute("SELECT min(rid) FROM memories WHERE id=?", (hit["id"],)).fetchone()
+            return row[0] or 0
+        return original(sorted(hits, key=rowid), txid, p)
+    return recall_answer
+
+
+def _after_k(name: str) -> dict[str, Any]:
+    """Recall cuts to k first and applies the `name` filter to what is left."""
+    def params(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def recall_params(body: Any) -> dict[str, Any]:
+            p = original(body)
+            return {**p, name: None, f"{name}_after_k": p[name]} if p[name] is not None else p
+        return recall_params
+
+    def answer(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def recall_answer(hits: list[dict[str, Any]], txid: int, p: dict[str, Any]) -> dict[str, Any]:
+            value = p.get(f"{name}_after_k")
+            return original([h for h in hits if h[name] == value] if value is not None else hits, txid, p)
+        return recall_answer
+    return {"_recall_params": params, "_recall_answer": answer}
+
+
+def _expired_kept_when_typed(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The typed path of recall builds its own condition and leaves out the expiry."""
+    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+        return original(ns, profile, p, 0 if p["types"] else now)
+    return candidates
+
+
+def _expiry_clock_behind(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Recall compares expires_at with a cached "now" refreshed every few seconds: an expired task
+    stays recalled up to three seconds past its expires_at."""
+    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+        return original(ns, profile, p, now - 3000)
+    return candidates
+
+
+def _ttl_on_any_type() -> dict[str, Any]:
+    """ttl is taken on any type, and honoured: a fact sent with one expires."""
+    def validate(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def validate_memory(m: Any) -> dict[str, Any]:
+            if isinstance(m, dict) and m.get("type") != "task" and m.get("ttl") is not None:
+                return {**original({k: v for k, v in m.items() if k != "ttl"}), "ttl": m["ttl"]}
+            return original(m)
+        return validate_memory
+
+    def expiry(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda memory, now: now + memory["ttl"] * 1000 if memory["ttl"] is not None else original(memory, now)
+    return {"_validate_memory": validate, "_expiry": expiry}
+
+
+def _events_dedupe_by_summary(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """"Dedupe" of events by their summary: an event told in the words of an active one is that one."""
+    def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+        if memory["type"] == "event":
+            same = service._rows("ns=? AND profile=? AND type='event' AND summary=? AND superseded_by IS NULL",
+                                 (ns, profile, memory["summary"]))
+            if same:
+                return {"id": same[0]["id"], "status": "duplicate", "superseded": []}
+        return original(ns, profile, memory, now)
+    return ingest_one
+
+
+def _revive_keeping(column: str) -> Callable[..., Any]:
+    """A revive that clears superseded_by but leaves the old row's `column` as it was."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+            row = service._row(ns, profile, service._memory_id(memory))
+            result = original(ns, profile, memory, now)
+            if result["status"] == "revived" and row is not None:
+                service._db.execute(f"UPDATE memories SET {column}=? WHERE rid=?", (row[column], row["rid"]))
+            return result
+        return ingest_one
+    return wrap
+
+
+def _supersedes_frozen_at_revive() -> dict[str, Any]:
+    """`supersedes` kept as a list on the row, written when the row supersedes at its creation and not
+    when a revive moves the pointer to it: a revived row lists what it listed before."""
+    def one(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+            mid = service._memory_id(memory)
+            row = service._row(ns, profile, mid)
+            before = service._supersedes(ns, profile, mid) if row is not None else None
+            result = original(ns, profile, memory, now)
+            if result["status"] == "revived":
+                service.__dict__.setdefault("_frozen_supersedes", {})[mid] = before
+            return result
+        return ingest_one
+
+    def record(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def make(row: dict[str, Any], supersedes: list[str]) -> dict[str, Any]:
+            frozen = service.__dict__.get("_frozen_supersedes", {})
+            return original(row, frozen.get(row["id"], supersedes))
+        return make
+    return {"_ingest_one": one, "_record": record}
+
+
+def _end_session_by_prefix(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Ending a session matches its id as a prefix (LIKE 'sid%'): s-1 ends s-10's tasks too."""
+    def end_session(ns: Any, profile: Any, session_id: Any) -> dict[str, Any]:
+        out = original(ns, profile, session_id)
+        n, p = service._profile(ns, profile)
+
+        def more() -> None:
+            for (rid,) in service._db.execute("SELECT rid FROM memories WHERE ns=? AND profile=? AND type='task' AND "
+                                              "session_id LIKE ?", (n, p, f"{session_id}%")).fetchall():
+                service._delete(rid)
+        service._transaction(more)
+        return out
+    return end_session
+
+
+def _embedding_echoed_rounded(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """GET echoes the embedding, stored as decimals rounded to four places."""
+    def record(row: dict[str, Any], supersedes: list[str]) -> dict[str, Any]:
+        out = original(row, supersedes)
+        vec = service._db.execute("SELECT vector FROM vectors WHERE rid=?", (row["rid"],)).fetchone()
+        if vec is not None:
+            out["embedding"] = [round(x, 4) for x in json.loads(vec[0])]
+        return out
+    return record
+
+
+def _floats_rounded(memory: dict[str, Any]) -> dict[str, Any]:
+    """Floats in content kept to six significant digits (a float column printed with %g)."""
+    return {**memory, "content": _json_map(memory["content"], lambda v: float(f"{v:g}")
+                                           if isinstance(v, float) else v)}
+
+
+def _summary_stripped(memory: dict[str, Any]) -> dict[str, Any]:
+    """Input "cleaned": the summary kept without its surrounding whitespace."""
+    return {**memory, "summary": memory["summary"].strip()}
+
+
+def _channels_any_profile(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The topic and vector lookups are keyed by namespace only: another profile's rows match."""
+    def channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        return original(where.replace("m.profile=?", "(m.profile=? OR 1)", 1), params, p, depth)
+    return channel
+
+
+def _forget_first_holder(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Forget looks the id up in the namespace, not the profile: the first row holding it goes (the
+    profile named is only checked to hold it)."""
+    from memconform.reference_impl.memoturn.engine import not_found
+
+    def forget(ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
+        n, p = service._profile(ns, profile)
+
+        def work() -> dict[str, Any]:
+            if service._row(n, p, mid) is None:
+                raise not_found(f"memory not found: {mid}")
+            first = service._rows("ns=? AND id=? ORDER BY rid LIMIT 1", (n, mid))[0]
+            service._delete(first["rid"])
+            return {"deleted": mid, "txid": service._next_txid(n, p)}
+        return service._transaction(work)
+    return forget
+
+
+def _cap_envelope_nested(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The batch-size guard answers from its own middleware, with its own error shape."""
+    from starlette.responses import JSONResponse
+
+    def error(exc: Any, headers: Any = None) -> Any:
+        if "batches cap" in exc.message:
+            return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status,
+                                headers=headers)
+        return original(exc, headers)
+    return error
+
+
 MEMOTURN_FAULTS: tuple[Fault, ...] = (
     # -- Core: ids -----------------------------------------------------------------------------------------
     _f("id-hashes-summary", "the id hashes the summary and keywords with the content: the same memory told in other "
@@ -738,7 +928,7 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        wraps={"_recall_params": _types_after_k, "_recall_answer": _filtered_after_k}),
     _f("supersede-first-row", "a fact or instruction supersedes its topic's first row, not the active one: wrong from "
        "the third", "fact-supersedes", "instruction-supersedes", wraps={"_supersede": _supersede_first_row}),
-    _f("session-filter-ignored", "recall's session_id filter is ignored", "recall-session-filter", bindings=("http",),
+    _f("session-filter-ignored", "recall's session_id filter is ignored", "recall-session-filter",
        wraps=_filter_ignored("session_id")),
     _f("source-filter-like", "recall's source filter is SQL LIKE: % and _ in it are wildcards", "recall-source-filter",
        wraps={"_candidates": _source_like}),
@@ -788,6 +978,39 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("revive-displaces-next", "reviving a memory supersedes its own successor rather than the active row: wrong "
        "once the chain is three long", "revive-superseded", "fact-supersedes", "instruction-supersedes",
        wraps={"_ingest_one": _revive_displaces_next}, stateful=True),
+    # -- found missing by a blind red team (round 15) ----------------------------------------------------
+    _f("get-hides-superseded", "GET answers not found for a superseded row (it reads the active memories only)",
+       "history-kept", "revive-superseded", wraps={"get": _get_hides_superseded}),
+    _f("hits-in-ingest-order", "recall answers its hits in the order the rows were written, not by score",
+       "recall-channels-attribution", wraps={"_recall_answer": _hits_in_ingest_order}),
+    _f("source-after-k", "recall cuts to k first and applies the source filter to what is left",
+       "recall-source-filter", wraps=_after_k("source")),
+    _f("expired-kept-when-typed", "recall with a types filter keeps expired tasks (only the untyped path drops them)",
+       "recall-drops-expired", wraps={"_candidates": _expired_kept_when_typed}),
+    _f("expiry-clock-behind", "recall judges expiry by a clock up to 3 s behind: an expired task stays recalled past "
+       "its expires_at", "recall-drops-expired", wraps={"_candidates": _expiry_clock_behind}),
+    _f("ttl-any-type", "ttl is taken on any type and honoured: a fact sent with ttl gets expires_at",
+       "expires-at-tasks-only", wraps=_ttl_on_any_type()),
+    _f("events-dedupe-by-summary", "an event with the summary of an active event is answered duplicate of it, "
+       "whatever its content", "event-never-supersedes", wraps={"_ingest_one": _events_dedupe_by_summary}),
+    _f("revive-keeps-superseded-at", "a revived row's superseded_by is cleared but its superseded_at stays",
+       "revive-superseded", wraps={"_ingest_one": _revive_keeping("superseded_at")}),
+    _f("revive-supersedes-stale", "a revived row's supersedes still lists what it listed before the revive, not the "
+       "row it displaced", "supersedes-listed", wraps=_supersedes_frozen_at_revive()),
+    _f("end-session-prefix", "ending a session also ends every session whose id it begins (s-1 ends s-10)",
+       "session-end-tasks", bindings=("http",), wraps={"end_session": _end_session_by_prefix}),
+    _f("embedding-echo-rounded", "GET echoes the embedding rounded to four decimals, coarser than f32",
+       "record-fields", wraps={"_record": _embedding_echoed_rounded}),
+    _f("content-floats-rounded", "floats in content are kept to six significant digits", "content-returned",
+       wraps=_stored_as(_floats_rounded)),
+    _f("summary-stripped", "the summary is kept without its surrounding whitespace", "record-fields",
+       wraps=_stored_as(_summary_stripped)),
+    _f("channels-any-profile", "the topic and vector channels look across every profile of the namespace",
+       "profile-isolation", wraps={"_topic_channel": _channels_any_profile, "_vector_channel": _channels_any_profile}),
+    _f("forget-first-holder", "forget deletes the id's row in whichever profile of the namespace wrote it first",
+       "profile-isolation", wraps={"forget": _forget_first_holder}),
+    _f("cap-envelope-nested", "the over-cap refusal answers a nested {\"error\": {code, message}}; every other "
+       "refusal errors.md's envelope", "error-envelope", bindings=("http",), wraps={"http.error": _cap_envelope_nested}),
     _f("topic-case-folded", "supersession matches topic_keys case-insensitively: \"User.Diet\" replaces \"user.diet\"",
        "fact-supersedes", "instruction-supersedes", wraps={"_supersede": _topic_case_folded}, stateful=True),
 )

@@ -76,7 +76,7 @@ class McpBinding:
                                     structured_content=envelope, is_error=True)
 
     def default_source(self) -> str | None:
-        return os.environ.get(SOURCE_ENV) or None
+        return os.environ.get(SOURCE_ENV) or self.service.policy.mcp_default_source
 
     def with_source(self, memories: Any) -> Any:
         """The memories with the agent's default source where a memory sets none; anything that is

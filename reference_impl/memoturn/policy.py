@@ -33,6 +33,21 @@ class MemoturnPolicy:
     #: only the sessions holding tasks ("tasks": session_id is "an optional grouping; required
     #: semantics only for tasks").
     sessions_listed: str = "any"
+    #: memoturn/history-kept, memoturn/created-at-ms: the page gives times no format. The reference
+    #: answers created_at, superseded_at and expires_at as integer Unix milliseconds ("ms", recall.md
+    #: and the engine), or as RFC 3339 strings ("rfc3339").
+    times: str = "ms"
+    #: memoturn/record-fields: the page's record table has no created_at; the reference shows the
+    #: engine's (True), or leaves it out (False), the record exactly as the table lists it.
+    created_at_shown: bool = True
+    #: memoturn/source-returned over MCP: "The MCP server defaults it from the MEMOTURN_SOURCE
+    #: environment variable". The reference reads the variable (None), or runs as though it were set
+    #: to this value when it is not (a server deployed as the page describes).
+    mcp_default_source: str | None = None
+    #: memoturn/supersedes-listed: "lists mem_a1… under supersedes — the full chain in both
+    #: directions": the rows the memory replaced ("replaced"), or every row before it in the chain,
+    #: transitively ("chain").
+    supersedes_listed: str = "replaced"
 
 
 def configure(implementation: Any, fault: Any, variants: Iterable[str], part: str | None = None) -> MemoturnPolicy:

@@ -28,6 +28,14 @@ MEMOTURN_VARIANTS: tuple[Variant, ...] = (
        "400 invalid_request", ("batch-cap",), over_cap_code="payload_too_large"),
     _v("sessions-of-tasks", "GET …/sessions lists only the sessions that hold tasks (session_id has required "
        "semantics only for tasks)", ("sessions-listed",), bindings=("http",), sessions_listed="tasks"),
+    _v("times-rfc3339", "created_at, superseded_at and expires_at are RFC 3339 strings (UTC, milliseconds) instead "
+       "of integer Unix milliseconds (the created-at-ms SHOULD warns)", ("history-kept", "created-at-ms"), times="rfc3339"),
+    _v("no-created-at", "the record has no created_at (GET and recall show the page's table exactly)",
+       ("record-fields",), created_at_shown=False),
+    _v("mcp-default-source", "the MCP server runs with MEMOTURN_SOURCE=memconform-agent: a memory ingested without a "
+       "source gets that one", ("source-returned",), bindings=("mcp",), mcp_default_source="memconform-agent"),
+    _v("supersedes-chain", "GET lists under `supersedes` every row before the memory in its chain, not only the one "
+       "it replaced", ("supersedes-listed",), supersedes_listed="chain"),
 )
 
 

@@ -42,7 +42,7 @@ the requirement (suite/memoturn/catalogue.toml) that promises it survives:
 | `/type`, `/topic_key`, `/summary`, `/keywords`, `/session_id` | memoturn/record-fields | memoturn/record-fields |
 | `/superseded_by` | memoturn/fact-supersedes, memoturn/instruction-supersedes (by type); memoturn/event-never-supersedes, memoturn/task-never-supersedes, memoturn/fact-without-topic-no-supersession for a row that must stay active | the same |
 | `/supersedes` (the replaced rows the view holds) | memoturn/supersedes-listed when the rows it replaced do point at it; otherwise as `/superseded_by` (the supersession did not happen) | the same |
-| `/expires_at` (from created_at, ±1 min) | memoturn/task-ttl-explicit (the task); memoturn/expires-at-tasks-only (any other type) | the same |
+| `/expires_at` (from created_at in any readable form, else from the suite's clock around the ingest; ±1 min) | memoturn/task-ttl-explicit (the task); memoturn/expires-at-tasks-only (any other type) | the same |
 
 Ids: the expected id is the engine's construction of (type, topic_key, content)
 (`model.memory_id`), so that two nodes following it give one memory one id. When a node's id
@@ -54,11 +54,13 @@ sent: when A lost content, type or topic_key (charged at A), B hashing what A sh
 
 Allowances: `superseded_by` and `supersedes` are compared as plan names, each side's ids read
 through its own ingest answers (a node with ids of its own keeps its chain); `supersedes` as a
-set; B's chain is compared only when every memory reached B (a row lost at A would move B's
+set, which may hold the whole chain before the row ("the full chain in both directions", as
+memoturn/supersedes-listed reads it) or only the row it replaced; B's chain is compared only when every memory reached B (a row lost at A would move B's
 pointers, which is A's loss); null and a member left out are one (memoturn/record-fields: "null (or left out) where
 unset"); `created_at` and `superseded_at` are each node's own clock and are not compared; an
-expiry is compared relative to the node's created_at, in milliseconds (seconds when created_at is
-too small to be milliseconds); members the plan does not hold (embedding, scores) are not
+expiry is compared as an instant relative to the node's created_at (integer milliseconds, seconds,
+or RFC 3339: any readable time), or, where the record states none (the page's table has no
+created_at), to the suite's clock before and after the node's ingest, and the loss says which; members the plan does not hold (embedding, scores) are not
 compared. Every memory names a source, since an MCP node may default one (memoturn/mcp-source-
 default, a MAY). A record A shows that B could not take as a memory (no type, summary or content,
 a topic_key on an event or task) is charged at A and not offered to B. Afterwards everything
@@ -70,6 +72,7 @@ source_label, destination_label)`.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,6 +158,9 @@ class _Side:
     view: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     #: ids written beyond the plan (a probe a node did not take as a duplicate), forgotten too
     extra_ids: list[str] = field(default_factory=list)
+    #: the suite's clock (Unix ms) before the first ingest went out and after the last answered: where
+    #: a record states no readable created_at, the memory was created between the two
+    sent_ms: tuple[float, float] | None = None
 
     @property
     def names_by_id(self) -> dict[str, str]:
@@ -198,7 +204,7 @@ def round_trip(source: MemoturnClient, destination: MemoturnClient, *, version: 
             offered.append(name)
         if offered:
             order = _chain_order(a, offered)
-            b.sent = {name: _as_ingest(a.view[name]) for name in order}  # type: ignore[arg-type]
+            b.sent = {name: _as_ingest(a.view[name], a) for name in order}  # type: ignore[arg-type]
             _ingest(b, order, notes)
             _read(b, notes)
             reached_b = True
@@ -230,6 +236,15 @@ def _ingest(side: _Side, names: list[str], notes: list[str]) -> dict[str, str | 
     the batch, one at a time; fills `side.ids` (None where no usable id came back). Answers, per
     name, None when ingested or why not (the refusal)."""
     memories = [side.sent[n] for n in names]
+    before = time.time() * 1000
+    try:
+        return _ingest_all(side, names, memories, notes)
+    finally:
+        side.sent_ms = (before, time.time() * 1000)
+
+
+def _ingest_all(side: _Side, names: list[str], memories: list[dict[str, Any]],
+                notes: list[str]) -> dict[str, str | None]:
     reply = side.client.ingest(side.profile, memories)
     if reply.ok:
         _take_ids(side, names, reply, notes)
@@ -306,26 +321,37 @@ def _unofferable(record: dict[str, Any]) -> str | None:
     return None
 
 
-def _as_ingest(record: dict[str, Any]) -> dict[str, Any]:
+def _as_ingest(record: dict[str, Any], side: _Side) -> dict[str, Any]:
     m: dict[str, Any] = {"type": record["type"], "summary": record["summary"], "content": record["content"]}
     for name in CARRIED:
         if record.get(name) is not None:
             m[name] = record[name]
     if record["type"] == "task":
-        seconds = _lifetime_seconds(record)
+        seconds = _lifetime_seconds(record, side)
         if seconds is not None and round(seconds) >= 1:
             m["ttl"] = round(seconds)
     return m
 
 
-def _lifetime_seconds(record: dict[str, Any]) -> float | None:
-    """expires_at − created_at in seconds; None when either is not an integer time."""
-    created, expires = record.get("created_at"), record.get("expires_at")
-    if not (model.is_integer(created) and model.is_integer(expires)):
+def _created(record: dict[str, Any], side: _Side) -> tuple[float, float, str] | None:
+    """When the memory was created, as (earliest, latest) Unix ms and what says so: its created_at in
+    any readable form (memoturn/created-at-ms, a SHOULD, asks for milliseconds; seconds and RFC 3339
+    are times too), else the suite's clock around the node's ingest (the page's record has no
+    created_at); None when neither is known."""
+    created = model.instant_ms(record.get("created_at"))
+    if created is not None:
+        return created, created, f"created_at {model.shown(record.get('created_at'))}"
+    if side.sent_ms is not None:
+        return (*side.sent_ms, "no readable created_at: the ingest timed by the suite's clock")
+    return None
+
+
+def _lifetime_seconds(record: dict[str, Any], side: _Side) -> float | None:
+    """How long the record says a task lives, in seconds; None when its expiry or creation is unknown."""
+    expires, created = model.instant_ms(record.get("expires_at")), _created(record, side)
+    if expires is None or created is None:
         return None
-    # memoturn/created-at-ms is a SHOULD: a node counting in seconds still says how long a task lives
-    scale = 1000 if created >= 10 ** 11 else 1
-    return (expires - created) / scale
+    return (expires - (created[0] + created[1]) / 2) / 1000
 
 
 def _seconds(value: float) -> str:
@@ -393,22 +419,32 @@ def _compare(side: _Side, expected_ids: dict[str, str], losses: list[Loss], char
             want, have = planned.get(pointer), record.get(pointer, MISSING)
             if not _same(want, have):
                 lose(name, f"/{pointer}", rule, want, have)
-        _compare_expiry(name, planned, record, lose)
+        _compare_expiry(side, name, planned, record, lose)
         if chain:
             _compare_chain(side, name, planned, record, names_by_id, lose)
 
 
-def _compare_expiry(name: str, planned: dict[str, Any], record: dict[str, Any], lose: Any) -> None:
+def _compare_expiry(side: _Side, name: str, planned: dict[str, Any], record: dict[str, Any], lose: Any) -> None:
     have = record.get("expires_at", MISSING)
-    seconds = _lifetime_seconds(record)
-    shown = f"created_at + {_seconds(seconds)} s" if seconds is not None else have
     if planned["type"] != "task":
         if have not in (None, MISSING):
-            lose(name, "/expires_at", "memoturn/expires-at-tasks-only", None, shown)
+            lose(name, "/expires_at", "memoturn/expires-at-tasks-only", None, have)
         return
     ttl = planned.get("ttl", model.TASK_TTL_DEFAULT)
-    if seconds is None or abs(seconds * 1000 - ttl * 1000) > EXPIRY_SLACK_MS:
-        lose(name, "/expires_at", "memoturn/task-ttl-explicit", f"created_at + {ttl} s", shown)
+    expires, created = model.instant_ms(have), _created(record, side)
+    if created is None:
+        lose(name, "/expires_at", "memoturn/task-ttl-explicit", f"{ttl} s after its creation (no created_at and no "
+             f"ingest time to count from)", have)
+        return
+    low, high, what = created
+    if expires is None or not low + ttl * 1000 - EXPIRY_SLACK_MS <= expires <= high + ttl * 1000 + EXPIRY_SLACK_MS:
+        lived = _seconds((expires - (low + high) / 2) / 1000) if expires is not None else None
+        if low == high:  # the record's own created_at
+            lose(name, "/expires_at", "memoturn/task-ttl-explicit", f"created_at + {ttl} s",
+                 f"created_at + {lived} s" if lived is not None else have)
+        else:
+            lose(name, "/expires_at", "memoturn/task-ttl-explicit", f"ingest + {ttl} s ({what})",
+                 f"{model.shown(have)}: ingest + {lived} s" if lived is not None else have)
 
 
 def _supersede_rule(planned: dict[str, Any]) -> str:
@@ -434,9 +470,12 @@ def _compare_chain(side: _Side, name: str, planned: dict[str, Any], record: dict
 
     # a row this view does not hold is charged whole; listing it is not asked of its successor
     want_list = sorted(old for old in CHAIN.supersedes[name] if side.view.get(old) is not None)
+    # "the full chain in both directions": a node may list every row before it in the chain, not only
+    # the one it replaced (memoturn/supersedes-listed accepts both)
+    chain = {old for old in _predecessors(name) if side.view.get(old) is not None}
     raw = record.get("supersedes", MISSING)
     have_list = [named(x) for x in raw] if isinstance(raw, list) else raw
-    same = (sorted(map(str, have_list)) == want_list and len(have_list) == len(want_list)
+    same = (set(want_list) <= set(map(str, have_list)) <= chain and len(set(have_list)) == len(have_list)
             if isinstance(have_list, list) else not want_list and have_list in (None, MISSING))
     if not same:
         # the rows it replaced point at it: only the listing is wrong; otherwise no supersession happened
@@ -444,6 +483,14 @@ def _compare_chain(side: _Side, name: str, planned: dict[str, Any], record: dict
             named((side.view.get(old) or {}).get("superseded_by")) == name for old in want_list)
         rule = "memoturn/supersedes-listed" if happened else _supersede_rule(planned)
         lose(name, "/supersedes", rule, want_list, have_list)
+
+
+def _predecessors(name: str) -> list[str]:
+    """Every row of the plan's chain before `name`, the one it replaced first."""
+    out: list[str] = []
+    for old in CHAIN.supersedes[name]:
+        out += [old, *_predecessors(old)]
+    return out
 
 
 def _id_rule(side: _Side, name: str, expected_ids: dict[str, str], notes: list[str]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from typing import Any
 
@@ -90,6 +91,42 @@ def is_integer(v: Any) -> bool:
     if isinstance(v, bool):
         return False
     return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+
+
+#: Below this, a Unix time is seconds (1e11 ms is 1973; 1e11 s is the year 5138).
+SECONDS_BELOW = 10 ** 11
+#: RFC 3339's date-time (with a `T` or, as RFC 3339 allows, a space), an offset required.
+RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def instant_ms(value: Any) -> float | None:
+    """A time as the record states it, in Unix milliseconds, or None when it is no readable time.
+
+    The page gives no type or format for superseded_at, expires_at (nor any created_at): integer
+    Unix milliseconds are recall.md's and the engine's (memoturn/created-at-ms, a SHOULD), seconds
+    api-rest.md's example, and an RFC 3339 string is as plainly a time. Every MUST compares
+    instants; only created-at-ms judges the form."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value) or value <= 0:
+            return None
+        return float(value) * (1000 if value < SECONDS_BELOW else 1)
+    if isinstance(value, str) and RFC3339.match(value):
+        from datetime import datetime
+
+        text = value.upper().replace(" ", "T").replace("Z", "+00:00")
+        # fromisoformat (3.11) reads any number of fraction digits only up to microseconds
+        m = re.match(r"^(.*?:\d{2})(\.\d+)?([+-]\d{2}:\d{2})$", text)
+        if m is None:
+            return None
+        fraction = float(m.group(2)) if m.group(2) else 0.0
+        try:
+            whole = datetime.fromisoformat(m.group(1) + m.group(3))
+        except ValueError:
+            return None
+        return whole.timestamp() * 1000 + fraction * 1000
+    return None
 
 
 def ingest_problems(body: Any, sent: int) -> list[str]:

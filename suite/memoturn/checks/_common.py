@@ -9,6 +9,7 @@ judged by its own check (memoturn/operations-served)."""
 from __future__ import annotations
 
 import secrets
+import weakref
 from typing import Any
 
 from memconform.suite import catalogue as catalogues
@@ -183,4 +184,38 @@ def envelope_problem(reply: MemoturnReply) -> str | None:
         return f"`error` is {shown(value.get('error'))}, not a string message"
     if not isinstance(value.get("code"), str):
         return f"`code` is {shown(value.get('code'))}, not a string"
+    return None
+
+
+#: The source an MCP server gave the first memory sent with none, per client: mcp.md's server
+#: "defaults it from the MEMOTURN_SOURCE environment variable", one value for the server's life.
+_default_sources: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def source_problem(ctx: Any, sent: dict[str, Any], answered: Any) -> str | None:
+    """What is wrong with the source a memory came back with, or None. A source sent comes back as
+    sent. A memory sent with none comes back with none (null or left out), or, over MCP, with the
+    server's default (the page: "The MCP server defaults it from the MEMOTURN_SOURCE environment
+    variable"): one string, the same for every memory of the run sent without one."""
+    return sourceless_problem(ctx.client, ctx.binding, answered) if sent.get("source") is None else (
+        None if answered == sent["source"] else f"source was sent {sent['source']!r}")
+
+
+def sourceless_problem(client: Any, binding: str, answered: Any) -> str | None:
+    """`source_problem` for a memory sent with no source."""
+    if answered is None:
+        return None
+    if binding != "mcp":
+        return (f"the memory was sent with no source and came back with {shown(answered)}: over REST nothing "
+                f"defaults it (the page: the MCP server defaults it from MEMOTURN_SOURCE, the SDKs and the CLI "
+                f"on the client's side)")
+    if not isinstance(answered, str):
+        return f"the memory was sent with no source and came back with {shown(answered)}, not a string"
+    try:
+        default = _default_sources.setdefault(client, answered)
+    except TypeError:  # a client that cannot be weakly referenced: each answer stands alone
+        default = answered
+    if answered != default:
+        return (f"the memory was sent with no source and came back with {answered!r}, while an earlier memory sent "
+                f"with none came back with {default!r}: the MCP server's default (MEMOTURN_SOURCE) is one value")
     return None

@@ -12,7 +12,8 @@ from typing import Any
 from memconform.suite.jsonvalue import json_equal
 from memconform.suite.memoturn import model
 from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ids_of, ingest, judge_refused,
-                                                      precondition, profile, ready_profile, record, say, served, word)
+                                                      envelope_problem, precondition, profile, ready_profile, record,
+                                                      say, served, source_problem, word)
 from memconform.suite.memoturn.client import shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -193,9 +194,14 @@ def record_shape(ctx: Any) -> None:
     prof = profile("record")
     # "Rene\u0301e" is decomposed (NFD): a server that normalizes text in transit shows it composed;
     # `true` beside numbers: a server that stores booleans as integers shows 1
+    # a float of thirteen digits: content is returned as ingested (only its id is implementation-
+    # defined); a summary with spaces around it: returned as sent, not "cleaned"; an embedding of
+    # more digits than f32 keeps: where GET echoes it, it holds f32's precision ("optional f32 vector")
     full = fact(f"user.{word('k')}", {"nested": {"list": [1, "two", None, {"deep": True}]}, "text": "ünïcödé ✓ 🦀",
-                                      "n": 9007199254740991, "nfd": "Rene\u0301e", "flags": [True, False, 0, 1]},
-                "one-line gist for Rene\u0301e", keywords="food preference", session_id=word("s"), source="claude-code")
+                                      "n": 9007199254740991, "nfd": "Rene\u0301e", "flags": [True, False, 0, 1],
+                                      "x": 0.1234567891234},
+                "  one-line gist for Rene\u0301e  ", keywords="food preference", session_id=word("s"),
+                source="claude-code")
     bare = model.new_memory("event", "deployed v2 to prod", {"version": word("v")})
     reply = ingest(ctx, prof, [full, bare], "a full fact and a bare event")
     for i, sent in enumerate((full, bare)):
@@ -214,9 +220,9 @@ def record_shape(ctx: Any) -> None:
         if "content" in memory and not json_equal(memory.get("content"), sent["content"]):
             say(ctx, "memoturn/content-returned", f"content was sent {shown(sent['content'])}, GET answered "
                                                   f"{shown(memory.get('content'))}", got_reply)
-        if memory.get("source") != sent.get("source"):
-            say(ctx, "memoturn/source-returned", f"source was sent {shown(sent.get('source'))}, GET answered "
-                                                 f"{shown(memory.get('source'))}", got_reply)
+        problem = source_problem(ctx, sent, memory.get("source"))
+        if problem:
+            say(ctx, "memoturn/source-returned", f"{problem}, GET answered {shown(memory.get('source'))}", got_reply)
         for name in ("type", "topic_key", "summary", "keywords", "session_id"):
             if memory.get(name) != sent.get(name) and not (name not in sent and memory.get(name) in (None, "")):
                 say(ctx, "memoturn/record-fields", f"{name} was sent {shown(sent.get(name))}, GET answered "
@@ -225,6 +231,17 @@ def record_shape(ctx: Any) -> None:
             if memory.get(name) is not None:
                 say(ctx, "memoturn/record-fields", f"{name} of a {sent['type']} never superseded is "
                                                    f"{shown(memory.get(name))}, not null", got_reply)
+    # an embedding, on a memory of its own (a node that embeds for itself may refuse one: not this
+    # check's to judge); GET need not echo it, but an echo holds what an f32 keeps
+    vector = [0.123456789, 0.987654321]
+    placed = ctx.client.ingest(prof, [model.new_memory("event", "an event with its embedding", {"v": word()},
+                                                       embedding=vector)])
+    mid = placed.result().get("id") if placed.ok else None
+    if isinstance(mid, str):
+        got_reply, memory = got(ctx, prof, mid)
+        problem = _embedding_problem(vector, (memory or {}).get("embedding"))
+        if problem:
+            say(ctx, "memoturn/record-fields", problem, got_reply)
     # "returned on every memory": recall's hits too (a recall that is not served is Recall's finding)
     hits_reply = ctx.client.recall(prof, {"topic_key": full["topic_key"]})
     hit = next((h for h in hits_reply.memories() or [] if isinstance(h, dict)
@@ -239,6 +256,26 @@ def record_shape(ctx: Any) -> None:
                                                   f"{shown(hit.get('content'))}", hits_reply)
     if "memoturn/content-returned" not in ctx.judged:
         ctx.note("neither GET nor recall showed a record's content")
+
+
+#: f32 keeps 24 bits of mantissa (about 7 decimal digits): what it rounds a value to is within this
+#: relative distance of it; coarser is not "an f32 vector".
+F32_RELATIVE = 1e-6
+
+
+def _embedding_problem(sent: Any, echoed: Any) -> str | None:
+    """An embedding GET echoes (it need not: the page promises no echo) that is not the one sent to
+    f32 precision."""
+    if sent is None or echoed is None:
+        return None
+    if (not isinstance(echoed, list) or len(echoed) != len(sent)
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in echoed)):
+        return f"embedding was sent {shown(sent)}, GET echoed {shown(echoed)}"
+    off = [(a, b) for a, b in zip(sent, echoed) if abs(a - b) > F32_RELATIVE * max(1.0, abs(a))]
+    if off:
+        return (f"embedding was sent {shown(sent)}, GET echoed {shown(echoed)}: {off[0][0]!r} came back "
+                f"{off[0][1]!r}, coarser than an f32 keeps it (\"optional f32 vector\")")
+    return None
 
 
 @check("memoturn/type-and-topic-key-validity", spec="memoturn", bindings=LIVE,
@@ -315,8 +352,11 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
             ctx.note(f"the old {mtype} does not point at the new one: the new one's supersedes was not read")
             return
         elif not _is_time(old_rec.get("superseded_at")):
+            # "set" is the MUST; the form (integer Unix ms) is memoturn/created-at-ms', a SHOULD
             say(ctx, "memoturn/history-kept", f"the superseded {mtype}'s superseded_at is "
-                                              f"{shown(old_rec.get('superseded_at'))}, not a time", old_reply)
+                                              f"{shown(old_rec.get('superseded_at'))}, not set to a time (any "
+                                              f"readable one: Unix milliseconds or seconds, or an RFC 3339 string)",
+                old_reply)
     new_reply, new_rec = got(ctx, prof, new)
     if new_rec is None:
         raise NotApplicable(f"precondition failed: GET of the new {mtype} {new!r}: {new_reply.describe()}")
@@ -340,7 +380,7 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
 
 
 def _is_time(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return model.instant_ms(value) is not None
 
 
 def _superseded_when_replaced(ctx: Any, mtype: str, old_rec: dict[str, Any], new_rec: dict[str, Any],
@@ -348,13 +388,17 @@ def _superseded_when_replaced(ctx: Any, mtype: str, old_rec: dict[str, Any], new
     """superseded_at is "set when a newer memory replaces this one", in the ingest's own transaction: it
     is the time of the replacement, so nearer the new row's created_at than the old row's own. Judged
     only where the clock told the two ingests apart (a server stamping whole seconds may not)."""
-    old_at, new_at, at = old_rec.get("created_at"), new_rec.get("created_at"), old_rec.get("superseded_at")
-    if not (_is_time(old_at) and _is_time(new_at) and _is_time(at)) or new_at <= old_at:
+    shown_at = {name: old_rec.get(name) for name in ("created_at", "superseded_at")}
+    shown_at["new created_at"] = new_rec.get("created_at")
+    # instants, whatever form each is in (milliseconds, seconds, RFC 3339)
+    old_at, at, new_at = (model.instant_ms(v) for v in shown_at.values())
+    if old_at is None or new_at is None or at is None or new_at <= old_at:
         return
     if at - old_at < (new_at - old_at) / 2:
-        say(ctx, "memoturn/supersession-same-transaction", f"the replaced {mtype} was created at {old_at} and the one "
-            f"replacing it at {new_at}, but its superseded_at is {at}: the replacement's time is the newer "
-            f"memory's ingest, not a time before it", reply)
+        say(ctx, "memoturn/supersession-same-transaction", f"the replaced {mtype} was created at "
+            f"{shown(shown_at['created_at'])} and the one replacing it at {shown(shown_at['new created_at'])}, but "
+            f"its superseded_at is {shown(shown_at['superseded_at'])}: the replacement's time is the newer memory's "
+            f"ingest, not a time before it", reply)
 
 
 @check("memoturn/fact-supersession", spec="memoturn", bindings=LIVE,
@@ -408,10 +452,17 @@ def no_supersession_across(ctx: Any) -> None:
         session = word("s")  # one session: "session-scoped" is no supersession key either
         first_m = model.new_memory(mtype, f"one {mtype}", {"n": 1, "w": word()}, session_id=session)
         one = ingest(ctx, prof, [first_m], f"a {mtype}")
-        two = ingest(ctx, prof, [model.new_memory(mtype, f"another {mtype}", {"n": 2, "w": word()}, session_id=session)],
-                     f"another {mtype} of the same session")
+        # an event of other content told in the same words is another event: it accumulates (the id
+        # is a hash of the content, not of the summary)
+        summary = first_m["summary"] if mtype == "event" else f"another {mtype}"
+        two = ingest(ctx, prof, [model.new_memory(mtype, summary, {"n": 2, "w": word()}, session_id=session)],
+                     f"another {mtype} of the same session" + (", in the same words" if mtype == "event" else ""))
         if _superseded(two) != []:
             say(ctx, rid, f"a second {mtype} superseded {shown(_superseded(two))}", two)
+        if mtype == "event" and (_status(two, 0) != "created" or two.result().get("id") == one.result().get("id")):
+            say(ctx, rid, f"a second event of other content, with the summary of the first ({summary!r}), answered "
+                          f"{shown(_status(two, 0))} with id {shown(two.result().get('id'))} (the first's is "
+                          f"{shown(one.result().get('id'))}): events accumulate, and the id is the content's", two)
         _active(ctx, prof, one.result().get("id"), rid, f"after a second {mtype}, the first")
         if mtype == "event":
             # accumulation is of distinct content: the identical event has the same id and is a duplicate
@@ -429,7 +480,7 @@ def no_supersession_across(ctx: Any) -> None:
 
 
 @check("memoturn/revive", spec="memoturn", bindings=LIVE,
-       requirements=("memoturn/revive-superseded",),
+       requirements=("memoturn/revive-superseded", "memoturn/supersedes-listed"),
        title="Re-asserting a superseded fact revives it and moves the supersession pointer")
 def revive(ctx: Any) -> None:
     prof = profile("revive")
@@ -441,6 +492,8 @@ def revive(ctx: Any) -> None:
     if _superseded(b_reply) != [a]:
         raise NotApplicable(f"precondition failed: B did not supersede A ({b_reply.describe()}; judged by "
                             f"memoturn/fact-supersession)")
+    ctx.credit_only_observed()  # supersedes-listed is read only where the pointer moved
+    ctx.observed("memoturn/revive-superseded")  # the re-ingest's answer is judged from here on
     again = ingest(ctx, prof, [a_m], "fact A again")
     if again.result().get("id") != a:
         say(ctx, "memoturn/revive-superseded", f"fact A re-ingested got id {shown(again.result().get('id'))}, first {a!r}", again)
@@ -454,10 +507,24 @@ def revive(ctx: Any) -> None:
     if rec_a is None or rec_a.get("superseded_by") is not None:
         say(ctx, "memoturn/revive-superseded", f"after the revive, A's superseded_by is "
                                                f"{shown(rec_a.get('superseded_by') if rec_a else 'no record')}, not null", ra)
+    else:
+        # "superseded_by / superseded_at | set when a newer memory replaces this one": A is replaced no more
+        if rec_a.get("superseded_at") is not None:
+            say(ctx, "memoturn/revive-superseded", f"after the revive, A's superseded_by is null but its superseded_at "
+                                                   f"is still {shown(rec_a.get('superseded_at'))}: the old row is "
+                                                   f"active again", ra)
     rb, rec_b = got(ctx, prof, b)
     if rec_b is None or rec_b.get("superseded_by") != a:
         say(ctx, "memoturn/revive-superseded", f"after the revive, B's superseded_by is "
                                                f"{shown(rec_b.get('superseded_by') if rec_b else 'no record')}, not {a!r}", rb)
+    elif rec_a is not None:
+        # "the full chain in both directions": B points at A now, so A lists B (judged only where the
+        # pointer did move: a pointer that did not is revive-superseded's finding above)
+        ctx.observed("memoturn/supersedes-listed")
+        sup = rec_a.get("supersedes")
+        if not isinstance(sup, list) or b not in sup:
+            say(ctx, "memoturn/supersedes-listed", f"after the revive, B ({b!r}) is superseded by A ({a!r}), yet GET "
+                                                   f"of A lists supersedes {shown(sup)}", ra)
 
 
 @check("memoturn/in-batch-duplicate", spec="memoturn", bindings=LIVE, requirements=("memoturn/in-batch-duplicate",),
@@ -540,14 +607,24 @@ def batch_atomic(ctx: Any) -> None:
 
 
 @check("memoturn/batch-cap", spec="memoturn", bindings=LIVE,
-       requirements=("memoturn/batch-cap",),
-       title="A batch of 1,000 memories is accepted, one of 1,001 refused whole")
+       requirements=("memoturn/batch-cap", "memoturn/error-envelope"),
+       title="A batch of 1,000 memories is accepted, one of 1,001 refused whole, in the error envelope")
 def batch_cap(ctx: Any) -> None:
+    ctx.credit_only_observed()  # the envelope is judged on an HTTP refusal other than 413 (errors.md)
+    http_only(ctx)
+    ctx.observed("memoturn/batch-cap")
     prof = ready_profile(ctx, "cap")
     tag = word()
     over = [model.new_memory("event", f"cap {i}", {"i": i, "t": tag}) for i in range(model.BATCH_CAP + 1)]
     reply = ctx.client.ingest(prof, over)
     if judge_refused(ctx, reply, rule="memoturn/batch-cap", what=f"a batch of {len(over)} memories", code=None):
+        if reply.binding == "http" and reply.status == 413:
+            # errors.md lets a 413 from middleware come without the envelope: one that holds it is seen right
+            if envelope_problem(reply) is None:
+                ctx.observed("memoturn/error-envelope")
+            else:
+                ctx.note(f"the over-cap batch was refused 413, which errors.md lets come without the envelope "
+                         f"({reply.describe()}): the envelope was not judged")
         _stored_alone(ctx, prof, over[-1], "memoturn/batch-cap", "one memory of the refused batch, alone")
     full = served(ctx.client.ingest(profile("cap"), over[:model.BATCH_CAP]))
     if not full.ok:
@@ -565,24 +642,35 @@ def forget(ctx: Any) -> None:
     topic = f"user.{word('k')}"
     old = ingest(ctx, prof, [fact(topic, {"v": 1}, f"{w} first")], "a fact").result().get("id")
     new = ingest(ctx, prof, [fact(topic, {"v": 2}, f"{w} second")], "its successor").result().get("id")
-    present = [(id, what) for id, what in ((old, "a superseded fact"), (new, "an active fact"))
-               if record(ctx, prof, id, "reading back before forget") is not None]
+    chain = ((old, "a superseded fact"), (new, "an active fact"))
+    present = {id for id, _ in chain if record(ctx, prof, id, "reading back before forget") is not None}
     if not present:
         raise NotApplicable("neither fact of the chain answers GET before forget: nothing to forget (judged by "
                             "memoturn/fact-supersession)")
-    for id, what in present:
+    # Both are forgotten, even one GET did not show (a server hiding superseded rows from GET is
+    # memoturn/history-kept's finding): recall below is judged only on ids whose forget was accepted.
+    forgotten = []
+    for id, what in chain:
         reply = served(ctx.client.forget(prof, id))
         if not reply.ok:
-            say(ctx, "memoturn/forget-hard", f"forget of {what} {id!r} was refused", reply)
+            if id in present:
+                say(ctx, "memoturn/forget-hard", f"forget of {what} {id!r} was refused", reply)
             continue
+        forgotten.append(id)
+        if id not in present:
+            continue  # a GET that did not show it before says nothing after
         after = served(ctx.client.get(prof, id))
-        if not after.missing:
-            say(ctx, "memoturn/forget-hard", f"after forgetting {what} {id!r}, GET still answers", after)
+        # only a record answered is the memory still served: any not-found form, any refusal or error
+        # is "gone" here (the shape of a not-found is memoturn/error-envelope's and mcp-get-not-found's)
+        if after.ok and after.memory() is not None:
+            say(ctx, "memoturn/forget-hard", f"after forgetting {what} {id!r} (accepted), GET still answers its "
+                                             f"record", after)
     hits = ctx.client.recall(prof, {"query": w, "include_superseded": True, "topic_key": topic})
     if hits.ok and hits.memories() is not None:
-        left = [h.get("id") for h in hits.memories() if isinstance(h, dict) and h.get("id") in (old, new)]
+        left = [h.get("id") for h in hits.memories() if isinstance(h, dict) and h.get("id") in forgotten]
         if left:
-            say(ctx, "memoturn/forget-hard", f"recall (include_superseded) still returns forgotten {left}", hits)
+            say(ctx, "memoturn/forget-hard", f"after forget of {left} was accepted, recall (include_superseded) still "
+                                             f"returns them", hits)
 
 
 @check("memoturn/profile-isolation", spec="memoturn", bindings=LIVE, requirements=("memoturn/profile-isolation",),
@@ -595,8 +683,9 @@ def profile_isolation(ctx: Any) -> None:
     w, topic, s = word("iso"), f"user.{word('k')}", f"s-{word('s')}"
     shared = fact(topic, {"diet": "vegetarian", "w": w}, f"{w} vegetarian")
     task = model.new_memory("task", f"{w} call back", {"w": w}, session_id=s)
-    mine = ingest(ctx, alice, [shared, task], "a fact and a task of a session into the first profile")
-    theirs = ingest(ctx, bob, [shared, task], "the same fact and task into a second profile")
+    event = model.new_memory("event", f"{w} signed up", {"w": w})
+    mine = ingest(ctx, alice, [shared, task, event], "a fact, a task of a session and an event into the first profile")
+    theirs = ingest(ctx, bob, [shared, task, event], "the same three into a second profile")
     fact_id, task_id = theirs.result(0).get("id"), theirs.result(1).get("id")
     reply, rec = got(ctx, alice, mine.result(0).get("id"))
     ctx.observed(rule)
@@ -612,6 +701,17 @@ def profile_isolation(ctx: Any) -> None:
     reply = ctx.client.recall(bob, {"query": w})
     if reply.ok and private in ids_of([h for h in reply.memories() or [] if isinstance(h, dict)]):
         say(ctx, rule, f"recall in {bob!r} by {w!r} answers {private}, ingested into {alice!r} only", reply)
+    # the topic and vector channels too: a fact with a topic_key and an embedding, in the first only
+    t2, vec = f"user.{word('k')}", [0.0, 0.0, 0.6, 0.8]
+    lone = ctx.client.ingest(alice, [fact(t2, {"w": word()}, f"{word()} private fact", embedding=vec)])
+    lone_id = lone.result().get("id") if lone.ok else None
+    for what, params in (("topic_key", {"topic_key": t2}), ("embedding", {"embedding": vec})):
+        if not isinstance(lone_id, str):
+            break
+        reply = ctx.client.recall(bob, params)
+        if reply.ok and lone_id in ids_of([h for h in reply.memories() or [] if isinstance(h, dict)]):
+            say(ctx, rule, f"recall in {bob!r} by {what} answers {lone_id}, a fact ingested into {alice!r} only",
+                reply)
     # supersession is profile-wide, not wider
     newer = ingest(ctx, alice, [fact(topic, {"diet": "vegan", "w": w}, f"{w} vegan")],
                    "a newer fact of the same topic_key into the first profile")
@@ -624,6 +724,11 @@ def profile_isolation(ctx: Any) -> None:
     # the same id in both: forgetting it, or ending its session, in one profile leaves the other's
     _kept_elsewhere(ctx, ctx.client.forget(alice, mine.result(0).get("id")), bob, fact_id,
                     f"forgetting {fact_id} in {alice!r}")
+    # and the other way: a forget that takes whichever profile holds the id first takes the first's
+    shared_event = mine.result(2).get("id")
+    if theirs.result(2).get("id") == shared_event:
+        _kept_elsewhere(ctx, ctx.client.forget(bob, shared_event), alice, shared_event,
+                        f"forgetting {shared_event} in {bob!r}")
     if ctx.binding == "http":
         _kept_elsewhere(ctx, ctx.client.end_session(alice, s), bob, task_id, f"ending session {s!r} in {alice!r}")
 

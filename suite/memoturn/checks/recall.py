@@ -15,7 +15,7 @@ from memconform.suite.memoturn import model
 from memconform.suite.memoturn.checks._common import (LIVE, ids_of, ingest, ingest_carrying, profile, recall, say,
                                                       served, word)
 from memconform.suite.memoturn.client import MemoturnReply, shown
-from memconform.suite.outcomes import NotApplicable
+from memconform.suite.outcomes import NotApplicable, Waived
 from memconform.suite.registry import check
 
 #: A small fixed dimension: the page lets the first vector fix it, and every check keeps to it.
@@ -285,9 +285,12 @@ def task_no_vector(ctx: Any) -> None:
 def recall_channels_attribution(ctx: Any) -> None:
     rule = "memoturn/recall-channels-attribution"
     prof = profile("attr")
-    w, topic = word(), f"user.{word('t')}"
+    w, x, topic = word(), word(), f"user.{word('t')}"
+    # the event, written after the fact, holds both words of a two-word query and the fact one: where
+    # the scores tell them apart, the order is seen (a server answering rows in the order written
+    # puts the lower score first)
     a, b, _ = place(ctx, prof, [mem("fact", f"{w} vegan since 2026", topic_key=topic, embedding=unit(3)),
-                                mem("event", f"{w} ordered the tasting menu", embedding=unit(4)),
+                                mem("event", f"{w} {x} ordered the tasting menu", embedding=unit(4)),
                                 mem("event", f"{word()} booked a table", embedding=unit(5))])
     # (what, the request, the channels it drives, the channels that find the fact by construction: its
     # exact topic_key, a word of its summary, its own embedding)
@@ -296,6 +299,7 @@ def recall_channels_attribution(ctx: Any) -> None:
         # auto-embedding (recall.md) lets a bare query drive the vector channel as well
         ("query only", {"query": w}, {"keyword", "vector"}, {"keyword"}),
         ("embedding only", {"embedding": unit(3)}, {"vector"}, {"vector"}),
+        ("a two-word query", {"query": f"{w} {x}"}, {"keyword", "vector"}, {"keyword"}),
         ("query, topic_key and embedding", {"query": w, "topic_key": topic, "embedding": unit(3)},
          {"topic", "keyword", "vector"}, {"topic", "keyword", "vector"}),
     )
@@ -500,13 +504,16 @@ def recall_types_filter(ctx: Any) -> None:
         if dropped:
             say(ctx, rule, f"with types {types}, the recall left out the {', '.join(dropped)} holding the query word, "
                            f"which the unfiltered recall found", reply)
-    # The filter chooses among what matches, before k cuts: a fact behind four newer events that
-    # hold the query word three times each is still the one fact a recall with types [fact], k 2
-    # finds. (Four, not more: an engine that over-fetches before it filters still reaches it.)
+    # The filter chooses among what matches, before k cuts: a fact between four events that hold the
+    # query word three times each (two written before it, two after, so neither a newest-first nor an
+    # oldest-first tie order puts it in the first two) is still the one fact a recall with types
+    # [fact], k 2 finds. (Four, not more: an engine that over-fetches before it filters reaches it.)
     v = word()
-    lone, *decoys = place(ctx, prof, [mem("fact", f"{v} fact", topic_key=f"user.{word('t')}")] +
-                          [mem("event", f"{v} {v} {v} event {i}") for i in range(4)],
-                          "a fact, then four events holding its word more often")
+    decoys = [mem("event", f"{v} {v} {v} event {i}") for i in range(4)]
+    *early, lone, late1, late2 = place(ctx, prof, decoys[:2] + [mem("fact", f"{v} fact", topic_key=f"user.{word('t')}")]
+                                       + decoys[2:], "two events, a fact, two events, the events holding its word "
+                                                     "more often")
+    decoys = [*early, late1, late2]
     baseline(ctx, prof, {"query": v, "k": 8}, {lone: "the fact", **{d: "an event" for d in decoys}},
              "the unfiltered recall of the five")
     reply, hits = judged_recall(ctx, prof, {"query": v, "types": ["fact"], "k": 2}, rule,
@@ -516,11 +523,17 @@ def recall_types_filter(ctx: Any) -> None:
                        f"({lone}): the filter was applied after k cut the events that outrank it", reply)
 
 
-@check("memoturn/recall-session-filter", spec="memoturn", bindings=("http",),
+@check("memoturn/recall-session-filter", spec="memoturn", bindings=LIVE,
        requirements=("memoturn/recall-session-filter",),
        title="session_id restricts recall to memories ingested with that session")
 def recall_session_filter(ctx: Any) -> None:
     rule = "memoturn/recall-session-filter"
+    if ctx.binding == "mcp":
+        # mcp.md's memory_recall lists no session_id: judged where the server's tool takes one
+        listed = getattr(ctx.client, "tool_parameters", lambda op: None)("recall")
+        if listed is not None and "session_id" not in listed:
+            raise Waived(f"the server's memory_recall lists no session_id among its arguments ({sorted(listed)}); "
+                         f"mcp.md's memory_recall takes none, so a server may leave the filter to REST")
     prof = profile("sess")
     w, s1, s2 = word(), f"s-{word('s')}", f"s-{word('s')}"
     one, two, none = place(ctx, prof, [mem("event", f"{w} deployed v2", session_id=s1),
@@ -534,7 +547,6 @@ def recall_session_filter(ctx: Any) -> None:
         return
     others = [names.get(i, str(i)) for i in ids_of(hits) if i != one]
     if others:
-        # mcp.md's memory_recall lists no session_id: an MCP server that ignores it shows up here
         say(ctx, rule, f"with session_id {s1!r}, the recall also answered {', '.join(others)}", reply)
     if one not in ids_of(hits):
         say(ctx, rule, f"with session_id {s1!r}, the recall left out {names[one]}, which the unfiltered recall found",
@@ -561,6 +573,21 @@ def recall_source_filter(ctx: Any) -> None:
     if mine not in ids_of(hits):
         say(ctx, rule, f"with source {a!r}, the recall left out {names[mine]}, which the unfiltered recall found",
             reply)
+    # The filter chooses among what matches, before k cuts: one memory from b between four from a that
+    # hold the query word three times each (two before, two after: whatever the tie order) is still
+    # what a recall with source b and k 2 finds.
+    v = word()
+    crowd = [mem("event", f"{v} {v} {v} note {i}", source=a) for i in range(4)]
+    *early, lone, late1, late2 = place(ctx, prof, crowd[:2] + [mem("event", f"{v} note", source=b)] + crowd[2:],
+                                       f"two events from {a!r}, one from {b!r}, two from {a!r}")
+    baseline(ctx, prof, {"query": v, "k": 8}, {lone: f"the memory from {b!r}",
+                                               **{d: f"a memory from {a!r}" for d in (*early, late1, late2)}},
+             "the unfiltered recall of the five")
+    reply, hits = judged_recall(ctx, prof, {"query": v, "source": b, "k": 2}, rule,
+                                f"a recall with source {b!r} and k 2")
+    if hits is not None and lone not in ids_of(hits):
+        say(ctx, rule, f"with source {b!r} and k 2, the recall left out the one memory from {b!r} holding the query "
+                       f"word ({lone}): the filter was applied after k cut the memories that outrank it", reply)
     # source is a free-form value matched as written: a pattern no memory carries matches none
     # (a filter built as SQL LIKE reads % and _ as wildcards)
     for pattern in (a[:6] + "%", a[:-1] + "_"):

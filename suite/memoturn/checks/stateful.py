@@ -66,6 +66,9 @@ class Row:
     forgotten: bool = False
     #: ingested again after it was created (by another source, perhaps): the first writer's source shows
     again: bool = False
+    #: the first writer sent a source; when it sent none, `source` is what the server recorded, read
+    #: from the first GET (over MCP, the server's MEMOTURN_SOURCE default may fill it)
+    source_known: bool = True
 
 
 class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
@@ -141,7 +144,8 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
                                      f"{quote(superseded)}{self._which(superseded)}; the profile's active row of "
                                      f"({m['type']}, {m.get('topic_key')!r}) is {displaced.id if displaced else 'none'} "
                                      f"(supersession is by (type, topic_key), the key as sent)", received=res)
-                row = Row(got_id, m["type"], m.get("topic_key"), m.get("source"), raw=_raw(m["content"]))
+                row = Row(got_id, m["type"], m.get("topic_key"), m.get("source"), raw=_raw(m["content"]),
+                          source_known="source" in m)
                 self.rows[key] = row
                 if displaced:
                     displaced.superseded_by = got_id
@@ -227,8 +231,11 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
             reply = self.call(f"get {row.id}", self.client.get, self.profile, row.id)
             if row.forgotten:
                 self.judged("memoturn/forget-hard")
-                if not reply.missing:
-                    self.broken("memoturn/forget-hard", f"{row.id} still answers GET after forget", received=reply.received)
+                # only a record answered is the memory still served: any not-found form, refusal or
+                # error is "gone" (its shape is memoturn/error-envelope's and mcp-get-not-found's)
+                if reply.ok and reply.memory() is not None:
+                    self.broken("memoturn/forget-hard", f"{row.id} still answers its record to GET after its forget "
+                                                        f"was accepted", received=reply.received)
                 continue
             memory = reply.memory() if reply.ok else None
             if memory is None:
@@ -247,9 +254,16 @@ class MemoturnMachine(SpecMachine, RuleBasedStateMachine):
                 self.broken(rid, f"{row.id} ({row.type} {row.topic!r}) shows superseded_by "
                                  f"{quote(memory.get('superseded_by'))}; by the page it is "
                                  f"{row.superseded_by or 'active (null)'}", received=memory)
+            if not row.source_known:
+                # what the server recorded for a first write that named no source: none, or over MCP
+                # its default (memoturn/source-returned judges which; record-shape's finding, not this)
+                row.source, row.source_known = memory.get("source"), True
+                continue
             if memory.get("source") != row.source:
+                first = (repr(row.source) if row.source is not None else
+                         "no source (it sent none and none was recorded)")
                 self.broken("memoturn/first-writer-source-sticks", f"{row.id} shows source {quote(memory.get('source'))}; "
-                                                                   f"its first writer was {row.source!r}", received=memory)
+                                                                   f"its first writer's was {first}", received=memory)
 
 
 @check("memoturn/stateful/ingest", spec="memoturn", bindings=LIVE, requirements=REQUIREMENTS,
