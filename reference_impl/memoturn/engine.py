@@ -274,6 +274,8 @@ class MemoturnService:
         if memory["type"] != "task":
             return None
         ttl = memory["ttl"] if memory["ttl"] is not None else model.TASK_TTL_DEFAULT
+        if self.policy.expiry == "whole-seconds":  # the next whole second at or after created + ttl
+            return -(-(now + ttl * 1000) // 1000) * 1000
         return now + ttl * 1000
 
     def _insert(self, ns: str, profile: str, mid: str, memory: dict[str, Any], now: int) -> None:

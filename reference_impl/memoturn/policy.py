@@ -48,6 +48,10 @@ class MemoturnPolicy:
     #: directions": the rows the memory replaced ("replaced"), or every row before it in the chain,
     #: transitively ("chain").
     supersedes_listed: str = "replaced"
+    #: memoturn/task-ttl-explicit, memoturn/recall-drops-expired: a task expires at created + ttl to the
+    #: millisecond ("exact"), or at the next whole second ("whole-seconds": the page states TTLs in
+    #: seconds and no precision; a task then lives up to a second longer, and recall honours that).
+    expiry: str = "exact"
 
 
 def configure(implementation: Any, fault: Any, variants: Iterable[str], part: str | None = None) -> MemoturnPolicy:

@@ -36,6 +36,10 @@ MEMOTURN_VARIANTS: tuple[Variant, ...] = (
        "source gets that one", ("source-returned",), bindings=("mcp",), mcp_default_source="memconform-agent"),
     _v("supersedes-chain", "GET lists under `supersedes` every row before the memory in its chain, not only the one "
        "it replaced", ("supersedes-listed",), supersedes_listed="chain"),
+    _v("expiry-whole-seconds", "a task expires at the next whole second at or after created + ttl (TTLs are "
+       "seconds; the page states no precision), and recall keeps it until then", ("task-ttl-explicit",
+                                                                                  "recall-drops-expired"),
+       expiry="whole-seconds"),
 )
 
 
