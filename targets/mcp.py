@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -141,6 +142,16 @@ def _answered_a_handle(future: concurrent.futures.Future) -> bool:
     reply = reply_from_result("subscribe", {}, result, None)
     return (reply.error_code is None and isinstance(reply.body, dict) and "error" not in reply.body
             and not isinstance(reply.body.get("events"), list))
+
+
+def _handle_id(future: concurrent.futures.Future) -> str | None:
+    """The id a subscription handle names (`subscription`, or `id`), if any."""
+    reply = reply_from_result("subscribe", {}, future.result(), None)
+    body = reply.body if isinstance(reply.body, dict) else {}
+    for key in ("subscription", "subscription_id", "id"):
+        if isinstance(body.get(key), str):
+            return body[key]
+    return None
 
 
 class _Subscription:
@@ -798,6 +809,9 @@ class McpUmpClient:
         self.owners = getattr(driver, "owners", None) or ump_owners.from_environment()
         self._tokens: dict[str, tuple[str, float]] = {}
         self._subscribe_lock = threading.Lock()
+        #: the subscriptions of this session that answered a handle (their id, when they gave one):
+        #: nothing says when they end, so they may still be notifying
+        self._handles: list[str | None] = []
 
     def activate(self) -> None:
         """Before each check: the checks' owner-a and owner-b are this target's."""
@@ -927,6 +941,7 @@ class McpUmpClient:
             raise TargetError(f"{self.driver.name}: the MCP session is closed")
         future = session.submit_call("ump.subscribe", arguments, meta, timeout + 5)
         problems: list[str] = []
+        earlier = list(self._handles)
         try:
             # 1. established: the "subscribed" notification (or the call ended: an error); the
             # acknowledgement is memconform's convention, so a server sending none is waited for
@@ -956,19 +971,44 @@ class McpUmpClient:
                 while len(sub.events) < expect and (handle or not future.done()) and time.monotonic() < deadline:
                     sub.cond.wait(0.05)
             if handle:
-                return self._finish(session, sent, sub, future, problems, subscribed=True, handle=True)
+                outcome = self._finish(session, sent, sub, future, problems, subscribed=True, handle=True)
+                own = _handle_id(future)
+                self._handles.append(own)
+                return self._attributed(outcome, earlier, own)
             # a server returns at max_events: then give the result a moment to arrive
             with sub.cond:
                 complete = len(sub.events) >= max(expect, sent.get("max_events", expect)
                                                   if isinstance(sent.get("max_events"), int) else expect)
             with contextlib.suppress(concurrent.futures.TimeoutError, Exception):
                 future.result(timeout=min(timeout, 5.0) if complete else 0.2)
-            return self._finish(session, sent, sub, future, problems, subscribed=subscribed)
+            return self._attributed(self._finish(session, sent, sub, future, problems, subscribed=subscribed),
+                                    earlier, None)
         finally:
             if not future.done():
                 future.cancel()
             with contextlib.suppress(ValueError):
                 session.listeners.remove(sub)
+
+    @staticmethod
+    def _attributed(outcome: SubscribeOutcome, earlier: list[str | None], own: str | None) -> SubscribeOutcome:
+        """The events of this subscription only. Subscriptions of this session that answered a handle
+        earlier may still be notifying: an event naming another subscription is theirs and left out;
+        one naming none cannot be told apart, which `shared` says (so a check judges no leak on it)."""
+        if not earlier:
+            return outcome
+        kept, unnamed = [], 0
+        for event in outcome.events:
+            sid = event.get("subscription") if isinstance(event, dict) else None
+            if isinstance(sid, str):
+                if (sid == own) if own is not None else (sid not in earlier):
+                    kept.append(event)
+                continue
+            kept.append(event)
+            unnamed += 1
+        shared = (f"{len(earlier)} earlier subscription(s) of this session answered a handle and may still be "
+                  f"notifying, and {unnamed} event(s) here name no subscription: any of them may be theirs"
+                  if unnamed else None)
+        return dataclasses.replace(outcome, events=tuple(kept), shared=shared)
 
     def _finish(self, session: _Session, sent: dict[str, Any], sub: _Subscription,
                 future: concurrent.futures.Future, problems: list[str], *, subscribed: bool,

@@ -363,6 +363,7 @@ def _deliver_after_call(ctx: Context, subscription: Any, logger: str, max_events
 
     session, loop = ctx.request_context.session, asyncio.get_running_loop()
     deadline = loop.time() + min(float(timeout_ms), MAX_TIMEOUT_MS) / 1000.0
+    sid = f"sub_{secrets.token_hex(6)}"
 
     def pump() -> None:
         sent = 0
@@ -371,8 +372,10 @@ def _deliver_after_call(ctx: Context, subscription: Any, logger: str, max_events
                 event = subscription.next(_POLL)
                 if event is None:
                     continue
+                # each event names its subscription: a client holding several tells them apart
+                data = {**event, "subscription": sid} if isinstance(event, dict) else event
                 note = types.LoggingMessageNotification(
-                    params=types.LoggingMessageNotificationParams(level="info", data=event, logger=logger))
+                    params=types.LoggingMessageNotificationParams(level="info", data=data, logger=logger))
                 asyncio.run_coroutine_threadsafe(session.send_notification(note), loop).result(timeout=5)
                 sent += 1
         except Exception:  # the session ended: nobody to tell
@@ -382,8 +385,7 @@ def _deliver_after_call(ctx: Context, subscription: Any, logger: str, max_events
                 subscription.close()
 
     threading.Thread(target=pump, name="ump-subscribe-after-call", daemon=True).start()
-    return ok_result({"subscription": f"sub_{secrets.token_hex(6)}", "delivery": "notifications/message",
-                      "logger": logger})
+    return ok_result({"subscription": sid, "delivery": "notifications/message", "logger": logger})
 
 
 async def _notify(ctx: Context, data: Any, logger: str = SUBSCRIBE_LOGGER) -> None:

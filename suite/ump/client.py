@@ -127,6 +127,9 @@ class SubscribeOutcome:
     error_code: str | None = None
     error_message: str | None = None
     problems: tuple[str, ...] = ()            # malformed frames and the like
+    #: why the events cannot all be told to be this subscription's (None: they can): over MCP, an
+    #: earlier subscription of the session that answered a handle may still be notifying
+    shared: str | None = None
 
 
 class UmpClient(Protocol):

@@ -718,3 +718,40 @@ def test_a_subscription_answered_at_once_is_read_from_the_notifications_that_fol
         assert "subscribed" not in (out.raw or "")  # no acknowledgement: the handle was the answer
     finally:
         d.close()
+
+
+def test_events_of_an_earlier_subscription_still_notifying_are_left_out_or_said_to_be_unattributable():
+    from memconform.suite.ump.client import SubscribeOutcome
+    from memconform.targets.mcp import McpUmpClient
+
+    mine = {"type": "created", "id": "urn:ump:a", "subscription": "sub_2"}
+    theirs = {"type": "created", "id": "urn:ump:b", "subscription": "sub_1"}
+    unnamed = {"type": "created", "id": "urn:ump:c"}
+    out = SubscribeOutcome(sent={}, events=(mine, theirs))
+    assert McpUmpClient._attributed(out, [], "sub_2") is out  # the first subscription: all its own
+    named = McpUmpClient._attributed(out, ["sub_1"], "sub_2")
+    assert named.events == (mine,) and named.shared is None
+    # an in-call subscription (no handle of its own) after a handle: what names the handle is not its
+    assert McpUmpClient._attributed(out, ["sub_1"], None).events == (mine,)
+    shared = McpUmpClient._attributed(SubscribeOutcome(sent={}, events=(unnamed, mine)), [None], "sub_2")
+    assert shared.events == (unnamed, mine)
+    assert shared.shared and "1 earlier subscription" in shared.shared and "1 event(s) here name no subscription" in shared.shared
+
+
+def test_a_second_subscription_answered_at_once_gets_only_its_own_named_events():
+    target = "mcp+stdio:" + shlex.join([PY, "-m", "memconform.reference_impl.ump.serve", "--stdio",
+                                        "--variant", "mcp-subscribe-after-call"])
+    d = McpDriver(target, timeout=20, protocol="2025-11-25")
+    try:
+        c = d.client(subject(d, "1.0"))
+        first = c.subscribe(lambda: c.remember(record("first subscription's change")), expect=1,
+                            request={"scope": {"owner": OWNER_A}, "max_events": 5, "timeout_ms": 8000})
+        assert len(first.events) == 1 and first.shared is None, first
+        made: list[str] = []
+        second = c.subscribe(lambda: made.append(c.remember(record("second subscription's change")).body["id"]),
+                             expect=1, request={"scope": {"owner": OWNER_A}})
+        # the first subscription (max_events 5) still notifies this change too, naming itself
+        assert second.shared is None and [e["id"] for e in second.events] == made, second
+        assert {e["subscription"] for e in second.events} != {first.events[0]["subscription"]}
+    finally:
+        d.close()
