@@ -351,5 +351,5 @@ def test_a_upp_round_trip_keeps_no_pointer_to_a_successor_without_id():
     # Neither event carries an id; the superseded one's pointer is null: no edge was observed.
     got = dict(superseded.event, status="superseded", superseded_by=None)
     found = {superseded.key: got, successor.key: dict(successor.event, status=successor.status)}
-    diffs = list(interop_upp._differences(superseded, got, view, found, None, []))
+    diffs = list(interop_upp._differences(superseded, got, view, found, interop_upp.READINGS[0]))
     assert [d[0] for d in diffs if d[0] == "/superseded_by"] == ["/superseded_by"]
