@@ -157,14 +157,18 @@ def _handle_id(future: concurrent.futures.Future) -> str | None:
 class _Subscription:
     """Collects the `ump/subscribe` notifications of one `ump.subscribe` call."""
 
-    def __init__(self) -> None:
+    def __init__(self, others: frozenset[str] = frozenset()) -> None:
         self.cond = threading.Condition()
+        #: the ids of this session's earlier subscriptions: an event naming one is theirs, not counted
+        self.others = others
         self.subscribed = False
         self.events: list[Any] = []
         self.raw: list[str] = []
         self.problems: list[str] = []
 
     def feed(self, data: Any) -> None:
+        if isinstance(data, dict) and data.get("subscription") in self.others:
+            return
         with self.cond:
             self.raw.append(json.dumps(data, ensure_ascii=False, default=str))
             if isinstance(data, dict) and data.get("type") == "subscribed":
@@ -935,7 +939,7 @@ class McpUmpClient:
                    timeout: float) -> SubscribeOutcome:
         session = self.session
         arguments, meta, _ = self._prepare(sent, auth, session)
-        sub = _Subscription()
+        sub = _Subscription(frozenset(h for h in self._handles if h is not None))
         session.listeners.append(sub)
         if session.closed or session.session is None:
             raise TargetError(f"{self.driver.name}: the MCP session is closed")
