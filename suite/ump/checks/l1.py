@@ -2080,9 +2080,14 @@ def mcp_text_mirrors_structured(ctx: CheckContext) -> None:
         ctx.observed(R)
         for remark in ("text content differs from structuredContent", "structuredContent without its JSON in a text block"):
             if remark in reply.wire:
-                ctx.violation(R, f"{what} of the record {rid} (text {rec['body']['text']!r}): {remark}; the text "
-                              f"block was {reply.raw!r:.400}; MCP (server/tools, Structured Content; derived for "
-                              f"§4.1's tools): “{quote}”", sent=reply.sent, received=reply.body)
+                # The driver keeps the text only where it parsed as JSON and differs; a text that is
+                # no JSON (a summary line, or no text block at all) is not kept, so it is not quoted.
+                text = (f"the text block held {reply.raw!r:.400}" if reply.raw is not None else
+                        "no text block held JSON (the result's text, if any, is not JSON)")
+                ctx.violation(R, f"{what} of the record {rid} (text {rec['body']['text']!r}): {remark}; {text}; "
+                              f"structuredContent was {json.dumps(reply.body, ensure_ascii=False)[:300]}; MCP "
+                              f"(server/tools, Structured Content; derived for §4.1's tools): “{quote}”",
+                              sent=reply.sent, received=reply.body)
     if not ctx.judged:
         ctx.note("no answer carried structuredContent: the text is the answer")
 
