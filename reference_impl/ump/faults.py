@@ -179,6 +179,10 @@ SERVER_FAULTS = (
           wraps={"_recall": w.drops_long_queries}),
     Fault("ignores-kind-filter", "ump", "recall ignores filter.kind", ("ump/recall-filter-kind",),
           wraps=called_with("_recall", kinds=None)),
+    # found by a blind red team (round 14): the page is cut before the kind filter runs
+    Fault("kind-filter-after-limit", "ump", "recall ranks every kind, cuts the ranking to `limit`, and only then "
+          "drops the records of unlisted kinds: with limit 1 and a best match of another kind it answers nothing",
+          ("ump/recall-filter-kind",), wraps={"_recall": w.kind_filter_after_limit}),
     Fault("ignores-limit", "ump", "recall ignores limit and returns up to max_recall results",
           ("ump/recall-limit",),
           wraps=called_with("_recall", limit=MAX_RECALL)),

@@ -334,6 +334,17 @@ def drops_long_queries(service: Any, original: Callable[..., Any]) -> Callable[.
     return wrong
 
 
+def kind_filter_after_limit(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """kind-filter-after-limit: the search runs without the kind filter, and the page it answers
+    (already cut to `limit`) is filtered by kind afterwards."""
+    def wrong(*a: Any, kinds: list[str] | None, **k: Any) -> dict[str, Any]:
+        answer = original(*a, kinds=None, **k)
+        if kinds is not None:
+            answer["results"] = [r for r in answer["results"] if r["record"].get("kind") in kinds]
+        return answer
+    return wrong
+
+
 def cross_owner_leak(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """Every other owner's record, whatever its visibility."""
     from memconform.reference_impl.ump.service import ANY

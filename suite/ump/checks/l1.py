@@ -737,6 +737,26 @@ def recall_filter_kind(ctx: CheckContext) -> None:
                           f"{sorted(missing)}, records of a listed kind that the unfiltered recall returns: the "
                           f"filter removes other kinds, not matching ones; {_spec('ump/recall-filter-kind')}",
                           sent=request, received=reply.body)
+        _filter_before_limit(ctx, word, wanted, reply)
+
+
+def _filter_before_limit(ctx: CheckContext, word: str, wanted: list[str], filtered: Reply) -> None:
+    """The same filtered recall with limit 1 must still answer one record of a listed kind: a
+    server that cuts the ranking to `limit` and filters afterwards answers nothing whenever the
+    best match is of another kind (a blind red team's bug). The two filters of the check are
+    disjoint and together cover the three records' kinds, so whichever kind ranks first, one of
+    them shows it, whatever the ranking."""
+    if not [r for r in results_of(filtered) if isinstance(r.get("record"), dict)
+            and r["record"].get("kind") in wanted]:
+        return  # nothing of the listed kinds to find: what limit 1 answers shows nothing
+    request = {"query": word, "scope": _scope(), "filter": {"kind": wanted}, "limit": 1}
+    reply = _recall(ctx, request)
+    _internal(reply)
+    if reply.ok and not results_of(reply):
+        ctx.violation("ump/recall-filter-kind", f"recall with filter.kind {wanted} and limit 1 answered no "
+                      f"results, while the same recall with limit 20 answered {sorted(_recall_ids(filtered))} of "
+                      f"the listed kinds: the limit counts the results after the filter, not the ranking before "
+                      f"it; {_spec('ump/recall-filter-kind')}", sent=request, received=reply.body)
 
 
 @check("ump/l1/recall-limit", spec="ump", requirements=("ump/recall-limit",), bindings=LIVE,
