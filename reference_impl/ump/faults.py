@@ -417,6 +417,9 @@ SERVER_FAULTS = (
     Fault("refuses-identity-kind", "ump", "remember refuses records of kind identity",
           ("ump/server-accepts-all-kinds", "ump/kinds-accept-all"),
           wraps={"_validate": w.refuses_identity}),
+    # found by a blind red team (round 14): the hints' column is a DECIMAL(3,2)
+    Fault("lifecycle-hints-rounded", "ump", "remember rounds lifecycle.confidence and lifecycle.salience to two "
+          "decimals (0.825 is served 0.82)", ("ump/lifecycle-hints-set",), wraps=completed(w.hints_rounded)),
     Fault("mangles-non-ascii-text", "ump", "body.text is stored as ASCII, every other character replaced by ?",
           ("ump/remember-persists",), wraps=completed(w.ascii_text)),
     # ids (§2, §6.2)

@@ -392,6 +392,17 @@ def empty_body(rec: dict[str, Any]) -> bool:
     return False
 
 
+def hints_rounded(rec: dict[str, Any]) -> bool:
+    life = rec.get("lifecycle")
+    changed = False
+    for key in ("confidence", "salience"):
+        value = life.get(key) if isinstance(life, dict) else None
+        if isinstance(value, float) and round(value, 2) != value:
+            life[key] = round(value, 2)
+            changed = True
+    return changed
+
+
 def ascii_text(rec: dict[str, Any]) -> bool:
     body = rec.get("body")
     if isinstance(body, dict) and isinstance(body.get("text"), str) and not body["text"].isascii():

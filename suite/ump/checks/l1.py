@@ -1866,6 +1866,32 @@ def optional_members(ctx: CheckContext) -> None:
 
 _MISSING = object()
 
+#: Hints of more than two decimals that JSON numbers read as IEEE double carry exactly back
+#: (repr(float(text)) == text): a server that keeps them as doubles serves the same text.
+_HINTS = {"confidence": 0.825, "salience": 0.3333333333333333}
+
+
+@check("ump/l1/lifecycle-hints-kept", spec="ump", requirements=("ump/lifecycle-hints-set",), bindings=LIVE,
+       title="lifecycle hints given to remember are served as given (§2.4, SHOULD)")
+def lifecycle_hints_kept(ctx: CheckContext) -> None:
+    """owner-a remembers a complete record with lifecycle {confidence 0.825, salience 1/3 as a
+    double, status active}; get must show both hints with the same value (compared as JSON
+    numbers: 0.825 and 8.25e-1 are one value). A blind red team's server rounded them to two
+    decimals on write (0.82, 0.33). Status is not judged: §2.9 lets a server gate it."""
+    rec = _full_record(ctx, "semantic", lifecycle={**_HINTS, "status": "active"})
+    rid = _remember(ctx, rec)
+    _, stored = _get(ctx, rid)
+    if stored is None:
+        raise NotApplicable(f"get of the fresh record {rid} returned no record; judged by ump/l1/get")
+    life = stored.get("lifecycle") if isinstance(stored.get("lifecycle"), dict) else {}
+    changed = {k: life.get(k, "(absent)") for k, v in _HINTS.items() if k not in life or not json_equal(life[k], v)}
+    if changed:
+        ctx.violation("ump/lifecycle-hints-set", f"remember of {rid} with lifecycle {json.dumps(_HINTS)} was "
+                      f"accepted, but get serves {json.dumps(changed)} for them (lifecycle served: "
+                      f"{json.dumps(stored.get('lifecycle'))}); hints a client gives are kept as given, at the "
+                      f"precision JSON numbers carry; {_spec('ump/lifecycle-hints-set')}", sent=rec, received=stored,
+                      where=rid)
+
 
 # =============================================================================================
 # MCP profile (§4.1)
