@@ -334,6 +334,34 @@ def drops_long_queries(service: Any, original: Callable[..., Any]) -> Callable[.
     return wrong
 
 
+def capabilities_remembers_client(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """capabilities-remembers-client: a capabilities call announcing a client stores a public
+    identity memory about it, owned and signed by the server's own DID (a 'connected clients'
+    feature written into the memory store)."""
+    from memconform.reference_impl.ump.store import format_time
+    from memconform.suite.ump import ids
+
+    def wrong(request: Any, version: str) -> dict[str, Any]:
+        answer = original(request, version)
+        client = request.get("client") if isinstance(request, dict) else None
+        if not isinstance(client, dict):
+            return answer
+        now = format_time(service._now())
+        server_did = did_key_from_public_key(bytes(_SERVICE_KEY.verify_key))
+        rec = {"ump": version, "id": ids.random_id(), "kind": "identity",
+               "body": {"text": f"client {client.get('name')} connected"},
+               "scope": {"owner": server_did, "visibility": "public"}, "time": {"created": now, "valid_from": now},
+               "lifecycle": {"status": "active"},
+               "provenance": {"actor": server_did, "actor_kind": "system", "method": "capabilities"}}
+        rec = integrity.sign(rec, _SERVICE_KEY)
+        store = service._store
+        with store.transaction():
+            rowid = store.insert(version, rec)
+        service._publish("created", version, rowid, rec)
+        return answer
+    return wrong
+
+
 def kind_filter_after_limit(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """kind-filter-after-limit: the search runs without the kind filter, and the page it answers
     (already cut to `limit`) is filtered by kind afterwards."""

@@ -528,8 +528,12 @@ def capabilities_no_side_effects(ctx: CheckContext) -> None:
     recall_before = _recall(ctx, query)
     if before is None or not recall_before.ok:
         raise NotApplicable("precondition failed: the fresh record could not be read back with get and recall")
-    requests = [None, {"client": {"name": "memconform", "ump": ctx.version}},
-                {"client": {"name": "memconform", "ump": ctx.version}, "x-memconform-probe": True}]
+    # The client's name carries a fresh marker: a memory the calls write about the client (a
+    # blind red team's server stored a public one under its own DID) holds it, outside the
+    # owners' scope the recalls above look in.
+    client_mark = marker("cl")
+    client = {"name": f"memconform {client_mark}", "ump": ctx.version}
+    requests = [None, {"client": client}, {"client": client, "x-memconform-probe": True}]
     calls: list[Reply] = []
     sentinel = _full_record(ctx, "semantic", text=f"{marker('cs')} sentinel written after three capabilities calls")
     written: list[Reply] = []
@@ -574,6 +578,20 @@ def capabilities_no_side_effects(ctx: CheckContext) -> None:
                       f"and {ids_after} after three capabilities calls; "
                       f"{_spec('ump/capabilities-no-side-effects')}", sent=sent,
                       received={"before": recall_before.body, "after": recall_after.body})
+    # The marker was never sent before the calls, so any record holding it was written by them;
+    # owner-b (another owner) and owner-a, neither naming a scope, see any public one.
+    for owner in (OWNER_B, OWNER_A):
+        request = {"query": client_mark, "limit": 20}
+        reply = _recall(ctx, request, auth=Auth.as_owner(owner), keep=False)
+        written_by_calls = [r["record"].get("id") for r in results_of(reply) if isinstance(r.get("record"), dict)
+                            and client_mark in json.dumps(r["record"], ensure_ascii=False)]
+        if written_by_calls:
+            ctx.violation("ump/capabilities-no-side-effects", f"the capabilities calls announced the client "
+                          f"{json.dumps(client, ensure_ascii=False)}; afterwards recall {json.dumps(request)} as "
+                          f"{owner} found {written_by_calls}, record(s) holding the client's name, which no call but "
+                          f"capabilities ever sent: capabilities stored a memory; "
+                          f"{_spec('ump/capabilities-no-side-effects')}", sent=sent, received=reply.body)
+            break
 
 
 # =============================================================================================
