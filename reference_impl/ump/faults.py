@@ -125,6 +125,14 @@ SERVER_FAULTS = (
     Fault("revise-scope-escape", "ump", "revise checks the token's scope against the prior only: a patch of "
           "scope.project writes the successor outside it", ("ump/cap-token-scope",),
           wraps=instead("_check_successor_writable", lambda who, succ, grant: None)),
+    # found by a blind red team (round 14): the patch may name an owner, and the successor is held
+    # to the token's scope members only, not to the issuer's ownership, so a token naming no owner
+    # lets a patch give the record away (one that names the owner still stops it)
+    Fault("revise-owner-escape", "ump", "revise lets a patch set scope.owner and checks the successor against the "
+          "token's scope members only: with a token naming no owner, the successor is written as another owner's "
+          "record", ("ump/cap-token-issuer-owner",),
+          wraps={**skipped("_check_patch_keeps_owner"),
+                 "_check_successor_writable": w.successor_in_token_scope_only}),
     Fault("token-scope-ignores-agent", "ump", "a token's scope.agent is not enforced (project, owner and visibility "
           "are)", ("ump/cap-token-scope",),
           wraps={"_token_scope": lambda service, original: lambda who: {

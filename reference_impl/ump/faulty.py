@@ -362,6 +362,19 @@ def capabilities_remembers_client(service: Any, original: Callable[..., Any]) ->
     return wrong
 
 
+def successor_in_token_scope_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """revise-owner-escape: the successor must match what the token's scope names; who owns it is
+    not asked again (the prior's owner was checked)."""
+    from memconform.reference_impl.ump.service import _scope_of
+
+    def wrong(who: Any, succ: Mapping[str, Any], grant: Any) -> None:
+        scope = _scope_of(succ)
+        for key, value in service._token_scope(who).items():
+            if scope.get(key) != value:
+                raise UmpError("forbidden_scope", f"revise: the successor's {key} lies outside the token's scope")
+    return wrong
+
+
 def kind_filter_after_limit(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """kind-filter-after-limit: the search runs without the kind filter, and the page it answers
     (already cut to `limit`) is filtered by kind afterwards."""
