@@ -59,6 +59,11 @@ UMP_FAULTS = (
     _file("signature-over-raw-hash",
           "the signature covers the raw BLAKE3 digest instead of BLAKE3(content_hash string)",
           ("ump/integrity-signature",), wraps=instead("_sign", w.signature_over_raw_hash)),
+    # found by a blind red team (round 14): a signature that verifies under no reading of "sign the
+    # hash" is no signature by the owner's key (the file claim's signer-owner), whatever the input
+    _file("export-rehash-keeps-signature", "export recomputes a redacted record's content_hash but keeps the "
+          "signature of the unredacted record", ("ump/integrity-signature", "ump/integrity-signer-owner"),
+          wraps={"_sign": w.stale_signature_after_redact}),
     _file("signs-with-service-key", "records are signed with the server's key, not the owner's",
           ("ump/integrity-signer-owner",),
           wraps=instead("_sign", lambda rec, key: integrity.sign(rec, _SERVICE_KEY))),

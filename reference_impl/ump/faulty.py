@@ -94,6 +94,20 @@ def drops_structured_in_json(engine: Any, original: Callable[..., Any]) -> Calla
     return wrong
 
 
+def stale_signature_after_redact(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """export-rehash-keeps-signature: the exporter signs the record as stored, then applies the
+    owner's redact and recomputes the content_hash for the file, keeping the signature: a redacted
+    record's signature covers the unredacted record's hash."""
+    def wrong(rec: dict[str, Any], key: Any) -> dict[str, Any]:
+        signed = original(rec, key)
+        stored = next((r for r in engine.records() if r.get("id") == rec.get("id")), None)
+        if stored is None or without_integrity(stored) == rec:
+            return signed
+        before = original(without_integrity(stored), key)["integrity"]["signature"]
+        return dict(signed, integrity=dict(signed["integrity"], signature=before))
+    return wrong
+
+
 def opaque_owner(rec: dict[str, Any]) -> dict[str, Any]:
     return dict(rec, scope=dict(rec["scope"], owner="account-42"))
 

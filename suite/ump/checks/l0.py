@@ -422,6 +422,26 @@ def record_integrity(ctx: CheckContext) -> None:
         for problem in report.problems:
             ctx.violation(problem.requirement, problem.message, received=loc.record.get("integrity"),
                           where=f"{_where(loc)} {problem.pointer}")
+        _unsigned_by_owner(ctx, loc, report)
+
+
+def _unsigned_by_owner(ctx: CheckContext, loc: Located, report: integrity.IntegrityReport) -> None:
+    """A signature that verifies with the owner's key under none of the readings of "sign the
+    hash" (integrity.SIGNATURE_INPUTS) is not the operator's signature under any reading: that
+    is the text's own rule (§2.8), not only the public implementation's input
+    (ump/integrity-signature, its class), so the file's claim does not hold. Judged where the
+    block names the owner as signer (another signer is already reported) and the hash is right
+    (a wrong hash is ump/integrity-content-hash's)."""
+    integ = loc.record.get("integrity")
+    if report.signature_ok or report.signer_is_owner is not True or not report.hash_ok or not isinstance(integ, dict):
+        return
+    if integrity.signed_over(loc.record) is not None:
+        return  # verifies under another reading: only the interop class's input differs
+    ctx.violation("ump/integrity-signer-owner", f"the signature of record {loc.record.get('id')} verifies with the "
+                  f"owner's key ({integ.get('signer')}) under no reading of \"sign the hash\" (BLAKE3 of the "
+                  f"content_hash string, the raw digest, the content_hash string {integ.get('content_hash')!r}): the "
+                  "record is not signed by its operator's key, whichever input a reader takes",
+                  received=integ, where=f"{_where(loc)} /integrity/signature")
 
 
 # -- reading records -------------------------------------------------------------------------
