@@ -48,6 +48,7 @@ from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.checks._live import (
     KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, refused_for_token, results_of, sample_record, which_refusal,
 )
+from memconform.suite.ump.canonical import without_integrity
 from memconform.suite.ump.client import Auth, Reply
 from memconform.suite.ump.did import is_did
 from memconform.suite.ump.testkeys import TEST_KEY_NAMES, test_did, test_signing_key
@@ -2472,18 +2473,29 @@ def golden_vectors(ctx: CheckContext) -> None:
     """
     case = ctx.payload
     sent = copy.deepcopy(case.input)
+    reowned = _reowned(case)
+    if reowned is not None:
+        sent, how = reowned
+        ctx.note(how)
     expect = case.expect
     reqs = ctx.case.requirements
     auth, ours = _auth_for(sent)
     level = _level(ctx)
     reply = _put(ctx, copy.deepcopy(sent), auth=auth)
     _internal(reply)
-    if expect.get("verdict") == "valid":
-        own = tuple(r for r in case.requirements if _live(r))  # the vector's own, not the ones added here
-        _vector_valid(ctx, sent, reply, own, auth, ours, level)
-    elif expect.get("verdict") == "invalid":
-        _vector_invalid(ctx, case, sent, reply, reqs, auth, ours, level)
-    elif expect.get("verdict") == "acceptable":
+    try:
+        if expect.get("verdict") == "valid":
+            own = tuple(r for r in case.requirements if _live(r))  # the vector's own, not the ones added here
+            _vector_valid(ctx, sent, reply, own, auth, ours, level)
+        elif expect.get("verdict") == "invalid":
+            _vector_invalid(ctx, case, sent, reply, reqs, auth, ours, level)
+    except NotApplicable as exc:
+        if ours or reowned is not None or "not a key the suite holds" not in str(exc):
+            raise
+        raise NotApplicable(f"{exc} ({_why_not_reowned(case)})") from None
+    if expect.get("verdict") in ("valid", "invalid"):
+        return
+    if expect.get("verdict") == "acceptable":
         # A reading the text leaves open (the vector's `why`): taken or refused are both right; a
         # refused record must not stay stored.
         if _code(reply) is None:
@@ -2499,6 +2511,92 @@ def golden_vectors(ctx: CheckContext) -> None:
                           f"{_spec(case.requirements[0])}", sent=sent, received=left)
     else:
         raise NotApplicable(f"verdict {expect.get('verdict')!r}: nothing a server must do")
+
+
+#: Requirements that make a vector about who signed or who owns it: re-owning one would change
+#: what it tests, so it is never re-owned.
+_ABOUT_OWNERSHIP = ("ump/owner-did", "ump/owner-opaque-l0-l1", "ump/remember-reject-bad-signature")
+
+
+def _reowned(case: Any) -> tuple[dict[str, Any], str] | None:
+    """A vector owned by one of the suite's test keys, re-owned for a target whose owners are the
+    vendor's own (--ump-owners, docs/vendor-keys.md), or None to send it as it is.
+
+    The vendor's server holds its owners' keys and refuses records of owners it does not know
+    (forbidden_scope), so a vector owned by the suite's owner-a would judge nothing of what it is
+    about (a kind in the wrong case, a time without offset, …). Where the vector is not about
+    signatures or ownership, each test key's DID in it becomes the vendor's DID of the same owner
+    and, where it carries integrity, the integrity is recomputed with the vendor's key (the suite
+    holds that owner's seed): what the vector tests is unchanged, and the vendor's owner sends it.
+    An invalid vector about integrity or canonical form, and any about ownership, is sent as it
+    is (and skipped, saying why); so is one the suite cannot sign for (a token command without a
+    seed)."""
+    from memconform.suite.ump import owners
+    from memconform.suite.ump.canonical import CanonicalizationError
+    from memconform.suite.ump.testkeys import test_did
+
+    active = owners.active()
+    rec = case.input
+    scope = rec.get("scope") if isinstance(rec, dict) else None
+    owner = scope.get("owner") if isinstance(scope, dict) else None
+    if not active.vendor or not isinstance(owner, str) or active.name_of(owner) is not None:
+        return None
+    name = next((n for n in owners.OWNER_NAMES if test_did(n) == owner), None)
+    if name is None or _about_signing(case):
+        return None  # a third party's DID (nobody's key), or a vector the change would defeat
+    text = json.dumps(rec, ensure_ascii=False)
+    for other in owners.OWNER_NAMES:
+        text = text.replace(test_did(other), active.did(other))
+    out = json.loads(text)
+    how = f"re-owned for the vendor's keys: {owner} ({name}, the suite's test key) became {active.did(name)}"
+    if isinstance(out.get("integrity"), dict):
+        try:
+            out = integrity.sign(without_integrity(out), active.signing_key(name))
+        except (owners.CannotSign, CanonicalizationError, ValueError, TypeError):
+            return None
+        how += ", integrity recomputed with that owner's key"
+    return out, how + " (the vector is not about signatures or ownership)"
+
+
+def _owner_key(owner: Any) -> Any:
+    """The signing key of the target's owner with this DID, when the suite holds it (else None)."""
+    from memconform.suite.ump import owners
+
+    name = owners.active().name_of(owner) if isinstance(owner, str) else None
+    if name is None:
+        return None
+    try:
+        return owners.active().signing_key(name)
+    except owners.CannotSign:
+        return None
+
+
+def _why_not_reowned(case: Any) -> str:
+    from memconform.suite.ump import owners
+    from memconform.suite.ump.testkeys import test_did
+
+    owner = ((case.input or {}).get("scope") or {}).get("owner") if isinstance(case.input, dict) else None
+    if not owners.active().vendor:
+        return "the suite's test keys are the target's owners"
+    if owner not in {test_did(n) for n in owners.OWNER_NAMES}:
+        return "the vector's owner is a third party's, whose key nobody holds"
+    if _about_signing(case):
+        return ("a vector about signatures or ownership is not re-owned for the vendor's keys: re-signing it "
+                "would undo what it tests")
+    return "the suite holds no seed for that owner (a token command only), so the vector cannot be re-signed"
+
+
+def _about_signing(case: Any) -> bool:
+    """Whether re-owning and re-signing would undo what the vector tests: an invalid one about
+    integrity or canonical form (its defect is in the signature or hash), or any about ownership.
+    A valid signed vector stays what it tests, a record its owner signed right, once re-signed."""
+    expect = case.expect if isinstance(case.expect, dict) else {}
+    if expect.get("verdict") == "valid":
+        return any(r in _ABOUT_OWNERSHIP for r in case.requirements)
+    return (expect.get("error") == "signature_invalid"
+            or "signature_invalid" in (expect.get("also_acceptable_errors") or ())
+            or any(r.startswith(("ump/integrity-", "ump/canonical-")) or r in _ABOUT_OWNERSHIP
+                   for r in case.requirements))
 
 
 def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: tuple[str, ...], auth: Auth,
@@ -2521,13 +2619,17 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
                                 "access-control defect the L3 checks judge")
         unsigned = "integrity" not in sent
         if code == "invalid_record" and "provenance" not in sent and (unsigned or _at_least(level, "L2")):
-            if "integrity" in sent:
-                raise NotApplicable(f"refused with invalid_record; the vector has no provenance, which an L2+ "
-                                    f"server requires (§2.6; the server advertises {level}), and is signed, so "
-                                    "provenance cannot be added")
             # Requiring provenance is L2+'s rule (§2.6) or an admission policy (§2.9): judge the
-            # vector's own point with provenance added.
+            # vector's own point with provenance added (a signed one re-signed by its owner, where
+            # the suite holds the owner's key: still a record its owner signed right).
             sent = dict(sent, provenance={"actor": owner, "actor_kind": "agent", "method": "memconform-vector"})
+            if "integrity" in sent:
+                key = _owner_key(owner)
+                if key is None:
+                    raise NotApplicable(f"refused with invalid_record; the vector has no provenance, which an L2+ "
+                                        f"server requires (§2.6; the server advertises {level}), and is signed by "
+                                        "an owner whose key the suite does not hold, so provenance cannot be added")
+                sent = integrity.sign(without_integrity(sent), key)
             reply = _put(ctx, copy.deepcopy(sent), auth=auth)
             _internal(reply)
             if not ours:
