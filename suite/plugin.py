@@ -708,7 +708,7 @@ def _vectors_not_judged(report: dict[str, Any]) -> list[str]:
         why: Counter[str] = Counter()
         for r in skipped:
             reason = r.get("reason") or "no reason given"
-            why[re.sub(r"did:[a-z0-9]+:[A-Za-z0-9._:%-]+|\S+@\S+\.invalid", "<owner>", reason)] += 1
+            why[re.sub(r"did:[a-z0-9]+:[A-Za-z0-9._:%-]+|[\w.+-]+@[\w.-]+\.invalid", "<owner>", reason)] += 1
         parts = [f"{n} × {text}" for text, n in why.most_common(4)]
         if len(why) > 4:
             parts.append(f"{sum(n for _, n in why.most_common()[4:])} for other reasons (the report lists them)")
