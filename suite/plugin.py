@@ -687,6 +687,36 @@ def _deaths(target: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+def _vectors_not_judged(report: dict[str, Any]) -> list[str]:
+    """One line per target, version and binding whose golden vectors (a check `…/vectors`) were
+    partly skipped: how many of how many, and why, grouped (owners' DIDs masked), so that a run
+    that judged few vectors says so where the level is read (a red team's vendor-keys run lost
+    some 45 without a word)."""
+    import re
+    from collections import Counter, defaultdict
+
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in report["results"]:
+        if r["check"].endswith("/vectors") and r.get("case"):
+            groups[(r["target"], r["spec"], r["version"], r["binding"])].append(r)
+    lines = []
+    for (target, spec, version, binding), rows in groups.items():
+        # a vector of a reading the text leaves open, taken, was judged: either verdict is right
+        skipped = [r for r in rows if r["outcome"] == "skipped" and not (r.get("reason") or "").startswith("taken (")]
+        if not skipped:
+            continue
+        why: Counter[str] = Counter()
+        for r in skipped:
+            reason = r.get("reason") or "no reason given"
+            why[re.sub(r"did:[a-z0-9]+:[A-Za-z0-9._:%-]+|[\w.+-]+@[\w.-]+\.invalid", "<owner>", reason)] += 1
+        parts = [f"{n} × {text}" for text, n in why.most_common(4)]
+        if len(why) > 4:
+            parts.append(f"{sum(n for _, n in why.most_common()[4:])} for other reasons (the report lists them)")
+        lines.append(f"{target} · {spec.upper()} {version} / {binding}: {len(skipped)} of {len(rows)} golden "
+                     f"vectors not judged — " + "; ".join(parts))
+    return lines
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if STATE not in config.stash or config.stash[STATE].report is None:
         return
@@ -708,6 +738,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     for label, entries in (report["run"]["options"].get("known_deviations") or {}).items():
         for e in entries:
             tr.write_line(f"{label}: known deviation {e['id']} — {e['reason']}", yellow=True)
+    for line in _vectors_not_judged(report):
+        tr.write_line(line, yellow=True)
     effort = report["run"]["options"].get("effort") or {}
     fuzzed = "fuzz_examples" in effort and any(r["check"] == "ump/l1/openapi-fuzz" for r in report["results"])
     machines = "stateful_examples" in effort and any("/stateful/" in r["check"] for r in report["results"])

@@ -64,6 +64,21 @@ class _Gone(BaseException):
         self.error = error
 
 
+def asks(spec: str, requirement: str, *, quote_limit: int = 160) -> str:
+    """How a machine's finding cites the requirement it breaks, the same way a single check's
+    report does (Requirement.cite, the plugin's "how memconform reads it"): its section, keyword,
+    `derived` where the text gives no keyword for this detail, and level; then what the spec asks
+    and, for a derived one, memconform's reading, since the reading is what the target failed."""
+    from memconform.suite import catalogue as catalogues
+
+    req = catalogues.load(spec).get(requirement)
+    text = req.quote if len(req.quote) <= quote_limit else req.quote[:quote_limit - 1] + "…"
+    out = f"{req.cite()}: {req.summary} The spec: “{text}”"
+    if req.derived and req.note:
+        out += f" How memconform reads it (derived): {req.note}"
+    return out
+
+
 def quote(value: Any, limit: int = _QUOTE) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -213,7 +213,20 @@ class UmpEngine:
         return {_file_name(rec["id"]): self._markdown(rec) for rec in self.export_records("md")}
 
     def _markdown(self, rec: dict[str, Any]) -> str:
+        if self.policy.md_numbers == "floats":
+            rec = _as_doubles(rec)
         return markdown.to_markdown(rec)
+
+
+def _as_doubles(value: Any) -> Any:
+    """Every integer a double holds exactly written as one (1 → 1.0); booleans stay booleans."""
+    if isinstance(value, dict):
+        return {k: _as_doubles(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_doubles(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 2**53:
+        return float(value)
+    return value
 
 
 def _file_name(record_id: str) -> str:

@@ -59,6 +59,11 @@ UMP_FAULTS = (
     _file("signature-over-raw-hash",
           "the signature covers the raw BLAKE3 digest instead of BLAKE3(content_hash string)",
           ("ump/integrity-signature",), wraps=instead("_sign", w.signature_over_raw_hash)),
+    # found by a blind red team (round 14): a signature that verifies under no reading of "sign the
+    # hash" is no signature by the owner's key (the file claim's signer-owner), whatever the input
+    _file("export-rehash-keeps-signature", "export recomputes a redacted record's content_hash but keeps the "
+          "signature of the unredacted record", ("ump/integrity-signature", "ump/integrity-signer-owner"),
+          wraps={"_sign": w.stale_signature_after_redact}),
     _file("signs-with-service-key", "records are signed with the server's key, not the owner's",
           ("ump/integrity-signer-owner",),
           wraps=instead("_sign", lambda rec, key: integrity.sign(rec, _SERVICE_KEY))),
@@ -125,6 +130,14 @@ SERVER_FAULTS = (
     Fault("revise-scope-escape", "ump", "revise checks the token's scope against the prior only: a patch of "
           "scope.project writes the successor outside it", ("ump/cap-token-scope",),
           wraps=instead("_check_successor_writable", lambda who, succ, grant: None)),
+    # found by a blind red team (round 14): the patch may name an owner, and the successor is held
+    # to the token's scope members only, not to the issuer's ownership, so a token naming no owner
+    # lets a patch give the record away (one that names the owner still stops it)
+    Fault("revise-owner-escape", "ump", "revise lets a patch set scope.owner and checks the successor against the "
+          "token's scope members only: with a token naming no owner, the successor is written as another owner's "
+          "record", ("ump/cap-token-issuer-owner",),
+          wraps={**skipped("_check_patch_keeps_owner"),
+                 "_check_successor_writable": w.successor_in_token_scope_only}),
     Fault("token-scope-ignores-agent", "ump", "a token's scope.agent is not enforced (project, owner and visibility "
           "are)", ("ump/cap-token-scope",),
           wraps={"_token_scope": lambda service, original: lambda who: {
@@ -139,6 +152,11 @@ SERVER_FAULTS = (
     Fault("capabilities-side-effect", "ump", "every capabilities call snapshots the newest memory into a new "
           "working memory", ("ump/capabilities-no-side-effects",),
           wraps={"_capabilities": w.capabilities_side_effect}),
+    # found by a blind red team (round 14): seen only by another owner's recall, outside the
+    # requester's own scope. Over MCP only: HTTP's GET /ump/capabilities carries no client.
+    Fault("capabilities-remembers-client", "ump", "a capabilities call announcing a client stores a public identity "
+          "memory \"client <name> connected\" owned by the server's DID", ("ump/capabilities-no-side-effects",),
+          bindings=("mcp",), wraps={"_capabilities": w.capabilities_remembers_client}),
     # A wrong value rather than none (the route and tool checks recognise the §3.1 response by its
     # `ump`), of the shape the OpenAPI document gives (the fuzz check validates against it).
     Fault("capabilities-wrong-version", "ump", "capabilities answers the server's release number (\"1.4\") as "
@@ -179,6 +197,10 @@ SERVER_FAULTS = (
           wraps={"_recall": w.drops_long_queries}),
     Fault("ignores-kind-filter", "ump", "recall ignores filter.kind", ("ump/recall-filter-kind",),
           wraps=called_with("_recall", kinds=None)),
+    # found by a blind red team (round 14): the page is cut before the kind filter runs
+    Fault("kind-filter-after-limit", "ump", "recall ranks every kind, cuts the ranking to `limit`, and only then "
+          "drops the records of unlisted kinds: with limit 1 and a best match of another kind it answers nothing",
+          ("ump/recall-filter-kind",), wraps={"_recall": w.kind_filter_after_limit}),
     Fault("ignores-limit", "ump", "recall ignores limit and returns up to max_recall results",
           ("ump/recall-limit",),
           wraps=called_with("_recall", limit=MAX_RECALL)),
@@ -413,6 +435,9 @@ SERVER_FAULTS = (
     Fault("refuses-identity-kind", "ump", "remember refuses records of kind identity",
           ("ump/server-accepts-all-kinds", "ump/kinds-accept-all"),
           wraps={"_validate": w.refuses_identity}),
+    # found by a blind red team (round 14): the hints' column is a DECIMAL(3,2)
+    Fault("lifecycle-hints-rounded", "ump", "remember rounds lifecycle.confidence and lifecycle.salience to two "
+          "decimals (0.825 is served 0.82)", ("ump/lifecycle-hints-set",), wraps=completed(w.hints_rounded)),
     Fault("mangles-non-ascii-text", "ump", "body.text is stored as ASCII, every other character replaced by ?",
           ("ump/remember-persists",), wraps=completed(w.ascii_text)),
     # ids (§2, §6.2)

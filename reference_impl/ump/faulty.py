@@ -94,6 +94,20 @@ def drops_structured_in_json(engine: Any, original: Callable[..., Any]) -> Calla
     return wrong
 
 
+def stale_signature_after_redact(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """export-rehash-keeps-signature: the exporter signs the record as stored, then applies the
+    owner's redact and recomputes the content_hash for the file, keeping the signature: a redacted
+    record's signature covers the unredacted record's hash."""
+    def wrong(rec: dict[str, Any], key: Any) -> dict[str, Any]:
+        signed = original(rec, key)
+        stored = next((r for r in engine.records() if r.get("id") == rec.get("id")), None)
+        if stored is None or without_integrity(stored) == rec:
+            return signed
+        before = original(without_integrity(stored), key)["integrity"]["signature"]
+        return dict(signed, integrity=dict(signed["integrity"], signature=before))
+    return wrong
+
+
 def opaque_owner(rec: dict[str, Any]) -> dict[str, Any]:
     return dict(rec, scope=dict(rec["scope"], owner="account-42"))
 
@@ -334,6 +348,58 @@ def drops_long_queries(service: Any, original: Callable[..., Any]) -> Callable[.
     return wrong
 
 
+def capabilities_remembers_client(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """capabilities-remembers-client: a capabilities call announcing a client stores a public
+    identity memory about it, owned and signed by the server's own DID (a 'connected clients'
+    feature written into the memory store)."""
+    from memconform.reference_impl.ump.store import format_time
+    from memconform.suite.ump import ids
+
+    def wrong(request: Any, version: str) -> dict[str, Any]:
+        answer = original(request, version)
+        client = request.get("client") if isinstance(request, dict) else None
+        if not isinstance(client, dict):
+            return answer
+        now = format_time(service._now())
+        server_did = did_key_from_public_key(bytes(_SERVICE_KEY.verify_key))
+        rec = {"ump": version, "id": ids.random_id(), "kind": "identity",
+               "body": {"text": f"client {client.get('name')} connected"},
+               "scope": {"owner": server_did, "visibility": "public"}, "time": {"created": now, "valid_from": now},
+               "lifecycle": {"status": "active"},
+               "provenance": {"actor": server_did, "actor_kind": "system", "method": "capabilities"}}
+        rec = integrity.sign(rec, _SERVICE_KEY)
+        store = service._store
+        with store.transaction():
+            rowid = store.insert(version, rec)
+        service._publish("created", version, rowid, rec)
+        return answer
+    return wrong
+
+
+def successor_in_token_scope_only(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """revise-owner-escape: the successor must match what the token's scope names; who owns it is
+    not asked again (the prior's owner was checked)."""
+    from memconform.reference_impl.ump.service import _scope_of
+
+    def wrong(who: Any, succ: Mapping[str, Any], grant: Any) -> None:
+        scope = _scope_of(succ)
+        for key, value in service._token_scope(who).items():
+            if scope.get(key) != value:
+                raise UmpError("forbidden_scope", f"revise: the successor's {key} lies outside the token's scope")
+    return wrong
+
+
+def kind_filter_after_limit(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """kind-filter-after-limit: the search runs without the kind filter, and the page it answers
+    (already cut to `limit`) is filtered by kind afterwards."""
+    def wrong(*a: Any, kinds: list[str] | None, **k: Any) -> dict[str, Any]:
+        answer = original(*a, kinds=None, **k)
+        if kinds is not None:
+            answer["results"] = [r for r in answer["results"] if r["record"].get("kind") in kinds]
+        return answer
+    return wrong
+
+
 def cross_owner_leak(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """Every other owner's record, whatever its visibility."""
     from memconform.reference_impl.ump.service import ANY
@@ -379,6 +445,17 @@ def empty_body(rec: dict[str, Any]) -> bool:
     if "body" not in rec:
         rec["body"] = {"text": ""}
     return False
+
+
+def hints_rounded(rec: dict[str, Any]) -> bool:
+    life = rec.get("lifecycle")
+    changed = False
+    for key in ("confidence", "salience"):
+        value = life.get(key) if isinstance(life, dict) else None
+        if isinstance(value, float) and round(value, 2) != value:
+            life[key] = round(value, 2)
+            changed = True
+    return changed
 
 
 def ascii_text(rec: dict[str, Any]) -> bool:

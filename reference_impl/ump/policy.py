@@ -128,6 +128,11 @@ class UmpPolicy:
     #: own; the valid ones are stored and the import reports the refused one ("per-record"); §3.3's
     #: "MUST reject (not silently store)" binds the invalid record, and no text makes a file atomic.
     import_batch: str = "atomic"
+    #: ump/md-roundtrip-lossless: the Markdown front matter writes each number as the record holds
+    #: it ("as-given"). Other reading: JSON has one number type (RFC 8259 §6), so a writer that keeps
+    #: numbers as doubles writes an integer-valued one with a fraction (1 as 1.0, "floats"); the
+    #: value, and so the record's JCS form and signature, is the same.
+    md_numbers: str = "as-given"
     #: ump/recall-signal-names: each result's signals are the five standard ones (()). Other reading:
     #: §3.2 standardizes the names of the signals it names and closes no set, so an engine may report
     #: one of its own beside them without listing it in capabilities.retrieval_signals ((name, value)

@@ -848,6 +848,12 @@ class UmpService:
                                                 "§2.6), so no other owner could be served this record with its "
                                                 "redact applied (§2.7); name members a record may lack")
 
+    def _check_patch_keeps_owner(self, prior: Mapping[str, Any], patch: Mapping[str, Any]) -> None:
+        """A revise never gives a record away: the successor keeps the prior's owner (whose key
+        signs the chain), whatever the token allows."""
+        if isinstance(patch.get("scope"), dict) and "owner" in patch["scope"] and patch["scope"]["owner"] != _owner_of(prior):
+            raise _invalid("revise: the patch may not change scope.owner (/patch/scope/owner)")
+
     def _check_successor_writable(self, who: _Who, succ: Mapping[str, Any], grant: captoken.Grant | None) -> None:
         """revise writes a record: its successor lies where the requester may write, as a remember's
         would (a patch of scope cannot carry it out of the token's scope)."""
@@ -1076,8 +1082,7 @@ class UmpService:
                 raise _invalid(f"revise: the patch may not change `{member}` (/patch/{member})")
         if "integrity" in patch:
             raise _invalid("revise: the patch may not set `integrity`; the server signs the successor (/patch/integrity)")
-        if isinstance(patch.get("scope"), dict) and "owner" in patch["scope"] and patch["scope"]["owner"] != _owner_of(prior):
-            raise _invalid("revise: the patch may not change scope.owner (/patch/scope/owner)")
+        self._check_patch_keeps_owner(prior, patch)
 
         now = self._now()
         stamp = format_time(now)

@@ -157,4 +157,7 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),
+    Variant("md-numbers-as-doubles", "ump", "the .ump.md front matter writes every number as a double does (an "
+            "evidence weight 1 as 1.0), while the .ump.json keeps 1: one JSON value (RFC 8259 §6), the same JCS form",
+            ("ump/md-roundtrip-lossless",), {"md_numbers": "floats"}, bindings=("file",)),
 )

@@ -229,3 +229,17 @@ def test_a_check_that_stops_after_a_finding_keeps_it_and_credits_nothing_else():
     assert result.outcome is Outcome.FAILED and [f.requirement for f in result.findings] == ["ump/error-codes"]
     assert result.extra["not_judged"] == ["ump/id-unique"]
     assert "stopped early: the second step needs" in result.reason
+
+
+def test_a_machine_cites_a_derived_requirement_as_a_single_check_does():
+    """A machine's finding names section, keyword, `derived` and level (Requirement.cite) and, for
+    a derived requirement, memconform's reading: the same as a single check's report."""
+    from memconform.suite import catalogue as catalogues
+    from memconform.suite.stateful import asks
+
+    req = catalogues.load("ump").get("ump/forget-retained")
+    text = asks("ump", "ump/forget-retained")
+    assert text.startswith("ump/forget-retained (§3.6, MUST, derived, L2): ")
+    assert f"How memconform reads it (derived): {req.note}" in text
+    plain = asks("ump", "ump/record-required-fields")
+    assert "derived" not in plain.split(":")[0] and "How memconform reads it" not in plain

@@ -49,6 +49,12 @@ SCRIPTED_CATCHES: dict[str, set[str]] = {name: set() for name in MACHINE_OF} | {
     # ump/l1/recall-limit places max_recall + 1 records and asks ten past it: limit + 1 results
     # past the default page is then one more than max_recall
     "recall-page-off-by-one": {"ump/recall-limit"},
+    # ump/l1/vectors' unicode-text-signed (decomposed é, an astral character, U+2028/U+2029): an L3
+    # server that asks for provenance gets it added, re-signed by its owner (red team 14), and the
+    # stored body.text is compared with the vector's
+    "astral-chars-replaced": {"ump/remember-persists"},
+    "line-separators-to-newlines": {"ump/remember-persists"},
+    "text-normalized-nfc": {"ump/remember-persists"},
 }
 
 UMP_STATEFUL = sorted(name for name, fault in FAULTS.items() if fault.spec == "ump" and fault.stateful)

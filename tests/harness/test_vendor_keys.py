@@ -157,3 +157,35 @@ def test_pytest_options_name_the_owners_and_token_times(pytester, monkeypatch, t
     import os
 
     assert os.environ.get(owners.ENV_TIMES) is None and os.environ.get(owners.ENV_OWNERS) is None
+
+
+def test_vectors_not_about_signatures_are_re_owned_for_the_vendors_keys():
+    """Red team 14 (N1): with the vendor's own keys, every vector owned by the suite's test keys was
+    refused forbidden_scope and skipped, so a server taking `kind: "Semantic"` or a time without
+    offset passed. A vector not about signatures or ownership is re-owned to the vendor's owner and
+    re-signed with its seed; one about integrity is left as it is, and its skip says why."""
+    from memconform.suite.ump import integrity
+    from memconform.suite.ump.checks.l1 import _reowned, _why_not_reowned
+    from memconform.vectors import load as vectors
+
+    cases = {c.id: c for c in vectors.cases("ump", "1.0")}
+    vendor = load_descriptor(EXAMPLE).ump_owners
+    owners.activate(vendor)
+    try:
+        kind = _reowned(cases["ump/1.0/records-invalid/kind-wrong-case"])
+        assert kind is not None and kind[0]["scope"]["owner"] == vendor.did("owner-a")
+        assert kind[0]["kind"] == "Semantic" and "became" in kind[1]
+        signed = [c for c in cases.values() if c.kind == "record" and "integrity" in c.input
+                  and c.expect.get("verdict") == "valid" and _reowned(c) is not None]
+        assert signed, "no signed vector re-owned"
+        for case in signed:
+            rec, how = _reowned(case)
+            report = integrity.verify(rec)
+            assert report.ok and rec["integrity"]["signer"] == rec["scope"]["owner"], (case.id, report.problems)
+            assert rec["scope"]["owner"] in (vendor.did("owner-a"), vendor.did("owner-b"))
+            assert "integrity recomputed" in how
+        bad_hash = cases["ump/1.0/records-invalid/content-hash-hex"]
+        assert _reowned(bad_hash) is None and "re-signing it would undo" in _why_not_reowned(bad_hash)
+    finally:
+        owners.activate(None)
+    assert _reowned(cases["ump/1.0/records-invalid/kind-wrong-case"]) is None  # the suite's own keys: as it is

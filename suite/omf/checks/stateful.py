@@ -30,10 +30,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memconform.suite.omf import model
-from memconform.suite.omf.checks._common import LIVE, cite, counts, fresh_tenant, is_memd, summarize
+from memconform.suite.omf.checks._common import LIVE, counts, fresh_tenant, is_memd, summarize
 from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
-from memconform.suite.stateful import SpecMachine, quote, run_machine
+from memconform.suite.stateful import SpecMachine, asks, quote, run_machine
 
 REQUIREMENTS = ("omf/import-buckets", "omf/dedup-exact", "omf/dedup-scope-project", "omf/dedup-scope-null",
                 "omf/dedup-scope-tenant",
@@ -441,7 +441,7 @@ class OmfMachine(SpecMachine):
                         f"the preview of {what} into {tenant!r} (include_archived={include_archived}) answered "
                         f"to_import {shown['imported']}, duplicates {shown['duplicates']}, filtered {shown['skipped']}; "
                         f"the import that followed, same tenant and flags, answered {got}. The spec: "
-                        f"{cite('omf/preview-matches-import')}",
+                        f"{asks('omf', 'omf/preview-matches-import')}",
                         sent=body[:2000], received={"preview": p.result, "import": run.result})
         self._hold(tenant, doc["memories"])
         if tenant != self.tenant:
@@ -478,7 +478,7 @@ class OmfMachine(SpecMachine):
                         f"(include_archived={include_archived}); came back: {run.describe()}. No legitimate reading "
                         f"(canonical form {', '.join(FORMS)}; dedup within the document or against stored rows only; "
                         f"archived duplicates skipped or duplicates) explains it after the earlier steps. The spec: "
-                        f"{cite(rid)}", sent=doc, received=exported[1] if exported else run.result)
+                        f"{asks('omf', rid)}", sent=doc, received=exported[1] if exported else run.result)
         self.states = alive
 
     def _judged_import(self, items: list[dict[str, Any]], got: dict[str, int] | None,
@@ -567,7 +567,7 @@ class OmfMachine(SpecMachine):
                 first = problem
         if not alive:
             rid, what = first or ("omf/export-every-eligible", "no reading explains the export")
-            self.broken(rid, f"{what}. The spec: {cite(rid)}", received=exported)
+            self.broken(rid, f"{what}. The spec: {asks('omf', rid)}", received=exported)
         self.states = alive
 
     def do_reimport_self(self) -> None:
@@ -599,12 +599,12 @@ class OmfMachine(SpecMachine):
                 self.broken("omf/dedup-scope-tenant", f"the export of {self.tenant!r} ({len(exported[1])} item(s)) "
                             f"imported into the fresh tenant {other!r} answered {got}: a tenant that held nothing "
                             f"counted {got['duplicates']} duplicate(s), which only another tenant's rows can have "
-                            f"matched. The spec: {cite('omf/dedup-scope-tenant')}", sent=doc, received=run.result)
+                            f"matched. The spec: {asks('omf', 'omf/dedup-scope-tenant')}", sent=doc, received=run.result)
         again = self._export(other)
         if not run.ok or again is None:
             self.broken("omf/self-roundtrip", f"the implementation's own export of {self.tenant!r} "
                         f"({len(exported[1])} item(s)) did not import into a fresh tenant: {run.describe()}. The spec: "
-                        f"{cite('omf/self-roundtrip')}", sent=doc, received=run.result or run.error)
+                        f"{asks('omf', 'omf/self-roundtrip')}", sent=doc, received=run.result or run.error)
         self.judged("omf/self-roundtrip")
         mine = sorted(self._key(it, exported[1]) for it in exported[1])
         theirs = sorted(self._key(it, again[1]) for it in again[1])
@@ -613,7 +613,7 @@ class OmfMachine(SpecMachine):
             self.broken("omf/self-roundtrip", f"the export of {self.tenant!r} imported into the fresh tenant "
                         f"{other!r} reads back differently: lost or changed {[(quote(x[0], 60),) + x[1:] for x in lost[:3]]}, "
                         f"new {[(quote(x[0], 60),) + x[1:] for x in added[:3]]} (content, project, tags, status, tier, "
-                        f"superseded content). The spec: {cite('omf/self-roundtrip')}", sent=doc, received=again[1])
+                        f"superseded content). The spec: {asks('omf', 'omf/self-roundtrip')}", sent=doc, received=again[1])
 
     @staticmethod
     def _key(it: dict[str, Any], items: list[dict[str, Any]]) -> tuple[Any, ...]:

@@ -7,9 +7,11 @@ export is judged; against `file:` the vendor's files are judged as they are.
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from typing import Any
 
+from memconform.suite.jsonvalue import json_equal
 from memconform.suite.ump import consent, integrity, markdown, record as ump_record
 from memconform.suite.ump.corpus import KINDS
 from memconform.suite.ump.did import is_did
@@ -50,8 +52,13 @@ def _expected_export(seeded: dict[str, Any], version: str) -> dict[str, Any]:
     return {k: v for k, v in rec.items() if k != "integrity"}
 
 
-def _diff(expected: Any, actual: Any, path: str = "", ignore: frozenset[str] = frozenset()) -> list[str]:
-    """JSON-pointer paths where two values differ (type-strict: 1 and 1.0 and True differ)."""
+def _diff(expected: Any, actual: Any, path: str = "", ignore: frozenset[str] = frozenset(),
+          names: tuple[str, str] = ("expected", "found")) -> list[str]:
+    """JSON-pointer paths where two JSON values differ, compared as JSON values: numbers by value
+    (JSON has one number type, RFC 8259 §6: 1 and 1.0 are one value, as a Markdown front matter
+    and a JSON file may spell it), but true is not 1 and "1" is not 1. `names` say where each
+    side was read, for the message ("in x.ump.json", "in x.ump.md")."""
+    first, second = names
     if isinstance(expected, dict) and isinstance(actual, dict):
         out = []
         for key in sorted(set(expected) | set(actual)):
@@ -59,20 +66,24 @@ def _diff(expected: Any, actual: Any, path: str = "", ignore: frozenset[str] = f
                 continue
             p = f"{path}/{key}"
             if key not in actual:
-                out.append(f"{p} missing")
+                out.append(f"{p} missing {second}" if names != ("expected", "found") else f"{p} missing")
             elif key not in expected:
-                out.append(f"{p} added")
+                out.append(f"{p} added {second}" if names != ("expected", "found") else f"{p} added")
             else:
-                out.extend(_diff(expected[key], actual[key], p))
+                out.extend(_diff(expected[key], actual[key], p, names=names))
         return out
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
-            return [f"{path or '/'} has {len(actual)} items, expected {len(expected)}"]
-        return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in _diff(e, a, f"{path}/{i}")]
-    if type(expected) is not type(actual) or expected != actual:
-        return [f"{path or '/'}: expected {json.dumps(expected, ensure_ascii=False)[:80]}, "
-                f"found {json.dumps(actual, ensure_ascii=False)[:80]}"]
+            return [f"{path or '/'} has {len(expected)} items {first}, {len(actual)} {second}"]
+        return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in _diff(e, a, f"{path}/{i}", names=names)]
+    if not json_equal(expected, actual):
+        return [f"{path or '/'}: {first} {json.dumps(expected, ensure_ascii=False)[:80]}, "
+                f"{second} {json.dumps(actual, ensure_ascii=False)[:80]}"]
     return []
+
+
+def _file(loc: Located) -> str:
+    return f"in {os.path.basename(loc.source) or loc.source}{' ' + loc.pointer if loc.pointer else ''}"
 
 
 def _without_integrity(rec: dict[str, Any]) -> dict[str, Any]:
@@ -180,7 +191,8 @@ def md_roundtrip(ctx: CheckContext) -> None:
             expected = _expected_export(rec, ctx.version)
             for loc in by_id.get(rec["id"], []):
                 compared += 1
-                diffs = _diff(expected, _unredacted_view(loc.record, rec), ignore=_LABEL)
+                diffs = _diff(expected, _unredacted_view(loc.record, rec), ignore=_LABEL,
+                              names=("given to the implementation", _file(loc)))
                 twins = [t.record for t in json_side.get(rec["id"], [])]
                 if diffs and not any(not _diff(t, loc.record) for t in twins):
                     ctx.violation("ump/md-roundtrip-lossless",
@@ -200,7 +212,8 @@ def md_roundtrip(ctx: CheckContext) -> None:
                               f"({outcome.error}: {outcome.message})", sent=text, where=_where(loc))
                 continue
             for got in outcome.accepted:
-                diffs = _diff(_without_integrity(loc.record), _without_integrity(got), ignore=_LABEL)
+                diffs = _diff(_without_integrity(loc.record), _without_integrity(got), ignore=_LABEL,
+                              names=(_file(loc), "as its own reader took it back"))
                 if diffs:
                     ctx.violation("ump/md-roundtrip-lossless", "reading its own .ump.md back changed the "
                                   "record: " + "; ".join(diffs[:8]), sent=text, received=got, where=_where(loc))
@@ -209,7 +222,7 @@ def md_roundtrip(ctx: CheckContext) -> None:
     for rid, locs in _by_id(md).items():
         for other in json_side.get(rid, []):
             compared += 1
-            diffs = _diff(other.record, locs[0].record)
+            diffs = _diff(other.record, locs[0].record, names=(_file(other), _file(locs[0])))
             if diffs:
                 ctx.violation("ump/md-roundtrip-lossless", f"the .ump.md and .ump.json projections of {rid} "
                               "differ: " + "; ".join(diffs[:8]), sent=other.record, received=locs[0].record,
@@ -297,10 +310,15 @@ def consent_present(ctx: CheckContext) -> None:
 @check("ump/l0/lifecycle-hints", spec="ump", requirements=("ump/lifecycle-hints-set",), bindings=FILE,
        title="producers set lifecycle hints")
 def lifecycle_hints(ctx: CheckContext) -> None:
+    """One finding per record, naming every file (projection) that carries it without hints."""
+    bare: dict[str, list[Located]] = {}
     for loc in _records(ctx):
         if not loc.record.get("lifecycle"):
-            ctx.violation("ump/lifecycle-hints-set", f"record {loc.record.get('id')} carries no lifecycle hints",
-                          where=_where(loc))
+            bare.setdefault(str(loc.record.get("id")), []).append(loc)
+    for rid, locs in bare.items():
+        files = ", ".join(_file(loc).removeprefix("in ") for loc in locs)
+        ctx.violation("ump/lifecycle-hints-set", f"record {rid} carries no lifecycle hints ({files})",
+                      where=_where(locs[0]))
 
 
 @check("ump/l0/import-provider", spec="ump", requirements=("ump/import-provider",), bindings=FILE,
@@ -404,6 +422,26 @@ def record_integrity(ctx: CheckContext) -> None:
         for problem in report.problems:
             ctx.violation(problem.requirement, problem.message, received=loc.record.get("integrity"),
                           where=f"{_where(loc)} {problem.pointer}")
+        _unsigned_by_owner(ctx, loc, report)
+
+
+def _unsigned_by_owner(ctx: CheckContext, loc: Located, report: integrity.IntegrityReport) -> None:
+    """A signature that verifies with the owner's key under none of the readings of "sign the
+    hash" (integrity.SIGNATURE_INPUTS) is not the operator's signature under any reading: that
+    is the text's own rule (§2.8), not only the public implementation's input
+    (ump/integrity-signature, its class), so the file's claim does not hold. Judged where the
+    block names the owner as signer (another signer is already reported) and the hash is right
+    (a wrong hash is ump/integrity-content-hash's)."""
+    integ = loc.record.get("integrity")
+    if report.signature_ok or report.signer_is_owner is not True or not report.hash_ok or not isinstance(integ, dict):
+        return
+    if integrity.signed_over(loc.record) is not None:
+        return  # verifies under another reading: only the interop class's input differs
+    ctx.violation("ump/integrity-signer-owner", f"the signature of record {loc.record.get('id')} verifies with the "
+                  f"owner's key ({integ.get('signer')}) under no reading of \"sign the hash\" (BLAKE3 of the "
+                  f"content_hash string, the raw digest, the content_hash string {integ.get('content_hash')!r}): the "
+                  "record is not signed by its operator's key, whichever input a reader takes",
+                  received=integ, where=f"{_where(loc)} /integrity/signature")
 
 
 # -- reading records -------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.checks._live import (
     KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, refused_for_token, results_of, sample_record, which_refusal,
 )
+from memconform.suite.ump.canonical import without_integrity
 from memconform.suite.ump.client import Auth, Reply
 from memconform.suite.ump.did import is_did
 from memconform.suite.ump.testkeys import TEST_KEY_NAMES, test_did, test_signing_key
@@ -528,8 +529,12 @@ def capabilities_no_side_effects(ctx: CheckContext) -> None:
     recall_before = _recall(ctx, query)
     if before is None or not recall_before.ok:
         raise NotApplicable("precondition failed: the fresh record could not be read back with get and recall")
-    requests = [None, {"client": {"name": "memconform", "ump": ctx.version}},
-                {"client": {"name": "memconform", "ump": ctx.version}, "x-memconform-probe": True}]
+    # The client's name carries a fresh marker: a memory the calls write about the client (a
+    # blind red team's server stored a public one under its own DID) holds it, outside the
+    # owners' scope the recalls above look in.
+    client_mark = marker("cl")
+    client = {"name": f"memconform {client_mark}", "ump": ctx.version}
+    requests = [None, {"client": client}, {"client": client, "x-memconform-probe": True}]
     calls: list[Reply] = []
     sentinel = _full_record(ctx, "semantic", text=f"{marker('cs')} sentinel written after three capabilities calls")
     written: list[Reply] = []
@@ -574,6 +579,20 @@ def capabilities_no_side_effects(ctx: CheckContext) -> None:
                       f"and {ids_after} after three capabilities calls; "
                       f"{_spec('ump/capabilities-no-side-effects')}", sent=sent,
                       received={"before": recall_before.body, "after": recall_after.body})
+    # The marker was never sent before the calls, so any record holding it was written by them;
+    # owner-b (another owner) and owner-a, neither naming a scope, see any public one.
+    for owner in (OWNER_B, OWNER_A):
+        request = {"query": client_mark, "limit": 20}
+        reply = _recall(ctx, request, auth=Auth.as_owner(owner), keep=False)
+        written_by_calls = [r["record"].get("id") for r in results_of(reply) if isinstance(r.get("record"), dict)
+                            and client_mark in json.dumps(r["record"], ensure_ascii=False)]
+        if written_by_calls:
+            ctx.violation("ump/capabilities-no-side-effects", f"the capabilities calls announced the client "
+                          f"{json.dumps(client, ensure_ascii=False)}; afterwards recall {json.dumps(request)} as "
+                          f"{owner} found {written_by_calls}, record(s) holding the client's name, which no call but "
+                          f"capabilities ever sent: capabilities stored a memory; "
+                          f"{_spec('ump/capabilities-no-side-effects')}", sent=sent, received=reply.body)
+            break
 
 
 # =============================================================================================
@@ -737,6 +756,26 @@ def recall_filter_kind(ctx: CheckContext) -> None:
                           f"{sorted(missing)}, records of a listed kind that the unfiltered recall returns: the "
                           f"filter removes other kinds, not matching ones; {_spec('ump/recall-filter-kind')}",
                           sent=request, received=reply.body)
+        _filter_before_limit(ctx, word, wanted, reply)
+
+
+def _filter_before_limit(ctx: CheckContext, word: str, wanted: list[str], filtered: Reply) -> None:
+    """The same filtered recall with limit 1 must still answer one record of a listed kind: a
+    server that cuts the ranking to `limit` and filters afterwards answers nothing whenever the
+    best match is of another kind (a blind red team's bug). The two filters of the check are
+    disjoint and together cover the three records' kinds, so whichever kind ranks first, one of
+    them shows it, whatever the ranking."""
+    if not [r for r in results_of(filtered) if isinstance(r.get("record"), dict)
+            and r["record"].get("kind") in wanted]:
+        return  # nothing of the listed kinds to find: what limit 1 answers shows nothing
+    request = {"query": word, "scope": _scope(), "filter": {"kind": wanted}, "limit": 1}
+    reply = _recall(ctx, request)
+    _internal(reply)
+    if reply.ok and not results_of(reply):
+        ctx.violation("ump/recall-filter-kind", f"recall with filter.kind {wanted} and limit 1 answered no "
+                      f"results, while the same recall with limit 20 answered {sorted(_recall_ids(filtered))} of "
+                      f"the listed kinds: the limit counts the results after the filter, not the ranking before "
+                      f"it; {_spec('ump/recall-filter-kind')}", sent=request, received=reply.body)
 
 
 @check("ump/l1/recall-limit", spec="ump", requirements=("ump/recall-limit",), bindings=LIVE,
@@ -1846,6 +1885,32 @@ def optional_members(ctx: CheckContext) -> None:
 
 _MISSING = object()
 
+#: Hints of more than two decimals that JSON numbers read as IEEE double carry exactly back
+#: (repr(float(text)) == text): a server that keeps them as doubles serves the same text.
+_HINTS = {"confidence": 0.825, "salience": 0.3333333333333333}
+
+
+@check("ump/l1/lifecycle-hints-kept", spec="ump", requirements=("ump/lifecycle-hints-set",), bindings=LIVE,
+       title="lifecycle hints given to remember are served as given (§2.4, SHOULD)")
+def lifecycle_hints_kept(ctx: CheckContext) -> None:
+    """owner-a remembers a complete record with lifecycle {confidence 0.825, salience 1/3 as a
+    double, status active}; get must show both hints with the same value (compared as JSON
+    numbers: 0.825 and 8.25e-1 are one value). A blind red team's server rounded them to two
+    decimals on write (0.82, 0.33). Status is not judged: §2.9 lets a server gate it."""
+    rec = _full_record(ctx, "semantic", lifecycle={**_HINTS, "status": "active"})
+    rid = _remember(ctx, rec)
+    _, stored = _get(ctx, rid)
+    if stored is None:
+        raise NotApplicable(f"get of the fresh record {rid} returned no record; judged by ump/l1/get")
+    life = stored.get("lifecycle") if isinstance(stored.get("lifecycle"), dict) else {}
+    changed = {k: life.get(k, "(absent)") for k, v in _HINTS.items() if k not in life or not json_equal(life[k], v)}
+    if changed:
+        ctx.violation("ump/lifecycle-hints-set", f"remember of {rid} with lifecycle {json.dumps(_HINTS)} was "
+                      f"accepted, but get serves {json.dumps(changed)} for them (lifecycle served: "
+                      f"{json.dumps(stored.get('lifecycle'))}); hints a client gives are kept as given, at the "
+                      f"precision JSON numbers carry; {_spec('ump/lifecycle-hints-set')}", sent=rec, received=stored,
+                      where=rid)
+
 
 # =============================================================================================
 # MCP profile (§4.1)
@@ -2080,9 +2145,14 @@ def mcp_text_mirrors_structured(ctx: CheckContext) -> None:
         ctx.observed(R)
         for remark in ("text content differs from structuredContent", "structuredContent without its JSON in a text block"):
             if remark in reply.wire:
-                ctx.violation(R, f"{what} of the record {rid} (text {rec['body']['text']!r}): {remark}; the text "
-                              f"block was {reply.raw!r:.400}; MCP (server/tools, Structured Content; derived for "
-                              f"§4.1's tools): “{quote}”", sent=reply.sent, received=reply.body)
+                # The driver keeps the text only where it parsed as JSON and differs; a text that is
+                # no JSON (a summary line, or no text block at all) is not kept, so it is not quoted.
+                text = (f"the text block held {reply.raw!r:.400}" if reply.raw is not None else
+                        "no text block held JSON (the result's text, if any, is not JSON)")
+                ctx.violation(R, f"{what} of the record {rid} (text {rec['body']['text']!r}): {remark}; {text}; "
+                              f"structuredContent was {json.dumps(reply.body, ensure_ascii=False)[:300]}; MCP "
+                              f"(server/tools, Structured Content; derived for §4.1's tools): “{quote}”",
+                              sent=reply.sent, received=reply.body)
     if not ctx.judged:
         ctx.note("no answer carried structuredContent: the text is the answer")
 
@@ -2403,18 +2473,31 @@ def golden_vectors(ctx: CheckContext) -> None:
     """
     case = ctx.payload
     sent = copy.deepcopy(case.input)
+    reowned = _reowned(case)
+    if reowned is not None:
+        sent, how = reowned
+        ctx.note(how)
     expect = case.expect
     reqs = ctx.case.requirements
     auth, ours = _auth_for(sent)
     level = _level(ctx)
     reply = _put(ctx, copy.deepcopy(sent), auth=auth)
     _internal(reply)
-    if expect.get("verdict") == "valid":
-        own = tuple(r for r in case.requirements if _live(r))  # the vector's own, not the ones added here
-        _vector_valid(ctx, sent, reply, own, auth, ours, level)
-    elif expect.get("verdict") == "invalid":
-        _vector_invalid(ctx, case, sent, reply, reqs, auth, ours, level)
-    elif expect.get("verdict") == "acceptable":
+    try:
+        if expect.get("verdict") == "valid":
+            own = tuple(r for r in case.requirements if _live(r))  # the vector's own, not the ones added here
+            _vector_valid(ctx, sent, reply, own, auth, ours, level)
+        elif expect.get("verdict") == "invalid":
+            _vector_invalid(ctx, case, sent, reply, reqs, auth, ours, level)
+    except NotApplicable as exc:
+        from memconform.suite.ump import owners
+
+        if ours or reowned is not None or not owners.active().vendor or "not a key the suite holds" not in str(exc):
+            raise
+        raise NotApplicable(f"{exc} ({_why_not_reowned(case)})") from None
+    if expect.get("verdict") in ("valid", "invalid"):
+        return
+    if expect.get("verdict") == "acceptable":
         # A reading the text leaves open (the vector's `why`): taken or refused are both right; a
         # refused record must not stay stored.
         if _code(reply) is None:
@@ -2430,6 +2513,90 @@ def golden_vectors(ctx: CheckContext) -> None:
                           f"{_spec(case.requirements[0])}", sent=sent, received=left)
     else:
         raise NotApplicable(f"verdict {expect.get('verdict')!r}: nothing a server must do")
+
+
+#: Requirements that make a vector about who signed or who owns it: re-owning one would change
+#: what it tests, so it is never re-owned.
+_ABOUT_OWNERSHIP = ("ump/owner-did", "ump/owner-opaque-l0-l1", "ump/remember-reject-bad-signature")
+
+
+def _reowned(case: Any) -> tuple[dict[str, Any], str] | None:
+    """A vector owned by one of the suite's test keys, re-owned for a target whose owners are the
+    vendor's own (--ump-owners, docs/vendor-keys.md), or None to send it as it is.
+
+    The vendor's server holds its owners' keys and refuses records of owners it does not know
+    (forbidden_scope), so a vector owned by the suite's owner-a would judge nothing of what it is
+    about (a kind in the wrong case, a time without offset, …). Where the vector is not about
+    signatures or ownership, each test key's DID in it becomes the vendor's DID of the same owner
+    and, where it carries integrity, the integrity is recomputed with the vendor's key (the suite
+    holds that owner's seed): what the vector tests is unchanged, and the vendor's owner sends it.
+    An invalid vector about integrity or canonical form, and any about ownership, is sent as it
+    is (and skipped, saying why); so is one the suite cannot sign for (a token command without a
+    seed)."""
+    from memconform.suite.ump import owners
+    from memconform.suite.ump.canonical import CanonicalizationError
+    from memconform.suite.ump.testkeys import test_did
+
+    active = owners.active()
+    rec = case.input
+    scope = rec.get("scope") if isinstance(rec, dict) else None
+    owner = scope.get("owner") if isinstance(scope, dict) else None
+    if not active.vendor or not isinstance(owner, str) or active.name_of(owner) is not None:
+        return None
+    name = next((n for n in owners.OWNER_NAMES if test_did(n) == owner), None)
+    if name is None or _about_signing(case):
+        return None  # a third party's DID (nobody's key), or a vector the change would defeat
+    text = json.dumps(rec, ensure_ascii=False)
+    for other in owners.OWNER_NAMES:
+        text = text.replace(test_did(other), active.did(other))
+    out = json.loads(text)
+    how = f"re-owned for the vendor's keys: {owner} ({name}, the suite's test key) became {active.did(name)}"
+    if isinstance(out.get("integrity"), dict):
+        try:
+            out = integrity.sign(without_integrity(out), active.signing_key(name))
+        except (owners.CannotSign, CanonicalizationError, ValueError, TypeError):
+            return None
+        how += ", integrity recomputed with that owner's key"
+    return out, how + " (the vector is not about signatures or ownership)"
+
+
+def _owner_key(owner: Any) -> Any:
+    """The signing key of the target's owner with this DID, when the suite holds it (else None)."""
+    from memconform.suite.ump import owners
+
+    name = owners.active().name_of(owner) if isinstance(owner, str) else None
+    if name is None:
+        return None
+    try:
+        return owners.active().signing_key(name)
+    except owners.CannotSign:
+        return None
+
+
+def _why_not_reowned(case: Any) -> str:
+    from memconform.suite.ump import owners
+    from memconform.suite.ump.testkeys import test_did
+
+    owner = ((case.input or {}).get("scope") or {}).get("owner") if isinstance(case.input, dict) else None
+    if owner not in {test_did(n) for n in owners.OWNER_NAMES}:
+        return "the vector's owner is a third party's, whose key nobody holds"
+    if _about_signing(case):
+        return ("a vector about signatures or ownership is not re-owned for the vendor's keys: re-signing it "
+                "would undo what it tests")
+    return "the suite holds no seed for that owner (a token command only), so the vector cannot be re-signed"
+
+
+def _about_signing(case: Any) -> bool:
+    """Whether re-owning and re-signing would undo what the vector tests: an invalid one about
+    integrity or canonical form (its defect is in the signature or hash), or any about ownership.
+    A valid signed vector stays what it tests, a record its owner signed right, once re-signed."""
+    expect = case.expect if isinstance(case.expect, dict) else {}
+    if expect.get("verdict") == "valid":
+        return any(r in _ABOUT_OWNERSHIP for r in case.requirements)
+    return (expect.get("error") == "signature_invalid"
+            or "signature_invalid" in (expect.get("also_acceptable_errors") or ())
+            or any(r.startswith(("ump/integrity-", "ump/canonical-")) or r in _ABOUT_OWNERSHIP
+                   for r in case.requirements))
 
 
 def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: tuple[str, ...], auth: Auth,
@@ -2452,13 +2619,17 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
                                 "access-control defect the L3 checks judge")
         unsigned = "integrity" not in sent
         if code == "invalid_record" and "provenance" not in sent and (unsigned or _at_least(level, "L2")):
-            if "integrity" in sent:
-                raise NotApplicable(f"refused with invalid_record; the vector has no provenance, which an L2+ "
-                                    f"server requires (§2.6; the server advertises {level}), and is signed, so "
-                                    "provenance cannot be added")
             # Requiring provenance is L2+'s rule (§2.6) or an admission policy (§2.9): judge the
-            # vector's own point with provenance added.
+            # vector's own point with provenance added (a signed one re-signed by its owner, where
+            # the suite holds the owner's key: still a record its owner signed right).
             sent = dict(sent, provenance={"actor": owner, "actor_kind": "agent", "method": "memconform-vector"})
+            if "integrity" in sent:
+                key = _owner_key(owner)
+                if key is None:
+                    raise NotApplicable(f"refused with invalid_record; the vector has no provenance, which an L2+ "
+                                        f"server requires (§2.6; the server advertises {level}), and is signed by "
+                                        "an owner whose key the suite does not hold, so provenance cannot be added")
+                sent = integrity.sign(without_integrity(sent), key)
             reply = _put(ctx, copy.deepcopy(sent), auth=auth)
             _internal(reply)
             if not ours:

@@ -1062,6 +1062,36 @@ def cap_token_issuer_owner(ctx: CheckContext) -> None:
                         ("recall", ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 5}, auth=auth))):
         if reply.ok:
             _fail(ctx, R, f"{name} with a token claiming iss {did(OWNER_A)} but signed by mallory was served", reply)
+    _revise_cannot_change_owner(ctx, m)
+
+
+def _revise_cannot_change_owner(ctx: CheckContext, m: str) -> None:
+    """(3) owner-a's token naming no owner in its scope (an absent member means any, in the token
+    format; the grant is still its issuer's) revises owner-a's record with a patch of scope.owner
+    = owner-b. Refused, or the owner left as it was; a successor owned by owner-b is a record of
+    owner-b written with a token owner-b never signed (a blind red team's server let the patch
+    through whenever the token did not pin the owner)."""
+    R = "ump/cap-token-issuer-owner"
+    try:
+        anyscope = _bearer(_token(OWNER_A, scope={}))
+    except NotApplicable as exc:
+        ctx.note(f"a patch of scope.owner with a token naming no owner was not tried: {exc}")
+        return
+    rid = remember_new(ctx.client, sample_record(text=f"{m} owner-a's record a patch tries to give away"))
+    request = {"id": rid, "patch": {"scope": {"owner": did(OWNER_B)}}, "actor": did(OWNER_A)}
+    reply = ctx.client.revise(request, auth=anyscope)
+    new = reply.body.get("id") if reply.ok and isinstance(reply.body, dict) else None
+    if not isinstance(new, str):
+        return  # refused (or answered without a successor): nothing moved
+    for reader in (AS_B, AS_A):
+        succ = _record_of(ctx.client.get(new, auth=reader))
+        if succ is not None:
+            break
+    owner = ((succ or {}).get("scope") or {}).get("owner")
+    if owner == did(OWNER_B):
+        _fail(ctx, R, f"revise {_short(request)} with owner-a's token of scope {{}} (no owner named) was accepted: "
+                      f"the successor {new} is owned by {did(OWNER_B)} (owner-b), a record of owner-b written with a "
+                      "token owner-b never signed; a patch may not move a record to another owner", reply)
 
 
 # -- §5.3 rehydration ---------------------------------------------------------------------------------

@@ -49,10 +49,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from memconform.suite.jsonvalue import json_equal
-from memconform.suite import catalogue as catalogues
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
-from memconform.suite.stateful import SpecMachine, quote, run_machine
+from memconform.suite.stateful import SpecMachine, asks, quote, run_machine
 from memconform.suite.ump.checks._live import LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, results_of, sample_record
 from memconform.suite.ump.client import Auth, Reply
 
@@ -143,8 +142,7 @@ def _instant(value: Any) -> datetime | None:
 
 
 def _asks(requirement: str) -> str:
-    req = catalogues.load(SPEC).get(requirement)
-    return f"{requirement} (§{req.section}, {req.keyword.value}): {req.summary} The spec: “{req.quote[:160]}”"
+    return asks(SPEC, requirement)
 
 
 def _show(value: Any, limit: int = 160) -> str:
