@@ -10,6 +10,7 @@ reports.
 
 from memconform.reference_impl.faults import Fault
 from memconform.reference_impl.ump import binding_faulty as w
+from memconform.reference_impl.ump import faulty as server_faulty
 
 #: The §4.2 route of each operation.
 _ROUTE_OF = {"capabilities": "/ump/capabilities", "recall": "/ump/recall", "remember": "/ump/remember",
@@ -74,6 +75,11 @@ BINDING_FAULTS = (
           "failures come back as ordinary results (isError false) carrying the error envelope",
           ("ump/mcp-errors-iserror",), bindings=("mcp",),
           wraps={"mcp.error": w.error_not_iserror}),
+    # found by a blind red team (round 14): seen only by another owner's recall, outside the
+    # requester's own scope. Over MCP only: HTTP's GET /ump/capabilities carries no client.
+    Fault("capabilities-remembers-client", "ump", "a capabilities call announcing a client stores a public identity "
+          "memory \"client <name> connected\" owned by the server's DID", ("ump/capabilities-no-side-effects",),
+          bindings=("mcp",), wraps={"_capabilities": server_faulty.capabilities_remembers_client}),
     Fault("mcp-errors-codeless", "ump",
           "get of an id never stored fails as a tool error whose text names no §3.7 code",
           ("ump/mcp-errors",), bindings=("mcp",),

@@ -152,11 +152,6 @@ SERVER_FAULTS = (
     Fault("capabilities-side-effect", "ump", "every capabilities call snapshots the newest memory into a new "
           "working memory", ("ump/capabilities-no-side-effects",),
           wraps={"_capabilities": w.capabilities_side_effect}),
-    # found by a blind red team (round 14): seen only by another owner's recall, outside the
-    # requester's own scope. Over MCP only: HTTP's GET /ump/capabilities carries no client.
-    Fault("capabilities-remembers-client", "ump", "a capabilities call announcing a client stores a public identity "
-          "memory \"client <name> connected\" owned by the server's DID", ("ump/capabilities-no-side-effects",),
-          bindings=("mcp",), wraps={"_capabilities": w.capabilities_remembers_client}),
     # A wrong value rather than none (the route and tool checks recognise the §3.1 response by its
     # `ump`), of the shape the OpenAPI document gives (the fuzz check validates against it).
     Fault("capabilities-wrong-version", "ump", "capabilities answers the server's release number (\"1.4\") as "

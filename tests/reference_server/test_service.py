@@ -873,6 +873,10 @@ def _scenario(env: Env) -> dict[str, Any]:
     kinds = {k: env.remember(rec(f"kindprobe {k}", kind=k)) for k in ("semantic", "procedural")}
     attempt("kind-filter", lambda: env.recall_ids("kindprobe", filter={"kind": ["procedural"]}) == [kinds["procedural"]])
     attempt("limit", lambda: len(c("recall", {"query": "kindprobe", "limit": 1})["results"]))
+    attempt("kind-filter-limit", lambda: [r["record"]["id"] for r in c("recall", {
+        "query": "kindprobe semantic", "filter": {"kind": ["procedural"]}, "limit": 1})["results"]])
+    attempt("hints", lambda: env.get(env.remember(rec("hint probe", lifecycle={
+        "confidence": 0.825, "salience": 0.3333333333333333})))["lifecycle"])
     for n in range(MAX_RECALL + 1):
         env.remember(rec(f"manyq number {n}"))
     attempt("limit-past-max", lambda: len(c("recall", {"query": "manyq", "limit": MAX_RECALL + 10})["results"]))
@@ -892,6 +896,7 @@ def _scenario(env: Env) -> dict[str, Any]:
                                                "observed": "2026-06-01T00:00:00Z"},
                              relations=[{"type": "about", "target": "entity:revq"}]))
     prior_full = copy.deepcopy(env.get(prior))
+    attempt("revise-owner", lambda: c("revise", {"id": prior, "patch": {"scope": {"owner": B}}}))
     r = {}
     env.clock.advance(hours=1)
     rv = c("revise", {"id": prior, "patch": {"lifecycle": {"salience": 0.9}, "body": {"text": "revq two"}}})
