@@ -49,7 +49,8 @@ class UppPolicy:
     # skipped_count names invalid labels only as an example ("e.g.").
     import_duplicates: str = "store"
     # upp/export-confined-paths, upp/import-confined-paths: export files go straight into the export
-    # folder ("flat"). Other reading: each user's into a folder of its own under it ("per-user"); 03
+    # folder ("flat"). Other readings: each user's into a folder of its own under it ("per-user"), or
+    # under a `users` folder in it ("nested": imports still read the whole export folder); 03
     # §4 fixes no layout, only that the server writes a file and answers its path.
     export_layout: str = "flat"
     # upp/import-ontology-mismatch: a package of another ontology is refused with -32002

@@ -476,7 +476,9 @@ class UppService:
     def _write_export(self, package: dict[str, Any], entity_key: str, now: datetime) -> Path:
         # upp/export-confined-paths: the file name never comes from the entity_key as given
         folder = self.export_dir
-        if self.policy.export_layout == "per-user":
+        if self.policy.export_layout == "nested":  # users/<hash>/: imports still read the whole export folder
+            folder = folder / "users"
+        if self.policy.export_layout in ("per-user", "nested"):
             folder = folder / hashlib.sha256(entity_key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         return exports.write_package(folder, package, entity_key, now)
 

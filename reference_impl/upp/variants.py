@@ -45,6 +45,9 @@ UPP_VARIANTS: tuple[Variant, ...] = (
     _v("export-per-user-folders", "each user's export file goes into a folder of its own under the export folder "
        "(named by a hash of the entity_key)", ("export-confined-paths", "import-confined-paths"),
        export_layout="per-user"),
+    _v("export-nested-user-folders", "each user's export file goes into users/<hash of the entity_key>/ under the "
+       "export folder, while imports read the whole export folder (a blind red team's layout, round 16)",
+       ("export-confined-paths", "import-confined-paths"), export_layout="nested"),
     _v("import-foreign-ontology", "a package of another ontology is imported under the label rule: events whose "
        "labels this server's ontology defines are imported, the rest skipped (no -32002)",
        ("import-ontology-mismatch",), foreign_ontology="by-labels"),
