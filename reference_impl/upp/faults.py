@@ -88,6 +88,10 @@ UPP_FAULTS = (
     _f("invalid-params-as-internal", "a request missing a required parameter is answered -32603 Internal error "
        "instead of -32602 (mistyped parameters still get -32602)", "error-invalid-params",
        wraps=w.recoded(w.missing_params_as_internal)),
+    # A SHOULD: shows as a warning. The generic message of a parameter-checking library.
+    _f("invalid-params-unnamed", "every -32602 answers the message \"Invalid params\" alone, without data, so a "
+       "missing parameter is never named (a SHOULD)", "error-invalid-params-data",
+       wraps=w.recoded(w.invalid_params_unnamed)),
     # Both SHOULDs now (issue 13): a warning, and the same decision point read the other way is a
     # variant the suite passes (variants.py).
     _f("params-required", "upp/info and upp/get_labels answer -32602 when the request has no params member "
@@ -292,6 +296,11 @@ UPP_FAULTS = (
     _f("get-events-recent-window", "upp/get_events reads the store's newest 100 events, then keeps the user's: a "
        "user's events stored before a hundred others (of any user) are no longer listed", "get-events-complete",
        wraps={"_get_events": w.recent_window}),
+    # found by the blind red team (round 16): keys sharing a prefix, in the listing (the suite
+    # blamed delete-all, whose listing after the delete showed K-2's events)
+    _f("get-events-by-prefix", "upp/get_events lists the events of every user whose entity_key begins with the one "
+       "given (SQL LIKE 'key%'): K's listing also holds K-2's events", "entity-isolation",
+       wraps={"_get_events": w.get_events_by_prefix}),
     _f("get-events-hides-superseded", "upp/get_events leaves out superseded events", "get-events-all-statuses",
        wraps=after("_get_events", lambda events: [e for e in events if e["status"] != "superseded"])),
     _f("get-events-capped", "upp/get_events lists at most the user's first two events", "get-events-complete",

@@ -81,6 +81,11 @@ def missing_params_as_internal(exc: RpcError) -> RpcError | None:
     return None
 
 
+def invalid_params_unnamed(exc: RpcError) -> RpcError | None:
+    """upp-invalid-params-unnamed: every -32602 says only "Invalid params", no data."""
+    return RpcError(INVALID_PARAMS, "Invalid params") if exc.code == INVALID_PARAMS else None
+
+
 def unknown_method_as_invalid_request(exc: RpcError) -> RpcError | None:
     return RpcError(INVALID_REQUEST, exc.message) if exc.code == METHOD_NOT_FOUND else None
 
@@ -602,6 +607,17 @@ def delete_all_by_prefix(store: Any, original: Callable[..., Any]) -> Callable[.
             return [row for key in keys for row in original(key, None)]
         return original(entity_key, ids)
     return delete
+
+
+def get_events_by_prefix(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """upp-get-events-by-prefix: get_events selects the user's events by a prefix match on the
+    entity_key (SQL `WHERE entity_key LIKE ? || '%'`), so K's listing also holds K-2's events."""
+    def get_events(raw: Any) -> Any:
+        mine = original(raw)
+        key = raw["entity_key"]
+        return mine + [service._present(r) for r in service._store.events(None)
+                       if r.entity_key != key and r.entity_key.startswith(key)]
+    return get_events
 
 
 def skips_held_ignoring_case(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:

@@ -512,10 +512,13 @@ def _judge_listed_as_exported(ctx: CheckContext, entity: str, story: str, expect
 @check("upp/l2/get-events-own-user", spec="upp", requirements=("upp/entity-isolation",), bindings=LIVE,
        title="upp/get_events lists the user's own events only")
 def get_events_own_user(ctx: CheckContext) -> None:
-    """Two fresh users each hold events with values of their own; get_events for either lists
-    none of the other's values."""
+    """Two fresh users each hold events with values of their own, the second keyed as the first
+    with "-2" after it (keys sharing a prefix: a listing selected by SQL `LIKE 'key%'`, found by the
+    blind red team, round 16); get_events for either lists none of the other's values and no event
+    whose entity_key is the other's."""
     require_offered(ctx, "upp/get_events")
-    a, b = fresh_entity("own-a"), fresh_entity("own-b")
+    a = fresh_entity("own")
+    b = f"{a}-2"  # an entity_key is an opaque string (01 §7): another user, however alike
     placed = {a: place_events(ctx, a, [saying(SINGULAR_LABEL, 0)]),
               b: place_events(ctx, b, [saying(SINGULAR_LABEL, 1), saying(PLURAL_LABEL, 1)])}
     values = {who: {fold(e.get("value")) for e in events} for who, events in placed.items()}
@@ -525,11 +528,18 @@ def get_events_own_user(ctx: CheckContext) -> None:
         if not isinstance(result, list):
             continue  # judged by upp/l2/get-events
         leaked = [e for e in result if isinstance(e, dict)
-                  and fold(e.get("value")) in values[other] - values[me]]
+                  and (fold(e.get("value")) in values[other] - values[me] or e.get("entity_key") == other)]
         if leaked:
-            fail(ctx, "upp/entity-isolation", f"upp/get_events for {me!r} lists {len(leaked)} event(s) of another user "
-                 f"({other!r} holds {compact(sorted(values[other]))}): {_brief(leaked[0])}", reply,
-                 f"only the events of {me!r}")
+            alike = (f", whose key begins with {me!r}" if other.startswith(me) else "")
+            fail(ctx, "upp/entity-isolation", f"upp/get_events for {me!r} lists {len(leaked)} event(s) of another user, "
+                 f"{other!r}{alike} (who holds {compact(sorted(values[other]))}): "
+                 f"{'; '.join(_owned(e) for e in leaked[:3])}", reply,
+                 f"only the events of {me!r}: an entity_key names one user, matched whole (01 §7: an opaque string)")
+
+
+def _owned(e: dict[str, Any]) -> str:
+    """One event for a message, with the user it names."""
+    return compact({k: e.get(k) for k in ("id", "entity_key", "value", "labels", "status")}, 300)
 
 
 @check("upp/l2/get-events-unknown-user", spec="upp", requirements=("upp/get-events-unknown-user",), bindings=LIVE,
@@ -1170,10 +1180,18 @@ def delete_all(ctx: CheckContext) -> None:
         if not lost:  # when other users lost events, the count may include some the suite cannot see
             _judge_count(ctx, count, len(held - set(_ids(left))),
                          f"deleting all events of {entity!r} (event_ids {how})", reply)
+        # events another user owns (entity_key) that the listing shows are that listing's fault,
+        # judged by upp/l2/get-events-own-user, not events the delete left behind
+        theirs = [e for e in left if isinstance(e.get("entity_key"), str) and e["entity_key"] != entity]
+        if theirs:
+            ctx.note(f"after deleting all events of {entity!r}, upp/get_events for it lists {len(theirs)} event(s) "
+                     f"of other users ({compact(sorted({e['entity_key'] for e in theirs}))}): not charged to the "
+                     "delete (judged by upp/l2/get-events-own-user)")
+        left = [e for e in left if e not in theirs]
         if left:
             fail(ctx, "upp/delete-all", f"after delete_events for {entity!r} with event_ids {how}, upp/get_events "
-                 f"still lists {len(left)} of its {len(held)} events: {_brief(left[0])}", reply,
-                 "every event of the user deleted")
+                 f"still lists {len(left)} of its {len(held)} events: {'; '.join(_owned(e) for e in left[:3])}",
+                 reply, "every event of the user deleted")
         if lost:
             alike = (", whose key begins with the deleted user's" if bystander.startswith(entity) else "")
             fail(ctx, "upp/delete-other-users-untouched", f"deleting all events of {entity!r} also removed "
