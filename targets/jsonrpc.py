@@ -82,6 +82,11 @@ SERVER_MESSAGE = "a request or notification from the server"
 #: echoed the id; that the driver stopped waiting is no wire violation (with `forgive_late`).
 LATE_ANSWER = "a late answer to a request that timed out"
 _PASSED_OVER = (SERVER_MESSAGE, LATE_ANSWER)
+#: After a line that cannot begin a message (a log line on stdout), how long the answer may still
+#: come: a server that logs to stdout writes its answer right after (round 16's did), and that
+#: answer read is a framing verdict on the stray line; with none by then the line is taken as the
+#: answer (NotTheProtocol). Only an error's wording and a framing failure's differ by it, never a pass.
+GARBAGE_GRACE = 1.0
 
 
 def _encode(message: Any) -> bytes:
@@ -111,6 +116,16 @@ def _error_response(message: Message) -> bool:
 def _garbage(name: str, sent_text: str, answer: Message) -> TargetError:
     return NotTheProtocol(f"{name}: the answer is not JSON at all (to {excerpt(sent_text)}; it came back as "
                           f"{excerpt(answer.text, 200)})")
+
+
+def _stray_lines(messages: list[Message], why: str) -> list[WireProblem]:
+    """Lines on stdout that answer nothing. A line that is no JSON at all (a log line) is no message
+    the server sent but a break of the line framing (stdout carries the messages and nothing else):
+    upp/stdio-line-framing, the class beside the level, since UPP itself does not frame stdio; a
+    JSON one answers no request (stray_problem)."""
+    return [stray_problem(m, why) if m.is_json else
+            WireProblem(STDIO_LINE_FRAMING, f"a line on stdout that is no JSON-RPC message ({why}): {excerpt(m.text)}")
+            for m in messages]
 
 
 def _may_continue(loose: list[Message]) -> bool:
@@ -403,7 +418,7 @@ class StdioTransport:
                 problems.append(item.problem("it came before this request was sent"))
                 continue
             if not (item.is_json and self._role(item.value, NOT_JSON) in _PASSED_OVER):
-                problems.append(stray_problem(item, "it came before this request was sent"))
+                problems.extend(_stray_lines([item], "it came before this request was sent"))
 
     def _role(self, value: Any, sent: Any) -> str | None:
         """None when a JSON message answers the request in flight, SERVER_MESSAGE for a request or
@@ -446,6 +461,7 @@ class StdioTransport:
         lines, or log lines before a slow answer (an extractor may take seconds): only when no
         answer has come by the deadline (or stdout ends) are they taken as the answer."""
         loose: list[Message] = []  # lines that are not (yet) a message
+        junk: list[Message] = []   # lines that cannot begin a message (garbage_raises)
         while True:
             item = self._next(deadline)
             if isinstance(item, _TooLong):
@@ -454,9 +470,10 @@ class StdioTransport:
                                   f"{item.head!r}…); memconform reads at most "
                                   f"{size_text(_MAX_LINE)} of a message{self._notes(problems)}")
             if item is None or item is _EOF:
+                loose = junk + loose
                 if loose and self.garbage_raises:
                     if item is _EOF:  # garbage, then gone: the death is the news
-                        raise self._died(sent_text, problems + [stray_problem(m, "before it ended") for m in loose])
+                        raise self._died(sent_text, problems + _stray_lines(loose, "before it ended"))
                     raise _garbage(self.name, sent_text, self._as_answer(loose))
                 if loose:
                     return self._as_answer(loose)
@@ -468,20 +485,27 @@ class StdioTransport:
             if not item.is_json or (loose and not isinstance(item.value, (dict, list))):
                 loose.append(item)
                 if len(loose) > _LOOSE_LINES:
-                    problems.append(stray_problem(loose.pop(0), "not part of any message"))
+                    problems.extend(_stray_lines([loose.pop(0)], "not part of any message"))
                 joined = self._joined(loose)
                 if joined is None:
                     if self.garbage_raises and not _may_continue(loose):
-                        # no message can start like this: waiting out the timeout would only delay the error
-                        raise _garbage(self.name, sent_text, self._as_answer(loose))
+                        # no message can start like this: the answer may still follow it (a log
+                        # line on stdout) within GARBAGE_GRACE; waiting out the timeout would only
+                        # delay the error
+                        junk += loose
+                        loose = []
+                        if len(junk) > _LOOSE_LINES:
+                            raise _garbage(self.name, sent_text, self._as_answer(junk))
+                        deadline = min(deadline, time.monotonic() + GARBAGE_GRACE)
                     continue
                 i, item = joined
-                problems.extend(stray_problem(m, "before the answer") for m in loose[:i])
+                problems.extend(_stray_lines(loose[:i], "before the answer"))
             else:
-                problems.extend(stray_problem(m, "before the answer") for m in loose)
+                problems.extend(_stray_lines(loose, "before the answer"))
             loose = []
             why = self._role(item.value, sent)
             if why is None:
+                problems.extend(_stray_lines(junk, "before the answer"))
                 return item
             if why not in _PASSED_OVER:
                 problems.append(stray_problem(item, why))
@@ -519,7 +543,7 @@ class StdioTransport:
             joined = self._joined(got)
             if joined is not None and joined[0] == 0:
                 return joined[1]
-            problems.extend(stray_problem(m, "a further answer to a notification") for m in got[1:])
+            problems.extend(_stray_lines(got[1:], "a further answer to a notification"))
         return got[0] if got[0].is_json else self._as_answer(got[:1])
 
     # -- the exchange --
