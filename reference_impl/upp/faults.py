@@ -71,6 +71,13 @@ UPP_FAULTS = (
     _f("stdio-split-lines", "over stdio, each response has a raw newline after its opening bracket (two lines)",
        "stdio-line-framing", bindings=("stdio",),
        wraps=within("_endpoint", line=w.split_line)),
+    # found by the blind red team (round 16): one operation's answer framed otherwise
+    _f("stdio-export-pretty", "over stdio, the upp/export_events answer is pretty-printed over several lines",
+       "stdio-line-framing", bindings=("stdio",),
+       wraps=within("_endpoint", line=w.export_pretty)),
+    _f("stdio-log-on-stdout", "over stdio, a log line is printed on stdout before the upp/get_labels answer",
+       "stdio-line-framing", bindings=("stdio",),
+       wraps=within("_endpoint", line=w.log_line_before_labels)),
     # -- attacks (issue 14) ---------------------------------------------------------------------------
     _f("id-out-of-range-internal", "a request whose id is a number no double holds (1e400) runs, and its response "
        "fails to render: -32603 Internal error with id null, a traceback in the log (booleans, arrays and objects "

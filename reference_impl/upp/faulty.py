@@ -130,6 +130,34 @@ def split_line(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str
     return lambda text: original(text[:1] + "\n" + text[1:])
 
 
+def export_pretty(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
+    """upp-stdio-export-pretty: the export_events answer alone is written with indent=2 (a debug
+    setting left on for the one result a human reads), so it spans several lines."""
+    import json
+
+    def line(text: str) -> bytes:
+        value = json.loads(text)
+        result = value.get("result") if isinstance(value, dict) else None
+        if isinstance(result, dict) and "file" in result and "event_count" in result:
+            text = json.dumps(value, indent=2, ensure_ascii=False)
+        return original(text)
+    return line
+
+
+def log_line_before_labels(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
+    """upp-stdio-log-on-stdout: a log line printed to stdout before get_labels' answer (print()
+    where the logger was meant)."""
+    import json
+
+    def line(text: str) -> bytes:
+        value = json.loads(text)
+        result = value.get("result") if isinstance(value, dict) else None
+        if isinstance(result, list) and result and isinstance(result[0], dict) and "cardinality" in result[0]:
+            return f"[upp] get_labels: serving {len(result)} labels\n".encode() + original(text)
+        return original(text)
+    return line
+
+
 # -- params, errors and the operations served ----------------------------------------------------
 
 def retrieve_requires_max_results(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
