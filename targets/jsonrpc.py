@@ -45,8 +45,8 @@ import httpx
 from memconform.suite.outcomes import TargetError
 from memconform.suite.upp.client import OMIT, RpcExchange, RpcReply
 from memconform.suite.upp.jsonrpc import (
-    NOT_JSON, STDIO_LINE_FRAMING, UTF8_JSON, Message, WireProblem, excerpt, expects_reply, framing_problem,
-    join_lines, judge_received, parse_sent, read_line, read_message, readable_id, same_id,
+    NOT_JSON, PARSE_ERROR, STDIO_LINE_FRAMING, UTF8_JSON, Message, WireProblem, excerpt, expects_reply,
+    framing_problem, join_lines, judge_received, parse_sent, read_line, read_message, readable_id, same_id,
     stray_problem,
 )
 from memconform.targets.answers import NotTheProtocol, http_answer
@@ -268,6 +268,7 @@ class StdioTransport:
         self._exited = False
         self._closed = False
         self._writes: queue.Queue[Any] = queue.Queue()
+        self.ended_on_malformed = False  # set by the client: it ended on a line not JSON sent on purpose
         try:
             # a session of its own, so that stopping it also stops whatever it started
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -606,6 +607,14 @@ class StdioTransport:
     def alive(self) -> bool:
         return not self._closed and not self._exited and self._proc.poll() is None
 
+    def ended(self) -> bool:
+        """Whether the process has ended (waits a moment for an exit seen as stdout closing)."""
+        try:
+            self._proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     @property
     def pid(self) -> int:
         return self._proc.pid
@@ -709,7 +718,20 @@ class UppRpcClient:
 
     def send_raw(self, text: str | bytes) -> RpcExchange:
         data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-        return self.transport.exchange(data, parse_sent(data))
+        sent = parse_sent(data)
+        try:
+            return self.transport.exchange(data, sent)
+        except TargetError as exc:
+            if not (sent is NOT_JSON and isinstance(self.transport, StdioTransport) and self.transport.ended()):
+                raise
+            # The suite sent a line that is not JSON on purpose and the process ended on it: a
+            # verdict on the rule for such a line (-32700, JSON-RPC 2.0 §5.1), not a target gone
+            # (round 16: a server calling exit(1) on a line it could not parse ended the run in
+            # "error"). The driver starts it again (OneRestart, `malformed`).
+            self.transport.ended_on_malformed = True
+            return RpcExchange(data.decode("utf-8", "replace"), None, None, wire_problems=(WireProblem(
+                PARSE_ERROR, f"the server process ended on this line, which is not JSON, instead of answering "
+                             f"-32700 Parse error: {str(exc).split(': ', 1)[-1]}"),))
 
     def call_op(self, op: str, params: Any = OMIT) -> RpcReply:
         name = self.methods.get(op, op)
@@ -777,6 +799,10 @@ def probe_upp(url: str, timeout: float) -> tuple[bool, str]:
 
 # -- the driver ----------------------------------------------------------------------------------
 
+#: How many deaths on lines that are not JSON, sent on purpose, the driver survives (OneRestart).
+MAX_MALFORMED = 8
+
+
 class OneRestart:
     """The rule for a child process that dies (docs/live-ump.md, "Broken targets"): the first
     death is survived (the driver starts a fresh process, says so in the log and in `describe()`),
@@ -792,20 +818,31 @@ class OneRestart:
     def restarts(self) -> int:
         return sum(1 for d in self.deaths if d["restarted"])
 
-    def died(self, reason: str, exit_code: int | None) -> None:
-        """Note a death; returns when the process is to be started again, else raises."""
-        again = not self.deaths
+    def died(self, reason: str, exit_code: int | None, *, malformed: bool = False) -> None:
+        """Note a death; returns when the process is to be started again, else raises. A death
+        on a line that is not JSON the suite sent on purpose (`malformed`) is that line's verdict
+        and does not count, up to MAX_MALFORMED of them: a server that exits on every such line
+        is still judged on the rest."""
+        again = not self._counted() or (malformed and len(self._malformed()) < MAX_MALFORMED)
         self.deaths.append({"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                            "reason": reason, "exit_code": exit_code, "restarted": again})
+                            "reason": reason, "exit_code": exit_code, "restarted": again,
+                            **({"on_malformed_line": True} if malformed and again else {})})
         if again:
             self.log.warning("%s: %s; starting it again (once)", self.name, reason)
         else:
             self.log.warning("%s: %s; it died twice: not restarted again", self.name, reason)
         self.check()
 
+    def _counted(self) -> list[dict[str, Any]]:
+        return [d for d in self.deaths if not d.get("on_malformed_line")]
+
+    def _malformed(self) -> list[dict[str, Any]]:
+        return [d for d in self.deaths if d.get("on_malformed_line")]
+
     def check(self) -> None:
-        if len(self.deaths) > 1:
-            first, then = (d["reason"].split(" (stderr:")[0] for d in self.deaths[:2])
+        counted = self._counted()
+        if len(counted) > 1:
+            first, then = (d["reason"].split(" (stderr:")[0] for d in counted[:2])
             raise TargetError(f"{self.name}: the target died twice; not restarted again (first {first}, "
                               f"then {then})")
 
@@ -882,7 +919,7 @@ class JsonRpcDriver:
                 dead, self._client = self._client, None
                 reason, code = dead.transport.death()
                 dead.close()
-                self._deaths.died(reason, code)
+                self._deaths.died(reason, code, malformed=getattr(dead.transport, "ended_on_malformed", False))
             if self._client is None:
                 self._client = UppRpcClient(self._transport(), self.methods)
                 self._starts += 1

@@ -315,9 +315,16 @@ def non_json(ctx: CheckContext) -> None:
     if ctx.binding == "http":
         texts.append("")
     wrong: list[tuple[str, RpcExchange]] = []
+    ended = False
     for text in texts:
         ex = ctx.client.send_raw(text)
         observe(ctx, "upp/jsonrpc-parse-error")
+        # the process ended on the line (the driver says so): that is the verdict, and nothing
+        # more can be asked of it (the driver starts it again for the next check)
+        ended = ex.received_text is None and any(p.requirement == jsonrpc.PARSE_ERROR for p in ex.wire_problems)
+        if ended:
+            wrong.append(("; ".join(p.message for p in ex.wire_problems if p.requirement == jsonrpc.PARSE_ERROR), ex))
+            break
         problems = [p.message for p in jsonrpc.expect_parse_error(answer_of(ex))]
         status = server_error_status(ex)
         if problems and status is not None:
@@ -332,7 +339,8 @@ def non_json(ctx: CheckContext) -> None:
                           "a human-readable message without the server's internals")
     for what, ex in wrong[:3]:
         fail_exchange(ctx, "upp/jsonrpc-parse-error", what, ex, "error -32700 Parse Error with \"id\": null")
-    _judge_state(ctx, "upp/jsonrpc-parse-error", entity, before, "messages that are not JSON")
+    if not ended:
+        _judge_state(ctx, "upp/jsonrpc-parse-error", entity, before, "messages that are not JSON")
 
 
 @check("upp/bad-input/bad-batch", spec="upp",

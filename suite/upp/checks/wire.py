@@ -178,8 +178,12 @@ def parse_error(ctx: CheckContext) -> None:
     each must get one error response with code -32700 and `"id": null`."""
     for text in NOT_JSON:  # each judged: every failing text is reported
         ex = ctx.client.send_raw(text)
-        _judge_provoked(ctx, "upp/jsonrpc-parse-error", ex, jsonrpc.expect_parse_error(answer_of(ex)),
+        # the driver's own finding first: the process ended on the line (then no more are sent)
+        ended = [p for p in ex.wire_problems if p.requirement == jsonrpc.PARSE_ERROR and ex.received_text is None]
+        _judge_provoked(ctx, "upp/jsonrpc-parse-error", ex, ended or jsonrpc.expect_parse_error(answer_of(ex)),
                         "{\"jsonrpc\": \"2.0\", \"error\": {\"code\": -32700, …}, \"id\": null}")
+        if ended:
+            return
 
 
 #: JSON values that are not request objects, with why.
