@@ -72,6 +72,9 @@ UPP_FAULTS = (
        "stdio-line-framing", bindings=("stdio",),
        wraps=within("_endpoint", line=w.split_line)),
     # found by the blind red team (round 16): one operation's answer framed otherwise
+    _f("stdio-exits-on-parse-error", "over stdio, a line that is not JSON ends the server process (exit code 1) "
+       "instead of getting -32700", "jsonrpc-parse-error", bindings=("stdio",),
+       wraps=within("_endpoint", handle_text=w.exits_on_unparsable)),
     _f("stdio-export-pretty", "over stdio, the upp/export_events answer is pretty-printed over several lines",
        "stdio-line-framing", bindings=("stdio",),
        wraps=within("_endpoint", line=w.export_pretty)),

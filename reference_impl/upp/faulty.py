@@ -125,6 +125,22 @@ def fails_on_large_messages(endpoint: Any, original: Callable[..., Any]) -> Call
     return wrong
 
 
+def exits_on_unparsable(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-stdio-exits-on-parse-error: a line that is not JSON ends the process with exit code 1
+    (json.loads' exception caught at the top of the loop as fatal), instead of -32700."""
+    import json
+    import sys
+
+    def handle(text: Any) -> str | None:
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            print("fatal: cannot decode request", file=sys.stderr)
+            raise SystemExit(1) from None
+        return original(text)
+    return handle
+
+
 def split_line(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
     """A raw newline after the opening bracket: two lines."""
     return lambda text: original(text[:1] + "\n" + text[1:])
