@@ -182,6 +182,10 @@ UPP_FAULTS = (
        "low-confidence-staged",
        overrides={"staged_below": 0.0}),
     # -- staged events (found by the blind red team, round 11) --------------------------------------------
+    # found by the blind red team (round 16): the reverse of staged-supersedes
+    _f("supersedes-staged", "supersession marks every event of the user sharing a singular label superseded, a "
+       "staged one too (staged → superseded)", "lifecycle-transitions",
+       wraps={"_supersede": w.supersedes_every_status}),
     _f("staged-supersedes", "a new event supersedes the valid events of its singular labels whatever its own status: "
        "a staged (low-confidence) who_name marks the valid one superseded", "supersession-new-valid",
        wraps={"_supersedes": lambda service, original: lambda row: row.status != "superseded"}),

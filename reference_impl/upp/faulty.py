@@ -125,6 +125,19 @@ def fails_on_large_messages(endpoint: Any, original: Callable[..., Any]) -> Call
     return wrong
 
 
+def supersedes_every_status(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-supersedes-staged: supersession marks every event of the user sharing a singular label
+    (the status filter forgotten in the query), so a staged one becomes superseded too."""
+    def supersede(entity_key: str, new: Any, labels: Any) -> None:
+        original(entity_key, new, labels)
+        triggering = service._triggering(labels)
+        for row in service._store.events(entity_key, statuses=("staged",)):
+            if row.seq != new.seq and triggering.intersection(row.labels):
+                service._store.promote(row.seq)  # the store allows staged → superseded only by way of valid
+                service._store.supersede(row.seq, new.id)
+    return supersede
+
+
 def exits_on_unparsable(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """upp-stdio-exits-on-parse-error: a line that is not JSON ends the process with exit code 1
     (json.loads' exception caught at the top of the loop as fatal), instead of -32700."""

@@ -71,7 +71,7 @@ SWITCHES = {
     # the lifecycle
     "singular_accumulates", "superseded_by_null", "plural_supersedes", "rewrite_superseded_value",
     "stage_below_085", "stage_all", "never_stage", "ingest_not_persisted", "ingest_status_stored",
-    "staged_supersedes", "no_reinforce", "supersede_any_user", "same_call_accumulates",
+    "staged_supersedes", "supersedes_staged", "no_reinforce", "supersede_any_user", "same_call_accumulates",
     # delete_events
     "soft_delete", "delete_ignores_ids", "count_asked", "delete_result_number", "delete_any_owner",
     "empty_list_noop", "delete_all_by_prefix",
@@ -165,7 +165,8 @@ class Mini:
         for old in pool:
             if "same_call_accumulates" in self.on and old["id"] not in self._before_call:
                 continue
-            if old["status"] == "valid" and label in old["labels"] and old["id"] != but:
+            if (old["status"] == "valid" or (old["status"] == "staged" and "supersedes_staged" in self.on)) \
+                    and label in old["labels"] and old["id"] != but:
                 old["status"] = "superseded"
                 old["superseded_by"] = None if "superseded_by_null" in self.on else new_id
                 if "rewrite_superseded_value" in self.on:
@@ -459,6 +460,7 @@ def test_a_right_level3_server_passes_every_check(mini):
 #: Checks that need an event of a chosen confidence: through ingest the server's extractor chooses it,
 #: so they are inconclusive there (nothing seen), never passed on nothing.
 CHOSEN_CONFIDENCE = ("upp/l2/high-confidence-valid", "upp/l2/low-confidence-staged", "upp/l2/staged-supersedes-nothing",
+                     "upp/l2/staged-not-superseded",
                      "upp/l2/staged-reinforcement", "upp/l2/get-events-among-many")
 
 
@@ -535,6 +537,7 @@ BROKEN = [
     ({"stage_all": True}, 3, "upp/l2/high-confidence-valid", {"upp/high-confidence-valid"}),
     ({"never_stage": True}, 3, "upp/l2/low-confidence-staged", {"upp/low-confidence-staged"}),
     ({"staged_supersedes": True}, 3, "upp/l2/staged-supersedes-nothing", {"upp/supersession-new-valid"}),
+    ({"supersedes_staged": True}, 3, "upp/l2/staged-not-superseded", {"upp/lifecycle-transitions"}),
     ({"no_reinforce": True}, 3, "upp/l2/staged-reinforcement", {"upp/staged-reinforcement"}),
     ({"ingest_not_persisted": True}, 3, "upp/l2/event-lifecycle", {"upp/events-retained"}),
     ({"ingest_status_stored": True}, 3, "upp/l2/event-lifecycle", {"upp/lifecycle-transitions"}),

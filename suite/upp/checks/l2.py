@@ -911,6 +911,37 @@ def staged_supersedes_nothing(ctx: CheckContext) -> None:
              "supersedes nothing")
 
 
+@check("upp/l2/staged-not-superseded", spec="upp", requirements=("upp/lifecycle-transitions",), bindings=LIVE,
+       title="a valid event of a singular label leaves a staged one of that label staged, never superseded")
+def staged_not_superseded(ctx: CheckContext) -> None:
+    """A fresh user is given a who_name staged (imported with confidence 0.05 and status staged), then a
+    valid who_name of another value. Supersession marks the user's valid events of the label (02 §6); the
+    staged one may stay staged (or, in some reading of "matching", be reinforced), but never become
+    superseded: "The only state changes are: staged → valid (reinforcement), valid → superseded" (02 §6;
+    found by the blind red team, round 16: supersession over every status). Inconclusive when the suite
+    cannot place an event of a chosen confidence or the first event is not stored staged."""
+    ctx.credit_only_observed()
+    require_offered(ctx, "upp/get_events")
+    _need_chosen_confidence(ctx)
+    entity = fresh_entity("staged-kept")
+    first = _import_staged(ctx, entity, saying(SINGULAR_LABEL, 1))
+    if first.get("status") != "staged":
+        raise _not_staged(first)
+    place_events(ctx, entity, [saying(SINGULAR_LABEL, 0)])
+    listing, events = _get_events(ctx, entity)
+    now = events.get(first.get("id"))
+    if now is None:
+        raise NotApplicable(f"the staged {SINGULAR_LABEL} event {first.get('id')!r} is no longer listed (judged by "
+                            "upp/events-retained)")
+    observe(ctx, "upp/lifecycle-transitions")
+    if now.get("status") == "superseded":
+        fail(ctx, "upp/lifecycle-transitions", f"{SINGULAR_LABEL} (singular) was imported staged as {_brief(first)}; "
+             f"then a valid {SINGULAR_LABEL} event {SAYINGS[SINGULAR_LABEL][0]!r} was placed for {entity!r}, and "
+             f"upp/get_events now lists the staged one as {_brief(now)}", listing,
+             "the staged event still staged (or valid, if reinforced): 02 §6 \"The only state changes are: staged → "
+             "valid (reinforcement), valid → superseded (contradiction)\"; supersession replaces the valid event")
+
+
 @check("upp/l2/staged-reinforcement", spec="upp", requirements=("upp/staged-reinforcement",), bindings=LIVE,
        title="a staged event is reinforced to valid by the same fact stored valid, not left staged beside it")
 def staged_reinforcement(ctx: CheckContext) -> None:
