@@ -115,6 +115,11 @@ UPP_FAULTS = (
        "(-32602 naming it in missing_params)", "extension-params-optional", "retrieve-returns-events",
        "retrieve-unknown-user",
        wraps={"_take": w.retrieve_requires_max_results}),
+    # found by the blind red team (round 16): a user's event crowded out by other users' events
+    _f("retrieve-top-then-user", "upp/retrieve ranks every user's events, keeps the top 50 (its result size), then "
+       "keeps the asking user's: a user's event is not found once other users hold 50 better or equal matches",
+       "retrieve-finds-stored",
+       wraps={"_ranked": w.ranks_all_then_filters}),
     _f("user-not-found-when-nothing-matches", "upp/retrieve answers -32001 User Not Found for a known user when "
        "no event shares a word with the query", "error-user-not-found",
        wraps={"_retrieve": w.user_not_found_when_nothing_matches}),

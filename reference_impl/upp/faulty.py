@@ -138,6 +138,16 @@ def supersedes_every_status(service: Any, original: Callable[..., Any]) -> Calla
     return supersede
 
 
+def ranks_all_then_filters(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-retrieve-top-then-user: retrieve ranks every user's events, keeps the top `limit`, and only
+    then keeps the asking user's (a shared search index queried without the user filter)."""
+    def ranked(owner: Any, query: str, limit: int) -> list[dict[str, Any]]:
+        if owner is None:
+            return original(owner, query, limit)
+        return [e for e in original(None, query, limit) if e["entity_key"] == owner]
+    return ranked
+
+
 def exits_on_unparsable(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """upp-stdio-exits-on-parse-error: a line that is not JSON ends the process with exit code 1
     (json.loads' exception caught at the top of the loop as fatal), instead of -32700."""

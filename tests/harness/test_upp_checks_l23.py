@@ -71,7 +71,7 @@ SWITCHES = {
     # the lifecycle
     "singular_accumulates", "superseded_by_null", "plural_supersedes", "rewrite_superseded_value",
     "stage_below_085", "stage_all", "never_stage", "ingest_not_persisted", "ingest_status_stored",
-    "staged_supersedes", "supersedes_staged", "no_reinforce", "supersede_any_user", "same_call_accumulates",
+    "staged_supersedes", "supersedes_staged", "no_reinforce", "retrieve_top_then_user", "supersede_any_user", "same_call_accumulates",
     # delete_events
     "soft_delete", "delete_ignores_ids", "count_asked", "delete_result_number", "delete_any_owner",
     "empty_list_noop", "delete_all_by_prefix",
@@ -189,8 +189,12 @@ class Mini:
 
     def _relevant(self, key: str, text: str) -> list[dict[str, Any]]:
         words = {w for w in re.findall(r"[a-z]{3,}", text.lower())}
-        return [e for e in self._mine(key) if e["status"] == "valid" and not e.get("_hidden")
-                and words & set(re.findall(r"[a-z]{3,}", e["value"].lower()))]
+        pool = self.events if "retrieve_top_then_user" in self.on else self._mine(key)
+        found = [e for e in pool if e["status"] == "valid" and not e.get("_hidden")
+                 and words & set(re.findall(r"[a-z]{3,}", e["value"].lower()))]
+        if "retrieve_top_then_user" in self.on:  # the newest ten of every user's, then the user's
+            found = [e for e in found[::-1][:10] if e["entity_key"] == key]
+        return found
 
     # -- level 1 ------------------------------------------------------------------------------------
 
@@ -460,7 +464,7 @@ def test_a_right_level3_server_passes_every_check(mini):
 #: Checks that need an event of a chosen confidence: through ingest the server's extractor chooses it,
 #: so they are inconclusive there (nothing seen), never passed on nothing.
 CHOSEN_CONFIDENCE = ("upp/l2/high-confidence-valid", "upp/l2/low-confidence-staged", "upp/l2/staged-supersedes-nothing",
-                     "upp/l2/staged-not-superseded",
+                     "upp/l2/staged-not-superseded", "upp/l2/retrieve-among-many",
                      "upp/l2/staged-reinforcement", "upp/l2/get-events-among-many")
 
 
@@ -538,6 +542,7 @@ BROKEN = [
     ({"never_stage": True}, 3, "upp/l2/low-confidence-staged", {"upp/low-confidence-staged"}),
     ({"staged_supersedes": True}, 3, "upp/l2/staged-supersedes-nothing", {"upp/supersession-new-valid"}),
     ({"supersedes_staged": True}, 3, "upp/l2/staged-not-superseded", {"upp/lifecycle-transitions"}),
+    ({"retrieve_top_then_user": True}, 3, "upp/l2/retrieve-among-many", {"upp/retrieve-finds-stored"}),
     ({"no_reinforce": True}, 3, "upp/l2/staged-reinforcement", {"upp/staged-reinforcement"}),
     ({"ingest_not_persisted": True}, 3, "upp/l2/event-lifecycle", {"upp/events-retained"}),
     ({"ingest_status_stored": True}, 3, "upp/l2/event-lifecycle", {"upp/lifecycle-transitions"}),

@@ -483,6 +483,56 @@ def get_events_among_many(ctx: CheckContext) -> None:
             ctx.client.delete_events(who)  # leave the shared server as lean as it was
 
 
+#: How many events like a user's own another user gets before retrieve is asked again.
+CROWD = 60
+
+
+@check("upp/l2/retrieve-among-many", spec="upp", requirements=("upp/retrieve-finds-stored",), bindings=LIVE,
+       title="upp/retrieve finds a user's event however many like events other users hold")
+def retrieve_among_many(ctx: CheckContext) -> None:
+    """A fresh user A holds one event (who_languages, tier_public: no server keeps it out of retrieve by
+    sensitivity, 06 §6); upp/retrieve for A asked for its exact value must find it (else inconclusive: that
+    is retrieve-shape's business). Another fresh user B is then given CROWD events of the same label and the same
+    value, in one import: asked again, retrieve for A must still return A's event. A
+    retrieve that ranks every user's events, keeps the top few and only then keeps A's finds nothing (found
+    by the blind red team, round 16; the same "among many" as get-events-among-many). Inconclusive without
+    upp/import_events and shared files."""
+    ctx.credit_only_observed()
+    require_offered(ctx, "upp/retrieve")
+    if not imports(ctx):
+        raise Inconclusive("the suite gives a user many events in one call only with upp/import_events, on a server "
+                           "sharing this machine's files")
+    a, b = fresh_entity("crowd-a"), fresh_entity("crowd-b")
+    tongue = "".join(secrets.choice("bcdfghjklmnprstvwz") + secrets.choice("aeiou") for _ in range(4)).title()
+    value = f"I speak {tongue}."
+    [mine] = place_events(ctx, a, [event(value, "who_languages")])
+
+    def found() -> tuple[RpcReply, bool]:
+        reply = ctx.client.retrieve(a, value)
+        return reply, reply.ok and isinstance(reply.result, list) and any(
+            isinstance(e, dict) and fold(e.get("value")) == fold(mine.get("value")) for e in reply.result)
+
+    before, seen = found()
+    if not seen:
+        raise Inconclusive(f"upp/retrieve for {a!r} asked for {value!r} did not return its one event even before "
+                           f"another user was given events ({before.describe()}): judged by upp/l1/retrieve-shape")
+    # the very same value: no ranking can put A's event above them, so only the user filter keeps it
+    items = [event(value, "who_languages") for _ in range(CROWD)]
+    content = package(fresh_entity("pkg-source"), items, ontology_id=server_ontology(ctx))
+    with package_file(ctx, content, "crowd") as path:
+        need(ctx.client.import_events(b, str(path)), f"upp/import_events of {CROWD} events for {b!r}")
+    after, seen = found()
+    observe(ctx, "upp/retrieve-finds-stored")
+    if not seen:
+        fail(ctx, "upp/retrieve-finds-stored", f"upp/retrieve for {a!r} asked for {value!r} returned its one event "
+             f"{mine.get('id')!r} before another user, {b!r}, was given {CROWD} events of the same value, and not "
+             f"after", after, "A's event among the results: it is the best match there is among A's events, "
+             "whatever other users hold (results are the user's own, ranked)")
+    if served(ctx, "upp/delete_events"):
+        for who in (a, b):
+            ctx.client.delete_events(who)  # leave the shared server as lean as it was
+
+
 def _judge_listed_as_exported(ctx: CheckContext, entity: str, story: str, expect: set[Any]) -> None:
     """upp/get_events for `entity` against its export: every exported event must be listed. An id of
     `expect` in neither is noted (upp/events-retained's business, not the listing's)."""
