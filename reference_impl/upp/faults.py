@@ -86,6 +86,10 @@ UPP_FAULTS = (
        "fails to render: -32603 Internal error with id null, a traceback in the log (booleans, arrays and objects "
        "are still -32600)", "jsonrpc-id-unreadable",
        wraps=within("_endpoint", _valid_id=w.any_number_as_id)),
+    # found by the blind red team (round 16): the id read as infinity and written back as it was read
+    _f("id-infinity-echoed", "a request whose id is a number no double holds (1e400) runs, and its response echoes "
+       "the id as Infinity (json.dumps' default allow_nan), which is no JSON", "jsonrpc-id-unreadable",
+       wraps=within("_endpoint", _valid_id=w.any_number_as_id, render=w.renders_nan)),
     # A SHOULD: shows as a warning. 1,000 get_labels then answer about 40 MB, past what the harness reads.
     _f("batch-unbounded", "a batch of any length runs whole and its answer grows without bound (5,000 get_labels: "
        "200 MB; a SHOULD)", "batch-bounded",

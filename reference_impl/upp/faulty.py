@@ -148,6 +148,14 @@ def ranks_all_then_filters(service: Any, original: Callable[..., Any]) -> Callab
     return ranked
 
 
+def renders_nan(endpoint: Any, original: Callable[[Any], str]) -> Callable[[Any], str]:
+    """upp-id-infinity-echoed: responses are written by Python's json with its default allow_nan, so
+    an id read as infinity is echoed as `Infinity`, which is no JSON."""
+    import json
+
+    return lambda response: json.dumps(response, ensure_ascii=False, separators=(",", ":"))
+
+
 def exits_on_unparsable(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """upp-stdio-exits-on-parse-error: a line that is not JSON ends the process with exit code 1
     (json.loads' exception caught at the top of the loop as fatal), instead of -32700."""
