@@ -269,6 +269,10 @@ class StdioTransport:
         self._closed = False
         self._writes: queue.Queue[Any] = queue.Queue()
         self.ended_on_malformed = False  # set by the client: it ended on a line not JSON sent on purpose
+        # what is wrong with the stream itself, told with every exchange: a byte order mark before the
+        # first message (its answer is the driver's probe, which no check judges; round 16)
+        self.stream_problems: list[WireProblem] = []
+        self._first_line = True
         try:
             # a session of its own, so that stopping it also stops whatever it started
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -399,6 +403,11 @@ class StdioTransport:
                 return _EOF
             if isinstance(raw, _TooLong):
                 return raw
+            if self._first_line and raw.startswith(b"\xef\xbb\xbf"):
+                self.stream_problems.append(WireProblem(UTF8_JSON, "the server's stdout began with a byte order mark "
+                                                                   "(EF BB BF) before its first message (RFC 8259 §8.1: "
+                                                                   "implementations MUST NOT add one)"))
+            self._first_line = False
             messages = read_line(raw[:-1] if raw.endswith(b"\n") else raw)
             if not messages:
                 continue  # a blank line: no message
@@ -586,6 +595,7 @@ class StdioTransport:
                 # a late answer to this request must not be taken for the next one's
                 self._earlier.update(self._ids(sent))
         problems.extend(judge_received(sent, answer))
+        problems.extend(self.stream_problems)
         return RpcExchange(sent_text, answer.text if answer else None,
                            answer.value if answer is not None and answer.is_json else None,
                            wire_problems=_bounded(problems))

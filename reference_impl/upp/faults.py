@@ -75,6 +75,9 @@ UPP_FAULTS = (
     _f("stdio-exits-on-parse-error", "over stdio, a line that is not JSON ends the server process (exit code 1) "
        "instead of getting -32700", "jsonrpc-parse-error", bindings=("stdio",),
        wraps=within("_endpoint", handle_text=w.exits_on_unparsable)),
+    _f("stdio-bom", "over stdio, a UTF-8 byte order mark precedes the first response (stdout opened as utf-8-sig)",
+       "jsonrpc-utf8-json", bindings=("stdio",),
+       wraps=within("_endpoint", line=w.bom_first)),
     _f("stdio-export-pretty", "over stdio, the upp/export_events answer is pretty-printed over several lines",
        "stdio-line-framing", bindings=("stdio",),
        wraps=within("_endpoint", line=w.export_pretty)),

@@ -148,6 +148,20 @@ def ranks_all_then_filters(service: Any, original: Callable[..., Any]) -> Callab
     return ranked
 
 
+def bom_first(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
+    """upp-stdio-bom: stdout opened with encoding utf-8-sig, so a byte order mark precedes the
+    first response (and only it)."""
+    first = [True]
+
+    def line(text: str) -> bytes:
+        data = original(text)
+        if first[0]:
+            first[0] = False
+            return b"\xef\xbb\xbf" + data
+        return data
+    return line
+
+
 def renders_nan(endpoint: Any, original: Callable[[Any], str]) -> Callable[[Any], str]:
     """upp-id-infinity-echoed: responses are written by Python's json with its default allow_nan, so
     an id read as infinity is echoed as `Infinity`, which is no JSON."""
