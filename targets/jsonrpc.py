@@ -45,8 +45,8 @@ import httpx
 from memconform.suite.outcomes import TargetError
 from memconform.suite.upp.client import OMIT, RpcExchange, RpcReply
 from memconform.suite.upp.jsonrpc import (
-    NOT_JSON, STDIO_LINE_FRAMING, UTF8_JSON, Message, WireProblem, excerpt, expects_reply, framing_problem,
-    join_lines, judge_received, parse_sent, read_line, read_message, readable_id, same_id,
+    NOT_JSON, PARSE_ERROR, STDIO_LINE_FRAMING, UTF8_JSON, Message, WireProblem, excerpt, expects_reply,
+    framing_problem, join_lines, judge_received, parse_sent, read_line, read_message, readable_id, same_id,
     stray_problem,
 )
 from memconform.targets.answers import NotTheProtocol, http_answer
@@ -82,6 +82,11 @@ SERVER_MESSAGE = "a request or notification from the server"
 #: echoed the id; that the driver stopped waiting is no wire violation (with `forgive_late`).
 LATE_ANSWER = "a late answer to a request that timed out"
 _PASSED_OVER = (SERVER_MESSAGE, LATE_ANSWER)
+#: After a line that cannot begin a message (a log line on stdout), how long the answer may still
+#: come: a server that logs to stdout writes its answer right after (round 16's did), and that
+#: answer read is a framing verdict on the stray line; with none by then the line is taken as the
+#: answer (NotTheProtocol). Only an error's wording and a framing failure's differ by it, never a pass.
+GARBAGE_GRACE = 1.0
 
 
 def _encode(message: Any) -> bytes:
@@ -111,6 +116,16 @@ def _error_response(message: Message) -> bool:
 def _garbage(name: str, sent_text: str, answer: Message) -> TargetError:
     return NotTheProtocol(f"{name}: the answer is not JSON at all (to {excerpt(sent_text)}; it came back as "
                           f"{excerpt(answer.text, 200)})")
+
+
+def _stray_lines(messages: list[Message], why: str) -> list[WireProblem]:
+    """Lines on stdout that answer nothing. A line that is no JSON at all (a log line) is no message
+    the server sent but a break of the line framing (stdout carries the messages and nothing else):
+    upp/stdio-line-framing, the class beside the level, since UPP itself does not frame stdio; a
+    JSON one answers no request (stray_problem)."""
+    return [stray_problem(m, why) if m.is_json else
+            WireProblem(STDIO_LINE_FRAMING, f"a line on stdout that is no JSON-RPC message ({why}): {excerpt(m.text)}")
+            for m in messages]
 
 
 def _may_continue(loose: list[Message]) -> bool:
@@ -253,6 +268,11 @@ class StdioTransport:
         self._exited = False
         self._closed = False
         self._writes: queue.Queue[Any] = queue.Queue()
+        self.ended_on_malformed = False  # set by the client: it ended on a line not JSON sent on purpose
+        # what is wrong with the stream itself, told with every exchange: a byte order mark before the
+        # first message (its answer is the driver's probe, which no check judges; round 16)
+        self.stream_problems: list[WireProblem] = []
+        self._first_line = True
         try:
             # a session of its own, so that stopping it also stops whatever it started
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -383,6 +403,11 @@ class StdioTransport:
                 return _EOF
             if isinstance(raw, _TooLong):
                 return raw
+            if self._first_line and raw.startswith(b"\xef\xbb\xbf"):
+                self.stream_problems.append(WireProblem(UTF8_JSON, "the server's stdout began with a byte order mark "
+                                                                   "(EF BB BF) before its first message (RFC 8259 §8.1: "
+                                                                   "implementations MUST NOT add one)"))
+            self._first_line = False
             messages = read_line(raw[:-1] if raw.endswith(b"\n") else raw)
             if not messages:
                 continue  # a blank line: no message
@@ -403,7 +428,7 @@ class StdioTransport:
                 problems.append(item.problem("it came before this request was sent"))
                 continue
             if not (item.is_json and self._role(item.value, NOT_JSON) in _PASSED_OVER):
-                problems.append(stray_problem(item, "it came before this request was sent"))
+                problems.extend(_stray_lines([item], "it came before this request was sent"))
 
     def _role(self, value: Any, sent: Any) -> str | None:
         """None when a JSON message answers the request in flight, SERVER_MESSAGE for a request or
@@ -446,6 +471,7 @@ class StdioTransport:
         lines, or log lines before a slow answer (an extractor may take seconds): only when no
         answer has come by the deadline (or stdout ends) are they taken as the answer."""
         loose: list[Message] = []  # lines that are not (yet) a message
+        junk: list[Message] = []   # lines that cannot begin a message (garbage_raises)
         while True:
             item = self._next(deadline)
             if isinstance(item, _TooLong):
@@ -454,9 +480,10 @@ class StdioTransport:
                                   f"{item.head!r}…); memconform reads at most "
                                   f"{size_text(_MAX_LINE)} of a message{self._notes(problems)}")
             if item is None or item is _EOF:
+                loose = junk + loose
                 if loose and self.garbage_raises:
                     if item is _EOF:  # garbage, then gone: the death is the news
-                        raise self._died(sent_text, problems + [stray_problem(m, "before it ended") for m in loose])
+                        raise self._died(sent_text, problems + _stray_lines(loose, "before it ended"))
                     raise _garbage(self.name, sent_text, self._as_answer(loose))
                 if loose:
                     return self._as_answer(loose)
@@ -468,20 +495,27 @@ class StdioTransport:
             if not item.is_json or (loose and not isinstance(item.value, (dict, list))):
                 loose.append(item)
                 if len(loose) > _LOOSE_LINES:
-                    problems.append(stray_problem(loose.pop(0), "not part of any message"))
+                    problems.extend(_stray_lines([loose.pop(0)], "not part of any message"))
                 joined = self._joined(loose)
                 if joined is None:
                     if self.garbage_raises and not _may_continue(loose):
-                        # no message can start like this: waiting out the timeout would only delay the error
-                        raise _garbage(self.name, sent_text, self._as_answer(loose))
+                        # no message can start like this: the answer may still follow it (a log
+                        # line on stdout) within GARBAGE_GRACE; waiting out the timeout would only
+                        # delay the error
+                        junk += loose
+                        loose = []
+                        if len(junk) > _LOOSE_LINES:
+                            raise _garbage(self.name, sent_text, self._as_answer(junk))
+                        deadline = min(deadline, time.monotonic() + GARBAGE_GRACE)
                     continue
                 i, item = joined
-                problems.extend(stray_problem(m, "before the answer") for m in loose[:i])
+                problems.extend(_stray_lines(loose[:i], "before the answer"))
             else:
-                problems.extend(stray_problem(m, "before the answer") for m in loose)
+                problems.extend(_stray_lines(loose, "before the answer"))
             loose = []
             why = self._role(item.value, sent)
             if why is None:
+                problems.extend(_stray_lines(junk, "before the answer"))
                 return item
             if why not in _PASSED_OVER:
                 problems.append(stray_problem(item, why))
@@ -519,7 +553,7 @@ class StdioTransport:
             joined = self._joined(got)
             if joined is not None and joined[0] == 0:
                 return joined[1]
-            problems.extend(stray_problem(m, "a further answer to a notification") for m in got[1:])
+            problems.extend(_stray_lines(got[1:], "a further answer to a notification"))
         return got[0] if got[0].is_json else self._as_answer(got[:1])
 
     # -- the exchange --
@@ -561,6 +595,7 @@ class StdioTransport:
                 # a late answer to this request must not be taken for the next one's
                 self._earlier.update(self._ids(sent))
         problems.extend(judge_received(sent, answer))
+        problems.extend(self.stream_problems)
         return RpcExchange(sent_text, answer.text if answer else None,
                            answer.value if answer is not None and answer.is_json else None,
                            wire_problems=_bounded(problems))
@@ -581,6 +616,14 @@ class StdioTransport:
     @property
     def alive(self) -> bool:
         return not self._closed and not self._exited and self._proc.poll() is None
+
+    def ended(self) -> bool:
+        """Whether the process has ended (waits a moment for an exit seen as stdout closing)."""
+        try:
+            self._proc.wait(1.0)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     @property
     def pid(self) -> int:
@@ -685,7 +728,20 @@ class UppRpcClient:
 
     def send_raw(self, text: str | bytes) -> RpcExchange:
         data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-        return self.transport.exchange(data, parse_sent(data))
+        sent = parse_sent(data)
+        try:
+            return self.transport.exchange(data, sent)
+        except TargetError as exc:
+            if not (sent is NOT_JSON and isinstance(self.transport, StdioTransport) and self.transport.ended()):
+                raise
+            # The suite sent a line that is not JSON on purpose and the process ended on it: a
+            # verdict on the rule for such a line (-32700, JSON-RPC 2.0 §5.1), not a target gone
+            # (round 16: a server calling exit(1) on a line it could not parse ended the run in
+            # "error"). The driver starts it again (OneRestart, `malformed`).
+            self.transport.ended_on_malformed = True
+            return RpcExchange(data.decode("utf-8", "replace"), None, None, wire_problems=(WireProblem(
+                PARSE_ERROR, f"the server process ended on this line, which is not JSON, instead of answering "
+                             f"-32700 Parse error: {str(exc).split(': ', 1)[-1]}"),))
 
     def call_op(self, op: str, params: Any = OMIT) -> RpcReply:
         name = self.methods.get(op, op)
@@ -753,6 +809,10 @@ def probe_upp(url: str, timeout: float) -> tuple[bool, str]:
 
 # -- the driver ----------------------------------------------------------------------------------
 
+#: How many deaths on lines that are not JSON, sent on purpose, the driver survives (OneRestart).
+MAX_MALFORMED = 8
+
+
 class OneRestart:
     """The rule for a child process that dies (docs/live-ump.md, "Broken targets"): the first
     death is survived (the driver starts a fresh process, says so in the log and in `describe()`),
@@ -768,20 +828,31 @@ class OneRestart:
     def restarts(self) -> int:
         return sum(1 for d in self.deaths if d["restarted"])
 
-    def died(self, reason: str, exit_code: int | None) -> None:
-        """Note a death; returns when the process is to be started again, else raises."""
-        again = not self.deaths
+    def died(self, reason: str, exit_code: int | None, *, malformed: bool = False) -> None:
+        """Note a death; returns when the process is to be started again, else raises. A death
+        on a line that is not JSON the suite sent on purpose (`malformed`) is that line's verdict
+        and does not count, up to MAX_MALFORMED of them: a server that exits on every such line
+        is still judged on the rest."""
+        again = not self._counted() or (malformed and len(self._malformed()) < MAX_MALFORMED)
         self.deaths.append({"at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                            "reason": reason, "exit_code": exit_code, "restarted": again})
+                            "reason": reason, "exit_code": exit_code, "restarted": again,
+                            **({"on_malformed_line": True} if malformed and again else {})})
         if again:
             self.log.warning("%s: %s; starting it again (once)", self.name, reason)
         else:
             self.log.warning("%s: %s; it died twice: not restarted again", self.name, reason)
         self.check()
 
+    def _counted(self) -> list[dict[str, Any]]:
+        return [d for d in self.deaths if not d.get("on_malformed_line")]
+
+    def _malformed(self) -> list[dict[str, Any]]:
+        return [d for d in self.deaths if d.get("on_malformed_line")]
+
     def check(self) -> None:
-        if len(self.deaths) > 1:
-            first, then = (d["reason"].split(" (stderr:")[0] for d in self.deaths[:2])
+        counted = self._counted()
+        if len(counted) > 1:
+            first, then = (d["reason"].split(" (stderr:")[0] for d in counted[:2])
             raise TargetError(f"{self.name}: the target died twice; not restarted again (first {first}, "
                               f"then {then})")
 
@@ -858,7 +929,7 @@ class JsonRpcDriver:
                 dead, self._client = self._client, None
                 reason, code = dead.transport.death()
                 dead.close()
-                self._deaths.died(reason, code)
+                self._deaths.died(reason, code, malformed=getattr(dead.transport, "ended_on_malformed", False))
             if self._client is None:
                 self._client = UppRpcClient(self._transport(), self.methods)
                 self._starts += 1

@@ -71,11 +71,28 @@ UPP_FAULTS = (
     _f("stdio-split-lines", "over stdio, each response has a raw newline after its opening bracket (two lines)",
        "stdio-line-framing", bindings=("stdio",),
        wraps=within("_endpoint", line=w.split_line)),
+    # found by the blind red team (round 16): one operation's answer framed otherwise
+    _f("stdio-exits-on-parse-error", "over stdio, a line that is not JSON ends the server process (exit code 1) "
+       "instead of getting -32700", "jsonrpc-parse-error", bindings=("stdio",),
+       wraps=within("_endpoint", handle_text=w.exits_on_unparsable)),
+    _f("stdio-bom", "over stdio, a UTF-8 byte order mark precedes the first response (stdout opened as utf-8-sig)",
+       "jsonrpc-utf8-json", bindings=("stdio",),
+       wraps=within("_endpoint", line=w.bom_first)),
+    _f("stdio-export-pretty", "over stdio, the upp/export_events answer is pretty-printed over several lines",
+       "stdio-line-framing", bindings=("stdio",),
+       wraps=within("_endpoint", line=w.export_pretty)),
+    _f("stdio-log-on-stdout", "over stdio, a log line is printed on stdout before the upp/get_labels answer",
+       "stdio-line-framing", bindings=("stdio",),
+       wraps=within("_endpoint", line=w.log_line_before_labels)),
     # -- attacks (issue 14) ---------------------------------------------------------------------------
     _f("id-out-of-range-internal", "a request whose id is a number no double holds (1e400) runs, and its response "
        "fails to render: -32603 Internal error with id null, a traceback in the log (booleans, arrays and objects "
        "are still -32600)", "jsonrpc-id-unreadable",
        wraps=within("_endpoint", _valid_id=w.any_number_as_id)),
+    # found by the blind red team (round 16): the id read as infinity and written back as it was read
+    _f("id-infinity-echoed", "a request whose id is a number no double holds (1e400) runs, and its response echoes "
+       "the id as Infinity (json.dumps' default allow_nan), which is no JSON", "jsonrpc-id-unreadable",
+       wraps=within("_endpoint", _valid_id=w.any_number_as_id, render=w.renders_nan)),
     # A SHOULD: shows as a warning. 1,000 get_labels then answer about 40 MB, past what the harness reads.
     _f("batch-unbounded", "a batch of any length runs whole and its answer grows without bound (5,000 get_labels: "
        "200 MB; a SHOULD)", "batch-bounded",
@@ -88,6 +105,10 @@ UPP_FAULTS = (
     _f("invalid-params-as-internal", "a request missing a required parameter is answered -32603 Internal error "
        "instead of -32602 (mistyped parameters still get -32602)", "error-invalid-params",
        wraps=w.recoded(w.missing_params_as_internal)),
+    # A SHOULD: shows as a warning. The generic message of a parameter-checking library.
+    _f("invalid-params-unnamed", "every -32602 answers the message \"Invalid params\" alone, without data, so a "
+       "missing parameter is never named (a SHOULD)", "error-invalid-params-data",
+       wraps=w.recoded(w.invalid_params_unnamed)),
     # Both SHOULDs now (issue 13): a warning, and the same decision point read the other way is a
     # variant the suite passes (variants.py).
     _f("params-required", "upp/info and upp/get_labels answer -32602 when the request has no params member "
@@ -101,6 +122,11 @@ UPP_FAULTS = (
        "(-32602 naming it in missing_params)", "extension-params-optional", "retrieve-returns-events",
        "retrieve-unknown-user",
        wraps={"_take": w.retrieve_requires_max_results}),
+    # found by the blind red team (round 16): a user's event crowded out by other users' events
+    _f("retrieve-top-then-user", "upp/retrieve ranks every user's events, keeps the top 50 (its result size), then "
+       "keeps the asking user's: a user's event is not found once other users hold 50 better or equal matches",
+       "retrieve-finds-stored",
+       wraps={"_ranked": w.ranks_all_then_filters}),
     _f("user-not-found-when-nothing-matches", "upp/retrieve answers -32001 User Not Found for a known user when "
        "no event shares a word with the query", "error-user-not-found",
        wraps={"_retrieve": w.user_not_found_when_nothing_matches}),
@@ -168,6 +194,10 @@ UPP_FAULTS = (
        "low-confidence-staged",
        overrides={"staged_below": 0.0}),
     # -- staged events (found by the blind red team, round 11) --------------------------------------------
+    # found by the blind red team (round 16): the reverse of staged-supersedes
+    _f("supersedes-staged", "supersession marks every event of the user sharing a singular label superseded, a "
+       "staged one too (staged → superseded)", "lifecycle-transitions",
+       wraps={"_supersede": w.supersedes_every_status}),
     _f("staged-supersedes", "a new event supersedes the valid events of its singular labels whatever its own status: "
        "a staged (low-confidence) who_name marks the valid one superseded", "supersession-new-valid",
        wraps={"_supersedes": lambda service, original: lambda row: row.status != "superseded"}),
@@ -292,6 +322,11 @@ UPP_FAULTS = (
     _f("get-events-recent-window", "upp/get_events reads the store's newest 100 events, then keeps the user's: a "
        "user's events stored before a hundred others (of any user) are no longer listed", "get-events-complete",
        wraps={"_get_events": w.recent_window}),
+    # found by the blind red team (round 16): keys sharing a prefix, in the listing (the suite
+    # blamed delete-all, whose listing after the delete showed K-2's events)
+    _f("get-events-by-prefix", "upp/get_events lists the events of every user whose entity_key begins with the one "
+       "given (SQL LIKE 'key%'): K's listing also holds K-2's events", "entity-isolation",
+       wraps={"_get_events": w.get_events_by_prefix}),
     _f("get-events-hides-superseded", "upp/get_events leaves out superseded events", "get-events-all-statuses",
        wraps=after("_get_events", lambda events: [e for e in events if e["status"] != "superseded"])),
     _f("get-events-capped", "upp/get_events lists at most the user's first two events", "get-events-complete",

@@ -81,6 +81,11 @@ def missing_params_as_internal(exc: RpcError) -> RpcError | None:
     return None
 
 
+def invalid_params_unnamed(exc: RpcError) -> RpcError | None:
+    """upp-invalid-params-unnamed: every -32602 says only "Invalid params", no data."""
+    return RpcError(INVALID_PARAMS, "Invalid params") if exc.code == INVALID_PARAMS else None
+
+
 def unknown_method_as_invalid_request(exc: RpcError) -> RpcError | None:
     return RpcError(INVALID_REQUEST, exc.message) if exc.code == METHOD_NOT_FOUND else None
 
@@ -120,9 +125,98 @@ def fails_on_large_messages(endpoint: Any, original: Callable[..., Any]) -> Call
     return wrong
 
 
+def supersedes_every_status(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-supersedes-staged: supersession marks every event of the user sharing a singular label
+    (the status filter forgotten in the query), so a staged one becomes superseded too."""
+    def supersede(entity_key: str, new: Any, labels: Any) -> None:
+        original(entity_key, new, labels)
+        triggering = service._triggering(labels)
+        for row in service._store.events(entity_key, statuses=("staged",)):
+            if row.seq != new.seq and triggering.intersection(row.labels):
+                service._store.promote(row.seq)  # the store allows staged → superseded only by way of valid
+                service._store.supersede(row.seq, new.id)
+    return supersede
+
+
+def ranks_all_then_filters(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-retrieve-top-then-user: retrieve ranks every user's events, keeps the top `limit`, and only
+    then keeps the asking user's (a shared search index queried without the user filter)."""
+    def ranked(owner: Any, query: str, limit: int) -> list[dict[str, Any]]:
+        if owner is None:
+            return original(owner, query, limit)
+        return [e for e in original(None, query, limit) if e["entity_key"] == owner]
+    return ranked
+
+
+def bom_first(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
+    """upp-stdio-bom: stdout opened with encoding utf-8-sig, so a byte order mark precedes the
+    first response (and only it)."""
+    first = [True]
+
+    def line(text: str) -> bytes:
+        data = original(text)
+        if first[0]:
+            first[0] = False
+            return b"\xef\xbb\xbf" + data
+        return data
+    return line
+
+
+def renders_nan(endpoint: Any, original: Callable[[Any], str]) -> Callable[[Any], str]:
+    """upp-id-infinity-echoed: responses are written by Python's json with its default allow_nan, so
+    an id read as infinity is echoed as `Infinity`, which is no JSON."""
+    import json
+
+    return lambda response: json.dumps(response, ensure_ascii=False, separators=(",", ":"))
+
+
+def exits_on_unparsable(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-stdio-exits-on-parse-error: a line that is not JSON ends the process with exit code 1
+    (json.loads' exception caught at the top of the loop as fatal), instead of -32700."""
+    import json
+    import sys
+
+    def handle(text: Any) -> str | None:
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            print("fatal: cannot decode request", file=sys.stderr)
+            raise SystemExit(1) from None
+        return original(text)
+    return handle
+
+
 def split_line(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
     """A raw newline after the opening bracket: two lines."""
     return lambda text: original(text[:1] + "\n" + text[1:])
+
+
+def export_pretty(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
+    """upp-stdio-export-pretty: the export_events answer alone is written with indent=2 (a debug
+    setting left on for the one result a human reads), so it spans several lines."""
+    import json
+
+    def line(text: str) -> bytes:
+        value = json.loads(text)
+        result = value.get("result") if isinstance(value, dict) else None
+        if isinstance(result, dict) and "file" in result and "event_count" in result:
+            text = json.dumps(value, indent=2, ensure_ascii=False)
+        return original(text)
+    return line
+
+
+def log_line_before_labels(endpoint: Any, original: Callable[[str], bytes]) -> Callable[[str], bytes]:
+    """upp-stdio-log-on-stdout: a log line printed to stdout before get_labels' answer (print()
+    where the logger was meant)."""
+    import json
+
+    def line(text: str) -> bytes:
+        value = json.loads(text)
+        result = value.get("result") if isinstance(value, dict) else None
+        if isinstance(result, list) and result and isinstance(result[0], dict) and "cardinality" in result[0]:
+            return f"[upp] get_labels: serving {len(result)} labels\n".encode() + original(text)
+        return original(text)
+    return line
 
 
 # -- params, errors and the operations served ----------------------------------------------------
@@ -602,6 +696,17 @@ def delete_all_by_prefix(store: Any, original: Callable[..., Any]) -> Callable[.
             return [row for key in keys for row in original(key, None)]
         return original(entity_key, ids)
     return delete
+
+
+def get_events_by_prefix(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """upp-get-events-by-prefix: get_events selects the user's events by a prefix match on the
+    entity_key (SQL `WHERE entity_key LIKE ? || '%'`), so K's listing also holds K-2's events."""
+    def get_events(raw: Any) -> Any:
+        mine = original(raw)
+        key = raw["entity_key"]
+        return mine + [service._present(r) for r in service._store.events(None)
+                       if r.entity_key != key and r.entity_key.startswith(key)]
+    return get_events
 
 
 def skips_held_ignoring_case(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:

@@ -43,8 +43,14 @@ class UppPolicy:
     # order for ties ("created"). Other reading: in package order ("package"); 03 §4 "assigns new IDs
     # and timestamps" and fixes no order.
     import_order: str = "created"
+    # upp/import-persists: every valid event of a package is stored ("store"). Other reading: an event
+    # repeating, value and labels, one the user holds valid is skipped and counted in skipped_count
+    # ("skip"); 08 §6 "Implementations handle duplicate detection internally", and 03 §4's
+    # skipped_count names invalid labels only as an example ("e.g.").
+    import_duplicates: str = "store"
     # upp/export-confined-paths, upp/import-confined-paths: export files go straight into the export
-    # folder ("flat"). Other reading: each user's into a folder of its own under it ("per-user"); 03
+    # folder ("flat"). Other readings: each user's into a folder of its own under it ("per-user"), or
+    # under a `users` folder in it ("nested": imports still read the whole export folder); 03
     # §4 fixes no layout, only that the server writes a file and answers its path.
     export_layout: str = "flat"
     # upp/import-ontology-mismatch: a package of another ontology is refused with -32002
@@ -73,6 +79,11 @@ class UppPolicy:
     # order stored ("stored"). Other reading: newest first ("newest-first"); 03 §2 fixes no order
     # ("a raw listing"), only that nothing is left out.
     listing_order: str = "stored"
+    # upp/retrieve-finds-stored: retrieve ranks every valid event of the user (()). Other reading:
+    # events of a label whose served tier is one of these are left out by default (06 §6
+    # "Implementations should support filtering events by sensitivity tier"; 03 §2 leaves what is
+    # relevant to the server); get_events and exports still hold them.
+    retrieve_hidden_tiers: tuple[str, ...] = ()
     # upp/ontology-major-stable: labels are served as the official user/v1 file has them. Other
     # reading: a deployment handles personal data more strictly (tier_personal labels served as
     # tier_sensitive); 07 §5 fixes category and cardinality within a major version, not the tier.

@@ -394,6 +394,10 @@ class UppService:
     def _retrieved(self, entity_key: str, query: str, limit: int) -> list[dict[str, Any]]:
         """What retrieve answers: the user's own events only (upp/entity-isolation), ranked."""
         events = self._ranked(entity_key, query, limit)
+        if self.policy.retrieve_hidden_tiers:
+            served = {d["name"]: d["sensitivity"] for d in self._get_labels({})}
+            events = [e for e in events if not any(served.get(x) in self.policy.retrieve_hidden_tiers
+                                                   for x in e["labels"])]
         if self.policy.retrieve_members == "event":
             events = [{k: e[k] for k in EVENT_MEMBERS if k in e} for e in events]
         return events
@@ -472,7 +476,9 @@ class UppService:
     def _write_export(self, package: dict[str, Any], entity_key: str, now: datetime) -> Path:
         # upp/export-confined-paths: the file name never comes from the entity_key as given
         folder = self.export_dir
-        if self.policy.export_layout == "per-user":
+        if self.policy.export_layout == "nested":  # users/<hash>/: imports still read the whole export folder
+            folder = folder / "users"
+        if self.policy.export_layout in ("per-user", "nested"):
             folder = folder / hashlib.sha256(entity_key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         return exports.write_package(folder, package, entity_key, now)
 
@@ -501,7 +507,7 @@ class UppService:
         with self._store.transaction():
             self._store.ensure_user(key, self._format(start))
             for event in (exports.storage_order(events) if self.policy.import_order == "created" else events):
-                if self._import_problem(event) is not None:
+                if self._import_problem(event) is not None or self._duplicate(key, event):
                     skipped += 1
                     continue
                 # one microsecond apart, in the order stored: a later import of this server's export
@@ -509,6 +515,16 @@ class UppService:
                 self._import_event(key, event, self._format(start + timedelta(microseconds=imported)))
                 imported += 1
         return {"imported_count": imported, "skipped_count": skipped}
+
+    def _duplicate(self, key: str, event: dict[str, Any]) -> bool:
+        """Under duplicate detection (policy import_duplicates "skip"): whether the user holds a
+        valid event with the event's value and labels, as the store stands now (an earlier event
+        of the same package may have superseded it)."""
+        if self.policy.import_duplicates != "skip":
+            return False
+        labels = set(event["labels"])
+        return any(r.value == event["value"] and set(r.labels) == labels
+                   for r in self._store.events(key, statuses=("valid",)))
 
     def _import_problem(self, event: Any) -> str | None:
         """upp/import-skips-invalid-labels: why a package's event is skipped (not an Event, or a

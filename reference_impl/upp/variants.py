@@ -38,9 +38,16 @@ UPP_VARIANTS: tuple[Variant, ...] = (
        import_status="package"),
     _v("import-package-order", "a package's events are stored in the package's order, not oldest first by "
        "created_at (03 §4 fixes no order)", ("import-supersession",), import_order="package"),
+    _v("import-skips-duplicates", "upp/import_events skips an event repeating, value and labels, one the user "
+       "already holds valid and counts it in skipped_count (08 §6: \"Implementations handle duplicate detection "
+       "internally\"; 03 §4 skipped_count \"e.g., invalid labels\")", ("import-persists",),
+       import_duplicates="skip"),
     _v("export-per-user-folders", "each user's export file goes into a folder of its own under the export folder "
        "(named by a hash of the entity_key)", ("export-confined-paths", "import-confined-paths"),
        export_layout="per-user"),
+    _v("export-nested-user-folders", "each user's export file goes into users/<hash of the entity_key>/ under the "
+       "export folder, while imports read the whole export folder (a blind red team's layout, round 16)",
+       ("export-confined-paths", "import-confined-paths"), export_layout="nested"),
     _v("import-foreign-ontology", "a package of another ontology is imported under the label rule: events whose "
        "labels this server's ontology defines are imported, the rest skipped (no -32002)",
        ("import-ontology-mismatch",), foreign_ontology="by-labels"),
@@ -60,6 +67,12 @@ UPP_VARIANTS: tuple[Variant, ...] = (
        ("get-events-complete", "export-all-events"), listing_order="newest-first"),
     _v("stricter-sensitivity", "upp/get_labels reports every tier_personal label of user/v1 as tier_sensitive (a "
        "deployment that handles personal data more strictly)", ("ontology-major-stable",), stricter_sensitivity=True),
+    _v("retrieve-hides-sensitive", "a deployment handling personal data strictly: upp/get_labels serves every "
+       "tier_personal label of user/v1 as tier_sensitive, and upp/retrieve leaves events of the tier_sensitive and "
+       "tier_internal labels out by default (06 §6: \"Implementations should support filtering events by "
+       "sensitivity tier\"); upp/get_events and exports still hold them",
+       ("retrieve-finds-stored",), retrieve_hidden_tiers=("tier_sensitive", "tier_internal"),
+       stricter_sensitivity=True),
     _v("no-batches", "a batch (a JSON array) is answered with one -32600 Invalid Request object: 05 §1 says every "
        "UPP message is a JSON object", ("jsonrpc-batch", "jsonrpc-batch-notifications"), batches=False),
 )

@@ -141,11 +141,38 @@ def _decode(raw: bytes | str, what: str) -> tuple[str, list[WireProblem]]:
     return text, problems
 
 
+#: Words in the problem of a message holding NaN or Infinity (checks look for it: `non_finite`).
+NON_FINITE = "which JSON has no number for"
+
+
+def non_finite(problems: Iterable[WireProblem]) -> list[str]:
+    """The problems saying a message held NaN or Infinity (not JSON, RFC 8259 §6)."""
+    return [p.message for p in problems if NON_FINITE in p.message]
+
+
+def _loads(text: str, what: str, problems: list[WireProblem]) -> Any:
+    """json.loads, but NaN, Infinity and -Infinity (which Python's reader takes, and JSON has not:
+    RFC 8259 §6 "Numeric values that cannot be represented … such as Infinity and NaN are not
+    permitted") are each a problem of the message: read as the float they name, so the message is
+    still judged for what it says (round 16: an id 1e400 echoed as Infinity passed)."""
+    seen: list[str] = []
+
+    def constant(name: str) -> float:
+        seen.append(name)
+        return float(name)
+
+    value = json.loads(text, parse_constant=constant)
+    if seen:
+        problems.append(WireProblem(UTF8_JSON, f"{what} is not JSON: it holds {', '.join(sorted(set(seen)))}, "
+                                               f"{NON_FINITE} (RFC 8259 §6): {excerpt(text)}"))
+    return value
+
+
 def read_message(raw: bytes | str, what: str = "the answer") -> Message:
     """Read one whole message (an HTTP body): UTF-8, then one JSON text."""
     text, problems = _decode(raw, what)
     try:
-        value = json.loads(text)
+        value = _loads(text, what, problems)
     except ValueError as exc:
         value = NOT_JSON
         if not problems:  # undecodable bytes already explain why it is not JSON
@@ -169,7 +196,7 @@ def read_line(raw: bytes | str) -> list[Message]:
     if not text.strip():
         return []
     try:
-        return [Message(text, json.loads(text), tuple(problems))]
+        return [Message(text, _loads(text, "a line on stdout", problems), tuple(problems))]
     except (ValueError, RecursionError):
         pass
     values = _several(text)

@@ -122,7 +122,9 @@ def test_every_variant_passes_the_machines(pytester, spec):
 
 
 #: Variants run alone as well as together: those whose reading the machine's model must accept.
-ALONE = {"upp": ("upp-newest-first", "upp-times-without-offset"),
+ALONE = {"upp": ("upp-newest-first", "upp-times-without-offset", "upp-import-skips-duplicates"),
          "omf": ("omf-canonical-verbatim", "omf-dedup-stored-rows-only")}
 #: Variants that set a decision point another variant sets too (the canonical form), run alone only.
-ONLY_ALONE = {"omf": ("omf-canonical-trimmed",)}
+ONLY_ALONE = {"omf": ("omf-canonical-trimmed",),
+              # each sets a decision point another UPP variant sets too (export_layout, stricter_sensitivity)
+              "upp": ("upp-export-nested-user-folders", "upp-retrieve-hides-sensitive")}

@@ -127,8 +127,13 @@ class Miniature:
         if not f.get("lax"):
             missing = [p for p in PARAMS[op] if p not in params]
             if missing:
-                raise RpcError(-32602, f"Invalid params: {missing[0]!r} is required",
-                               None if f.get("no_missing_names") else {"missing_params": missing})
+                if f.get("no_missing_names"):  # a generic message: the parameter is named nowhere
+                    raise RpcError(-32602, "Invalid params")
+                if f.get("names_in_message"):  # 05 §3: error.data is optional, of any type
+                    raise RpcError(-32602, f"Invalid params: {missing[0]!r} is required")
+                raise RpcError(-32602, "Invalid params", [{"field": p, "issue": "required"} for p in missing]) \
+                    if f.get("names_in_other_data") else RpcError(-32602, f"Invalid params: {missing[0]!r} is "
+                                                                  "required", {"missing_params": missing})
             wrong = [p for p, kind in PARAMS[op].items() if not _valid(kind, params[p])]
             if "event_ids" in params and not _valid("strs", params["event_ids"]):
                 wrong.append("event_ids")
@@ -569,6 +574,9 @@ def test_a_failure_says_what_was_sent_what_came_back_and_what_the_spec_asks(url)
     ("upp/l1/info", {"protocol_version": "1.2.0"}),           # a later, backward-compatible 1.x
     ("upp/l1/info", {"protocol_version": "1.0.3"}),
     ("upp/wire/batch-notifications", {"no_batches": True}),  # no batches: nothing to judge, no failure
+    # round 16: 05 §3 "error.data | any | No": the missing parameter named in any form
+    ("upp/bad-input/missing-params", {"names_in_message": True}),
+    ("upp/bad-input/missing-params", {"names_in_other_data": True}),
 ])
 def test_a_legitimate_reading_does_not_fail(url, check_id, flags):
     result = judge(url, check_id, **flags)

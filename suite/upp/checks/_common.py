@@ -150,6 +150,39 @@ def known_labels(ctx: Any) -> frozenset[str] | None:
     return state["labels"]
 
 
+#: The sensitivity tiers, least sensitive first (06 §6).
+TIERS = ("tier_public", "tier_work", "tier_personal", "tier_sensitive", "tier_internal")
+#: Tiers a server may keep out of upp/retrieve by default: 06 §6 "Implementations should support
+#: filtering events by sensitivity tier", and 03 §2 leaves what is relevant to the server.
+FILTERABLE_TIERS = frozenset({"tier_sensitive", "tier_internal"})
+
+
+def label_tiers(ctx: Any) -> dict[str, str]:
+    """Each label's sensitivity tier: as upp/get_labels serves it when it answers, else as the
+    user/v1 file has it when info names user/v1; {} when neither says."""
+    state = client_state(ctx.client)
+    if "tiers" not in state:
+        tiers: dict[str, str] = {}
+        if "upp/get_labels" in offered(ctx):
+            reply = ctx.client.get_labels()
+            if reply.ok and isinstance(reply.result, list):
+                tiers = {d["name"]: d["sensitivity"] for d in reply.result if isinstance(d, dict)
+                         and isinstance(d.get("name"), str) and isinstance(d.get("sensitivity"), str)}
+        if not tiers and server_ontology(ctx) == ontology.USER_V1:
+            tiers = {d.name: d.sensitivity for d in ontology.user_v1().labels}
+        state["tiers"] = tiers
+    return state["tiers"]
+
+
+def tier_rank(ctx: Any, event: dict[str, Any]) -> int:
+    """How sensitive an event is: the rank in TIERS of its most sensitive label (a label of no
+    known tier counts as tier_personal)."""
+    labels = event.get("labels") if isinstance(event.get("labels"), list) else []
+    tiers = label_tiers(ctx)
+    ranks = [TIERS.index(tiers[x]) if isinstance(x, str) and tiers.get(x) in TIERS else 2 for x in labels]
+    return max(ranks, default=2)
+
+
 def server_ontology(ctx: Any) -> str | None:
     reply = info_reply(ctx)
     value = reply.result.get("ontology") if reply.ok and isinstance(reply.result, dict) else None

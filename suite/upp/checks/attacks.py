@@ -144,6 +144,10 @@ def id_unreadable(ctx: CheckContext) -> None:
                     problem, unjudged = problem
                     if unjudged is not None:
                         ctx.note(unjudged)
+                # an id echoed as Infinity reads as the number sent in Python, but is no JSON (round 16)
+                unjson = jsonrpc.non_finite(ex.wire_problems)
+                if unjson:
+                    problem = f"an answer that is not JSON: {unjson[0]}"
                 if problem is not None:
                     _violation(ctx, "upp/jsonrpc-id-unreadable", f"upp/info with an id that is {what} ({id_text}), "
                                f"{how}: {problem}", text, ex.received_text, expected, ex.http_status)

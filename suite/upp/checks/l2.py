@@ -483,6 +483,56 @@ def get_events_among_many(ctx: CheckContext) -> None:
             ctx.client.delete_events(who)  # leave the shared server as lean as it was
 
 
+#: How many events like a user's own another user gets before retrieve is asked again.
+CROWD = 60
+
+
+@check("upp/l2/retrieve-among-many", spec="upp", requirements=("upp/retrieve-finds-stored",), bindings=LIVE,
+       title="upp/retrieve finds a user's event however many like events other users hold")
+def retrieve_among_many(ctx: CheckContext) -> None:
+    """A fresh user A holds one event (who_languages, tier_public: no server keeps it out of retrieve by
+    sensitivity, 06 §6); upp/retrieve for A asked for its exact value must find it (else inconclusive: that
+    is retrieve-shape's business). Another fresh user B is then given CROWD events of the same label and the same
+    value, in one import: asked again, retrieve for A must still return A's event. A
+    retrieve that ranks every user's events, keeps the top few and only then keeps A's finds nothing (found
+    by the blind red team, round 16; the same "among many" as get-events-among-many). Inconclusive without
+    upp/import_events and shared files."""
+    ctx.credit_only_observed()
+    require_offered(ctx, "upp/retrieve")
+    if not imports(ctx):
+        raise Inconclusive("the suite gives a user many events in one call only with upp/import_events, on a server "
+                           "sharing this machine's files")
+    a, b = fresh_entity("crowd-a"), fresh_entity("crowd-b")
+    tongue = "".join(secrets.choice("bcdfghjklmnprstvwz") + secrets.choice("aeiou") for _ in range(4)).title()
+    value = f"I speak {tongue}."
+    [mine] = place_events(ctx, a, [event(value, "who_languages")])
+
+    def found() -> tuple[RpcReply, bool]:
+        reply = ctx.client.retrieve(a, value)
+        return reply, reply.ok and isinstance(reply.result, list) and any(
+            isinstance(e, dict) and fold(e.get("value")) == fold(mine.get("value")) for e in reply.result)
+
+    before, seen = found()
+    if not seen:
+        raise Inconclusive(f"upp/retrieve for {a!r} asked for {value!r} did not return its one event even before "
+                           f"another user was given events ({before.describe()}): judged by upp/l1/retrieve-shape")
+    # the very same value: no ranking can put A's event above them, so only the user filter keeps it
+    items = [event(value, "who_languages") for _ in range(CROWD)]
+    content = package(fresh_entity("pkg-source"), items, ontology_id=server_ontology(ctx))
+    with package_file(ctx, content, "crowd") as path:
+        need(ctx.client.import_events(b, str(path)), f"upp/import_events of {CROWD} events for {b!r}")
+    after, seen = found()
+    observe(ctx, "upp/retrieve-finds-stored")
+    if not seen:
+        fail(ctx, "upp/retrieve-finds-stored", f"upp/retrieve for {a!r} asked for {value!r} returned its one event "
+             f"{mine.get('id')!r} before another user, {b!r}, was given {CROWD} events of the same value, and not "
+             f"after", after, "A's event among the results: it is the best match there is among A's events, "
+             "whatever other users hold (results are the user's own, ranked)")
+    if served(ctx, "upp/delete_events"):
+        for who in (a, b):
+            ctx.client.delete_events(who)  # leave the shared server as lean as it was
+
+
 def _judge_listed_as_exported(ctx: CheckContext, entity: str, story: str, expect: set[Any]) -> None:
     """upp/get_events for `entity` against its export: every exported event must be listed. An id of
     `expect` in neither is noted (upp/events-retained's business, not the listing's)."""
@@ -512,10 +562,13 @@ def _judge_listed_as_exported(ctx: CheckContext, entity: str, story: str, expect
 @check("upp/l2/get-events-own-user", spec="upp", requirements=("upp/entity-isolation",), bindings=LIVE,
        title="upp/get_events lists the user's own events only")
 def get_events_own_user(ctx: CheckContext) -> None:
-    """Two fresh users each hold events with values of their own; get_events for either lists
-    none of the other's values."""
+    """Two fresh users each hold events with values of their own, the second keyed as the first
+    with "-2" after it (keys sharing a prefix: a listing selected by SQL `LIKE 'key%'`, found by the
+    blind red team, round 16); get_events for either lists none of the other's values and no event
+    whose entity_key is the other's."""
     require_offered(ctx, "upp/get_events")
-    a, b = fresh_entity("own-a"), fresh_entity("own-b")
+    a = fresh_entity("own")
+    b = f"{a}-2"  # an entity_key is an opaque string (01 §7): another user, however alike
     placed = {a: place_events(ctx, a, [saying(SINGULAR_LABEL, 0)]),
               b: place_events(ctx, b, [saying(SINGULAR_LABEL, 1), saying(PLURAL_LABEL, 1)])}
     values = {who: {fold(e.get("value")) for e in events} for who, events in placed.items()}
@@ -525,11 +578,18 @@ def get_events_own_user(ctx: CheckContext) -> None:
         if not isinstance(result, list):
             continue  # judged by upp/l2/get-events
         leaked = [e for e in result if isinstance(e, dict)
-                  and fold(e.get("value")) in values[other] - values[me]]
+                  and (fold(e.get("value")) in values[other] - values[me] or e.get("entity_key") == other)]
         if leaked:
-            fail(ctx, "upp/entity-isolation", f"upp/get_events for {me!r} lists {len(leaked)} event(s) of another user "
-                 f"({other!r} holds {compact(sorted(values[other]))}): {_brief(leaked[0])}", reply,
-                 f"only the events of {me!r}")
+            alike = (f", whose key begins with {me!r}" if other.startswith(me) else "")
+            fail(ctx, "upp/entity-isolation", f"upp/get_events for {me!r} lists {len(leaked)} event(s) of another user, "
+                 f"{other!r}{alike} (who holds {compact(sorted(values[other]))}): "
+                 f"{'; '.join(_owned(e) for e in leaked[:3])}", reply,
+                 f"only the events of {me!r}: an entity_key names one user, matched whole (01 §7: an opaque string)")
+
+
+def _owned(e: dict[str, Any]) -> str:
+    """One event for a message, with the user it names."""
+    return compact({k: e.get(k) for k in ("id", "entity_key", "value", "labels", "status")}, 300)
 
 
 @check("upp/l2/get-events-unknown-user", spec="upp", requirements=("upp/get-events-unknown-user",), bindings=LIVE,
@@ -901,6 +961,37 @@ def staged_supersedes_nothing(ctx: CheckContext) -> None:
              "supersedes nothing")
 
 
+@check("upp/l2/staged-not-superseded", spec="upp", requirements=("upp/lifecycle-transitions",), bindings=LIVE,
+       title="a valid event of a singular label leaves a staged one of that label staged, never superseded")
+def staged_not_superseded(ctx: CheckContext) -> None:
+    """A fresh user is given a who_name staged (imported with confidence 0.05 and status staged), then a
+    valid who_name of another value. Supersession marks the user's valid events of the label (02 §6); the
+    staged one may stay staged (or, in some reading of "matching", be reinforced), but never become
+    superseded: "The only state changes are: staged → valid (reinforcement), valid → superseded" (02 §6;
+    found by the blind red team, round 16: supersession over every status). Inconclusive when the suite
+    cannot place an event of a chosen confidence or the first event is not stored staged."""
+    ctx.credit_only_observed()
+    require_offered(ctx, "upp/get_events")
+    _need_chosen_confidence(ctx)
+    entity = fresh_entity("staged-kept")
+    first = _import_staged(ctx, entity, saying(SINGULAR_LABEL, 1))
+    if first.get("status") != "staged":
+        raise _not_staged(first)
+    place_events(ctx, entity, [saying(SINGULAR_LABEL, 0)])
+    listing, events = _get_events(ctx, entity)
+    now = events.get(first.get("id"))
+    if now is None:
+        raise NotApplicable(f"the staged {SINGULAR_LABEL} event {first.get('id')!r} is no longer listed (judged by "
+                            "upp/events-retained)")
+    observe(ctx, "upp/lifecycle-transitions")
+    if now.get("status") == "superseded":
+        fail(ctx, "upp/lifecycle-transitions", f"{SINGULAR_LABEL} (singular) was imported staged as {_brief(first)}; "
+             f"then a valid {SINGULAR_LABEL} event {SAYINGS[SINGULAR_LABEL][0]!r} was placed for {entity!r}, and "
+             f"upp/get_events now lists the staged one as {_brief(now)}", listing,
+             "the staged event still staged (or valid, if reinforced): 02 §6 \"The only state changes are: staged → "
+             "valid (reinforcement), valid → superseded (contradiction)\"; supersession replaces the valid event")
+
+
 @check("upp/l2/staged-reinforcement", spec="upp", requirements=("upp/staged-reinforcement",), bindings=LIVE,
        title="a staged event is reinforced to valid by the same fact stored valid, not left staged beside it")
 def staged_reinforcement(ctx: CheckContext) -> None:
@@ -1170,10 +1261,18 @@ def delete_all(ctx: CheckContext) -> None:
         if not lost:  # when other users lost events, the count may include some the suite cannot see
             _judge_count(ctx, count, len(held - set(_ids(left))),
                          f"deleting all events of {entity!r} (event_ids {how})", reply)
+        # events another user owns (entity_key) that the listing shows are that listing's fault,
+        # judged by upp/l2/get-events-own-user, not events the delete left behind
+        theirs = [e for e in left if isinstance(e.get("entity_key"), str) and e["entity_key"] != entity]
+        if theirs:
+            ctx.note(f"after deleting all events of {entity!r}, upp/get_events for it lists {len(theirs)} event(s) "
+                     f"of other users ({compact(sorted({e['entity_key'] for e in theirs}))}): not charged to the "
+                     "delete (judged by upp/l2/get-events-own-user)")
+        left = [e for e in left if e not in theirs]
         if left:
             fail(ctx, "upp/delete-all", f"after delete_events for {entity!r} with event_ids {how}, upp/get_events "
-                 f"still lists {len(left)} of its {len(held)} events: {_brief(left[0])}", reply,
-                 "every event of the user deleted")
+                 f"still lists {len(left)} of its {len(held)} events: {'; '.join(_owned(e) for e in left[:3])}",
+                 reply, "every event of the user deleted")
         if lost:
             alike = (", whose key begins with the deleted user's" if bystander.startswith(entity) else "")
             fail(ctx, "upp/delete-other-users-untouched", f"deleting all events of {entity!r} also removed "

@@ -525,11 +525,12 @@ def import_confined_paths(ctx: CheckContext) -> None:
     """A valid package written to a new folder of its own in the system temporary folder (not the
     server's export folder) is named to import_events: a server that confines its reads refuses
     it with -32602. The same package is then named by paths that begin in the export folder and
-    lead out of it (issue 14): `<export folder>/../<sibling>/package.json` and
-    `../<sibling>/package.json` (a folder beside the export folder), and a symbolic link inside
-    the export folder to the package outside; each must be refused too. Skipped when the server
-    does not share this machine's files, or when the suite could not learn the server's export
-    folder; a probe the suite cannot set up (no sibling folder, no symbolic links) is left out."""
+    lead out of it to that file (issue 14): `<export folder>/../../…/tmp/<new folder>/package.json`
+    and the relative `../../…/tmp/<new folder>/package.json`, and a symbolic link inside the export
+    folder to it; each must be refused too. Never a folder beside the export folder: a server may
+    import from a folder above the one its exports go to (round 16). Skipped when the server does
+    not share this machine's files, or when the suite could not learn the server's export folder;
+    a probe the suite cannot set up (no symbolic links) is left out."""
     require_offered(ctx, "upp/import_events")
     _need_files(ctx)
     if not folder_learned(ctx):
@@ -550,16 +551,20 @@ def import_confined_paths(ctx: CheckContext) -> None:
         made.append(elsewhere)
         path = elsewhere / "package.json"
         path.write_text(json.dumps(content), encoding="utf-8")
-        probes = [(str(path), "a file in a folder of its own in the system temporary folder")]
-        try:  # a folder beside the export folder: reached by climbing out of it with ..
-            sibling = Path(tempfile.mkdtemp(prefix="mcf-sibling-", dir=folder.parent))
-            made.append(sibling)
-            (sibling / "package.json").write_text(json.dumps(content), encoding="utf-8")
-            probes += [(f"{folder}/../{sibling.name}/package.json", "a path that starts in the export folder and "
-                        "climbs out of it with .."),
-                       (f"../{sibling.name}/package.json", "a relative path climbing out of the export folder")]
-        except OSError:
-            pass
+        if path.resolve().is_relative_to(folder.resolve()):
+            raise NotApplicable(f"the server writes its exports under {str(folder)!r}, which holds the system "
+                                f"temporary folder: the suite has no folder it knows to be outside")
+        probes = [(str(path), "a file in a new folder of the system temporary folder")]
+        # The climbing paths lead to that same file: which folders above its exports a server reads
+        # is its own (it may write them in per-user subfolders of the folder it imports from, as a
+        # blind red team's did in round 16), so a folder beside them proves nothing; a new folder of
+        # the system temporary folder is no server's. Enough .. to reach / from whatever folder the
+        # server takes a relative path from (.. at / stays at /).
+        up = "../" * max(32, len(folder.resolve().parts) + 2)
+        rest = path.resolve().relative_to(path.resolve().anchor)
+        probes += [(f"{folder}/{up}{rest}", f"a path that starts in that folder and climbs out of it with .. to "
+                    f"{str(path)!r}"),
+                   (f"{up}{rest}", f"a relative path climbing out with .. to {str(path)!r}")]
         try:  # a symbolic link inside the export folder to the package outside it
             link = folder / f"mcf-link-{secrets.token_hex(6)}.json"
             link.symlink_to(path)
@@ -570,9 +575,10 @@ def import_confined_paths(ctx: CheckContext) -> None:
         for file, what in probes:
             reply = ctx.client.import_events(fresh_entity("import-confined"), file)
             if not file_refused(reply):
-                fail(ctx, "upp/import-confined-paths", f"upp/import_events read {file!r} ({what}), outside the "
-                     f"server's export folder {str(folder)!r}", reply, "a refusal (-32602, or an implementation code "
-                     "of -32000..-32099): a client cannot make the server read arbitrary files, whatever path leads "
+                fail(ctx, "upp/import-confined-paths", f"upp/import_events read {file!r} ({what}): a file the suite "
+                     f"wrote in a new folder of the system temporary folder ({str(elsewhere)!r}), outside the folder "
+                     f"the server writes its exports under ({str(folder)!r})", reply, "a refusal (-32602, or an implementation code of "
+                     "-32000..-32099): a client cannot make the server read arbitrary files, whatever path leads "
                      "there")
     finally:
         for p in reversed(made):
@@ -585,12 +591,11 @@ def import_confined_paths(ctx: CheckContext) -> None:
 @check("upp/l3/export-confined-paths", spec="upp", requirements=("upp/export-confined-paths",), bindings=LIVE,
        title="an entity_key holding a path never makes upp/export_events write outside its folder (SHOULD)")
 def export_confined_paths(ctx: CheckContext) -> None:
-    """Users whose entity_keys are `../mcf-escape-<hex>` and an absolute path in the folder above the
-    export folder (issue 14) get a profile by upp/ingest and are exported: the file named must lie
-    inside the server's export folder (learned from an ordinary export), and no file of that name
-    may appear in the folder above it. A refusal of the entity_key confines the writes too. Files
-    the server wrote outside are removed. Skipped when the server does not share this machine's
-    files or the suite could not learn its export folder."""
+    """Users whose entity_keys lead into a new folder of the system temporary folder, one climbing
+    there with `../../…` and one its absolute path (issue 14), get a profile by upp/ingest and are
+    exported: no file may appear in that folder (the answered file, nor any other). A refusal of
+    the entity_key confines the writes too. The folder is removed afterwards. Skipped when the
+    server does not share this machine's files or the suite could not learn its export folder."""
     for op in ("upp/ingest", "upp/export_events"):
         require_offered(ctx, op)
     _need_files(ctx)
@@ -598,27 +603,40 @@ def export_confined_paths(ctx: CheckContext) -> None:
         raise NotApplicable("the suite could not learn the server's export folder, so it cannot tell where an "
                             "export may be written")
     folder = export_root(ctx).resolve()
-    for make in (lambda t: f"../{t}", lambda t: str(folder.parent / t)):
-        token = f"mcf-escape-{secrets.token_hex(6)}"
-        entity = make(token)
-        ingested(ctx, entity)  # inconclusive when the server extracts nothing: no user to export
-        try:
-            reply = ctx.client.export_events(entity)
-            file = reply.result.get("file") if reply.ok and isinstance(reply.result, dict) else None
-            written = [Path(file).resolve()] if isinstance(file, str) and Path(file).is_absolute() else []
-            written += sorted(p.resolve() for p in folder.parent.glob(f"*{token}*") if p.is_file())
-            outside = [str(p) for p in dict.fromkeys(written) if not p.is_relative_to(folder)]
-            if outside:
-                fail(ctx, "upp/export-confined-paths", f"upp/export_events for the entity_key {entity!r} wrote "
-                     f"{', '.join(map(repr, outside[:3]))}, outside its export folder {str(folder)!r}", reply,
-                     "the export file inside the export folder whatever the entity_key (or the entity_key refused): a "
-                     "client must not choose where the server writes")
-        finally:
-            for p in folder.parent.glob(f"*{token}*"):
-                if p.is_file():
-                    p.unlink(missing_ok=True)
-            if served(ctx, "upp/delete_events"):
-                ctx.client.delete_events(entity)
+    # The keys lead into a new folder of the system temporary folder, never beside the exports: a
+    # server may write its exports in subfolders of the folder it owns (per user, per shard), so a
+    # file beside the learned folder may still be the server's own tree; a new temporary folder is
+    # no server's, and only a key steering the write can put a file there.
+    target = Path(tempfile.mkdtemp(prefix="mcf-escape-")).resolve()
+    if target.is_relative_to(folder):
+        shutil.rmtree(target, ignore_errors=True)
+        raise NotApplicable(f"the server writes its exports under {str(folder)!r}, which holds the system temporary "
+                            "folder: the suite has no folder it knows to be outside")
+    up = "../" * max(32, len(folder.parts) + 2)  # .. at / stays at /: reaches / from any folder
+    rest = target.relative_to(target.anchor)
+    try:
+        for make in (lambda t: f"{up}{rest}/{t}", lambda t: str(target / t)):
+            token = f"mcf-escape-{secrets.token_hex(6)}"
+            entity = make(token)
+            ingested(ctx, entity)  # inconclusive when the server extracts nothing: no user to export
+            try:
+                reply = ctx.client.export_events(entity)
+                file = reply.result.get("file") if reply.ok and isinstance(reply.result, dict) else None
+                written = [Path(file).resolve()] if isinstance(file, str) and Path(file).is_absolute() else []
+                written += sorted(p.resolve() for p in target.rglob("*") if p.is_file() and token in str(p))
+                outside = [str(p) for p in dict.fromkeys(written) if p.is_relative_to(target)]
+                if outside:
+                    fail(ctx, "upp/export-confined-paths", f"upp/export_events for the entity_key {entity!r} wrote "
+                         f"{', '.join(map(repr, outside[:3]))}: in the folder the entity_key named ({str(target)!r}, "
+                         f"a new folder of the system temporary folder), outside the folder the server writes its "
+                         f"exports under ({str(folder)!r})", reply,
+                         "the export file inside the export folder whatever the entity_key (or the entity_key "
+                         "refused): a client must not choose where the server writes")
+            finally:
+                if served(ctx, "upp/delete_events"):
+                    ctx.client.delete_events(entity)
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
 
 
 @check("upp/l3/round-trip", spec="upp", requirements=("upp/import-persists", "upp/superseded-by-existing"),

@@ -50,6 +50,15 @@ def _sample(ctx: CheckContext) -> list[RpcExchange]:
                                        "text": "My name is José Núñez. I live in Zürich. I love crème brûlée."}),
             client.call("upp/retrieve", {"entity_key": 17, "query": ["not", "a", "string"]}),
         ]
+        # every other operation once, for a user holding events: a server may frame (or log around)
+        # one operation's answer alone (round 16: an export pretty-printed over 12 lines, a log line
+        # on stdout before upp/get_labels' answer)
+        who = fresh_entity("wire")
+        replies += [client.call("upp/ingest", {"entity_key": who, "text": "My name is Ada Lovelace. I love chess."}),
+                    client.call("upp/get_events", {"entity_key": who}),
+                    client.call("upp/get_labels", {}),
+                    client.call("upp/export_events", {"entity_key": who}),
+                    client.call("upp/get_tasks", {"task_ids": ["mcf-no-such-task"]})]
         state["wire_sample"] = [r.exchange for r in replies]
     return state["wire_sample"]
 
@@ -169,8 +178,12 @@ def parse_error(ctx: CheckContext) -> None:
     each must get one error response with code -32700 and `"id": null`."""
     for text in NOT_JSON:  # each judged: every failing text is reported
         ex = ctx.client.send_raw(text)
-        _judge_provoked(ctx, "upp/jsonrpc-parse-error", ex, jsonrpc.expect_parse_error(answer_of(ex)),
+        # the driver's own finding first: the process ended on the line (then no more are sent)
+        ended = [p for p in ex.wire_problems if p.requirement == jsonrpc.PARSE_ERROR and ex.received_text is None]
+        _judge_provoked(ctx, "upp/jsonrpc-parse-error", ex, ended or jsonrpc.expect_parse_error(answer_of(ex)),
                         "{\"jsonrpc\": \"2.0\", \"error\": {\"code\": -32700, …}, \"id\": null}")
+        if ended:
+            return
 
 
 #: JSON values that are not request objects, with why.
