@@ -694,15 +694,21 @@ def test_a_note_for_the_user_beside_the_json_text_does_not_hide_the_result():
         assert reply.ok and reply.body == answer, reply.wire
 
 
+def after_call_driver() -> McpDriver:
+    """The reference over stdio with variant mcp-subscribe-after-call, on 2025-11-25, where a server
+    may notify outside a request."""
+    target = "mcp+stdio:" + shlex.join([PY, "-m", "memconform.reference_impl.ump.serve", "--stdio",
+                                        "--variant", "mcp-subscribe-after-call"])
+    return McpDriver(target, timeout=20, protocol="2025-11-25")
+
+
 def test_a_subscription_answered_at_once_is_read_from_the_notifications_that_follow_it():
     # A blind red team's reading (round 14; variant mcp-subscribe-after-call): §3.8 names MCP
     # notifications as the carrier, and its server answered {subscription, delivery, logger} at once,
     # then notified each change. The driver returned at the answer, never ran the trigger, and
     # ump/subscribe-stream went unjudged. Over stdio (2025-11-25, where a server may notify outside a
     # request) the events are now read from the notifications after the call.
-    target = "mcp+stdio:" + shlex.join([PY, "-m", "memconform.reference_impl.ump.serve", "--stdio",
-                                        "--variant", "mcp-subscribe-after-call"])
-    d = McpDriver(target, timeout=20, protocol="2025-11-25")
+    d = after_call_driver()
     try:
         c = d.client(subject(d, "1.0"))
         ids: list[str] = []
@@ -739,9 +745,7 @@ def test_events_of_an_earlier_subscription_still_notifying_are_left_out_or_said_
 
 
 def test_a_second_subscription_answered_at_once_gets_only_its_own_named_events():
-    target = "mcp+stdio:" + shlex.join([PY, "-m", "memconform.reference_impl.ump.serve", "--stdio",
-                                        "--variant", "mcp-subscribe-after-call"])
-    d = McpDriver(target, timeout=20, protocol="2025-11-25")
+    d = after_call_driver()
     try:
         c = d.client(subject(d, "1.0"))
         first = c.subscribe(lambda: c.remember(record("first subscription's change")), expect=1,

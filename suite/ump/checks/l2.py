@@ -89,16 +89,6 @@ def _ts(moment: _dt.datetime) -> str:
     return moment.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _parse_ts(value: Any) -> _dt.datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = _dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=_dt.timezone.utc)
-
-
 def _days(n: float) -> _dt.timedelta:
     return _dt.timedelta(days=n)
 
@@ -272,7 +262,7 @@ def revise_sets_valid_to(ctx: CheckContext) -> None:
     if vt is None:
         _fail(ctx, R, f"after revise {prior} → {new}, the prior still has time.valid_to "
                       f"{_short((rec.get('time') or {}).get('valid_to'))} (expected the end of its validity)", got)
-    elif _parse_ts(vt) is None:
+    elif revise.parse_time(vt) is None:
         _fail(ctx, R, f"after revise, the prior's time.valid_to is {vt!r}, not an RFC 3339 timestamp", got)
 
 
@@ -333,7 +323,7 @@ def revise_applies_patch(ctx: CheckContext) -> None:
                      + (f" (merged) or {_short(patch[member])} (replaced)" if member in patch else " (carried over)")
                      + f", found {_short(got_member)}")
     stime = succ.get("time") if isinstance(succ.get("time"), dict) else {}
-    if _parse_ts(stime.get("valid_from")) != _parse_ts(valid_from):
+    if revise.parse_time(stime.get("valid_from")) != revise.parse_time(valid_from):
         wrong.append(f"time.valid_from: the patch set {valid_from}, found {stime.get('valid_from')!r}")
     btime = before.get("time") if isinstance(before.get("time"), dict) else {}
     if "observed" in btime and not revise.observed_carried_or_restamped(btime["observed"], stime):
@@ -402,7 +392,7 @@ def revise_non_destructive(ctx: CheckContext) -> None:
     bt = before.get("time") if isinstance(before.get("time"), dict) else {}
     at = after.get("time") if isinstance(after.get("time"), dict) else {}
     wrong += [f"time.{k}: was {bt.get(k)!r}, now {at.get(k)!r}" for k in ("created", "valid_from")
-              if _parse_ts(bt.get(k)) != _parse_ts(at.get(k))]
+              if revise.parse_time(bt.get(k)) != revise.parse_time(at.get(k))]
     if wrong:
         _fail(ctx, R, f"revise {prior} → {new} rewrote the prior's content: " + "; ".join(wrong), got,
               sent={"before": before})
@@ -422,7 +412,7 @@ def revise_prior_queryable(ctx: CheckContext) -> None:
     got = ctx.client.get(prior)
     rec = _record_of(got)
     if rec is not None and isinstance(rec.get("time"), dict):
-        end = _parse_ts(rec["time"].get("valid_to"))
+        end = revise.parse_time(rec["time"].get("valid_to"))
     if end is None or end <= start:
         end = _now()
     valid_at = _ts(start + (end - start) / 2)
@@ -975,7 +965,7 @@ def _backdated(ctx: CheckContext, rec: dict[str, Any], created: _dt.datetime, re
     if not isinstance(rid, str):
         return None
     stored = _record_of(ctx.client.get(rid))
-    stored_created = _parse_ts(((stored or {}).get("time") or {}).get("created")) if stored else None
+    stored_created = revise.parse_time(((stored or {}).get("time") or {}).get("created")) if stored else None
     if stored is not None and (stored_created is None or stored_created > created + retention):
         return None  # the server authored time.created itself: the retention has not elapsed
     return rid
