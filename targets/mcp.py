@@ -129,28 +129,28 @@ class _LoopThread:
             self.loop.close()
 
 
-def _answered_a_handle(future: concurrent.futures.Future) -> bool:
-    """Whether an `ump.subscribe` call that ended at once answered a subscription (an object that is
-    no error and lists no events, e.g. {"subscription": …}): §3.8 names MCP notifications as the
-    carrier, so the events may follow the call as notifications (found by the blind MCP red team,
+def _subscription_handle(future: concurrent.futures.Future) -> dict[str, Any] | None:
+    """The subscription an `ump.subscribe` call that ended at once answered (an object that is no
+    error and lists no events, e.g. {"subscription": …}), or None: §3.8 names MCP notifications as
+    the carrier, so the events may follow the call as notifications (found by the blind MCP red team,
     round 14: a server answering {subscription, delivery, logger} was never triggered)."""
     if future.cancelled() or future.exception() is not None:
-        return False
+        return None
     result = future.result()
     if getattr(result, "is_error", False):
-        return False
+        return None
     reply = reply_from_result("subscribe", {}, result, None)
-    return (reply.error_code is None and isinstance(reply.body, dict) and "error" not in reply.body
-            and not isinstance(reply.body.get("events"), list))
+    if (reply.error_code is None and isinstance(reply.body, dict) and "error" not in reply.body
+            and not isinstance(reply.body.get("events"), list)):
+        return reply.body
+    return None
 
 
-def _handle_id(future: concurrent.futures.Future) -> str | None:
+def _handle_id(handle: dict[str, Any]) -> str | None:
     """The id a subscription handle names (`subscription`, or `id`), if any."""
-    reply = reply_from_result("subscribe", {}, future.result(), None)
-    body = reply.body if isinstance(reply.body, dict) else {}
     for key in ("subscription", "subscription_id", "id"):
-        if isinstance(body.get(key), str):
-            return body[key]
+        if isinstance(handle.get(key), str):
+            return handle[key]
     return None
 
 
@@ -955,11 +955,11 @@ class McpUmpClient:
                 while not sub.subscribed and not future.done() and time.monotonic() < deadline:
                     sub.cond.wait(0.05)
                 subscribed = sub.subscribed
-            handle = False
+            handle: dict[str, Any] | None = None
             if not subscribed:
                 if future.done():
-                    handle = _answered_a_handle(future)
-                    if not handle:
+                    handle = _subscription_handle(future)
+                    if handle is None:
                         return self._finish(session, sent, sub, future, problems, subscribed=False)
                     with sub.cond:
                         sub.subscribed = True  # the answer is the acknowledgement
@@ -972,11 +972,12 @@ class McpUmpClient:
             # answered a subscription handle at once delivers its events as notifications afterwards
             deadline = time.monotonic() + timeout
             with sub.cond:
-                while len(sub.events) < expect and (handle or not future.done()) and time.monotonic() < deadline:
+                while (len(sub.events) < expect and (handle is not None or not future.done())
+                       and time.monotonic() < deadline):
                     sub.cond.wait(0.05)
-            if handle:
+            if handle is not None:
                 outcome = self._finish(session, sent, sub, future, problems, subscribed=True, handle=True)
-                own = _handle_id(future)
+                own = _handle_id(handle)
                 self._handles.append(own)
                 return self._attributed(outcome, earlier, own)
             # a server returns at max_events: then give the result a moment to arrive

@@ -166,6 +166,7 @@ class View:
     side: str                # "source" or "destination"
     entity_key: str
     events: list[dict[str, Any]]
+    package: Any = None      # an export view's whole file, as read (judged again only if B refuses it)
 
 
 def round_trip(source: UppClient, destination: UppClient, *, version: str, source_label: str,
@@ -188,7 +189,8 @@ def round_trip(source: UppClient, destination: UppClient, *, version: str, sourc
     extra["records"] = {records[p.key]: p.value for p in PLAN}
     losses, compared = _compare(views, records, notes)
     if refused is not None:
-        broken = _package_problems(extra.get("source_export"))
+        # views[-1] is A's export: what B refused
+        broken = model.export_package_problems(views[-1].package)
         if broken:  # B refused a file A wrote wrong, as it must (may): the loss is A's
             losses += [Loss(str(extra["source_export"]), problem.split(":", 1)[0], problem.requirement,
                             "an ExportPackage (02 §4)", problem, f"export from {source_label}") for problem in broken]
@@ -202,13 +204,6 @@ def round_trip(source: UppClient, destination: UppClient, *, version: str, sourc
         compared = 0
     return RoundTrip(SPEC, version, source_label, destination_label, placed=len(PLAN), compared=compared,
                      losses=tuple(losses), notes=tuple(notes), extra=extra)
-
-
-def _package_problems(file: Any) -> list[Any]:
-    """What makes A's export file no valid ExportPackage (suite/upp/model.py, as upp/l3/export-file
-    judges it), each a Problem naming its requirement; [] when it is one (or cannot be read again)."""
-    content, why = read_export_file(file)
-    return [] if why is not None else model.export_package_problems(content)
 
 
 # -- the journey ----------------------------------------------------------------------------------
@@ -300,8 +295,9 @@ def _exported(ctx: _Ctx, entity: str, side: str, label: str, *, after_held: bool
                             f"({why or 'no events array'}); judged by upp/l3/export-file")
     events = [e for e in content["events"] if isinstance(e, dict)]
     if after_held:
-        return View(f"export from {label}", "export", side, entity, events), file
-    return View(f"import into {label} (seen in the export from {label})", "import", side, entity, events), file
+        return View(f"export from {label}", "export", side, entity, events, content), file
+    return View(f"import into {label} (seen in the export from {label})", "import", side, entity, events,
+                content), file
 
 
 def _forget(ctx: _Ctx, entity: str) -> None:
