@@ -90,14 +90,16 @@ def deviate(policy: Any, spec: str, fault: str | None, variants: tuple[str, ...]
 
     from memconform.reference_impl import variants as switches
 
+    from memconform.reference_impl.consulted import consulted
+
     policy = switches.apply(policy, spec, variants)
     f = of_spec(spec).get(fault) if fault else None
     if f is None or f.spec != spec or not f.overrides:
-        return policy
+        return consulted(policy, spec)
     for point in f.overrides:
         if not hasattr(policy, point):
             raise ValueError(f"fault {f.name!r} sets {point!r}, which the {spec} policy does not have")
-    return dataclasses.replace(policy, **f.overrides)
+    return consulted(dataclasses.replace(policy, **f.overrides), spec)
 
 
 def install_wraps(implementation: Any, spec: str, fault: str | None, part: str | None = None) -> None:

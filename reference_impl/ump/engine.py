@@ -60,12 +60,13 @@ class Keyring:
 class UmpEngine:
     def __init__(self, version: str = "1.0", fault: str | None = None, keyring: Keyring | None = None,
                  db: str = ":memory:", variants: tuple[str, ...] = ()):
-        from memconform.reference_impl import variants as switches
+        from memconform.reference_impl.faults import deviate
         from memconform.reference_impl.ump.policy import UmpPolicy
 
         if version not in ump_record.VERSIONS:
             raise ValueError(f"unsupported UMP version {version!r}")
-        self.policy = switches.apply(UmpPolicy(), "ump", variants)
+        # the file binding's faults are wraps of its own (below), never policy overrides
+        self.policy = deviate(UmpPolicy(), "ump", None, variants)
         self.version = version
         self.fault = fault
         self.keyring = keyring or Keyring.with_test_keys()

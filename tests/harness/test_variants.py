@@ -55,7 +55,7 @@ def test_variant_passes_the_whole_suite(pytester, monkeypatch, shared_folder, na
     meeting = None
     if not FULL_VARIANT_RUNS:
         clean, recorder = _clean_run(pytester, monkeypatch, shared_folder, variant.spec, bindings)
-        meeting = recorder.meeting(set(variant.overrides), bindings)
+        meeting = recorder.meeting({f"{variant.spec}.{p}" for p in variant.overrides}, bindings)
         # a variant no check meets would prove nothing about the checks
         assert meeting is None or meeting, f"{name}: no check reads {sorted(variant.overrides)}"
     result, report = run_suite(pytester, f"--target=reference?variant={name}", *args,
@@ -87,7 +87,7 @@ def _clean_run(pytester, monkeypatch, shared_folder, spec: str, bindings: tuple[
     if (spec, bindings) not in _CLEAN:
         def make() -> dict:
             with monkeypatch.context() as patch:
-                recorder = decisions.record(patch)
+                recorder = decisions.record(patch, Path(pytester.path))
                 _, report = run_suite(pytester, "--target=reference", f"--spec={spec}",
                                       *[f"--binding={b}" for b in bindings])
             assert report["totals"].get("failed", 0) == 0 and report["totals"].get("error", 0) == 0
