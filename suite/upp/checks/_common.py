@@ -196,9 +196,10 @@ def requirement(rid: str) -> catalogues.Requirement:
 
 
 def spec_ref(rid: str) -> str:
-    """`upp/ingest-returns-stored-events (upp 03 §2 upp/ingest, MUST): <summary>`."""
+    """`upp/ingest-returns-stored-events (UPP 03 §2 upp/ingest, MUST): <summary>`; a derived
+    requirement says so, as Requirement.cite does (its reading is the catalogue's note)."""
     r = requirement(rid)
-    return f"{r.id} (UPP {r.section}, {r.keyword.value}): {r.summary}"
+    return f"{r.id} (UPP {r.section}, {r.keyword.value}{', derived' if r.derived else ''}): {r.summary}"
 
 
 def server_error_status(exchange: RpcExchange) -> str | None:
