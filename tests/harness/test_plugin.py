@@ -186,13 +186,14 @@ def test_xdist_gives_the_same_report(pytester, monkeypatch, reference_quick_run)
     # run and not the other: a verdict of this test must not depend on the machine's speed)
     monkeypatch.setenv("MEMCONFORM_FUZZ_SECONDS", "300")
     monkeypatch.setenv("MEMCONFORM_STATEFUL_SECONDS", "300")  # so also the machines' sequences (the fixture's too)
-    # two specs of five: between them every kind of binding (file, HTTP, MCP, stdio) and of subject
-    # opening the plugin schedules; the other three would only repeat it (and double the test's time)
-    specs = ("ump", "upp")
+    # UMP 1.0 and UPP, of five specs and six versions: between them every kind of binding (file,
+    # HTTP, MCP, stdio) and of subject opening the plugin schedules; the others would only repeat it
+    # (and triple the test's time)
+    specs = (("ump", "1.0"), ("upp", "1.0.0"))
     serial = _of_specs(reference_quick_run.report, specs)  # the serial run, as the shared fixture made it
     report_path = pytester.path / "parallel.json"
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--target=reference",
-                                           *(f"--spec={s}" for s in specs), "--effort=quick",
+                                           *(f"--spec={s}@{v}" for s, v in specs), "--effort=quick",
                                            "--report", str(report_path))
     assert result.ret == 0, result.stdout.str()[-2000:]
     parallel = json.loads(report_path.read_text())
@@ -203,9 +204,10 @@ def test_xdist_gives_the_same_report(pytester, monkeypatch, reference_quick_run)
 
 
 def _of_specs(report, specs):
-    return dict(report, results=[r for r in report["results"] if r["spec"] in specs],
-                levels=[r for r in report["levels"] if r["spec"] in specs],
-                requirements=[r for r in report["requirements"] if r["spec"] in specs])
+    """The report's rows of `specs` ((spec, version) pairs)."""
+    return dict(report, results=[r for r in report["results"] if (r["spec"], r["version"]) in specs],
+                levels=[r for r in report["levels"] if (r["spec"], r["version"]) in specs],
+                requirements=[r for r in report["requirements"] if (r["spec"], r["version"]) in specs])
 
 
 @pytest.mark.parametrize("shape", ["ndjson", "md-folder", "single-object"])
