@@ -39,11 +39,12 @@ class Recorder:
     read: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def meeting(self, points: set[str], bindings: tuple[str, ...]) -> set[str] | None:
-        """The check ids that read one of `points` (any version, any binding), and every check of a
+        """The check ids that read one of `points` (any version, one of `bindings`), and every check of a
         binding of OWN_OPENING whose opening read one; None when every check must run (a point read
         while opening a subject of a shared server or before the first check, or a binding whose reads
         were not seen)."""
-        checks = {k: names for k, names in self.read.items() if not k.startswith(OPENING)}
+        checks = {k: names for k, names in self.read.items()
+                  if not k.startswith(OPENING) and k.rsplit("|", 1)[1] in bindings}
         opened: dict[str, set[str]] = defaultdict(set)  # binding -> read while opening any version of it
         for k, names in self.read.items():
             if k.startswith(f"{OPENING}|"):

@@ -23,6 +23,7 @@ def test_only_the_checks_that_read_a_point_are_re_run():
                           key("c", "1.0", "mcp"): set(), key(OPENING, "1.0", "http"): {"ump.z"}})
     assert recorder.meeting({"ump.x"}, ("http", "mcp")) == {"a"}
     assert recorder.meeting({"ump.x", "ump.y"}, ("http", "mcp")) == {"a", "b"}
+    assert recorder.meeting({"ump.x", "ump.y"}, ("http",)) == {"a"}  # b read it on a binding not judged
     # another spec's point of the same name is another point
     assert recorder.meeting({"upp.x"}, ("http", "mcp")) == set()
 

@@ -23,8 +23,8 @@ from . import decisions
 from .helpers import failed_requirements, made_once, run_suite
 
 FULL_VARIANT_RUNS = os.environ.get("MEMCONFORM_FULL_VARIANT_RUNS") == "1"
-#: (spec, bindings) -> the clean run's report and what each check read, once per session and worker
-_CLEAN: dict[tuple[str, tuple[str, ...]], tuple[dict, decisions.Recorder]] = {}
+#: spec -> the clean run's report and what each check read, once per session and worker
+_CLEAN: dict[str, tuple[dict, decisions.Recorder]] = {}
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 #: Where each spec's levels end on each binding the reference serves.
@@ -54,14 +54,14 @@ def test_variant_passes_the_whole_suite(pytester, monkeypatch, shared_folder, na
     args = [*specs, *[f"--binding={b}" for b in bindings]]
     meeting = None
     if not FULL_VARIANT_RUNS:
-        clean, recorder = _clean_run(pytester, monkeypatch, shared_folder, variant.spec, bindings)
+        clean, recorder = _clean_run(pytester, monkeypatch, shared_folder, variant.spec)
         meeting = recorder.meeting({f"{variant.spec}.{p}" for p in variant.overrides}, bindings)
         # a variant no check meets would prove nothing about the checks
         assert meeting is None or meeting, f"{name}: no check reads {sorted(variant.overrides)}"
     result, report = run_suite(pytester, f"--target=reference?variant={name}", *args,
                                *[f"--check={c}" for c in sorted(meeting or ())])
     if meeting:
-        report = _with_clean_results(report, clean)
+        report = _with_clean_results(report, clean, set(versions), set(bindings))
     assert report["totals"].get("error", 0) == 0, [r["reason"] for r in report["results"] if r["outcome"] == "error"]
     # a variant that reads the text otherwise than the public implementation may fail that
     # implementation's class (e.g. ump-reference-interop) on the requirements it names: never a level
@@ -79,12 +79,13 @@ def test_variant_passes_the_whole_suite(pytester, monkeypatch, shared_folder, na
     assert result.ret == 0 or (own_class and failed_requirements(report) <= own_class)
 
 
-def _clean_run(pytester, monkeypatch, shared_folder, spec: str, bindings: tuple[str, ...]
-               ) -> tuple[dict, decisions.Recorder]:
-    """The clean reference over the variant's spec and bindings, recording what each check read:
-    made once per session, by the first xdist worker that needs it (under a lock), and read by the
-    others from the shared folder (each worker made its own: up to three UMP runs of 10 s)."""
-    if (spec, bindings) not in _CLEAN:
+def _clean_run(pytester, monkeypatch, shared_folder, spec: str) -> tuple[dict, decisions.Recorder]:
+    """The clean reference over the spec and every binding it serves, recording what each check
+    read: made once per session, by the first xdist worker that needs it (under a lock), and read by
+    the others from the shared folder. One run serves every variant of the spec, whatever its
+    bindings (one per set of bindings made five UMP runs)."""
+    bindings = tuple(b for s, b in TOP if s == spec)
+    if spec not in _CLEAN:
         def make() -> dict:
             with monkeypatch.context() as patch:
                 recorder = decisions.record(patch, Path(pytester.path))
@@ -93,22 +94,24 @@ def _clean_run(pytester, monkeypatch, shared_folder, spec: str, bindings: tuple[
             assert report["totals"].get("failed", 0) == 0 and report["totals"].get("error", 0) == 0
             return {"report": report, "read": {k: sorted(v) for k, v in recorder.read.items()}}
 
-        data = made_once(shared_folder / f"variants-clean-{spec}-{'-'.join(bindings)}.json", make)
+        data = made_once(shared_folder / f"variants-clean-{spec}.json", make)
         recorder = decisions.Recorder()
         recorder.read.update({k: set(v) for k, v in data["read"].items()})
-        _CLEAN[(spec, bindings)] = (data["report"], recorder)
-    return _CLEAN[(spec, bindings)]
+        _CLEAN[spec] = (data["report"], recorder)
+    return _CLEAN[spec]
 
 
-def _with_clean_results(report: dict, clean: dict) -> dict:
-    """The variant run's report with the clean run's results of every check it did not re-run (as
-    the variant's target), levels and totals computed over all, as one whole run would."""
+def _with_clean_results(report: dict, clean: dict, versions: set[str], bindings: set[str]) -> dict:
+    """The variant run's report with the clean run's results of every check it did not re-run on
+    the variant's versions and bindings (as the variant's target), levels and totals computed over
+    all, as one whole run would."""
     from memconform.reports.model import build_report
 
     label = report["targets"][0]["label"]
     ran = {r["node_id"].split("::", 2)[2] for r in report["results"]}
     kept = [dict(r, target=label, node_id=f"memconform::{label}::{r['node_id'].split('::', 2)[2]}")
-            for r in clean["results"] if r["node_id"].split("::", 2)[2] not in ran]
+            for r in clean["results"] if r["node_id"].split("::", 2)[2] not in ran
+            and r["version"] in versions and r["binding"] in bindings]
     return build_report(report["results"] + kept, report["targets"], report["run"])
 
 
