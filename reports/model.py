@@ -126,6 +126,8 @@ def accepted_failures(results: Iterable[dict[str, Any]], cat: Any) -> dict[str, 
 def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
                  run: dict[str, Any], interop: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     results = sorted(results, key=lambda r: r["node_id"])
+    # a class's failures fail the run only when it is required (--require-class); the line says which
+    required = set((run.get("options") or {}).get("require_class") or ())
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for res in results:
         groups[(res["target"], res["spec"], res["version"], res["binding"])].append(res)
@@ -176,7 +178,8 @@ def build_report(results: list[dict[str, Any]], targets: list[dict[str, Any]],
             "blocked_by": blocking(spec, version, binding, outcomes, blocked, profile),
             **({"waived": waived} if waived else {}),
             "profile": profile,
-            "classes": compute_classes(spec, version, binding, outcomes, profile),
+            "classes": [dict(c, required=c["id"] in required)
+                        for c in compute_classes(spec, version, binding, outcomes, profile)],
             "claim": (compute_claim(spec, version, binding, outcomes, not_exercised(group),
                                     file_as.get(target, "export"))
                       if computed["level"] is None and (kinds.get(target) == "file" or binding == "file") else None),

@@ -292,7 +292,9 @@ def summary_line(row: dict[str, Any]) -> str:
         if cls["reached"]:
             beside.append(f"{cls['title']}: yes ({cls['passed']} MUST)")
         elif cls["failed"] or cls["errors"]:
-            beside.append(f"{cls['title']}: no, {ids_text([*cls['failed'], *cls['errors']])}")
+            beside.append(f"{cls['title']}: no, {ids_text([*cls['failed'], *cls['errors']])}"
+                          + ("" if cls.get("required", True) or not cls["failed"]
+                             else f" (not required: xfailed; --require-class {cls['id']} fails the run)"))
         else:
             beside.append(f"{cls['title']}: not assessed ({len(cls['not_assessed'])} MUST)")
     return f"{head}: {words} — {', '.join(counts)}" + "".join(f"; {b}" for b in beside)

@@ -18,7 +18,7 @@ import pytest
 
 from memconform.suite.effort import (ENV_EXAMPLES, ENV_SECONDS, ENV_STATEFUL_EXAMPLES, ENV_STATEFUL_SECONDS,
                                      ENV_STATEFUL_SHRINK_SECONDS, ENV_STATEFUL_STEPS)
-from memconform.suite.outcomes import LEVELS, CheckResult, NotApplicable, Outcome, TargetError
+from memconform.suite.outcomes import LEVELS, CheckResult, Keyword, NotApplicable, Outcome, TargetError
 from memconform.suite.registry import Case, Check, all_checks
 from memconform.suite.runner import run_check
 
@@ -79,6 +79,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ump-token-times", default=None, choices=("iso", "numeric"),
                     help="how capability tokens carry exp/nbf for your server: ISO-8601 strings (the public UMP "
                          "implementation's, the default) or numbers (docs/vendor-keys.md)")
+    group.addoption("--require-class", action="append", default=[], metavar="CLASS",
+                    help="fail the run on a failed MUST of this conformance class (e.g. ump-reference-interop: "
+                         "speaks the public UMP implementation's choices where the text is loose). A class counts "
+                         "toward no level; without this option its failures are reported (the level line says "
+                         "'…: no, <requirement>') and xfailed, so a server reading the text another way keeps a "
+                         "green exit status")
     group.addoption("--baseline", default=None, metavar="FILE",
                     help="TOML file of accepted failures: a listed failure is xfailed, a listed item "
                          "that now passes is stale and fails the run (see memconform.reports.baseline)")
@@ -101,6 +107,8 @@ class RunState:
     deviations: dict[str, Any] = field(default_factory=dict)
     #: the --profile names asked for (each checked against the catalogues that declare profiles)
     profile_names: tuple[str, ...] = ()
+    #: the conformance classes whose failed MUSTs fail the run (--require-class)
+    required_classes: tuple[str, ...] = ()
     drivers: dict[str, Any] = field(default_factory=dict)
     subjects: dict[str, list[Any]] = field(default_factory=dict)  # per target label, as its driver listed them
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -167,6 +175,7 @@ def pytest_configure(config: pytest.Config) -> None:
         seed=_seed(config),
         checks=set(config.getoption("check")),
         profile_names=_profile_names(config.getoption("profile")),
+        required_classes=_class_names(config.getoption("require_class")),
     )
     config.pluginmanager.register(ResultCollector(config.stash[STATE]), "memconform-results")
     from memconform.suite import filters, junit
@@ -228,6 +237,40 @@ def _profile_names(names: list[str]) -> tuple[str, ...]:
         raise pytest.UsageError(f"--profile {', '.join(unknown)}: unknown; the profiles are "
                                 + (", ".join(f"{p} ({s})" for p, s in sorted(known.items())) or "none"))
     return tuple(dict.fromkeys(names))
+
+
+def _class_names(names: list[str]) -> tuple[str, ...]:
+    from memconform.suite import catalogue as catalogues
+
+    known = {c.id: spec for spec in catalogues.SPECS for c in catalogues.load(spec).conformance_classes}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise pytest.UsageError(f"--require-class {', '.join(unknown)}: unknown; the conformance classes are "
+                                + (", ".join(f"{c} ({s})" for c, s in sorted(known.items())) or "none"))
+    return tuple(dict.fromkeys(names))
+
+
+def unrequired_class(spec: str, result: CheckResult, required: tuple[str, ...]) -> str | None:
+    """Why a failed result fails the run only when asked: each MUST it found broken belongs to a
+    conformance class (a claim beside the levels, never a level) that the run does not require;
+    None when any broken MUST is a level's, or of a required class."""
+    from memconform.suite import catalogue as catalogues
+
+    cat = catalogues.load(spec)
+    musts = []
+    for finding in result.findings:
+        try:
+            req = cat.get(finding.requirement)
+        except KeyError:
+            return None
+        if req.keyword is Keyword.MUST:
+            musts.append(req)
+    if not musts or any(r.conformance_class is None or r.conformance_class in required for r in musts):
+        return None
+    classes = {c.id: c.title for c in cat.conformance_classes if c.id in {r.conformance_class for r in musts}}
+    return "; ".join(f"fails only MUSTs of the conformance class {cid} ({title}), which counts toward no level "
+                     f"and which this run does not require (--require-class {cid} makes it fail the run)"
+                     for cid, title in sorted(classes.items()))
 
 
 def profile_for(state: RunState, driver: Any, spec: str) -> str | None:
@@ -455,6 +498,7 @@ class CheckItem(pytest.Item):
         self.result: CheckResult | None = None
         self.baseline_outcome: Outcome | None = None
         self.baseline_reason: str | None = None
+        self.class_reason: str | None = None  # why a failure of a class not required is xfailed
 
     def _client(self) -> Any:
         client = self.driver.client(self.subject)
@@ -516,6 +560,11 @@ class CheckItem(pytest.Item):
                 result_json = apply_baseline(result_json, accepting)
         self.baseline_outcome = baseline_outcome(result_json)
         self.baseline_reason = (result_json.get("baseline") or {}).get("reason")
+        self.class_reason = None
+        if self.baseline_outcome is Outcome.FAILED:
+            self.class_reason = unrequired_class(self.subject.spec, result, state.required_classes)
+            if self.class_reason:
+                result_json = {**result_json, "class_not_required": self.class_reason}
         self.user_properties.append(("memconform", result_json))
         if result.outcome is Outcome.ERROR:
             pytest.fail(_format_result(self, result), pytrace=False)
@@ -529,6 +578,8 @@ class CheckItem(pytest.Item):
             pytest.xfail(f"{self.check.id}: {self.baseline_reason}")
         if self.baseline_outcome is Outcome.STALE:
             pytest.fail(f"{self.check.id}: {self.baseline_reason}", pytrace=False)
+        if self.class_reason:
+            pytest.xfail(f"{self.check.id}: {self.class_reason}")
         if self.result.outcome is Outcome.FAILED or (self.result.outcome is Outcome.WARNING and state.strict):
             pytest.fail(_format_result(self, self.result), pytrace=False)
 
@@ -654,6 +705,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                "environment": {k: v for k, v in sorted(os.environ.items()) if k in REPLAY_ENVIRONMENT}}
     if state.checks:
         options["checks"] = sorted(state.checks)
+    if state.required_classes:
+        options["require_class"] = list(state.required_classes)
     if state.baseline is not None:
         # a signed report fixes what was accepted, not only that something was
         options["baseline"] = state.baseline.to_json()
