@@ -158,3 +158,15 @@ def test_the_target_string_carries_variants_and_a_fault(pytester):
         parse_target("reference?variant=no-such-variant")
     target = parse_target("reference?fault=omf-accepts-other-version")
     assert target.variants == () and target.label == "reference?fault=omf-accepts-other-version"
+
+
+def test_readings_a_server_combines_keep_its_own_round_trip(pytester):
+    """Found by running the reference with every compatible variant of a spec at once (the audit of
+    stop 26): an export listing events newest first, imported in the order listed, makes the older
+    name current. Each reading is legitimate (03 §4 fixes neither order), so the server's own round
+    trip must pass."""
+    result, report = run_suite(pytester, "--target=reference?variant=upp-newest-first,upp-import-package-order",
+                               "--spec=upp", "--binding=http", "--check=upp/l3/round-trip")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    (res,) = report["results"]
+    assert res["outcome"] == "passed" and "not_judged" not in res, res

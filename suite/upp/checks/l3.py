@@ -690,6 +690,16 @@ def round_trip(ctx: CheckContext) -> None:
     # get_events shows them is judged by the level-2 checks.
     want = Counter(_essence(e) for e in expected if e.get("status") == "valid")
     got = Counter(_essence(e) for e in stored if e.get("status") == "valid")
+    if want != got and got == _valid_in_listed_order(expected):
+        # 03 §4 fixes neither the export's order nor the import's ("Supersession rules apply as during
+        # normal storage"): an export listing the events newest first, imported in the order listed,
+        # makes the earlier event of a singular label current. Each reading is the server's to take
+        # (variants upp-newest-first, upp-import-package-order); together they are no violation.
+        ctx.note(f"the export of {origin!r} lists the events in another order than they were stored, and the "
+                 f"import applied supersession in the order listed, so another event of a singular label is "
+                 f"current for {copy!r}: 03 §4 fixes neither order, so a client moving this server's data "
+                 f"through its own export and import sees that change")
+        return
     if want != got:
         lost, gained = want - got, got - want
         fail(ctx, "upp/import-persists", f"after export of {origin!r} and import for {copy!r}, the valid events "
@@ -697,6 +707,28 @@ def round_trip(ctx: CheckContext) -> None:
              f"{compact(sorted(map(str, lost.elements())), 600)}; not in the export "
              f"{compact(sorted(map(str, gained.elements())), 600)}", reply,
              "every exported event stored for the new user with its value, labels, confidence and source_type")
+
+
+def _valid_in_listed_order(events: list[dict[str, Any]]) -> Counter[tuple[Any, ...]] | None:
+    """The valid events an import storing `events` in the order listed would leave, applying
+    supersession as storage does (02 §6): of the events held valid or superseded, a valid one
+    supersedes the valid ones it shares a singular label with; staged ones stay out. None when an
+    event's labels are not a list of strings."""
+    from memconform.suite.upp import ontology
+
+    singular = ontology.user_v1().singular  # a label outside the ontology is no singular one
+    held: list[list[Any]] = []  # [event, status]
+    for e in events:
+        if e.get("status") not in ("valid", "superseded"):
+            continue
+        labels = e.get("labels")
+        if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+            return None
+        for h in held:
+            if h[1] == "valid" and set(h[0]["labels"]) & set(labels) & singular:
+                h[1] = "superseded"
+        held.append([e, "valid"])
+    return Counter(_essence(e) for e, status in held if status == "valid")
 
 
 def _exported_events(ctx: CheckContext, origin: str, file: str) -> list[dict[str, Any]]:
