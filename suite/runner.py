@@ -166,7 +166,9 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
             return dataclasses.replace(skipped, extra={**skipped.extra, "not_exercised": True})
         return result(Outcome.PASSED, f"judged {len(named) - len(missed)} of its {len(named)} requirements; not "
                                       f"judged: {', '.join(missed)} ({_why_not_judged(ctx)})")
-    return result(outcome_of(check, version, case, ctx.findings))
+    # what the check said while judging everything it names (a reading the server took that changed
+    # what it could compare, a case it could not judge) stays with the result, for the vendor
+    return result(outcome_of(check, version, case, ctx.findings), "; ".join(ctx.notes) if ctx.notes else None)
 
 
 def _why_not_judged(ctx: CheckContext) -> str:

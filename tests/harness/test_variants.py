@@ -164,9 +164,10 @@ def test_readings_a_server_combines_keep_its_own_round_trip(pytester):
     """Found by running the reference with every compatible variant of a spec at once (the audit of
     stop 26): an export listing events newest first, imported in the order listed, makes the older
     name current. Each reading is legitimate (03 §4 fixes neither order), so the server's own round
-    trip must pass."""
+    trip must pass, saying what changed."""
     result, report = run_suite(pytester, "--target=reference?variant=upp-newest-first,upp-import-package-order",
                                "--spec=upp", "--binding=http", "--check=upp/l3/round-trip")
     assert result.ret == 0, result.stdout.str()[-2000:]
     (res,) = report["results"]
     assert res["outcome"] == "passed" and "not_judged" not in res, res
+    assert "applied supersession in the order listed" in res["reason"], res
