@@ -491,9 +491,15 @@ def forget_tombstones(ctx: CheckContext) -> None:
 def forget_excluded_from_recall(ctx: CheckContext) -> None:
     """The record (semantic) is found by recall for its marker before forget and not after (no
     filter). The same holds for a recall filtered by filter.kind ["semantic", "episodic"] (two kinds:
-    a filter is not include_tombstoned), judged when that recall found the record before forget."""
+    a filter is not include_tombstoned), judged when that recall found the record before forget, and
+    for that recall at a filter.valid_at a day before the forget: a server may end a forgotten
+    record's valid time too (variant forget-ends-valid-time), which alone keeps it out of a recall at
+    now; at an instant it was valid, only the tombstone does (audit of faults under variants:
+    forget-visible-multi-kind-recall passed there)."""
     m = marker("exc")
-    rid = remember_new(ctx.client, sample_record("semantic", text=f"{m} the staging password rotates weekly"))
+    start = _now() - _days(2)
+    rid = remember_new(ctx.client, sample_record("semantic", text=f"{m} the staging password rotates weekly",
+                                                 time={"valid_from": _ts(start)}))
     # one record of every other kind beside it: a server that leaves some kind's tombstones in recall
     # is caught there too (found by the blind red team: only semantic records were forgotten)
     others = {remember_new(ctx.client, sample_record(kind, text=f"{m} a {kind} record to forget")): kind
@@ -504,6 +510,8 @@ def forget_excluded_from_recall(ctx: CheckContext) -> None:
                             "finding a remembered record is ump/l1's recall check")
     kinds = {"query": m, "scope": {"owner": did(OWNER_A)}, "filter": {"kind": ["semantic", "episodic"]}, "limit": 50}
     kinds_before = ctx.client.recall(kinds)
+    past = {**kinds, "filter": {**kinds["filter"], "valid_at": _ts(start + _days(1))}}
+    past_before = ctx.client.recall(past)
     _forget(ctx, rid)
     for other in others:
         _forget(ctx, other)
@@ -532,6 +540,18 @@ def forget_excluded_from_recall(ctx: CheckContext) -> None:
         _fail(ctx, R, f"after forget, the tombstoned semantic record {rid} is still returned by a recall for {m!r} "
                       "with filter.kind [\"semantic\", \"episodic\"] (no include_tombstoned; before forget the same "
                       "recall returned it)", reply)
+        return
+    if rid not in recalled_ids(past_before):
+        ctx.note(f"recall for {m!r} with filter.kind [\"semantic\", \"episodic\"] and filter.valid_at "
+                 f"{past['filter']['valid_at']} did not return {rid} before forget ({past_before.describe()}); the same "
+                 f"recall after forget was not judged")
+        return
+    reply = ctx.client.recall(past)
+    if reply.ok and rid in recalled_ids(reply):
+        _fail(ctx, R, f"after forget, the tombstoned semantic record {rid} is still returned by a recall for {m!r} "
+                      f"with filter.kind [\"semantic\", \"episodic\"] and filter.valid_at "
+                      f"{past['filter']['valid_at']}, an instant it was valid (no include_tombstoned; before forget "
+                      "the same recall returned it)", reply)
 
 
 @check("ump/l2/forget-retained", spec=SPEC, requirements=("ump/forget-retained",), bindings=LIVE,
@@ -815,6 +835,12 @@ def owner_did(ctx: CheckContext) -> None:
     rec = sample_record(text=f"{m2} an opaque owner")
     rec["scope"]["owner"] = "memconform-opaque-account"
     reply = ctx.client.remember(rec)
+    if reply.error_code in ("forbidden_scope", "unauthorized"):
+        # a server may ask the token before it reads the record (variant authorize-before-validate): no
+        # token grants an owner that is no key, so such a server never shows whether it would store one
+        ctx.note(f"remember of a record owned by the opaque \"memconform-opaque-account\" was refused for its token "
+                 f"({reply.error_code}) before the owner itself was judged: whether the server stores an owner "
+                 f"that is not a DID is not observable through remember here")
     if reply.ok and reply.body.get("result") != "rejected":
         got = ctx.client.get(reply.body["id"]) if isinstance(reply.body.get("id"), str) else None
         stored = _record_of(got) if got is not None else None
