@@ -133,6 +133,11 @@ class UmpPolicy:
     #: numbers as doubles writes an integer-valued one with a fraction (1 as 1.0, "floats"); the
     #: value, and so the record's JCS form and signature, is the same.
     md_numbers: str = "as-given"
+    #: ump/integrity-content-hash, ump/integrity-signature: the digest and the signature are written
+    #: as the public implementation writes them, lowercase unpadded base32 and padded base64
+    #: ("base32"). Other reading: the text names no encoding (its examples are "blake3:5e…",
+    #: "ed25519:9c…"), so both in lowercase hex ("hex"; the signature is over BLAKE3 of that string).
+    integrity_encoding: str = "base32"
     #: ump/recall-signal-names: each result's signals are the five standard ones (()). Other reading:
     #: §3.2 standardizes the names of the signals it names and closes no set, so an engine may report
     #: one of its own beside them without listing it in capabilities.retrieval_signals ((name, value)

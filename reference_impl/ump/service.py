@@ -599,7 +599,7 @@ class UmpService:
                                                 f"signing key for the owner {owner!r}; send the record signed by "
                                                 "its owner (integrity) instead")
         try:
-            return integrity.sign(bare, key)
+            return integrity.sign(bare, key, self.policy.integrity_encoding)
         except (CanonicalizationError, RecursionError, TypeError, ValueError) as exc:
             raise _invalid(f"the record has no RFC 8785 canonical form to sign: {exc}") from None
 
@@ -647,7 +647,8 @@ class UmpService:
             life = rec.get("lifecycle") if isinstance(rec.get("lifecycle"), dict) else {}
             rec["lifecycle"] = dict(life, status="tombstoned")
             key = self.keyring.for_owner(_owner_of(rec))
-            rec = integrity.sign(without_integrity(rec), key) if key is not None else without_integrity(rec)
+            rec = (integrity.sign(without_integrity(rec), key, self.policy.integrity_encoding) if key is not None
+                   else without_integrity(rec))
             with self._store.transaction():
                 self._store.update(stored.rowid, rec)
                 self._store.log_forget(stored.version, rec["id"], "retention", None, False, format_time(now))

@@ -160,4 +160,8 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("md-numbers-as-doubles", "ump", "the .ump.md front matter writes every number as a double does (an "
             "evidence weight 1 as 1.0), while the .ump.json keeps 1: one JSON value (RFC 8259 §6), the same JCS form",
             ("ump/md-roundtrip-lossless",), {"md_numbers": "floats"}, bindings=("file",)),
+    Variant("integrity-hex", "ump", "the records it signs carry content_hash \"blake3:<hex>\" and signature "
+            "\"ed25519:<hex>\" (the text names no encoding; its examples read \"blake3:5e…\", \"ed25519:9c…\"; "
+            "found by the blind red team, round 17)", ("ump/integrity-content-hash",),
+            {"integrity_encoding": "hex"}),
 )

@@ -11,7 +11,9 @@ Exactly the public reference implementation's reading (checked against the signe
 * ``signer`` = the signer's ``did:key`` (see :mod:`.did`); §2.8 wants the operator's key, so a verifier
   also checks ``signer == scope.owner``.
 
-:func:`verify` never raises: malformed integrity blocks become :class:`IntegrityProblem` entries.
+:func:`verify` never raises: malformed integrity blocks become :class:`IntegrityProblem` entries. It
+reads the digest and the signature in any unambiguous encoding (`digest_of`, `signature_bytes`): the
+encodings above are the public implementation's, the text names none.
 """
 
 from __future__ import annotations
@@ -60,20 +62,72 @@ def content_hash(record: Mapping[str, Any]) -> str:
     return "blake3:" + _b32(_blake3(canonical_bytes(without_integrity(record))))
 
 
+def _decodings(text: str, size: int) -> dict[str, bytes]:
+    """Every encoding `text` reads as `size` bytes in: base32 (either case, padding optional), hex
+    (either case), base64 or base64url (padding optional). For 32 and 64 bytes their lengths differ
+    (52, 64, 43 characters unpadded; 103, 128, 86), so at most one reads."""
+    out: dict[str, bytes] = {}
+    bare = text.rstrip("=")
+    attempts = (
+        ("base32", lambda: base64.b32decode(bare.upper() + "=" * (-len(bare) % 8))),
+        ("hex", lambda: bytes.fromhex(text)),
+        ("base64", lambda: base64.b64decode(bare + "=" * (-len(bare) % 4), validate=True)),
+        ("base64url", lambda: base64.urlsafe_b64decode(bare + "=" * (-len(bare) % 4))
+         if set(bare) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") else b""),
+    )
+    for name, decode in attempts:
+        try:
+            raw = decode()
+        except (binascii.Error, ValueError):
+            continue
+        if len(raw) == size:
+            out[name] = raw
+    return out
+
+
+def digest_of(hash_string: str) -> bytes | None:
+    """The 32-byte BLAKE3 digest a ``blake3:<digest>`` string writes, in any unambiguous encoding.
+    §2.8/§6.1 name no encoding (the text's example is "blake3:5e…"); the public implementation writes
+    lowercase unpadded base32, and a server writing hex or base64 writes the same digest (red team
+    round 17: a hex digest was charged as a wrong hash and a canonicalization fault)."""
+    if not hash_string.startswith("blake3:"):
+        return None
+    found = _decodings(hash_string[len("blake3:"):], 32)
+    return next(iter(found.values())) if len(set(found.values())) == 1 else None
+
+
+def same_hash(found: str, expected: str) -> bool:
+    """Whether two ``blake3:`` strings write the same digest, whatever encoding each uses."""
+    return found == expected or (digest_of(found) is not None and digest_of(found) == digest_of(expected))
+
+
+def signature_bytes(signature: str) -> bytes | None:
+    """The 64 signature bytes after ``ed25519:``: standard base64 (the public implementation's, with
+    padding), base64url, hex or base32 (the text fixes no encoding; its example is "ed25519:9c…")."""
+    if not signature.startswith("ed25519:"):
+        return None
+    found = _decodings(signature[len("ed25519:"):], 64)
+    return next(iter(found.values())) if len(set(found.values())) == 1 else None
+
+
 def _hash_digest_for_signing(hash_string: str) -> bytes:
     return _blake3(hash_string.encode("utf-8"))
 
 
-def sign(record: Mapping[str, Any], signing_key: SigningKey | bytes) -> dict:
-    """A new record (deep copy) carrying ``integrity = {content_hash, signature, signer}``."""
+def sign(record: Mapping[str, Any], signing_key: SigningKey | bytes, encoding: str = "base32") -> dict:
+    """A new record (deep copy) carrying ``integrity = {content_hash, signature, signer}``; with
+    `encoding` "hex" the digest and the signature are written in lowercase hex instead of the public
+    implementation's base32 and base64."""
     if not isinstance(signing_key, SigningKey):
         signing_key = SigningKey(bytes(signing_key))
     new = copy.deepcopy(dict(record))
     ch = content_hash(new)
+    if encoding == "hex":
+        ch = "blake3:" + (digest_of(ch) or b"").hex()
     sig = signing_key.sign(_hash_digest_for_signing(ch)).signature
     new["integrity"] = {
         "content_hash": ch,
-        "signature": "ed25519:" + base64.b64encode(sig).decode("ascii"),
+        "signature": "ed25519:" + (sig.hex() if encoding == "hex" else base64.b64encode(sig).decode("ascii")),
         "signer": did_key_from_public_key(bytes(signing_key.verify_key)),
     }
     return new
@@ -167,10 +221,13 @@ def verify(record: Any) -> IntegrityReport:
                 f"found {_show(ch)}")
     elif expected is None:
         hash_ok = False
-    elif ch != expected:
+    elif not same_hash(ch, expected):
         hash_ok = False
+        found = digest_of(ch)
         problem(REQ_CONTENT_HASH, "/integrity/content_hash",
-                f"content_hash is {ch!r} but the record (minus integrity, JCS, BLAKE3) hashes to {expected!r}")
+                f"content_hash is {ch!r} but the record (minus integrity, JCS, BLAKE3) hashes to {expected!r} "
+                + (f"(hex {digest_of(expected).hex()}; the content_hash's digest is hex {found.hex()})" if found
+                   else "(and the content_hash is no 32-byte digest in base32, hex or base64)"))
     else:
         hash_ok = True
 
@@ -195,24 +252,18 @@ def verify(record: Any) -> IntegrityReport:
     if not isinstance(sig, str):
         signature_ok = False
         problem(REQ_SIGNATURE, "/integrity/signature",
-                f"expected a string 'ed25519:<base64>', found "
+                f"expected a string 'ed25519:<signature>', found "
                 f"{'nothing' if 'signature' not in integ else _show(sig)}")
     elif not sig.startswith("ed25519:"):
         signature_ok = False
         problem(REQ_SIGNATURE, "/integrity/signature", f"expected prefix 'ed25519:', found {_show(sig)}")
     else:
-        try:
-            sig_bytes = base64.b64decode(sig[len("ed25519:"):], validate=True)
-        except (binascii.Error, ValueError) as exc:
+        sig_bytes = signature_bytes(sig)
+        if sig_bytes is None:
             signature_ok = False
             problem(REQ_SIGNATURE, "/integrity/signature",
-                    f"expected standard base64 (with padding) after 'ed25519:', found {_show(sig)}: {exc}")
-        else:
-            if len(sig_bytes) != 64:
-                signature_ok = False
-                problem(REQ_SIGNATURE, "/integrity/signature",
-                        f"expected a 64-byte Ed25519 signature, found {len(sig_bytes)} bytes")
-                sig_bytes = None
+                    f"expected the 64 bytes of an Ed25519 signature after 'ed25519:' (read as base64, base64url, hex "
+                    f"or base32: the text fixes no encoding), found {_show(sig)}, which none of them reads as 64 bytes")
     if not isinstance(ch, str):
         if signature_ok:
             problem(REQ_SIGNATURE, "/integrity/signature",
@@ -269,16 +320,15 @@ def signed_over(record: Any) -> str | None:
         return None
     try:
         key = VerifyKey(public_key_from_did_key(signer))
-        sig_bytes = base64.b64decode(sig[len("ed25519:"):], validate=True)
-    except (DidError, binascii.Error, ValueError, TypeError):
+    except (DidError, ValueError, TypeError):
+        return None
+    sig_bytes = signature_bytes(sig)
+    if sig_bytes is None:
         return None
     messages = {"blake3-of-hash-string": _hash_digest_for_signing(ch), "hash-string": ch.encode("utf-8")}
-    if ch.startswith("blake3:"):
-        text = ch[len("blake3:"):].upper()
-        try:
-            messages["digest"] = base64.b32decode(text + "=" * (-len(text) % 8))
-        except (binascii.Error, ValueError):
-            pass
+    digest = digest_of(ch)
+    if digest is not None:
+        messages["digest"] = digest
     for name in SIGNATURE_INPUTS:
         if name in messages:
             try:

@@ -167,11 +167,25 @@ def test_malformed_integrity_gives_problems(changes, requirement, pointer):
         assert p.requirement in REQS and p.code == "signature_invalid" and p.message
 
 
-def test_unpadded_base64_signature_is_refused():
+def test_the_signature_and_digest_are_read_in_any_unambiguous_encoding():
+    # the text names no encoding (its examples: "blake3:5e…", "ed25519:9c…"); red team round 17
+    import base64
+
+    from memconform.suite.ump.integrity import digest_of, signature_bytes
+
     record = _with_integrity()
-    record["integrity"]["signature"] = record["integrity"]["signature"].rstrip("=")
+    sig = signature_bytes(record["integrity"]["signature"])
+    assert sig is not None and len(sig) == 64
+    for text in (base64.b64encode(sig).decode().rstrip("="), sig.hex(), base64.urlsafe_b64encode(sig).decode()):
+        record["integrity"]["signature"] = "ed25519:" + text
+        assert verify(record).signature_ok is True, text
+    digest = digest_of(record["integrity"]["content_hash"])
+    assert digest is not None and digest_of("blake3:" + digest.hex()) == digest
+    assert digest_of("blake3:" + digest.hex().upper()) == digest
+    # a signature that reads as no 64 bytes is refused, saying what was read
+    record["integrity"]["signature"] = "ed25519:" + sig.hex()[:-2]
     report = verify(record)
-    assert report.signature_ok is False
+    assert report.signature_ok is False and "64 bytes" in " ".join(p.message for p in report.problems)
 
 
 @pytest.mark.parametrize("integ", ["x", [], 5, None])

@@ -1774,7 +1774,7 @@ def normalize_imported(ctx: CheckContext) -> None:
             except Exception:  # noqa: BLE001 - an uncanonicalizable record is judged elsewhere
                 as_01 = None
             sent_hash = rec["integrity"]["content_hash"] if signed else None
-            if integ["content_hash"] in (sent_hash, as_01):
+            if any(h is not None and integrity.same_hash(integ["content_hash"], h) for h in (sent_hash, as_01)):
                 ctx.violation("ump/normalize-imported-0.1", f"the {what} is served as 1.0 with integrity."
                               f"content_hash {integ['content_hash']!r}, the hash of its 0.1 bytes: normalizing "
                               f"comes before signing, so the hash is recomputed for the 1.0 record; "

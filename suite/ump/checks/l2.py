@@ -1288,8 +1288,9 @@ def canonical_jcs(ctx: CheckContext) -> None:
     except CanonicalizationError as exc:
         _fail(ctx, "ump/canonical-jcs", f"the served record {rid} has no RFC 8785 form: {exc}", got)
         return
-    if integ["content_hash"] != expected:
-        matches = [name for name, value in _alternative_hashes(stored).items() if value == integ["content_hash"]]
+    if not ump_integrity.same_hash(integ["content_hash"], expected):
+        matches = [name for name, value in _alternative_hashes(stored).items()
+                   if ump_integrity.same_hash(integ["content_hash"], value)]
         hint = f"; it matches the hash of {matches[0]}" if matches else ""
         _fail(ctx, "ump/canonical-jcs", f"the served record {rid} carries content_hash {integ['content_hash']}, "
                                         f"but BLAKE3 of its JCS bytes (minus integrity) is {expected}{hint}", got)
