@@ -389,6 +389,9 @@ SERVER_FAULTS = (
     Fault("token-signature-unchecked", "ump", "a token whose signature does not verify is accepted",
           ("ump/cap-token-signature", "ump/cap-token-issuer-owner"),
           wraps={"_verify_token_fully": w.signature_unchecked}),
+    Fault("token-empty-signature-accepted", "ump", "a token whose signature part is empty (umpcap.<claims>. or "
+          "umpcap.<claims>.ed25519:) is accepted: only a signature that is there is verified (round 17)",
+          ("ump/cap-token-signature",), wraps={"_verify_token_fully": w.empty_signature_skipped}),
     Fault("token-expiry-unchecked", "ump", "expired tokens are accepted", ("ump/cap-token-expiry",),
           wraps={"_verify_token_fully": w.time_moved("exp")}),
     Fault("token-nbf-unchecked", "ump", "tokens whose nbf lies in the future are accepted",

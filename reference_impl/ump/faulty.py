@@ -222,6 +222,19 @@ def signature_unchecked(service: Any, original: Callable[..., Any]) -> Callable[
     return wrong
 
 
+def empty_signature_skipped(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """token-empty-signature-accepted: a token whose signature part is empty (nothing after the last
+    dot, or nothing after "ed25519:") is taken as unsigned-but-trusted, its claims believed; a
+    signature that is there is checked (found by the blind red team, round 17)."""
+    def wrong(token: str, now: float) -> captoken.Grant:
+        sig = token.rsplit(".", 1)[-1] if isinstance(token, str) and token.count(".") == 2 else None
+        if sig in ("", "ed25519:"):
+            claims = captoken.claims_of(token)
+            return _claimed_grant(token, captoken.read_time(claims["exp"], "exp", service.policy.token_times))
+        return original(token, now)
+    return wrong
+
+
 def issuer_unchecked(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """token-issuer-unchecked: the token's own claim of whose records it grants is believed,
     whoever signed it."""

@@ -756,9 +756,18 @@ def _refused_everywhere(ctx: CheckContext, R: str, token: str, label: str, *, co
 @check("ump/l3/cap-token-signature", spec=SPEC, requirements=("ump/cap-token-signature",), bindings=LIVE,
        title="a token whose signature does not verify is refused with unauthorized")
 def cap_token_signature(ctx: CheckContext) -> None:
-    """owner-a's token with one signature byte flipped: recall, get, remember, forget answer
-    unauthorized; nothing is stored or changed."""
+    """owner-a's token with one signature byte flipped, and with its signature left out (nothing after
+    the last dot, or nothing after "ed25519:"; a server that verifies only a signature that is there
+    takes it, round 17): recall, get, remember, forget answer unauthorized; nothing is stored or
+    changed."""
     _refused_everywhere(ctx, "ump/cap-token-signature", _forge(_token(OWNER_A)), "a forged token (a signature byte flipped)")
+    head, _, sig = _token(OWNER_A).rpartition(".")
+    if head:
+        for empty, what in (("", "nothing after its last dot"), ("ed25519:" if sig.startswith("ed25519:") else None,
+                                                                   "nothing after \"ed25519:\"")):
+            if empty is not None:
+                _refused_everywhere(ctx, "ump/cap-token-signature", f"{head}.{empty}",
+                                    f"owner-a's token with its signature left out ({what})")
 
 
 @check("ump/l3/cap-token-expiry", spec=SPEC, requirements=("ump/cap-token-expiry",), bindings=LIVE,
