@@ -390,6 +390,8 @@ def build_app(service: Any, *, upp: Any = None, omf: Any = None, mcp: bool = Tru
             except HttpError as exc:
                 return error_response(exc.code, exc.message, exc.status, exc.headers)
             except UmpError as exc:
+                if policy is not None and policy.http_error_status == "200":
+                    return error_response(exc.code, exc.message, 200)
                 invalid = exc.code == "invalid_record" and policy is not None
                 return error_response(exc.code, exc.message, policy.http_invalid_status if invalid else None)
             except Exception:

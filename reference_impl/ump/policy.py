@@ -148,6 +148,11 @@ class UmpPolicy:
     #: runner have it. Other reading: §4.2 lists routes, no status, and 201 Created is HTTP's own
     #: word for it (201); the public runner's exact 200 is then missed (class ump-reference-interop).
     http_created_status: int = 200
+    #: ump/http-route-*, ump/http-error-status: a refused operation is answered with the status its
+    #: code maps to ("by-code": not_found 404, unauthorized 401, …). Other reading: §3 fixes the
+    #: envelope and §4.2 no status, so the envelope in a 200 ("200"), which the SHOULD
+    #: ump/http-error-status warns and no MUST refuses (found by the blind red team, round 17).
+    http_error_status: str = "by-code"
     #: ump/mcp-tool-capabilities and the §3.1 capabilities requirements over MCP: the reference lists
     #: the ump.capabilities tool (True). Other reading: §4.1 "capabilities is derivable from the tool
     #: list, so a minimal server can skip the explicit tool and just expose the others" (False).

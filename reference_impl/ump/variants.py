@@ -160,6 +160,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("md-numbers-as-doubles", "ump", "the .ump.md front matter writes every number as a double does (an "
             "evidence weight 1 as 1.0), while the .ump.json keeps 1: one JSON value (RFC 8259 §6), the same JCS form",
             ("ump/md-roundtrip-lossless",), {"md_numbers": "floats"}, bindings=("file",)),
+    Variant("http-errors-200", "ump", "a refused operation answers HTTP 200 with the §3 error envelope (§3 fixes the "
+            "envelope, §4.2 no status; the SHOULD ump/http-error-status warns it; found by the blind red team, round 17)",
+            ("ump/http-route-remember", "ump/http-route-get", "ump/http-error-status"),
+            {"http_error_status": "200"}, bindings=("http",)),
     Variant("integrity-hex", "ump", "the records it signs carry content_hash \"blake3:<hex>\" and signature "
             "\"ed25519:<hex>\" (the text names no encoding; its examples read \"blake3:5e…\", \"ed25519:9c…\"; "
             "found by the blind red team, round 17)", ("ump/integrity-content-hash",),

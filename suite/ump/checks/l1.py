@@ -2309,10 +2309,11 @@ def http_route_remember(ctx: CheckContext) -> None:
     else:
         err = reply.body.get("error") if isinstance(reply.body, dict) else None
         enveloped = isinstance(err, dict) and isinstance(err.get("code"), str)
-        if not (enveloped and reply.status and 400 <= reply.status < 500):
+        # refused in the §3 envelope whatever the status: the status is ump/http-error-status's (SHOULD)
+        if not enveloped:
             ctx.violation("ump/http-route-remember", f"POST /ump/remember with a bare record (which the public "
-                          f"implementation takes) answered {reply.describe()}: neither accepted nor refused with "
-                          f"the §3 error envelope; {_spec('ump/http-route-remember')}", sent=bare,
+                          f"implementation takes) answered {reply.describe()}: neither accepted (§3.3 response) nor "
+                          f"refused with the §3 error envelope; {_spec('ump/http-route-remember')}", sent=bare,
                           received=reply.body or reply.raw)
 
 
@@ -2336,9 +2337,12 @@ def http_route_get(ctx: CheckContext) -> None:
     _internal(reply)
     code = reply.body.get("error", {}).get("code") if isinstance(reply.body, dict) and \
         isinstance(reply.body.get("error"), dict) else None
-    if reply.status != 404 or code != "not_found":
+    # the envelope is §3's; its status (404) is the SHOULD ump/http-error-status's (round 17: an
+    # envelope in a 200 blocked L1 here)
+    if code != "not_found":
         ctx.violation("ump/http-route-get", f"GET {unknown} (an id never stored) answered {reply.describe()}; "
-                      f"expected 404 with error not_found; {_spec('ump/http-route-get')}", sent=f"GET {unknown}",
+                      f"expected the §3 error envelope with code not_found (with status 404, which "
+                      f"ump/http-error-status asks); {_spec('ump/http-route-get')}", sent=f"GET {unknown}",
                       received=reply.body or reply.raw)
 
 
