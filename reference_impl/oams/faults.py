@@ -136,21 +136,21 @@ def _batch_tags_kept_case() -> dict[str, Any]:
 
 def _forget_falls_back_to_owner(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """FORGET of a key its namespace does not hold looks the key up among the owner's namespaces (a
-    lookup by owner and key) and deletes the memory it finds there, answering success."""
+    lookup by owner and key) and deletes the memory it finds there, answering success. The lookup is made
+    before the engine's own (not on its refusal): a server whose FORGET of an unknown pair answers success
+    (variant oams-forget-unknown-ok) falls back the same way."""
     def forget(namespace: Any, key: Any) -> None:
-        try:
-            return original(namespace, key)
-        except OamsError as exc:
-            if exc.code != model.MEMORY_NOT_FOUND or not isinstance(namespace, str):
-                raise
+        if isinstance(namespace, str) and isinstance(key, str) and key and ":" in namespace:
             owner = model.owner_of(namespace) + ":"
             with service._lock:
-                row = service._db.execute("SELECT namespace FROM memories WHERE deleted=0 AND key=? AND "
-                                          "substr(namespace, 1, ?)=? ORDER BY namespace LIMIT 1",
-                                          (key, len(owner), owner)).fetchone()
-            if row is None:
-                raise
-            return original(row[0], key)
+                held = service._db.execute("SELECT 1 FROM memories WHERE deleted=0 AND namespace=? AND key=?",
+                                           (namespace, key)).fetchone()
+                row = None if held else service._db.execute(
+                    "SELECT namespace FROM memories WHERE deleted=0 AND key=? AND substr(namespace, 1, ?)=? "
+                    "ORDER BY namespace LIMIT 1", (key, len(owner), owner)).fetchone()
+            if row is not None:
+                return original(row[0], key)
+        return original(namespace, key)
     return forget
 
 
