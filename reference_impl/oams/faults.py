@@ -842,7 +842,7 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     # -- LIST, FORGET, BATCH_STORE ------------------------------------------------------------------------
     _f("list-ascending", "LIST pages are sorted by updated_at ascending (so the order across pages is broken too)",
        "list-sorted", "list-paging",
-       wraps=after("list", lambda page: {**page, "memories": list(reversed(page["memories"]))})),
+       wraps=after("list", lambda page: {**page, _page_items(page): list(reversed(page[_page_items(page)]))})),
     # found by the blind red team (round 12): times compared as text
     _f("list-sorted-as-text", "LIST orders by updated_at as written (a text column): given times spelled with and "
        "without a fraction, or with +00:00, are listed out of order", "list-sorted",
