@@ -38,6 +38,16 @@ def _wrap(name: str, make: Callable[[Any, Callable[..., Any]], Callable[..., Any
     return {name: make}
 
 
+def _each_recalled(change: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+    """Every memory RECALL answers changed in place, a bare array or the {"memories": [...]} object
+    (variant oams-recall-object-envelope) alike."""
+    def apply(answer: Any) -> Any:
+        for m in answer.get("memories", []) if isinstance(answer, dict) else answer:
+            change(m)
+        return answer
+    return after("recall", apply)
+
+
 # -- round 5 (listing, batches, forget) helpers -------------------------------------------------------
 
 #: the page cap of oams-list-limit-capped
@@ -819,7 +829,7 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("recall-score-written-back", "RECALL writes the score it answers into the stored memory's metadata, so LIST "
        "(and the export) carry it afterwards", "recall-read-only", wraps=_wrap("recall", _recall_score_written_back)),
     _f("recall-no-score", "recalled memories carry no metadata.score", "recall-score",
-       wraps=each("recall", lambda m: m.__setitem__("metadata", {k: v for k, v in m["metadata"].items()
+       wraps=_each_recalled(lambda m: m.__setitem__("metadata", {k: v for k, v in m["metadata"].items()
                                                                  if k != "score"}))),
     _f("recall-embedded-only", "RECALL finds only memories that carry an embedding (no re-embedding of the others): "
        "every recall check that needs a hit fails", "missing-embedding-handled", "recall-k", "recall-filters",
@@ -838,7 +848,7 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "namespaces alone: one owner's namespace beside another owner's is answered", "cross-owner-refused",
        wraps=_wrap("_scope", _cross_owner_over_namespaces_only)),
     _f("recall-drops-source-id", "RECALL answers memories without source_id", "export-keeps-source-id",
-       wraps=each("recall", lambda m: m.pop("source_id", None))),
+       wraps=_each_recalled(lambda m: m.pop("source_id", None))),
     # -- LIST, FORGET, BATCH_STORE ------------------------------------------------------------------------
     _f("list-ascending", "LIST pages are sorted by updated_at ascending (so the order across pages is broken too)",
        "list-sorted", "list-paging",
