@@ -479,7 +479,7 @@ def get_events_among_many(ctx: CheckContext) -> None:
                                       f"another user, {b!r}, was given {MANY} events in one import", {mine.get("id")})
     _judge_listed_as_exported(ctx, b, f"{b!r} was given {MANY} events in one import", set())
     if served(ctx, "upp/delete_events"):
-        for who in (a, b):
+        for who in (a, *crowd):
             ctx.client.delete_events(who)  # leave the shared server as lean as it was
 
 
@@ -520,16 +520,27 @@ def retrieve_among_many(ctx: CheckContext) -> None:
     items = [event(value, "who_languages") for _ in range(CROWD)]
     content = package(fresh_entity("pkg-source"), items, ontology_id=server_ontology(ctx))
     with package_file(ctx, content, "crowd") as path:
-        need(ctx.client.import_events(b, str(path)), f"upp/import_events of {CROWD} events for {b!r}")
+        result = need(ctx.client.import_events(b, str(path)), f"upp/import_events of {CROWD} events for {b!r}")
+    crowd = [b]
+    imported = result.get("imported_count") if isinstance(result, dict) else None
+    if isinstance(imported, int) and not isinstance(imported, bool) and 0 <= imported < CROWD:
+        # the repeats skipped as duplicates of what B already holds (variant upp-import-skips-duplicates, 08 §6):
+        # the rest of the crowd is one event each for other users, so that other users still hold CROWD
+        for _ in range(CROWD - max(imported, 1)):
+            other = fresh_entity("crowd-c")
+            crowd.append(other)
+            one = package(fresh_entity("pkg-source"), [event(value, "who_languages")], ontology_id=server_ontology(ctx))
+            with package_file(ctx, one, "crowd") as path:
+                need(ctx.client.import_events(other, str(path)), f"upp/import_events of one event for {other!r}")
     after, seen = found()
     observe(ctx, "upp/retrieve-finds-stored")
     if not seen:
         fail(ctx, "upp/retrieve-finds-stored", f"upp/retrieve for {a!r} asked for {value!r} returned its one event "
-             f"{mine.get('id')!r} before another user, {b!r}, was given {CROWD} events of the same value, and not "
-             f"after", after, "A's event among the results: it is the best match there is among A's events, "
+             f"{mine.get('id')!r} before other users ({b!r}" + (f" and {len(crowd) - 1} more" if len(crowd) > 1 else "")
+             + f") were given {CROWD} events of the same value, and not after", after, "A's event among the results: it is the best match there is among A's events, "
              "whatever other users hold (results are the user's own, ranked)")
     if served(ctx, "upp/delete_events"):
-        for who in (a, b):
+        for who in (a, *crowd):
             ctx.client.delete_events(who)  # leave the shared server as lean as it was
 
 
