@@ -356,8 +356,9 @@ def retrieve_shape(ctx: CheckContext) -> None:
     require_offered(ctx, "upp/retrieve")
     entity = fresh_entity("retrieve")
     # a language besides the profile: who_languages is tier_public in user/v1, so a server filtering
-    # retrieve by tier still has one event to find
-    _, events = ingested(ctx, entity, PROFILE_TEXT + " I speak Portuguese.")
+    # retrieve by tier still has one event to find; two of them, so that its value is a query of more than
+    # three words too (a server dropping long queries was passed where only public events were probed)
+    _, events = ingested(ctx, entity, PROFILE_TEXT + " I speak Portuguese and Spanish.")
     wanted = [e for e in events if isinstance(e.get("value"), str) and e.get("status", "valid") == "valid"]
     if not wanted:
         raise Inconclusive("upp/ingest stored no valid event with a value to look for")
@@ -453,12 +454,20 @@ def entity_isolation(ctx: CheckContext) -> None:
     require_offered(ctx, "upp/ingest")
     require_offered(ctx, "upp/retrieve")
     one, two = fresh_entity("iso-a"), fresh_entity("iso-b")
-    _, events = ingested(ctx, one)
+    # a language too: who_languages is tier_public, so a server keeping sensitive tiers out of retrieve (06 §6,
+    # variant upp-retrieve-hides-sensitive) would still show another user's event if it leaked one
+    _, events = ingested(ctx, one, PROFILE_TEXT + " I speak Portuguese.")
     own = ctx.client.ingest(two, "My name is Grace Hopper. I live in Arlington. I love chess.")
     mine = {fold(e.get("value")) for e in own.result if isinstance(e, dict)} \
         if own.ok and isinstance(own.result, list) else set()
     theirs = {fold(e["value"]) for e in events if isinstance(e.get("value"), str)} - mine
-    for value in sorted(theirs)[:3]:
+    # the least sensitive first: those no server keeps out of retrieve by tier
+    rank = {fold(e["value"]): tier_rank(ctx, e) for e in events if isinstance(e.get("value"), str)}
+    probes = sorted(theirs, key=lambda v: (rank.get(v, 2), v))[:3]
+    if probes and all(TIERS[rank.get(v, 2)] in FILTERABLE_TIERS for v in probes):
+        ctx.note(f"the first user's events are all of tiers a server may keep out of retrieve (06 §6): a leak of them "
+                 f"may not show")
+    for value in probes:
         reply = ctx.client.retrieve(two, value)
         if not reply.ok or not isinstance(reply.result, list):
             continue  # the shape is judged by retrieve-shape; -32001 here leaks nothing
