@@ -45,9 +45,15 @@ def _refuses(member: str) -> dict[str, Any]:
     return {"_validate_memory": wrap}
 
 
-def _superseded_at_own_creation(record: dict[str, Any]) -> None:
-    if record.get("superseded_at") is not None:
-        record["superseded_at"] = record["created_at"]
+def _superseded_at_own_creation(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The stored row's own creation time shown as its superseded_at (read from the row, not from the
+    shown record: a record may show no created_at, variant memoturn-no-created-at)."""
+    def record(row: Any, supersedes: list[str]) -> dict[str, Any]:
+        row = dict(row)
+        if row.get("superseded_at") is not None:
+            row["superseded_at"] = row["created_at"]
+        return original(row, supersedes)
+    return record
 
 
 def _hash_with(*extra: str) -> dict[str, Any]:
@@ -846,7 +852,7 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "include-superseded", "revive-superseded", wraps={"_supersede": _supersede_deletes}),
     # Found by the blind red team: only a superseded_at that is no time at all was caught
     _f("superseded-at-own-creation", "a superseded row's superseded_at is its own created_at, a time before the memory "
-       "that replaced it existed", "supersession-same-transaction", wraps=each("_record", _superseded_at_own_creation)),
+       "that replaced it existed", "supersession-same-transaction", wraps={"_record": _superseded_at_own_creation}),
     _f("supersedes-empty", "GET answers `supersedes: []` whatever the memory replaced", "supersedes-listed",
        wraps=each("_record", keep(supersedes=[]))),
     _f("supersede-later", "the old row is marked superseded after the answer (at the next ingest), though the answer "

@@ -53,8 +53,11 @@ class Exporter:
         manifest = self.manifest(memories, jsonl, now.strftime("%Y-%m-%dT%H:%M:%SZ"))
         (target / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
         written, _ = model.parse_jsonl(jsonl)
-        vectors = [(line, m["embedding"]) for line, m in enumerate(model.memories_of(written))
-                   if isinstance(m.get("embedding"), list)]
+        # the vectors as stored, at the lines written: a fault that changes how a line writes its embedding
+        # (file-embedding-strings) changes memories.jsonl alone, never the binary floats beside it
+        stored = {(m["namespace"], m["key"]): m.get("embedding") for m in memories}
+        vectors = [(line, stored.get((m.get("namespace"), m.get("key")), m["embedding"]))
+                   for line, m in enumerate(model.memories_of(written)) if isinstance(m.get("embedding"), list)]
         if self.service.policy.export_embeddings_bin and vectors:
             keyed = self.service.policy.embeddings_bin_layout == "keyed"
             (target / "embeddings.bin").write_bytes(b"".join(

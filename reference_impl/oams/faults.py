@@ -38,6 +38,16 @@ def _wrap(name: str, make: Callable[[Any, Callable[..., Any]], Callable[..., Any
     return {name: make}
 
 
+def _each_recalled(change: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+    """Every memory RECALL answers changed in place, a bare array or the {"memories": [...]} object
+    (variant oams-recall-object-envelope) alike."""
+    def apply(answer: Any) -> Any:
+        for m in answer.get("memories", []) if isinstance(answer, dict) else answer:
+            change(m)
+        return answer
+    return after("recall", apply)
+
+
 # -- round 5 (listing, batches, forget) helpers -------------------------------------------------------
 
 #: the page cap of oams-list-limit-capped
@@ -136,21 +146,21 @@ def _batch_tags_kept_case() -> dict[str, Any]:
 
 def _forget_falls_back_to_owner(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """FORGET of a key its namespace does not hold looks the key up among the owner's namespaces (a
-    lookup by owner and key) and deletes the memory it finds there, answering success."""
+    lookup by owner and key) and deletes the memory it finds there, answering success. The lookup is made
+    before the engine's own (not on its refusal): a server whose FORGET of an unknown pair answers success
+    (variant oams-forget-unknown-ok) falls back the same way."""
     def forget(namespace: Any, key: Any) -> None:
-        try:
-            return original(namespace, key)
-        except OamsError as exc:
-            if exc.code != model.MEMORY_NOT_FOUND or not isinstance(namespace, str):
-                raise
+        if isinstance(namespace, str) and isinstance(key, str) and key and ":" in namespace:
             owner = model.owner_of(namespace) + ":"
             with service._lock:
-                row = service._db.execute("SELECT namespace FROM memories WHERE deleted=0 AND key=? AND "
-                                          "substr(namespace, 1, ?)=? ORDER BY namespace LIMIT 1",
-                                          (key, len(owner), owner)).fetchone()
-            if row is None:
-                raise
-            return original(row[0], key)
+                held = service._db.execute("SELECT 1 FROM memories WHERE deleted=0 AND namespace=? AND key=?",
+                                           (namespace, key)).fetchone()
+                row = None if held else service._db.execute(
+                    "SELECT namespace FROM memories WHERE deleted=0 AND key=? AND substr(namespace, 1, ?)=? "
+                    "ORDER BY namespace LIMIT 1", (key, len(owner), owner)).fetchone()
+            if row is not None:
+                return original(row[0], key)
+        return original(namespace, key)
     return forget
 
 
@@ -819,7 +829,7 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("recall-score-written-back", "RECALL writes the score it answers into the stored memory's metadata, so LIST "
        "(and the export) carry it afterwards", "recall-read-only", wraps=_wrap("recall", _recall_score_written_back)),
     _f("recall-no-score", "recalled memories carry no metadata.score", "recall-score",
-       wraps=each("recall", lambda m: m.__setitem__("metadata", {k: v for k, v in m["metadata"].items()
+       wraps=_each_recalled(lambda m: m.__setitem__("metadata", {k: v for k, v in m["metadata"].items()
                                                                  if k != "score"}))),
     _f("recall-embedded-only", "RECALL finds only memories that carry an embedding (no re-embedding of the others): "
        "every recall check that needs a hit fails", "missing-embedding-handled", "recall-k", "recall-filters",
@@ -838,11 +848,11 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "namespaces alone: one owner's namespace beside another owner's is answered", "cross-owner-refused",
        wraps=_wrap("_scope", _cross_owner_over_namespaces_only)),
     _f("recall-drops-source-id", "RECALL answers memories without source_id", "export-keeps-source-id",
-       wraps=each("recall", lambda m: m.pop("source_id", None))),
+       wraps=_each_recalled(lambda m: m.pop("source_id", None))),
     # -- LIST, FORGET, BATCH_STORE ------------------------------------------------------------------------
     _f("list-ascending", "LIST pages are sorted by updated_at ascending (so the order across pages is broken too)",
        "list-sorted", "list-paging",
-       wraps=after("list", lambda page: {**page, "memories": list(reversed(page["memories"]))})),
+       wraps=after("list", lambda page: {**page, _page_items(page): list(reversed(page[_page_items(page)]))})),
     # found by the blind red team (round 12): times compared as text
     _f("list-sorted-as-text", "LIST orders by updated_at as written (a text column): given times spelled with and "
        "without a fraction, or with +00:00, are listed out of order", "list-sorted",

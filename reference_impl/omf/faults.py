@@ -47,7 +47,7 @@ OMF_FAULTS = (
     # validate_omf or deserialization may not.
     _f("partial-write-on-invalid", "an import that fails validation on an item keeps the items before it",
        "content-not-blank", "content-required", "malformed-document-refused",
-       wraps={"_keeps_written": faulty.partial_write_on_invalid}),
+       wraps={"_keeps_written": faulty.partial_write_on_invalid, "_walk": faulty.partial_write_walk}),
     # -- trust gate and lifecycle ------------------------------------------------------------------
     # Every document is trusted: a lifecycle claim from a foreign or missing source is honoured, and a
     # malformed untrusted lifecycle block is now parsed (and refused); a source.app "MEMD" (not exactly

@@ -281,6 +281,21 @@ def partial_write_on_invalid(engine: Any, original: Callable[..., Any]) -> Calla
     return lambda error: True
 
 
+def partial_write_walk(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The items before the bad one written when it stops the walk: also those held back until the walk's
+    end (variant omf-dedup-stored-rows-only writes a document's rows after it), as an import writing item
+    by item would have them."""
+    def walk(run: Any, memories: list[Any]) -> None:
+        try:
+            original(run, memories)
+        except ValidationError:
+            if not run.preview:
+                for row in run.pending:
+                    engine.store.insert(row)
+            raise
+    return walk
+
+
 def dedup_across_tenants(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """The dedup index is keyed by (project, canonical text), not by tenant: a text another tenant
     holds in the same project (or unscoped) makes the item a duplicate, and it is not written."""

@@ -265,14 +265,13 @@ def with_superseded(service: Any, original: Callable[..., Any]) -> Callable[...,
 
 
 def unknown_user_as_invalid_params(service: Any, original: Callable[[str], None]) -> Callable[[str], None]:
+    """An unknown entity_key refused -32602, whatever the engine would answer for it (-32001, or an
+    empty result under variant upp-unknown-user-empty)."""
     def known_user(entity_key: str) -> None:
-        try:
-            original(entity_key)
-        except RpcError as exc:
-            if exc.code != USER_NOT_FOUND:
-                raise
+        if not service._store.user_exists(entity_key):
             raise RpcError(INVALID_PARAMS, f"Invalid params: no user {entity_key[:200]!r}",
-                           {"invalid_params": ["entity_key"]}) from None
+                           {"invalid_params": ["entity_key"]})
+        original(entity_key)
     return known_user
 
 
@@ -458,14 +457,12 @@ def wiped_users_remembered(service: Any, original: Callable[..., int]) -> Callab
 
 def crash_on_wiped(service: Any, original: Callable[[str], None]) -> Callable[[str], None]:
     """`_known_user` that trips over the cached profile of a user deleted whole (an internal error)
-    where the store says the user is gone, until the user is written again."""
+    where the store says the user is gone, until the user is written again: whatever the engine answers
+    for a user it does not hold (-32001, or an empty result under variant upp-unknown-user-empty)."""
     def known_user(entity_key: str) -> None:
-        try:
-            original(entity_key)
-        except RpcError as exc:
-            if exc.code == USER_NOT_FOUND and entity_key in service.__dict__.get("_wiped", ()):
-                raise RuntimeError(f"profile cache holds {entity_key!r} but the store has no row") from None
-            raise
+        if entity_key in service.__dict__.get("_wiped", ()) and not service._store.user_exists(entity_key):
+            raise RuntimeError(f"profile cache holds {entity_key!r} but the store has no row")
+        original(entity_key)
     return known_user
 
 

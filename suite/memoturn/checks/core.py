@@ -360,7 +360,8 @@ def _chain(ctx: Any, mtype: str, tag: str) -> None:
     new_reply, new_rec = got(ctx, prof, new)
     if new_rec is None:
         raise NotApplicable(f"precondition failed: GET of the new {mtype} {new!r}: {new_reply.describe()}")
-    _superseded_when_replaced(ctx, mtype, old_rec, new_rec, old_reply)
+    if not _superseded_when_replaced(ctx, mtype, old_rec, new_rec, old_reply):
+        _superseded_when_replaced_by_task_clock(ctx, mtype, tag)
     ctx.observed("memoturn/supersedes-listed")
     sup = new_rec.get("supersedes")
     if not isinstance(sup, list) or old not in sup:
@@ -384,21 +385,66 @@ def _is_time(value: Any) -> bool:
 
 
 def _superseded_when_replaced(ctx: Any, mtype: str, old_rec: dict[str, Any], new_rec: dict[str, Any],
-                              reply: Any) -> None:
+                              reply: Any) -> bool:
     """superseded_at is "set when a newer memory replaces this one", in the ingest's own transaction: it
     is the time of the replacement, so nearer the new row's created_at than the old row's own. Judged
-    only where the clock told the two ingests apart (a server stamping whole seconds may not)."""
+    only where the clock told the two ingests apart (a server stamping whole seconds may not). False when
+    the records state no created_at to compare with (another clock is then read)."""
     shown_at = {name: old_rec.get(name) for name in ("created_at", "superseded_at")}
     shown_at["new created_at"] = new_rec.get("created_at")
     # instants, whatever form each is in (milliseconds, seconds, RFC 3339)
     old_at, at, new_at = (model.instant_ms(v) for v in shown_at.values())
     if old_at is None or new_at is None or at is None or new_at <= old_at:
-        return
+        # no superseded_at is history-kept's failure; no created_at shown: the server's clock is read otherwise
+        return at is None or (old_at is not None and new_at is not None)
     if at - old_at < (new_at - old_at) / 2:
         say(ctx, "memoturn/supersession-same-transaction", f"the replaced {mtype} was created at "
             f"{shown(shown_at['created_at'])} and the one replacing it at {shown(shown_at['new created_at'])}, but "
             f"its superseded_at is {shown(shown_at['superseded_at'])}: the replacement's time is the newer memory's "
             f"ingest, not a time before it", reply)
+    return True
+
+
+#: The TTL of the clock tasks: long enough never to expire during a check.
+CLOCK_TTL = 3600
+
+
+def _superseded_when_replaced_by_task_clock(ctx: Any, mtype: str, tag: str) -> None:
+    """Where the records state no created_at (the page's table has none), the server's own clock is read
+    from a task in each ingest's batch: its expires_at is the batch's time plus the TTL sent. The
+    replaced row's superseded_at must be nearer the replacing batch's time than its own. Not judged
+    (noted) where the expiries do not tell the two ingests apart (a server counting whole seconds)."""
+    prof = profile(f"{tag}-clock")
+    topic = f"user.{word('clock')}"
+
+    def batch(n: int) -> tuple[Any, str | None, float | None]:
+        fact = model.new_memory(mtype, f"clock {n}", {"n": n, "w": word()}, topic_key=topic)
+        task = model.new_memory("task", f"clock task {n}", {"n": n, "w": word()}, session_id=f"s-{word()}",
+                                ttl=CLOCK_TTL)
+        reply = ingest(ctx, prof, [fact, task], f"a {mtype} with a clock task ({n})")
+        _, rec = got(ctx, prof, reply.result(1).get("id"))
+        expires = model.instant_ms((rec or {}).get("expires_at"))
+        return reply, reply.result(0).get("id"), None if expires is None else expires - CLOCK_TTL * 1000
+
+    _, old, old_at = batch(1)
+    time.sleep(0.05)
+    second, new, new_at = batch(2)
+    old_reply, old_rec = got(ctx, prof, old)
+    at = model.instant_ms((old_rec or {}).get("superseded_at"))
+    if _superseded(second) != [old] or (old_rec or {}).get("superseded_by") != new or at is None:
+        ctx.note("the records state no created_at, and the clock tasks' supersession did not go as the first: "
+                 "superseded_at against the replacement's time was not judged")
+        return
+    if old_at is None or new_at is None or new_at <= old_at:
+        ctx.note("the records state no created_at, and the clock tasks' expires_at did not tell the two ingests "
+                 "apart: superseded_at against the replacement's time was not judged")
+        return
+    if at - old_at < (new_at - old_at) / 2:
+        say(ctx, "memoturn/supersession-same-transaction", f"the records state no created_at; by the server's clock "
+            f"(a task in each batch, expires_at minus its TTL of {CLOCK_TTL} s) the replaced {mtype} was written at "
+            f"{old_at:.0f} ms and the one replacing it at {new_at:.0f} ms, but its superseded_at is "
+            f"{shown(old_rec.get('superseded_at'))}: the replacement's time is the newer memory's ingest, not a time "
+            f"before it", old_reply)
 
 
 @check("memoturn/fact-supersession", spec="memoturn", bindings=LIVE,

@@ -227,6 +227,16 @@ def list_paging(ctx: Any) -> None:
                                          f"{len(pages)} page(s) {pages}; expected each of the seven once, newest "
                                          f"first: {want}", last)
         _compare_listed(ctx, stored, replies, f"{ns!r} listed with limit 3, the cursor followed")
+    # limit 1, the smallest: a server whose own pages are short (two a page, whatever the limit) honours a
+    # limit of 3 by itself; only a limit below its page size shows whether the limit is read at all
+    walked = _walk(ctx, ns, 1)
+    if walked is not None:
+        _items, pages, last = walked
+        got = [k for page in pages for k in page]
+        if got != want:
+            say(ctx, "oams/list-paging", f"following the cursor of {ns!r} with limit 1 yielded {got} over "
+                                         f"{len(pages)} page(s) {pages}; expected each of the seven once, newest "
+                                         f"first: {want}", last)
     replies = []
     walked = _walk(ctx, ns_ties, 2, replies=replies)
     if walked is not None:
@@ -256,6 +266,11 @@ def list_paging(ctx: Any) -> None:
                                            "than the limit asks, but then its cursor must lead to the rest: an "
                                            "export or audit walks every memory)", last)
         _compare_listed(ctx, stored_bulk, replies, f"{ns_bulk!r} listed with limit {BULK_LIMIT}, the cursor followed")
+        fullest = max((len(p) for p in pages), default=0)
+        if 0 < fullest < BULK and sorted(got, key=str) == want:
+            ctx.note(f"with limit {BULK_LIMIT}, LIST of {ns_bulk!r} answered pages of at most {fullest} memories (its own "
+                     f"page size): how a page fuller than that would keep its cursor to the rest (a page cut after "
+                     f"its cursor was made) was not seen")
 
 
 def _not_each_once(got: list[Any], want: list[Any], lost: str = "never listed") -> str:

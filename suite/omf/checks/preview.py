@@ -87,3 +87,8 @@ def matches_import(ctx) -> None:
         fail(ctx, "omf/preview-matches-import", f"The preview (include_archived=false) said {want} (as to_import/"
              f"duplicates/filtered) but the import that followed, same tenant and flags, answered {got}; the document "
              "repeats its first item as its last", real, "the same counts", sent_doc=doc)
+    elif by.get("p1") == 3:
+        ctx.note("the import landed the document's repeat of its first item a second time (dedup against the rows "
+                 "stored before the import only): a preview that looks duplicates up in the store alone counts "
+                 "the same, so whether this preview would follow an import deduplicating within the document was "
+                 "not seen")

@@ -70,6 +70,10 @@ def untrusted_defaults(ctx) -> None:
         elif content in held:
             fail(ctx, rid, f"The import of an item {why} was refused, yet the item is in the export", after,
                  "refused with nothing written, or imported with the default lifecycle", sent_doc=doc)
+        else:
+            ctx.note(f"the import of an item {why} was refused with nothing written (a reader typing "
+                     "extensions.memd.v as an integer may refuse it): whether that v would have been trusted was "
+                     "not seen")
 
 
 @check("omf/trust/lifecycle-honoured", spec="omf", requirements=("omf/trust-gate", "omf/lifecycle-honoured"),

@@ -356,8 +356,9 @@ def retrieve_shape(ctx: CheckContext) -> None:
     require_offered(ctx, "upp/retrieve")
     entity = fresh_entity("retrieve")
     # a language besides the profile: who_languages is tier_public in user/v1, so a server filtering
-    # retrieve by tier still has one event to find
-    _, events = ingested(ctx, entity, PROFILE_TEXT + " I speak Portuguese.")
+    # retrieve by tier still has one event to find; two of them, so that its value is a query of more than
+    # three words too (a server dropping long queries was passed where only public events were probed)
+    _, events = ingested(ctx, entity, PROFILE_TEXT + " I speak Portuguese and Spanish.")
     wanted = [e for e in events if isinstance(e.get("value"), str) and e.get("status", "valid") == "valid"]
     if not wanted:
         raise Inconclusive("upp/ingest stored no valid event with a value to look for")
@@ -387,13 +388,20 @@ def retrieve_shape(ctx: CheckContext) -> None:
         observe_events(ctx, reply.result)
         if check_events(ctx, "upp/retrieve-returns-events", reply.result, "upp/retrieve result", reply=reply):
             continue
-        observe(ctx, "upp/retrieve-finds-stored")
         if not any(fold(e.get("value")) == fold(event["value"]) for e in reply.result if isinstance(e, dict)):
+            if _not_stored(ctx, entity, event):
+                # an event the server never kept is upp/ingest-persists' failure: not finding it says nothing
+                # of retrieve (found where a server that answers [] for an unknown user also lost the ingest)
+                ctx.note(f"upp/retrieve did not return {event['value']!r}, but upp/get_events does not list it "
+                         f"either: it was not stored (upp/ingest-persists), so retrieve was not judged on it")
+                continue
+            observe(ctx, "upp/retrieve-finds-stored")
             fail(ctx, "upp/retrieve-finds-stored",
                  f"upp/retrieve asked for the exact value of a stored valid event ({event['value']!r}, labels "
                  f"{event.get('labels')}) did not return it", reply,
                  "that event among the results: it is the best possible match for the query")
             continue
+        observe(ctx, "upp/retrieve-finds-stored")
     # A question nothing matches is still a question about a known user: [] (or a ranking of
     # whatever the server holds), never User Not Found.
     reply = ctx.client.retrieve(entity, "quarks gluons chromodynamics zeppelin")
@@ -403,6 +411,20 @@ def retrieve_shape(ctx: CheckContext) -> None:
         fail(ctx, "upp/error-user-not-found", f"upp/retrieve answered -32001 User Not Found for {entity!r}, which "
              f"upp/ingest had just stored events for, when the query matched none of them", reply,
              "an empty array (or the user's events ranked): the user exists")
+
+
+def _not_stored(ctx: CheckContext, entity: str, event: dict[str, Any]) -> bool:
+    """Whether upp/get_events (when served) shows that `event`, returned by upp/ingest, was never stored:
+    it lists none of the user's events with its id or its value (-32001 for the user lists none)."""
+    if not served(ctx, "upp/get_events"):
+        return False
+    listed = ctx.client.get_events(entity)
+    if listed.error_code == USER_NOT_FOUND:
+        return True
+    if not listed.ok or not isinstance(listed.result, list):
+        return False
+    return not any(isinstance(e, dict) and (e.get("id") == event.get("id") or fold(e.get("value")) == fold(event["value"]))
+                   for e in listed.result)
 
 
 @check("upp/l1/retrieve-unknown-user", spec="upp", requirements=("upp/retrieve-unknown-user",), bindings=LIVE,
@@ -432,12 +454,20 @@ def entity_isolation(ctx: CheckContext) -> None:
     require_offered(ctx, "upp/ingest")
     require_offered(ctx, "upp/retrieve")
     one, two = fresh_entity("iso-a"), fresh_entity("iso-b")
-    _, events = ingested(ctx, one)
+    # a language too: who_languages is tier_public, so a server keeping sensitive tiers out of retrieve (06 §6,
+    # variant upp-retrieve-hides-sensitive) would still show another user's event if it leaked one
+    _, events = ingested(ctx, one, PROFILE_TEXT + " I speak Portuguese.")
     own = ctx.client.ingest(two, "My name is Grace Hopper. I live in Arlington. I love chess.")
     mine = {fold(e.get("value")) for e in own.result if isinstance(e, dict)} \
         if own.ok and isinstance(own.result, list) else set()
     theirs = {fold(e["value"]) for e in events if isinstance(e.get("value"), str)} - mine
-    for value in sorted(theirs)[:3]:
+    # the least sensitive first: those no server keeps out of retrieve by tier
+    rank = {fold(e["value"]): tier_rank(ctx, e) for e in events if isinstance(e.get("value"), str)}
+    probes = sorted(theirs, key=lambda v: (rank.get(v, 2), v))[:3]
+    if probes and all(TIERS[rank.get(v, 2)] in FILTERABLE_TIERS for v in probes):
+        ctx.note(f"the first user's events are all of tiers a server may keep out of retrieve (06 §6): a leak of them "
+                 f"may not show")
+    for value in probes:
         reply = ctx.client.retrieve(two, value)
         if not reply.ok or not isinstance(reply.result, list):
             continue  # the shape is judged by retrieve-shape; -32001 here leaks nothing

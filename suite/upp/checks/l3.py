@@ -485,6 +485,9 @@ def import_ontology_mismatch(ctx: CheckContext) -> None:
                  f"was imported for {entity!r}: " + "; ".join(wrong), reply,
                  "a refusal (-32002, -32602 or an implementation code) storing nothing, or an import by the label "
                  f"rule: imported_count 1, skipped_count 1, only {foreign['value']!r} stored")
+        else:
+            ctx.note(f"the package of ontology {other!r} was imported by the label rule (03 §4), not refused: "
+                     "whether a refusal would leave nothing stored was not seen")
         return
     if not (reply.error_code == ONTOLOGY_NOT_FOUND or file_refused(reply)):
         fail(ctx, "upp/import-ontology-mismatch", f"a package whose ontology is {other!r} (the server's is "
