@@ -972,11 +972,16 @@ def _token_scope_beyond_project(ctx: CheckContext, m: str, yid: str, p1: str, p2
     """What a blind red team's server let through: a revise whose patch moves the successor out of
     the token's project, and a token scoped to an agent reading another agent's record."""
     R = "ump/cap-token-scope"
-    reply = ctx.client.revise({"id": yid, "patch": {"scope": {"project": p2}}, "actor": did(OWNER_A)}, auth=auth)
+    # the whole scope, the project changed: a server replacing a patched member whole (variant
+    # revise-patch-replaces) would refuse a scope of the project alone as invalid, and its own escape
+    # went unseen (audit of faults under variants: revise-scope-escape)
+    prior = (_record_of(ctx.client.get(yid, auth=AS_A)) or {}).get("scope")
+    scope = dict(prior, project=p2) if isinstance(prior, dict) else {"project": p2}
+    reply = ctx.client.revise({"id": yid, "patch": {"scope": scope}, "actor": did(OWNER_A)}, auth=auth)
     if reply.ok and isinstance(reply.body.get("id"), str):
         moved = _record_of(ctx.client.get(reply.body["id"], auth=AS_A)) or {}
         if (moved.get("scope") or {}).get("project") == p2:
-            _fail(ctx, R, f"revise of {yid} with patch {{scope: {{project: {p2}}}}} and a token scoped to "
+            _fail(ctx, R, f"revise of {yid} with patch {{scope: {_short(scope)}}} (project {p2}) and a token scoped to "
                           f"{{owner-a, {p1}}} was accepted: the successor {reply.body['id']} lies in {p2}, outside the "
                           "token's scope", reply)
     mine, theirs = (sample_record(text=f"{m} written by {a}") for a in ("agent-x", "agent-y"))
@@ -1086,8 +1091,11 @@ def _revise_cannot_change_owner(ctx: CheckContext, m: str) -> None:
     except NotApplicable as exc:
         ctx.note(f"a patch of scope.owner with a token naming no owner was not tried: {exc}")
         return
-    rid = remember_new(ctx.client, sample_record(text=f"{m} owner-a's record a patch tries to give away"))
-    request = {"id": rid, "patch": {"scope": {"owner": did(OWNER_B)}}, "actor": did(OWNER_A)}
+    rec = sample_record(text=f"{m} owner-a's record a patch tries to give away")
+    rid = remember_new(ctx.client, rec)
+    # the whole scope, the owner changed: under either reading of a patch (merged or replacing the
+    # member whole, variant revise-patch-replaces) the successor is a valid record of owner-b
+    request = {"id": rid, "patch": {"scope": dict(rec["scope"], owner=did(OWNER_B))}, "actor": did(OWNER_A)}
     reply = ctx.client.revise(request, auth=anyscope)
     new = reply.body.get("id") if reply.ok and isinstance(reply.body, dict) else None
     if not isinstance(new, str):
