@@ -762,20 +762,28 @@ def recall_default_valid_at_now(ctx: CheckContext) -> None:
 _PROV_MEMBERS = ("actor", "actor_kind", "method")
 
 
-def _provenance_problem(rec: dict[str, Any]) -> str | None:
+def _provenance_members(version: str) -> tuple[str, ...]:
+    """The provenance members a record must carry: 1.0's published schema requires actor, actor_kind
+    and method; the 0.1 text makes provenance itself REQUIRED at L2+ and none of its members (red
+    team round 17: a 0.1 server storing provenance without method lost L2)."""
+    return () if version == "0.1" else _PROV_MEMBERS
+
+
+def _provenance_problem(rec: dict[str, Any], version: str = "1.0") -> str | None:
     prov = rec.get("provenance")
     if not isinstance(prov, dict):
         return f"has no provenance object (found {_short(prov)})"
-    missing = [k for k in _PROV_MEMBERS if not isinstance(prov.get(k), str) or not prov.get(k)]
+    missing = [k for k in _provenance_members(version) if not isinstance(prov.get(k), str) or not prov.get(k)]
     return f"has provenance without {', '.join(missing)}: {_short(prov)}" if missing else None
 
 
 @check("ump/l2/provenance-required", spec=SPEC, requirements=("ump/provenance-required",), bindings=LIVE,
        title="records carry provenance (actor, actor_kind, method); a record without it is refused")
 def provenance_required(ctx: CheckContext) -> None:
-    """Served records (get, recall, a revise successor) carry provenance with actor, actor_kind
-    and method; remember of a record without provenance, or without method, is refused and not
-    stored (§3.3 lets the server fill only id/time/integrity, so it may not make provenance up)."""
+    """Served records (get, recall, a revise successor) carry provenance (1.0: with actor, actor_kind
+    and method, its schema's required members); remember of a record without provenance (1.0: or
+    without method) is refused and not stored (§3.3 lets the server fill only id/time/integrity, so
+    it may not make provenance up). The 0.1 text requires none of provenance's members."""
     R = "ump/provenance-required"
     m = marker("prv")
     rid = remember_new(ctx.client, sample_record(text=f"{m} provenance is kept"))
@@ -788,11 +796,12 @@ def provenance_required(ctx: CheckContext) -> None:
     except NotApplicable:
         pass
     for where, rec in served:
-        problem = _provenance_problem(rec)
+        problem = _provenance_problem(rec, ctx.version)
         if problem:
             _fail(ctx, R, f"the record {rec.get('id')} served by {where} {problem}", received=rec, where=where)
-    for label, prov in (("without provenance", None),
-                        ("with provenance lacking method", {"actor": did(OWNER_A), "actor_kind": "agent"})):
+    lacking = [("with provenance lacking method", {"actor": did(OWNER_A), "actor_kind": "agent"})] \
+        if _provenance_members(ctx.version) else []
+    for label, prov in [("without provenance", None), *lacking]:
         m2 = marker("nop")
         rec = sample_record(text=f"{m2} a record {label}")
         if prov is None:
@@ -803,8 +812,9 @@ def provenance_required(ctx: CheckContext) -> None:
         if reply.ok and reply.body.get("result") != "rejected":
             got = ctx.client.get(reply.body.get("id")) if isinstance(reply.body.get("id"), str) else None
             stored = _record_of(got) if got is not None else None
-            detail = (f"; the stored record now carries provenance {_short(stored.get('provenance'))}, "
-                      "which the writer never asserted" if stored is not None and stored.get("provenance") else "")
+            kept = stored.get("provenance") if stored is not None else None
+            detail = ("" if not kept else f"; the stored record carries provenance {_short(kept)}, as sent" if kept == prov
+                      else f"; the stored record now carries provenance {_short(kept)}, which the writer never asserted")
             _fail(ctx, R, f"remember of a record {label} was accepted{detail} (provenance is REQUIRED at L2+ "
                           "and §3.3 lets a server fill only id/time/integrity, so such a record must be refused)",
                   reply)
