@@ -389,6 +389,9 @@ SERVER_FAULTS = (
     Fault("token-signature-unchecked", "ump", "a token whose signature does not verify is accepted",
           ("ump/cap-token-signature", "ump/cap-token-issuer-owner"),
           wraps={"_verify_token_fully": w.signature_unchecked}),
+    Fault("consent-refused-but-stored", "ump", "remember of a record whose consent.retention elapsed before it "
+          "arrived answers consent_violation, but stores it anyway, as authored on arrival, active and recallable "
+          "(round 17)", ("ump/consent-retention-tombstone",), wraps={"_op_remember": w.refused_after_storing}),
     Fault("token-empty-signature-accepted", "ump", "a token whose signature part is empty (umpcap.<claims>. or "
           "umpcap.<claims>.ed25519:) is accepted: only a signature that is there is verified (round 17)",
           ("ump/cap-token-signature",), wraps={"_verify_token_fully": w.empty_signature_skipped}),

@@ -235,6 +235,28 @@ def empty_signature_skipped(service: Any, original: Callable[..., Any]) -> Calla
     return wrong
 
 
+def refused_after_storing(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """consent-refused-but-stored: a record whose consent.retention elapsed before it arrived is
+    answered consent_violation, after it was stored anyway, as if authored at the moment it arrived
+    (so it stays active and recallable; found by the blind red team, round 17)."""
+    from memconform.reference_impl.ump.store import format_time, parse_duration, parse_time, to_us
+
+    def wrong(request: Any, version: str, grant: Any) -> dict[str, Any]:
+        raw = request.get("record", request) if isinstance(request, dict) else None
+        cons = raw.get("consent") if isinstance(raw, dict) and isinstance(raw.get("consent"), dict) else {}
+        retention = parse_duration(cons.get("retention")) if "retention" in cons else None
+        created = parse_time((raw.get("time") or {}).get("created")) if isinstance(raw, dict) \
+            and isinstance(raw.get("time"), dict) else None
+        now = service._now()
+        if retention is None or created is None or created + retention > to_us(now):
+            return original(request, version, grant)
+        fresh = without_integrity(copy.deepcopy(raw))
+        fresh["time"] = dict(fresh["time"], created=format_time(now))
+        original({"record": fresh} if "record" in request else fresh, version, grant)
+        raise UmpError("consent_violation", "the record's consent.retention elapsed before it arrived")
+    return wrong
+
+
 def issuer_unchecked(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """token-issuer-unchecked: the token's own claim of whose records it grants is believed,
     whoever signed it."""

@@ -999,6 +999,18 @@ def _backdated(ctx: CheckContext, rec: dict[str, Any], created: _dt.datetime, re
     reply = ctx.client.remember(rec)
     rid = reply.body.get("id") if reply.ok else None
     if not isinstance(rid, str):
+        # a refusal is the server's to make (its retention had elapsed), but then nothing may be kept
+        # of it: round 17's server answered consent_violation after storing the record as new
+        m = rec["body"]["text"].split()[0]
+        found = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50})
+        kept = [r["record"] for r in results_of(found) if isinstance(r.get("record"), dict)
+                and (r["record"].get("body") or {}).get("text") == rec["body"]["text"]]
+        if kept:
+            _fail(ctx, "ump/consent-retention-tombstone", f"remember of a record authored at {_ts(created)} with "
+                  f"consent.retention {rec['consent']['retention']} (elapsed) was refused ({reply.describe()}), yet a "
+                  f"default recall for {m!r} returns it as {kept[0].get('id')}: a record refused for its retention "
+                  "is not kept, and a kept one whose retention elapsed is tombstoned", found,
+                  sent={"remembered": rec, "recall": found.sent})
         return None
     stored = _record_of(ctx.client.get(rid))
     stored_created = revise.parse_time(((stored or {}).get("time") or {}).get("created")) if stored else None
