@@ -389,6 +389,9 @@ SERVER_FAULTS = (
     Fault("token-signature-unchecked", "ump", "a token whose signature does not verify is accepted",
           ("ump/cap-token-signature", "ump/cap-token-issuer-owner"),
           wraps={"_verify_token_fully": w.signature_unchecked}),
+    Fault("revise-refused-closes-prior", "ump", "a revise refused for an invalid successor (a patch of an unknown "
+          "kind) has already closed the prior's valid time, left closed and no longer matching its signature "
+          "(round 17)", ("ump/revise-non-destructive",), wraps={"_op_revise": w.prior_closed_before_validating}),
     Fault("consent-refused-but-stored", "ump", "remember of a record whose consent.retention elapsed before it "
           "arrived answers consent_violation, but stores it anyway, as authored on arrival, active and recallable "
           "(round 17)", ("ump/consent-retention-tombstone",), wraps={"_op_remember": w.refused_after_storing}),

@@ -235,6 +235,27 @@ def empty_signature_skipped(service: Any, original: Callable[..., Any]) -> Calla
     return wrong
 
 
+def prior_closed_before_validating(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """revise-refused-closes-prior: the prior's valid time is closed before the successor is
+    validated, and a refused revise leaves it closed (its stored bytes changed, no longer matching
+    their signature; found by the blind red team, round 17)."""
+    from memconform.reference_impl.ump.store import format_time
+
+    def wrong(request: Any, version: str, grant: Any) -> dict[str, Any]:
+        try:
+            return original(request, version, grant)
+        except UmpError as exc:
+            rid = request.get("id") if isinstance(request, dict) else None
+            stored = service._store.get(version, rid) if exc.code == "invalid_record" and isinstance(rid, str) else None
+            if stored is not None and isinstance(stored.record.get("time"), dict) and "patch" in request:
+                rec = copy.deepcopy(stored.record)
+                rec["time"]["valid_to"] = format_time(service._now())
+                with service._store.transaction():
+                    service._store.update(stored.rowid, rec)
+            raise
+    return wrong
+
+
 def refused_after_storing(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """consent-refused-but-stored: a record whose consent.retention elapsed before it arrived is
     answered consent_violation, after it was stored anyway, as if authored at the moment it arrived

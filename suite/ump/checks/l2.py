@@ -396,6 +396,41 @@ def revise_non_destructive(ctx: CheckContext) -> None:
     if wrong:
         _fail(ctx, R, f"revise {prior} → {new} rewrote the prior's content: " + "; ".join(wrong), got,
               sent={"before": before})
+    _refused_revise_changes_nothing(ctx, m)
+
+
+def _refused_revise_changes_nothing(ctx: CheckContext, m: str) -> None:
+    """A revise refused for its successor (a patch of a kind §2.1 does not have) leaves the prior as
+    it was: served the same, not superseded, its valid time open, its integrity still verifying
+    (round 17's server had closed the prior before validating the successor: the prior no longer
+    verified, and recall no longer found it)."""
+    R = "ump/revise-non-destructive"
+    rid = remember_new(ctx.client, sample_record(text=f"{m} a record a bad revise must not touch"))
+    before = _read(ctx, rid, "get before the refused revise")
+    request = {"id": rid, "patch": {"kind": "memconform-no-such-kind"}, "actor": did(OWNER_A)}
+    reply = ctx.client.revise(request)
+    if reply.ok:
+        ctx.note(f"revise of {rid} with a patch of kind \"memconform-no-such-kind\" was not refused "
+                 f"({reply.describe()}); a refused revise's prior was not judged")
+        return
+    got = ctx.client.get(rid)
+    after = _record_of(got)
+    if after is None:
+        _fail(ctx, R, f"after a refused revise of {rid} ({reply.describe()}), get of {rid} no longer returns it", got,
+              sent=request)
+        return
+    bt = before.get("time") if isinstance(before.get("time"), dict) else {}
+    at = after.get("time") if isinstance(after.get("time"), dict) else {}
+    wrong = [f"{k}: was {_short(before.get(k))}, now {_short(after.get(k))}"
+             for k in ("kind", "body", "scope", "superseded_by", "lifecycle") if before.get(k) != after.get(k)]
+    wrong += [f"time.{k}: was {bt.get(k)!r}, now {at.get(k)!r}" for k in ("created", "valid_from", "valid_to")
+              if revise.parse_time(bt.get(k)) != revise.parse_time(at.get(k))]
+    if "integrity" in before and not ump_integrity.verify(after).hash_ok:
+        wrong.append("its integrity no longer verifies (content_hash)")
+    if wrong:
+        _fail(ctx, R, f"revise of {rid} with a patch of kind \"memconform-no-such-kind\" was refused "
+                      f"({reply.describe()}), yet the prior changed: " + "; ".join(wrong), got,
+              sent={"revise": request, "before": before})
 
 
 @check("ump/l2/revise-prior-queryable", spec=SPEC, requirements=("ump/revise-prior-queryable",),
