@@ -215,6 +215,11 @@ def redact_required_members(ctx: CheckContext) -> None:
         if rehydrates:
             for request in ({"query": m, "limit": 10}, {"ids": [rid]}):
                 reh = ctx.client.rehydrate(request, auth=AS_B)
+                if reh.error_code == "unsupported" or (reh.status in (404, 405) and not reh.ok):
+                    # no rehydration helper (no binding of the text names one): nothing to answer
+                    # (round 17: a plain 404 here was warned as an unforeseen failure)
+                    rehydrates = False
+                    break
                 if _crashed(reh):
                     _fail(ctx, R_REDACT_ANSWERED, f"owner-b's rehydrate {request} (meeting owner-a's public record "
                                                   f"with redact [{path!r}]) was answered with a failure the server "
