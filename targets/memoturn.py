@@ -75,7 +75,8 @@ class MemoturnRestClient:
             # memoturn at all, an error naming it, never a memory "not there"; only a DELETE may
             # answer without a body (204)
             http_answer(f"{method} {path}", status, response.headers.get("content-type"), response.content,
-                        body_ok=is_json or (method == "DELETE" and not response.content), envelope=True)
+                        body_ok=is_json or (method == "DELETE" and not response.content),
+                        envelope=status >= 300)  # a failure is judged whatever its body; a success must be JSON
         ok = 200 <= status < 300
         error = None if ok else (_envelope(value) or {"error": (text or "")[:300], "code": None})
         # a route that is not there: 404/405 without the envelope's code (a memoturn 404 says not_found)

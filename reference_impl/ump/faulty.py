@@ -247,7 +247,10 @@ def prior_closed_before_validating(service: Any, original: Callable[..., Any]) -
         except UmpError as exc:
             rid = request.get("id") if isinstance(request, dict) else None
             stored = service._store.get(version, rid) if exc.code == "invalid_record" and isinstance(rid, str) else None
-            if stored is not None and isinstance(stored.record.get("time"), dict) and "patch" in request:
+            patch = request.get("patch") if isinstance(request, dict) else None
+            # the kind is validated last, after the prior was closed (the realistic order of the bug)
+            if stored is not None and isinstance(stored.record.get("time"), dict) and isinstance(patch, dict) \
+                    and "kind" in patch:
                 rec = copy.deepcopy(stored.record)
                 rec["time"]["valid_to"] = format_time(service._now())
                 with service._store.transaction():

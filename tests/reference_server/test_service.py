@@ -1024,7 +1024,8 @@ def _scenario(env: Env) -> dict[str, Any]:
     good = env.token()
     head, payload, sig = good.split(".")
     forged = _forged(head, payload, sig)
-    for name, tok in (("tok-none", None), ("tok-forged", forged),
+    for name, tok in (("tok-none", None), ("tok-forged", forged), ("tok-unsigned", f"{head}.{payload}."),
+                      ("tok-unsigned-prefix", f"{head}.{payload}.ed25519:"),
                       ("tok-expired", env.token(now=now - 7200, ttl=3600)),
                       ("tok-nbf", env.token(nbf=now + 3600, ttl=7200)),
                       ("tok-expired-offset", env.token(extra={"exp": _at_offset(now - 3600, 330)})),
@@ -1048,6 +1049,13 @@ def _scenario(env: Env) -> dict[str, Any]:
     for name, claim, value in (("tok-exp-huge", "exp", 10 ** 400), ("tok-nbf-true", "nbf", True)):
         tok = env.token(extra={claim: value})
         survive(name, lambda tok=tok: svc.handle("get", {"id": tid}, version="1.0", token=tok) is not None)
+    # a refused revise leaves the prior as it was; a back-dated record past its retention is not kept active
+    bad = env.remember(rec("badrevq prior"))
+    attempt("revise-bad-kind", lambda: c("revise", {"id": bad, "patch": {"kind": "no-such-kind"}}))
+    attempt("revise-bad-kind-prior", lambda: (env.get(bad)["time"].get("valid_to"), integrity.verify(env.get(bad)).ok))
+    attempt("expired-on-arrival", lambda: c("remember", {"record": rec("expiredq on arrival", consent={"retention": "P1D"},
+            time={"created": "2020-01-01T00:00:00Z", "valid_from": "2020-01-01T00:00:00Z"})})["result"])
+    attempt("expired-on-arrival-recall", lambda: env.recall_ids("expiredq"))
     hostile = rec("redq public", visibility="public", consent={"redact": ["id"]})
     survive("redact-id", lambda: sorted(env.get(c("remember", {"record": hostile})["id"], "owner-b")))
     return out
@@ -1112,7 +1120,7 @@ def test_clean_observation_is_what_the_contract_says(clean_observation):
     assert o["subscribe"] == ["created"]
     assert o["signer-b"] is True
     for name in ("tok-none", "tok-forged", "tok-expired", "tok-nbf", "tok-no-prefix", "tok-unreadable-exp",
-                 "tok-numeric-expired"):
+                 "tok-numeric-expired", "tok-unsigned", "tok-unsigned-prefix"):
         assert o[name] == ("error", "unauthorized"), name
     for name in ("tok-read-remember", "tok-public-only"):
         assert o[name] == ("error", "forbidden_scope"), name
