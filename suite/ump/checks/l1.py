@@ -772,6 +772,15 @@ def _filter_before_limit(ctx: CheckContext, word: str, wanted: list[str], filter
     reply = _recall(ctx, request)
     _internal(reply)
     if reply.ok and not results_of(reply):
+        bare = {"query": word, "scope": _scope(), "limit": 1}
+        unfiltered = _recall(ctx, bare)
+        if unfiltered.ok and not results_of(unfiltered):
+            # limit 1 answers nothing without a filter either: the limit is miscounted, not the filter
+            # (round 17's server answered limit - 1 results; this blamed the filter)
+            ctx.note(f"recall for {word!r} with limit 1 answered no results with or without filter.kind {wanted}, "
+                     f"while limit 20 answered {sorted(_recall_ids(filtered))}: the limit, not the kind filter, "
+                     "drops them; whether the filter comes before the limit was not seen")
+            return
         ctx.violation("ump/recall-filter-kind", f"recall with filter.kind {wanted} and limit 1 answered no "
                       f"results, while the same recall with limit 20 answered {sorted(_recall_ids(filtered))} of "
                       f"the listed kinds: the limit counts the results after the filter, not the ranking before "
