@@ -389,6 +389,10 @@ SERVER_FAULTS = (
     Fault("token-signature-unchecked", "ump", "a token whose signature does not verify is accepted",
           ("ump/cap-token-signature", "ump/cap-token-issuer-owner"),
           wraps={"_verify_token_fully": w.signature_unchecked}),
+    Fault("superseded-by-overwritten", "ump", "a prior may be revised twice (as variant revise-superseded-branches), "
+          "but the second revise sets its superseded_by to the newest successor alone (round 17)",
+          ("ump/revise-sets-superseded-by",), overrides={"revise_superseded": "branch"},
+          wraps={"_superseded": w.superseded_by_overwritten}),
     Fault("revise-refused-closes-prior", "ump", "a revise refused for an invalid successor (a patch of an unknown "
           "kind) has already closed the prior's valid time, left closed and no longer matching its signature "
           "(round 17)", ("ump/revise-non-destructive",), wraps={"_op_revise": w.prior_closed_before_validating}),

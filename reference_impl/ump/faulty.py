@@ -235,6 +235,16 @@ def empty_signature_skipped(service: Any, original: Callable[..., Any]) -> Calla
     return wrong
 
 
+def superseded_by_overwritten(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """superseded-by-overwritten: a second revise of a prior sets its superseded_by to the newest
+    successor alone, dropping the first (found by the blind red team, round 17)."""
+    def wrong(prior: dict[str, Any], succ: dict[str, Any], valid_from: str) -> dict[str, Any]:
+        out = original(prior, succ, valid_from)
+        out["superseded_by"] = [succ["id"]]
+        return out
+    return wrong
+
+
 def prior_closed_before_validating(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """revise-refused-closes-prior: the prior's valid time is closed before the successor is
     validated, and a refused revise leaves it closed (its stored bytes changed, no longer matching

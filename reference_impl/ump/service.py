@@ -1073,7 +1073,7 @@ class UmpService:
             raise self._write_refusal(who, prior, "revise")
         if _status_of(prior) == "tombstoned":
             raise _invalid(f"revise: {rid} is tombstoned; a forgotten record cannot be revised")
-        if prior.get("superseded_by"):
+        if prior.get("superseded_by") and self.policy.revise_superseded == "refuse":
             raise _invalid(f"revise: {rid} is already superseded by {', '.join(map(str, prior['superseded_by']))}; "
                            "revise the latest record instead")
         if not self._verifies(prior):
@@ -1137,7 +1137,9 @@ class UmpService:
         """The prior as a revise leaves it (§3.5): valid until the successor's valid_from and
         superseded by it, otherwise untouched (non-destructive)."""
         new_prior = without_integrity(prior)
-        new_prior["time"] = dict(new_prior.get("time") or {}, valid_to=valid_from)
+        ended = (prior.get("time") or {}).get("valid_to") if prior.get("superseded_by") else None
+        # a second successor (policy revise_superseded "branch") leaves the valid time the first ended
+        new_prior["time"] = dict(new_prior.get("time") or {}, valid_to=ended or valid_from)
         new_prior["superseded_by"] = [*(prior.get("superseded_by") or []), succ["id"]]
         return new_prior
 

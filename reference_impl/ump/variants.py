@@ -164,6 +164,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "envelope, §4.2 no status; the SHOULD ump/http-error-status warns it; found by the blind red team, round 17)",
             ("ump/http-route-remember", "ump/http-route-get", "ump/http-error-status"),
             {"http_error_status": "200"}, bindings=("http",)),
+    Variant("revise-superseded-branches", "ump", "a record already superseded may be revised again: each successor "
+            "is added to its superseded_by (a list, \"set by engine on revise\"), its valid time stays as the first "
+            "revise ended it (found by the blind red team, round 17)", ("ump/revise-sets-superseded-by",),
+            {"revise_superseded": "branch"}),
     Variant("integrity-hex", "ump", "the records it signs carry content_hash \"blake3:<hex>\" and signature "
             "\"ed25519:<hex>\" (the text names no encoding; its examples read \"blake3:5e…\", \"ed25519:9c…\"; "
             "found by the blind red team, round 17)", ("ump/integrity-content-hash",),

@@ -1049,6 +1049,10 @@ def _scenario(env: Env) -> dict[str, Any]:
     for name, claim, value in (("tok-exp-huge", "exp", 10 ** 400), ("tok-nbf-true", "nbf", True)):
         tok = env.token(extra={claim: value})
         survive(name, lambda tok=tok: svc.handle("get", {"id": tid}, version="1.0", token=tok) is not None)
+    twice = env.remember(rec("twiceq prior"))
+    c("revise", {"id": twice, "patch": {"body": {"text": "twiceq one"}}})
+    attempt("revise-twice", lambda: (c("revise", {"id": twice, "patch": {"body": {"text": "twiceq two"}}}) and None,
+                                     len(env.get(twice)["superseded_by"])))
     # a refused revise leaves the prior as it was; a back-dated record past its retention is not kept active
     bad = env.remember(rec("badrevq prior"))
     attempt("revise-bad-kind", lambda: c("revise", {"id": bad, "patch": {"kind": "no-such-kind"}}))

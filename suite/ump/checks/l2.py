@@ -283,6 +283,22 @@ def revise_sets_superseded_by(ctx: CheckContext) -> None:
         _fail(ctx, "ump/revise-sets-superseded-by",
               f"after revise {prior} → {new}, the prior carries superseded_by {sby!r}; expected a list "
               f"holding {new}", got)
+        return
+    # the prior revised again: a server may refuse (revise the latest), or add the second successor
+    # to the list (variant revise-superseded-branches); keeping only the newest loses the first link
+    # (round 17's server did)
+    request = {"id": prior, "patch": {"body": {"text": f"{m} the build uses ninja"}}, "actor": did(OWNER_A)}
+    again = ctx.client.revise(request)
+    second = again.body.get("id") if again.ok and isinstance(again.body, dict) else None
+    if not isinstance(second, str):
+        ctx.note(f"a second revise of the superseded {prior} was refused ({again.describe()}): one successor each")
+        return
+    got = ctx.client.get(prior)
+    sby = (_record_of(got) or {}).get("superseded_by")
+    if not isinstance(sby, list) or not {new, second} <= set(sby):
+        _fail(ctx, "ump/revise-sets-superseded-by",
+              f"{prior} was revised twice ({new}, then {second}); the prior now carries superseded_by {sby!r}; "
+              f"expected a list holding both successors", got, sent=request)
 
 
 @check("ump/l2/revise-applies-patch", spec=SPEC, requirements=("ump/revise-applies-patch",),
