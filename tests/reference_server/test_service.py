@@ -1050,9 +1050,12 @@ def _scenario(env: Env) -> dict[str, Any]:
         tok = env.token(extra={claim: value})
         survive(name, lambda tok=tok: svc.handle("get", {"id": tid}, version="1.0", token=tok) is not None)
     twice = env.remember(rec("twiceq prior"))
-    c("revise", {"id": twice, "patch": {"body": {"text": "twiceq one"}}})
-    attempt("revise-twice", lambda: (c("revise", {"id": twice, "patch": {"body": {"text": "twiceq two"}}}) and None,
-                                     len(env.get(twice)["superseded_by"])))
+
+    def revised_twice() -> Any:
+        c("revise", {"id": twice, "patch": {"body": {"text": "twiceq one"}}})
+        c("revise", {"id": twice, "patch": {"body": {"text": "twiceq two"}}})
+        return len(env.get(twice).get("superseded_by") or [])
+    attempt("revise-twice", revised_twice)
     # a refused revise leaves the prior as it was; a back-dated record past its retention is not kept active
     bad = env.remember(rec("badrevq prior"))
     attempt("revise-bad-kind", lambda: c("revise", {"id": bad, "patch": {"kind": "no-such-kind"}}))
