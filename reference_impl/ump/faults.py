@@ -265,8 +265,10 @@ SERVER_FAULTS = (
           "{record: null} instead of not_found", ("ump/get-not-found",),
           wraps={"_op_get": w.get_unknown_null}),
     # The served-records check names the §2 rule with served-records-valid.
+    # 1.0 only: the 0.1 text never closes the record (a blind red team, round 17: record-extension),
+    # the 1.0 record schema does
     Fault("serves-extra-member", "ump", "served records carry an extra top-level member `stored` (re-signed)",
-          ("ump/served-records-valid", "ump/record-field-types"),
+          ("ump/served-records-valid", "ump/record-field-types"), since="1.0",
           wraps=served(lambda rec, key: integrity.sign(dict(without_integrity(rec), stored=True), key))),
     # integrity (§2.8, §6.1, §7 L3); the stored records stay correct, the faults act when serving.
     # sign-on-write judges content hash and signature; canonical-jcs any hash that is not the JCS one.

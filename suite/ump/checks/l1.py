@@ -2830,6 +2830,6 @@ def served_records(ctx: CheckContext) -> None:
             message = (f"the record served by {how} is not a valid UMP {ctx.version} record: {v.pointer or '/'}: "
                        f"{v.message}")
             if not label_only:
-                ctx.violation(req, f"{message}; {_spec(req)}", received=rec, where=f"{rid} {v.pointer}")
+                ctx.violation(req, f"{message}; {v.source or _spec(req)}", received=rec, where=f"{rid} {v.pointer}")
             ctx.violation("ump/served-records-valid", f"{message}; {_spec('ump/served-records-valid')}",
                           received=rec, where=f"{rid} {v.pointer}")
