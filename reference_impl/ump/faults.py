@@ -432,6 +432,10 @@ SERVER_FAULTS = (
     Fault("refuses-identity-kind", "ump", "remember refuses records of kind identity",
           ("ump/server-accepts-all-kinds", "ump/kinds-accept-all"),
           wraps={"_validate": w.refuses_identity}),
+    # found by a blind red team (round 17, bug kind-case): missed while the invalid golden vectors
+    # shared one id, under a server refusing reused ids (variant refuses-reused-id)
+    Fault("kind-any-case", "ump", "remember reads kind case-insensitively: \"Semantic\" is taken and stored as "
+          "semantic", ("ump/record-kind", "ump/reject-invalid-record"), wraps=completed(w.kind_lowered)),
     # found by a blind red team (round 14): the hints' column is a DECIMAL(3,2)
     Fault("lifecycle-hints-rounded", "ump", "remember rounds lifecycle.confidence and lifecycle.salience to two "
           "decimals (0.825 is served 0.82)", ("ump/lifecycle-hints-set",), wraps=completed(w.hints_rounded)),
