@@ -265,8 +265,10 @@ SERVER_FAULTS = (
           "{record: null} instead of not_found", ("ump/get-not-found",),
           wraps={"_op_get": w.get_unknown_null}),
     # The served-records check names the §2 rule with served-records-valid.
+    # 1.0 only: the 0.1 text never closes the record (a blind red team, round 17: record-extension),
+    # the 1.0 record schema does
     Fault("serves-extra-member", "ump", "served records carry an extra top-level member `stored` (re-signed)",
-          ("ump/served-records-valid", "ump/record-field-types"),
+          ("ump/served-records-valid", "ump/record-field-types"), since="1.0",
           wraps=served(lambda rec, key: integrity.sign(dict(without_integrity(rec), stored=True), key))),
     # integrity (§2.8, §6.1, §7 L3); the stored records stay correct, the faults act when serving.
     # sign-on-write judges content hash and signature; canonical-jcs any hash that is not the JCS one.
@@ -443,6 +445,10 @@ SERVER_FAULTS = (
     Fault("refuses-identity-kind", "ump", "remember refuses records of kind identity",
           ("ump/server-accepts-all-kinds", "ump/kinds-accept-all"),
           wraps={"_validate": w.refuses_identity}),
+    # found by a blind red team (round 17, bug kind-case): missed while the invalid golden vectors
+    # shared one id, under a server refusing reused ids (variant refuses-reused-id)
+    Fault("kind-any-case", "ump", "remember reads kind case-insensitively: \"Semantic\" is taken and stored as "
+          "semantic", ("ump/record-kind", "ump/reject-invalid-record"), wraps=completed(w.kind_lowered)),
     # found by a blind red team (round 14): the hints' column is a DECIMAL(3,2)
     Fault("lifecycle-hints-rounded", "ump", "remember rounds lifecycle.confidence and lifecycle.salience to two "
           "decimals (0.825 is served 0.82)", ("ump/lifecycle-hints-set",), wraps=completed(w.hints_rounded)),

@@ -516,6 +516,13 @@ def empty_body(rec: dict[str, Any]) -> bool:
     return False
 
 
+def kind_lowered(rec: dict[str, Any]) -> bool:
+    kind = rec.get("kind")
+    if isinstance(kind, str) and kind != kind.lower():
+        rec["kind"] = kind.lower()
+    return False
+
+
 def hints_rounded(rec: dict[str, Any]) -> bool:
     life = rec.get("lifecycle")
     changed = False

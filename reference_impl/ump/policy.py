@@ -93,6 +93,13 @@ class UmpPolicy:
     #: equal an active record's is merged into it. Other reading: the server never merges (§3.3
     #: "MAY merge ... per its own dedup policy") and creates a record each time.
     merge_duplicates: bool = True
+    #: ump/reject-invalid-record, ump/remember-may-merge: a remember naming an id the store already
+    #: holds is merged when it repeats that record, refused (invalid_record) when it differs, and
+    #: only after the record itself is validated ("merge"). Other reading: an id is used once: any
+    #: remember naming a held id is refused "id already in use" before the record is read
+    #: ("refuse", a blind red team's server, round 17); §2's "stable, globally unique" and §3.3 allow
+    #: both.
+    reused_id: str = "merge"
     #: ump/capabilities-no-0.1-runtime: the UMP versions spoken at runtime. The reference speaks
     #: 0.1 and 1.0 and says so in capabilities.versions. Other reading: a 1.0 server speaks 1.0
     #: only (§8: 0.1 is "not a negotiated runtime version") and refuses a 0.1 client, while still

@@ -694,6 +694,9 @@ class UmpService:
                                                   f"a record whose scope is {json.dumps(scope)[:200]}")
         now = self._now()
         rec, changed, minted, effective = self._complete(raw, version, now)
+        if self.policy.reused_id == "refuse" and not minted and isinstance(rec.get("id"), str) \
+                and self._store.get(version, rec["id"]) is not None:
+            raise _invalid(f"/id: {rec['id']} is already in use; an id names one record once")
         self._validate(rec, effective)
         self._check_l2(rec)
         owner = _owner_of(rec)

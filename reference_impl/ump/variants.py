@@ -93,6 +93,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("never-merges", "ump", "remember never merges: a record equal in text, kind and owner to a stored "
             "one is created anew (result created, a new id)", ("ump/remember-may-merge", "ump/remember-reports-result"),
             {"merge_duplicates": False}, bindings=("http", "mcp")),
+    Variant("refuses-reused-id", "ump", "remember refuses any record naming an id the store already holds "
+            "(invalid_record, \"id already in use\") before reading the record, even one repeating the stored "
+            "record, instead of merging a repeat and validating first (a blind red team's server, round 17)",
+            ("ump/reject-invalid-record", "ump/remember-may-merge"), {"reused_id": "refuse"},
+            bindings=("http", "mcp")),
     Variant("runtime-1.0-only", "ump", "the server speaks UMP 1.0 only at runtime (capabilities.versions [\"1.0\"]) "
             "and refuses a client announcing 0.1, while still importing 0.1 records",
             ("ump/capabilities-no-0.1-runtime", "ump/normalize-imported-0.1"),

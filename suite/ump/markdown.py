@@ -45,7 +45,7 @@ import yaml
 
 from .canonical import json_pointer
 
-__all__ = ["to_markdown", "from_markdown", "ProjectionError"]
+__all__ = ["to_markdown", "from_markdown", "body_readings", "ProjectionError"]
 
 
 class ProjectionError(ValueError):
@@ -239,8 +239,14 @@ def _parse_front_matter(fm: str, source: str) -> dict:
     return _plain_json(meta, [], source, None)
 
 
-def from_markdown(text: str, source: str = "<string>") -> dict:
-    """Read one record from ``.ump.md`` text (JSON or YAML front matter, LF or CRLF)."""
+def from_markdown(text: str, source: str = "<string>", *, keep_final_newline: bool = False) -> dict:
+    """Read one record from ``.ump.md`` text (JSON or YAML front matter, LF or CRLF).
+
+    §6.3 says only "The body is Markdown": it fixes no framing of the body's end. The default
+    reading takes one final newline off (the newline a writer adds after the body, as the one
+    written here and the public implementation's do); ``keep_final_newline`` reads the body bytes
+    as they are (a writer that adds nothing). A checker comparing a projection accepts either
+    (`body_readings`)."""
     if not isinstance(text, str):
         raise ProjectionError("expected text", source=source)
     if text.startswith("\ufeff"):
@@ -262,7 +268,7 @@ def from_markdown(text: str, source: str = "<string>") -> dict:
             break
     if rest.startswith(newline):
         rest = rest[len(newline):]  # the one blank line between front matter and body
-    body_text = rest[: -len(newline)] if rest.endswith(newline) else rest
+    body_text = rest[: -len(newline)] if rest.endswith(newline) and not keep_final_newline else rest
 
     try:
         meta = _parse_front_matter(fm, source)
@@ -292,3 +298,15 @@ def from_markdown(text: str, source: str = "<string>") -> dict:
         if not placed:
             record["body"] = new_body
     return record
+
+
+def body_readings(text: str, source: str = "<string>") -> list[dict]:
+    """Every record ``text`` may mean under §6.3's unstated body framing: the default reading (one
+    final newline taken off as the writer's) and, when the file's body ends with a newline, the
+    exact one (that newline is the body's own). One record when both readings agree."""
+    first = from_markdown(text, source)
+    try:
+        exact = from_markdown(text, source, keep_final_newline=True)
+    except ProjectionError:  # a front-matter body.text that names the default reading
+        return [first]
+    return [first] if exact == first else [first, exact]

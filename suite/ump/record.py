@@ -19,7 +19,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -80,6 +80,21 @@ class Violation:
     requirement: str
     message: str
     code: str = CODE
+    #: The text the violation rests on when it is not the requirement's own quote (a message cites
+    #: it instead): an unknown member of a 1.0 record breaks the published schema's
+    #: `"additionalProperties": false`, not §2's confidence range the requirement quotes.
+    source: str = field(default="", compare=False)
+
+
+#: What an unknown member of a 1.0 record breaks (see `Violation.source`, `open_versions`).
+CLOSED_SOURCE = ('the 1.0 record schema (ump-record.schema.json, shipped with the 1.0 reference): '
+                 '“"additionalProperties": false”')
+
+#: Versions whose text never closes the record: the UMP 0.1 text defines the members of §2 and no
+#: rule about others (no "additional members MUST NOT", no schema it makes normative), so a member
+#: it does not define (a vendor's `x_acme`) is no violation there. 1.0 keeps the closed record its
+#: own schema file publishes (schemas/DIFFERENCES.md).
+OPEN_VERSIONS = ("0.1",)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -216,7 +231,7 @@ def _requirement_for(parts: tuple, keyword: str) -> str:
     return REQ_TYPES
 
 
-def _from_schema_error(error: ValidationError) -> list[Violation]:
+def _from_schema_error(error: ValidationError, version: str | None = None) -> list[Violation]:
     base = tuple(error.absolute_path)
     kw = error.validator
     if kw == "required" and isinstance(error.instance, Mapping):
@@ -231,6 +246,8 @@ def _from_schema_error(error: ValidationError) -> list[Violation]:
             out.append(Violation(pointer, req, f"{pointer} is missing; {parent} requires member {member!r}"))
         return out
     if kw == "additionalProperties" and isinstance(error.instance, Mapping):
+        if version in OPEN_VERSIONS:
+            return []  # the 0.1 text never closes the record (OPEN_VERSIONS)
         allowed = list(error.schema.get("properties", {}))
         out = []
         for member in error.instance:
@@ -241,6 +258,7 @@ def _from_schema_error(error: ValidationError) -> list[Violation]:
             out.append(Violation(
                 pointer, REQ_TYPES,
                 f"{pointer} is an unknown member; {parent} allows only: {', '.join(allowed)}",
+                source=CLOSED_SOURCE,
             ))
         return out
     pointer = json_pointer(base)
@@ -361,7 +379,7 @@ def _validate(record: Mapping, version: str | None) -> tuple[Violation, ...]:
     for error in _validator(effective).iter_errors(record):
         if tuple(error.absolute_path)[:1] == ("ump",):
             continue  # the ump member is judged above
-        out.extend(_from_schema_error(error))
+        out.extend(_from_schema_error(error, effective))
     _non_finite(record, [], out)
     out.extend(_time_order(record))
 

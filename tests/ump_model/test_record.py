@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from memconform.suite.ump.integrity import verify
-from memconform.suite.ump.record import VERSIONS, Violation, detect_version, normalize, schema, validate
+from memconform.suite.ump.record import OPEN_VERSIONS, VERSIONS, Violation, detect_version, normalize, schema, validate
 
 from ._data import example, minimal
 from .strategies import json_values, valid_records
@@ -208,12 +208,20 @@ CASES = [
 ]
 
 
+#: The cases above that are only a member §2 does not define (a violation where the record is closed).
+_UNKNOWN_MEMBER = {"unknown-top", "unknown-scope", "unknown-time", "relation-extra", "key-with-slash"}
+
+
 @pytest.mark.parametrize("name, mutate, pointer, requirement", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("version", VERSIONS)
 def test_bad_case_maps_to_requirement(name, mutate, pointer, requirement, version):
     record = minimal(ump=version)
     mutate(record)
     violations = validate(record, version if "ump" not in name else None)
+    if name in _UNKNOWN_MEMBER and version in OPEN_VERSIONS:
+        # the 0.1 text never closes the record: an unknown member is no violation there (round 17)
+        assert violations == (), violations
+        return
     assert (pointer, requirement) in {(v.pointer, v.requirement) for v in violations}, violations
     for v in violations:
         assert isinstance(v, Violation) and v.code == "invalid_record" and v.requirement in ALL_REQS

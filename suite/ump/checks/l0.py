@@ -77,9 +77,63 @@ def _diff(expected: Any, actual: Any, path: str = "", ignore: frozenset[str] = f
             return [f"{path or '/'} has {len(expected)} items {first}, {len(actual)} {second}"]
         return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in _diff(e, a, f"{path}/{i}", names=names)]
     if not json_equal(expected, actual):
+        how = (f" ({_text_difference(expected, actual, names)})"
+               if isinstance(expected, str) and isinstance(actual, str) else "")
         return [f"{path or '/'}: {first} {json.dumps(expected, ensure_ascii=False)[:80]}, "
-                f"{second} {json.dumps(actual, ensure_ascii=False)[:80]}"]
+                f"{second} {json.dumps(actual, ensure_ascii=False)[:80]}{how}"]
     return []
+
+
+#: What a message adds when a .ump.md record was compared in both readings of its body's end.
+_FRAMINGS = ("; the .ump.md body was read both ways §6.3 leaves open (its final newline taken as the one a "
+             "writer adds, and as the body's own), and differs in each")
+
+
+def _md_readings(loc: Located) -> list[dict[str, Any]]:
+    """The records a .ump.md file may mean (markdown.body_readings: §6.3 does not say whether the
+    body's final newline is the writer's or the body's); the record as loaded alone for other
+    formats, or when the file cannot be reread as it was loaded."""
+    if loc.format != "md":
+        return [loc.record]
+    try:
+        with open(loc.source, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+        readings = markdown.body_readings(text, loc.source)
+    except (OSError, UnicodeDecodeError, markdown.ProjectionError, RecursionError):
+        return [loc.record]
+    return readings if readings[0] == loc.record else [loc.record]
+
+
+def _framed_diff(compare: Any, loc: Located) -> tuple[list[str], dict[str, Any]]:
+    """`compare(record)` (a list of differences) for each reading of `loc` (`_md_readings`): none
+    when one reading matches; else the first reading's, with a word that both were tried. Also
+    the reading that matched (or the first)."""
+    readings = _md_readings(loc)
+    first = None
+    for rec in readings:
+        diffs = compare(rec)
+        if not diffs:
+            return [], rec
+        first = first if first is not None else diffs
+    if len(readings) > 1 and first:
+        first = [*first[:-1], first[-1] + _FRAMINGS]
+    return first or [], readings[0]
+
+
+def _text_difference(first: str, second: str, names: tuple[str, str]) -> str:
+    """Exactly how two strings differ: what one has past the end of the other, or where they part
+    and what each holds there (escaped, so that a newline or a space shows)."""
+    a, b = names
+    i = 0
+    while i < min(len(first), len(second)) and first[i] == second[i]:
+        i += 1
+    if i == len(first) or i == len(second):
+        longer, shorter = (b, a) if i == len(first) else (a, b)
+        more = (second if i == len(first) else first)[i:]
+        return (f"the text {longer} is the text {shorter} followed by {len(more)} more character"
+                f"{'s' if len(more) != 1 else ''} {json.dumps(more[:40], ensure_ascii=False)}")
+    return (f"they part at character {i}: {a} {json.dumps(first[i:i + 20], ensure_ascii=False)}…, {b} "
+            f"{json.dumps(second[i:i + 20], ensure_ascii=False)}…")
 
 
 def _file(loc: Located) -> str:
@@ -191,10 +245,10 @@ def md_roundtrip(ctx: CheckContext) -> None:
             expected = _expected_export(rec, ctx.version)
             for loc in by_id.get(rec["id"], []):
                 compared += 1
-                diffs = _diff(expected, _unredacted_view(loc.record, rec), ignore=_LABEL,
-                              names=("given to the implementation", _file(loc)))
+                diffs, _ = _framed_diff(lambda r: _diff(expected, _unredacted_view(r, rec), ignore=_LABEL,
+                                                        names=("given to the implementation", _file(loc))), loc)
                 twins = [t.record for t in json_side.get(rec["id"], [])]
-                if diffs and not any(not _diff(t, loc.record) for t in twins):
+                if diffs and not any(not _diff(t, r) for t in twins for r in _md_readings(loc)):
                     ctx.violation("ump/md-roundtrip-lossless",
                                   f"record {rec['id']} read back from its .ump.md differs: " + "; ".join(diffs[:8]),
                                   sent=rec, received=loc.record, where=_where(loc))
@@ -212,8 +266,8 @@ def md_roundtrip(ctx: CheckContext) -> None:
                               f"({outcome.error}: {outcome.message})", sent=text, where=_where(loc))
                 continue
             for got in outcome.accepted:
-                diffs = _diff(_without_integrity(loc.record), _without_integrity(got), ignore=_LABEL,
-                              names=(_file(loc), "as its own reader took it back"))
+                diffs, _ = _framed_diff(lambda r: _diff(_without_integrity(r), _without_integrity(got), ignore=_LABEL,
+                                                        names=(_file(loc), "as its own reader took it back")), loc)
                 if diffs:
                     ctx.violation("ump/md-roundtrip-lossless", "reading its own .ump.md back changed the "
                                   "record: " + "; ".join(diffs[:8]), sent=text, received=got, where=_where(loc))
@@ -222,7 +276,7 @@ def md_roundtrip(ctx: CheckContext) -> None:
     for rid, locs in _by_id(md).items():
         for other in json_side.get(rid, []):
             compared += 1
-            diffs = _diff(other.record, locs[0].record, names=(_file(other), _file(locs[0])))
+            diffs, _ = _framed_diff(lambda r: _diff(other.record, r, names=(_file(other), _file(locs[0]))), locs[0])
             if diffs:
                 ctx.violation("ump/md-roundtrip-lossless", f"the .ump.md and .ump.json projections of {rid} "
                               "differ: " + "; ".join(diffs[:8]), sent=other.record, received=locs[0].record,

@@ -266,9 +266,19 @@ def _offered(reply: Reply) -> Reply:
     return reply
 
 
+#: Every record with an id this process sent to remember, by target client and id (in order): a
+#: refused record's "was it stored" (`_stored_copy`) must judge that record itself, never one an
+#: earlier request placed under the same id.
+_SENT_IDS: dict[tuple[int, str], list[dict[str, Any]]] = {}
+
+
 def _put(ctx: CheckContext, rec: Any, *, auth: Auth | None = None, wrap: bool = True) -> Reply:
     """remember, as the checks that judge what it does call it (see `_offered`)."""
-    return _offered(ctx.client.remember(rec, auth=auth or _auth_for(rec)[0], wrap=wrap))
+    sent = copy.deepcopy(rec) if isinstance(rec, dict) else None
+    reply = _offered(ctx.client.remember(rec, auth=auth or _auth_for(rec)[0], wrap=wrap))
+    if sent is not None and isinstance(sent.get("id"), str):
+        _SENT_IDS.setdefault((id(ctx.client), sent["id"]), []).append(sent)
+    return reply
 
 
 def _get(ctx: CheckContext, rid: str, *, auth: Auth | None = None, keep: bool = True) -> tuple[Reply, dict | None]:
@@ -323,18 +333,46 @@ def _remember(ctx: CheckContext, rec: Any, *, auth: Auth | None = None, what: st
     return _new_id(reply)
 
 
+def _holds(rec: dict[str, Any], sent: dict[str, Any]) -> bool:
+    """Whether `rec` holds every member `sent` carried as sent (id, integrity and ump aside: a
+    server fills or re-signs those)."""
+    return all(rec.get(k) == v for k, v in sent.items() if k not in ("id", "integrity", "ump"))
+
+
 def _stored_copy(ctx: CheckContext, sent: dict[str, Any], auth: Auth) -> dict | None:
     """The stored record a refused `sent` left behind, if any: get of its id (when it has a
-    well-formed one) answering a record with the same content."""
+    well-formed one) answering a record with the same content. Only the refused record itself
+    counts: when an earlier request of this client sent another record under the same id and the
+    record found is as much that one (it holds that record's members too, and `sent` lacks or has
+    the same values for those), it is the earlier record, not this one (a refusal "id already in
+    use" stores nothing)."""
     rid = sent.get("id")
     if not (isinstance(rid, str) and ump_ids.ID_PATTERN.fullmatch(rid)):
         return None
     reply = ctx.client.get(rid, auth=auth)  # (not _get: an absent get leaves this unknown, not skipped)
     rec = reply.body.get("record") if reply.ok and isinstance(reply.body, dict) else None
-    if not isinstance(rec, dict):
+    if not isinstance(rec, dict) or not _holds(rec, sent):
         return None
-    same = all(rec.get(k) == v for k, v in sent.items() if k not in ("id", "integrity", "ump"))
-    return rec if same else None
+    earlier = [e for e in _SENT_IDS.get((id(ctx.client), rid), []) if e != sent]
+    if any(_holds(rec, e) and _distinguishes(e, sent, rec) is False for e in earlier):
+        return None
+    return rec
+
+
+def _distinguishes(earlier: dict[str, Any], sent: dict[str, Any], rec: dict[str, Any]) -> bool:
+    """Whether `rec` (which holds both `earlier` and `sent`'s members) shows something only `sent`
+    can explain: a member `sent` carries and `earlier` did not (or carried otherwise), or the
+    integrity `sent` carried (kept as sent) where `earlier`'s was another."""
+    for k, v in sent.items():
+        if k in ("id", "ump"):
+            continue
+        if k == "integrity":
+            if rec.get(k) == v and earlier.get(k) != v:
+                return True
+            continue
+        if earlier.get(k) != v:
+            return True
+    return False
 
 
 def _diff(sent: Any, got: Any, path: str = "") -> list[str]:
@@ -2490,6 +2528,7 @@ def golden_vectors(ctx: CheckContext) -> None:
     if reowned is not None:
         sent, how = reowned
         ctx.note(how)
+    sent = _fresh_id(case, sent)
     expect = case.expect
     reqs = ctx.case.requirements
     auth, ours = _auth_for(sent)
@@ -2526,6 +2565,24 @@ def golden_vectors(ctx: CheckContext) -> None:
                           f"{_spec(case.requirements[0])}", sent=sent, received=left)
     else:
         raise NotApplicable(f"verdict {expect.get('verdict')!r}: nothing a server must do")
+
+
+def _fresh_id(case: Any, sent: Any) -> Any:
+    """`sent` with an id no earlier request used, for a vector that is not valid (invalid or
+    acceptable) and not about its id. The golden vectors share ids (every unsigned invalid 0.1
+    vector carries the same one, the partial ones among them may be taken and stored under it),
+    so a server refusing a reused id would refuse each for the id, never for its defect, and a
+    record found under it afterwards would be an earlier one. Signed vectors keep theirs (the id is
+    inside the hash and signature they test); a vector whose point is its id (its pointer is /id,
+    or it is about ump/record-id-format) keeps it too."""
+    expect = case.expect if isinstance(case.expect, dict) else {}
+    if expect.get("verdict") not in ("invalid", "acceptable") or not isinstance(sent, dict):
+        return sent
+    rid = sent.get("id")
+    if (not isinstance(rid, str) or not ump_ids.ID_PATTERN.fullmatch(rid) or "integrity" in sent
+            or expect.get("pointer") == "/id" or "ump/record-id-format" in case.requirements):
+        return sent
+    return dict(sent, id=ump_ids.random_id())
 
 
 #: Requirements that make a vector about who signed or who owns it: re-owning one would change
@@ -2612,6 +2669,19 @@ def _about_signing(case: Any) -> bool:
                    for r in case.requirements))
 
 
+#: Refusals for policy, not for the record's form: remember's result `rejected` (§3.3, §2.9
+#: admission) and consent_violation (§3.3: a server "MUST reject (not silently store) records that
+#: fail consent/policy"; §3.7's code for it). A valid vector refused so was parsed and judged by
+#: the store's own rules: nothing of §2 (L0 parsing) to charge.
+_POLICY_CODES = ("rejected", "consent_violation")
+
+
+def _policy_refusal(reply: Reply, how: str = "") -> str:
+    return (f"refused for policy{' ' + how if how else ''} ({reply.describe()}): a store may refuse records that "
+            "fail its consent/policy (§3.3) or its admission (§2.9, MAY); the record was read, so this is no "
+            "parsing failure, and whether the vector persists is not judged")
+
+
 def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: tuple[str, ...], auth: Auth,
                   ours: bool, level: str | None) -> None:
     code = _code(reply)
@@ -2625,8 +2695,8 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
         if not (isinstance(owner, str) and is_did(owner)) and _at_least(level, "L2"):
             raise NotApplicable(f"refused with {code}: the owner {owner!r} is not a DID, which an L2+ server may "
                                 "refuse (§2.2, ump/owner-did)")
-        if code in ("rejected", "consent_violation"):
-            raise NotApplicable(f"refused for policy ({reply.describe()}): an admission decision (§2.9 MAY)")
+        if code in _POLICY_CODES:
+            raise NotApplicable(_policy_refusal(reply))
         if code in ("forbidden_scope", "unauthorized"):
             raise NotApplicable(f"refused with {code} although the request carried the owner's token: an "
                                 "access-control defect the L3 checks judge")
@@ -2651,6 +2721,11 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
             if code in ("forbidden_scope", "unauthorized") and not ours:
                 raise NotApplicable(f"refused with {code}: the owner {owner} is not a key the suite holds, so the "
                                     "request could not carry the owner's capability token")
+            if code in _POLICY_CODES:
+                # sent again with provenance, the record is read (it parsed) and refused for policy
+                raise NotApplicable(_policy_refusal(reply, "with provenance added"))
+    if code is not None and code != "signature_invalid" and _held_repeat(ctx, sent, reply, auth):
+        return
     if code is not None and code != "signature_invalid":
         # Controls: when a plain, complete record sharing one orthogonal feature of the vector (its
         # kind, an unknown relation type) is refused too, the refusal is that feature's, not about
@@ -2699,6 +2774,37 @@ def _vector_valid(ctx: CheckContext, sent: dict[str, Any], reply: Reply, reqs: t
                       f"{json.dumps(_member(sent, '/' + path), ensure_ascii=False)} when remembered and is "
                       f"{json.dumps(_member(stored, '/' + path), ensure_ascii=False, default=str)} on get {rid}; "
                       f"{_spec('ump/remember-persists')}", sent=sent, received=stored, where=rid)
+
+
+def _contains(held: Any, sent: Any) -> bool:
+    """Whether `held` carries everything `sent` does, objects member by member (a server fills
+    members a partial record left out: time.observed, lifecycle.status, …); `ump` aside."""
+    if isinstance(sent, dict):
+        return isinstance(held, dict) and all(k == "ump" or (k in held and _contains(held[k], v))
+                                              for k, v in sent.items())
+    return json_equal(held, sent)
+
+
+def _held_repeat(ctx: CheckContext, sent: dict[str, Any], reply: Reply, auth: Auth) -> bool:
+    """Whether a refused valid vector is a repeat of a record the store already holds under the
+    vector's id (sent before: by another check, binding, version or worker), the record held being
+    the vector itself (every member as sent; integrity aside, which a server that fills members
+    signs again). A server may
+    use an id once and refuse a repeat (variant refuses-reused-id) as another merges it: the
+    verdict must not depend on what ran before, so the vector is judged on the record held, as on
+    the merged path."""
+    rid = sent.get("id")
+    if not (isinstance(rid, str) and ump_ids.ID_PATTERN.fullmatch(rid)):
+        return False
+    got = ctx.client.get(rid, auth=auth)
+    held = got.body.get("record") if got.ok and isinstance(got.body, dict) else None
+    if not isinstance(held, dict) or held.get("id") != rid or not _contains(held, without_integrity(sent)):
+        return False
+    ctx.credit_only_observed()
+    ctx.observed(*ctx.case.requirements)
+    ctx.note(f"refused ({reply.describe()}) as a repeat: the store already holds this very record under its id "
+             f"{rid} (sent before), read back with get; a server may use an id once (§2 \"globally unique\")")
+    return True
 
 
 def _differing(stored: Any, sent: Any) -> list[str]:
@@ -2843,6 +2949,6 @@ def served_records(ctx: CheckContext) -> None:
             message = (f"the record served by {how} is not a valid UMP {ctx.version} record: {v.pointer or '/'}: "
                        f"{v.message}")
             if not label_only:
-                ctx.violation(req, f"{message}; {_spec(req)}", received=rec, where=f"{rid} {v.pointer}")
+                ctx.violation(req, f"{message}; {v.source or _spec(req)}", received=rec, where=f"{rid} {v.pointer}")
             ctx.violation("ump/served-records-valid", f"{message}; {_spec('ump/served-records-valid')}",
                           received=rec, where=f"{rid} {v.pointer}")
