@@ -117,6 +117,21 @@ def _every_page(ctx: Any, ns: str, rule: str, what: str, *, unserved_skips: bool
     return items, replies[-1]
 
 
+def _walked_in_order(ctx: Any, ns: str, limit: int, want: list[str], replies: list[Any]) -> bool:
+    """Follow the cursor of `ns` with `limit`; say oams/list-paging when the keys are not `want`, each
+    once, newest first. False when the walk could not be made."""
+    walked = _walk(ctx, ns, limit, replies=replies)
+    if walked is None:
+        return False
+    _items, pages, last = walked
+    got = [k for page in pages for k in page]
+    if got != want:
+        say(ctx, "oams/list-paging", f"following the cursor of {ns!r} with limit {limit} yielded {got} over "
+                                     f"{len(pages)} page(s) {pages}; expected each of the seven once, newest "
+                                     f"first: {want}", last)
+    return True
+
+
 def _walk(ctx: Any, ns: str, limit: int, max_pages: int = 10,
           replies: list[Any] | None = None) -> tuple[list[Any], list[list[Any]], Any] | None:
     """Follow LIST's cursor over `ns` with `limit`: every item, the keys page by page, and the last
@@ -218,25 +233,11 @@ def list_paging(ctx: Any) -> None:
 
     want = [f"page-{d:02d}" for d in range(7, 0, -1)]
     replies: list[Any] = []
-    walked = _walk(ctx, ns, 3, replies=replies)
-    if walked is not None:
-        _items, pages, last = walked
-        got = [k for page in pages for k in page]
-        if got != want:
-            say(ctx, "oams/list-paging", f"following the cursor of {ns!r} with limit 3 yielded {got} over "
-                                         f"{len(pages)} page(s) {pages}; expected each of the seven once, newest "
-                                         f"first: {want}", last)
+    if _walked_in_order(ctx, ns, 3, want, replies):
         _compare_listed(ctx, stored, replies, f"{ns!r} listed with limit 3, the cursor followed")
     # limit 1, the smallest: a server whose own pages are short (two a page, whatever the limit) honours a
     # limit of 3 by itself; only a limit below its page size shows whether the limit is read at all
-    walked = _walk(ctx, ns, 1)
-    if walked is not None:
-        _items, pages, last = walked
-        got = [k for page in pages for k in page]
-        if got != want:
-            say(ctx, "oams/list-paging", f"following the cursor of {ns!r} with limit 1 yielded {got} over "
-                                         f"{len(pages)} page(s) {pages}; expected each of the seven once, newest "
-                                         f"first: {want}", last)
+    _walked_in_order(ctx, ns, 1, want, [])
     replies = []
     walked = _walk(ctx, ns_ties, 2, replies=replies)
     if walked is not None:
