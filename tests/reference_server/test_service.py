@@ -1049,6 +1049,7 @@ def _scenario(env: Env) -> dict[str, Any]:
     for name, claim, value in (("tok-exp-huge", "exp", 10 ** 400), ("tok-nbf-true", "nbf", True)):
         tok = env.token(extra={claim: value})
         survive(name, lambda tok=tok: svc.handle("get", {"id": tid}, version="1.0", token=tok) is not None)
+    attempt("kind-case", lambda: c("remember", {"record": rec("kindq wrong case", kind="Semantic")})["result"])
     twice = env.remember(rec("twiceq prior"))
 
     def revised_twice() -> Any:
