@@ -7,7 +7,6 @@ test_faults.py too)."""
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any

@@ -465,8 +465,8 @@ def entity_isolation(ctx: CheckContext) -> None:
     rank = {fold(e["value"]): tier_rank(ctx, e) for e in events if isinstance(e.get("value"), str)}
     probes = sorted(theirs, key=lambda v: (rank.get(v, 2), v))[:3]
     if probes and all(TIERS[rank.get(v, 2)] in FILTERABLE_TIERS for v in probes):
-        ctx.note(f"the first user's events are all of tiers a server may keep out of retrieve (06 §6): a leak of them "
-                 f"may not show")
+        ctx.note("the first user's events are all of tiers a server may keep out of retrieve (06 §6): a leak of them "
+                 "may not show")
     for value in probes:
         reply = ctx.client.retrieve(two, value)
         if not reply.ok or not isinstance(reply.result, list):
