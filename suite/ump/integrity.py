@@ -72,8 +72,7 @@ def _decodings(text: str, size: int) -> dict[str, bytes]:
         ("base32", lambda: base64.b32decode(bare.upper() + "=" * (-len(bare) % 8))),
         ("hex", lambda: bytes.fromhex(text)),
         ("base64", lambda: base64.b64decode(bare + "=" * (-len(bare) % 4), validate=True)),
-        ("base64url", lambda: base64.urlsafe_b64decode(bare + "=" * (-len(bare) % 4))
-         if set(bare) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") else b""),
+        ("base64url", lambda: base64.b64decode(bare + "=" * (-len(bare) % 4), altchars=b"-_", validate=True)),
     )
     for name, decode in attempts:
         try:
@@ -98,7 +97,10 @@ def digest_of(hash_string: str) -> bytes | None:
 
 def same_hash(found: str, expected: str) -> bool:
     """Whether two ``blake3:`` strings write the same digest, whatever encoding each uses."""
-    return found == expected or (digest_of(found) is not None and digest_of(found) == digest_of(expected))
+    if found == expected:
+        return True
+    digest = digest_of(found)
+    return digest is not None and digest == digest_of(expected)
 
 
 def signature_bytes(signature: str) -> bytes | None:
@@ -121,9 +123,8 @@ def sign(record: Mapping[str, Any], signing_key: SigningKey | bytes, encoding: s
     if not isinstance(signing_key, SigningKey):
         signing_key = SigningKey(bytes(signing_key))
     new = copy.deepcopy(dict(record))
-    ch = content_hash(new)
-    if encoding == "hex":
-        ch = "blake3:" + (digest_of(ch) or b"").hex()
+    digest = _blake3(canonical_bytes(without_integrity(new)))
+    ch = "blake3:" + (digest.hex() if encoding == "hex" else _b32(digest))
     sig = signing_key.sign(_hash_digest_for_signing(ch)).signature
     new["integrity"] = {
         "content_hash": ch,

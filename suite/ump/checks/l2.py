@@ -403,16 +403,23 @@ def revise_non_destructive(ctx: CheckContext) -> None:
     if after is None:
         _fail(ctx, R, f"after revise {prior} → {new}, get of the prior {prior} no longer returns it", got)
         return
-    wrong = [f"{k}: was {_short(before.get(k))}, now {_short(after.get(k))}"
-             for k in ("id", "kind", "body", "scope", "relations", "consent") if before.get(k) != after.get(k)]
-    bt = before.get("time") if isinstance(before.get("time"), dict) else {}
-    at = after.get("time") if isinstance(after.get("time"), dict) else {}
-    wrong += [f"time.{k}: was {bt.get(k)!r}, now {at.get(k)!r}" for k in ("created", "valid_from")
-              if revise.parse_time(bt.get(k)) != revise.parse_time(at.get(k))]
+    wrong = _changed(before, after, ("id", "kind", "body", "scope", "relations", "consent"), ("created", "valid_from"))
     if wrong:
         _fail(ctx, R, f"revise {prior} → {new} rewrote the prior's content: " + "; ".join(wrong), got,
               sent={"before": before})
     _refused_revise_changes_nothing(ctx, m)
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any], members: tuple[str, ...],
+             times: tuple[str, ...]) -> list[str]:
+    """What differs between two reads of one record: the `members` compared whole, the `times`
+    (members of time) as instants."""
+    bt = before.get("time") if isinstance(before.get("time"), dict) else {}
+    at = after.get("time") if isinstance(after.get("time"), dict) else {}
+    return [f"{k}: was {_short(before.get(k))}, now {_short(after.get(k))}" for k in members
+            if before.get(k) != after.get(k)] + [
+        f"time.{k}: was {bt.get(k)!r}, now {at.get(k)!r}" for k in times
+        if revise.parse_time(bt.get(k)) != revise.parse_time(at.get(k))]
 
 
 def _refused_revise_changes_nothing(ctx: CheckContext, m: str) -> None:
@@ -435,12 +442,8 @@ def _refused_revise_changes_nothing(ctx: CheckContext, m: str) -> None:
         _fail(ctx, R, f"after a refused revise of {rid} ({reply.describe()}), get of {rid} no longer returns it", got,
               sent=request)
         return
-    bt = before.get("time") if isinstance(before.get("time"), dict) else {}
-    at = after.get("time") if isinstance(after.get("time"), dict) else {}
-    wrong = [f"{k}: was {_short(before.get(k))}, now {_short(after.get(k))}"
-             for k in ("kind", "body", "scope", "superseded_by", "lifecycle") if before.get(k) != after.get(k)]
-    wrong += [f"time.{k}: was {bt.get(k)!r}, now {at.get(k)!r}" for k in ("created", "valid_from", "valid_to")
-              if revise.parse_time(bt.get(k)) != revise.parse_time(at.get(k))]
+    wrong = _changed(before, after, ("kind", "body", "scope", "superseded_by", "lifecycle"),
+                     ("created", "valid_from", "valid_to"))
     if "integrity" in before and not ump_integrity.verify(after).hash_ok:
         wrong.append("its integrity no longer verifies (content_hash)")
     if wrong:
