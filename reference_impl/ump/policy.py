@@ -100,6 +100,11 @@ class UmpPolicy:
     #: ("refuse", a blind red team's server, round 17); §2's "stable, globally unique" and §3.3 allow
     #: both.
     reused_id: str = "merge"
+    #: ump/record-required-fields: a 0.1 record that arrives without scope.visibility is stored
+    #: with the narrowest audience written out, "private" ("private"). Other reading: the 0.1 text
+    #: leaves visibility unmarked (scope.owner is REQUIRED, user/agent/session OPTIONAL), so the
+    #: record is kept as sent and read as private ("absent"; a blind red team's server, round 17).
+    unmarked_visibility: str = "private"
     #: ump/capabilities-no-0.1-runtime: the UMP versions spoken at runtime. The reference speaks
     #: 0.1 and 1.0 and says so in capabilities.versions. Other reading: a 1.0 server speaks 1.0
     #: only (§8: 0.1 is "not a negotiated runtime version") and refuses a 0.1 client, while still

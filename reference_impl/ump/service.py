@@ -787,7 +787,8 @@ class UmpService:
                 time["valid_from"] = time["created"]
                 changed = True
         scope = rec.get("scope")
-        if isinstance(scope, dict) and "visibility" not in scope:
+        if isinstance(scope, dict) and "visibility" not in scope and not (
+                rec.get("ump") == "0.1" and self.policy.unmarked_visibility == "absent"):
             scope["visibility"] = "private"
             changed = True
         if "lifecycle" not in rec:
@@ -901,7 +902,7 @@ class UmpService:
         where, params = self._visible_sql(who)
         if not self._store.visible(stored.rowid, where, params):
             scope = _scope_of(stored.record)
-            if scope.get("visibility") == "private" and (who.principal is None or scope.get("owner") != who.principal):
+            if scope.get("visibility", "private") == "private" and (who.principal is None or scope.get("owner") != who.principal):
                 raise UmpError("not_found", f"no record {rid} here")
             raise UmpError("forbidden_scope", f"{operation}: the record {rid} is not readable by "
                                               f"{who.requester or 'an anonymous requester'}"

@@ -93,6 +93,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("never-merges", "ump", "remember never merges: a record equal in text, kind and owner to a stored "
             "one is created anew (result created, a new id)", ("ump/remember-may-merge", "ump/remember-reports-result"),
             {"merge_duplicates": False}, bindings=("http", "mcp")),
+    Variant("visibility-unmarked", "ump",
+            "a 0.1 record remembered without scope.visibility is kept without it and read as private: the 0.1 text "
+            "marks scope.owner REQUIRED and user, agent, session OPTIONAL, and leaves visibility unmarked (a blind red "
+            "team's server, round 17)",
+            ("ump/record-required-fields",), {"unmarked_visibility": "absent"}, bindings=("http", "mcp")),
     Variant("refuses-reused-id", "ump", "remember refuses any record naming an id the store already holds "
             "(invalid_record, \"id already in use\") before reading the record, even one repeating the stored "
             "record, instead of merging a repeat and validating first (a blind red team's server, round 17)",

@@ -96,6 +96,12 @@ CLOSED_SOURCE = ('the 1.0 record schema (ump-record.schema.json, shipped with th
 #: own schema file publishes (schemas/DIFFERENCES.md).
 OPEN_VERSIONS = ("0.1",)
 
+#: Members the published schema requires that a version's text leaves unmarked, by version. UMP 0.1
+#: marks `scope.owner` REQUIRED and `user`, `agent`, `session` OPTIONAL and leaves `visibility`
+#: unmarked, as it leaves `project`; the schema that requires it ships with the 1.0 reference
+#: (round 17). A 0.1 record without it is read as §2.2's narrowest audience, private.
+UNMARKED_MEMBERS = {"0.1": frozenset({("scope", "visibility")})}
+
 
 # --------------------------------------------------------------------------------------------------
 # schemas and the validator
@@ -240,6 +246,8 @@ def _from_schema_error(error: ValidationError, version: str | None = None) -> li
             parts = (*base, member)
             if member in error.instance or parts == ("ump",):
                 continue  # ("ump",) is judged in _validate
+            if parts in UNMARKED_MEMBERS.get(version or "", ()):
+                continue
             pointer = json_pointer(parts)
             req = REQ_REQUIRED if parts in _REQUIRED_MEMBERS else REQ_TYPES
             parent = json_pointer(base) or "the record"

@@ -222,6 +222,10 @@ def test_bad_case_maps_to_requirement(name, mutate, pointer, requirement, versio
         # the 0.1 text never closes the record: an unknown member is no violation there (round 17)
         assert violations == (), violations
         return
+    if name == "no-visibility" and version == "0.1":
+        # 0.1 leaves scope.visibility unmarked (UNMARKED_MEMBERS): no violation there
+        assert violations == (), violations
+        return
     assert (pointer, requirement) in {(v.pointer, v.requirement) for v in violations}, violations
     for v in violations:
         assert isinstance(v, Violation) and v.code == "invalid_record" and v.requirement in ALL_REQS

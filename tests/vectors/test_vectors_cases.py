@@ -147,6 +147,11 @@ def test_coverage_of_the_brief(version: str):
         assert cases[f"kind-{kind}"].expect == {"verdict": "valid"}
     for member in ("ump", "id", "kind", "body", "body-text", "scope", "scope-owner", "scope-visibility",
                    "time", "time-created"):
+        if version == "0.1" and member == "scope-visibility":
+            # the 0.1 text leaves visibility unmarked (round 17): either verdict, filled only as private
+            assert cases[f"missing-{member}"].expect["verdict"] == "acceptable"
+            assert cases[f"missing-{member}"].expect["may_fill"] == {"/scope/visibility": "private"}
+            continue
         assert cases[f"missing-{member}"].expect["error"] == "invalid_record"
     errors = Counter(c.expect.get("error") for c in cases.values())
     assert errors["signature_invalid"] >= 10
