@@ -914,27 +914,36 @@ def records_invalid(version: str) -> list[dict]:
         _set(base, "/ump", float(version)), "invalid_record", "/ump")
 
     # ---- integrity: every one of these is signature_invalid
-    good = signed(base, "owner-a")
+    def good_for(slug: str, key: str = "owner-a") -> dict:
+        # Each signed vector has a content (so a content-addressed id) of its own: a server that
+        # took an earlier one would otherwise hold a record under the next one's id, and the next
+        # refusal or merge would be about that record, not about the next vector's signature.
+        own = _set(base, "/body/text", f"{base['body']['text']} ({slug})")
+        return signed(own, key)
 
+    good = good_for("tampered-body-old-hash")
     tampered = copy.deepcopy(good)
     tampered["body"]["text"] = tampered["body"]["text"].replace("valid", "vaIid", 1)
     add("tampered-body-old-hash", "body.text changed after signing; integrity left as it was",
         ["ump/integrity-content-hash"], tampered, "signature_invalid", "/integrity/content_hash")
 
-    rehashed = copy.deepcopy(tampered)
+    rehashed = copy.deepcopy(good_for("tampered-body-rehashed"))
+    rehashed["body"]["text"] = rehashed["body"]["text"].replace("valid", "vaIid", 1)
     rehashed["integrity"]["content_hash"] = content_hash(rehashed)
     add("tampered-body-rehashed", "body.text changed and content_hash recomputed, but the old signature kept",
         ["ump/integrity-signature"], rehashed, "signature_invalid", "/integrity/signature")
 
+    good = good_for("signature-by-other-key")
     other_key = copy.deepcopy(good)
     other_key["integrity"]["signature"] = signature_for(good["integrity"]["content_hash"], "owner-b")
     add("signature-by-other-key", "correct content_hash, but the signature was made by owner-b's key while "
         "signer says owner-a", ["ump/integrity-signature"], other_key, "signature_invalid", "/integrity/signature")
 
-    mallory = signed(base, "mallory")
+    mallory = good_for("signer-not-owner", "mallory")
     add("signer-not-owner", "validly signed by mallory (signer = mallory) for owner-a's record",
         ["ump/integrity-signer-owner"], mallory, "signature_invalid", "/integrity/signer")
 
+    good = good_for("signature-over-raw-digest")
     raw_digest = copy.deepcopy(good)
     digest = blake3.blake3(canonical(without_integrity(good))).digest()
     raw_digest["integrity"]["signature"] = "ed25519:" + base64.b64encode(
@@ -948,6 +957,7 @@ def records_invalid(version: str) -> list[dict]:
         # class's (a blind red team's server lost L3 here)
         verify_on_read=False)
 
+    good = good_for("signature-over-canonical-bytes")
     over_bytes = copy.deepcopy(good)
     over_bytes["integrity"]["signature"] = "ed25519:" + base64.b64encode(
         signing_key("owner-a").sign(canonical(without_integrity(good))).signature
@@ -955,22 +965,23 @@ def records_invalid(version: str) -> list[dict]:
     add("signature-over-canonical-bytes", "signature over the canonical bytes themselves",
         ["ump/integrity-signature"], over_bytes, "signature_invalid", "/integrity/signature")
 
-    for slug, title, pointer, value in (
+    for slug, title, pointer, value_of in (
         ("content-hash-no-prefix", "content_hash without the blake3: prefix", "/integrity/content_hash",
-         good["integrity"]["content_hash"][len("blake3:"):]),
+         lambda good: good["integrity"]["content_hash"][len("blake3:"):]),
         ("content-hash-uppercase", "content_hash base32 in upper case", "/integrity/content_hash",
-         "blake3:" + good["integrity"]["content_hash"][len("blake3:"):].upper()),
+         lambda good: "blake3:" + good["integrity"]["content_hash"][len("blake3:"):].upper()),
         ("content-hash-hex", "content_hash as hex instead of base32", "/integrity/content_hash",
-         "blake3:" + blake3.blake3(canonical(without_integrity(good))).hexdigest()),
+         lambda good: "blake3:" + blake3.blake3(canonical(without_integrity(good))).hexdigest()),
         ("signature-no-prefix", "signature without the ed25519: prefix", "/integrity/signature",
-         good["integrity"]["signature"][len("ed25519:"):]),
+         lambda good: good["integrity"]["signature"][len("ed25519:"):]),
         ("signature-bad-base64", "signature that is not base64", "/integrity/signature",
-         "ed25519:!!this is not base64!!"),
+         lambda good: "ed25519:!!this is not base64!!"),
         ("signature-truncated", "signature of 63 bytes", "/integrity/signature",
-         "ed25519:" + base64.b64encode(base64.b64decode(good["integrity"]["signature"][8:])[:63]).decode()),
+         lambda good: "ed25519:" + base64.b64encode(base64.b64decode(good["integrity"]["signature"][8:])[:63]).decode()),
     ):
+        good = good_for(slug)
         add(slug, title, ["ump/integrity-content-hash" if "hash" in slug else "ump/integrity-signature"],
-            _set(good, pointer, value), "signature_invalid", pointer,
+            _set(good, pointer, value_of(good)), "signature_invalid", pointer,
             also_acceptable=("invalid_record",) if slug.endswith("no-prefix") else ())
 
     bad_codec = "did:key:z" + base58.b58encode(b"\xe7\x01" + bytes(signing_key("owner-a").verify_key)).decode()
