@@ -291,6 +291,12 @@ SERVER_FAULTS = (
     # a check that judged only owner-a's records never saw it
     Fault("signs-all-owners-with-one-key", "ump", "every record is signed with owner-a's key, whoever owns it",
           ("ump/integrity-signer-owner",), wraps=w.one_key_for_all()),
+    # round 17: the same key signing for every owner while signer names the owner (the red team's own
+    # verify-on-read then refused owner-b's records, and only the failed reads were charged);
+    # sign-on-write judged owner-a's records only
+    Fault("signs-all-owners-with-one-key-as-owner", "ump", "every record is signed with owner-a's key, while "
+          "integrity.signer names the record's owner", ("ump/integrity-signature", "ump/integrity-sign-on-write"),
+          wraps=w.one_key_signer_named_owner()),
     Fault("serves-unsigned", "ump", "records are served without integrity",
           ("ump/integrity-required", "ump/integrity-sign-on-write"),
           wraps=served(lambda rec, key: without_integrity(rec), keyless=True)),

@@ -667,6 +667,34 @@ def one_key_for_all() -> dict[str, Wrap]:
     return {"_signing_key": signing_key, "_integrity_ok": integrity_ok}
 
 
+def one_key_signer_named_owner() -> dict[str, Wrap]:
+    """signs-all-owners-with-one-key-as-owner: the one key loaded signs every owner's records while
+    integrity.signer still names the record's owner (a blind red team's server, round 17), so no
+    record of another owner verifies; the server trusts its own key on read and serves them."""
+    def sign(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(rec: dict[str, Any]) -> Any:
+            out = original(rec)
+            integ = out.get("integrity") if isinstance(out, dict) else None
+            owner = (rec.get("scope") or {}).get("owner")
+            if isinstance(integ, dict) and isinstance(owner, str) and owner.startswith("did:key:"):
+                out = dict(out, integrity=dict(integ, signer=owner))
+            return out
+        return wrong
+    def integrity_ok(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(rec: Mapping[str, Any]) -> bool:
+            if original(rec):
+                return True
+            # what its own key signed, it trusts on read, whatever signer says
+            one = next(iter(service.keyring.keys))
+            integ = rec.get("integrity")
+            if not isinstance(integ, Mapping):
+                return False
+            report = integrity.verify(dict(rec, integrity=dict(integ, signer=one)))
+            return bool(report.hash_ok and report.signature_ok)
+        return wrong
+    return {"_signing_key": one_key_for_all()["_signing_key"], "_integrity_ok": integrity_ok, "_sign": sign}
+
+
 # -- revise (§3.5) and forget (§3.6) ---------------------------------------------------------------
 
 def recoded(operation: str, code: str, wrong_code: str, message: Callable[..., str]) -> dict[str, Wrap]:

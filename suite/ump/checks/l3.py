@@ -166,8 +166,8 @@ def _sign_problems(rec: dict[str, Any]) -> list[str]:
 @check("ump/l3/integrity-sign-on-write", spec=SPEC, requirements=("ump/integrity-sign-on-write",),
        bindings=LIVE, title="the server signs what it writes: remember, both records of a revise, a tombstone")
 def integrity_sign_on_write(ctx: CheckContext) -> None:
-    """An unsigned record is remembered; it, the revise successor, the re-written prior and the
-    forget tombstone are read back: each carries integrity whose content hash and signature
+    """An unsigned record is remembered (and one of owner-b, by owner-b); it, the revise successor,
+    the re-written prior and the forget tombstone are read back: each carries integrity whose content hash and signature
     verify, the signature over any literal reading of "sign the hash" (that the signer is the owner
     is ump/l2/integrity-signer-owner). A get answering signature_invalid for a record the server
     itself just wrote counts as not signed."""
@@ -175,8 +175,8 @@ def integrity_sign_on_write(ctx: CheckContext) -> None:
     m = marker("sow")
     rid = remember_new(ctx.client, sample_record(text=f"{m} signed on write"))
 
-    def judge(record_id: str, label: str) -> None:
-        got = ctx.client.get(record_id)
+    def judge(record_id: str, label: str, auth: Auth | None = None) -> None:
+        got = ctx.client.get(record_id, **({"auth": auth} if auth else {}))
         rec = _record_of(got)
         if rec is None:
             if got.error_code == "signature_invalid":
@@ -188,6 +188,11 @@ def integrity_sign_on_write(ctx: CheckContext) -> None:
             _fail(ctx, R, f"the {label} {record_id} as written by the server: " + "; ".join(problems), got)
 
     judge(rid, "remembered record")
+    # every owner's records: a server signing with one key for every owner has its own verify-on-read
+    # refuse the others' records (round 17), so a record of owner-b is read back by owner-b too
+    bid = remember_new(ctx.client, sample_record(owner=OWNER_B, text=f"{m} owner-b's record, signed on write"),
+                       auth=AS_B, what="remember by owner-b")
+    judge(bid, "record of owner-b remembered by owner-b", AS_B)
     new = _revise(ctx, rid, {"body": {"text": f"{m} signed on write, revised"}})
     judge(new, "revise successor")
     judge(rid, "prior re-written by revise (valid_to, superseded_by)")
