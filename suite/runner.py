@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -113,6 +114,22 @@ def outcome_of(check: Check, version: str, case: Case | None, findings: list[Fin
     return OUTCOME_FOR_KEYWORD[strongest]
 
 
+_REFERENCE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference_impl", "")
+
+
+def _who_crashed(exc: BaseException) -> str:
+    """Which code raised: a target served in process (the reference implementation) runs inside the
+    check's own call, so its crash is not the check's."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    if last and os.path.abspath(last).startswith(_REFERENCE_DIR):
+        return "the reference implementation, served in process, crashed (its bug; not the check's, and no verdict):"
+    return "the check itself crashed:"
+
+
 def run_check(check: Check, version: str, binding: str, client_factory, case: Case | None,
               seed: int = 0, applies: Any = None) -> CheckResult:
     started = time.perf_counter()
@@ -155,8 +172,8 @@ def run_check(check: Check, version: str, binding: str, client_factory, case: Ca
         # suite/breaker.py counts failures to get an answer, not answers outside the protocol
         return dataclasses.replace(result(Outcome.ERROR, f"target error: {exc}"),
                                    extra={"transport_failure": getattr(exc, "transport_failure", True)})
-    except Exception:  # a bug in the suite itself: an error, never a verdict on the target
-        return CheckResult(Outcome.ERROR, reason="the check itself crashed:\n" + traceback.format_exc(),
+    except Exception as exc:  # a bug in the suite itself: an error, never a verdict on the target
+        return CheckResult(Outcome.ERROR, reason=_who_crashed(exc) + "\n" + traceback.format_exc(),
                            duration=time.perf_counter() - started)
     missed = ctx.unobserved()
     if missed and not ctx.findings:
