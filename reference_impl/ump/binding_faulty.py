@@ -176,11 +176,16 @@ def schema_without_members(binding: Any, original: Callable[..., Any]) -> Callab
 def _not_found_codeless(binding: Any, arguments: dict[str, Any], ctx: Any, result: Any) -> Any:
     from mcp import types
 
-    error = (result.structured_content or {}).get("error") if result.is_error else None
-    if isinstance(error, dict) and error.get("code") == "not_found" \
-            and binding.service._store.get(binding.version(ctx), arguments.get("id")) is None:
+    error = (result.structured_content or {}).get("error")
+    code = error.get("code") or str(error.get("message", "")).split(":", 1)[0] if isinstance(error, dict) else None
+    if code != "not_found" or binding.service._store.get(binding.version(ctx), arguments.get("id")) is not None:
+        return result
+    if result.is_error:
         return types.CallToolResult(content=[types.TextContent(type="text", text="no such memory")], is_error=True)
-    return result
+    # the envelope as ordinary output (variants mcp-errors-as-output, -prefixed): its code lost the same way
+    codeless = {"error": {"message": "no such memory"}}
+    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(codeless))],
+                                structured_content=codeless, is_error=False)
 
 
 #: mcp-errors-codeless: get of an id never stored fails with the text "no such memory" (no §3.7

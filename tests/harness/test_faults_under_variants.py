@@ -60,6 +60,10 @@ FAULT_UNDER_VARIANT: dict[tuple[str, str], set[str]] = {
     # invalid, and the escape unseen: the patch carries the whole scope
     ("revise-owner-escape", "revise-patch-replaces"): {"ump/cap-token-issuer-owner"},
     ("revise-scope-escape", "revise-patch-replaces"): {"ump/cap-token-scope"},
+    # the fault's wrap rewrote only isError results: an envelope carried as output kept its code (the
+    # interop class mcp-errors-iserror is the reading's own, not required)
+    ("mcp-errors-codeless", "mcp-errors-as-output"): {"ump/mcp-errors", "ump/mcp-errors-iserror"},
+    ("mcp-errors-codeless", "mcp-errors-as-output-prefixed"): {"ump/mcp-errors", "ump/mcp-errors-iserror"},
     # the signed invalid vectors shared one id: the first one taken answered each later one "rejected"
     # (a conflict), read as the refusal asked for; each now has a content, so an id, of its own
     ("remember-accepts-bad-signature", "remember-rejects-as-result"): {
