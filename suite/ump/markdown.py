@@ -303,10 +303,21 @@ def from_markdown(text: str, source: str = "<string>", *, keep_final_newline: bo
 def body_readings(text: str, source: str = "<string>") -> list[dict]:
     """Every record ``text`` may mean under §6.3's unstated body framing: the default reading (one
     final newline taken off as the writer's) and, when the file's body ends with a newline, the
-    exact one (that newline is the body's own). One record when both readings agree."""
+    exact one (that newline is the body's own). One record when both readings agree.
+
+    A CRLF file may also be an LF file written with the platform's line endings (git's autocrlf
+    checks a "git-friendly" file out so on Windows; CommonMark and YAML read CR LF as one line
+    ending): each reading is then also offered with the body's CR LF taken as LF."""
     first = from_markdown(text, source)
     try:
         exact = from_markdown(text, source, keep_final_newline=True)
     except ProjectionError:  # a front-matter body.text that names the default reading
-        return [first]
-    return [first] if exact == first else [first, exact]
+        exact = first
+    out = [first] if exact == first else [first, exact]
+    for rec in list(out):
+        body = rec.get("body")
+        if isinstance(body, dict) and isinstance(body.get("text"), str) and "\r\n" in body["text"]:
+            folded = dict(rec, body=dict(body, text=body["text"].replace("\r\n", "\n")))
+            if folded not in out:
+                out.append(folded)
+    return out

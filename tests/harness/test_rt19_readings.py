@@ -1,0 +1,45 @@
+"""False verdicts found by the blind red team of round 19 against an independent generator of UMP 1.0
+export files and of OMF 1.0 documents, each pinned here against a file written the legitimate way."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.helpers import run_suite  # tests/ is on sys.path
+from memconform.suite.ump import consent, files, markdown
+from memconform.suite.ump.corpus import export_corpus
+
+
+# -- F1: a .ump.md checked out with CRLF line endings ---------------------------------------------------
+
+def _export_crlf(tmp_path, text: str, md_text: str) -> str:
+    records = consent.export_view([r for r in export_corpus("1.0") if r["ump"] == "1.0"])
+    rec = {k: v for k, v in records[0].items() if k != "integrity"}
+    rec["body"] = dict(rec["body"], text=text)
+    records[0] = rec
+    (tmp_path / "export.ump.json").write_text(files.dump_json(records), encoding="utf-8")
+    md = markdown.to_markdown(dict(rec, body=dict(rec["body"], text=md_text)))
+    (tmp_path / "md").mkdir()
+    (tmp_path / "md" / "one.ump.md").write_text(md.replace("\n", "\r\n"), encoding="utf-8", newline="")
+    return str(tmp_path)
+
+
+def test_body_readings_of_a_crlf_file_also_take_its_line_endings_as_lf():
+    md = markdown.to_markdown(
+        {"ump": "1.0", "id": "urn:ump:mfrggzdfmztwq2lknnwg23tpoa", "kind": "semantic",
+         "body": {"text": "Line one.\nLine two."}, "scope": {"owner": "did:key:z6Mkexample", "visibility": "private"},
+         "time": {"created": "2026-06-04T10:00:00Z"}})
+    crlf = [r["body"]["text"] for r in markdown.body_readings(md.replace("\n", "\r\n"))]
+    assert crlf[0] == "Line one.\r\nLine two."  # the file's bytes, as the crlf-line-endings vector reads them
+    assert "Line one.\nLine two." in crlf
+    # an LF file is read as before: its two framings of the final newline, nothing folded
+    assert [r["body"]["text"] for r in markdown.body_readings(md)] == ["Line one.\nLine two.", "Line one.\nLine two.\n"]
+
+
+@pytest.mark.parametrize("md_text, verdict", [("Line one.\nLine two.\n\n## Three", "passed"),
+                                              ("Line one.\nLine 2.\n\n## Three", "failed")])
+def test_md_roundtrip_takes_a_crlf_checkout_of_an_lf_record(pytester, tmp_path, md_text, verdict):
+    folder = _export_crlf(tmp_path, "Line one.\nLine two.\n\n## Three", md_text)
+    result, report = run_suite(pytester, f"--target=file:{folder}", "--spec=ump@1.0", "--check=ump/l0/md-roundtrip")
+    (res,) = [r for r in report["results"] if r["check"] == "ump/l0/md-roundtrip"]
+    assert res["outcome"] == verdict, res
