@@ -99,7 +99,7 @@ class FileDriver:
             if not path.exists():
                 raise TargetError(f"{path} does not exist")
             loaded = files.load(path)
-            if not loaded.records and not loaded.problems:
+            if not loaded.records and not loaded.problems and not loaded.sources:
                 raise TargetError(f"{path} holds no UMP files (*.ump.json, *.ump.ndjson, *.ndjson, "
                                   "*.jsonl, *.ump.md)")
             self._loaded = loaded
@@ -147,7 +147,7 @@ class FileDriver:
                 records=tuple(r for r in loaded.records
                               if not isinstance(r.record, dict) or r.record.get("ump") == subject.version
                               or r.record.get("ump") not in ump_record.VERSIONS),
-                problems=loaded.problems)
+                problems=loaded.problems, sources=loaded.sources)
         return FileUmpClient(subject.version, loaded, self.target.file_as)
 
     def describe(self) -> dict[str, Any]:

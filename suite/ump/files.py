@@ -58,6 +58,8 @@ class FileProblem:
 class Loaded:
     records: tuple[Located, ...] = ()
     problems: tuple[FileProblem, ...] = ()
+    #: every file read (an export of zero records is still an export: `[]` is a JSON array of records)
+    sources: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -215,6 +217,7 @@ def load(path: str | os.PathLike) -> Loaded:
     p = Path(given)
     records: list[Located] = []
     problems: list[FileProblem] = []
+    sources: list[str] = []
     if p.is_dir():
         found: list[tuple[str, Path]] = []
         for root, dirs, files in os.walk(p):
@@ -226,12 +229,14 @@ def load(path: str | os.PathLike) -> Loaded:
                 found.append((os.path.join(given, os.path.relpath(full, p)), full))
         for source, full in sorted(found, key=lambda t: t[0]):
             _load_file(full, source, records, problems)
+            sources.append(source)
     elif p.exists():
         _load_file(p, given, records, problems)
+        sources.append(given)
     else:
         req = REQ_MD if _kind(p.name) == "md" else REQ_JSON
         problems.append(FileProblem(given, "", "no such file or folder", req))
-    return Loaded(tuple(records), tuple(problems))
+    return Loaded(tuple(records), tuple(problems), tuple(sources))
 
 
 # ---------------------------------------------------------------------------------------------------

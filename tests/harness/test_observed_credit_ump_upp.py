@@ -29,7 +29,8 @@ class _File:
 
     def exported(self) -> Any:
         return SimpleNamespace(records=[SimpleNamespace(format="json", record=r, source="export.ump.json",
-                                                        pointer=f"/{i}") for i, r in enumerate(self._exported)])
+                                                        pointer=f"/{i}") for i, r in enumerate(self._exported)],
+                               problems=[])
 
 
 def _plain() -> dict[str, Any]:

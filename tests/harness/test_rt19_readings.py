@@ -43,3 +43,24 @@ def test_md_roundtrip_takes_a_crlf_checkout_of_an_lf_record(pytester, tmp_path, 
     result, report = run_suite(pytester, f"--target=file:{folder}", "--spec=ump@1.0", "--check=ump/l0/md-roundtrip")
     (res,) = [r for r in report["results"] if r["check"] == "ump/l0/md-roundtrip"]
     assert res["outcome"] == verdict, res
+
+
+# -- F2: an export of no records --------------------------------------------------------------------
+
+def test_an_empty_export_is_judged_not_an_error(pytester, tmp_path):
+    empty = tmp_path / "empty.ump.json"
+    empty.write_text("[]\n", encoding="utf-8")
+    result, report = run_suite(pytester, f"--target=file:{empty}", "--spec=ump@1.0")
+    outcomes = {r["check"]: r["outcome"] for r in report["results"] if "[" not in r["node_id"].rsplit("::", 1)[1]}
+    assert report["totals"].get("error", 0) == 0, report["totals"]
+    assert outcomes["ump/l0/file-json"] == "passed"  # `[]` is a JSON array of records
+    # nothing about records passes on a file that holds none
+    assert [c for c, o in outcomes.items() if o == "passed"] == ["ump/l0/file-json"]
+    assert result.ret == 0
+
+
+def test_a_folder_without_ump_files_is_still_a_target_error(pytester, tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing here", encoding="utf-8")
+    result, report = run_suite(pytester, f"--target=file:{tmp_path}", "--spec=ump@1.0")
+    assert report["totals"].get("error", 0) > 0 and not report["totals"].get("passed")
+    assert "holds no UMP files" in next(r["reason"] for r in report["results"] if r["outcome"] == "error")

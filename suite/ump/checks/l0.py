@@ -34,7 +34,11 @@ def _where(loc: Located) -> str:
 
 
 def _records(ctx: CheckContext, formats: tuple[str, ...] = ("json", "ndjson", "md")) -> list[Located]:
-    return [r for r in ctx.client.exported().records if r.format in formats and isinstance(r.record, dict)]
+    exported = ctx.client.exported()
+    if not exported.records and not exported.problems and ctx.client.seeded() is None:
+        # `[]` is an export (nothing was exportable), but a rule about records has nothing to pass on
+        raise NotExercised("the export holds no record")
+    return [r for r in exported.records if r.format in formats and isinstance(r.record, dict)]
 
 
 def _by_id(located: list[Located]) -> dict[str, list[Located]]:
@@ -220,6 +224,8 @@ def file_md(ctx: CheckContext) -> None:
     for problem in exported.problems:
         if problem.requirement == "ump/file-md":
             ctx.violation("ump/file-md", problem.message, where=f"{problem.source} {problem.pointer}".strip())
+    if ctx.client.seeded() is None and not ctx.findings and not any(loc.format == "md" for loc in exported.records):
+        raise NotExercised("the export holds no .ump.md file")
     if ctx.client.seeded() is not None:
         emitted = _by_id(_records(ctx, ("md",)))
         for rec in ctx.client.seeded():
