@@ -3,9 +3,11 @@ export files and of OMF 1.0 documents, each pinned here against a file written t
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from harness.helpers import run_suite  # tests/ is on sys.path
+from harness.helpers import failed_requirements, run_suite  # tests/ is on sys.path
 from memconform.suite.ump import consent, files, markdown
 from memconform.suite.ump.corpus import export_corpus
 
@@ -64,3 +66,24 @@ def test_a_folder_without_ump_files_is_still_a_target_error(pytester, tmp_path):
     result, report = run_suite(pytester, f"--target=file:{tmp_path}", "--spec=ump@1.0")
     assert report["totals"].get("error", 0) > 0 and not report["totals"].get("passed")
     assert "holds no UMP files" in next(r["reason"] for r in report["results"] if r["outcome"] == "error")
+
+
+# -- F3: an OMF document of no memories ---------------------------------------------------------------
+
+def _omf_empty(memories_version: str = "1.0") -> str:
+    return json.dumps({"omf": memories_version, "exported_at": "2026-11-28T07:00:00Z", "source": {"app": "memd"},
+                       "memories": []})
+
+
+def test_an_empty_omf_document_passes_its_envelope_rules_and_leaves_the_item_rules_unexercised(pytester):
+    (pytester.path / "empty.omf.json").write_text(_omf_empty(), encoding="utf-8")
+    result, report = run_suite(pytester, "--target=file:empty.omf.json", "--memconform-only")
+    (res,) = [r for r in report["results"] if r["check"] == "omf/file/shape"]
+    assert res["outcome"] == "passed", res
+    # "An empty array is a valid 'nothing to export' envelope": the envelope is judged, no item rule
+    assert set(res["requirements"]) - set(res["not_judged"]) == {
+        "omf/omf-version", "omf/exported-at-format", "omf/memories-required"}
+    assert result.ret == 0
+    (pytester.path / "bad.omf.json").write_text(_omf_empty("2.0"), encoding="utf-8")
+    result, report = run_suite(pytester, "--target=file:bad.omf.json", "--memconform-only")
+    assert failed_requirements(report) == {"omf/omf-version"} and result.ret == 1
