@@ -64,6 +64,8 @@ UMP_FAULTS = (
     _file("export-rehash-keeps-signature", "export recomputes a redacted record's content_hash but keeps the "
           "signature of the unredacted record", ("ump/integrity-signature", "ump/integrity-signer-owner"),
           wraps={"_sign": w.stale_signature_after_redact}),
+    _file("export-successor-under-prior-id", "export writes a revise successor under the id of the record it "
+          "supersedes (both in one file)", ("ump/file-json", "ump/file-md", "ump/export-id-unique"), wraps={"export_records": w.successor_under_prior_id}),
     _file("signs-with-service-key", "records are signed with the server's key, not the owner's",
           ("ump/integrity-signer-owner",),
           wraps=instead("_sign", lambda rec, key: integrity.sign(rec, _SERVICE_KEY))),

@@ -108,6 +108,23 @@ def stale_signature_after_redact(engine: Any, original: Callable[..., Any]) -> C
     return wrong
 
 
+def successor_under_prior_id(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """export-successor-under-prior-id: the exporter keys a revise chain by its root, so a
+    successor is written under the id of the record it supersedes (re-signed by its owner): the
+    file holds two different records with one id."""
+    def wrong(fmt: str = "json") -> list[dict[str, Any]]:
+        out = []
+        for rec in original(fmt):
+            prior = (rec.get("supersedes") or [None])[0]
+            if isinstance(prior, str):
+                rec = dict(without_integrity(rec), id=prior)
+                key = engine.keyring.for_owner(rec.get("scope", {}).get("owner"))
+                rec = engine._sign(rec, key) if key is not None else rec
+            out.append(rec)
+        return out
+    return wrong
+
+
 def opaque_owner(rec: dict[str, Any]) -> dict[str, Any]:
     return dict(rec, scope=dict(rec["scope"], owner="account-42"))
 

@@ -87,3 +87,17 @@ def test_an_empty_omf_document_passes_its_envelope_rules_and_leaves_the_item_rul
     (pytester.path / "bad.omf.json").write_text(_omf_empty("2.0"), encoding="utf-8")
     result, report = run_suite(pytester, "--target=file:bad.omf.json", "--memconform-only")
     assert failed_requirements(report) == {"omf/omf-version"} and result.ret == 1
+
+
+# -- missed: two different records under one id in one file --------------------------------------------
+
+@pytest.mark.parametrize("twin, verdict", [("different", "failed"), ("same", "passed")])
+def test_two_records_under_one_id_in_one_file(pytester, tmp_path, twin, verdict):
+    records = [{k: v for k, v in r.items() if k != "integrity"}
+               for r in consent.export_view([r for r in export_corpus("1.0") if r["ump"] == "1.0"])][:2]
+    second = dict(records[0]) if twin == "same" else dict(records[1], id=records[0]["id"])
+    path = tmp_path / "export.ump.json"
+    path.write_text(files.dump_json([records[0], second]), encoding="utf-8")
+    result, report = run_suite(pytester, f"--target=file:{path}", "--spec=ump@1.0", "--check=ump/l0/export-id-unique")
+    (res,) = [r for r in report["results"] if r["check"] == "ump/l0/export-id-unique"]
+    assert res["outcome"] == verdict, res

@@ -217,6 +217,30 @@ def file_json(ctx: CheckContext) -> None:
     _emitted_faithfully(ctx, "ump/file-json", ("json", "ndjson"), ".ump.json")
 
 
+@check("ump/l0/export-id-unique", spec="ump", requirements=("ump/export-id-unique",), bindings=FILE,
+       title="one exported file holds at most one record per id")
+def export_id_unique(ctx: CheckContext) -> None:
+    """Within each .ump.json or NDJSON file, two records under one id are the same record (equal
+    as JSON); across files an id may repeat (a .ump.md projection, an older export beside a newer)."""
+    by_file: dict[str, dict[str, list[Located]]] = defaultdict(lambda: defaultdict(list))
+    for loc in _records(ctx, ("json", "ndjson")):
+        rid = loc.record.get("id")
+        if isinstance(rid, str):
+            by_file[loc.source][rid].append(loc)
+    if not by_file:
+        raise NotExercised("the export holds no .ump.json or NDJSON record with an id")
+    for source, ids in by_file.items():
+        for rid, locs in ids.items():
+            others = [loc for loc in locs[1:] if not json_equal(loc.record, locs[0].record)]
+            if others:
+                diffs = _diff(locs[0].record, others[0].record, names=(locs[0].pointer, others[0].pointer))
+                ctx.violation("ump/export-id-unique",
+                              f"{os.path.basename(source)} holds {len(locs)} records with the id {rid} (at "
+                              f"{', '.join(loc.pointer for loc in locs)}), and they are different records: "
+                              + "; ".join(diffs[:6]) + "; an id is \u201cstable, globally unique\u201d (\u00a72)",
+                              received=[loc.record for loc in locs[:2]], where=_where(others[0]))
+
+
 @check("ump/l0/file-md", spec="ump", requirements=("ump/file-md",), bindings=FILE,
        title=".ump.md files carry the structured fields in front matter and the body as Markdown")
 def file_md(ctx: CheckContext) -> None:
