@@ -38,6 +38,9 @@ OMF_FAULTS = (
     # found by the blind red team (round 7): only ASCII white space counted as blank
     _f("blank-check-ascii-only", "content made only of non-ASCII white space (U+00A0, U+3000, U+2003) passes "
        "validation and is imported", "content-not-blank", wraps={"_is_blank": faulty.blank_ascii_only}),
+    # round 19: a file's "18/04/2026" reached the claim
+    _f("export-dates-day-first", "export writes created_at / updated_at / expires_at as DD/MM/YYYY", "item-date-format",
+       wraps={"_export_item": faulty.dates_day_first}),
     _f("exported-at-millis", "export stamps exported_at with milliseconds (…:SS.mmmZ), not seconds precision",
        "exported-at-format",
        wraps={"_envelope": faulty.exported_at_millis}),

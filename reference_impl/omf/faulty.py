@@ -364,6 +364,18 @@ def exported_at_millis(engine: Any, original: Callable[..., Any]) -> Callable[..
     return envelope
 
 
+def dates_day_first(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """omf-export-dates-day-first: the informational dates are written as the locale shows them."""
+    def item(row: Any, now_ms: int) -> dict[str, Any]:
+        out = original(row, now_ms)
+        for name in ("created_at", "updated_at", "expires_at"):
+            if isinstance(out.get(name), str) and len(out[name]) >= 10:
+                y, m, d = out[name][:10].split("-")
+                out[name] = f"{d}/{m}/{y}"
+        return out
+    return item
+
+
 def exports_version_1(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return lambda now_ms: {**original(now_ms), "omf": "1"}
 

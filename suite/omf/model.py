@@ -13,6 +13,7 @@ import copy
 import functools
 import json
 import os
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -115,9 +116,36 @@ def problems(document: Any, *, produced_by_memd: bool = True) -> list[Problem]:
                 found.append(Problem(rid, _pointer(path + (member,)), f"required member {member!r} is missing"))
             continue
         found.append(Problem(_requirement_for(path, str(err.validator)), _pointer(path), _say(err)))
+    if isinstance(document, dict) and isinstance(document.get("memories"), list):
+        found += _date_problems(document["memories"])
     if produced_by_memd and isinstance(document, dict) and isinstance(document.get("memories"), list):
         found += _memd_export_problems(document["memories"])
     return sorted(found, key=lambda p: p.where)
+
+
+#: The standard fields whose value the table writes as "Date (YYYY-MM-DD) or RFC-3339".
+DATE_FIELDS = ("created_at", "updated_at", "expires_at")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def is_date_or_rfc3339(value: str) -> bool:
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    return (bool(_DATE.fullmatch(value)) and checker.conforms(value, "date")) or (
+        checker.conforms(value, "date-time") and not value.endswith("\n"))
+
+
+def _date_problems(items: list[Any]) -> list[Problem]:
+    """created_at / updated_at / expires_at strings that are neither a date nor an RFC 3339
+    date-time (a string of another kind is item-field-types', a missing one allowed)."""
+    out = []
+    for i, item in enumerate(items):
+        for name in DATE_FIELDS:
+            value = item.get(name) if isinstance(item, dict) else None
+            if isinstance(value, str) and not is_date_or_rfc3339(value):
+                out.append(Problem("omf/item-date-format", f"/memories/{i}/{name}",
+                                   f"{json.dumps(value, ensure_ascii=False)[:80]} is neither a date (YYYY-MM-DD) "
+                                   "nor an RFC 3339 date-time"))
+    return out
 
 
 def _say(err: jsonschema.ValidationError) -> str:

@@ -14,7 +14,7 @@ from memconform.suite.registry import check
 
 SHAPE_RULES = (
     "omf/omf-version", "omf/exported-at-format", "omf/memories-required", "omf/content-required",
-    "omf/content-not-blank", "omf/item-field-types", "omf/memd-namespace", "omf/memd-v", "omf/memd-chunk-id",
+    "omf/content-not-blank", "omf/item-field-types", "omf/item-date-format", "omf/memd-namespace", "omf/memd-v", "omf/memd-chunk-id",
     "omf/memd-project-id", "omf/memd-chunk-type", "omf/memd-ingestion-mode", "omf/memd-lifecycle",
     "omf/lifecycle-status-vocabulary", "omf/lifecycle-tier-vocabulary", "omf/lifecycle-field-types",
     "omf/export-never-deleted-error", "omf/memd-chunk-id-uuidv7", "omf/export-status-hint",
@@ -27,6 +27,7 @@ ABOUT = {
     "omf/content-not-blank": "item with a string content",
     "omf/item-field-types": "item with an optional standard member (category, tags, status, created_at, updated_at, "
                             "expires_at, extensions)",
+    "omf/item-date-format": "item with a string created_at, updated_at or expires_at",
     "omf/memd-namespace": "item judged as memd's export",
     "omf/memd-v": "extensions.memd.v",
     "omf/memd-chunk-id": "extensions.memd.chunk_id",
@@ -91,6 +92,8 @@ def held(doc: dict[str, Any], memd: bool) -> set[str]:
         seen.add("omf/content-not-blank")
     if len(dicts) < len(items) or any(f in it for it in dicts for f in ITEM_TYPED):
         seen.add("omf/item-field-types")
+    if any(isinstance(it.get(f), str) for it in dicts for f in model.DATE_FIELDS):
+        seen.add("omf/item-date-format")
     members = {"v": "omf/memd-v", "chunk_id": "omf/memd-chunk-id", "project_id": "omf/memd-project-id",
                "chunk_type": "omf/memd-chunk-type", "ingestion_mode": "omf/memd-ingestion-mode",
                "lifecycle": "omf/memd-lifecycle"}
