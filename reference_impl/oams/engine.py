@@ -235,7 +235,7 @@ class OamsService:
         return self._db.execute("SELECT 1 FROM memories WHERE namespace=? LIMIT 1", (namespace,)).fetchone() is not None
 
     def _require_known(self, namespaces: list[str]) -> None:
-        if self.policy.unknown_namespace == "error":
+        if self.policy.unknown_namespace in ("error", "error-first"):
             for ns in namespaces:
                 if not self._known(ns):
                     raise OamsError(NAMESPACE_NOT_FOUND, f"namespace not found: {ns}", {"namespace": ns})
@@ -349,6 +349,9 @@ class OamsService:
     def recall(self, params: Any) -> list[dict[str, Any]] | dict[str, Any]:
         if not isinstance(params, dict):
             raise invalid("recall parameters must be an object")
+        if self.policy.unknown_namespace == "error-first":
+            with self._lock:
+                self._require_known(self._scope(params))
         query = params.get("query")
         if not isinstance(query, str) or not query.strip():
             raise invalid("query must be a non-empty string", field="query")

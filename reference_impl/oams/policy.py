@@ -36,7 +36,8 @@ class OamsPolicy:
     #: oams/store-idempotent: repeating an identical STORE leaves updated_at (False) or moves it, a
     #: write being a write (True).
     repeat_store_touches: bool = False
-    #: oams/error-codes (A17): LIST/RECALL of a namespace never written answers empty ("empty") or -32001 ("error").
+    #: oams/error-codes (A17): LIST/RECALL of a namespace never written answers empty ("empty") or -32001 ("error";
+    #: "error-first": before a RECALL's other parameters are judged).
     unknown_namespace: str = "empty"
     #: oams/timestamps-utc: server-assigned times as "…T12:00:00.123456Z" ("Z") or "…T12:00:00+00:00" ("offset").
     time_style: str = "Z"

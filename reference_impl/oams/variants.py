@@ -34,6 +34,9 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
        ("store-idempotent",), repeat_store_touches=True),
     _v("unknown-namespace-error", "LIST and RECALL of a namespace never written answer -32001 instead of an empty "
        "result", ("error-codes", "recall-single-namespace"), unknown_namespace="error"),
+    _v("unknown-namespace-error-first", "LIST and RECALL of a namespace never written answer -32001, and a RECALL "
+       "names its unknown namespace before it judges its other parameters (§3 orders no two errors; round 18)",
+       ("error-codes", "recall-single-namespace"), unknown_namespace="error-first"),
     _v("times-offset", "server-assigned times written as ...+00:00 instead of ...Z", ("timestamps-utc",),
        time_style="offset"),
     _v("rpc-forget-object", "oams.forget's JSON-RPC result is {\"deleted\": true} instead of null",
