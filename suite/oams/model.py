@@ -580,25 +580,45 @@ def render_markdown(memories: list[dict[str, Any]]) -> str:
 _MD_FIELD = re.compile(r"\*\*(namespace|created|updated|source|tags):\*\* ?(.*)")
 
 
+def _section_starts(lines: list[str]) -> list[int]:
+    """The lines that open a section: `## key: …` followed (past blank lines) by a field line. §7
+    gives the value, "the actual value text … as Markdown body", no escaping, so a value may hold a
+    `## key:` line or a `---` rule of its own (a blind red team, round 18): a header that opens no
+    field list is the value's text."""
+    out = []
+    for i, line in enumerate(lines):
+        if not line.startswith("## key:"):
+            continue
+        following = next((x.strip() for x in lines[i + 1:] if x.strip()), "")
+        if _MD_FIELD.fullmatch(following) or not out:
+            out.append(i)
+    return out
+
+
 def parse_markdown(text: str, where: str = "markdown") -> tuple[list[dict[str, Any]], list[Problem]]:
     """Sections `## key: …` back into memories (namespace, created, updated required)."""
     memories, problems = [], []
-    sections = re.split(r"(?m)^## key: ", text)
-    if sections and sections[0].strip():
-        problems.append(Problem("oams/markdown-shape", f"text before the first `## key:` section: "
-                                                       f"{sections[0].strip()[:60]!r}", where))
-    for n, section in enumerate(sections[1:], start=1):
-        head, _, rest = section.partition("\n")
+    lines = text.split("\n")
+    starts = _section_starts(lines)
+    before = "\n".join(lines[:starts[0]] if starts else lines).strip()
+    if before:
+        problems.append(Problem("oams/markdown-shape", f"text before the first `## key:` section: {before[:60]!r}",
+                                where))
+    for n, (start, end) in enumerate(zip(starts, [*starts[1:], len(lines)]), start=1):
+        head = lines[start][len("## key:"):]
         fields: dict[str, str] = {}
-        body: list[str] = []
-        for line in rest.split("\n"):
-            m = _MD_FIELD.fullmatch(line.strip())
-            if m and not body:
+        rest = lines[start + 1:end]
+        at = 0
+        while at < len(rest) and (not rest[at].strip() or _MD_FIELD.fullmatch(rest[at].strip())):
+            m = _MD_FIELD.fullmatch(rest[at].strip())
+            if m:
                 fields[m.group(1)] = m.group(2).strip()
-            elif line.strip() == "---":
-                break
-            elif line.strip() or body:
-                body.append(line)
+            at += 1
+        body = rest[at:]
+        while body and not body[-1].strip():
+            body.pop()
+        if body and body[-1].strip() == "---":  # the section's own closing rule; one inside the value stays
+            body.pop()
         missing = [f for f in ("namespace", "created", "updated") if f not in fields]
         if missing:
             problems.append(Problem("oams/markdown-shape", f"section {n} ({head.strip()!r}) lacks "

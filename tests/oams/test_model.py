@@ -216,3 +216,16 @@ def test_the_export_class_is_named_only_where_an_export_is_judged():
     assert cat.level_name("L1", "file") == "export"
     assert cat.level_name("L1", "http") is None and cat.level_name("L1", "jsonrpc") is None
     assert cat.level_name("L2", "http") == "read/write"
+
+
+def test_markdown_values_may_hold_a_key_header_and_a_rule_of_their_own():
+    """§7 gives the Markdown value no escaping (a blind red team, round 18): a `## key:` line that opens
+    no field list, and a `---` rule inside the value, are the value's text."""
+    inner = "Intro line of a value that quotes a section:\n## key: inside the value\n\n---\n\nafter a rule"
+    memory = {**VALID, "value": inner}
+    back, problems = model.parse_markdown(model.render_markdown([memory, {**VALID, "key": "second"}]))
+    assert problems == [] and [m["key"] for m in back] == [VALID["key"], "second"]
+    assert back[0]["value"] == inner
+    # a header that does open fields is a section, however the value before it reads
+    _, problems = model.parse_markdown(model.render_markdown([memory]) + "## key: k3\n\n**namespace:** `u:p`\n")
+    assert [p.requirement for p in problems] == ["oams/markdown-shape"]  # k3 lacks created/updated

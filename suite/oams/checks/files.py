@@ -51,7 +51,8 @@ def file_memories(ctx: Any) -> None:
     ctx.credit_only_observed()  # a rule about a member no memory of the file holds is not exercised by the file
     v = view(ctx)
     if v.kind == "markdown":
-        raise NotApplicable("a Markdown serialization: judged by oams/file-markdown")
+        # the optional human-readable form carries no metadata, so the memory rules are not its (round 18)
+        raise NotExercised("a Markdown serialization: judged by oams/file-markdown")
     if not v.values and not v.problems:
         raise NotExercised(f"{v.path} holds no memory")
     report(ctx, v.problems, MEMORY_RULES, f"{v.path}")
@@ -70,7 +71,8 @@ def file_bundle(ctx: Any) -> None:
     ctx.credit_only_observed()  # a rule about a part the bundle lacks (embeddings.bin, a manifest member) is not judged
     v = view(ctx)
     if v.kind != "bundle":
-        raise NotApplicable(f"{v.path} is a {v.kind} file, not an export bundle (a folder with manifest.json)")
+        # "a single JSONL file on disk is a valid OAMS store" (§1): a store alone has no manifest to judge
+        raise NotExercised(f"{v.path} is a {v.kind} file, not an export bundle (a folder with manifest.json)")
     report(ctx, v.problems, BUNDLE_RULES, f"bundle {v.path}")
     b = v.bundle
     ctx.observed("oams/bundle-layout", "oams/bundle-folder-name")
