@@ -374,7 +374,10 @@ def manifest_problems(manifest: Any, values: list[Any], jsonl: bytes, version: s
     if "exported_at" in manifest and isinstance(manifest["exported_at"], str) and parse_time(manifest["exported_at"]) is None:
         problems.append(Problem("oams/manifest-shape", f"exported_at {manifest['exported_at']!r} is not RFC 3339 UTC",
                                 where))
-    if any("embedding" in m for m in memories) and "embedding_model" not in manifest:
+    models = {json.dumps(m.get("embedding_model")) for m in memories if "embedding" in m}
+    # one embedding_model names the vectors only when they share one: a store mixing models may leave
+    # it out, as naming one would be wrong for the rest (a blind red team, round 18)
+    if len(models) == 1 and "embedding_model" not in manifest:
         problems.append(Problem("oams/manifest-shape", "lines carry embeddings but embedding_model is missing", where))
     v = manifest.get("oams_version")
     if isinstance(v, str):

@@ -229,3 +229,14 @@ def test_markdown_values_may_hold_a_key_header_and_a_rule_of_their_own():
     # a header that does open fields is a section, however the value before it reads
     _, problems = model.parse_markdown(model.render_markdown([memory]) + "## key: k3\n\n**namespace:** `u:p`\n")
     assert [p.requirement for p in problems] == ["oams/markdown-shape"]  # k3 lacks created/updated
+
+
+def test_a_manifest_may_leave_out_embedding_model_when_the_lines_mix_models():
+    lines = [dict(VALID, key="a", embedding=[0.1], embedding_model="m1"),
+             dict(VALID, key="b", embedding=[0.2], embedding_model="m2")]
+    manifest = {"oams_version": "0.1", "source_vendor": "v", "exported_at": "2026-04-27T12:00:00Z",
+                "namespaces": [VALID["namespace"]], "memory_count": 2, "checksum_sha256": "0" * 64}
+    assert not [p for p in model.manifest_problems(manifest, lines, model.render_jsonl(lines)) if p.requirement == "oams/manifest-shape"]
+    one_model = [lines[0], dict(lines[1], embedding_model="m1")]
+    assert [p.message for p in model.manifest_problems(manifest, one_model, model.render_jsonl(one_model)) if p.requirement == "oams/manifest-shape"] \
+        == ["lines carry embeddings but embedding_model is missing"]
