@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -534,7 +535,10 @@ def sniff_file(path: str | Path) -> bool:
             return any(q.is_dir() and model.BUNDLE_NAME.fullmatch(q.name) for q in p.iterdir())
         if p.suffix.lower() in (".md", ".markdown"):
             with p.open("r", encoding="utf-8", errors="replace") as f:
-                return f.read(4096).lstrip().startswith("## key:")
+                head = f.read(4096)
+            # §7's field lines mark it too: a file whose headers lost their `key:` is broken OAMS,
+            # judged (oams/markdown-shape), not another protocol (a blind red team, round 18)
+            return head.lstrip().startswith("## key:") or bool(re.search(r"(?m)^\*\*namespace:\*\* ", head))
         with p.open("rb") as f:
             first = f.readline(1 << 20)
         value = json.loads(first)

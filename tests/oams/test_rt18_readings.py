@@ -23,3 +23,12 @@ def test_a_store_alone_or_a_markdown_file_alone_reaches_the_file_claim(pytester,
     (level,) = report["levels"]
     assert level["claim"]["reached"] and not level["claim"]["not_assessed"], level
     assert report["totals"].get("failed", 0) == 0 and result.ret == 0
+
+
+def test_a_markdown_file_whose_headers_lost_key_is_broken_oams_not_another_protocol(pytester):
+    text = model.render_markdown([MEMORY]).replace("## key: ", "## ")
+    (pytester.path / "export.md").write_text(text, encoding="utf-8")
+    result, report = run_suite(pytester, "--target=file:export.md", "--spec=oams")
+    assert report["totals"].get("error", 0) == 0
+    assert {f["requirement"] for r in report["results"] for f in r["findings"]} == {"oams/markdown-shape"}
+    assert result.ret == 1
