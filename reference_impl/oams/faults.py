@@ -433,6 +433,21 @@ def _cross_owner_first_two(service: Any, original: Callable[..., Any]) -> Callab
     return scope
 
 
+def _cross_owner_by_prefix(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Owners compared by prefix: every namespace must start with the first one's owner-hash."""
+    def scope(params: dict[str, Any]) -> list[str]:
+        spaces = params.get("namespaces") if isinstance(params, dict) else None
+        if not isinstance(spaces, list) or len(spaces) < 2 or not all(isinstance(s, str) for s in spaces):
+            return original(params)
+        first = model.owner_of(spaces[0])
+        if not all(s.startswith(first) for s in spaces):
+            return original(params)
+        for s in spaces:
+            service._check_namespace(s, "namespaces")
+        return list(dict.fromkeys(spaces))
+    return scope
+
+
 def _updated_column_as_written(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """The sort column holds updated_at as the writer spelled it, so LIST's ORDER BY compares text:
     the server's own times (one spelling) sort right, a client's "…00Z" sorts after "…00.5Z"."""
@@ -453,6 +468,16 @@ def _cross_owner_over_namespaces_only(service: Any, original: Callable[..., Any]
             return spaces
         return list(dict.fromkeys([service._check_namespace(extra), *spaces]))
     return scope
+
+
+def _tags_substring(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def wrong(docs: list[dict[str, Any]], params: dict[str, Any]) -> list[dict[str, Any]]:
+        tags = params.get("tags")
+        if not isinstance(tags, list) or not tags:
+            return original(docs, params)
+        kept = original(docs, {**params, "tags": None})
+        return [d for d in kept if any(str(t) in str(own) for t in tags for own in d.get("tags") or ())]
+    return wrong
 
 
 def _forget_noop(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -843,6 +868,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("cross-owner-checks-first-two", "RECALL compares the owners of the first two namespaces only: a third "
        "namespace of another owner is searched too", "cross-owner-refused",
        wraps=_wrap("_scope", _cross_owner_first_two)),
+    # round 18: "u-a" and "u-ab" taken for one owner
+    _f("cross-owner-by-prefix", "RECALL compares owners by prefix: namespaces whose owner-hash extends the first "
+       "one's are taken as that owner's", "cross-owner-refused", wraps=_wrap("_scope", _cross_owner_by_prefix)),
     # found by the blind red team (round 12): namespace beside namespaces
     _f("cross-owner-ignores-namespace", "RECALL searches namespace and namespaces together but compares the owners of "
        "namespaces alone: one owner's namespace beside another owner's is answered", "cross-owner-refused",
@@ -864,6 +892,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        wraps=_wrap("_cursor", _cursor_drops_ties)),
     _f("list-ignores-limit", "LIST ignores limit (pages of 50)", "list-paging",
        wraps=before("list", lambda ns, cursor=None, limit=None, since=None, tags=None: ((ns, cursor, None, since, tags), {}))),
+    # round 18: a tags filter written as a substring test ("work" finds "workshop")
+    _f("tags-substring", "the tags filter of LIST and RECALL keeps a memory one of whose tags contains an asked tag",
+       "list-filters", "recall-filters", wraps=_wrap("_filtered", _tags_substring)),
     _f("list-ignores-filters", "LIST ignores since and tags", "list-filters",
        wraps=before("list", lambda ns, cursor=None, limit=None, since=None, tags=None: ((ns, cursor, limit, None, None), {}))),
     _f("forget-200-body", "a REST FORGET answers 200 with a body instead of 204", "forget-204", bindings=("http",),

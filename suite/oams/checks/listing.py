@@ -303,7 +303,8 @@ def list_filters(ctx: Any) -> None:
     ns = namespace(ctx, tag="lfilter")
     memories = _dated(ns, 4, "lf")
     for m in memories:
-        m["tags"] = ["even"] if int(m["key"][-2:]) % 2 == 0 else ["odd"]
+        # "uneven" holds "even": a tag is matched whole, not as a substring (a blind red team, round 18)
+        m["tags"] = ["even"] if int(m["key"][-2:]) % 2 == 0 else ["odd", "uneven"]
     seed_as_given(ctx, memories)
     for what, filters, want in (("since 2026-03-03", {"since": "2026-03-03T00:00:00Z"}, {"lf-03", "lf-04"}),
                                 ("tags even", {"tags": ["even"]}, {"lf-02", "lf-04"})):

@@ -145,7 +145,8 @@ def recall_filters(ctx: Any) -> None:
     memories = {
         "jan": model.new_memory(ns, key("jan"), "platypus in january", tags=["alpha"],
                                 created_at="2026-01-01T00:00:00Z", updated_at="2026-01-01T00:00:00Z"),
-        "feb": model.new_memory(ns, key("feb"), "platypus in february", tags=["beta"],
+        # "alphabet" holds "alpha": a tag is matched whole, not as a substring (round 18)
+        "feb": model.new_memory(ns, key("feb"), "platypus in february", tags=["beta", "alphabet"],
                                 created_at="2026-02-01T00:00:00Z", updated_at="2026-02-01T00:00:00Z"),
         "mar": model.new_memory(ns, key("mar"), "platypus in march", tags=["alpha"],
                                 created_at="2026-03-01T00:00:00Z", updated_at="2026-03-01T00:00:00Z"),
@@ -288,7 +289,31 @@ def cross_owner_refused(ctx: Any) -> None:
             say(ctx, "oams/cross-owner-refused", f"the refusal of the query over {what} carries memories", reply)
     if len(answered) == len(sends):
         ctx.note("every query across owners was answered: no refusal's error shape to judge")
+    _owner_extending_owner(ctx, placed[0])
     _namespace_beside_namespaces(ctx, placed[0], placed[2])
+
+
+def _owner_extending_owner(ctx: Any, own: dict[str, Any]) -> None:
+    """An owner whose hash extends the other's ("u-a" and "u-ab"): a server comparing owners by prefix
+    (a blind red team, round 18) lets the query span them. Judged where the other owner's memory can
+    be placed."""
+    mine = model.owner_of(own["namespace"])
+    longer = f"{mine}b:{own['namespace'].split(':', 1)[1]}-p"
+    placed = ctx.client.store(model.new_memory(longer, key("xo"), "kiwi secret"))
+    if not placed.ok:
+        ctx.note(f"a memory of owner {mine + 'b'!r} could not be placed ({placed.describe()}): owners whose hashes "
+                 "extend one another were not tried")
+        return
+    spaces = [own["namespace"], longer]
+    reply = served(ctx.client.recall({"namespaces": spaces, "query": "kiwi", "k": 8}))
+    what = f"RECALL over {spaces}, owners {mine!r} and {mine + 'b'!r} (one hash extends the other)"
+    if reply.ok:
+        ctx.observed("oams/cross-owner-refused")
+        say(ctx, "oams/cross-owner-refused", f"{what} without consent was answered: owners are compared whole, and "
+                                             "a query that spans two is refused with -32005", reply)
+        return
+    judge_error(ctx, reply, code=model.CROSS_NAMESPACE_DENIED, refused_rule="oams/cross-owner-refused",
+                what=what, code_rule="oams/cross-owner-refused")
 
 
 def _namespace_beside_namespaces(ctx: Any, own: dict[str, Any], other: dict[str, Any]) -> None:
