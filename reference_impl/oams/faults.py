@@ -187,6 +187,8 @@ def _metadata_mapped(change: Callable[[Any], Any]) -> Callable[[dict[str, Any]],
 _metadata_bools_as_ints = _metadata_mapped(lambda v: int(v) if isinstance(v, bool) else v)
 #: Metadata kept in a store whose number type is float32: 0.1 comes back 0.10000000149011612.
 _metadata_floats_as_float32 = _metadata_mapped(lambda v: model.as_float32(v) if isinstance(v, float) else v)
+#: Metadata numbers rounded to four places, as a DECIMAL(10,4) column keeps them (round 18).
+_metadata_floats_rounded = _metadata_mapped(lambda v: round(v, 4) if isinstance(v, float) else v)
 
 
 def _namespace_folded(memory: dict[str, Any]) -> dict[str, Any]:
@@ -478,6 +480,15 @@ def _tags_substring(service: Any, original: Callable[..., Any]) -> Callable[...,
         kept = original(docs, {**params, "tags": None})
         return [d for d in kept if any(str(t) in str(own) for t in tags for own in d.get("tags") or ())]
     return wrong
+
+
+def _missing_key_internal(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The memory's key read before it is validated: a memory without one fails as an internal error."""
+    def store(memory: Any, namespace: str | None = None, key: str | None = None) -> Any:
+        if isinstance(memory, dict) and "key" not in memory and key is None:
+            raise OamsError(-32603, "internal error: KeyError('key')")
+        return original(memory, namespace, key)
+    return store
 
 
 def _forget_noop(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -815,6 +826,11 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     # found by the blind red team (round 12): metadata numbers through float32
     _f("metadata-floats-as-float32", "numbers in metadata are stored as float32: confidence 0.1 comes back "
        "0.10000000149011612", "store-returns-stored", wraps=after("_validate", _metadata_floats_as_float32)),
+    # round 18: -32603 for a memory without a key, over JSON-RPC (REST's key is the path)
+    _f("missing-key-internal-error", "oams.store of a memory without key answers -32603 (internal error) instead of "
+       "-32003", "error-codes", bindings=("jsonrpc", "stdio"), wraps=_wrap("store", _missing_key_internal)),
+    _f("metadata-floats-rounded", "numbers in metadata are kept to four decimal places: 0.123456789 comes back "
+       "0.1235", "store-returns-stored", wraps=after("_validate", _metadata_floats_rounded)),
     _f("value-trailing-space-trimmed", "a value is stored with its trailing white space and line breaks trimmed",
        "store-returns-stored", wraps=after("_validate", _value_changed(str.rstrip))),
     # found by the blind red team (round 12): a value normalized to NFC on ingest

@@ -77,7 +77,10 @@ def store_returns_memory(ctx: Any) -> None:
     sent = [
         model.new_memory(ns, key("store"), "# Notes\n\n**Markdown** value — ünïcödé ✓\nsecond line",
                          tags=["research", "memory"], metadata={"value_type": "markdown", "confidence": 0.1,
-                                                                "language": "en", "nested": {"a": [1, 2, None], "ok": True}},
+                                                                "language": "en", "nested": {"a": [1, 2, None], "ok": True},
+                                                                # nine digits: a store rounding metadata numbers
+                                                                # (to 4 places: round 18's) answers 0.1235
+                                                                "weight": 0.123456789},
                          source_id="https://example.com/article?x=1#frag", parent_id=None),
         model.new_memory(ns, key("store.v"), "with a vector", embedding_model="text-embedding-3-small",
                          embedding=[0.0123, -0.0456, 0.5], source_id=None),
@@ -399,6 +402,12 @@ def invalid_memory_refused(ctx: Any) -> None:
             continue
         judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
                     what=f"STORE of a memory with {what}")
+    if ctx.binding != "http":
+        # over JSON-RPC the key is the memory's own (REST's is the path): a memory without one is
+        # invalid like any other, not an internal error (a blind red team's server, round 18, said -32603)
+        judge_error(ctx, ctx.client.store({"namespace": ns, "value": "a memory without a key"}),
+                    code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
+                    what="oams.store of a memory without key")
     held = [m.get("key") for m in listed(ctx, ns) if isinstance(m, dict)]
     stored = [k for k in keys if k in held and k not in normalized]
     ctx.observed("oams/invalid-memory-refused")
