@@ -34,6 +34,8 @@ def test_a_class_not_required_is_reported_failed_and_xfailed(pytester):
     result.assert_outcomes(xfailed=1)
     (res,) = report["results"]
     assert res["outcome"] == "failed" and "ump-reference-interop" in res["class_not_required"]
+    # what the target got, and apart what does not fail the run (a dashboard reading totals)
+    assert report["totals"]["failed"] == 1 and report["totals"]["class_not_required"] == 1
     (row,) = report["levels"]
     (cls,) = row["classes"]
     assert cls["id"] == "ump-reference-interop" and not cls["reached"] and not cls["required"]
@@ -44,6 +46,7 @@ def test_a_required_class_fails_the_run(pytester):
     result, report = run_suite(pytester, *CLASS_ONLY, "--require-class=ump-reference-interop")
     assert result.ret == 1
     result.assert_outcomes(failed=1)
+    assert "class_not_required" not in report["totals"]
     assert report["levels"][0]["classes"][0]["required"] is True
     assert "not required" not in report["levels"][0]["summary"]
 
