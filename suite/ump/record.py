@@ -90,6 +90,12 @@ class Violation:
 CLOSED_SOURCE = ('the 1.0 record schema (ump-record.schema.json, shipped with the 1.0 reference): '
                  '“"additionalProperties": false”')
 
+#: What a missing member the text's record leaves unmarked rests on (see `Violation.source`).
+SCHEMA_REQUIRED_SOURCE = ('the published record schema (ump-record.schema.json): its "required" lists hold body.text, '
+                          'scope.visibility and time.created, which §2\'s record shows without a REQUIRED mark')
+#: Those members, as paths.
+_SCHEMA_ONLY_REQUIRED = {("body", "text"), ("scope", "visibility"), ("time", "created")}
+
 #: Versions whose text never closes the record: the UMP 0.1 text defines the members of §2 and no
 #: rule about others (no "additional members MUST NOT", no schema it makes normative), so a member
 #: it does not define (a vendor's `x_acme`) is no violation there. 1.0 keeps the closed record its
@@ -251,7 +257,8 @@ def _from_schema_error(error: ValidationError, version: str | None = None) -> li
             pointer = json_pointer(parts)
             req = REQ_REQUIRED if parts in _REQUIRED_MEMBERS else REQ_TYPES
             parent = json_pointer(base) or "the record"
-            out.append(Violation(pointer, req, f"{pointer} is missing; {parent} requires member {member!r}"))
+            out.append(Violation(pointer, req, f"{pointer} is missing; {parent} requires member {member!r}",
+                                 source=SCHEMA_REQUIRED_SOURCE if parts in _SCHEMA_ONLY_REQUIRED else ""))
         return out
     if kw == "additionalProperties" and isinstance(error.instance, Mapping):
         if version in OPEN_VERSIONS:

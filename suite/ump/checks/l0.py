@@ -330,8 +330,8 @@ def record_schema(ctx: CheckContext) -> None:
         ctx.observed(*SCHEMA_REQUIREMENTS)
         for v in ump_record.validate(loc.record):
             requirement = v.requirement if v.requirement in SCHEMA_REQUIREMENTS else "ump/record-version"
-            ctx.violation(requirement, f"{v.pointer or '/'}: {v.message}", received=loc.record,
-                          where=f"{_where(loc)} {v.pointer}")
+            ctx.violation(requirement, f"{v.pointer or '/'}: {v.message}" + (f" ({v.source})" if v.source else ""),
+                          received=loc.record, where=f"{_where(loc)} {v.pointer}")
 
 
 @check("ump/l0/emit-version", spec="ump", requirements=("ump/emit-advertised-version",), bindings=FILE,
