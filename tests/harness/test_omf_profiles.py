@@ -34,7 +34,8 @@ def test_the_catalogue_declares_both_roles():
         "omf/nanomem-compatible", "omf/omf-version", "omf/omf-version-gated", "omf/exported-at-format",
         "omf/exported-at-not-interpreted", "omf/source-optional", "omf/memories-required",
         "omf/memories-empty-valid", "omf/malformed-document-refused", "omf/content-required",
-        "omf/content-not-blank", "omf/item-field-types", "omf/tags-verbatim", "omf/large-document-answered"}
+        "omf/content-not-blank", "omf/item-field-types", "omf/item-date-format", "omf/tags-verbatim",
+        "omf/large-document-answered"}
     assert not any(r.in_profile("consumer") for r in CAT.requirements
                    if r.id.startswith(("omf/memd-", "omf/lifecycle-", "omf/fail-closed-", "omf/preview-",
                                        "omf/dedup-", "omf/export-", "omf/trust-")))

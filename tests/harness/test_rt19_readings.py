@@ -101,3 +101,16 @@ def test_two_records_under_one_id_in_one_file(pytester, tmp_path, twin, verdict)
     result, report = run_suite(pytester, f"--target=file:{path}", "--spec=ump@1.0", "--check=ump/l0/export-id-unique")
     (res,) = [r for r in report["results"] if r["check"] == "ump/l0/export-id-unique"]
     assert res["outcome"] == verdict, res
+
+
+# -- report quality: one pretty-printed NDJSON file ----------------------------------------------------
+
+def test_a_file_of_many_bad_lines_is_a_few_findings_and_a_count(pytester, tmp_path):
+    records = [{k: v for k, v in r.items() if k != "integrity"}
+               for r in consent.export_view([r for r in export_corpus("1.0") if r["ump"] == "1.0"])][:5]
+    path = tmp_path / "pretty.ndjson"
+    path.write_text("\n".join(json.dumps(r, indent=2) for r in records) + "\n", encoding="utf-8")
+    result, report = run_suite(pytester, f"--target=file:{path}", "--spec=ump@1.0", "--check=ump/l0/file-json")
+    (res,) = [r for r in report["results"] if r["check"] == "ump/l0/file-json"]
+    assert res["outcome"] == "failed" and len(res["findings"]) == 4, [f["message"] for f in res["findings"]]
+    assert res["findings"][-1]["message"].startswith("… and ")
