@@ -177,6 +177,18 @@ class OamsRpcClient:
         return self._call("consolidate", "oams.consolidate",
                           {"namespace": namespace} | ({"strategy": strategy} if strategy else {}))
 
+    def exchange_text(self, text: str) -> Any:
+        """One message written as given (not JSON, on purpose): the transport's RpcExchange."""
+        from memconform.suite.upp.jsonrpc import parse_sent
+
+        data = text.encode("utf-8")
+        return self.transport.exchange(data, parse_sent(data))
+
+    def notify(self, method: str, params: Any) -> Any:
+        """A notification (no id): the transport's RpcExchange, whose received_text is any answer."""
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        return self.transport.exchange(json.dumps(message).encode("utf-8"), message)
+
     def call_with_id(self, op: str, params: Any, request_id: Any) -> OamsReply:
         """One operation sent with the request id given (the envelope's id rule); the whole response
         is the reply's `received`."""

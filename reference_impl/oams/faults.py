@@ -675,6 +675,39 @@ def _rpc_error_without_message(endpoint: Any, original: Callable[..., Any]) -> C
     return error
 
 
+def _rpc_notification_answered(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A notification is answered as a call with id null (the id read with a default)."""
+    def one(message: Any) -> Any:
+        answer = original(message)
+        if answer is None and isinstance(message, dict) and "id" not in message:
+            return original({**message, "id": None})
+        return answer
+    return one
+
+
+def _rpc_unknown_method_invalid_request(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def call(method: str, params: Any) -> Any:
+        if method not in endpoint.methods:
+            from memconform.reference_impl.oams.rpc import INVALID_REQUEST, _RpcError
+
+            raise _RpcError(INVALID_REQUEST, f"Invalid Request: no method {method[:100]}")
+        return original(method, params)
+    return call
+
+
+def _rpc_parse_error_internal(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A body that is not JSON reaches the handler's catch-all: -32603 Internal error."""
+    def handle(body: bytes | str) -> bytes | None:
+        try:
+            json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            from memconform.reference_impl.oams.rpc import INTERNAL_ERROR
+
+            return endpoint.render(endpoint.error(None, INTERNAL_ERROR, "Internal error"))
+        return original(body)
+    return handle
+
+
 def _lines_descending(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return lambda memories: b"".join(reversed(original(memories).splitlines(keepends=True)))
 
@@ -814,6 +847,14 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        bindings=("http",), wraps={"rest.error": _flat_errors}),
     _f("rpc-error-without-message", "JSON-RPC error objects carry no message", "error-shape",
        bindings=("jsonrpc", "stdio"), wraps={"rpc.error": _rpc_error_without_message}),
+    # round 18: JSON-RPC 2.0's own rules (the class oams-jsonrpc-2.0)
+    _f("rpc-notification-answered", "a JSON-RPC notification is answered as a call with id null",
+       "jsonrpc-notification-no-reply", bindings=("jsonrpc", "stdio"), wraps={"rpc.one": _rpc_notification_answered}),
+    _f("rpc-unknown-method-invalid-request", "an unknown JSON-RPC method is answered -32600 instead of -32601",
+       "jsonrpc-method-not-found", bindings=("jsonrpc", "stdio"),
+       wraps={"rpc.call": _rpc_unknown_method_invalid_request}),
+    _f("rpc-parse-error-internal", "a JSON-RPC message that is not JSON is answered -32603 instead of -32700",
+       "jsonrpc-parse-error", bindings=("jsonrpc", "stdio"), wraps={"rpc.handle": _rpc_parse_error_internal}),
     _f("rpc-id-stringified", "JSON-RPC echoes a numeric request id as a string (7 becomes \"7\")",
        "jsonrpc-id-echo", bindings=("jsonrpc", "stdio"), wraps=after("rpc.one", _id_as_string)),
     # found by the blind red team (round 5): a STORE that changes what it stores

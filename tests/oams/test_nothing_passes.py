@@ -30,6 +30,10 @@ ALLOWED = {
     "oams/invalid-memory-refused": "observed each invalid memory refused",
     "oams/scope-refused": "observed each out-of-scope request refused",
     "oams/jsonrpc-id-echo": "observed each response carry its request's id: the envelope, whatever the store holds",
+    "oams/jsonrpc-parse-error": "observed each message that is not JSON answered -32700 with id null",
+    "oams/jsonrpc-method-not-found": "observed each unknown method answered -32601 with its id",
+    "oams/jsonrpc-notification-no-reply": "observed no answer to each notification, from a server answering the "
+                                          "control requests around them",
 }
 
 

@@ -3,10 +3,14 @@ method", so JSON-RPC 2.0's rules for a response hold): the response carries its 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from memconform.suite.oams.checks._common import namespace, say, served
+from memconform.suite.outcomes import Inconclusive
 from memconform.suite.registry import check
+# JSON-RPC 2.0's rules are one text whichever spec speaks it: UPP's module holds its judge
+from memconform.suite.upp import jsonrpc
 
 RPC = ("jsonrpc", "stdio")
 
@@ -24,3 +28,72 @@ def jsonrpc_id_echo(ctx: Any) -> None:
             say(ctx, "oams/jsonrpc-id-echo", f"oams.list sent with id {request_id!r} ({type(request_id).__name__}) was "
                                              f"answered with id {got!r}"
                                              f"{f' ({type(got).__name__})' if got != '<missing>' else ''}", reply)
+
+
+def _answer(exchange: Any) -> Any:
+    """The answer as the JSON-RPC judge reads it: None for nothing, NOT_JSON for text that is not JSON."""
+    text = exchange.received_text
+    if text is None or not text.strip():
+        return None
+    return exchange.received if exchange.received is not None else jsonrpc.read_message(text).value
+
+
+def _exchanged(exchange: Any) -> str:
+    got = "nothing" if exchange.received_text is None else jsonrpc.excerpt(exchange.received_text)
+    return f"sent {jsonrpc.excerpt(exchange.sent_text)}; came back {got}"
+
+
+#: Texts that are not JSON (no newline: one line over stdio).
+NOT_JSON = ('{"jsonrpc": "2.0", "method": "oams.list", "params": {}, "id": 1', "oams.list please")
+
+
+@check("oams/jsonrpc-parse-error", spec="oams", bindings=RPC, requirements=("oams/jsonrpc-parse-error",),
+       title="A message that is not JSON gets -32700 with id null (JSON-RPC 2.0)")
+def jsonrpc_parse_error(ctx: Any) -> None:
+    for text in NOT_JSON:
+        exchange = ctx.client.exchange_text(text)
+        problems = jsonrpc.expect_parse_error(_answer(exchange))
+        if problems:
+            ctx.violation("oams/jsonrpc-parse-error", "; ".join(p.message for p in problems)
+                          + f" ({_exchanged(exchange)}); JSON-RPC 2.0 §5.1: -32700 Parse error, \"id\": null",
+                          sent=exchange.sent_text, received=exchange.received_text)
+
+
+@check("oams/jsonrpc-method-not-found", spec="oams", bindings=RPC, requirements=("oams/jsonrpc-method-not-found",),
+       title="An unknown method gets -32601 (JSON-RPC 2.0)")
+def jsonrpc_method_not_found(ctx: Any) -> None:
+    for method, request_id in (("oams.mcf_no_such_method", 7_000_101), ("mcf.nothing", "mc-id-7000102")):
+        message = {"jsonrpc": "2.0", "method": method, "params": {}, "id": request_id}
+        exchange = ctx.client.exchange_text(json.dumps(message))
+        problems = jsonrpc.expect_method_not_found(_answer(exchange), request_id)
+        if problems:
+            ctx.violation("oams/jsonrpc-method-not-found", "; ".join(p.message for p in problems)
+                          + f" ({_exchanged(exchange)}); JSON-RPC 2.0 §5.1: -32601 Method not found, with the "
+                            "request's id", sent=exchange.sent_text, received=exchange.received_text)
+
+
+@check("oams/jsonrpc-notification-no-reply", spec="oams", bindings=RPC,
+       requirements=("oams/jsonrpc-notification-no-reply",),
+       title="A notification (no id) gets no response (JSON-RPC 2.0)")
+def jsonrpc_notification_no_reply(ctx: Any) -> None:
+    """Notifications of oams.list, of an unknown method and of oams.recall without a query: none may
+    be answered. Silence counts only from a server seen to answer: an oams.list request before and
+    after them must get its response."""
+    ns = namespace(ctx, tag="notify")
+
+    def still_answers(when: str) -> None:
+        control = ctx.client.list(ns)
+        if not isinstance(control.received, dict):
+            raise Inconclusive(f"the control request oams.list sent {when} got no JSON-RPC response "
+                               f"({control.describe()}): silence to a notification shows nothing there")
+
+    still_answers("before the notifications")
+    for method, params in (("oams.list", {"namespace": ns}), ("oams.mcf_no_such_method", {}),
+                           ("oams.recall", {"namespace": ns})):
+        exchange = ctx.client.notify(method, params)
+        still_answers(f"after the notification {method}")
+        if jsonrpc.expect_no_reply(exchange.received_text):
+            ctx.violation("oams/jsonrpc-notification-no-reply",
+                          f"the notification {method} (no id) was answered ({_exchanged(exchange)}); JSON-RPC 2.0 "
+                          "§4.1: \"The Server MUST NOT reply to a Notification\"",
+                          sent=exchange.sent_text, received=exchange.received_text)
