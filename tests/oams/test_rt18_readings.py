@@ -32,3 +32,37 @@ def test_a_markdown_file_whose_headers_lost_key_is_broken_oams_not_another_proto
     assert report["totals"].get("error", 0) == 0
     assert {f["requirement"] for r in report["results"] for f in r["findings"]} == {"oams/markdown-shape"}
     assert result.ret == 1
+
+
+class _Echoing:
+    """The reference (times made UTC, variant oams-times-normalized) behind a STORE whose answer echoes
+    the memory as sent: round 18's store-echo-input."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def store(self, memory, namespace=None, key=None):
+        import dataclasses
+
+        reply = self._inner.store(memory, namespace, key)
+        if reply.ok and isinstance(memory, dict) and "created_at" in memory:
+            return dataclasses.replace(reply, result=dict(memory))
+        return reply
+
+
+def test_a_non_utc_time_stored_in_utc_is_not_charged_to_refusal_for_an_echoed_answer():
+    """A server that stores an offset time as the same instant in UTC has stored what §2 asks; an
+    answer echoing the input is store-returns-stored's finding, not invalid-memory-refused's."""
+    from memconform.suite.registry import _REGISTRY
+    from memconform.suite.runner import run_check
+
+    from .helpers import reference
+
+    check = _REGISTRY["oams/invalid-memory-refused"]
+    with reference("http", variants=("oams-times-normalized",)) as factory:
+        result = run_check(check, "0.1", "http", lambda: _Echoing(factory()), None)
+    assert not result.findings, [f.message for f in result.findings]
+    assert "LIST shows its times as the same instant in UTC" in (result.reason or ""), result.reason

@@ -391,6 +391,7 @@ def invalid_memory_refused(ctx: Any) -> None:
     ctx.credit_only_observed()  # the error shape and code are judged only on a refusal (judge_error)
     ns = namespace(ctx, tag="invalid")
     keys, normalized = [], set()
+    echoed: dict[str, Any] = {}
     for what, members in INVALID:
         k = key("bad")
         keys.append(k)
@@ -400,6 +401,11 @@ def invalid_memory_refused(ctx: Any) -> None:
             ctx.note(f"STORE of a memory with {what} was taken and its times stored as the same instant in UTC "
                      f"({reply.result.get('created_at')}): §2's UTC is what was stored")
             continue
+        if what == NOT_UTC and reply.ok:
+            # taken, its answer not in UTC: what was stored decides (LIST below); a wrong answer alone
+            # is oams/store-returns-stored's (round 18: an answer echoing the input, UTC stored)
+            echoed[k] = reply
+            continue
         judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
                     what=f"STORE of a memory with {what}")
     if ctx.binding != "http":
@@ -408,11 +414,29 @@ def invalid_memory_refused(ctx: Any) -> None:
         judge_error(ctx, ctx.client.store({"namespace": ns, "value": "a memory without a key"}),
                     code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
                     what="oams.store of a memory without key")
-    held = [m.get("key") for m in listed(ctx, ns) if isinstance(m, dict)]
-    stored = [k for k in keys if k in held and k not in normalized]
+    listing = [m for m in listed(ctx, ns) if isinstance(m, dict)]
+    held = [m.get("key") for m in listing]
+    for k, reply in echoed.items():
+        back = next((m for m in listing if m.get("key") == k), None)
+        if back is not None and same_instant(back.get("created_at"), NOT_UTC_INSTANT) and \
+                model.parse_time(back.get("created_at")) and str(back.get("created_at")).endswith("Z"):
+            normalized.add(k)
+            ctx.note(f"STORE of a memory with {NOT_UTC} was taken and LIST shows its times as the same instant in UTC "
+                     f"({back.get('created_at')}): §2's UTC is what was stored (STORE's answer, "
+                     f"{reply.result.get('created_at') if isinstance(reply.result, dict) else reply.result!r}, is "
+                     "oams/store-returns-stored's)")
+            continue
+        say(ctx, "oams/invalid-memory-refused",
+            f"STORE of a memory with {NOT_UTC} (2026-01-01T12:00:00+02:00) was taken, and "
+            + (f"LIST shows created_at {back.get('created_at')!r}" if back is not None else "LIST does not show it")
+            + f": it must be refused with {model.VALIDATION_FAILED}, or stored as the same instant in UTC "
+              f"({NOT_UTC_INSTANT})", reply)
+    stored = [k for k in keys if k in held and k not in normalized and k not in echoed]
     ctx.observed("oams/invalid-memory-refused")
     if stored:
-        say(ctx, "oams/invalid-memory-refused", f"LIST of {ns!r} holds invalid memories {stored}")
+        whats = dict(zip(keys, (w for w, _ in INVALID)))
+        say(ctx, "oams/invalid-memory-refused", f"LIST of {ns!r} holds invalid memories that STORE was to refuse: "
+                                                + "; ".join(f"{k!r} ({whats.get(k, 'no key')})" for k in stored))
 
 
 @check("oams/scope-refused", spec="oams", bindings=LIVE,
