@@ -511,6 +511,10 @@ def strategy_known(strategy: Any) -> bool:
                                             and len(strategy) > len("vendor:"))
 
 
+#: A member left out, told apart from an explicit null.
+_LEFT_OUT = object()
+
+
 def consolidation_problems(memory: dict[str, Any], inputs: dict[tuple[str, str], dict[str, Any]] | None = None,
                            where: str = "") -> list[Problem]:
     """What §5/§6 ask of a consolidated memory. `inputs`, when known, are the memories it may come
@@ -532,12 +536,18 @@ def consolidation_problems(memory: dict[str, Any], inputs: dict[tuple[str, str],
     if not _is_uuid(run):
         problems.append(Problem("oams/dream-run-id", f"metadata.dream_run_id {describe(run)} is not a UUID", where))
     elif inputs is not None and isinstance(pairs, list):
-        sources = {m.get("source_id") for k, m in inputs.items() if any(_pair(p) == k for p in pairs)}
-        sid = memory.get("source_id")
+        # a source_id left out is no source_id (only an explicit null is one: §5's "Synthesized: null")
+        sources = {m["source_id"] for k, m in inputs.items()
+                   if any(_pair(p) == k for p in pairs) and "source_id" in m and not isinstance(m["source_id"], (dict, list))}
+        sid = memory.get("source_id", _LEFT_OUT)
         synthetic = isinstance(sid, str) and sid == f"dream:{strategy}:{run}"
-        if not synthetic and sid not in (sources - {None}):
-            problems.append(Problem("oams/consolidated-source-id", f"source_id {describe(sid)} is neither an input's "
-                                                                   f"source_id ({sorted(map(str, sources))}) nor "
+        # an input's null is an input's source_id too ("Synthesized (no single source): null", §5):
+        # preserving it from that input is preserving (round 18)
+        if not synthetic and sid not in sources:
+            shown = ", ".join(sorted(json.dumps(x, ensure_ascii=False) for x in sources))
+            said = "source_id is left out, so it" if sid is _LEFT_OUT else f"source_id {describe(sid)}"
+            problems.append(Problem("oams/consolidated-source-id", f"{said} is neither an input's "
+                                                                   f"source_id ({shown}) nor "
                                                                    f"dream:{strategy}:{run}", where))
     return problems
 

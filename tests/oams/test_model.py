@@ -240,3 +240,19 @@ def test_a_manifest_may_leave_out_embedding_model_when_the_lines_mix_models():
     one_model = [lines[0], dict(lines[1], embedding_model="m1")]
     assert [p.message for p in model.manifest_problems(manifest, one_model, model.render_jsonl(one_model)) if p.requirement == "oams/manifest-shape"] \
         == ["lines carry embeddings but embedding_model is missing"]
+
+
+def test_a_consolidated_memory_may_keep_its_strongest_input_s_null_source():
+    """§5: "Synthesized (no single source): null" is a source_id; preserving an input's null is
+    preserving it (round 18), and the message shows null as null. A source_id left out is none."""
+    run = "6f1c2a8e-2f4b-4e59-9a51-0c7b1f2d3e4a"
+    inputs = {("user-x123ab:personal", "a"): {**VALID, "key": "a", "source_id": None},
+              ("user-x123ab:personal", "b"): {**VALID, "key": "b", "source_id": "https://example.com/b"}}
+    out = {**VALID, "key": "d", "parent_id": "a", "source_id": None,
+           "metadata": {"dream_strategy": "compress", "dream_run_id": run,
+                        "dream_inputs": [["user-x123ab:personal", "a"], ["user-x123ab:personal", "b"]]}}
+    assert model.consolidation_problems(out, inputs) == []
+    left_out = {k: v for k, v in out.items() if k != "source_id"}
+    (problem,) = model.consolidation_problems(left_out, inputs)
+    assert problem.requirement == "oams/consolidated-source-id" and "left out" in problem.message
+    assert "null" in problem.message and "None" not in problem.message
