@@ -345,6 +345,16 @@ def _accepts_any_value(service: Any, original: Callable[..., Any]) -> Callable[.
     return validate
 
 
+def _pairs_keyed_joined(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Rows keyed by namespace and key run together: a pair joining alike replaces another's row."""
+    def put(doc: dict[str, Any]) -> None:
+        joined = doc["namespace"] + doc["key"]
+        service._db.execute("DELETE FROM memories WHERE namespace || key = ? AND NOT (namespace = ? AND key = ?)",
+                            (joined, doc["namespace"], doc["key"]))
+        original(doc)
+    return put
+
+
 def _scope_unchecked(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def check_namespace(namespace: Any, field: str = "namespace") -> str:
         if isinstance(namespace, str) and namespace:
@@ -837,6 +847,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("duplicate-pairs", "a pair written twice is listed twice", "ns-key-unique", wraps=_duplicate_pairs()),
     _f("accepts-any-value", "a value that is not a string (or none) is stored as its JSON text",
        "invalid-memory-refused", wraps=_wrap("_validate", _accepts_any_value)),
+    # round 18: ("o:a", "bc") and ("o:ab", "c") one row
+    _f("pairs-keyed-joined", "memories are keyed by namespace and key run together: (ns, \"bc\") and (ns + \"b\", "
+       "\"c\") share one row", "ns-key-unique", wraps=_wrap("_put", _pairs_keyed_joined)),
     _f("scope-unchecked", "namespaces whose scope holds / or : are accepted", "scope-no-slash-colon",
        wraps=_wrap("_check_namespace", _scope_unchecked)),
     _f("validation-code-generic", "an invalid memory is refused with -32602 instead of -32003", "error-codes",

@@ -302,6 +302,26 @@ def store_upsert(ctx: Any) -> None:
             say(ctx, "oams/store-upsert", f"updated_at went back from {a.get('updated_at')} to "
                                           f"{same[0].get('updated_at')}", second)
         _judge_last_write(ctx, ns, k, a, b, same[0], second)
+    _pairs_that_concatenate_alike(ctx, ns)
+
+
+def _pairs_that_concatenate_alike(ctx: Any, ns: str) -> None:
+    """(ns, "bc") and (ns + "b", "c") are two pairs, though their namespace and key run together alike:
+    a store keying rows by the two joined (round 18's "o:a"+"bc" = "o:ab"+"c") keeps one of them."""
+    other = ns + "b"
+    pairs = [model.new_memory(ns, "bc", "the pair ending in bc"), model.new_memory(other, "c", "the pair ending in c")]
+    for m in pairs:
+        if not ctx.client.store(m).ok:
+            ctx.note(f"STORE of ({m['namespace']!r}, {m['key']!r}) was refused: pairs whose namespace and key run "
+                     "together alike were not tried")
+            return
+    for m in pairs:
+        back = find(listed(ctx, m["namespace"]), m["key"])
+        if back is None or back.get("value") != m["value"]:
+            say(ctx, "oams/ns-key-unique", f"after STORE of ({ns!r}, 'bc') and ({other!r}, 'c'), two pairs whose "
+                                           f"namespace and key run together alike, LIST of {m['namespace']!r} reads "
+                                           f"{'no ' + repr(m['key']) if back is None else repr(back.get('value'))}: "
+                                           "each (namespace, key) pair is its own memory", sent=m, received=back)
 
 
 def _judge_last_write(ctx: Any, ns: str, k: str, before: dict[str, Any], answered: dict[str, Any],
