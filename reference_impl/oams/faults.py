@@ -695,6 +695,16 @@ def _rpc_notification_answered(endpoint: Any, original: Callable[..., Any]) -> C
     return one
 
 
+def _rpc_null_id_silent(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A request's id read as falsy-or-absent: an id of null makes it a notification."""
+    def one(message: Any) -> Any:
+        if isinstance(message, dict) and "id" in message and message["id"] is None:
+            original({k: v for k, v in message.items() if k != "id"})
+            return None
+        return original(message)
+    return one
+
+
 def _rpc_unknown_method_invalid_request(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def call(method: str, params: Any) -> Any:
         if method not in endpoint.methods:
@@ -863,6 +873,8 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     # round 18: JSON-RPC 2.0's own rules (the class oams-jsonrpc-2.0)
     _f("rpc-notification-answered", "a JSON-RPC notification is answered as a call with id null",
        "jsonrpc-notification-no-reply", bindings=("jsonrpc", "stdio"), wraps={"rpc.one": _rpc_notification_answered}),
+    _f("rpc-null-id-silent", "a JSON-RPC request with \"id\": null is taken for a notification and not answered",
+       "jsonrpc-notification-no-reply", bindings=("jsonrpc",), wraps={"rpc.one": _rpc_null_id_silent}),
     _f("rpc-unknown-method-invalid-request", "an unknown JSON-RPC method is answered -32600 instead of -32601",
        "jsonrpc-method-not-found", bindings=("jsonrpc", "stdio"),
        wraps={"rpc.call": _rpc_unknown_method_invalid_request}),

@@ -88,6 +88,17 @@ def jsonrpc_notification_no_reply(ctx: Any) -> None:
                                f"({control.describe()}): silence to a notification shows nothing there")
 
     still_answers("before the notifications")
+    if ctx.binding == "jsonrpc":
+        # a request whose id is null is a call, not a notification (§4.1: a notification has no "id"
+        # member): it is answered. Over stdio answers pair with requests by id, and one with id null
+        # cannot be told from the answer to an unreadable message, so HTTP only (as for UPP)
+        exchange = ctx.client.exchange_text(json.dumps({"jsonrpc": "2.0", "method": "oams.list",
+                                                        "params": {"namespace": ns}, "id": None}))
+        if not isinstance(_answer(exchange), dict):
+            ctx.violation("oams/jsonrpc-notification-no-reply",
+                          f"a request with \"id\": null, a call and not a notification (JSON-RPC 2.0 §4.1: a "
+                          f"notification has no \"id\" member), got no response object ({_exchanged(exchange)})",
+                          sent=exchange.sent_text, received=exchange.received_text)
     for method, params in (("oams.list", {"namespace": ns}), ("oams.mcf_no_such_method", {}),
                            ("oams.recall", {"namespace": ns})):
         exchange = ctx.client.notify(method, params)
