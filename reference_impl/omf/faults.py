@@ -41,6 +41,10 @@ OMF_FAULTS = (
     # round 19: a file's "18/04/2026" reached the claim
     _f("export-dates-day-first", "export writes created_at / updated_at / expires_at as DD/MM/YYYY", "item-date-format",
        wraps={"_export_item": faulty.dates_day_first}),
+    # round 19: a superseded_by that the sibling's supersedes does not answer
+    _f("export-superseded-by-dropped", "export writes superseded_by null on every item, while the sibling's supersedes "
+       "names it (so a replayed edge reads back without its superseded_by too)", "export-edges-agree",
+       "superseded-by-derived", wraps={"_export_item": faulty.superseded_by_dropped}),
     _f("exported-at-millis", "export stamps exported_at with milliseconds (…:SS.mmmZ), not seconds precision",
        "exported-at-format",
        wraps={"_envelope": faulty.exported_at_millis}),

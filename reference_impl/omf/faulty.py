@@ -380,6 +380,18 @@ def exports_version_1(engine: Any, original: Callable[..., Any]) -> Callable[...
     return lambda now_ms: {**original(now_ms), "omf": "1"}
 
 
+def superseded_by_dropped(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """omf-export-superseded-by-dropped: the export reads superseded_by from a column the edge replay
+    never writes, so it is null on every item while the sibling's supersedes names it."""
+    def item(row: Any, now_ms: int) -> dict[str, Any]:
+        out = original(row, now_ms)
+        lc = (((out.get("extensions") or {}).get("memd") or {}).get("lifecycle"))
+        if isinstance(lc, dict):
+            lc["superseded_by"] = None
+        return out
+    return item
+
+
 def export_by_content(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return lambda *args: sorted(original(*args), key=lambda row: row["content"])
 

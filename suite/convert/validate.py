@@ -65,15 +65,26 @@ def ump_problems(document: Any) -> list[str]:
     return [p for i, rec in enumerate(document) for p in ump_record_problems(rec, f"/{i}")]
 
 
+def _omf_binding(problems: list[Any]) -> list[Any]:
+    """The problems that make a document unreadable: a SHOULD's (an informational date's form) does
+    not, as an importer takes such a document (created_at is "not used on import")."""
+    from memconform.suite import catalogue
+    from memconform.suite.outcomes import Keyword
+
+    cat = catalogue.load("omf")
+    return [p for p in problems if cat.get(p.requirement).keyword is Keyword.MUST]
+
+
 def omf_problems(document: Any) -> list[str]:
     # produced_by_memd=False: a third-party document (and every converted one) need not carry memd's
     # namespace on each item.
-    return [str(p) for p in omf_model.problems(document, produced_by_memd=False)]
+    return [str(p) for p in _omf_binding(omf_model.problems(document, produced_by_memd=False))]
 
 
 def omf_item_problems(item: Any) -> list[str]:
     probe = {"omf": omf_model.VERSION, "exported_at": "2000-01-01T00:00:00Z", "memories": [item]}
-    return [str(p).replace("/memories/0", "", 1) for p in omf_model.problems(probe, produced_by_memd=False)]
+    return [str(p).replace("/memories/0", "", 1)
+            for p in _omf_binding(omf_model.problems(probe, produced_by_memd=False))]
 
 
 def upp_problems(document: Any) -> list[str]:

@@ -203,6 +203,37 @@ def _memd_export_problems(memories: list[Any]) -> list[Problem]:
             if missing:
                 out.append(Problem("omf/memd-lifecycle", where + "/extensions/memd/lifecycle",
                                    f"missing {', '.join(missing)} (every lifecycle field is emitted)"))
+    return out + _edge_problems(memories)
+
+
+def _edge_problems(memories: list[Any]) -> list[Problem]:
+    """Where both items of an edge are in the document, superseded_by and the sibling's supersedes
+    agree: A.superseded_by is B exactly when B.supersedes is A (superseded_by is "derived from the
+    sibling item's supersedes"). An edge whose other side is absent is a partial export's, not judged."""
+    ids: dict[str, int] = {}
+    lifecycles: dict[int, dict[str, Any]] = {}
+    for i, it in enumerate(memories):
+        memd = memd_extension(it) or {}
+        cid, lc = memd.get("chunk_id"), memd.get("lifecycle")
+        if isinstance(cid, str) and cid not in ids and isinstance(lc, dict):
+            ids[cid], lifecycles[i] = i, lc
+    out = []
+    for i, lc in lifecycles.items():
+        me = next(c for c, n in ids.items() if n == i)
+        newer = lc.get("superseded_by")
+        if isinstance(newer, str) and newer in ids:
+            back = lifecycles[ids[newer]].get("supersedes")
+            if back != me:
+                out.append(Problem("omf/export-edges-agree", f"/memories/{i}/extensions/memd/lifecycle/superseded_by",
+                                   f"superseded_by {newer!r} (item {ids[newer]}), whose supersedes is "
+                                   f"{json.dumps(back)}, not this item's chunk_id {me!r}"))
+        older = lc.get("supersedes")
+        if isinstance(older, str) and older in ids:
+            forward = lifecycles[ids[older]].get("superseded_by")
+            if forward != me:
+                out.append(Problem("omf/export-edges-agree", f"/memories/{i}/extensions/memd/lifecycle/supersedes",
+                                   f"supersedes {older!r} (item {ids[older]}), whose superseded_by is "
+                                   f"{json.dumps(forward)}, not this item's chunk_id {me!r}"))
     return out
 
 

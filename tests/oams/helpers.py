@@ -71,8 +71,10 @@ from memconform.targets.oams import _Shared as _NoClose  # noqa: E402
 
 
 #: the state machine's budget in these runs: small for the clean reference and the variants; off for
-#: the fault table (a fault is proven by the scripted checks, as tests/harness does for the other specs)
-MACHINE = {"MEMCONFORM_STATEFUL_EXAMPLES": "8", "MEMCONFORM_STATEFUL_STEPS": "12", "MEMCONFORM_STATEFUL_SECONDS": "2",
+#: the fault table (a fault is proven by the scripted checks, as tests/harness does for the other specs).
+#: Sequences and steps bound it; the wall-clock cap is lifted, so that a loaded machine (a CI run beside
+#: other work) cannot turn the machine's verdict into "stopped at its cap"
+MACHINE = {"MEMCONFORM_STATEFUL_EXAMPLES": "8", "MEMCONFORM_STATEFUL_STEPS": "12", "MEMCONFORM_STATEFUL_SECONDS": "60",
            "MEMCONFORM_STATEFUL_SHRINK_SECONDS": "0.5"}
 MACHINE_OFF = {"MEMCONFORM_STATEFUL_EXAMPLES": "0"}
 

@@ -130,6 +130,22 @@ def test_exported_at_seconds_precision_and_fault() -> None:
     assert not pattern.match(engine("omf-exported-at-millis", now=NOW + 123).export_document("t")["exported_at"])
 
 
+def test_export_dates_and_edges_and_their_faults() -> None:
+    """created_at is an RFC 3339 date-time, and a replayed edge reads back on both its items (the faults
+    "omf-export-dates-day-first" and "omf-export-superseded-by-dropped" break each)."""
+    older, newer = "018f0000-0000-7000-8000-000000000001", "018f0000-0000-7000-8000-000000000002"
+    edge = doc(item("old", chunk_id=older, lifecycle={"status": "superseded"}),
+               item("new", chunk_id=newer, lifecycle={"supersedes": older}))
+    for fault, dates_ok, edges_ok in ((None, True, True), ("omf-export-dates-day-first", False, True),
+                                      ("omf-export-superseded-by-dropped", True, False)):
+        e = engine(fault)
+        e.import_document("t", edge)
+        items = exported(e)
+        assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT.*Z", it["created_at"]) for it in items) is dates_ok, fault
+        old = next(it for it in items if it["content"] == "old")
+        assert (old["extensions"]["memd"]["lifecycle"]["superseded_by"] is not None) is edges_ok, fault
+
+
 def test_exported_at_not_interpreted() -> None:
     e = engine()
     assert e.import_document("t", doc(item("a"), exported_at="1970-01-01T00:00:00Z"))["imported"] == 1
@@ -535,7 +551,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 64 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 66 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 

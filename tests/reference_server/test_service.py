@@ -968,6 +968,7 @@ def _scenario(env: Env) -> dict[str, Any]:
     # every owner's records are signed with that owner's key (issue 13: not one loaded key for all)
     bid = env.remember(rec("owner-b signer probe", owner=B))
     attempt("signer-b", lambda: (env.get(bid, who="owner-b").get("integrity") or {}).get("signer") == B)
+    attempt("verifies-b", lambda: integrity.verify(env.get(bid, who="owner-b")).ok)
     sub = svc.subscribe(version="1.0", token=env.token())
     env.remember(rec("subscribe probe"))
     out["subscribe"] = [e["type"] for e in iter(lambda: sub.next(0.01), None)]
@@ -1126,7 +1127,7 @@ def test_clean_observation_is_what_the_contract_says(clean_observation):
     assert o["text-roundtrip"] == "persisted ✓ — naïve" and o["id-length"] == 34 and o["revise"]["new-id"] is True
     assert o["rh-inline"] == ["inline rh"] and rh.parse(o["rh-text"])[0]["text"].startswith("rhq &lt;/ump:memory&gt;")
     assert o["subscribe"] == ["created"]
-    assert o["signer-b"] is True
+    assert o["signer-b"] is True and o["verifies-b"] is True
     for name in ("tok-none", "tok-forged", "tok-expired", "tok-nbf", "tok-no-prefix", "tok-unreadable-exp",
                  "tok-numeric-expired", "tok-unsigned", "tok-unsigned-prefix"):
         assert o[name] == ("error", "unauthorized"), name

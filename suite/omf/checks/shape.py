@@ -17,7 +17,7 @@ SHAPE_RULES = (
     "omf/content-not-blank", "omf/item-field-types", "omf/item-date-format", "omf/memd-namespace", "omf/memd-v", "omf/memd-chunk-id",
     "omf/memd-project-id", "omf/memd-chunk-type", "omf/memd-ingestion-mode", "omf/memd-lifecycle",
     "omf/lifecycle-status-vocabulary", "omf/lifecycle-tier-vocabulary", "omf/lifecycle-field-types",
-    "omf/export-never-deleted-error", "omf/memd-chunk-id-uuidv7", "omf/export-status-hint",
+    "omf/export-never-deleted-error", "omf/memd-chunk-id-uuidv7", "omf/export-status-hint", "omf/export-edges-agree",
 )
 #: What a document without items still shows.
 ENVELOPE_RULES = ("omf/omf-version", "omf/exported-at-format", "omf/memories-required")
@@ -41,6 +41,7 @@ ABOUT = {
     "omf/export-never-deleted-error": "lifecycle status judged as memd's export",
     "omf/memd-chunk-id-uuidv7": "string chunk_id judged as memd's export",
     "omf/export-status-hint": "item whose lifecycle status is superseded or expired",
+    "omf/export-edges-agree": "supersession edge with both its items in the document",
 }
 ITEM_TYPED = tuple(f for f in model.STANDARD_ITEM_FIELDS if f != "content")
 LIFECYCLE_TYPED = tuple(f for f in model.LIFECYCLE_FIELDS if f not in ("status", "tier"))
@@ -113,6 +114,9 @@ def held(doc: dict[str, Any], memd: bool) -> set[str]:
             seen.add("omf/memd-chunk-id-uuidv7")
         if any(lc.get("status") in ("superseded", "expired") for lc in lcs):
             seen.add("omf/export-status-hint")
+        ids = {e.get("chunk_id") for e in exts if isinstance(e.get("chunk_id"), str)}
+        if any(lc.get(f) in ids for lc in lcs for f in ("supersedes", "superseded_by")):
+            seen.add("omf/export-edges-agree")
     return seen
 
 
@@ -139,6 +143,7 @@ def _nothing_judged(what: str) -> str:
 #: A tenant of every lifecycle state memd can hold, so the export has each kind of item to show.
 def _varied(tenant: str) -> list[dict[str, Any]]:
     past = model.now_ms() - 86_400_000
+    older = model.uuid7()
     return [
         model.item(own(tenant, "mcf shape: final"), project="p1", tags=["a", "b"], category="p1", chunk_type="code",
                    ingestion_mode="conversation"),
@@ -148,6 +153,9 @@ def _varied(tenant: str) -> list[dict[str, Any]]:
         model.item(own(tenant, "mcf shape: deleted"), lifecycle={"status": "deleted"}),
         model.item(own(tenant, "mcf shape: error"), lifecycle={"status": "error"}),
         model.item(own(tenant, "mcf shape: nanomem"), memd=False, tags=["n"]),
+        # an edge with both its items in the export (omf/export-edges-agree)
+        model.item(own(tenant, "mcf shape: edge older"), chunk_id=older, lifecycle={"status": "superseded"}),
+        model.item(own(tenant, "mcf shape: edge newer"), lifecycle={"supersedes": older}),
     ]
 
 
