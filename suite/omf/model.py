@@ -218,22 +218,17 @@ def _edge_problems(memories: list[Any]) -> list[Problem]:
         if isinstance(cid, str) and cid not in ids and isinstance(lc, dict):
             ids[cid], lifecycles[i] = i, lc
     out = []
+    own = {n: c for c, n in ids.items()}
     for i, lc in lifecycles.items():
-        me = next(c for c, n in ids.items() if n == i)
-        newer = lc.get("superseded_by")
-        if isinstance(newer, str) and newer in ids:
-            back = lifecycles[ids[newer]].get("supersedes")
-            if back != me:
-                out.append(Problem("omf/export-edges-agree", f"/memories/{i}/extensions/memd/lifecycle/superseded_by",
-                                   f"superseded_by {newer!r} (item {ids[newer]}), whose supersedes is "
-                                   f"{json.dumps(back)}, not this item's chunk_id {me!r}"))
-        older = lc.get("supersedes")
-        if isinstance(older, str) and older in ids:
-            forward = lifecycles[ids[older]].get("superseded_by")
-            if forward != me:
-                out.append(Problem("omf/export-edges-agree", f"/memories/{i}/extensions/memd/lifecycle/supersedes",
-                                   f"supersedes {older!r} (item {ids[older]}), whose superseded_by is "
-                                   f"{json.dumps(forward)}, not this item's chunk_id {me!r}"))
+        me = own[i]
+        for field, sibling_field in (("superseded_by", "supersedes"), ("supersedes", "superseded_by")):
+            other = lc.get(field)
+            if isinstance(other, str) and other in ids:
+                back = lifecycles[ids[other]].get(sibling_field)
+                if back != me:
+                    out.append(Problem("omf/export-edges-agree", f"/memories/{i}/extensions/memd/lifecycle/{field}",
+                                       f"{field} {other!r} (item {ids[other]}), whose {sibling_field} is "
+                                       f"{json.dumps(back)}, not this item's chunk_id {me!r}"))
     return out
 
 

@@ -93,3 +93,26 @@ def observing_checks(fault: Any) -> tuple[str, ...] | None:
     chosen = tuple(c.id for c in checks_naming(fault.spec, fault.breaks))
     assert chosen, f"fault {fault.name}: no check names any of {fault.breaks}"
     return chosen
+
+
+def export_with_markdown(folder: Path, version: str, text: str, md_of: Callable[[dict[str, Any]], str]) -> str:
+    """An export in `folder` (the corpus's exportable records of `version`, the first with body.text
+    `text`, unsigned) as export.ump.json, and that record's .ump.md as `md_of(record)` writes it."""
+    from memconform.suite.ump import consent, files
+    from memconform.suite.ump.corpus import export_corpus
+
+    records = consent.export_view([r for r in export_corpus(version) if r["ump"] == version])
+    rec = {k: v for k, v in records[0].items() if k != "integrity"}
+    rec["body"] = dict(rec["body"], text=text)
+    records[0] = rec
+    (folder / "export.ump.json").write_text(files.dump_json(records), encoding="utf-8")
+    (folder / "md").mkdir()
+    (folder / "md" / "one.ump.md").write_text(md_of(rec), encoding="utf-8", newline="")
+    return str(folder)
+
+
+def md_roundtrip_result(pytester, folder: str, version: str) -> dict[str, Any]:
+    """The one result of ump/l0/md-roundtrip run on `folder` as a file target."""
+    _, report = run_suite(pytester, f"--target=file:{folder}", f"--spec=ump@{version}", "--check=ump/l0/md-roundtrip")
+    (res,) = [r for r in report["results"] if r["check"] == "ump/l0/md-roundtrip"]
+    return res

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from harness.helpers import failed_requirements, run_suite, served_reference  # tests/ is on sys.path
+from harness.helpers import (export_with_markdown, failed_requirements, md_roundtrip_result,  # tests/ is on sys.path
+                             run_suite, served_reference)
 from memconform.suite.outcomes import CheckResult, Outcome
 from memconform.suite.registry import all_checks
 from memconform.suite.runner import run_check
-from memconform.suite.ump import consent, files, ids, markdown
+from memconform.suite.ump import ids, markdown
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.checks import l1
 from memconform.suite.ump.checks._live import OWNER_A, did
 from memconform.suite.ump.client import Auth, Reply
-from memconform.suite.ump.corpus import export_corpus
 from memconform.targets.http import HttpUmpClient
 
 CHECKS = {c.id: c for c in all_checks("ump")}
@@ -205,17 +205,11 @@ def test_a_policy_refusal_of_a_valid_vector_is_not_a_parse_failure(url):
 # -- FF-12: the body's final newline in .ump.md -------------------------------------------------------
 
 def _export(tmp_path, text: str, md_body: str) -> str:
-    records = consent.export_view([r for r in export_corpus("0.1") if r["ump"] == "0.1"])
-    rec = {k: v for k, v in records[0].items() if k != "integrity"}
-    rec["body"] = dict(rec["body"], text=text)
-    records[0] = rec
-    (tmp_path / "export.ump.json").write_text(files.dump_json(records), encoding="utf-8")
-    md = markdown.to_markdown(rec)
-    assert md.endswith(text + "\n")
-    (tmp_path / "md").mkdir()
-    (tmp_path / "md" / "one.ump.md").write_text(md[: -len(text) - 1] + md_body, encoding="utf-8",
-                                                 newline="")
-    return str(tmp_path)
+    def md_of(rec):
+        md = markdown.to_markdown(rec)
+        assert md.endswith(text + "\n")
+        return md[: -len(text) - 1] + md_body
+    return export_with_markdown(tmp_path, "0.1", text, md_of)
 
 
 def test_body_readings_take_the_final_newline_both_ways():
@@ -230,9 +224,7 @@ def test_body_readings_take_the_final_newline_both_ways():
                                               ("line one\nשלום\n\n", "passed"),  # one newline added
                                               ("line one\nשלום!\n", "failed")])
 def test_md_roundtrip_takes_either_framing_and_says_how_values_differ(pytester, tmp_path, md_body, verdict):
-    folder = _export(tmp_path, "line one\nשלום\n", md_body)
-    result, report = run_suite(pytester, f"--target=file:{folder}", "--spec=ump@0.1", "--check=ump/l0/md-roundtrip")
-    (res,) = [r for r in report["results"] if r["check"] == "ump/l0/md-roundtrip"]
+    res = md_roundtrip_result(pytester, _export(tmp_path, "line one\nשלום\n", md_body), "0.1")
     assert res["outcome"] == verdict, res
     if verdict == "failed":
         message = res["findings"][0]["message"]

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from harness.helpers import failed_requirements, run_suite  # tests/ is on sys.path
+from harness.helpers import (export_with_markdown, failed_requirements, md_roundtrip_result,  # tests/ is on sys.path
+                             run_suite)
 from memconform.suite.ump import consent, files, markdown
 from memconform.suite.ump.corpus import export_corpus
 
@@ -15,15 +16,8 @@ from memconform.suite.ump.corpus import export_corpus
 # -- F1: a .ump.md checked out with CRLF line endings ---------------------------------------------------
 
 def _export_crlf(tmp_path, text: str, md_text: str) -> str:
-    records = consent.export_view([r for r in export_corpus("1.0") if r["ump"] == "1.0"])
-    rec = {k: v for k, v in records[0].items() if k != "integrity"}
-    rec["body"] = dict(rec["body"], text=text)
-    records[0] = rec
-    (tmp_path / "export.ump.json").write_text(files.dump_json(records), encoding="utf-8")
-    md = markdown.to_markdown(dict(rec, body=dict(rec["body"], text=md_text)))
-    (tmp_path / "md").mkdir()
-    (tmp_path / "md" / "one.ump.md").write_text(md.replace("\n", "\r\n"), encoding="utf-8", newline="")
-    return str(tmp_path)
+    return export_with_markdown(tmp_path, "1.0", text, lambda rec: markdown.to_markdown(
+        dict(rec, body=dict(rec["body"], text=md_text))).replace("\n", "\r\n"))
 
 
 def test_body_readings_of_a_crlf_file_also_take_its_line_endings_as_lf():
@@ -41,9 +35,7 @@ def test_body_readings_of_a_crlf_file_also_take_its_line_endings_as_lf():
 @pytest.mark.parametrize("md_text, verdict", [("Line one.\nLine two.\n\n## Three", "passed"),
                                               ("Line one.\nLine 2.\n\n## Three", "failed")])
 def test_md_roundtrip_takes_a_crlf_checkout_of_an_lf_record(pytester, tmp_path, md_text, verdict):
-    folder = _export_crlf(tmp_path, "Line one.\nLine two.\n\n## Three", md_text)
-    result, report = run_suite(pytester, f"--target=file:{folder}", "--spec=ump@1.0", "--check=ump/l0/md-roundtrip")
-    (res,) = [r for r in report["results"] if r["check"] == "ump/l0/md-roundtrip"]
+    res = md_roundtrip_result(pytester, _export_crlf(tmp_path, "Line one.\nLine two.\n\n## Three", md_text), "1.0")
     assert res["outcome"] == verdict, res
 
 
