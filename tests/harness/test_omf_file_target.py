@@ -38,7 +38,7 @@ def test_a_broken_export_fails_for_what_it_breaks(pytester):
 
 def test_a_file_without_what_a_rule_is_about_leaves_it_not_judged(tmp_path):
     """Absence is never evidence: an export of plain rows (no superseded or expired chunk) passes
-    omf/file/shape on what it shows, and leaves the status hint not judged; a document whose
+    omf/file/shape on what it shows, and leaves the status hint and the edges' agreement not judged; a document whose
     items carry no optional member and no extensions.memd, judged as a plain consumer's, leaves the
     item-field-types rule and memd's own not judged. The report reads them as not exercised by the file."""
     from memconform.reports.model import requirement_outcomes
@@ -53,7 +53,7 @@ def test_a_file_without_what_a_rule_is_about_leaves_it_not_judged(tmp_path):
     path.write_text(json.dumps(_reference_export()), encoding="utf-8")
     result = run_check(check, "1.0", "file", lambda: OmfDocuments([path]), None)
     assert result.outcome is Outcome.PASSED, result.reason
-    assert result.extra["not_judged"] == ["omf/export-status-hint"]
+    assert result.extra["not_judged"] == ["omf/export-status-hint", "omf/export-edges-agree"]
     assert "holds no item whose lifecycle status is superseded or expired" in result.reason
     reported = {"node_id": "n", "requirements": list(SHAPE_RULES), "outcome": "passed", "findings": [],
                 "not_judged": result.extra["not_judged"]}
