@@ -114,3 +114,17 @@ def test_vectors_verify_and_a_changed_byte(tmp_path):
 def test_run_help_mentions_pytest_options():
     result = invoke("run", "--help")
     assert result.exit_code == 0 and "--target" in result.output
+
+
+def test_a_signature_over_another_reading_of_sign_the_hash_is_the_interop_class_s_only(tmp_path):
+    """As in a suite run (round 19): a record signed over the raw digest verifies by the text; only the
+    public implementation's signing input, the class ump-reference-interop, is not met."""
+    from memconform.vectors import load
+
+    case = next(c for c in load.cases(version="1.0") if c.id.endswith("/signature-over-raw-digest"))
+    path = tmp_path / "raw.ump.json"
+    path.write_text(json.dumps(case.input))
+    result = invoke("record", "verify", str(path))
+    assert result.exit_code == 0, result.output
+    assert "raw 32-byte BLAKE3 digest" in result.output and "ump-reference-interop" in result.output
+    assert "signature verifies" in result.output
