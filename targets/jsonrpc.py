@@ -547,6 +547,13 @@ class StdioTransport:
                 got.append(item)
             elif why not in _PASSED_OVER:
                 problems.append(stray_problem(item, why))
+        if len(got) > 1 and fence is not None:
+            joined = self._joined(got)
+            if joined is not None and isinstance(joined[1].value, dict) and joined[1].value.get("id") == fence:
+                # the fence's own answer spread over lines: a framing fault (filed as one), not a reply
+                # to the notification (round 18's server pretty-printed every error)
+                problems.extend(joined[1].problems)
+                got = got[:joined[0]]
         if not got:
             return None
         if len(got) > 1:

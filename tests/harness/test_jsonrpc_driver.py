@@ -504,6 +504,15 @@ def test_stdio_a_pretty_printed_answer_is_read_and_its_framing_reported(stdio):
     assert reply.ok and reply.result == INFO and reqs(reply.exchange) == [rpc.STDIO_LINE_FRAMING]
 
 
+def test_stdio_a_pretty_printed_fence_answer_is_no_reply_to_the_notification(stdio):
+    """After a notification the driver sends a fence request; its answer spread over lines is the
+    fence's (a framing fault, reported as one), not an answer to the notification (round 18: a
+    server pretty-printing every error was charged with answering notifications)."""
+    exchange = stdio("pretty").notify("upp/info", {})
+    assert exchange.received_text is None, exchange.received_text
+    assert reqs(exchange) == [rpc.STDIO_LINE_FRAMING]
+
+
 def test_stdio_two_answers_on_one_line(stdio):
     client = stdio("double")
     first = client.info()
