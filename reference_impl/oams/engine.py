@@ -251,6 +251,8 @@ class OamsService:
                 if name in memory and memory[name] != given:
                     raise invalid(f"the body's {name} {memory[name]!r} is not the path's {given!r}", field=name)
                 memory[name] = given
+        if isinstance(memory, dict) and "key" not in memory and self.policy.missing_key == "assign":
+            memory = {**memory, "key": uuid.uuid4().hex}
         return self._write([self._validate(memory)])[0]
 
     # -- BATCH_STORE -------------------------------------------------------------------------------

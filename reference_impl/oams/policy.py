@@ -70,6 +70,10 @@ class OamsPolicy:
     #: "refuse"); §2 asks "RFC 3339 timestamp, UTC" and defines validity by presence, so a server may
     #: instead store the same instant in UTC ("normalize").
     offset_times: str = "refuse"
+    #: oams/invalid-memory-refused: a STORE whose memory has no key (JSON-RPC: the key is the memory's)
+    #: is refused -32003 ("refuse"), or given a key of the server's own ("assign": §2, "Implementations
+    #: MAY use ULID, UUIDv7, content-hash, or a human-readable slug"; a blind red team's server, round 18).
+    missing_key: str = "refuse"
 
 
 def configure(implementation: Any, fault: Any, variants: Iterable[str], part: str | None = None) -> OamsPolicy:

@@ -37,6 +37,9 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
     _v("unknown-namespace-error-first", "LIST and RECALL of a namespace never written answer -32001, and a RECALL "
        "names its unknown namespace before it judges its other parameters (§3 orders no two errors; round 18)",
        ("error-codes", "recall-single-namespace"), unknown_namespace="error-first"),
+    _v("assigns-missing-key", "a STORE whose memory has no key is stored under a key the server mints (§2 leaves "
+       "key forms to the implementation) instead of refused -32003", ("invalid-memory-refused",),
+       bindings=("jsonrpc", "stdio"), missing_key="assign"),
     _v("times-offset", "server-assigned times written as ...+00:00 instead of ...Z", ("timestamps-utc",),
        time_style="offset"),
     _v("rpc-forget-object", "oams.forget's JSON-RPC result is {\"deleted\": true} instead of null",

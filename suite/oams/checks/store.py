@@ -430,10 +430,17 @@ def invalid_memory_refused(ctx: Any) -> None:
                     what=f"STORE of a memory with {what}")
     if ctx.binding != "http":
         # over JSON-RPC the key is the memory's own (REST's is the path): a memory without one is
-        # invalid like any other, not an internal error (a blind red team's server, round 18, said -32603)
-        judge_error(ctx, ctx.client.store({"namespace": ns, "value": "a memory without a key"}),
-                    code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
-                    what="oams.store of a memory without key")
+        # refused as invalid (not an internal error: a blind red team's server, round 18, said -32603),
+        # or given a key of the server's choosing (§2: "Implementations MAY use ULID, UUIDv7, content-hash,
+        # or a human-readable slug", the same round's legitimate reading)
+        keyless = ctx.client.store({"namespace": ns, "value": "a memory without a key"})
+        assigned = keyless.result.get("key") if keyless.ok and isinstance(keyless.result, dict) else None
+        if isinstance(assigned, str) and assigned:
+            ctx.note(f"oams.store of a memory without key was taken under the key {assigned!r} the server chose "
+                     "(§2 leaves key forms to the implementation)")
+        else:
+            judge_error(ctx, keyless, code=model.VALIDATION_FAILED, refused_rule="oams/invalid-memory-refused",
+                        what="oams.store of a memory without key (and no key assigned in the answer)")
     listing = [m for m in listed(ctx, ns) if isinstance(m, dict)]
     held = [m.get("key") for m in listing]
     for k, reply in echoed.items():
