@@ -453,6 +453,14 @@ def invalid_memory_refused(ctx: Any) -> None:
                      f"{reply.result.get('created_at') if isinstance(reply.result, dict) else reply.result!r}, is "
                      "oams/store-returns-stored's)")
             continue
+        if back is not None and model.parse_time(back.get("created_at")) and str(back.get("created_at")).endswith("Z"):
+            # stored valid, in UTC, at another instant: the given times were replaced, which is
+            # oams/store-keeps-given-timestamps' finding; nothing invalid was stored (round 18)
+            normalized.add(k)
+            ctx.note(f"STORE of a memory with {NOT_UTC} was taken and LIST shows it at {back.get('created_at')}, in UTC "
+                     "but another instant: nothing invalid was stored (replacing given times is "
+                     "oams/store-keeps-given-timestamps')")
+            continue
         say(ctx, "oams/invalid-memory-refused",
             f"STORE of a memory with {NOT_UTC} (2026-01-01T12:00:00+02:00) was taken, and "
             + (f"LIST shows created_at {back.get('created_at')!r}" if back is not None else "LIST does not show it")
