@@ -250,6 +250,7 @@ class StdioTransport:
         if not argv:
             raise TargetError("jsonrpc+stdio: no command to start")
         self.argv = list(argv)
+        self.env = env  # kept so that a client may start the same command again
         self.name = name or f"jsonrpc+stdio:{shlex.join(self.argv)}"
         self.timeout = float(timeout)
         self.notify_wait = float(notify_wait)

@@ -4,6 +4,8 @@ pins F1 in tests/harness/test_variants.py; the Markdown reading is tests/oams/te
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from harness.helpers import run_suite  # tests/ is on sys.path
@@ -66,3 +68,32 @@ def test_a_non_utc_time_stored_in_utc_is_not_charged_to_refusal_for_an_echoed_an
         result = run_check(check, "0.1", "http", lambda: _Echoing(factory()), None)
     assert not result.findings, [f.message for f in result.findings]
     assert "LIST shows its times as the same instant in UTC" in (result.reason or ""), result.reason
+
+
+DIES_ON_GARBAGE = r'''
+import json, sys
+from memconform.reference_impl.oams.engine import OamsService
+from memconform.reference_impl.oams.rpc import endpoint
+
+rpc = endpoint(OamsService())
+for raw in sys.stdin.buffer:
+    try:
+        json.loads(raw)
+    except ValueError:
+        sys.exit(1)  # a server that ends on a line it cannot parse
+    answer = rpc.handle(raw.strip())
+    if answer is not None:
+        sys.stdout.buffer.write(answer.rstrip(b"\n") + b"\n")
+        sys.stdout.buffer.flush()
+'''
+
+
+def test_a_stdio_server_ending_on_a_malformed_line_gets_verdicts_not_errors(pytester, tmp_path):
+    """The suite sends lines that are not JSON on purpose: a child that exits on one is started again,
+    and what it did is judged (error-shape fails, the JSON-RPC class's parse-error too), never an error."""
+    script = tmp_path / "dies.py"
+    script.write_text(DIES_ON_GARBAGE, encoding="utf-8")
+    result, report = run_suite(pytester, f"--target=oams+jsonrpc+stdio:{sys.executable} {script}", "--spec=oams")
+    assert report["totals"].get("error", 0) == 0, [r["reason"] for r in report["results"] if r["outcome"] == "error"]
+    failed = {f["requirement"] for r in report["results"] if r["outcome"] == "failed" for f in r["findings"]}
+    assert {"oams/error-shape", "oams/jsonrpc-parse-error"} <= failed, failed
