@@ -21,7 +21,7 @@ from typing import Any
 
 from memconform.reference_impl.faults import Fault
 from memconform.reference_impl.oams.engine import OamsError, invalid
-from memconform.reference_impl.wraps import after, before, each, instead
+from memconform.reference_impl.wraps import after, before, instead
 from memconform.suite.oams import model
 
 LIVE = ("http", "jsonrpc", "stdio")

@@ -65,7 +65,7 @@ from memconform.reference_impl.ump.store import Store, Stored, format_time, pars
 from memconform.suite.jsonvalue import a_json_type
 from memconform.suite.ump import captoken, consent, ids, integrity
 from memconform.suite.ump import record as ump_record
-from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
+from memconform.suite.ump.canonical import CanonicalizationError, without_integrity
 from memconform.suite.ump.did import is_did
 from memconform.suite.ump.rehydrate import render, render_fenced, render_json
 
@@ -902,7 +902,8 @@ class UmpService:
         where, params = self._visible_sql(who)
         if not self._store.visible(stored.rowid, where, params):
             scope = _scope_of(stored.record)
-            if scope.get("visibility", "private") == "private" and (who.principal is None or scope.get("owner") != who.principal):
+            private = scope.get("visibility", "private") == "private"  # a 0.1 record may leave it out
+            if private and (who.principal is None or scope.get("owner") != who.principal):
                 raise UmpError("not_found", f"no record {rid} here")
             raise UmpError("forbidden_scope", f"{operation}: the record {rid} is not readable by "
                                               f"{who.requester or 'an anonymous requester'}"

@@ -8,7 +8,7 @@ from typing import Any
 from memconform.suite.oams import model
 from memconform.suite.oams.checks._common import FILE, MEMORY_ABOUT, cite, memory_rules_held, unjudged
 from memconform.suite.oams.checks.provenance import CONSOLIDATION_RULES, judge_consolidated
-from memconform.suite.outcomes import NotApplicable, NotExercised
+from memconform.suite.outcomes import NotExercised
 from memconform.suite.registry import check
 
 SHOWN = 8

@@ -7,7 +7,6 @@ export is judged; against `file:` the vendor's files are judged as they are.
 from __future__ import annotations
 
 import copy
-
 import json
 import os
 from collections import defaultdict

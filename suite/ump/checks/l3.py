@@ -1318,7 +1318,7 @@ def rehydrate_never_execute(ctx: CheckContext) -> None:
     reply = ctx.client.rehydrate({"ids": [iid, vid]})
     _without_helper(reply)  # as its siblings (`_rehydrate`)
     if not reply.ok:
-        _fail(ctx, R, f"rehydrating a record that contains a fake error and instructions failed", reply)
+        _fail(ctx, R, "rehydrating a record that contains a fake error and instructions failed", reply)
     else:
         inc = _included(reply)
         if iid not in inc or vid not in inc:
