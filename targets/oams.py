@@ -136,6 +136,8 @@ class OamsRpcClient:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._restarts = 0
+        #: (what was sent, the driver's framing problem) for each stdio answer not on one line of its own
+        self.framing: list[tuple[str, str]] = []
 
     #: How many times a child that ended on a line the suite sent malformed on purpose is started again
     #: (the checks send four such lines; a bound, so a server dying on everything cannot loop).
@@ -149,7 +151,10 @@ class OamsRpcClient:
         from memconform.suite.upp.client import RpcExchange
 
         try:
-            return self.transport.exchange(data, sent)
+            exchange = self.transport.exchange(data, sent)
+            self.framing += [(exchange.sent_text, p.message) for p in exchange.wire_problems
+                             if p.requirement == "upp/stdio-line-framing"]
+            return exchange
         except TargetError:
             old = self.transport
             if (self.binding != "stdio" or parse_sent(data) is not NOT_JSON or self._restarts >= self.MAX_RESTARTS

@@ -728,6 +728,15 @@ def _rpc_parse_error_internal(endpoint: Any, original: Callable[..., Any]) -> Ca
     return handle
 
 
+def _errors_pretty(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Error responses written indented, over several lines (round 18's server)."""
+    def render(answer: Any) -> bytes:
+        if isinstance(answer, dict) and "error" in answer:
+            return json.dumps(answer, ensure_ascii=False, indent=1).encode("utf-8")
+        return original(answer)
+    return render
+
+
 def _lines_descending(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return lambda memories: b"".join(reversed(original(memories).splitlines(keepends=True)))
 
@@ -880,6 +889,8 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        wraps={"rpc.call": _rpc_unknown_method_invalid_request}),
     _f("rpc-parse-error-internal", "a JSON-RPC message that is not JSON is answered -32603 instead of -32700",
        "jsonrpc-parse-error", bindings=("jsonrpc", "stdio"), wraps={"rpc.handle": _rpc_parse_error_internal}),
+    _f("rpc-errors-pretty", "over stdio, error responses are written indented over several lines",
+       "stdio-line-framing", bindings=("stdio",), wraps={"rpc.render": _errors_pretty}),
     _f("rpc-id-stringified", "JSON-RPC echoes a numeric request id as a string (7 becomes \"7\")",
        "jsonrpc-id-echo", bindings=("jsonrpc", "stdio"), wraps=after("rpc.one", _id_as_string)),
     # found by the blind red team (round 5): a STORE that changes what it stores

@@ -34,6 +34,7 @@ ALLOWED = {
     "oams/jsonrpc-method-not-found": "observed each unknown method answered -32601 with its id",
     "oams/jsonrpc-notification-no-reply": "observed no answer to each notification, from a server answering the "
                                           "control requests around them",
+    "oams/stdio-line-framing": "observed each stdio answer on one line of its own",
 }
 
 

@@ -110,3 +110,22 @@ def jsonrpc_notification_no_reply(ctx: Any) -> None:
                           f"the notification {method} (no id) was answered ({_exchanged(exchange)}); JSON-RPC 2.0 "
                           "§4.1: \"The Server MUST NOT reply to a Notification\"",
                           sent=exchange.sent_text, received=exchange.received_text)
+
+
+@check("oams/stdio-line-framing", spec="oams", bindings=("stdio",), requirements=("oams/stdio-line-framing",),
+       title="Over stdio each response is one line (newline-delimited JSON)")
+def stdio_line_framing(ctx: Any) -> None:
+    """A sample of ordinary calls (a LIST, a STORE, a refused RECALL, an unknown method), and every
+    exchange this client made before: each answer came on one line of its own (the driver reads an
+    answer spread over lines and files it; this check reports what it filed)."""
+    ns = namespace(ctx, tag="framing")
+    client = ctx.client
+    client.list(ns)
+    client.store({"key": "framed", "namespace": ns, "value": "one line"})
+    client.recall({"namespace": ns})
+    client.exchange_text(json.dumps({"jsonrpc": "2.0", "method": "oams.mcf_no_such_method", "params": {}, "id": 7}))
+    seen = list(getattr(client, "framing", ()))
+    for sent, problem in seen[:3]:
+        ctx.violation("oams/stdio-line-framing", f"{problem} (the answer to {jsonrpc.excerpt(sent)})", sent=sent)
+    if len(seen) > 3:
+        ctx.violation("oams/stdio-line-framing", f"… and {len(seen) - 3} more answers not on one line of their own")
