@@ -135,34 +135,32 @@ class OamsRpcClient:
         self._own = own_transport
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._restarts = 0
+        self._deaths: Any = None  # a OneRestart, made when a child first ends (stdio only)
         #: (what was sent, the driver's framing problem) for each stdio answer not on one line of its own
         self.framing: list[tuple[str, str]] = []
 
-    #: How many times a child that ended on a line the suite sent malformed on purpose is started again
-    #: (the checks send four such lines; a bound, so a server dying on everything cannot loop).
-    MAX_RESTARTS = 8
-
     def _exchange(self, data: bytes, sent: Any) -> Any:
         """One exchange; over stdio a server that ends on a message that is not JSON, sent on purpose,
-        is a verdict on that message (no answer), not a target gone: the child is started again (as the
-        UPP driver does, round 16), at most MAX_RESTARTS times."""
-        from memconform.suite.upp.jsonrpc import NOT_JSON, PARSE_ERROR, WireProblem, parse_sent
+        is a verdict on that message (no answer), not a target gone: the child is started again under
+        the UPP driver's rule (targets/jsonrpc.py, OneRestart: up to MAX_MALFORMED such deaths)."""
         from memconform.suite.upp.client import RpcExchange
+        from memconform.suite.upp.jsonrpc import NOT_JSON, PARSE_ERROR, STDIO_LINE_FRAMING, WireProblem, parse_sent
 
         try:
             exchange = self.transport.exchange(data, sent)
             self.framing += [(exchange.sent_text, p.message) for p in exchange.wire_problems
-                             if p.requirement == "upp/stdio-line-framing"]
+                             if p.requirement == STDIO_LINE_FRAMING]
             return exchange
         except TargetError:
             old = self.transport
-            if (self.binding != "stdio" or parse_sent(data) is not NOT_JSON or self._restarts >= self.MAX_RESTARTS
-                    or not getattr(old, "ended", lambda: False)()):
+            if self.binding != "stdio" or parse_sent(data) is not NOT_JSON or not old.ended():
                 raise
-            self._restarts += 1
-            from memconform.targets.jsonrpc import StdioTransport
+            from memconform.targets.jsonrpc import OneRestart, StdioTransport
 
+            self._deaths = self._deaths or OneRestart(old.name)
+            self._deaths.died("it ended on a line that is not JSON, sent on purpose", None, malformed=True)
+            if not self._deaths.deaths[-1]["restarted"]:
+                raise
             self.transport = StdioTransport(old.argv, timeout=old.timeout, name=old.name, env=old.env,
                                             notify_wait=old.notify_wait, forgive_late=old.forgive_late)
             old.close()

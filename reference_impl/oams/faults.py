@@ -16,7 +16,7 @@ import re
 import struct
 import unicodedata
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import timedelta, timezone
 from typing import Any
 
 from memconform.reference_impl.faults import Fault
@@ -353,6 +353,45 @@ def _pairs_keyed_joined(service: Any, original: Callable[..., Any]) -> Callable[
                             (joined, doc["namespace"], doc["key"]))
         original(doc)
     return put
+
+
+def _in_utc(value: Any) -> Any:
+    from datetime import datetime
+
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else None
+    except ValueError:
+        return value
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if t and t.tzinfo else value
+
+
+def _offset_times_kept() -> dict[str, Any]:
+    """accepts-offset-times: a created_at / updated_at with an offset passes validation as its UTC
+    instant, and the memory is kept, answered and listed with the times as sent."""
+    kept: dict[tuple[str, str], dict[str, str]] = {}
+
+    def validate(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(memory: Any, where: str = "memory") -> Any:
+            if not isinstance(memory, dict):
+                return original(memory, where)
+            given = {k: memory[k] for k in ("created_at", "updated_at") if isinstance(memory.get(k), str)}
+            checked = original({**memory, **{k: _in_utc(v) for k, v in given.items()}}, where)
+            if isinstance(checked, dict):
+                offsets = {k: v for k, v in given.items() if not v.endswith(("Z", "z", "+00:00"))}
+                if offsets:
+                    kept[(checked["namespace"], checked["key"])] = offsets
+                else:
+                    kept.pop((checked["namespace"], checked["key"]), None)
+            return checked
+        return wrong
+
+    def present(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(doc: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+            out = original(doc, *args, **kwargs)
+            given = kept.get((doc.get("namespace"), doc.get("key"))) if isinstance(doc, dict) else None
+            return {**out, **given} if given and isinstance(out, dict) else out
+        return wrong
+    return {"_validate": validate, "_present": present}
 
 
 def _scope_unchecked(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -869,6 +908,9 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     # round 18: ("o:a", "bc") and ("o:ab", "c") one row
     _f("pairs-keyed-joined", "memories are keyed by namespace and key run together: (ns, \"bc\") and (ns + \"b\", "
        "\"c\") share one row", "ns-key-unique", wraps=_wrap("_put", _pairs_keyed_joined)),
+    # round 18's check of a taken non-UTC time: refused, or stored as its UTC instant; kept as sent is neither
+    _f("accepts-offset-times", "created_at / updated_at with a non-zero offset are taken and stored as sent",
+       "invalid-memory-refused", wraps=_offset_times_kept()),
     _f("scope-unchecked", "namespaces whose scope holds / or : are accepted", "scope-no-slash-colon",
        wraps=_wrap("_check_namespace", _scope_unchecked)),
     _f("validation-code-generic", "an invalid memory is refused with -32602 instead of -32003", "error-codes",

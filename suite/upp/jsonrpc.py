@@ -414,6 +414,17 @@ def judge_exchange(sent: Any, received: bytes | str | None, *, content_type: str
 
 # -- provoked rules (the wire checks) -------------------------------------------------------
 
+def answer_of(exchange: Any) -> Any:
+    """An exchange's answer as the `expect_*` rules read it: None when nothing came back, NOT_JSON
+    when the text is not JSON, else its JSON value."""
+    text = exchange.received_text
+    if text is None or not text.strip():
+        return None
+    if exchange.received is None and text.strip() != "null":
+        return read_message(text).value
+    return exchange.received
+
+
 def expect_error(response: Any, code: int, id: Any = ANY_ID, *, requirement: str | None = None,
                  null_id_ok: bool = False) -> list[WireProblem]:
     """`response` (a parsed answer, NOT_JSON or None when nothing came) must be an error response

@@ -30,14 +30,6 @@ def jsonrpc_id_echo(ctx: Any) -> None:
                                              f"{f' ({type(got).__name__})' if got != '<missing>' else ''}", reply)
 
 
-def _answer(exchange: Any) -> Any:
-    """The answer as the JSON-RPC judge reads it: None for nothing, NOT_JSON for text that is not JSON."""
-    text = exchange.received_text
-    if text is None or not text.strip():
-        return None
-    return exchange.received if exchange.received is not None else jsonrpc.read_message(text).value
-
-
 def _exchanged(exchange: Any) -> str:
     got = "nothing" if exchange.received_text is None else jsonrpc.excerpt(exchange.received_text)
     return f"sent {jsonrpc.excerpt(exchange.sent_text)}; came back {got}"
@@ -52,7 +44,7 @@ NOT_JSON = ('{"jsonrpc": "2.0", "method": "oams.list", "params": {}, "id": 1', "
 def jsonrpc_parse_error(ctx: Any) -> None:
     for text in NOT_JSON:
         exchange = ctx.client.exchange_text(text)
-        problems = jsonrpc.expect_parse_error(_answer(exchange))
+        problems = jsonrpc.expect_parse_error(jsonrpc.answer_of(exchange))
         if problems:
             ctx.violation("oams/jsonrpc-parse-error", "; ".join(p.message for p in problems)
                           + f" ({_exchanged(exchange)}); JSON-RPC 2.0 §5.1: -32700 Parse error, \"id\": null",
@@ -67,7 +59,7 @@ def jsonrpc_method_not_found(ctx: Any) -> None:
         exchange = ctx.client.exchange_text(json.dumps(message))
         # the code is this rule's; the id is oams/jsonrpc-id-echo's (round 18: a server echoing ids as
         # strings was charged here too)
-        problems = jsonrpc.expect_error(_answer(exchange), jsonrpc.METHOD_NOT_FOUND_CODE)
+        problems = jsonrpc.expect_error(jsonrpc.answer_of(exchange), jsonrpc.METHOD_NOT_FOUND_CODE)
         if problems:
             ctx.violation("oams/jsonrpc-method-not-found", "; ".join(p.message for p in problems)
                           + f" ({_exchanged(exchange)}); JSON-RPC 2.0 §5.1: -32601 Method not found",
@@ -96,7 +88,7 @@ def jsonrpc_notification_no_reply(ctx: Any) -> None:
         # cannot be told from the answer to an unreadable message, so HTTP only (as for UPP)
         exchange = ctx.client.exchange_text(json.dumps({"jsonrpc": "2.0", "method": "oams.list",
                                                         "params": {"namespace": ns}, "id": None}))
-        if not isinstance(_answer(exchange), dict):
+        if not isinstance(jsonrpc.answer_of(exchange), dict):
             ctx.violation("oams/jsonrpc-notification-no-reply",
                           f"a request with \"id\": null, a call and not a notification (JSON-RPC 2.0 §4.1: a "
                           f"notification has no \"id\" member), got no response object ({_exchanged(exchange)})",

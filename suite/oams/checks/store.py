@@ -445,15 +445,16 @@ def invalid_memory_refused(ctx: Any) -> None:
     held = [m.get("key") for m in listing]
     for k, reply in echoed.items():
         back = next((m for m in listing if m.get("key") == k), None)
-        if back is not None and same_instant(back.get("created_at"), NOT_UTC_INSTANT) and \
-                model.parse_time(back.get("created_at")) and str(back.get("created_at")).endswith("Z"):
+        in_utc = back is not None and model.parse_time(back.get("created_at")) is not None \
+            and str(back.get("created_at")).endswith("Z")
+        if in_utc and same_instant(back.get("created_at"), NOT_UTC_INSTANT):
             normalized.add(k)
             ctx.note(f"STORE of a memory with {NOT_UTC} was taken and LIST shows its times as the same instant in UTC "
                      f"({back.get('created_at')}): §2's UTC is what was stored (STORE's answer, "
                      f"{reply.result.get('created_at') if isinstance(reply.result, dict) else reply.result!r}, is "
                      "oams/store-returns-stored's)")
             continue
-        if back is not None and model.parse_time(back.get("created_at")) and str(back.get("created_at")).endswith("Z"):
+        if in_utc:
             # stored valid, in UTC, at another instant: the given times were replaced, which is
             # oams/store-keeps-given-timestamps' finding; nothing invalid was stored (round 18)
             normalized.add(k)

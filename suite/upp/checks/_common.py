@@ -293,15 +293,7 @@ def check_events(ctx: Any, rid: str, events: Any, where: str, *, reply: RpcReply
 
 # -- wire problems the driver saw -------------------------------------------------------------------
 
-def answer_of(exchange: RpcExchange) -> Any:
-    """The answer as the jsonrpc `expect_*` rules read it: None when nothing came back, NOT_JSON
-    when the text is not JSON, else its JSON value."""
-    text = exchange.received_text
-    if text is None or not text.strip():
-        return None
-    if exchange.received is None and text.strip() != "null":
-        return jsonrpc.read_message(text).value
-    return exchange.received
+answer_of = jsonrpc.answer_of  # the JSON-RPC judge's reading of an exchange (OAMS's checks share it)
 
 
 def wire_problems(exchange: RpcExchange) -> list[tuple[str | None, str]]:
