@@ -105,8 +105,14 @@ def compute_classes(spec: str, version: str, binding: str, outcomes: dict[str, d
         errored = [i for i, o in state.items() if o is Outcome.ERROR]
         unassessed = [i for i, o in state.items() if o is None]
         passed = [i for i, o in state.items() if o is Outcome.PASSED]
+        # a class's SHOULDs never decide it, but a warning on one is said beside it (the level's own
+        # count leaves class requirements out)
+        warned = [r.id for r in cat.for_version(version, binding) if r.conformance_class == cls.id
+                  and r.keyword is Keyword.SHOULD and r.in_profile(profile)
+                  and outcomes.get(r.id, {}).get("outcome") is Outcome.WARNING]
         rows.append({"id": cls.id, "title": cls.title, "reached": bool(passed) and not (failed or errored or unassessed),
-                     "passed": len(passed), "failed": failed, "errors": errored, "not_assessed": unassessed})
+                     "passed": len(passed), "failed": failed, "errors": errored, "not_assessed": unassessed,
+                     "warnings": warned})
     return rows
 
 
@@ -290,7 +296,10 @@ def summary_line(row: dict[str, Any]) -> str:
     beside = []
     for cls in row.get("classes") or ():
         if cls["reached"]:
-            beside.append(f"{cls['title']}: yes ({cls['passed']} MUST)")
+            warned = cls.get("warnings") or ()
+            beside.append(f"{cls['title']}: yes ({cls['passed']} MUST"
+                          + (f"; {len(warned)} SHOULD warning{'s' if len(warned) > 1 else ''}: {ids_text(warned)}"
+                             if warned else "") + ")")
         elif cls["failed"] or cls["errors"]:
             beside.append(f"{cls['title']}: no, {ids_text([*cls['failed'], *cls['errors']])}"
                           + ("" if cls.get("required", True) or not cls["failed"]

@@ -776,6 +776,49 @@ def _errors_pretty(endpoint: Any, original: Callable[..., Any]) -> Callable[...,
     return render
 
 
+def _rpc_batch_lines(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A batch's responses written one per line, as they are made, instead of one array (round 18's
+    rpc-batch-lines)."""
+    def render(answer: Any) -> bytes:
+        if isinstance(answer, list):
+            return b"\n".join(original(a) for a in answer)
+        return original(answer)
+    return render
+
+
+def _rpc_batch_empty_array(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """An empty batch runs the batch loop over nothing and answers the empty array it made."""
+    def handle(body: bytes | str) -> bytes | None:
+        if (body.strip() if isinstance(body, bytes) else body.strip().encode()) == b"[]":
+            return endpoint.render([])
+        return original(body)
+    return handle
+
+
+def _rpc_batch_notifications_answered(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The batch loop reads each member's id with a default (`m.get("id")`), so a notification inside a
+    batch is run as a call with id null and answered; a lone notification is not."""
+    def handle(body: bytes | str) -> bytes | None:
+        try:
+            message = json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return original(body)
+        if isinstance(message, list) and message:
+            message = [{**m, "id": None} if isinstance(m, dict) and "id" not in m else m for m in message]
+            return original(json.dumps(message).encode("utf-8"))
+        return original(body)
+    return handle
+
+
+def _rpc_batch_single_unwrapped(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A batch whose answer holds one response is answered with that response, not an array of one."""
+    def render(answer: Any) -> bytes:
+        if isinstance(answer, list) and len(answer) == 1:
+            return original(answer[0])
+        return original(answer)
+    return render
+
+
 def _lines_descending(exporter: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return lambda memories: b"".join(reversed(original(memories).splitlines(keepends=True)))
 
@@ -923,7 +966,8 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        bindings=("jsonrpc", "stdio"), wraps={"rpc.error": _rpc_error_without_message}),
     # round 18: JSON-RPC 2.0's own rules (the class oams-jsonrpc-2.0)
     _f("rpc-notification-answered", "a JSON-RPC notification is answered as a call with id null",
-       "jsonrpc-notification-no-reply", bindings=("jsonrpc", "stdio"), wraps={"rpc.one": _rpc_notification_answered}),
+       "jsonrpc-notification-no-reply", "jsonrpc-batch-notifications", bindings=("jsonrpc", "stdio"),
+       wraps={"rpc.one": _rpc_notification_answered}),
     _f("rpc-null-id-silent", "a JSON-RPC request with \"id\": null is taken for a notification and not answered",
        "jsonrpc-notification-no-reply", bindings=("jsonrpc",), wraps={"rpc.one": _rpc_null_id_silent}),
     _f("rpc-unknown-method-invalid-request", "an unknown JSON-RPC method is answered -32600 instead of -32601",
@@ -933,6 +977,15 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "jsonrpc-parse-error", bindings=("jsonrpc", "stdio"), wraps={"rpc.handle": _rpc_parse_error_internal}),
     _f("rpc-errors-pretty", "over stdio, error responses are written indented over several lines",
        "stdio-line-framing", bindings=("stdio",), wraps={"rpc.render": _errors_pretty}),
+    _f("rpc-batch-lines", "over stdio, a batch's responses are written one per line instead of one array",
+       "jsonrpc-batch", bindings=("stdio",), wraps={"rpc.render": _rpc_batch_lines}),
+    _f("rpc-batch-empty-array", "an empty JSON-RPC batch is answered with an empty array",
+       "jsonrpc-batch-empty", bindings=("jsonrpc", "stdio"), wraps={"rpc.handle": _rpc_batch_empty_array}),
+    _f("rpc-batch-notifications-answered", "a notification inside a JSON-RPC batch is answered as a call with id null",
+       "jsonrpc-batch-notifications", bindings=("jsonrpc", "stdio"),
+       wraps={"rpc.handle": _rpc_batch_notifications_answered}),
+    _f("rpc-batch-single-unwrapped", "a JSON-RPC batch of one request is answered with the bare response object",
+       "jsonrpc-batch", bindings=("jsonrpc", "stdio"), wraps={"rpc.render": _rpc_batch_single_unwrapped}),
     _f("rpc-id-stringified", "JSON-RPC echoes a numeric request id as a string (7 becomes \"7\")",
        "jsonrpc-id-echo", bindings=("jsonrpc", "stdio"), wraps=after("rpc.one", _id_as_string)),
     # found by the blind red team (round 5): a STORE that changes what it stores

@@ -43,6 +43,8 @@ class OamsPolicy:
     time_style: str = "Z"
     #: oams/forget-endpoint: oams.forget's JSON-RPC result: null (None) or {"deleted": true} ("object").
     rpc_forget_result: str | None = None
+    #: "none": a batch (a JSON array) is answered with one -32600 object (variant oams-no-batches)
+    rpc_batches: str = "take"
     #: oams/bundle-layout: embeddings.bin is OPTIONAL: left out (False) or written for lines with vectors (True).
     export_embeddings_bin: bool = False
     #: oams/store-returns-stored: RECALL and LIST answer a memory's embedding and embedding_model ("kept") or

@@ -80,6 +80,8 @@ class RpcEndpoint:
             except (ValueError, UnicodeDecodeError, RecursionError):
                 return self.render(self.error(None, PARSE_ERROR, "Parse error"))
             if isinstance(message, list):
+                if self.service.policy.rpc_batches == "none":
+                    return self.render(self.error(None, INVALID_REQUEST, "Invalid Request: batches are not taken"))
                 if not message:
                     return self.render(self.error(None, INVALID_REQUEST, "Invalid Request: empty batch"))
                 if len(message) > MAX_BATCH:

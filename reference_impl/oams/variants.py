@@ -42,6 +42,9 @@ OAMS_VARIANTS: tuple[Variant, ...] = (
        bindings=("jsonrpc", "stdio"), missing_key="assign"),
     _v("times-offset", "server-assigned times written as ...+00:00 instead of ...Z", ("timestamps-utc",),
        time_style="offset"),
+    _v("no-batches", "a JSON-RPC batch (an array) is answered with one -32600 Invalid Request object: OAMS names "
+       "single requests only, and JSON-RPC 2.0 §6 answers a batch with a lowercase \"should\"", ("jsonrpc-batch",),
+       bindings=("jsonrpc", "stdio"), rpc_batches="none"),
     _v("rpc-forget-object", "oams.forget's JSON-RPC result is {\"deleted\": true} instead of null",
        ("forget-endpoint",), bindings=("jsonrpc", "stdio"), rpc_forget_result="object"),
     _v("tags-sorted", "tags are kept as a set and answered sorted, not in the order sent", ("store-returns-stored",

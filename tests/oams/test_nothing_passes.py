@@ -35,6 +35,11 @@ ALLOWED = {
     "oams/jsonrpc-notification-no-reply": "observed no answer to each notification, from a server answering the "
                                           "control requests around them",
     "oams/stdio-line-framing": "observed each stdio answer on one line of its own",
+    "oams/jsonrpc-batch-empty": "observed [] answered with one -32600 object, id null",
+    "oams/jsonrpc-batch": "observed an array answering each batch, one response per request with an id: the "
+                          "envelope, whatever the store holds",
+    "oams/jsonrpc-batch-notifications": "observed no response to the notifications in and of a batch, from a "
+                                        "server answering the control requests around them",
 }
 
 

@@ -100,7 +100,7 @@ def test_a_failed_class_requirement_never_blocks_the_level_and_is_said_beside_it
     assert row["level"] == "L1" and row["status"] == "conformant" and row["blocked_by"] == []
     assert row["classes"] == [{"id": "zz-ref", "title": "interoperates with the zz reference implementation",
                                "reached": False, "passed": 0, "failed": ["zz/wire"], "errors": [],
-                               "not_assessed": [], "required": False}]
+                               "not_assessed": [], "warnings": [], "required": False}]
     # not required by the run (--require-class): failed, xfailed, and the line says so
     assert row["summary"].endswith("; interoperates with the zz reference implementation: no, zz/wire "
                                    "(not required: xfailed; --require-class zz-ref fails the run)")

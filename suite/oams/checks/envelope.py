@@ -76,10 +76,7 @@ def jsonrpc_notification_no_reply(ctx: Any) -> None:
     ns = namespace(ctx, tag="notify")
 
     def still_answers(when: str) -> None:
-        control = ctx.client.list(ns)
-        if not isinstance(control.received, dict):
-            raise Inconclusive(f"the control request oams.list sent {when} got no JSON-RPC response "
-                               f"({control.describe()}): silence to a notification shows nothing there")
+        _still_answers(ctx, ns, when)
 
     still_answers("before the notifications")
     if ctx.binding == "jsonrpc":
@@ -102,6 +99,93 @@ def jsonrpc_notification_no_reply(ctx: Any) -> None:
                           f"the notification {method} (no id) was answered ({_exchanged(exchange)}); JSON-RPC 2.0 "
                           "§4.1: \"The Server MUST NOT reply to a Notification\"",
                           sent=exchange.sent_text, received=exchange.received_text)
+
+
+def _still_answers(ctx: Any, ns: str, when: str) -> None:
+    """Silence counts only from a server seen to answer: an oams.list request must get its response."""
+    control = ctx.client.list(ns)
+    if not isinstance(control.received, dict):
+        raise Inconclusive(f"the control request oams.list sent {when} got no JSON-RPC response "
+                           f"({control.describe()}): silence to a notification shows nothing there")
+
+
+def _batches(ns: str) -> tuple[list[Any], list[Any], list[Any]]:
+    """A mixed batch (oams.list with a numeric id, an unknown method with a string id, a notification,
+    an invalid member `1`), a batch of one oams.list, and a batch of one notification only."""
+    listing = {"jsonrpc": "2.0", "method": "oams.list", "params": {"namespace": ns}}
+    return ([listing | {"id": 7_000_301}, {"jsonrpc": "2.0", "method": "oams.mcf_no_such_method", "params": {},
+                                           "id": "mc-id-7000302"}, listing, 1],
+            [listing | {"id": 7_000_303}],
+            [listing])
+
+
+def _judge_batch(ctx: Any, requirement: str, wanted: str, exchange: Any, problems: list[Any], expected: str) -> None:
+    mine = [p.message for p in problems if p.requirement == wanted]
+    if mine:
+        ctx.violation(requirement, "; ".join(mine) + f" ({_exchanged(exchange)}); expected {expected}",
+                      sent=exchange.sent_text, received=exchange.received_text)
+
+
+@check("oams/jsonrpc-batch-empty", spec="oams", bindings=RPC, requirements=("oams/jsonrpc-batch-empty",),
+       title="An empty batch gets one -32600 error object (JSON-RPC 2.0)")
+def jsonrpc_batch_empty(ctx: Any) -> None:
+    exchange = ctx.client.exchange_text("[]")
+    _judge_batch(ctx, "oams/jsonrpc-batch-empty", jsonrpc.BATCH_EMPTY, exchange,
+                 jsonrpc.expect_batch_empty(jsonrpc.answer_of(exchange)),
+                 "one {\"jsonrpc\": \"2.0\", \"error\": {\"code\": -32600, …}, \"id\": null} (JSON-RPC 2.0 §6)")
+
+
+@check("oams/jsonrpc-batch", spec="oams", bindings=RPC, requirements=("oams/jsonrpc-batch",),
+       title="A batch gets an array with one response per request with an id (JSON-RPC 2.0, SHOULD)")
+def jsonrpc_batch(ctx: Any) -> None:
+    """The mixed batch should get an array of three responses (ids 7000301, "mc-id-7000302", null for
+    the member 1); a batch of one oams.list an array of one. A server answering one -32600 object takes
+    no batches: warned, and the batch of one says nothing more."""
+    ns = namespace(ctx, tag="batch")
+    mixed, single, _ = _batches(ns)
+    exchange = ctx.client.exchange_text(json.dumps(mixed))
+    answer = jsonrpc.answer_of(exchange)
+    _still_answers(ctx, ns, "after the batch")  # what a batch answered over several lines left behind is read here
+    _judge_batch(ctx, "oams/jsonrpc-batch", jsonrpc.BATCH, exchange, jsonrpc.expect_batch(mixed, answer),
+                 "one array of 3 responses: ids 7000301, \"mc-id-7000302\" and null (-32600 for the member 1)"
+                 + (", on one line" if ctx.binding == "stdio" else ""))
+    if not isinstance(answer, list):
+        return
+    exchange = ctx.client.exchange_text(json.dumps(single))
+    _judge_batch(ctx, "oams/jsonrpc-batch", jsonrpc.BATCH, exchange,
+                 jsonrpc.expect_batch(single, jsonrpc.answer_of(exchange)),
+                 "an array of 1 response with \"id\": 7000303 (a batch of one is still a batch)")
+
+
+@check("oams/jsonrpc-batch-notifications", spec="oams", bindings=RPC,
+       requirements=("oams/jsonrpc-batch-notifications",),
+       title="Notifications inside a batch get no response; a batch of notifications only gets nothing")
+def jsonrpc_batch_notifications(ctx: Any) -> None:
+    """The mixed batch's notification gets no response object in the array (a response with id null
+    beyond the one for the member 1); a batch of one notification gets nothing at all, not `[]`. A
+    server that answers the mixed batch with one -32600 object takes no batches: its -32600 to the
+    batch of notifications answers that one invalid request, and only an array would answer them."""
+    ns = namespace(ctx, tag="batchnote")
+    mixed, _, only = _batches(ns)
+    _still_answers(ctx, ns, "before the batches")
+    mixed_exchange = ctx.client.exchange_text(json.dumps(mixed))
+    takes_batches = isinstance(jsonrpc.answer_of(mixed_exchange), list)
+    only_exchange = ctx.client.exchange_text(json.dumps(only))
+    _still_answers(ctx, ns, "after the batches")
+    judged = [(only, only_exchange, "nothing at all (HTTP: an empty body; stdio: no line)"
+               + ("" if takes_batches else ", or the one -32600 object a server without batches answers"))]
+    if takes_batches:
+        judged.insert(0, (mixed, mixed_exchange, "no response for the notification: 3 responses (ids 7000301, "
+                                                 "\"mc-id-7000302\", null for the member 1)"))
+    else:
+        ctx.note("the server takes no batches (one -32600 object for the mixed batch): whether it would answer a "
+                 "notification inside a batch it took was not seen; only that the batch of notifications got no "
+                 "array is judged")
+    for sent, exchange, expected in judged:
+        _judge_batch(ctx, "oams/jsonrpc-batch-notifications", jsonrpc.BATCH_NOTIFICATIONS, exchange,
+                     jsonrpc.expect_batch(sent, jsonrpc.answer_of(exchange), takes_batches=takes_batches),
+                     expected + "; JSON-RPC 2.0 §4.1: \"The Server MUST NOT reply to a Notification, including "
+                     "those that are within a batch request\"")
 
 
 @check("oams/stdio-line-framing", spec="oams", bindings=("stdio",), requirements=("oams/stdio-line-framing",),
