@@ -128,6 +128,38 @@ class TokenCache:
             return token
 
 
+#: What the token probe recalls: nothing of it is ever stored.
+TOKEN_PROBE_QUERY = "memconform capability token probe"
+
+
+def refused_tokens(client: Any, owners: Any, where: str, how_sent: str = "POST /ump/recall") -> str | None:
+    """Why the checks cannot act as the owners, or None. Every live check acts as owner-a or owner-b with
+    a capability token the suite mints (or a token command gives, docs/vendor-keys.md), and §5.2 gives
+    tokens no encoding: a server that answers an owner's recall in its own scope `unauthorized` reads
+    another encoding (or refuses every token), and each check would only see that refusal. That is a
+    target error saying so, never a verdict on the checks that could not get in (a blind red team,
+    round 20: a server verifying another signing input lost L0 on every record rule)."""
+    for name in ("owner-a", "owner-b"):
+        try:
+            did = owners.did(name)
+            reply = client.recall({"query": TOKEN_PROBE_QUERY, "scope": {"owner": did}, "limit": 1},
+                                  auth=Auth.as_owner(name))
+        except (KeyError, ValueError):
+            return None  # no such owner to act as: the checks say so themselves
+        if reply.error_code == "unauthorized":
+            how = (f"the token {name}'s token command gave" if owners.owner(name).token_command else
+                   f"the capability token memconform minted for {name} ({did}), `umpcap.<base64url(JCS claims)>."
+                   f"ed25519:<signature over the BLAKE3 digest of the base64url claims text>` with times as "
+                   f"{owners.describe().get('token_times', 'iso')}")
+            return (f"{where} refused {how}: a recall of {name}'s own scope ({how_sent}) was "
+                    f"answered {reply.describe()}. §5.2 gives "
+                    "capability tokens no encoding, so every check acting as an owner would only meet this refusal: "
+                    "no verdict. If your server reads another encoding or signing input, give the suite a "
+                    "token_command (or token_times = \"numeric\") in a descriptor's [ump.owners] "
+                    "(docs/vendor-keys.md)")
+    return None
+
+
 class _SSEParser:
     """Incremental text/event-stream parsing (WHATWG 'server-sent events' rules): comment lines,
     `field: value` lines, a blank line dispatches. Each dispatched frame must carry `event:` and a
@@ -232,6 +264,9 @@ class HttpUmpClient:
     def activate(self) -> None:
         """Before each check: the checks' owner-a and owner-b are this target's."""
         ump_owners.activate(self.owners)
+        from memconform.suite.ump.checks._live import activate_version
+
+        activate_version(self.version)
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -555,6 +590,7 @@ class HttpDriver:
         self._upp_probes: list[str] | None = None  # what each UPP probe saw
         self._http: HttpSession | None = None  # discovery's connections (bounded like every other)
         self._parts: dict[str, Any] | None = None  # specs found through their own discovery (suite/specs.py)
+        self._token_refusals: dict[str, str | None] = {}  # version -> why the suite cannot act as the owners
 
     def _get(self, path: str, version: str | None = None, *, as_owner: bool = False) -> httpx.Response:
         url = f"{self.base_url}{path}"
@@ -768,9 +804,17 @@ class HttpDriver:
                     self.discover()
                 except TargetError:
                     pass  # the checks meet the same answers and say what they were
-            self._clients[subject.version] = HttpUmpClient(
+            client = HttpUmpClient(
                 self.base_url, subject.version, timeout=self.timeout, owners=self.owners,
                 capabilities_auth=Auth.as_owner("owner-a") if self._needs_token else None)
+            self._clients[subject.version] = client
+            try:
+                self._token_refusals[subject.version] = refused_tokens(client, client.owners, self.base_url)
+            except TargetError:  # the probe met a transport failure: the checks meet it too, and say so
+                self._token_refusals[subject.version] = None
+        refusal = self._token_refusals.get(subject.version)
+        if refusal:
+            raise TargetError(refusal)
         return self._clients[subject.version]
 
     def describe(self) -> dict[str, Any]:

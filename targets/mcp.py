@@ -822,6 +822,9 @@ class McpUmpClient:
         from memconform.suite.ump import owners as ump_owners
 
         ump_owners.activate(self.owners)
+        from memconform.suite.ump.checks._live import activate_version
+
+        activate_version(getattr(self, "version", None))
 
     # -- plumbing --
 
@@ -1178,6 +1181,7 @@ class McpDriver:
         self._sessions: dict[str, _Session] = {}  # UMP version → its session
         self._spare: _Session | None = None       # the discovery session, until a version claims it
         self._clients: dict[str, McpUmpClient] = {}
+        self._token_refusals: dict[str, str | None] = {}  # version -> why the suite cannot act as the owners
         self._tools: list[dict[str, Any]] | None = None
         self._caps: dict[str, Any] | None = None
         self._caps_per_version: dict[str, Any] = {}
@@ -1352,6 +1356,19 @@ class McpDriver:
                 session = self._session_for(subject.version)
                 client = McpUmpClient(self, session, subject.version, token_via=self.token_via)
                 self._clients[subject.version] = client
+                from memconform.targets.http import refused_tokens
+
+                try:
+                    self._token_refusals[subject.version] = refused_tokens(
+                        client, client.owners, self.label,
+                        "tools/call ump.recall, the token in " + ("the argument `capability`"
+                                                                  if self.token_via == "argument"
+                                                                  else "_meta[\"ump/capability\"]"))
+                except TargetError:  # the probe met a transport failure: the checks meet it too, and say so
+                    self._token_refusals[subject.version] = None
+            refusal = self._token_refusals.get(subject.version)
+            if refusal:
+                raise TargetError(refusal)
             return client
 
     def tool_listing(self) -> list[dict[str, Any]]:

@@ -271,6 +271,18 @@ def test_an_mcp_stdio_server_that_dies_is_restarted_once_and_reported(pytester, 
     assert after and "passed" in after and "error" not in after  # checks after the restart ran
 
 
+def test_an_mcp_server_refusing_the_suites_tokens_is_a_target_error_not_a_verdict(reaper):
+    driver = McpDriver(mcp_target("--refuse-tokens"), timeout=30)
+    try:
+        subject = next(s for s in driver.subjects() if s.version == "1.0")
+        for _ in range(2):  # every check asking for the client meets the same error
+            with pytest.raises(TargetError, match="refused the capability token memconform minted for owner-a") as e:
+                driver.client(subject)
+            assert "tools/call ump.recall" in str(e.value) and "token_command" in str(e.value)
+    finally:
+        driver.close()
+
+
 def test_an_mcp_stdio_server_that_dies_twice_gets_quick_errors_and_a_warning(reaper, caplog):
     args = ("--die-on", "capabilities", "--die-after", "2")
     driver = McpDriver(mcp_target(*args), timeout=30)

@@ -861,6 +861,43 @@ def test_a_server_that_asks_a_token_at_discovery_is_told_as_such_not_as_no_ump()
         server.stop()
 
 
+def test_a_server_refusing_the_suites_tokens_is_a_target_error_not_a_verdict():
+    """Round 20: a server verifying another signing input answered every owner's request unauthorized and
+    lost L0 on every record rule. §5.2 gives tokens no encoding: the client is an error saying so."""
+    async def caps(request):
+        return JSONResponse({"ump": "0.1", "versions": ["0.1"], "conformance": "L3", "kinds": []})
+
+    async def refuse(request):
+        return JSONResponse({"error": {"code": "unauthorized", "message": "token signature does not verify"}},
+                            status_code=401)
+
+    server = _stub([Route("/ump/capabilities", caps), Route("/ump/recall", refuse, methods=["POST"])])
+    try:
+        driver = HttpDriver(server.base_url, timeout=5)
+        subject = next(s for s in driver.subjects() if s.spec == "ump")
+        for _ in range(2):  # every check that asks meets the same error, without asking the server again
+            with pytest.raises(TargetError, match="refused the capability token memconform minted for owner-a") as e:
+                driver.client(subject)
+            assert "token_command" in str(e.value) and "§5.2" in str(e.value)
+    finally:
+        server.stop()
+
+
+def test_a_server_taking_the_suites_tokens_is_not_held_up_by_the_token_probe():
+    async def caps(request):
+        return JSONResponse({"ump": "0.1", "versions": ["0.1"], "conformance": "L1", "kinds": []})
+
+    async def recall(request):  # an answer the probe does not judge: anything but unauthorized lets it by
+        return JSONResponse({"error": {"code": "invalid_record", "message": "no"}}, status_code=400)
+
+    server = _stub([Route("/ump/capabilities", caps), Route("/ump/recall", recall, methods=["POST"])])
+    try:
+        driver = HttpDriver(server.base_url, timeout=5)
+        assert driver.client(next(s for s in driver.subjects() if s.spec == "ump")) is not None
+    finally:
+        server.stop()
+
+
 def test_a_server_that_answers_discovery_only_with_a_token_is_discovered_and_read_with_owner_as_token():
     seen: list[str | None] = []
 

@@ -2,6 +2,7 @@
 
     python mcp_stdio.py --die-on OPERATION [--die-after N] [--once-file PATH]
     python mcp_stdio.py --hang-after N [--garbage]
+    python mcp_stdio.py --refuse-tokens
 
 It is `memconform serve --stdio` (the reference MCPServer over a UmpService) except that the
 service is wrapped: the (N+1)-th call of OPERATION (`remember`, `capabilities`, …; N defaults to 0)
@@ -13,6 +14,8 @@ With `--hang-after N` it never dies: the first N operations of each process are 
 driver's discovery asks for capabilities), and every later one is never answered (the process
 stays, alive and broken). With `--garbage` as well, each such operation first writes a line
 that is not JSON on stdout (`OK, done that`), then hangs.
+
+With `--refuse-tokens` every operation but capabilities is refused `unauthorized`.
 """
 
 from __future__ import annotations
@@ -78,6 +81,24 @@ class HangingService:
         return self._service.handle(operation, *args, **kwargs)
 
 
+class TokenRefusingService:
+    """A UmpService that refuses every operation but capabilities as unauthorized: a server reading
+    another capability-token encoding than the suite mints (round 20's, over HTTP)."""
+
+    def __init__(self, service: Any):
+        self._service = service
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._service, name)
+
+    def handle(self, operation: str, *args: Any, **kwargs: Any) -> Any:
+        if operation != "capabilities":
+            from memconform.reference_impl.ump.engine import UmpError
+
+            raise UmpError("unauthorized", "token signature does not verify")
+        return self._service.handle(operation, *args, **kwargs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--die-on", default=None)
@@ -85,6 +106,7 @@ def main() -> None:
     parser.add_argument("--garbage", action="store_true")
     parser.add_argument("--die-after", type=int, default=0)
     parser.add_argument("--once-file", default=None)
+    parser.add_argument("--refuse-tokens", action="store_true")
     args = parser.parse_args()
     from memconform.reference_impl.ump import mcp_app
     from memconform.reference_impl.ump.serve import make_service
@@ -95,8 +117,12 @@ def main() -> None:
         # the SDK points fd 1 at stderr while it serves: garbage goes to a copy of the real stdout
         mcp_app.run_stdio(HangingService(service, args.hang_after, os.dup(1) if args.garbage else None))
         return
+    if args.refuse_tokens:
+        print("mcp miniature: refuses every token", file=sys.stderr, flush=True)
+        mcp_app.run_stdio(TokenRefusingService(service))
+        return
     if args.die_on is None:
-        parser.error("--die-on or --hang-after")
+        parser.error("--die-on, --hang-after or --refuse-tokens")
     print(f"mcp miniature: dies on {args.die_on} after {args.die_after} calls", file=sys.stderr, flush=True)
     mcp_app.run_stdio(DyingService(service, args.die_on, args.die_after, args.once_file))
 
