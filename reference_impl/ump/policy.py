@@ -105,6 +105,9 @@ class UmpPolicy:
     #: leaves visibility unmarked (scope.owner is REQUIRED, user/agent/session OPTIONAL), so the
     #: record is kept as sent and read as private ("absent"; a blind red team's server, round 17).
     unmarked_visibility: str = "private"
+    #: a remembered record without `ump`: "fill" it with the session's version, or "refuse" it as invalid
+    #: (§2 marks it REQUIRED; §3.3's fill list leaves it out, its example has none)
+    missing_ump: str = "fill"
     #: ump/capabilities-no-0.1-runtime: the UMP versions spoken at runtime. The reference speaks
     #: 0.1 and 1.0 and says so in capabilities.versions. Other reading: a 1.0 server speaks 1.0
     #: only (§8: 0.1 is "not a negotiated runtime version") and refuses a 0.1 client, while still

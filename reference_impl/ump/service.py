@@ -763,6 +763,9 @@ class UmpService:
             known = ump_record.known_minor(declared) if self.policy.unknown_minor == "accept" else None
             if known is not None and known != declared:
                 raw, declared = dict(raw, ump=known), known  # minors are additive (§8): read as the known one
+        if declared is _MISSING and self.policy.missing_ump == "refuse":
+            raise _invalid("/ump: the spec version is REQUIRED (§2); the server fills id, time and integrity "
+                           "only (§3.3) [ump/record-required-fields]")
         if declared is _MISSING:
             rec = {"ump": version, **copy.deepcopy(raw)}
             changed = True

@@ -98,6 +98,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "marks scope.owner REQUIRED and user, agent, session OPTIONAL, and leaves visibility unmarked (a blind red "
             "team's server, round 17)",
             ("ump/record-required-fields",), {"unmarked_visibility": "absent"}, bindings=("http", "mcp")),
+    Variant("records-need-ump", "ump",
+            "a remembered record without `ump` is refused invalid_record: §2 marks it REQUIRED and §3.3's \"server "
+            "fills id/time/integrity if omitted\" leaves it out, though §3.3's example has none (a blind red team's "
+            "server, round 20)", ("ump/record-required-fields",), {"missing_ump": "refuse"}, bindings=("http", "mcp")),
     Variant("refuses-reused-id", "ump", "remember refuses any record naming an id the store already holds "
             "(invalid_record, \"id already in use\") before reading the record, even one repeating the stored "
             "record, instead of merging a repeat and validating first (a blind red team's server, round 17)",

@@ -33,13 +33,26 @@ def did(name: str) -> str:
     return owners.did(name)
 
 
+#: The UMP version of the session the running check speaks (its client sets it before each check).
+_session_version: str | None = None
+
+
+def activate_version(version: str | None) -> None:
+    global _session_version
+    _session_version = version
+
+
 def sample_record(kind: str = "semantic", *, owner: str = OWNER_A, text: str | None = None,
                   visibility: str = "private", **members: Any) -> dict[str, Any]:
     """A partial record (no id, no time, no integrity: the server fills them) that every level
-    accepts: a DID owner, provenance, a unique marker in the text. `members` replace top-level
-    members (e.g. consent=..., lifecycle=...)."""
+    accepts: `ump` (the session's version), a DID owner, provenance, a unique marker in the text.
+    `members` replace top-level members (e.g. consent=..., lifecycle=...). `ump` is sent because §2
+    marks it REQUIRED and §3.3's "server fills id/time/integrity if omitted" leaves it out, though
+    §3.3's own example has none: a server refusing a record without it is as right as one filling it
+    (variant records-need-ump; a blind red team, round 20, had 60 checks skip on a refusal)."""
     owner_did = did(owner)
     rec: dict[str, Any] = {
+        **({"ump": _session_version} if _session_version else {}),
         "kind": kind,
         "body": {"text": text if text is not None else f"{marker(kind[:3])} a {kind} memory for the suite"},
         "scope": {"owner": owner_did, "project": PROJECT, "visibility": visibility},
