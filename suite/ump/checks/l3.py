@@ -113,10 +113,25 @@ def _without_helper(reply: Reply) -> None:
                      "injects recalled memory into a model context, and no UMP binding exposes one")
 
 
+def _foreign_helper(reply: Reply) -> None:
+    """A rehydration route answering a success in a form of its own (no `text` string and `included`
+    list): §5.3 gives a helper no form and no UMP binding exposes one, so its rules are judged through
+    memconform's helper only (a blind red team, round 20: a recall-shaped /ump/rehydrate that ignored
+    `ids` was failed for leaving them out)."""
+    body = reply.body if isinstance(reply.body, dict) else None
+    if reply.ok and not (body is not None and isinstance(body.get("text"), str)
+                         and isinstance(body.get("included"), list)):
+        raise Waived(f"the target's rehydration route answers in a form of its own ({reply.describe()}), not the "
+                     "helper memconform judges §5.3 through ({text, included, dropped} for {ids} or {query, scope}, "
+                     "docs/live-ump.md); §5.3 binds the consumer that injects recalled memory into a model context, "
+                     "and no UMP binding exposes one")
+
+
 def _rehydrate(ctx: CheckContext, request: dict[str, Any], what: str, auth: Auth | None = None) -> Reply:
-    """The target's rehydration helper; waived when it offers none."""
+    """The target's rehydration helper; waived when it offers none, or one of another form."""
     reply = ctx.client.rehydrate(request, **({"auth": auth} if auth else {}))
     _without_helper(reply)
+    _foreign_helper(reply)
     if not reply.ok or not isinstance(reply.body.get("text"), str):
         raise NotApplicable(f"precondition failed: {what} did not succeed ({reply.describe()})")
     return reply
@@ -1317,6 +1332,7 @@ def rehydrate_never_execute(ctx: CheckContext) -> None:
     iid = remember_new(ctx.client, sample_record("procedural", text=payload))
     reply = ctx.client.rehydrate({"ids": [iid, vid]})
     _without_helper(reply)  # as its siblings (`_rehydrate`)
+    _foreign_helper(reply)
     if not reply.ok:
         _fail(ctx, R, "rehydrating a record that contains a fake error and instructions failed", reply)
     else:
