@@ -104,6 +104,9 @@ class MemoturnRestClient:
     def end_session(self, profile: str, session_id: str) -> MemoturnReply:
         return self._send("end_session", "DELETE", self._path(profile, "sessions", session_id))
 
+    def profiles(self) -> MemoturnReply:
+        return self._send("profiles", "GET", "/".join((PREFIX, _seg(self.namespace))))
+
     def send_raw(self, op: str, profile: str, payload: Any) -> MemoturnReply:
         routes = {"ingest": self._path(profile, "memories"), "recall": self._path(profile, "recall")}
         if isinstance(payload, (bytes, str)):
@@ -173,6 +176,9 @@ class MemoturnMcpClient:
 
     def end_session(self, profile: str, session_id: str) -> MemoturnReply:
         return self._call("end_session", self._args(profile, session_id=session_id))
+
+    def profiles(self) -> MemoturnReply:
+        return self._call("profiles", {"namespace": self.namespace})
 
     def send_raw(self, op: str, profile: str, payload: Any) -> MemoturnReply:
         if isinstance(payload, (bytes, str)):

@@ -128,6 +128,13 @@ class MemoturnService:
     def _profile(self, ns: Any, profile: Any) -> tuple[str, str]:
         return self._check_segment(ns, "namespace"), self._check_segment(profile, "profile")
 
+    def profiles(self, ns: Any) -> dict[str, Any]:
+        """The profiles of a namespace, as created by their first write (recall creates none)."""
+        ns = self._check_segment(ns, "namespace")
+        with self._lock:
+            rows = self._db.execute("SELECT profile FROM profiles WHERE ns=? ORDER BY profile", (ns,)).fetchall()
+        return {"namespace": ns, "profiles": [r[0] for r in rows]}
+
     def txid(self, ns: str, profile: str) -> int:
         """The profile's last txid; 0 for a profile never written (and nothing is created)."""
         ns, profile = self._profile(ns, profile)
@@ -191,7 +198,9 @@ class MemoturnService:
         if topic_key is not None:
             if not isinstance(topic_key, str):
                 raise invalid("topic_key must be a string")
-            if mtype not in model.SUPERSEDING:
+            if mtype not in model.SUPERSEDING and self.policy.topic_key_off_type == "drop":
+                topic_key = None
+            elif mtype not in model.SUPERSEDING:
                 raise invalid(f"topic_key is valid only on {' and '.join(model.SUPERSEDING)}, not on a {mtype}")
         summary = m.get("summary")
         if not isinstance(summary, str) or not summary.strip():

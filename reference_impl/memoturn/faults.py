@@ -561,6 +561,137 @@ def _source_like(service: Any, original: Callable[..., Any]) -> Callable[..., An
     return candidates
 
 
+def _source_prefix(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The source filter matches every source that begins with the one asked (LIKE 'claude%' takes
+    claude-code), the asked text itself escaped (round 21)."""
+    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+        if p.get("source") is None:
+            return original(ns, profile, p, now)
+        where, params = original(ns, profile, {**p, "source": None}, now)
+        escaped = p["source"].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return where + " AND m.source LIKE ? ESCAPE '\\'", [*params, escaped + "%"]
+    return candidates
+
+
+def _channel_without(name: str) -> Callable[..., Any]:
+    """A channel that reads the candidate rows without one filter (the filter written into the other
+    channels' queries only; round 21)."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+            if not p.get(name):
+                return original(where, params, p, depth)
+            bare, bare_params = service._candidates(params[0], params[1], {**p, name: None}, params[2])
+            return original(bare, bare_params, p, depth)
+        return channel
+    return wrap
+
+
+def _dimension_mismatch_refused(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """An embedding of another dimension than the profile's vectors is refused as an invalid request,
+    instead of degrading the recall to keyword + topic (round 21)."""
+    def channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        row = service._db.execute(f"SELECT v.dim FROM memories m JOIN vectors v ON v.rid = m.rid WHERE {where} "
+                                  "AND v.dim <> ? LIMIT 1", (*params, len(p["embedding"]))).fetchone()
+        if row is not None:
+            from memconform.reference_impl.memoturn.engine import invalid
+
+            raise invalid(f"embedding has {len(p['embedding'])} dimensions; the profile's vectors have {row[0]}")
+        return original(where, params, p, depth)
+    return channel
+
+
+def _k_over_cap_refused(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def recall_params(body: Any) -> dict[str, Any]:
+        if isinstance(body, dict) and isinstance(body.get("k"), int) and body["k"] > 1000:
+            from memconform.reference_impl.memoturn.engine import invalid
+
+            raise invalid("k must be at most 1000")
+        return original(body)
+    return recall_params
+
+
+def _keyword_scan_first_rows(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The keyword channel reads the profile's first 100 rows only (a candidate LIMIT applied before the
+    match; round 21)."""
+    def channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        first = ("m.rid IN (SELECT rid FROM memories WHERE ns=? AND profile=? ORDER BY rid LIMIT 100)")
+        return original(f"{where} AND {first}", [*params, params[0], params[1]], p, depth)
+    return channel
+
+
+def _content_hashed_as_latin1(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The id's hash material is encoded as Latin-1: content holding a character beyond it fails inside
+    the engine and the ingest is answered `internal` (round 21)."""
+    def validate_memory(m: Any) -> dict[str, Any]:
+        if isinstance(m, dict):
+            try:
+                json.dumps(m.get("content"), ensure_ascii=False).encode("latin-1")
+            except UnicodeEncodeError:
+                from memconform.reference_impl.memoturn.engine import refusal
+
+                raise refusal("internal", "internal error") from None
+        return original(m)
+    return validate_memory
+
+
+def _sessions_oldest_first(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def sessions(ns: Any, profile: Any, limit: Any = None) -> dict[str, Any]:
+        answer = original(ns, profile, limit)
+        if isinstance(answer.get("sessions"), list):
+            answer = {**answer, "sessions": list(reversed(answer["sessions"]))}
+        return answer
+    return sessions
+
+
+def _recall_materialises_profile(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Recall opens the profile's database before it reads, creating it at txid 0: the answer is still
+    {"memories": [], "txid": 0}, but the namespace now lists the profile (round 21)."""
+    def recall(ns: Any, profile: Any, body: Any) -> dict[str, Any]:
+        try:
+            n, p = service._profile(ns, profile)
+        except Exception:  # noqa: BLE001 - the original refuses it, as it would
+            return original(ns, profile, body)
+        with service._lock:
+            service._db.execute("INSERT INTO profiles (ns, profile, txid) VALUES (?, ?, 0) ON CONFLICT DO NOTHING",
+                                (n, p))
+        return original(ns, profile, body)
+    return recall
+
+
+def _topic_key_kept_off_type(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The type check reads the topic_key rule from a list that forgot events and tasks: the key is
+    validated as a string and kept on the memory."""
+    def validate_memory(m: Any) -> dict[str, Any]:
+        if isinstance(m, dict) and m.get("type") in ("event", "task") and isinstance(m.get("topic_key"), str):
+            return {**original({k: v for k, v in m.items() if k != "topic_key"}), "topic_key": m["topic_key"]}
+        return original(m)
+    return validate_memory
+
+
+def _recall_cache_kept_by_forget() -> dict[str, Any]:
+    """Recall answers are cached per (namespace, profile, request); an ingest or a session's end clears
+    the cache, a forget does not, so the same recall made again serves the forgotten row (round 21)."""
+    cache: dict[str, Any] = {}
+
+    def recall(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def cached(ns: Any, profile: Any, body: Any) -> dict[str, Any]:
+            try:
+                key = json.dumps([ns, profile, body], sort_keys=True)
+            except (TypeError, ValueError):
+                return original(ns, profile, body)
+            if key not in cache:
+                cache[key] = original(ns, profile, body)
+            return json.loads(json.dumps(cache[key]))
+        return cached
+
+    def clearing(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            cache.clear()
+            return original(*args, **kwargs)
+        return run
+    return {"recall": recall, "ingest": clearing, "end_session": clearing}
+
+
 def _topic_trimmed(memory: dict[str, Any]) -> dict[str, Any]:
     """Input "cleaned": spaces around a topic_key dropped, so " user.diet " is user.diet."""
     topic = memory["topic_key"]
@@ -811,11 +942,9 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("type-unchecked", "a memory of any type is accepted (and stored with it)", "type-enum",
        wraps=before("_validate_memory", lambda m: ((({**m, "type": "event"} if isinstance(m, dict) and m.get("type")
                                                       not in model.TYPES and "summary" in m else m),), {}))),
-    _f("topic-key-anywhere", "a topic_key on an event or a task is accepted (and ignored)",
-       "topic-key-only-fact-instruction",
-       wraps=before("_validate_memory", lambda m: ((({k: v for k, v in m.items() if k != "topic_key"}
-                                                     if isinstance(m, dict) and m.get("type") in ("event", "task")
-                                                     else m),), {}))),
+    # (taking such a memory with the key dropped is a reading since round 21: variant memoturn-topic-key-dropped)
+    _f("topic-key-kept-off-type", "a topic_key on an event or a task is accepted and stored with the memory",
+       "topic-key-only-fact-instruction", wraps={"_validate_memory": _topic_key_kept_off_type}),
     _f("content-drops-nulls", "GET answers the content with the nulls of its arrays left out", "content-returned",
        wraps=each("_record", _record_drops_nulls)),
     _f("get-no-session", "GET answers session_id null whatever the memory was ingested with", "record-fields",
@@ -977,8 +1106,8 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("expired-reingest-duplicate", "an expired task ingested again answers duplicate and stays expired (the "
        "engine's own reading)", "expired-task-reingest", wraps={"_ingest_one": _expired_reingest_duplicate}),
     _f("session-end-noop", "ending a session answers success and deletes nothing", "session-end-tasks",
-       bindings=("http",), wraps={"end_session": _sessions_keep_tasks}),
-    _f("sessions-empty", "the sessions listing is always empty", "sessions-listed", bindings=("http",),
+       wraps={"end_session": _sessions_keep_tasks}),
+    _f("sessions-empty", "the sessions listing is always empty", "sessions-listed",
        wraps={"sessions": _sessions_listed_empty}),
     # -- only a longer sequence shows (issue 16: the state machine's) ---------------------------------------
     _f("revive-displaces-next", "reviving a memory supersedes its own successor rather than the active row: wrong "
@@ -1004,7 +1133,7 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("revive-supersedes-stale", "a revived row's supersedes still lists what it listed before the revive, not the "
        "row it displaced", "supersedes-listed", wraps=_supersedes_frozen_at_revive()),
     _f("end-session-prefix", "ending a session also ends every session whose id it begins (s-1 ends s-10)",
-       "session-end-tasks", bindings=("http",), wraps={"end_session": _end_session_by_prefix}),
+       "session-end-tasks", wraps={"end_session": _end_session_by_prefix}),
     _f("embedding-echo-rounded", "GET echoes the embedding rounded to four decimals, coarser than f32",
        "record-fields", wraps={"_record": _embedding_echoed_rounded}),
     _f("content-floats-rounded", "floats in content are kept to six significant digits", "content-returned",
@@ -1017,6 +1146,29 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "profile-isolation", wraps={"forget": _forget_first_holder}),
     _f("cap-envelope-nested", "the over-cap refusal answers a nested {\"error\": {code, message}}; every other "
        "refusal errors.md's envelope", "error-envelope", bindings=("http",), wraps={"http.error": _cap_envelope_nested}),
+    # -- found missing by a blind red team (round 21) ----------------------------------------------------
+    _f("source-filter-prefix", "recall's source filter takes every source beginning with the one asked (claude "
+       "finds claude-code's memories)", "recall-source-filter", wraps={"_candidates": _source_prefix}),
+    _f("types-skip-topic-channel", "recall's types filter is applied to the keyword and vector channels, not the "
+       "topic channel", "recall-types-filter", wraps={"_topic_channel": _channel_without("types")}),
+    _f("session-skips-vector-channel", "recall's session_id filter is applied to the topic and keyword channels, not "
+       "the vector channel", "recall-session-filter", wraps={"_vector_channel": _channel_without("session_id")}),
+    _f("dimension-mismatch-refused", "a recall whose embedding has another dimension than the profile's vectors is "
+       "refused invalid_request instead of degrading to keyword + topic", "recall-vector-channel",
+       wraps={"_vector_channel": _dimension_mismatch_refused}),
+    _f("k-over-cap-refused", "recall refuses a k above 1,000 instead of clamping it", "recall-k",
+       wraps={"_recall_params": _k_over_cap_refused}),
+    _f("keyword-scan-first-100", "the keyword channel reads a profile's first 100 rows only", "recall-keyword-channel",
+       wraps={"_keyword_channel": _keyword_scan_first_rows}),
+    _f("content-outside-latin1-internal", "a memory whose content holds a character beyond Latin-1 (✓, 🦀) is "
+       "answered internal: the id's hash material is encoded as Latin-1", "content-returned",
+       wraps={"_validate_memory": _content_hashed_as_latin1}),
+    _f("sessions-oldest-first", "the sessions listing names the oldest session first", "sessions-listed",
+       wraps={"sessions": _sessions_oldest_first}),
+    _f("recall-materialises-profile", "recall of a profile never written creates it at txid 0: the namespace's "
+       "profile listing names it", "recall-unknown-profile", wraps={"recall": _recall_materialises_profile}),
+    _f("forget-keeps-recall-cache", "recall answers are cached until an ingest or a session's end: a forget leaves "
+       "them, so a recall made again serves the forgotten memory", "forget-hard", wraps=_recall_cache_kept_by_forget()),
     _f("topic-case-folded", "supersession matches topic_keys case-insensitively: \"User.Diet\" replaces \"user.diet\"",
        "fact-supersedes", "instruction-supersedes", wraps={"_supersede": _topic_case_folded}, stateful=True),
 )

@@ -95,6 +95,9 @@ class RestBinding:
             raise invalid("a path segment is not percent-encoded UTF-8") from None
         method = request.method
         svc = self.service
+        if len(parts) == 1 and parts[0]:  # api-rest.md: GET /v1/memory/{ns} lists the namespace's profiles
+            self._allow(method, "GET")
+            return self.answer(svc.profiles(parts[0]))
         if len(parts) < 3 or not all(parts):
             raise refusal("not_found", f"no memoturn route at {method} {path[:200]}")
         ns, profile, rest = parts[0], parts[1], parts[2:]

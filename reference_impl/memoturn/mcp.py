@@ -6,6 +6,7 @@ memory_* tools call `MemoturnService`.
                         source?, k?, include_superseded?}                     → {memories, txid}
   memory_get           {namespace, profile, id}        → {found: true, memory, txid} | {found: false, id, txid}
   memory_forget        {namespace, profile, id}                               → {deleted, txid}
+  memory_profiles_list {namespace}                                           → {namespace, profiles}
   memory_sessions_list {namespace, profile, limit?}                           → {sessions, txid}
   memory_session_end   {namespace, profile, session_id}                       → {session_id, deleted, txid}
 
@@ -139,6 +140,9 @@ def build_mcp_server(service: MemoturnService, *, name: str = "memconform-memotu
     async def memory_forget(namespace: Ns, profile: Profile, id: MemoryId) -> ToolResult:  # noqa: A002
         return await b.call("memory_forget", lambda: svc.forget(namespace, profile, id))
 
+    async def memory_profiles_list(namespace: Ns) -> ToolResult:
+        return await b.call("memory_profiles_list", lambda: svc.profiles(namespace))
+
     async def memory_sessions_list(namespace: Ns, profile: Profile, limit: Any = None) -> ToolResult:
         return await b.call("memory_sessions_list", lambda: svc.sessions(namespace, profile, limit))
 
@@ -152,6 +156,7 @@ def build_mcp_server(service: MemoturnService, *, name: str = "memconform-memotu
                        "relevant; source filters to one agent's memories.",
         memory_get: "Fetch one memory by id with its supersession state; reports not-found rather than erroring.",
         memory_forget: "Permanently delete one memory (hard delete).",
+        memory_profiles_list: "List the profiles under a namespace; each is one isolated store.",
         memory_sessions_list: "List the profile's sessions, most recent first.",
         memory_session_end: "End a session: its task memories are deleted, durable memories survive.",
     }

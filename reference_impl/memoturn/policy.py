@@ -29,6 +29,9 @@ class MemoturnPolicy:
     #: memoturn/batch-cap: above 1,000 memories the batch is refused as a malformed request
     #: ("invalid_request", 400), or as a body over the limit ("payload_too_large", 413).
     over_cap_code: str = "invalid_request"
+    #: a topic_key on an event or a task ("valid only on fact and instruction"): "refuse" the memory, or
+    #: "drop" the key and take the memory without it (a blind red team's reading, round 21)
+    topic_key_off_type: str = "refuse"
     #: memoturn/sessions-listed: GET …/sessions lists every session_id memories carry ("any"), or
     #: only the sessions holding tasks ("tasks": session_id is "an optional grouping; required
     #: semantics only for tasks").

@@ -20,6 +20,9 @@ MEMOTURN_VARIANTS: tuple[Variant, ...] = (
     _v("expired-task-revived", "an expired task ingested again answers `revived`: its row is active again with a "
        "fresh expiry (instead of `created`, a new row)", ("expired-task-reingest",),
        expired_task_reingest="revived"),
+    _v("topic-key-dropped", "a topic_key on an event or a task is dropped and the memory taken without it (\"valid "
+       "only on fact and instruction\" says no event or task carries one, not that the memory is refused; round 21)",
+       ("topic-key-only-fact-instruction",), topic_key_off_type="drop"),
     _v("ingest-200", "ingest answers 200 instead of 201", ("ingest-status-per-memory",), bindings=("http",),
        ingest_status=200),
     _v("forget-204", "DELETE of a memory answers 204 with no body instead of 200 {\"deleted\", \"txid\"}",
@@ -27,7 +30,7 @@ MEMOTURN_VARIANTS: tuple[Variant, ...] = (
     _v("batch-cap-413", "a batch of more than 1,000 memories is refused with 413 payload_too_large instead of "
        "400 invalid_request", ("batch-cap",), over_cap_code="payload_too_large"),
     _v("sessions-of-tasks", "GET …/sessions lists only the sessions that hold tasks (session_id has required "
-       "semantics only for tasks)", ("sessions-listed",), bindings=("http",), sessions_listed="tasks"),
+       "semantics only for tasks)", ("sessions-listed",), sessions_listed="tasks"),
     _v("times-rfc3339", "created_at, superseded_at and expires_at are RFC 3339 strings (UTC, milliseconds) instead "
        "of integer Unix milliseconds (the created-at-ms SHOULD warns)", ("history-kept", "created-at-ms"), times="rfc3339"),
     _v("no-created-at", "the record has no created_at (GET and recall show the page's table exactly)",

@@ -26,6 +26,7 @@ OPERATIONS = {
     "recall": ("POST /v1/memory/{ns}/{profile}/recall", "memory_recall"),
     "sessions": ("GET /v1/memory/{ns}/{profile}/sessions", "memory_sessions_list"),
     "end_session": ("DELETE /v1/memory/{ns}/{profile}/sessions/{sid}", "memory_session_end"),
+    "profiles": ("GET /v1/memory/{ns}", "memory_profiles_list"),
 }
 #: The namespace the checks write under unless a target names its own (MEMCONFORM_MEMOTURN_NAMESPACE:
 #: a node whose token covers one namespace is judged in that namespace).
@@ -130,6 +131,11 @@ class MemoturnClient(Protocol):
     def sessions(self, profile: str) -> MemoturnReply: ...
 
     def end_session(self, profile: str, session_id: str) -> MemoturnReply: ...
+
+    def profiles(self) -> MemoturnReply:
+        """The namespace's profiles (api-rest.md GET /v1/memory/{ns}, mcp.md memory_profiles_list): a
+        namespace token's route, so a node may answer it 401/403 or not serve it."""
+        ...
 
     def send_raw(self, op: str, profile: str, payload: Any) -> MemoturnReply:
         """Send `payload` as the operation's body (REST) or arguments (MCP) exactly as given

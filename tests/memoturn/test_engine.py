@@ -349,6 +349,10 @@ def test_recall_unknown_profile_creates_nothing(client, service):
     assert not service._known(NS, "nobody")
     assert client.get(f"/v1/memory/{NS}/nobody/sessions").json() == {"sessions": [], "txid": 0}
     assert not service._known(NS, "nobody")
+    assert client.get(f"/v1/memory/{NS}").json() == {"namespace": NS, "profiles": []}  # api-rest.md's listing
+    client.post(f"/v1/memory/{NS}/somebody/memories", json={"memories": [VEGETARIAN]})
+    assert client.get(f"/v1/memory/{NS}").json() == {"namespace": NS, "profiles": ["somebody"]}
+    assert client.post(f"/v1/memory/{NS}").status_code == 405
 
 
 @pytest.mark.parametrize("body", [{}, {"query": ""}, {"query": 3}, {"types": ["fact"]}, {"query": "x", "k": 0},
@@ -483,11 +487,15 @@ def test_mcp_tools_in_memory(monkeypatch, clock):
         async with Client(build_mcp_server(service)) as c:
             names = {t.name for t in (await c.list_tools()).tools}
             assert names == {"memory_ingest", "memory_recall", "memory_get", "memory_forget", "memory_sessions_list",
-                             "memory_session_end"}
+                             "memory_session_end", "memory_profiles_list"}
+            listed = (await c.call_tool("memory_profiles_list", {"namespace": NS})).structured_content
+            assert listed == {"namespace": NS, "profiles": []}  # nothing written yet: nothing created
             r = await c.call_tool("memory_ingest", {**args, "memories": [VEGETARIAN, {**VEGAN, "source": "cursor"},
                                                                          event("e", session_id="s1")]})
             assert not r.is_error and r.structured_content["txid"] == 1
             assert json.loads(r.content[0].text) == r.structured_content
+            listed = (await c.call_tool("memory_profiles_list", {"namespace": NS})).structured_content
+            assert listed == {"namespace": NS, "profiles": [PROFILE]}  # the first write created it
             old, new = model.id_of(VEGETARIAN), model.id_of(VEGAN)
             got = (await c.call_tool("memory_get", {**args, "id": old})).structured_content
             assert got["found"] is True and got["memory"]["source"] == "claude-code" and got["txid"] == 1

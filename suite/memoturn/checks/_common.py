@@ -143,7 +143,8 @@ def judge_refused(ctx: Any, reply: MemoturnReply, *, rule: str, what: str, code:
     memoturn/error-envelope's and memoturn/error-codes' (judged where a check names them). True when refused."""
     served(reply)
     if reply.ok:
-        say(ctx, rule, f"{what} was accepted; it must be refused", reply)
+        should = catalogues.load("memoturn").get(rule).keyword.value == "SHOULD"
+        say(ctx, rule, f"{what} was accepted; it {'should' if should else 'must'} be refused", reply)
         return False
     observe(ctx, rule)
     rules = ctx.check.requirements
@@ -219,3 +220,15 @@ def sourceless_problem(client: Any, binding: str, answered: Any) -> str | None:
         return (f"the memory was sent with no source and came back with {answered!r}, while an earlier memory sent "
                 f"with none came back with {default!r}: the MCP server's default (MEMOTURN_SOURCE) is one value")
     return None
+
+
+def mentions(value: Any, text: str) -> bool:
+    """Whether `text` is a string anywhere in a JSON value (a key or a value): for answers whose shape
+    the pages leave undocumented (the sessions and profiles listings)."""
+    if value == text:
+        return True
+    if isinstance(value, dict):
+        return any(k == text or mentions(v, text) for k, v in value.items())
+    if isinstance(value, list):
+        return any(mentions(v, text) for v in value)
+    return False

@@ -11,9 +11,9 @@ from typing import Any
 
 from memconform.suite.jsonvalue import json_equal
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, http_only, ids_of, ingest, judge_refused,
-                                                      envelope_problem, precondition, profile, ready_profile, record,
-                                                      say, served, source_problem, word)
+from memconform.suite.memoturn.checks._common import (HTTP, LIVE, envelope_problem, got, http_only, ids_of, ingest,
+                                                      ingest_answer, judge_refused, precondition, profile,
+                                                      ready_profile, record, say, served, source_problem, word)
 from memconform.suite.memoturn.client import shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -203,7 +203,20 @@ def record_shape(ctx: Any) -> None:
                 "  one-line gist for Rene\u0301e  ", keywords="food preference", session_id=word("s"),
                 source="claude-code")
     bare = model.new_memory("event", "deployed v2 to prod", {"version": word("v")})
-    reply = ingest(ctx, prof, [full, bare], "a full fact and a bare event")
+    sent = served(ctx.client.ingest(prof, [full, bare]))
+    if not sent.ok:
+        # a valid memory refused is not an unmet precondition when the bare event alone is taken: the
+        # page's content is "JSON payload — the full memory" (a blind red team, round 21: Unicode content
+        # refused `internal` left three rules "not assessable", the run "incomplete")
+        control = served(ctx.client.ingest(prof, [bare]))
+        if control.ok:
+            say(ctx, "memoturn/content-returned", "a fact whose content holds Unicode (ü, ✓, 🦀, an NFD name), nested "
+                                                  "lists, 2^53−1, a 13-digit float and booleans was refused in a batch "
+                                                  "with a bare event, while the bare event alone was accepted: content "
+                                                  "is \"JSON payload — the full memory\"", sent)
+            return
+    reply = ingest_answer(precondition(sent, f"a full fact and a bare event into {prof!r}"), [full, bare],
+                          "a full fact and a bare event")
     for i, sent in enumerate((full, bare)):
         id = reply.result(i).get("id")
         got_reply, memory = got(ctx, prof, id)
@@ -296,7 +309,31 @@ def type_and_topic_key(ctx: Any) -> None:
     ]
     for rid, what, memory in cases:
         reply = ctx.client.ingest(prof, [memory])
+        if rid == "memoturn/topic-key-only-fact-instruction" and reply.ok:
+            _topic_key_dropped(ctx, prof, reply, what)
+            continue
         judge_refused(ctx, reply, rule=rid, what=what)
+
+
+def _topic_key_dropped(ctx: Any, prof: str, reply: Any, what: str) -> None:
+    """An event or task sent with a topic_key and taken: "valid only on fact and instruction" says no
+    such memory carries one, not that it is refused, so a memory stored without the key is a reading
+    (variant memoturn-topic-key-dropped; a blind red team, round 21); one stored carrying it is not."""
+    rule = "memoturn/topic-key-only-fact-instruction"
+    mid = reply.result().get("id")
+    if not isinstance(mid, str):
+        say(ctx, rule, f"{what} was accepted and answered no id to read it back by", reply)
+        return
+    answer, rec = got(ctx, prof, mid)
+    if rec is None:
+        say(ctx, rule, f"{what} was accepted, and GET of its id {mid!r} answered no memory", answer)
+    elif rec.get("topic_key") is not None:
+        say(ctx, rule, f"{what} was accepted and stored carrying topic_key {shown(rec.get('topic_key'))}; the key is "
+                       "valid only on fact and instruction: refuse the memory, or take it without the key", answer)
+    else:
+        observe(ctx, rule)
+        ctx.note(f"{what} was taken with the key dropped (GET shows none): a reading of \"valid only on fact and "
+                 "instruction\"")
 
 
 @check("memoturn/summary-required", spec="memoturn", bindings=LIVE,
@@ -693,6 +730,11 @@ def forget(ctx: Any) -> None:
     if not present:
         raise NotApplicable("neither fact of the chain answers GET before forget: nothing to forget (judged by "
                             "memoturn/fact-supersession)")
+    # The recall judged after the forget is made once before it too, as it will be made again: a server
+    # answering a repeated recall from a cache that forget leaves alone serves the forgotten rows (a blind
+    # red team, round 21: the cache was cleared by ingest only)
+    recall_params = {"query": w, "include_superseded": True, "topic_key": topic}
+    ctx.client.recall(prof, recall_params)
     # Both are forgotten, even one GET did not show (a server hiding superseded rows from GET is
     # memoturn/history-kept's finding): recall below is judged only on ids whose forget was accepted.
     forgotten = []
@@ -711,12 +753,12 @@ def forget(ctx: Any) -> None:
         if after.ok and after.memory() is not None:
             say(ctx, "memoturn/forget-hard", f"after forgetting {what} {id!r} (accepted), GET still answers its "
                                              f"record", after)
-    hits = ctx.client.recall(prof, {"query": w, "include_superseded": True, "topic_key": topic})
+    hits = ctx.client.recall(prof, recall_params)
     if hits.ok and hits.memories() is not None:
         left = [h.get("id") for h in hits.memories() if isinstance(h, dict) and h.get("id") in forgotten]
         if left:
             say(ctx, "memoturn/forget-hard", f"after forget of {left} was accepted, recall (include_superseded) still "
-                                             f"returns them", hits)
+                                             f"returns them (the same recall, made before the forget too)", hits)
 
 
 @check("memoturn/profile-isolation", spec="memoturn", bindings=LIVE, requirements=("memoturn/profile-isolation",),

@@ -10,16 +10,17 @@ recalled beside it, shows that tasks are recallable at all."""
 
 from __future__ import annotations
 
+import json
 import time
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import (HTTP, LIVE, got, ids_of, ingest, ingest_answer, ingest_carrying,
-                                                      precondition, profile, recall, say, served, word)
+from memconform.suite.memoturn.checks._common import (LIVE, got, ids_of, ingest, ingest_answer, ingest_carrying,
+                                                      mentions, precondition, profile, recall, say, served, word)
 from memconform.suite.memoturn.client import MemoturnReply, shown
-from memconform.suite.outcomes import NotApplicable, TargetError
+from memconform.suite.outcomes import NotApplicable, TargetError, Waived
 from memconform.suite.registry import check
 
 DAY = model.TASK_TTL_DEFAULT
@@ -356,7 +357,17 @@ def created_at_ms(ctx: Any) -> None:
 
 # -- sessions -----------------------------------------------------------------------------------------------
 
-@check("memoturn/session-end-tasks", spec="memoturn", bindings=HTTP, requirements=("memoturn/session-end-tasks",),
+def _sessions_tool(ctx: Any, reply: MemoturnReply, tool: str) -> None:
+    """Over MCP a server that lists no `tool` leaves sessions to REST (mcp.md lists memory_session_end
+    and memory_sessions_list, the typed-memories page names only the REST routes): waived, never a
+    pass. A server listing it is judged on it as REST's route is (a blind red team, round 21: a server
+    ending every session sharing a prefix was judged by nothing over MCP)."""
+    if ctx.binding == "mcp" and reply.not_served:
+        raise Waived(f"the server lists no {tool} tool ({reply.describe()}); over MCP ending and listing sessions "
+                     "are judged where the server offers them")
+
+
+@check("memoturn/session-end-tasks", spec="memoturn", bindings=LIVE, requirements=("memoturn/session-end-tasks",),
        title="Ending a session removes its tasks from recall and GET; its durable memories survive")
 def session_end_tasks(ctx: Any) -> None:
     rule = "memoturn/session-end-tasks"
@@ -376,6 +387,7 @@ def session_end_tasks(ctx: Any) -> None:
         raise NotApplicable(f"before the session ended, recall did not find {', '.join(missing)} ({reply.describe()}; "
                             f"judged by memoturn/recall-keyword-channel)")
     ended = ctx.client.end_session(prof, s)
+    _sessions_tool(ctx, ended, "memory_session_end")
     if not ended.ok:
         say(ctx, rule, f"ending session {s!r} was {'not served' if ended.not_served else 'refused'}", ended)
         return
@@ -404,16 +416,20 @@ def expired(rec: dict[str, Any]) -> bool:
     return expires is not None and expires <= (time.time() + SLACK_S) * 1000
 
 
-@check("memoturn/sessions-listed", spec="memoturn", bindings=HTTP, requirements=("memoturn/sessions-listed",),
-       title="GET …/sessions lists the sessions tasks were ingested with")
+@check("memoturn/sessions-listed", spec="memoturn", bindings=LIVE, requirements=("memoturn/sessions-listed",),
+       title="The sessions listing names the sessions tasks were ingested with, most recent first")
 def sessions_listed(ctx: Any) -> None:
     rule = "memoturn/sessions-listed"
     prof = profile("list")
-    s = f"s-{word('s')}"
+    older, s = f"s-{word('s')}", f"s-{word('s')}"
     # a task: session_id is an "optional grouping; required semantics only for tasks", so a listing
     # of the sessions that hold tasks only is a reading the page allows (a blind red team's server)
-    place(ctx, prof, [mem("task", f"{word()} finish the migration", session_id=s)])
+    place(ctx, prof, [mem("task", f"{word()} open the migration", session_id=older)], "a task of a first session")
+    # a few ms apart, so that a millisecond clock tells the two sessions' activity apart
+    time.sleep(0.01)
+    place(ctx, prof, [mem("task", f"{word()} finish the migration", session_id=s)], "a task of a later session")
     reply = ctx.client.sessions(prof)
+    _sessions_tool(ctx, reply, "memory_sessions_list")
     if not reply.ok:
         say(ctx, rule, f"listing the sessions was {'not served' if reply.not_served else 'refused'}", reply)
         return
@@ -421,13 +437,12 @@ def sessions_listed(ctx: Any) -> None:
     if not mentions(reply.body, s):
         say(ctx, rule, f"a task was ingested with session_id {s!r}, and the session listing does not name it",
             reply)
+        return
+    # mcp.md: "List recent sessions, most recent first" (the tool wraps the REST route): the later
+    # session is named before the first (round 21: oldest first)
+    text = json.dumps(reply.body, ensure_ascii=False)
+    if mentions(reply.body, older) and text.index(json.dumps(older)) < text.index(json.dumps(s)):
+        say(ctx, rule, f"the listing names session {older!r} before {s!r}, whose task was ingested after its: "
+                       "sessions are listed most recent first", reply)
 
 
-def mentions(value: Any, text: str) -> bool:
-    if value == text:
-        return True
-    if isinstance(value, dict):
-        return any(k == text or mentions(v, text) for k, v in value.items())
-    if isinstance(value, list):
-        return any(mentions(v, text) for v in value)
-    return False

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from memconform.suite.memoturn import model
-from memconform.suite.memoturn.checks._common import (LIVE, ids_of, ingest, ingest_carrying, profile, recall, say,
-                                                      served, word)
+from memconform.suite.memoturn.checks._common import (LIVE, ids_of, ingest, ingest_carrying, mentions, profile,
+                                                      recall, say, served, word)
 from memconform.suite.memoturn.client import MemoturnReply, shown
 from memconform.suite.outcomes import NotApplicable, Waived
 from memconform.suite.registry import check
@@ -177,6 +177,16 @@ def recall_keyword_channel(ctx: Any) -> None:
     if b in found and "keyword" in channels(found[b]):
         say(ctx, rule, f"the event {b}, whose summary does not hold {wa!r}, was attributed to the keyword channel",
             reply)
+    # more rows than a scenario places: one memory among 150 written in one batch, the 130th, holds a word
+    # of its own (a blind red team, round 21: the keyword scan read the profile's first 100 rows only)
+    u = word()
+    crowd = [mem("event", f"{word()} filler note {i}") for i in range(150)]
+    crowd[129] = mem("event", f"{u} buried note")
+    ids = place(ctx, prof, crowd, "150 memories in one batch, the 130th holding a word of its own")
+    reply, hits = judged_recall(ctx, prof, {"query": u}, rule, f"a recall by query {u!r} among 150 memories")
+    if hits is not None and ids[129] not in ids_of(hits):
+        say(ctx, rule, f"the query {u!r} did not find the one memory of 150 whose summary holds it ({ids[129]}, the "
+                       "130th written)", reply)
 
 
 @check("memoturn/keywords-indexed", spec="memoturn", bindings=LIVE, requirements=("memoturn/keywords-indexed",),
@@ -230,8 +240,9 @@ def recall_topic_channel(ctx: Any) -> None:
 def recall_vector_channel(ctx: Any) -> None:
     rule = "memoturn/recall-vector-channel"
     prof = profile("vec")
-    memories = [mem("fact", f"{word()} likes jazz", embedding=unit(0)), mem("event", f"{word()} went hiking",
-                                                                             embedding=unit(1))]
+    wa = word()
+    memories = [mem("fact", f"{wa} likes jazz", embedding=unit(0)), mem("event", f"{word()} went hiking",
+                                                                        embedding=unit(1))]
     placed = ingest_carrying(ctx, prof, memories, "embedding", rule, f"memories with embeddings of dimension {DIM}")
     if placed is None:
         return
@@ -251,6 +262,15 @@ def recall_vector_channel(ctx: Any) -> None:
     if sa is not None and sb is not None and sb > sa:
         say(ctx, rule, f"the event with an orthogonal embedding scored {sb} above the exact match's {sa}: the nearest "
                        f"neighbour under any metric is the stored vector itself", reply)
+    # recall.md: "a dimension mismatch degrades recall to keyword + topic rather than failing the request"
+    # (a blind red team, round 21: refused invalid_request)
+    other = [0.5] * (DIM + 3)
+    reply, hits = judged_recall(ctx, prof, {"embedding": other, "query": wa}, rule,
+                                f"a recall by an embedding of dimension {DIM + 3} (the profile's are {DIM}) and the "
+                                f"query {wa!r}, which degrades to the keyword channel")
+    if hits is not None and a not in ids_of(hits):
+        say(ctx, rule, f"a recall by an embedding of another dimension and the query {wa!r} did not find the fact "
+                       f"whose summary holds it ({a}): a dimension mismatch degrades recall to keyword + topic", reply)
 
 
 @check("memoturn/task-no-vector", spec="memoturn", bindings=LIVE, requirements=("memoturn/task-no-vector",),
@@ -418,7 +438,9 @@ def recall_k(ctx: Any) -> None:
     memories.append(mem("fact", "works remotely", topic_key=topic))
     ids = place(ctx, prof, memories)
     rare, fact = set(ids[10:12]), ids[12]
-    for what, params, want in (("no k", {"query": w}, model.RECALL_DEFAULT_K), ("k: 3", {"query": w, "k": 3}, 3)):
+    # api-rest.md: "recall `k` and result limits clamp to 1,000": a k above it is clamped, not refused (round 21)
+    for what, params, want in (("no k", {"query": w}, model.RECALL_DEFAULT_K), ("k: 3", {"query": w, "k": 3}, 3),
+                               ("k: 5000, which clamps to 1,000", {"query": w, "k": 5000}, 10)):
         reply, hits = judged_recall(ctx, prof, params, rule, f"a recall with {what}")
         if hits == []:
             raise NotApplicable(f"the query {w!r} found none of the ten memories holding it: nothing for k to cap "
@@ -475,6 +497,17 @@ def recall_unknown_profile(ctx: Any) -> None:
             # after a first recall, a txid above 0 or any hit means the first one wrote something
             say(ctx, rule, f"{what} answered memories {shown(hits)} and txid {shown(txid)}, not [] and 0", reply)
             return
+    # "without creating anything": where the namespace's profiles can be listed (api-rest.md GET
+    # /v1/memory/{ns}, mcp.md memory_profiles_list; a namespace token's route, so it may be refused),
+    # the profile recalled is not among them (a blind red team, round 21: recall created it at txid 0)
+    listing = ctx.client.profiles()
+    if not listing.ok:
+        ctx.note(f"the namespace's profiles could not be listed ({listing.describe()}): whether the recalls created "
+                 "the profile was seen through their txid only")
+        return
+    if mentions(listing.body, prof):
+        say(ctx, rule, f"after two recalls against the profile {prof!r}, never written, the namespace's profile listing "
+                       "names it: the recall created it", listing)
 
 
 # -- filters -----------------------------------------------------------------------------------------
@@ -504,6 +537,24 @@ def recall_types_filter(ctx: Any) -> None:
         if dropped:
             say(ctx, rule, f"with types {types}, the recall left out the {', '.join(dropped)} holding the query word, "
                            f"which the unfiltered recall found", reply)
+    # The filter holds on every channel: a fact and an instruction under one topic_key (supersession is
+    # keyed by type, so both stay active), found by the topic channel alone (round 21: types applied to
+    # the keyword channel only)
+    shared = f"user.{word('t')}"
+    tfact, tinstr = place(ctx, prof, [mem("fact", "prefers short answers", topic_key=shared),
+                                      mem("instruction", "answer briefly", topic_key=shared)],
+                          "a fact and an instruction under one topic_key")
+    baseline(ctx, prof, {"topic_key": shared}, {tfact: "the fact", tinstr: "the instruction"},
+             "the unfiltered recall by topic_key")
+    reply, hits = judged_recall(ctx, prof, {"topic_key": shared, "types": ["fact"]}, rule,
+                                f"a recall by topic_key {shared!r} with types ['fact']")
+    if hits is not None:
+        if tinstr in ids_of(hits):
+            say(ctx, rule, f"with types ['fact'], the recall by topic_key answered the instruction {tinstr} filed "
+                           "under the same key: the filter was not applied to the topic channel", reply)
+        if tfact not in ids_of(hits):
+            say(ctx, rule, f"with types ['fact'], the recall by topic_key left out the fact {tfact}, which the "
+                           "unfiltered recall found", reply)
     # The filter chooses among what matches, before k cuts: a fact between four events that hold the
     # query word three times each (two written before it, two after, so neither a newest-first nor an
     # oldest-first tie order puts it in the first two) is still the one fact a recall with types
@@ -551,6 +602,21 @@ def recall_session_filter(ctx: Any) -> None:
     if one not in ids_of(hits):
         say(ctx, rule, f"with session_id {s1!r}, the recall left out {names[one]}, which the unfiltered recall found",
             reply)
+    # every channel: two events with one embedding, one per session, found by the vector channel alone
+    # (round 21: the filter was missing from the vector channel)
+    pair = [mem("event", f"{word()} paged the on-call", session_id=s1, embedding=unit(3)),
+            mem("event", f"{word()} silenced the pager", session_id=s2, embedding=unit(3))]
+    placed = ingest_carrying(ctx, prof, pair, "embedding", rule, "two events of two sessions with one embedding")
+    if placed is None:
+        return
+    v1, v2 = (str(placed.result(i).get("id")) for i in range(2))
+    vnames = {v1: f"the event of session {s1!r} with the embedding", v2: f"the event of session {s2!r} with it"}
+    baseline(ctx, prof, {"embedding": unit(3)}, vnames, "the unfiltered recall by embedding")
+    reply, hits = judged_recall(ctx, prof, {"embedding": unit(3), "session_id": s1}, rule,
+                                f"a recall by embedding with session_id {s1!r}")
+    if hits is not None and v2 in ids_of(hits):
+        say(ctx, rule, f"with session_id {s1!r}, the recall by embedding answered {vnames[v2]}: the filter was not "
+                       "applied to the vector channel", reply)
 
 
 @check("memoturn/recall-source-filter", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-source-filter",),
@@ -559,10 +625,14 @@ def recall_source_filter(ctx: Any) -> None:
     rule = "memoturn/recall-source-filter"
     prof = profile("src")
     w, a, b = word(), f"agent-{word('a')}", f"agent-{word('b')}"
-    mine, theirs, unsourced = place(ctx, prof, [mem("fact", f"{w} prefers tabs", source=a),
-                                                mem("event", f"{w} reformatted the repo", source=b),
-                                                mem("event", f"{w} opened the project")])
-    names = {mine: f"the memory from {a!r}", theirs: f"the memory from {b!r}", unsourced: "the memory without a source"}
+    # a source whose name begins with a's ("claude" and "claude-code"): matched as written, never by prefix
+    longer = f"{a}-code"
+    mine, theirs, unsourced, prefixed = place(ctx, prof, [mem("fact", f"{w} prefers tabs", source=a),
+                                                          mem("event", f"{w} reformatted the repo", source=b),
+                                                          mem("event", f"{w} opened the project"),
+                                                          mem("event", f"{w} ran the linter", source=longer)])
+    names = {mine: f"the memory from {a!r}", theirs: f"the memory from {b!r}", unsourced: "the memory without a source",
+             prefixed: f"the memory from {longer!r}"}
     baseline(ctx, prof, {"query": w}, names, "the unfiltered recall")
     reply, hits = judged_recall(ctx, prof, {"query": w, "source": a}, rule, f"a recall with source {a!r}")
     if hits is None:
