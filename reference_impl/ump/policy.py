@@ -89,6 +89,10 @@ class UmpPolicy:
     #: §2.7's words). Other reading: it is erased ("erase"); §3.6 lets consent.retention demand
     #: erasure.
     retention_expiry: str = "tombstone"
+    #: ump/consent-retention-tombstone: consent.retention counts from time.created ("created"). Other
+    #: reading: from when the store received the record ("receipt"): §2.7 calls it the "max time to keep"
+    #: and names no start (a blind red team's server, round 20)
+    retention_from: str = "created"
     #: ump/remember-may-merge, ump/remember-reports-result: a remember whose text, kind and owner
     #: equal an active record's is merged into it. Other reading: the server never merges (§3.3
     #: "MAY merge ... per its own dedup policy") and creates a record each time.

@@ -341,6 +341,7 @@ class UmpService:
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._lock = threading.RLock()
         self._store = Store(db)
+        self._store.retention_from_receipt = self.policy.retention_from == "receipt"
         self._subscriptions: list[Subscription] = []
         self._closed = False
         self._verified: dict[bytes, bool] = {}        # verify-on-read verdicts per stored bytes
@@ -721,7 +722,7 @@ class UmpService:
         rec = self._stored_form(rec, raw, changed)
         depth = self._depth(version, rec)
         with self._store.transaction():
-            rowid = self._store.insert(version, rec, depth)
+            rowid = self._store.insert(version, rec, depth, to_us(self._now()))
         self._publish("created", version, rowid, rec)
         return {"id": rec["id"], "result": "created"}
 
@@ -1130,7 +1131,7 @@ class UmpService:
         succ = self._sign(succ)
         new_prior = self._sign(new_prior)
         with self._store.transaction():
-            rowid = self._store.insert(version, succ, self._depth(version, succ))
+            rowid = self._store.insert(version, succ, self._depth(version, succ), to_us(self._now()))
             self._store.update(stored.rowid, new_prior)
         self._publish("revised", version, rowid, succ)
         return {"id": succ["id"], "supersedes": [rid]}
@@ -1395,7 +1396,8 @@ class UmpService:
         cons = rec.get("consent") if isinstance(rec.get("consent"), dict) else {}
         retention = parse_duration(cons.get("retention")) if "retention" in cons else None
         created = parse_time((rec.get("time") or {}).get("created"))
-        if retention is not None and created is not None and created + retention <= to_us(self._now()):
+        if (retention is not None and created is not None and created + retention <= to_us(self._now())
+                and self.policy.retention_from != "receipt"):  # an inline record is received now
             return "tombstoned"
         try:
             consent.redact_paths(rec)

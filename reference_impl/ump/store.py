@@ -225,8 +225,14 @@ class Store:
             "json": json.dumps(rec, ensure_ascii=False, separators=(",", ":"), allow_nan=False),
         }
 
-    def insert(self, version: str, rec: Mapping[str, Any], depth: int = 0) -> int:
+    #: consent.retention counted from when the record was stored, not from its time.created (variant
+    #: retention-from-receipt; the service sets it from its policy)
+    retention_from_receipt = False
+
+    def insert(self, version: str, rec: Mapping[str, Any], depth: int = 0, received_us: int | None = None) -> int:
         cols = self._columns(rec, depth)
+        if self.retention_from_receipt and cols["expires"] is not None and received_us is not None:
+            cols["expires"] = received_us + (cols["expires"] - cols["created"])
         names = ["version", "id", *cols]
         cur = self.db.execute(
             f"INSERT INTO records ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
@@ -238,6 +244,8 @@ class Store:
     def update(self, rowid: int, rec: Mapping[str, Any]) -> None:
         old = self.db.execute("SELECT depth, text_hash FROM records WHERE rowid = ?", (rowid,)).fetchone()
         cols = self._columns(rec, old["depth"] if old else 0)
+        if self.retention_from_receipt:
+            cols.pop("expires")  # counted from the record's receipt, which an update does not move
         self.db.execute(f"UPDATE records SET id = ?, {', '.join(f'{k} = ?' for k in cols)} WHERE rowid = ?",
                         [rec["id"], *cols.values(), rowid])
         if old is not None and old["text_hash"] != cols["text_hash"]:

@@ -98,6 +98,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "marks scope.owner REQUIRED and user, agent, session OPTIONAL, and leaves visibility unmarked (a blind red "
             "team's server, round 17)",
             ("ump/record-required-fields",), {"unmarked_visibility": "absent"}, bindings=("http", "mcp")),
+    Variant("retention-from-receipt", "ump",
+            "consent.retention counts from when the store received the record, not from its time.created: §2.7 calls "
+            "it the \"max time to keep\" and names no start (a blind red team's server, round 20)",
+            ("ump/consent-retention-tombstone",), {"retention_from": "receipt"}, bindings=("http", "mcp")),
     Variant("records-need-ump", "ump",
             "a remembered record without `ump` is refused invalid_record: §2 marks it REQUIRED and §3.3's \"server "
             "fills id/time/integrity if omitted\" leaves it out, though §3.3's example has none (a blind red team's "
