@@ -93,6 +93,14 @@ class UmpPolicy:
     #: reading: from when the store received the record ("receipt"): §2.7 calls it the "max time to keep"
     #: and names no start (a blind red team's server, round 20)
     retention_from: str = "created"
+    #: ump/cap-token-verbs: a valid token lacking the operation's verb is refused forbidden_scope (the
+    #: public implementation's code). Other reading: unauthorized (§3.7 defines neither code; a blind red
+    #: team's server, round 20)
+    verb_mismatch_code: str = "forbidden_scope"
+    #: ump/cap-token-required: at L3 every memory operation without a token is refused unauthorized
+    #: (False). Other reading: recall, get and subscribe without a token are served as an anonymous
+    #: requester, who sees public records only (§2.2 "public - anyone"; a blind red team's server, round 20)
+    anonymous_public_reads: bool = False
     #: ump/remember-may-merge, ump/remember-reports-result: a remember whose text, kind and owner
     #: equal an active record's is merged into it. Other reading: the server never merges (§3.3
     #: "MAY merge ... per its own dedup policy") and creates a record each time.

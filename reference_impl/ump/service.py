@@ -453,7 +453,8 @@ class UmpService:
     def _authorize(self, operation: str, token: Any) -> captoken.Grant | None:
         """The verified grant of the request's token (None without one), or UmpError."""
         if token is None:
-            if self.require_capability:
+            if self.require_capability and not (self.policy.anonymous_public_reads
+                                                and operation in ("recall", "get", "subscribe")):
                 raise UmpError("unauthorized", f"{operation} needs a capability token (Authorization: Bearer "
                                                "umpcap.…; over MCP the _meta key ump/capability)")
             return None
@@ -470,8 +471,8 @@ class UmpService:
     def _check_verb(self, operation: str, grant: captoken.Grant) -> None:
         verb = self.policy.feedback_verb if operation == "feedback" else captoken.VERB_FOR_OPERATION.get(operation)
         if not grant.allows_verb(verb):
-            raise UmpError("forbidden_scope", f"{operation} needs the verb {verb!r}; the token grants "
-                                              f"{', '.join(sorted(grant.verbs))}")
+            raise UmpError(self.policy.verb_mismatch_code, f"{operation} needs the verb {verb!r}; the token grants "
+                                                           f"{', '.join(sorted(grant.verbs))}")
 
     def _verify_token(self, token: str) -> captoken.Grant:
         now = self._now().timestamp()
@@ -490,6 +491,8 @@ class UmpService:
     def _who(self, grant: captoken.Grant | None, asserted: Any) -> _Who:
         """With a token: its issuer. Without: the identity the request asserts (or anonymous)."""
         if grant is None:
+            if self.require_capability:  # a tokenless read of anonymous-public-reads: asserting proves nothing
+                return _Who(None, None, None)
             ident = asserted if isinstance(asserted, str) and asserted else None
             return _Who(None, ident, ident)
         return _Who(grant, grant.issuer, grant.issuer)

@@ -102,6 +102,14 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "consent.retention counts from when the store received the record, not from its time.created: §2.7 calls "
             "it the \"max time to keep\" and names no start (a blind red team's server, round 20)",
             ("ump/consent-retention-tombstone",), {"retention_from": "receipt"}, bindings=("http", "mcp")),
+    Variant("verb-mismatch-unauthorized", "ump",
+            "a valid capability token lacking the operation's verb is refused unauthorized instead of forbidden_scope "
+            "(§3.7 lists both codes and defines neither; a blind red team's server, round 20)",
+            ("ump/cap-token-verbs",), {"verb_mismatch_code": "unauthorized"}, bindings=("http", "mcp")),
+    Variant("anonymous-public-reads", "ump",
+            "recall, get and subscribe without a capability token are served to an anonymous requester, who sees "
+            "public records only (§2.2: public is \"anyone\"); writes still need a token (a blind red team's server, "
+            "round 20)", ("ump/cap-token-required",), {"anonymous_public_reads": True}, bindings=("http", "mcp")),
     Variant("records-need-ump", "ump",
             "a remembered record without `ump` is refused invalid_record: §2 marks it REQUIRED and §3.3's \"server "
             "fills id/time/integrity if omitted\" leaves it out, though §3.3's example has none (a blind red team's "

@@ -307,7 +307,8 @@ def runner_feedback(ctx: CheckContext) -> None:
        requirements=("ump/cap-token-required", "ump/http-error-status", "ump/runner-rules"))
 def runner_capability_tokens(ctx: CheckContext) -> None:
     """Runner rule: POST /ump/recall without a token → HTTP 401. Not refused as unauthorized →
-    cap-token-required; refused as unauthorized but with another status → http-error-status. Not
+    cap-token-required, unless served as an anonymous requester's (public records only: §2.2, the
+    runner's narrower rule alone); refused as unauthorized but with another status → http-error-status. Not
     refused as unauthorized: no status of that code to judge."""
     ctx.credit_only_observed()
     reply = ctx.client.recall({"query": "anything"}, auth=Auth.anonymous())
@@ -316,7 +317,16 @@ def runner_capability_tokens(ctx: CheckContext) -> None:
         ctx.observed("ump/http-error-status", "ump/runner-rules")
     if reply.status == 401:
         return
-    if reply.error_code != "unauthorized":
+    anonymous = reply.ok and not [r for r in results_of(reply) if isinstance(r.get("record"), dict)
+                                  and (r["record"].get("scope") or {}).get("visibility") != "public"]
+    if reply.error_code != "unauthorized" and anonymous:
+        # served as an anonymous requester's, public records only: §2.2's public is "anyone" (variant
+        # anonymous-public-reads), so only the runner's narrower rule is broken
+        ctx.observed("ump/runner-rules")
+        _fail(ctx, "ump/runner-rules", f"recall without a token was served (HTTP {reply.status}, public records "
+                                       "only, as to an anonymous requester); the public runner expects 401 "
+                                       "unauthorized", reply)
+    elif reply.error_code != "unauthorized":
         _fail(ctx, "ump/cap-token-required", f"recall without a token answered HTTP {reply.status} (error "
                                              f"{reply.error_code!r}); the runner expects 401 unauthorized", reply)
     elif reply.status is None or not 400 <= reply.status < 500:
