@@ -14,6 +14,7 @@ longer ones are named in `faulty.py`. The file faults (engine.py) are still bran
 """
 
 import copy
+import re
 from typing import Any
 
 from memconform.reference_impl.faults import Fault
@@ -25,6 +26,50 @@ from memconform.reference_impl.wraps import within
 from memconform.reference_impl.ump.service import MAX_RECALL
 from memconform.suite.ump import integrity
 from memconform.suite.ump.canonical import without_integrity
+
+
+def _validated_as(change: Any) -> dict[str, Any]:
+    """remember validates a changed copy of the record (and stores the record as sent): what the change
+    hides from the §2 rules gets through."""
+    def wrap(service: Any, original: Any) -> Any:
+        def validate(rec: dict[str, Any], version: str) -> None:
+            return original(change(copy.deepcopy(rec)), version)
+        return validate
+    return {"_validate": wrap}
+
+
+def _visibility_lowered(rec: Any) -> Any:
+    scope = rec.get("scope") if isinstance(rec, dict) else None
+    if isinstance(scope, dict) and isinstance(scope.get("visibility"), str):
+        scope["visibility"] = scope["visibility"].lower()
+    return rec
+
+
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+
+
+def _valid_range_as_text(rec: Any) -> Any:
+    """valid_to before valid_from judged by comparing the two strings: an offset or a fraction makes
+    text order differ from time order."""
+    time = rec.get("time") if isinstance(rec, dict) else None
+    if isinstance(time, dict) and all(isinstance(time.get(k), str) and _RFC3339.fullmatch(time[k])
+                                      for k in ("valid_from", "valid_to")):
+        if time["valid_to"] >= time["valid_from"]:
+            time["valid_to"] = time["valid_from"]
+    return rec
+
+
+def _lifecycle_bools_as_numbers(rec: Any) -> Any:
+    """isinstance(x, (int, float)) takes a boolean for a number (Python's bool is an int)."""
+    life = rec.get("lifecycle") if isinstance(rec, dict) else None
+    if isinstance(life, dict):
+        for k in ("confidence", "salience"):
+            if isinstance(life.get(k), bool):
+                life[k] = int(life[k])
+    return rec
+
+
+
 
 FILE = ("file",)
 
@@ -241,6 +286,14 @@ SERVER_FAULTS = (
     Fault("accepts-bodyless-record", "ump", "remember of a record without body stores it with an empty body",
           ("ump/remember-invalid-record", "ump/record-required-fields", "ump/reject-invalid-record"),
           wraps=completed(w.empty_body)),
+    # round 20: a record breaking a §2 rule the validation reads loosely
+    Fault("visibility-case-folded", "ump", "scope.visibility is lower-cased before the enum check: \"Public\" is taken",
+          ("ump/reject-invalid-record",), wraps=_validated_as(_visibility_lowered)),
+    Fault("valid-range-compared-as-text", "ump", "valid_to before valid_from is judged by comparing the strings: "
+          "valid_to 11:00+02:00 after valid_from 10:00Z is taken", ("ump/reject-invalid-record",),
+          wraps=_validated_as(_valid_range_as_text)),
+    Fault("lifecycle-bools-as-numbers", "ump", "lifecycle.confidence true is taken for the number 1",
+          ("ump/reject-invalid-record",), wraps=_validated_as(_lifecycle_bools_as_numbers)),
     Fault("accepts-bad-consent", "ump", "remember takes a consent block the store cannot honour (a retention "
           "that is no ISO-8601 duration, a redact entry that is no JSON-path)", ("ump/remember-reject-policy",),
           wraps=skipped("_check_consent")),

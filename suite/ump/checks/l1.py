@@ -1280,8 +1280,28 @@ def reject_invalid_record(ctx: CheckContext) -> None:
     def confidence(rec: dict) -> None:
         rec["lifecycle"] = {"confidence": 3.5, "status": "active"}
 
+    # the rules read as written, not loosely (a blind red team, round 20): an enum value is its literal, a
+    # boolean is no number, and valid_to before valid_from is judged as instants (an offset, a fraction)
+    def visibility_case(rec: dict) -> None:
+        rec["scope"]["visibility"] = "Public"
+
+    def confidence_bool(rec: dict) -> None:
+        rec["lifecycle"] = {"confidence": True, "status": "active"}
+
+    def valid_to_offset(rec: dict) -> None:
+        rec["time"]["valid_from"] = "2026-06-04T10:00:00Z"
+        rec["time"]["valid_to"] = "2026-06-04T11:00:00+02:00"
+
+    def valid_to_fraction(rec: dict) -> None:
+        rec["time"]["valid_from"] = "2026-06-04T10:00:00.5Z"
+        rec["time"]["valid_to"] = "2026-06-04T10:00:00.1Z"
+
     probes = {"kind is outside the five": kind, "scope.visibility is outside private|shared|public": visibility,
-              "time.created is not a date-time": created, "lifecycle.confidence is above 1": confidence}
+              "time.created is not a date-time": created, "lifecycle.confidence is above 1": confidence,
+              "scope.visibility is \"Public\" (the values are lower case)": visibility_case,
+              "lifecycle.confidence is true (a boolean, no number)": confidence_bool,
+              "time.valid_to (11:00+02:00, 09:00Z) lies before time.valid_from (10:00Z)": valid_to_offset,
+              "time.valid_to lies 0.4 s before time.valid_from": valid_to_fraction}
     for what, spoil in probes.items():
         rec = _full_record(ctx, "semantic")
         spoil(rec)
