@@ -38,6 +38,23 @@ def _validated_as(change: Any) -> dict[str, Any]:
     return {"_validate": wrap}
 
 
+def _surrogates_replaced(service: Any, original: Any) -> Any:
+    """remember "repairs" text that is not valid Unicode: each lone surrogate becomes U+FFFD and the
+    record is stored, instead of refused (round 20)."""
+    def fix(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.encode("utf-8", "replace").decode("utf-8") if re.search("[\ud800-\udfff]", value) else value
+        if isinstance(value, dict):
+            return {k: fix(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        return value
+
+    def handle(operation: Any, request: Any, **kwargs: Any) -> Any:
+        return original(operation, fix(request) if operation == "remember" else request, **kwargs)
+    return handle
+
+
 def _visibility_lowered(rec: Any) -> Any:
     scope = rec.get("scope") if isinstance(rec, dict) else None
     if isinstance(scope, dict) and isinstance(scope.get("visibility"), str):
@@ -292,6 +309,9 @@ SERVER_FAULTS = (
     Fault("valid-range-compared-as-text", "ump", "valid_to before valid_from is judged by comparing the strings: "
           "valid_to 11:00+02:00 after valid_from 10:00Z is taken", ("ump/reject-invalid-record",),
           wraps=_validated_as(_valid_range_as_text)),
+    Fault("lone-surrogates-replaced", "ump", "remember replaces each lone surrogate of a record's text with U+FFFD "
+          "and stores it, instead of refusing text that is not Unicode", ("ump/remember-invalid-record",),
+          bindings=("http",), wraps={"handle": _surrogates_replaced}),
     Fault("lifecycle-bools-as-numbers", "ump", "lifecycle.confidence true is taken for the number 1",
           ("ump/reject-invalid-record",), wraps=_validated_as(_lifecycle_bools_as_numbers)),
     Fault("accepts-bad-consent", "ump", "remember takes a consent block the store cannot honour (a retention "

@@ -784,6 +784,12 @@ HTTP_PROBES = (
            lambda w: _json({"record": _record(w, kind=5)}), _JSON, stores=True, invalid_record=True),
     _Probe("id-object", "a remember of a record whose id is an object", "POST", "/ump/remember",
            lambda w: _json({"record": _record(w, id={})}), _JSON, stores=True, invalid_record=True),
+    # a lone surrogate is no Unicode text: I-JSON (RFC 7493 §2.1), which RFC 8785 canonicalizes, excludes it,
+    # so no content hash covers it (round 20: stored, then every read of the owner answered 500)
+    _Probe("lone-surrogate-text", "a remember of a record whose body.text holds a lone surrogate (\\ud800)",
+           "POST", "/ump/remember",
+           lambda w: _json({"record": _record(w)}).replace(b"a record sent by", b"a record \\ud800 sent by"),
+           _JSON, stores=True, invalid_record=True),
     _Probe("limit-string", "a recall whose limit is the string \"ten\"", "POST", "/ump/recall",
            lambda w: _json({"query": w, "limit": "ten"}), _JSON, must_fail=False),
     _Probe("query-object", "a recall whose query is an object", "POST", "/ump/recall",
