@@ -55,6 +55,18 @@ def _surrogates_replaced(service: Any, original: Any) -> Any:
     return handle
 
 
+def _principal_from_scope(service: Any, original: Any) -> Any:
+    """A token signed by an owner this store knows is taken as acting for the owner its scope names,
+    not for its issuer (an unknown issuer's token still acts for the issuer alone; round 20)."""
+    def who(grant: Any, asserted: Any) -> Any:
+        found = original(grant, asserted)
+        owner = (grant.scope or {}).get("owner") if grant is not None else None
+        if isinstance(owner, str) and service.keyring.for_owner(grant.issuer) is not None:
+            return type(found)(grant, owner, owner)
+        return found
+    return who
+
+
 def _visibility_lowered(rec: Any) -> Any:
     scope = rec.get("scope") if isinstance(rec, dict) else None
     if isinstance(scope, dict) and isinstance(scope.get("visibility"), str):
@@ -309,6 +321,9 @@ SERVER_FAULTS = (
     Fault("valid-range-compared-as-text", "ump", "valid_to before valid_from is judged by comparing the strings: "
           "valid_to 11:00+02:00 after valid_from 10:00Z is taken", ("ump/reject-invalid-record",),
           wraps=_validated_as(_valid_range_as_text)),
+    Fault("token-principal-from-scope", "ump", "a token signed by a known owner acts for the owner its scope "
+          "names: owner-b's token scoped to owner-a reads owner-a's private records", ("ump/cap-token-issuer-owner",),
+          wraps={"_who": _principal_from_scope}),
     Fault("lone-surrogates-replaced", "ump", "remember replaces each lone surrogate of a record's text with U+FFFD "
           "and stores it, instead of refusing text that is not Unicode", ("ump/remember-invalid-record",),
           bindings=("http",), wraps={"handle": _surrogates_replaced}),

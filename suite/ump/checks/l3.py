@@ -1095,7 +1095,8 @@ def _token_scope_on_stream(ctx: CheckContext, p1: str, p2: str, auth: Auth) -> N
 def cap_token_issuer_owner(ctx: CheckContext) -> None:
     """(1) A token mallory signed (iss = mallory) claiming scope {owner: owner-a}: get of
     owner-a's private record refused, recall leaves it out, remember of an owner-a record and
-    forget of owner-a's record refused, nothing changed. (2) A token whose iss claims owner-a but
+    forget of owner-a's record refused, nothing changed; (1b) the same claim signed by owner-b: get
+    and recall leave owner-a's private record out. (2) A token whose iss claims owner-a but
     which mallory signed: refused everywhere (the signature does not verify under iss)."""
     R = "ump/cap-token-issuer-owner"
     m = marker("iss")
@@ -1125,6 +1126,16 @@ def cap_token_issuer_owner(ctx: CheckContext) -> None:
     problem = _unchanged_problem(ctx, rid, text)
     if problem:
         _fail(ctx, R, f"after mallory's forget attempt, {problem}")
+    # (1b) the same claim signed by owner-b, an owner the server knows (round 20: the principal was taken
+    # from scope.owner for any known issuer; mallory's tokens were refused first, so (1) missed it)
+    auth = _bearer(_token(OWNER_B, scope={"owner": did(OWNER_A)}))
+    got = ctx.client.get(rid, auth=auth)
+    if got.ok:
+        _fail(ctx, R, f"get of owner-a's private {rid} with a token signed by owner-b (iss {did(OWNER_B)}) for scope "
+                      "owner-a returned it", got)
+    reply = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50}, auth=auth)
+    if _leaks(reply, rid, m):
+        _fail(ctx, R, "recall with owner-b's token for scope owner-a returned owner-a's private record", reply)
     spoofed = _token(MALLORY, scope={"owner": did(OWNER_A)}, iss=did(OWNER_A))
     auth = _bearer(spoofed)
     for name, reply in (("get", ctx.client.get(rid, auth=auth)),
