@@ -67,6 +67,36 @@ def _principal_from_scope(service: Any, original: Any) -> Any:
     return who
 
 
+def _shared_as_public_when_scoped() -> dict[str, Any]:
+    """A recall naming another owner's scope treats that owner's shared records as public ones (the
+    visibility predicate reads `shared` as `public` once the scope names an owner who is not the
+    requester; round 20)."""
+    def op_recall(service: Any, original: Any) -> Any:
+        def run(request: Any, version: str, grant: Any) -> Any:
+            scope = request.get("scope") if isinstance(request, dict) else None
+            named = scope.get("owner") if isinstance(scope, dict) else None
+            service._fault_wider = isinstance(named, str) and (grant is None or named != grant.issuer)
+            try:
+                return original(request, version, grant)
+            finally:
+                service._fault_wider = False
+        return run
+
+    def recall_visible(service: Any, original: Any) -> Any:
+        def visible(who: Any) -> Any:
+            sql, params = original(who)
+            if getattr(service, "_fault_wider", False):
+                return f"(({sql}) OR r.visibility = 'shared')", params
+            return sql, params
+        return visible
+    def request_scope(service: Any, original: Any) -> Any:
+        # recall may name another owner's scope (what it serves is then what the requester may see)
+        def check(who: Any, scope: Any, operation: str, foreign_owner: bool = False) -> None:
+            return original(who, scope, operation, foreign_owner=foreign_owner or operation == "recall")
+        return check
+    return {"_op_recall": op_recall, "_recall_visible": recall_visible, "_check_request_scope": request_scope}
+
+
 def _visibility_lowered(rec: Any) -> Any:
     scope = rec.get("scope") if isinstance(rec, dict) else None
     if isinstance(scope, dict) and isinstance(scope.get("visibility"), str):
@@ -324,6 +354,8 @@ SERVER_FAULTS = (
     Fault("token-principal-from-scope", "ump", "a token signed by a known owner acts for the owner its scope "
           "names: owner-b's token scoped to owner-a reads owner-a's private records", ("ump/cap-token-issuer-owner",),
           wraps={"_who": _principal_from_scope}),
+    Fault("recall-shared-when-scoped", "ump", "a recall naming another owner's scope returns that owner's shared "
+          "records without a grant", ("ump/visibility-shared-grant",), wraps=_shared_as_public_when_scoped()),
     Fault("lone-surrogates-replaced", "ump", "remember replaces each lone surrogate of a record's text with U+FFFD "
           "and stores it, instead of refusing text that is not Unicode", ("ump/remember-invalid-record",),
           bindings=("http",), wraps={"handle": _surrogates_replaced}),

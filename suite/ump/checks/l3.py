@@ -587,9 +587,13 @@ def visibility_shared_grant(ctx: CheckContext) -> None:
         got = ctx.client.get(rid, auth=auth)
         if got.ok:
             _fail(ctx, R, f"{label} got owner-a's shared record {rid} without a grant", got)
-        reply = ctx.client.recall({"query": m, "limit": 50}, auth=auth)
-        if _leaks(reply, rid, m):
-            _fail(ctx, R, f"{label}'s recall returned owner-a's shared record {rid} without a grant", reply)
+        # unscoped, and naming owner-a's scope (round 20: a recall naming another owner served its shared
+        # records as public ones)
+        for request in ({"query": m, "limit": 50}, {"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50}):
+            reply = ctx.client.recall(request, auth=auth)
+            if _leaks(reply, rid, m):
+                _fail(ctx, R, f"{label}'s recall {_short(request)} returned owner-a's shared record {rid} without a "
+                              "grant", reply)
     grant = _token(OWNER_A, verbs=["read"], scope={"owner": did(OWNER_A), "project": project})
     got = ctx.client.get(rid, auth=_bearer(grant))
     rec_got = _record_of(got)
