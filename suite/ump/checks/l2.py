@@ -1172,9 +1172,16 @@ def _served_to_b(ctx: CheckContext, rid: str, m: str, label: str) -> tuple[list[
     got = ctx.client.get(rid, auth=AS_B)
     views = [(f"owner-b's get of {label}", _record_of(got), got)] if _record_of(got) is not None else []
     rreply = ctx.client.recall({"query": m, "limit": 50}, auth=AS_B)
-    views += [(f"owner-b's recall for {m!r} ({label})", r["record"], rreply) for r in results_of(rreply)
-              if isinstance(r.get("record"), dict) and r["record"].get("id") == rid]
-    return views, got, rreply
+    found = [(f"owner-b's recall for {m!r} ({label})", r["record"], rreply) for r in results_of(rreply)
+             if isinstance(r.get("record"), dict) and r["record"].get("id") == rid]
+    if not found:
+        # a server whose unscoped recall serves the requester's own records is asked for owner-a's scope
+        # (round 20: redaction was skipped on recall results, and the unscoped recall never met the record)
+        scoped = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50}, auth=AS_B)
+        found = [(f"owner-b's recall for {m!r} in owner-a's scope ({label})", r["record"], scoped)
+                 for r in results_of(scoped) if isinstance(r.get("record"), dict) and r["record"].get("id") == rid]
+        rreply = scoped if found else rreply
+    return views + found, got, rreply
 
 
 def _carries_value(view: dict[str, Any], path: str, secret: str) -> bool:
