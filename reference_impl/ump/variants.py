@@ -109,7 +109,8 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("anonymous-public-reads", "ump",
             "recall, get and subscribe without a capability token are served to an anonymous requester, who sees "
             "public records only (§2.2: public is \"anyone\"); writes still need a token (a blind red team's server, "
-            "round 20)", ("ump/cap-token-required",), {"anonymous_public_reads": True}, bindings=("http", "mcp")),
+            "round 20); the public runner's \"no token → 401\" is then not met (its class)",
+            ("ump/cap-token-required", "ump/runner-rules"), {"anonymous_public_reads": True}, bindings=("http", "mcp")),
     Variant("records-need-ump", "ump",
             "a remembered record without `ump` is refused invalid_record: §2 marks it REQUIRED and §3.3's \"server "
             "fills id/time/integrity if omitted\" leaves it out, though §3.3's example has none (a blind red team's "
