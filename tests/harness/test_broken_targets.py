@@ -102,7 +102,8 @@ def test_http_targets_that_hang_close_or_answer_garbage_or_too_much_are_errors(p
 
 
 def test_an_http_target_that_dies_mid_run_leaves_errors_and_the_run_completes(pytester, http_miniature):
-    mini = http_miniature("die", after=1)  # one operation passes (the audit probe), the next one kills
+    # three operations pass (the owners' token probe: two recalls; then one check's), the next one kills
+    mini = http_miniature("die", after=3)
     result, report = run_suite(pytester, f"--target={mini.url}", "--spec=ump@1.0", "--timeout=1", "-k", UMP_CHECKS)
     assert report, result.stdout.str()[-3000:]
     assert mini.proc.wait(10) == 3  # it really died
