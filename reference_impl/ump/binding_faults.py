@@ -48,7 +48,7 @@ BINDING_FAULTS = (
           "ump/forget-hard-owner-only", "ump/forget-tombstones"),
     _http("feedback", "ump/http-route-feedback", "ump/cap-token-required", "ump/cap-token-verbs",
           "ump/feedback-accepts-outcome"),
-    _http("subscribe", "ump/http-route-subscribe", "ump/cap-token-required", "ump/subscribe-stream"),
+    _http("subscribe", "ump/http-route-subscribe", "ump/subscribe-stream"),
     _mcp("recall", "ump/mcp-tool-recall", "ump/l1-one-binding", *_TOKENS_READ, "ump/recall-finds-remembered",
          "ump/revise-prior-queryable"),
     _mcp("remember", "ump/mcp-tool-remember", "ump/l1-one-binding"),

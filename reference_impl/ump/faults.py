@@ -358,7 +358,7 @@ SERVER_FAULTS = (
           "records without a grant", ("ump/visibility-shared-grant",), wraps=_shared_as_public_when_scoped()),
     Fault("lone-surrogates-replaced", "ump", "remember replaces each lone surrogate of a record's text with U+FFFD "
           "and stores it, instead of refusing text that is not Unicode", ("ump/remember-invalid-record",),
-          bindings=("http",), wraps={"handle": _surrogates_replaced}),
+          wraps={"handle": _surrogates_replaced}),
     Fault("lifecycle-bools-as-numbers", "ump", "lifecycle.confidence true is taken for the number 1",
           ("ump/reject-invalid-record",), wraps=_validated_as(_lifecycle_bools_as_numbers)),
     Fault("accepts-bad-consent", "ump", "remember takes a consent block the store cannot honour (a retention "
@@ -510,7 +510,8 @@ SERVER_FAULTS = (
     Fault("subscribe-drops-events", "ump", "subscribe delivers no `created` events", ("ump/subscribe-stream",),
           wraps={"_publish": w.drops_created}),
     # capability tokens (§5.2)
-    Fault("token-optional", "ump", "requests without a capability token are served", ("ump/cap-token-required",),
+    Fault("token-optional", "ump", "requests without a capability token are served",
+          ("ump/cap-token-required", "ump/runner-rules"),
           wraps={"_authorize": w.token_optional}),
     Fault("token-format-lenient", "ump", "a token whose signature part lacks the ed25519: prefix is accepted",
           ("ump/cap-token-format",),

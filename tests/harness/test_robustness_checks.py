@@ -105,6 +105,15 @@ OPENAPI = {
 }
 
 
+def _unicode(value: Any) -> bool:
+    """Whether a JSON value's text is Unicode (no lone surrogate): a record that is not cannot be hashed."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def miniature(*, crash: bool = False, envelope: bool = True, code: str | None = None, keeps_refused: bool = False,
               forgets_on_error: bool = False, not_found_status: int = 404, results_member: str = "results",
               openapi: Any = OPENAPI, hang: bool = False) -> Starlette:
@@ -146,7 +155,8 @@ def miniature(*, crash: bool = False, envelope: bool = True, code: str | None = 
         if crash:
             text = rec["body"]["text"]
         ok = (isinstance(rec, dict) and rec.get("kind") in KINDS and isinstance(rec.get("body"), dict)
-              and isinstance(rec["body"].get("text"), str) and isinstance(rec.get("id", ""), str))
+              and isinstance(rec["body"].get("text"), str) and isinstance(rec.get("id", ""), str)
+              and _unicode(rec))
         rid = f"urn:ump:{secrets.token_hex(13)}"
         if not ok or len(json.dumps(rec)) > 1 << 20:
             if keeps_refused and isinstance(rec, dict):

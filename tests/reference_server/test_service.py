@@ -1067,6 +1067,20 @@ def _scenario(env: Env) -> dict[str, Any]:
     attempt("expired-on-arrival-recall", lambda: env.recall_ids("expiredq"))
     hostile = rec("redq public", visibility="public", consent={"redact": ["id"]})
     survive("redact-id", lambda: sorted(env.get(c("remember", {"record": hostile})["id"], "owner-b")))
+    # round 20: §2 rules read loosely, text that is no Unicode, and whose records a token reaches
+    attempt("visibility-case", lambda: c("remember", {"record": rec("caseq probe", visibility="Public")})["result"])
+    attempt("range-offset", lambda: c("remember", {"record": rec("rangeq probe", time={
+        "created": "2026-06-04T12:00:00Z", "valid_from": "2026-06-04T10:00:00Z",
+        "valid_to": "2026-06-04T11:00:00+02:00"})})["result"])
+    attempt("confidence-bool", lambda: c("remember", {"record": rec("boolq probe", lifecycle={"confidence": True})})
+            ["result"])
+    attempt("surrogate", lambda: c("remember", {"record": rec("surrq \ud800 probe")})["result"])
+    private = env.remember(rec("principalq private", visibility="private"))
+    attempt("b-token-for-a", lambda: c("get", {"id": private}, token=env.token("owner-b", scope={"owner": A}))
+            ["record"]["id"] == private)
+    env.remember(rec("scopedq shared", visibility="shared"))
+    attempt("b-recalls-a-shared", lambda: len(c("recall", {"query": "scopedq", "scope": {"owner": A}},
+                                                 who="owner-b")["results"]))
     return out
 
 
