@@ -36,6 +36,7 @@ from memconform.suite.ump import owners as ump_owners, record as ump_record, tes
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.answers import http_answer
 from memconform.targets.base import Subject
+from memconform.suite.ump.token_probe import refused_tokens
 from memconform.targets.http_session import MAX_BODY, Client, HttpSession, size_text, tls_context
 
 VERSION_HEADER = "UMP-Version"
@@ -126,38 +127,6 @@ class TokenCache:
                 raise TargetError(f"cannot act as {name}: {exc}") from None
             self._tokens[name] = (now, token)
             return token
-
-
-#: What the token probe recalls: nothing of it is ever stored.
-TOKEN_PROBE_QUERY = "memconform capability token probe"
-
-
-def refused_tokens(client: Any, owners: Any, where: str, how_sent: str = "POST /ump/recall") -> str | None:
-    """Why the checks cannot act as the owners, or None. Every live check acts as owner-a or owner-b with
-    a capability token the suite mints (or a token command gives, docs/vendor-keys.md), and §5.2 gives
-    tokens no encoding: a server that answers an owner's recall in its own scope `unauthorized` reads
-    another encoding (or refuses every token), and each check would only see that refusal. That is a
-    target error saying so, never a verdict on the checks that could not get in (a blind red team,
-    round 20: a server verifying another signing input lost L0 on every record rule)."""
-    for name in ("owner-a", "owner-b"):
-        try:
-            did = owners.did(name)
-            reply = client.recall({"query": TOKEN_PROBE_QUERY, "scope": {"owner": did}, "limit": 1},
-                                  auth=Auth.as_owner(name))
-        except (KeyError, ValueError):
-            return None  # no such owner to act as: the checks say so themselves
-        if reply.error_code == "unauthorized":
-            how = (f"the token {name}'s token command gave" if owners.owner(name).token_command else
-                   f"the capability token memconform minted for {name} ({did}), `umpcap.<base64url(JCS claims)>."
-                   f"ed25519:<signature over the BLAKE3 digest of the base64url claims text>` with times as "
-                   f"{owners.describe().get('token_times', 'iso')}")
-            return (f"{where} refused {how}: a recall of {name}'s own scope ({how_sent}) was "
-                    f"answered {reply.describe()}. §5.2 gives "
-                    "capability tokens no encoding, so every check acting as an owner would only meet this refusal: "
-                    "no verdict. If your server reads another encoding or signing input, give the suite a "
-                    "token_command (or token_times = \"numeric\") in a descriptor's [ump.owners] "
-                    "(docs/vendor-keys.md)")
-    return None
 
 
 class _SSEParser:

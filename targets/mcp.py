@@ -49,6 +49,7 @@ from memconform.suite.outcomes import NotApplicable, SentRequest, TargetError
 from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
 from memconform.targets.answers import NotTheProtocol
 from memconform.targets.base import Subject
+from memconform.suite.ump.token_probe import refused_tokens
 from memconform.targets.http import TokenCache
 from memconform.targets.http_session import MAX_BODY, size_text
 from memconform.targets.jsonrpc import OneRestart
@@ -1356,8 +1357,6 @@ class McpDriver:
                 session = self._session_for(subject.version)
                 client = McpUmpClient(self, session, subject.version, token_via=self.token_via)
                 self._clients[subject.version] = client
-                from memconform.targets.http import refused_tokens
-
                 try:
                     self._token_refusals[subject.version] = refused_tokens(
                         client, client.owners, self.label,

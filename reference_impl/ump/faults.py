@@ -386,6 +386,9 @@ SERVER_FAULTS = (
     Fault("get-unknown-null", "ump", "get of an unknown content-addressed (52-character) id answers "
           "{record: null} instead of not_found", ("ump/get-not-found",),
           wraps={"_op_get": w.get_unknown_null}),
+    Fault("get-prefix-match", "ump", "get of an id the store does not hold that begins a stored id (a \"short "
+          "id\") answers that record instead of not_found", ("ump/get-not-found",),
+          wraps={"_op_get": w.get_prefix_match}),
     # The served-records check names the §2 rule with served-records-valid.
     # 1.0 only: the 0.1 text never closes the record (a blind red team, round 17: record-extension),
     # the 1.0 record schema does
@@ -494,6 +497,12 @@ SERVER_FAULTS = (
     Fault("redact-not-applied", "ump", "records cross to other owners without their consent.redact paths "
           "stripped", ("ump/consent-redact-boundary",),
           wraps=instead("_present", lambda rec, who: rec)),
+    # A blind red team's server (round 20): an unscoped recall searched the requester's own records, so
+    # another owner's record came back only to a recall naming that owner, where redaction was skipped.
+    Fault("redact-skipped-scoped-recall", "ump", "a recall naming no owner searches the requester's own records "
+          "(a legitimate reading); one naming another owner serves that owner's records without their "
+          "consent.redact paths stripped", ("ump/consent-redact-boundary",),
+          overrides={"unscoped_recall_own": True}, wraps={"_recall": w.redact_skipped_scoped_recall}),
     Fault("redact-skips-successor", "ump", "consent.redact is applied from a table remember fills; revise stores "
           "the successor without a row there, so a revised record crosses to other owners unredacted",
           ("ump/consent-redact-boundary",), wraps=w.redact_skips_successor()),

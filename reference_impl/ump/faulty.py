@@ -612,6 +612,41 @@ def get_unknown_null(service: Any, original: Callable[..., Any]) -> Callable[...
     return wrong
 
 
+def get_prefix_match(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A "short id" convenience: an id the store does not hold that begins a stored id (of at least
+    12 characters) gets that record."""
+    def wrong(request: Any, version: str, grant: Any) -> dict[str, Any]:
+        try:
+            return original(request, version, grant)
+        except UmpError as exc:
+            rid = request.get("id") if isinstance(request, dict) else None
+            if exc.code != "not_found" or not isinstance(rid, str) or len(rid) < 12:
+                raise
+            row = service._store.db.execute(
+                "SELECT id FROM records WHERE version = ? AND substr(id, 1, ?) = ? ORDER BY rowid LIMIT 1",
+                (version, len(rid), rid)).fetchone()
+            if row is None:
+                raise
+            return original({**request, "id": row["id"]}, version, grant)
+    return wrong
+
+
+def redact_skipped_scoped_recall(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A recall naming another owner's scope serves that owner's records as stored: the redaction
+    runs on the default (own-records) path only."""
+    def wrong(version: str, who: Any, query: str, scope: Any, **kwargs: Any) -> dict[str, Any]:
+        out = original(version, who, query, scope, **kwargs)
+        owner = scope.get("owner")
+        if not owner or owner == who.principal:
+            return out
+        for result in out["results"]:
+            stored = service._store.get(version, result["record"].get("id"))
+            if stored is not None:
+                result["record"] = stored.record
+        return out
+    return wrong
+
+
 def without_evidence(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """get-drops-provenance-evidence: the record served without provenance.evidence, re-signed
     with the owner's key (unchanged when the server holds none)."""

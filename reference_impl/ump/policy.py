@@ -101,6 +101,11 @@ class UmpPolicy:
     #: (False). Other reading: recall, get and subscribe without a token are served as an anonymous
     #: requester, who sees public records only (§2.2 "public - anyone"; a blind red team's server, round 20)
     anonymous_public_reads: bool = False
+    #: ump/visibility-public, ump/consent-redact-boundary: a recall naming no scope.owner searches every
+    #: record the requester may read (False). Other reading: it searches the requester's own records (§3.2
+    #: "search by query + scope": no owner named, the requester's), and another owner's public records come
+    #: back only to a recall naming that owner (a blind red team's server, round 20)
+    unscoped_recall_own: bool = False
     #: ump/remember-may-merge, ump/remember-reports-result: a remember whose text, kind and owner
     #: equal an active record's is merged into it. Other reading: the server never merges (§3.3
     #: "MAY merge ... per its own dedup policy") and creates a record each time.

@@ -950,7 +950,8 @@ class UmpService:
             raise _invalid(f"recall: `ranking_hints` must be an object, found {a_json_type(hints)}")
         limit = self._clamped(_opt_limit(request, "recall"))
         who = self._who(grant, scope.get("owner"))
-        self._check_request_scope(who, scope, "recall")
+        # unscoped_recall_own: another owner's records are reached by naming that owner (public ones only)
+        self._check_request_scope(who, scope, "recall", foreign_owner=self.policy.unscoped_recall_own)
 
         return self._recall(version, who, query or "", scope, kinds=kinds, valid_at=at_us, include_tombstoned=tomb,
                             limit=limit)
@@ -962,8 +963,11 @@ class UmpService:
     def _recall(self, version: str, who: _Who, query: str, scope: Mapping[str, Any], *, kinds: list[str] | None,
                 valid_at: int | None, include_tombstoned: bool, limit: int) -> dict[str, Any]:
         """The recall response once the request is read: best first (§3.2)."""
+        visible = self._recall_visible(who)
+        if self.policy.unscoped_recall_own and "owner" not in scope and isinstance(who.principal, str):
+            visible = (f"({visible[0]}) AND r.owner = ?", [*visible[1], who.principal])
         results = self._search(version, who, query, scope, kinds=kinds, valid_at=self._recall_time(valid_at),
-                               include_tombstoned=include_tombstoned, limit=limit, visible=self._recall_visible(who))
+                               include_tombstoned=include_tombstoned, limit=limit, visible=visible)
         extra = dict(self.policy.extra_signals)
         return {"results": [{"record": self._present(stored.record, who), "signals": {**sig, **extra}, "score": score}
                             for stored, sig, score in results]}

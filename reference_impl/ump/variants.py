@@ -111,6 +111,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "public records only (§2.2: public is \"anyone\"); writes still need a token (a blind red team's server, "
             "round 20); the public runner's \"no token → 401\" is then not met (its class)",
             ("ump/cap-token-required", "ump/runner-rules"), {"anonymous_public_reads": True}, bindings=("http", "mcp")),
+    Variant("recall-unscoped-own", "ump",
+            "a recall naming no scope.owner searches the requester's own records; another owner's public records "
+            "come back to a recall naming that owner (§3.2 \"search by query + scope\" names no default scope; a "
+            "blind red team's server, round 20)", ("ump/visibility-public", "ump/consent-redact-boundary"),
+            {"unscoped_recall_own": True}, bindings=("http", "mcp")),
     Variant("records-need-ump", "ump",
             "a remembered record without `ump` is refused invalid_record: §2 marks it REQUIRED and §3.3's \"server "
             "fills id/time/integrity if omitted\" leaves it out, though §3.3's example has none (a blind red team's "

@@ -72,6 +72,13 @@ def refused_for_token(reply: Reply) -> bool:
     return reply.status in (401, 403) or reply.error_code in ("unauthorized", "forbidden_scope")
 
 
+def shown_records(reply: Reply) -> tuple[list[Any], list[Any]]:
+    """The ids of the public and of the non-public records a recall answer shows."""
+    shown = [r.get("record") for r in results_of(reply) if isinstance(r.get("record"), dict)]
+    public = [rec.get("id") for rec in shown if (rec.get("scope") or {}).get("visibility") == "public"]
+    return public, [rec.get("id") for rec in shown if (rec.get("scope") or {}).get("visibility") != "public"]
+
+
 def which_refusal(reply: Reply, what: str) -> None:
     """Where a check expects a refusal with a particular code: when `reply` refused with no code
     that can be read, stop without a verdict. The server did refuse, but which refusal it was

@@ -1395,11 +1395,19 @@ def get_returns_record(ctx: CheckContext) -> None:
 @check("ump/l1/get-not-found", spec="ump", requirements=("ump/get-not-found",), bindings=LIVE,
        title="get of an id the server does not hold answers not_found (§3.4)")
 def get_not_found(ctx: CheckContext) -> None:
-    for rid in (ump_ids.random_id(), "urn:ump:" + "a" * 52):
+    """Random ids, and the id of a record just stored cut short by one character: an id is matched
+    whole (a "short id" lookup by prefix answered another record; a blind red team, round 20)."""
+    unknown = [(rid, "an id never stored") for rid in (ump_ids.random_id(), "urn:ump:" + "a" * 52)]
+    stored = ctx.client.remember(sample_record(text=f"{marker('gnf')} a record whose id is cut short"),
+                                 auth=Auth.as_owner(OWNER_A))
+    sid = stored.body.get("id") if stored.ok and isinstance(stored.body, dict) else None
+    if isinstance(sid, str) and len(sid) > len("urn:ump:") + 8:
+        unknown.append((sid[:-1], f"the id {sid} of a stored record without its last character"))
+    for rid, what in unknown:
         reply = _offered(ctx.client.get(rid, auth=Auth.as_owner(OWNER_A)))
         _internal(reply)
         if _code(reply) != "not_found":
-            ctx.violation("ump/get-not-found", f"get of {rid}, an id never stored, answered {reply.describe()}; "
+            ctx.violation("ump/get-not-found", f"get of {rid}, {what}, answered {reply.describe()}; "
                           f"{_spec('ump/get-not-found')}", sent=reply.sent, received=reply.body or reply.raw)
 
 

@@ -37,7 +37,7 @@ from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump import owners as ump_owners
 from memconform.suite.ump.checks._live import (
     LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, recalled_ids, remember_new, results_of, sample_record,
-    which_refusal,
+    shown_records, which_refusal,
 )
 from memconform.suite.ump.checks.l2 import (
     AS_A, AS_B, _fail, _forget, _full_record, _leaks, _not_stored, _record_of, _revise,
@@ -717,6 +717,9 @@ def cap_token_required(ctx: CheckContext) -> None:
     m = marker("req")
     text = f"{m} owner-a's record"
     rid = remember_new(ctx.client, sample_record(text=text))
+    # a public record beside it: a tokenless read served as an anonymous requester's must show it, or
+    # nothing tells that reading from a refusal in another form (absence is no evidence)
+    public_id = remember_new(ctx.client, sample_record(text=f"{m} owner-a's public record", visibility="public"))
     m2 = marker("req")
     calls = (
         ("recall", lambda: ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 5}, auth=anon)),
@@ -731,12 +734,14 @@ def cap_token_required(ctx: CheckContext) -> None:
         reply = call()
         if name == "feedback" and reply.error_code == "unsupported":
             continue
-        if reply.error_code == "unauthorized" or _anonymous_read(ctx, name, reply, rid):
+        if reply.error_code == "unauthorized" or _anonymous_read(ctx, name, reply, rid, public_id):
             continue
         which_refusal(reply, f"{name} without a capability token (expected unauthorized)")
         _fail(ctx, R, f"{name} without a capability token was not refused with unauthorized", reply)
     outcome = _subscribe_scoped(ctx, lambda: None, auth=anon)
-    accepted = outcome.error_code is None and outcome.status in (200, None) and not outcome.problems
+    # the stream's own form (its `: ok` line, its frames) is subscribe-stream's: a problem there, which
+    # may be only a slow first line, does not make an accepted subscription a refusal
+    accepted = outcome.error_code is None and outcome.status in (200, None)
     if outcome.error_code in ("forbidden_scope", "not_found") or (accepted and not outcome.events):
         ctx.note("subscribe without a token was not refused unauthorized: an anonymous requester's stream (§2.2), "
                  "which carried no event")  # what such a stream may carry is ump/l3/subscribe-boundary's
@@ -877,25 +882,38 @@ def cap_token_unreadable_time(ctx: CheckContext) -> None:
 VERB_REFUSALS = ("forbidden_scope", "unauthorized")
 
 
-def _anonymous_read(ctx: CheckContext, name: str, reply: Reply, private_id: str) -> bool:
+def _anonymous_read(ctx: CheckContext, name: str, reply: Reply, private_id: str, public_id: str) -> bool:
     """A read without a token answered as an anonymous requester's: §2.2 makes public "anyone", so a
     server may serve recall and get anonymously as long as nothing but public records comes back
-    (variant anonymous-public-reads; a blind red team's server, round 20). True when the answer is such
-    a read: a recall whose results are all public, a get of owner-a's private record refused as to
-    anyone (not_found, forbidden_scope)."""
+    (variant anonymous-public-reads; a blind red team's server, round 20). True when the answer was
+    judged here: a recall showing owner-a's public record and nothing non-public, a get of owner-a's
+    private record refused as to anyone (not_found, forbidden_scope) while the public one is served.
+    A tokenless read answered without that public record shows no anonymous reading, only a request
+    that was not refused: a failure."""
+    R = "ump/cap-token-required"
     if name == "recall" and reply.ok:
-        shown = [r.get("record") for r in results_of(reply) if isinstance(r.get("record"), dict)]
-        private = [rec.get("id") for rec in shown if (rec.get("scope") or {}).get("visibility") != "public"]
+        public, private = shown_records(reply)
         if private:
-            _fail(ctx, "ump/cap-token-required", f"recall without a capability token returned non-public records "
-                                                 f"{private[:3]}: an anonymous requester sees public records at most",
-                  reply)
+            _fail(ctx, R, f"recall without a capability token returned non-public records {private[:3]}: an "
+                          "anonymous requester sees public records at most", reply)
+        elif public_id not in public:
+            _fail(ctx, R, f"recall without a capability token was answered without refusal but without owner-a's "
+                          f"public record {public_id}, which matches it: neither refused (unauthorized) nor served "
+                          "as an anonymous requester's read (who sees public records, §2.2)", reply)
         else:
             ctx.note("recall without a token was served as an anonymous requester's, public records only (§2.2)")
         return True
     if name == "get" and reply.error_code in ("not_found", "forbidden_scope"):
-        ctx.note(f"get of owner-a's private record {private_id} without a token answered {reply.error_code}, as to an "
-                 "anonymous requester (§2.2)")
+        shown = ctx.client.get(public_id, auth=Auth.anonymous())
+        if _record_of(shown) is None:
+            which_refusal(shown, f"get of owner-a's public record {public_id} without a token")
+            _fail(ctx, R, f"get of owner-a's private record {private_id} without a token answered "
+                          f"{reply.error_code}, not unauthorized, and the public record {public_id} was not served "
+                          "either: not an anonymous requester's read (who sees public records, §2.2), only a refusal "
+                          "with another code", shown)
+        else:
+            ctx.note(f"get of owner-a's private record {private_id} without a token answered {reply.error_code}, "
+                     f"as to an anonymous requester who is served the public {public_id} (§2.2)")
         return True
     return False
 

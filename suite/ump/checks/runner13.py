@@ -41,7 +41,7 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump.checks._live import (OWNER_A, did, marker, need, recalled_ids, refused_for_token,
-                                                results_of, sample_record)
+                                                results_of, sample_record, shown_records)
 from memconform.suite.ump.checks.l2 import _fail
 from memconform.suite.ump.client import Auth, Reply
 
@@ -312,21 +312,22 @@ def runner_capability_tokens(ctx: CheckContext) -> None:
     refused as unauthorized: no status of that code to judge."""
     ctx.credit_only_observed()
     reply = ctx.client.recall({"query": "anything"}, auth=Auth.anonymous())
-    ctx.observed("ump/cap-token-required")
     if reply.status == 401 or reply.error_code == "unauthorized":
-        ctx.observed("ump/http-error-status", "ump/runner-rules")
+        ctx.observed("ump/cap-token-required", "ump/http-error-status", "ump/runner-rules")
     if reply.status == 401:
         return
-    anonymous = reply.ok and not [r for r in results_of(reply) if isinstance(r.get("record"), dict)
-                                  and (r["record"].get("scope") or {}).get("visibility") != "public"]
-    if reply.error_code != "unauthorized" and anonymous:
+    public, private = shown_records(reply) if reply.ok else ([], [])
+    if reply.ok and not private:
         # served as an anonymous requester's, public records only: §2.2's public is "anyone" (variant
-        # anonymous-public-reads), so only the runner's narrower rule is broken
-        ctx.observed("ump/runner-rules")
-        _fail(ctx, "ump/runner-rules", f"recall without a token was served (HTTP {reply.status}, public records "
-                                       "only, as to an anonymous requester); the public runner expects 401 "
-                                       "unauthorized", reply)
+        # anonymous-public-reads), so only the runner's narrower rule is broken. cap-token-required is
+        # credited only where a public record came back: an empty answer shows no reading at all
+        # (ump/l3/cap-token-required places one and judges it)
+        ctx.observed("ump/runner-rules", *(("ump/cap-token-required",) if public else ()))
+        _fail(ctx, "ump/runner-rules", f"recall without a token was served (HTTP {reply.status}, "
+                                       f"{len(public)} public record(s), nothing else, as to an anonymous "
+                                       "requester); the public runner expects 401 unauthorized", reply)
     elif reply.error_code != "unauthorized":
+        ctx.observed("ump/cap-token-required")
         _fail(ctx, "ump/cap-token-required", f"recall without a token answered HTTP {reply.status} (error "
                                              f"{reply.error_code!r}); the runner expects 401 unauthorized", reply)
     elif reply.status is None or not 400 <= reply.status < 500:
