@@ -500,10 +500,19 @@ def recall_unknown_profile(ctx: Any) -> None:
     # "without creating anything": where the namespace's profiles can be listed (api-rest.md GET
     # /v1/memory/{ns}, mcp.md memory_profiles_list; a namespace token's route, so it may be refused),
     # the profile recalled is not among them (a blind red team, round 21: recall created it at txid 0)
+    # a profile written just before is the listing's control: a listing that leaves it out shows nothing,
+    # and a profile missing from it would pass on absence
+    written = profile("listed")
+    place(ctx, written, [mem("fact", f"{word()} a fact", topic_key=f"user.{word('t')}")],
+          "placing a memory in a second profile, the listing's control")
     listing = ctx.client.profiles()
     if not listing.ok:
         ctx.note(f"the namespace's profiles could not be listed ({listing.describe()}): whether the recalls created "
                  "the profile was seen through their txid only")
+        return
+    if not mentions(listing.body, written):
+        ctx.note(f"the namespace's profile listing does not name {written!r}, written just before it, so it cannot "
+                 "tell whether the recalls created a profile: that was seen through their txid only")
         return
     if mentions(listing.body, prof):
         say(ctx, rule, f"after two recalls against the profile {prof!r}, never written, the namespace's profile listing "

@@ -8,7 +8,7 @@ server and to the other owners it serves.
   unauthorized, never a crash (ump/cap-token-absurd-time-answered, SHOULD).
 * A redact that would strip what a record cannot lack: owner-a remembers a public record whose
   consent.redact names `id`, `$..*`, `scope.owner` …; owner-b then gets, recalls and rehydrates it.
-  Refused at remember, or served valid (ump/consent-redact-keeps-record, MUST); never a crash
+  Refused at remember, or served valid (ump/consent-redact-keeps-record, SHOULD, derived); never a crash
   (ump/consent-redact-hostile-answered, SHOULD).
 
 Why the crash findings are SHOULDs: the text states no MUST for a failure a server did not foresee;
@@ -36,6 +36,7 @@ R_ABSURD = "ump/cap-token-absurd-time"
 R_CALENDAR = "ump/cap-token-time-beyond-calendar"
 R_TOKEN_ANSWERED = "ump/cap-token-absurd-time-answered"
 R_KEEPS = "ump/consent-redact-keeps-record"
+R_REJECT_POLICY = "ump/remember-reject-policy"
 R_REDACT_ANSWERED = "ump/consent-redact-hostile-answered"
 
 #: (what the token carries, claim, value, the requirement its acceptance breaks). Each is refused in
@@ -153,7 +154,8 @@ def _served_problem(rec: Any, rid: str, version: str) -> str | None:
     return "; ".join(problems[:4]) or None
 
 
-@check("ump/l2/redact-required-members", spec=SPEC, requirements=(R_KEEPS, R_REDACT_ANSWERED), bindings=LIVE,
+@check("ump/l2/redact-required-members", spec=SPEC, requirements=(R_KEEPS, R_REDACT_ANSWERED, R_REJECT_POLICY),
+       bindings=LIVE,
        title="a consent.redact naming id, $..*, scope.owner … is refused at remember or served to other owners "
              "as a valid record; never a 5xx")
 def redact_required_members(ctx: CheckContext) -> None:
@@ -181,10 +183,10 @@ def redact_required_members(ctx: CheckContext) -> None:
         if not isinstance(rid, str):
             leak = _not_stored(ctx, m, None, auth=AS_A)
             if leak:
-                _fail(ctx, R_KEEPS, f"{what} was refused, yet stored: {leak}; a store must not keep (and later "
-                                    "serve) what it refused", made)
+                _fail(ctx, R_REJECT_POLICY, f"{what} was refused, yet stored: {leak}; a store must not keep (and "
+                                            "later serve) what it refused", made)
             judged.append(path)
-            ctx.observed(R_KEEPS)
+            ctx.observed(R_KEEPS, R_REJECT_POLICY)
             continue
         got = ctx.client.get(rid, auth=AS_B)
         if _crashed(got):
