@@ -367,6 +367,9 @@ SERVER_FAULTS = (
     Fault("accepts-missing-provenance", "ump", "remember takes records without provenance",
           ("ump/provenance-required",),
           wraps=skipped("_check_provenance")),
+    Fault("provenance-filled-anonymous", "ump", "remember of a record without provenance fills one naming "
+          "nobody (actor \"anonymous\") instead of the writer the token names", ("ump/provenance-required",),
+          overrides={"fill_provenance": "placeholder"}),
     # The opaque owner is taken as a local account and stored unsigned (no key can sign for it).
     Fault("accepts-opaque-owner", "ump", "remember takes a scope.owner that is not a DID",
           ("ump/owner-did",), wraps={**skipped("_check_owner"), "_check_may_remember": w.opaque_owner_taken}),

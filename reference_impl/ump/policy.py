@@ -106,6 +106,12 @@ class UmpPolicy:
     #: "search by query + scope": no owner named, the requester's), and another owner's public records come
     #: back only to a recall naming that owner (a blind red team's server, round 20)
     unscoped_recall_own: bool = False
+    #: ump/provenance-required: remember of a record without provenance (or, 1.0, without one of its
+    #: members) is refused ("refuse"). Other reading: the server fills what is missing from the token's
+    #: verified issuer, who did write it ("writer": actor the issuer, actor_kind agent, method remember;
+    #: §3.3 "server fills id/time/integrity if omitted" names what it fills, not all it may; a blind red
+    #: team's server, round 22). "placeholder" (a fault) fills an actor nobody is.
+    fill_provenance: str = "refuse"
     #: ump/remember-may-merge, ump/remember-reports-result: a remember whose text, kind and owner
     #: equal an active record's is merged into it. Other reading: the server never merges (§3.3
     #: "MAY merge ... per its own dedup policy") and creates a record each time.

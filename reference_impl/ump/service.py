@@ -696,6 +696,7 @@ class UmpService:
             if not isinstance(scope, dict) or not self._may_write(self._who(grant, scope.get("owner")), {"scope": scope}):
                 raise UmpError("forbidden_scope", f"remember: the token ({_grant_text(grant)}) does not grant writing "
                                                   f"a record whose scope is {json.dumps(scope)[:200]}")
+        raw = self._filled_provenance(raw, grant)
         now = self._now()
         rec, changed, minted, effective = self._complete(raw, version, now)
         if self.policy.reused_id == "refuse" and not minted and isinstance(rec.get("id"), str) \
@@ -751,6 +752,18 @@ class UmpService:
         """What is stored: the record as sent when its owner's signature still covers it, else
         signed by the server with the owner's key."""
         return self._sign(rec) if changed or "integrity" not in rec else rec
+
+    def _filled_provenance(self, raw: dict[str, Any], grant: captoken.Grant | None) -> dict[str, Any]:
+        """The record with the provenance members it lacks filled from the token's issuer (policy
+        fill_provenance); a signed record is left as sent (filling would break its signature)."""
+        if self.policy.fill_provenance == "refuse" or grant is None or "integrity" in raw:
+            return raw
+        prov = raw.get("provenance", {})
+        if not isinstance(prov, dict):
+            return raw
+        actor = grant.issuer if self.policy.fill_provenance == "writer" else "anonymous"
+        filled = {"actor": actor, "actor_kind": "agent", "method": "remember", **prov}
+        return raw if filled == prov else {**raw, "provenance": filled}
 
     def _complete(self, raw: dict[str, Any], version: str, now: datetime) -> tuple[dict[str, Any], bool, bool, str]:
         """The record with what the server fills (§3.3): (record, changed, id minted, version to

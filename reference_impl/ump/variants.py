@@ -116,6 +116,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "come back to a recall naming that owner (§3.2 \"search by query + scope\" names no default scope; a "
             "blind red team's server, round 20)", ("ump/visibility-public", "ump/consent-redact-boundary"),
             {"unscoped_recall_own": True}, bindings=("http", "mcp")),
+    Variant("fills-provenance", "ump",
+            "remember of a record without provenance (or lacking its method) fills what is missing from the "
+            "capability token's verified issuer (actor the issuer, actor_kind agent, method remember) instead of "
+            "refusing it (§3.3 names what a server fills, not all it may; a blind red team's server, round 22)",
+            ("ump/provenance-required",), {"fill_provenance": "writer"}, bindings=("http", "mcp")),
     Variant("records-need-ump", "ump",
             "a remembered record without `ump` is refused invalid_record: §2 marks it REQUIRED and §3.3's \"server "
             "fills id/time/integrity if omitted\" leaves it out, though §3.3's example has none (a blind red team's "

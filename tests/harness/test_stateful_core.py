@@ -239,7 +239,7 @@ def test_a_machine_cites_a_derived_requirement_as_a_single_check_does():
 
     req = catalogues.load("ump").get("ump/forget-retained")
     text = asks("ump", "ump/forget-retained")
-    assert text.startswith("ump/forget-retained (§3.6, MUST, derived, L2): ")
+    assert text.startswith("ump/forget-retained (§3.6, SHOULD, derived, L2): ")
     assert f"How memconform reads it (derived): {req.note}" in text
     plain = asks("ump", "ump/record-required-fields")
     assert "derived" not in plain.split(":")[0] and "How memconform reads it" not in plain

@@ -609,7 +609,7 @@ def forget_excluded_from_recall(ctx: CheckContext) -> None:
 
 
 @check("ump/l2/forget-retained", spec=SPEC, requirements=("ump/forget-retained",), bindings=LIVE,
-       title="a soft-forgotten record is retained for audit (get still returns it)")
+       title="a soft-forgotten record is retained for audit (get should still return it)")
 def forget_retained(ctx: CheckContext) -> None:
     """After forget without hard, get of the id still returns the record, its body intact (the
     status is ump/l2/forget-tombstones')."""
@@ -620,12 +620,12 @@ def forget_retained(ctx: CheckContext) -> None:
     R = "ump/forget-retained"
     rec = _record_of(got)
     if rec is None:
-        _fail(ctx, R, f"after forget (hard: false) of {rid}, get no longer returns it (a soft forget keeps the "
-                      "record for audit)", got)
+        _fail(ctx, R, f"after forget (hard: false) of {rid}, get no longer returns it: a soft forget keeps the "
+                      "record for audit, and get should still serve it to its owner", got)
         return
     if rec.get("id") != rid or _text(rec) != f"{m} the on-call rota is in the wiki":
         _fail(ctx, R, f"after forget, get of {rid} returned id {rec.get('id')!r} with body.text "
-                      f"{_text(rec)!r}; the retained record must keep its content", got)
+                      f"{_text(rec)!r}; the retained record should keep its content", got)
 
 
 @check("ump/l2/forget-hard-erases", spec=SPEC, requirements=("ump/forget-hard-erases",), bindings=LIVE,
@@ -832,12 +832,15 @@ def _provenance_problem(rec: dict[str, Any], version: str = "1.0") -> str | None
 
 
 @check("ump/l2/provenance-required", spec=SPEC, requirements=("ump/provenance-required",), bindings=LIVE,
-       title="records carry provenance (actor, actor_kind, method); a record without it is refused")
+       title="records carry provenance (actor, actor_kind, method); a record without it is refused or filled in its writer's name")
 def provenance_required(ctx: CheckContext) -> None:
     """Served records (get, recall, a revise successor) carry provenance (1.0: with actor, actor_kind
     and method, its schema's required members); remember of a record without provenance (1.0: or
-    without method) is refused and not stored (§3.3 lets the server fill only id/time/integrity, so
-    it may not make provenance up). The 0.1 text requires none of provenance's members."""
+    without method) is refused and not stored, or stored with what was missing filled in the writer's
+    name: actor the token's owner (owner-a), the members sent kept (§3.3's "server fills id/time/
+    integrity if omitted" names what a server fills, not all it may; variant fills-provenance, a blind
+    red team's server, round 22). Provenance naming anyone else is made up. The 0.1 text requires
+    none of provenance's members."""
     R = "ump/provenance-required"
     m = marker("prv")
     rid = remember_new(ctx.client, sample_record(text=f"{m} provenance is kept"))
@@ -867,11 +870,16 @@ def provenance_required(ctx: CheckContext) -> None:
             got = ctx.client.get(reply.body.get("id")) if isinstance(reply.body.get("id"), str) else None
             stored = _record_of(got) if got is not None else None
             kept = stored.get("provenance") if stored is not None else None
+            if isinstance(kept, dict) and _provenance_problem(stored, ctx.version) is None \
+                    and kept.get("actor") == did(OWNER_A) and all(kept.get(k) == v for k, v in (prov or {}).items()):
+                ctx.note(f"remember of a record {label} was stored with provenance filled in the writer's name "
+                         f"({_short(kept)})")
+                continue
             detail = ("" if not kept else f"; the stored record carries provenance {_short(kept)}, as sent" if kept == prov
-                      else f"; the stored record now carries provenance {_short(kept)}, which the writer never asserted")
-            _fail(ctx, R, f"remember of a record {label} was accepted{detail} (provenance is REQUIRED at L2+ "
-                          "and §3.3 lets a server fill only id/time/integrity, so such a record must be refused)",
-                  reply)
+                      else f"; the stored record now carries provenance {_short(kept)}, which is not the writer's "
+                           f"({did(OWNER_A)}, the token's owner) with what was sent kept")
+            _fail(ctx, R, f"remember of a record {label} was accepted{detail} (provenance is REQUIRED at L2+: such a "
+                          "record is refused, or stored with what is missing filled in its writer's name)", reply)
         else:
             leak = _not_stored(ctx, m2, reply.body.get("id") if reply.ok else None)
             if leak:

@@ -261,8 +261,11 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
             if asker != rec.owner or reply.error_code in (None, "rate_limited", "unsupported", "unauthorized"):
                 return  # another owner's public record: serving it is a MAY; no verdict on no answer
             if rec.status == "tombstoned":
-                self.fail("ump/forget-retained", f"the owner's get of {rec.id}, soft-forgotten earlier, did not "
-                                                 "return it", reply)
+                # a get hiding tombstones is a reading (ump/forget-retained is a SHOULD, warned by the
+                # scripted ump/l2/forget-retained): the machine goes on, the tombstone unseen
+                self.note("get does not serve a soft-forgotten record to its owner: its retention is not seen "
+                          "through get (ump/l2/forget-retained warns)")
+                return
             self.fail("ump/get-returns-record", f"the owner's get of {rec.id}, a record this sequence placed "
                                                 "and never erased, did not return it", reply)
         self._judge_served(rec, served, reply, asker)
