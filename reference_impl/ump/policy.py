@@ -112,6 +112,10 @@ class UmpPolicy:
     #: §3.3 "server fills id/time/integrity if omitted" names what it fills, not all it may; a blind red
     #: team's server, round 22). "placeholder" (a fault) fills an actor nobody is.
     fill_provenance: str = "refuse"
+    #: ump/reject-unknown-major: a record of an unknown major version is refused invalid_record. Other
+    #: reading: unsupported (§8 says reject, not with which code; §3.7 lists both; a blind red team's
+    #: server, round 22)
+    unknown_major_code: str = "invalid_record"
     #: ump/remember-may-merge, ump/remember-reports-result: a remember whose text, kind and owner
     #: equal an active record's is merged into it. Other reading: the server never merges (§3.3
     #: "MAY merge ... per its own dedup policy") and creates a record each time.

@@ -774,7 +774,8 @@ class UmpService:
         if isinstance(declared, str):
             major = declared.split(".", 1)[0]
             if major.isdigit() and major not in {v.split(".")[0] for v in ump_record.VERSIONS}:
-                raise _invalid(f"/ump: {declared!r} has major version {major}, which this server does not know; "
+                raise UmpError(self.policy.unknown_major_code,
+                               f"/ump: {declared!r} has major version {major}, which this server does not know; "
                                "a record of an unknown major version is rejected, not reinterpreted (§8) "
                                "[ump/reject-unknown-major]")
             known = ump_record.known_minor(declared) if self.policy.unknown_minor == "accept" else None

@@ -121,6 +121,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "capability token's verified issuer (actor the issuer, actor_kind agent, method remember) instead of "
             "refusing it (§3.3 names what a server fills, not all it may; a blind red team's server, round 22)",
             ("ump/provenance-required",), {"fill_provenance": "writer"}, bindings=("http", "mcp")),
+    Variant("unknown-major-unsupported", "ump",
+            "a record of an unknown major version is refused with unsupported instead of invalid_record (§8 says "
+            "reject, not with which code; a blind red team's server, round 22)", ("ump/reject-unknown-major",),
+            {"unknown_major_code": "unsupported"}, since="1.0", bindings=("http", "mcp")),
     Variant("records-need-ump", "ump",
             "a remembered record without `ump` is refused invalid_record: §2 marks it REQUIRED and §3.3's \"server "
             "fills id/time/integrity if omitted\" leaves it out, though §3.3's example has none (a blind red team's "

@@ -272,10 +272,12 @@ def _offered(reply: Reply) -> Reply:
 _SENT_IDS: dict[tuple[int, str], list[dict[str, Any]]] = {}
 
 
-def _put(ctx: CheckContext, rec: Any, *, auth: Auth | None = None, wrap: bool = True) -> Reply:
-    """remember, as the checks that judge what it does call it (see `_offered`)."""
+def _put(ctx: CheckContext, rec: Any, *, auth: Auth | None = None, wrap: bool = True, offered: bool = True) -> Reply:
+    """remember, as the checks that judge what it does call it (see `_offered`; `offered=False`
+    takes an `unsupported` answer as it comes)."""
     sent = copy.deepcopy(rec) if isinstance(rec, dict) else None
-    reply = _offered(ctx.client.remember(rec, auth=auth or _auth_for(rec)[0], wrap=wrap))
+    reply = ctx.client.remember(rec, auth=auth or _auth_for(rec)[0], wrap=wrap)
+    reply = _offered(reply) if offered else reply
     if sent is not None and isinstance(sent.get("id"), str):
         _SENT_IDS.setdefault((id(ctx.client), sent["id"]), []).append(sent)
     return reply
@@ -1201,12 +1203,30 @@ def remember_persists(ctx: CheckContext) -> None:
         raise NotApplicable("no fresh record was answered created with an id (judged by ump/l1/remember-result)")
 
 
+def _unknown_major(sent: Any) -> bool:
+    """Whether a record declares a major version no UMP text defines."""
+    declared = sent.get("ump") if isinstance(sent, dict) else None
+    return isinstance(declared, str) and declared.split(".")[0] not in {v.split(".")[0] for v in ump_record.VERSIONS}
+
+
+def _version_refused(ctx: CheckContext, what: str) -> None:
+    """Where remember of a record of an unknown major answered `unsupported`: that refuses the version
+    (§8 says reject, §3.7 lists the code; a blind red team's server, round 22) when a valid record is
+    taken at once after; otherwise no remember is offered and nothing is judged."""
+    control = _offered(_put(ctx, _full_record(ctx, "semantic", text=f"{marker('um')} a record of this version"),
+                            auth=Auth.as_owner(OWNER_A)))
+    if not control.ok:
+        raise NotApplicable(f"remember of {what} answered unsupported, and a valid record was not taken either "
+                            f"({control.describe()}): whether the version was refused cannot be told")
+
+
 def _refused_and_not_stored(ctx: CheckContext, requirement: str, sent: Any, what: str, *,
-                            wanted: str = "invalid_record", wrap: bool = True) -> bool:
+                            wanted: str = "invalid_record", wrap: bool = True, version_refusal: bool = False) -> bool:
     """Send `sent` to remember; it must be refused with `wanted` and leave nothing behind.
-    Returns whether it was judged."""
+    Returns whether it was judged. `version_refusal`: `unsupported` is a refusal too (§3.7 names it, and
+    a version the server does not speak is unsupported), where a valid record is taken at once after."""
     auth, granted = _auth_for(sent)
-    reply = _put(ctx, sent, auth=auth, wrap=wrap)
+    reply = _put(ctx, sent, auth=auth, wrap=wrap, offered=not version_refusal)
     _internal(reply)
     which_refusal(reply, f"remember of {what} (expected {wanted})")
     code = _code(reply)
@@ -1214,6 +1234,9 @@ def _refused_and_not_stored(ctx: CheckContext, requirement: str, sent: Any, what
     # as the error envelope. And a request whose record names no owner the token grants may be
     # refused by authorization before anything reads the body: the text orders neither.
     refusals = {wanted, "rejected"} | (set() if granted else {"forbidden_scope", "unauthorized"})
+    if version_refusal and code == "unsupported":
+        _version_refused(ctx, what)
+        refusals.add("unsupported")
     if code is None:
         ctx.violation(requirement, f"remember of {what} was accepted ({reply.describe()}); the spec asks for a "
                       f"refusal with {wanted}; {_spec(requirement)}", sent=reply.sent, received=reply.body)
@@ -1803,7 +1826,8 @@ def emit_advertised_version(ctx: CheckContext) -> None:
 def reject_unknown_major(ctx: CheckContext) -> None:
     rec = _full_record(ctx, "semantic", text=f"{marker('um')} a record from the future major version")
     rec["ump"] = "2.0"
-    _refused_and_not_stored(ctx, "ump/reject-unknown-major", rec, "a record declaring ump \"2.0\"")
+    _refused_and_not_stored(ctx, "ump/reject-unknown-major", rec, "a record declaring ump \"2.0\"",
+                            version_refusal=True)
 
 
 @check("ump/l1/normalize-imported-0.1", spec="ump", requirements=("ump/normalize-imported-0.1",), bindings=LIVE,
@@ -2561,7 +2585,10 @@ def golden_vectors(ctx: CheckContext) -> None:
     reqs = ctx.case.requirements
     auth, ours = _auth_for(sent)
     level = _level(ctx)
-    reply = _put(ctx, copy.deepcopy(sent), auth=auth)
+    major = _unknown_major(sent)
+    reply = _put(ctx, copy.deepcopy(sent), auth=auth, offered=not major)
+    if major and _code(reply) == "unsupported":
+        _version_refused(ctx, "the vector")
     _internal(reply)
     try:
         if expect.get("verdict") == "valid":
@@ -2896,6 +2923,8 @@ def _vector_invalid(ctx: CheckContext, case: Any, sent: dict[str, Any], reply: R
             ctx.violation(r, f"an invalid record was accepted ({reply.describe()}); the spec asks for a refusal with "
                           f"{wanted}{where}; {_spec(r)}", sent=sent, received=reply.body)
         return
+    if _unknown_major(sent) and code == "unsupported":
+        also = (*also, "unsupported")  # the version refused (_version_refused saw remember offered)
     if code != wanted and code not in also and code != "rejected":  # (§3.3's own refusal is one too)
         if code in ("forbidden_scope", "unauthorized") and not ours:
             raise NotApplicable(f"refused with {code}: the record's owner is not a key the suite holds, so access "
