@@ -116,6 +116,10 @@ class UmpPolicy:
     #: reading: unsupported (§8 says reject, not with which code; §3.7 lists both; a blind red team's
     #: server, round 22)
     unknown_major_code: str = "invalid_record"
+    #: ump/forget-hard-owner-only and the write rules: revise or forget of a record the requester may
+    #: not change is refused forbidden_scope. Other reading: not_found, as for an id it does not hold
+    #: (§3.7 ties no code to it; a blind red team's server, round 22)
+    foreign_write_code: str = "forbidden_scope"
     #: ump/remember-may-merge, ump/remember-reports-result: a remember whose text, kind and owner
     #: equal an active record's is merged into it. Other reading: the server never merges (§3.3
     #: "MAY merge ... per its own dedup policy") and creates a record each time.

@@ -1175,6 +1175,8 @@ class UmpService:
 
     def _write_refusal(self, who: _Who, rec: Mapping[str, Any], operation: str) -> UmpError:
         owner = _owner_of(rec)
+        if self.policy.foreign_write_code == "not_found":
+            return UmpError("not_found", f"{operation}: no record {rec.get('id')} here")
         if who.grant is not None:
             return UmpError("forbidden_scope", f"{operation}: the token ({_grant_text(who.grant)}) does not grant "
                                                f"the record {rec.get('id')} (owner {owner})")
@@ -1215,7 +1217,7 @@ class UmpService:
     def _check_may_hard_forget(self, who: _Who, rec: Mapping[str, Any]) -> None:
         if not self._may_write(who, rec):
             err = self._write_refusal(who, rec, "forget")
-            raise UmpError("forbidden_scope", f"{err.message} (hard forget is owner-only, §3.6)")
+            raise UmpError(err.code, f"{err.message} (hard forget is owner-only, §3.6)")
 
     def _erase(self, version: str, stored: Stored, who: _Who, reason: str | None, now: datetime) -> dict[str, Any]:
         """A hard forget (§3.6): the record is erased (policy hard_forget)."""

@@ -125,6 +125,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "a record of an unknown major version is refused with unsupported instead of invalid_record (§8 says "
             "reject, not with which code; a blind red team's server, round 22)", ("ump/reject-unknown-major",),
             {"unknown_major_code": "unsupported"}, since="1.0", bindings=("http", "mcp")),
+    Variant("foreign-writes-not-found", "ump",
+            "revise and forget (soft or hard) of a record the requester may not change are refused not_found, as "
+            "for an id it does not hold, instead of forbidden_scope (§3.7 ties no code to it; a blind red team's "
+            "server, round 22)", ("ump/forget-hard-owner-only", "ump/cap-token-scope"),
+            {"foreign_write_code": "not_found"}, bindings=("http", "mcp")),
     Variant("records-need-ump", "ump",
             "a remembered record without `ump` is refused invalid_record: §2 marks it REQUIRED and §3.3's \"server "
             "fills id/time/integrity if omitted\" leaves it out, though §3.3's example has none (a blind red team's "

@@ -667,7 +667,9 @@ def forget_hard_erases(ctx: CheckContext) -> None:
        title="only the owner may hard-forget")
 def forget_hard_owner_only(ctx: CheckContext) -> None:
     """owner-a stores a public record; owner-b (owner-b's token, actor = owner-b's DID) asks for a
-    hard forget: refused with unauthorized or forbidden_scope, and the owner still reads it."""
+    hard forget: refused (unauthorized, forbidden_scope, or not_found: a server may answer another
+    owner's write as of an id it does not hold; §3.7 ties no code to it, a blind red team's server,
+    round 22), and the owner still reads it."""
     m = marker("own")
     rid = remember_new(ctx.client, sample_record(text=f"{m} this repo builds with cargo", visibility="public"))
     req = {"id": rid, "reason": "not mine", "hard": True, "actor": did(OWNER_B)}
@@ -676,11 +678,11 @@ def forget_hard_owner_only(ctx: CheckContext) -> None:
     if reply.ok:
         _fail(ctx, R, f"owner-b (token of owner-b, actor {did(OWNER_B)}) hard-forgot owner-a's record {rid} and "
                       "the server accepted", reply)
-    elif reply.error_code not in ("unauthorized", "forbidden_scope"):
-        which_refusal(reply, f"owner-b's hard forget of owner-a's record {rid} (expected unauthorized or "
-                             "forbidden_scope)")
+    elif reply.error_code not in ("unauthorized", "forbidden_scope", "not_found"):
+        which_refusal(reply, f"owner-b's hard forget of owner-a's record {rid} (expected unauthorized, "
+                             "forbidden_scope or not_found)")
         _fail(ctx, R, f"owner-b's hard forget of owner-a's record {rid} was refused with "
-                      f"{reply.error_code!r}; expected unauthorized or forbidden_scope", reply)
+                      f"{reply.error_code!r}; expected unauthorized, forbidden_scope or not_found", reply)
     got = ctx.client.get(rid, auth=AS_A)
     rec = _record_of(got)
     if rec is None:
