@@ -129,6 +129,31 @@ def _lifecycle_bools_as_numbers(rec: Any) -> Any:
 
 
 
+def _structured_unchecked(rec: Any) -> Any:
+    """body.structured's type is never looked at: any JSON value is taken."""
+    body = rec.get("body") if isinstance(rec, dict) else None
+    if isinstance(body, dict) and "structured" in body and not isinstance(body["structured"], dict):
+        body["structured"] = {}
+    return rec
+
+
+def _relation_target_optional(rec: Any) -> Any:
+    """A relation is checked for its type only."""
+    for rel in rec.get("relations") or [] if isinstance(rec, dict) else []:
+        if isinstance(rel, dict) and "target" not in rel:
+            rel["target"] = "entity:unnamed"
+    return rec
+
+
+def _major_by_prefix(service: Any, original: Any) -> Any:
+    """The version test is `declared.startswith("1")`: "10.0" is read as 1.0."""
+    def complete(raw: Any, version: str, now: Any) -> Any:
+        declared = raw.get("ump") if isinstance(raw, dict) else None
+        if isinstance(declared, str) and declared.startswith("1") and declared.split(".")[0] != "1":
+            raw = {**raw, "ump": "1.0"}
+        return original(raw, version, now)
+    return complete
+
 
 FILE = ("file",)
 
@@ -359,6 +384,12 @@ SERVER_FAULTS = (
     Fault("lone-surrogates-replaced", "ump", "remember replaces each lone surrogate of a record's text with U+FFFD "
           "and stores it, instead of refusing text that is not Unicode", ("ump/remember-invalid-record",),
           wraps={"handle": _surrogates_replaced}),
+    Fault("structured-type-unchecked", "ump", "body.structured of any JSON type is taken (an array, a string)",
+          ("ump/reject-invalid-record",), wraps=_validated_as(_structured_unchecked)),
+    Fault("relation-target-optional", "ump", "a relation naming no target is taken", ("ump/reject-invalid-record",),
+          wraps=_validated_as(_relation_target_optional)),
+    Fault("major-by-prefix", "ump", "the version test is a prefix test: a record declaring ump \"10.0\" is taken "
+          "as 1.0", ("ump/reject-unknown-major",), since="1.0", wraps={"_complete": _major_by_prefix}),
     Fault("lifecycle-bools-as-numbers", "ump", "lifecycle.confidence true is taken for the number 1",
           ("ump/reject-invalid-record",), wraps=_validated_as(_lifecycle_bools_as_numbers)),
     Fault("accepts-bad-consent", "ump", "remember takes a consent block the store cannot honour (a retention "
@@ -510,6 +541,9 @@ SERVER_FAULTS = (
           "the successor without a row there, so a revised record crosses to other owners unredacted",
           ("ump/consent-redact-boundary",), wraps=w.redact_skips_successor()),
     # visibility
+    Fault("visibility-default-public", "ump", "a record sent without scope.visibility is stored as public (the "
+          "server's default), so anyone reads it", ("ump/visibility-private",),
+          wraps={"_complete": w.visibility_default_public}),
     Fault("shared-is-public", "ump", "shared records are served to everyone, like public ones",
           ("ump/visibility-shared-grant",), wraps=instead("_public", lambda: ("public", "shared"))),
     # feedback, subscribe (§3.8)

@@ -647,6 +647,18 @@ def redact_skipped_scoped_recall(service: Any, original: Callable[..., Any]) -> 
     return wrong
 
 
+def visibility_default_public(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A record sent without scope.visibility is completed with visibility public."""
+    def wrong(raw: Any, version: str, now: Any) -> Any:
+        rec, changed, minted, effective = original(raw, version, now)
+        scope = raw.get("scope") if isinstance(raw, dict) else None
+        if isinstance(scope, dict) and "visibility" not in scope and isinstance(rec.get("scope"), dict):
+            rec["scope"]["visibility"] = "public"
+            changed = True
+        return rec, changed, minted, effective
+    return wrong
+
+
 def without_evidence(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """get-drops-provenance-evidence: the record served without provenance.evidence, re-signed
     with the owner's key (unchanged when the server holds none)."""

@@ -1319,7 +1319,17 @@ def reject_invalid_record(ctx: CheckContext) -> None:
         rec["time"]["valid_from"] = "2026-06-04T10:00:00.5Z"
         rec["time"]["valid_to"] = "2026-06-04T10:00:00.1Z"
 
+    # a member's type and a relation's target are §2 rules too (round 22: a server took any structured
+    # value, and a relation naming no target)
+    def structured_array(rec: dict) -> None:
+        rec["body"]["structured"] = [1, 2]
+
+    def relation_without_target(rec: dict) -> None:
+        rec["relations"] = [{"type": "about"}]
+
     probes = {"kind is outside the five": kind, "scope.visibility is outside private|shared|public": visibility,
+              "body.structured is an array (a machine-readable payload is an object)": structured_array,
+              "relation names no target (a record urn:ump:… or an entity:<name> node)": relation_without_target,
               "time.created is not a date-time": created, "lifecycle.confidence is above 1": confidence,
               "scope.visibility is \"Public\" (the values are lower case)": visibility_case,
               "lifecycle.confidence is true (a boolean, no number)": confidence_bool,
@@ -1827,6 +1837,11 @@ def reject_unknown_major(ctx: CheckContext) -> None:
     rec = _full_record(ctx, "semantic", text=f"{marker('um')} a record from the future major version")
     rec["ump"] = "2.0"
     _refused_and_not_stored(ctx, "ump/reject-unknown-major", rec, "a record declaring ump \"2.0\"",
+                            version_refusal=True)
+    # the major is the whole number before the dot: "10.0" is not 1.x (round 22: a prefix test took it)
+    rec = _full_record(ctx, "semantic", text=f"{marker('um')} a record of major version ten")
+    rec["ump"] = "10.0"
+    _refused_and_not_stored(ctx, "ump/reject-unknown-major", rec, "a record declaring ump \"10.0\"",
                             version_refusal=True)
 
 

@@ -950,13 +950,43 @@ def visibility_private(ctx: CheckContext) -> None:
     if isinstance(bare.get("scope"), dict) and "project" in bare["scope"]:
         del bare["scope"]["project"]
         _private_withheld(ctx, m, bare, " (in no project)")
+    _unmarked_withheld(ctx)
+
+
+def _unmarked_withheld(ctx: CheckContext) -> None:
+    """A record sent without scope.visibility: refused (1.0 requires it), or taken as private. Its
+    writer published nothing, so a server filling `public` serves it to anyone (a blind red team's
+    server, round 22); the 0.1 text leaves visibility unmarked, and such a record reads as private."""
+    R = "ump/visibility-private"
+    m = marker("prv")
+    rec = sample_record(text=f"{m} my locker code is 2468")
+    del rec["scope"]["visibility"]
+    made = ctx.client.remember(rec, auth=AS_A)
+    rid = made.body.get("id") if made.ok and isinstance(made.body, dict) and made.body.get("result") != "rejected" \
+        else None
+    if not isinstance(rid, str):
+        return  # refused: a record without visibility is no valid 1.0 record (record-required-fields)
+    own = _read(ctx, rid, "get by the owner of a record sent without scope.visibility", auth=AS_A)
+    filled = (own.get("scope") or {}).get("visibility") if isinstance(own.get("scope"), dict) else None
+    if filled not in (None, "private"):
+        got = ctx.client.get(rid, auth=AS_B)
+        _fail(ctx, R, f"owner-a's record {rid}, sent without scope.visibility, was stored with visibility "
+                      f"{filled!r}{' and served to owner-b' if got.ok else ''}: a writer who named no visibility "
+                      "published nothing, so the record is private (or refused)", got if got.ok else made)
+        return
+    _withheld(ctx, m, rid, " (sent without scope.visibility)")
 
 
 def _private_withheld(ctx: CheckContext, m: str, rec: dict[str, Any], which: str = "") -> None:
     """owner-a's private `rec` (its text holding the marker `m`) is neither recalled nor got by owner-b."""
-    R = "ump/visibility-private"
     rid = remember_new(ctx.client, rec)
     _read(ctx, rid, "get by the owner", auth=AS_A)
+    _withheld(ctx, m, rid, which)
+
+
+def _withheld(ctx: CheckContext, m: str, rid: str, which: str = "") -> None:
+    """owner-a's private record `rid` (its text holding `m`) is neither recalled nor got by owner-b."""
+    R = "ump/visibility-private"
     requests = [({"query": m, "limit": 50}, "recall without scope"),
                 ({"query": m, "scope": {"owner": did(OWNER_B)}, "limit": 50}, "recall in owner-b's scope")]
     if _takes_tokens(ctx):
