@@ -384,6 +384,8 @@ SERVER_FAULTS = (
     Fault("lone-surrogates-replaced", "ump", "remember replaces each lone surrogate of a record's text with U+FFFD "
           "and stores it, instead of refusing text that is not Unicode", ("ump/remember-invalid-record",),
           wraps={"handle": _surrogates_replaced}),
+    Fault("id-collision-overwrite", "ump", "remember is an upsert by id: a record sent under an id the store holds "
+          "for another record replaces it", ("ump/id-unique",), wraps={"_op_remember": w.id_collision_overwrite}),
     Fault("structured-type-unchecked", "ump", "body.structured of any JSON type is taken (an array, a string)",
           ("ump/reject-invalid-record",), wraps=_validated_as(_structured_unchecked)),
     Fault("relation-target-optional", "ump", "a relation naming no target is taken", ("ump/reject-invalid-record",),
@@ -525,6 +527,9 @@ SERVER_FAULTS = (
     Fault("retention-ignores-weeks", "ump", "a consent.retention in weeks (P1W) never expires (the duration "
           "reader knows years, months, days and times only)", ("ump/consent-retention-tombstone",),
           wraps=within("_store", _columns=w.retention_without_weeks)),
+    Fault("retention-minutes-as-months", "ump", "a consent.retention in minutes (PT10M) keeps the record ten "
+          "months (the duration reader takes the M after T for months)", ("ump/consent-retention-tombstone",),
+          wraps=within("_store", _columns=w.retention_minutes_as_months)),
     Fault("retention-dropped-for-procedural", "ump", "remember of an unsigned procedural record drops its "
           "consent.retention", ("ump/consent-retention-tombstone",),
           wraps=before("_op_remember", w.retention_dropped_for_procedural)),

@@ -659,6 +659,23 @@ def visibility_default_public(service: Any, original: Callable[..., Any]) -> Cal
     return wrong
 
 
+def id_collision_overwrite(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """An upsert by id: a remember naming an id the store holds for another record replaces that record."""
+    def wrong(request: Any, version: str, grant: Any) -> dict[str, Any]:
+        try:
+            return original(request, version, grant)
+        except UmpError as exc:
+            raw = request.get("record", request) if isinstance(request, dict) else None
+            rid = raw.get("id") if isinstance(raw, dict) else None
+            existing = service._store.get(version, rid) if isinstance(rid, str) else None
+            if exc.code != "invalid_record" or existing is None or "different record" not in exc.message:
+                raise
+            with service._store.transaction():
+                service._store.delete(existing.rowid)
+            return original(request, version, grant)
+    return wrong
+
+
 def without_evidence(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """get-drops-provenance-evidence: the record served without provenance.evidence, re-signed
     with the owner's key (unchanged when the server holds none)."""
@@ -986,6 +1003,20 @@ def retention_without_weeks(store: Any, original: Callable[..., Any]) -> Callabl
         text = cons.get("retention")
         if isinstance(text, str) and "W" in text.upper():
             return dict(cols, expires=None)
+        return cols
+    return columns
+
+
+def retention_minutes_as_months(store: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """retention-minutes-as-months: the duration reader looks for M without minding the T before it,
+    so PT10M keeps a record ten months instead of ten minutes."""
+    def columns(rec: Mapping[str, Any], depth: int) -> dict[str, Any]:
+        cols = original(rec, depth)
+        cons = rec.get("consent") if isinstance(rec.get("consent"), Mapping) else {}
+        text = cons.get("retention")
+        found = re.fullmatch(r"PT(\d+)M", text) if isinstance(text, str) else None
+        if found and cols.get("expires") is not None:
+            return dict(cols, expires=cols["created"] + int(found.group(1)) * 30 * 86_400_000_000)
         return cols
     return columns
 

@@ -1468,6 +1468,28 @@ def id_unique(ctx: CheckContext) -> None:
                           f"(texts {seen[rid]!r} and {rec['body']['text']!r}); {_spec('ump/id-unique')}",
                           sent=rec, received=reply.body)
         seen[rid] = rec["body"]["text"]
+    # a record sent under the id of another record the store holds: refused, or given an id of its own,
+    # never the other's (an upsert by id lost the first record; a blind red team's server, round 22)
+    taken = ump_ids.random_id()
+    first = sample_record("semantic", text=f"{word} the first record under a chosen id")
+    first["id"] = taken
+    if _accepted(_put(ctx, first, auth=Auth.as_owner(OWNER_A))):
+        second = sample_record("semantic", text=f"{word} another record under the same id")
+        second["id"] = taken
+        answer = _put(ctx, second, auth=Auth.as_owner(OWNER_A))
+        _internal(answer)
+        got, stored = _get(ctx, taken, keep=False)
+        body = stored.get("body") if stored is not None else None
+        shown = body.get("text") if isinstance(body, dict) else None
+        if shown == second["body"]["text"]:
+            ctx.violation("ump/id-unique", f"remember of another record under the id {taken}, which the store held "
+                          f"for {first['body']['text']!r}, answered {answer.describe()}, and get {taken} now shows "
+                          f"the second record: one id named two records, and the first is lost; "
+                          f"{_spec('ump/id-unique')}", sent=second, received=stored)
+        elif _accepted(answer) and _new_id(answer) == taken:
+            ctx.violation("ump/id-unique", f"remember of another record under the id {taken}, which the store held "
+                          f"for {first['body']['text']!r}, was answered {answer.describe()}: two records under one id; "
+                          f"{_spec('ump/id-unique')}", sent=second, received=answer.body)
     # the same record twice: a second "created" must not reuse the first id (a merge is reported
     # as merged, catalogue note)
     twin = sample_record("semantic", text=f"{word} the same record sent twice")

@@ -1030,7 +1030,8 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
     server stamps time.created itself (so the retention cannot have elapsed) or refuses the
     back-dated record, a record with retention PT1S is used and read after two seconds. Otherwise a
     procedural record, one authored twelve hours ago with retention PT1H (a duration of the time
-    part only, elapsed eleven hours ago) and one authored ten days ago with retention P1W are
+    part only, elapsed eleven hours ago), one as old with PT10M (minutes, not months) and one
+    authored ten days ago with retention P1W are
     judged the same way."""
     # An expired record's not_found is evidence only from a server that serves what it keeps: a
     # store that keeps nothing answers not_found to everything.
@@ -1088,6 +1089,9 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
                   _dt.timedelta(hours=1), "PT1H after time.created (authored twelve hours ago)")
     _also_expired(ctx, "semantic", "a week-long note", "P1W", created, _days(7),
                   "P1W after time.created (authored ten days ago)")
+    # and in minutes: M after T is minutes, not months (round 22)
+    _also_expired(ctx, "semantic", "a ten-minute note", "PT10M", _now() - _dt.timedelta(hours=12),
+                  _dt.timedelta(minutes=10), "PT10M after time.created (authored twelve hours ago)")
 
 
 def _also_expired(ctx: CheckContext, kind: str, text: str, retention: str, created: _dt.datetime,
