@@ -386,6 +386,12 @@ SERVER_FAULTS = (
           wraps={"handle": _surrogates_replaced}),
     Fault("id-collision-overwrite", "ump", "remember is an upsert by id: a record sent under an id the store holds "
           "for another record replaces it", ("ump/id-unique",), wraps={"_op_remember": w.id_collision_overwrite}),
+    Fault("recall-query-ascii", "ump", "recall encodes its query as ASCII (a cache key): a query with an accent "
+          "or an emoji fails inside the server", ("ump/recall-finds-remembered",),
+          wraps={"_op_recall": w.recall_query_ascii}),
+    Fault("successor-indexed-as-prior", "ump", "revise gives the successor the prior's search-index entry: a "
+          "recall for a word only the successor holds misses it", ("ump/recall-finds-remembered",),
+          wraps={"_op_revise": w.successor_indexed_as_prior}),
     Fault("structured-type-unchecked", "ump", "body.structured of any JSON type is taken (an array, a string)",
           ("ump/reject-invalid-record",), wraps=_validated_as(_structured_unchecked)),
     Fault("relation-target-optional", "ump", "a relation naming no target is taken", ("ump/reject-invalid-record",),

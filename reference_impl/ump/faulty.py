@@ -676,6 +676,33 @@ def id_collision_overwrite(service: Any, original: Callable[..., Any]) -> Callab
     return wrong
 
 
+def recall_query_ascii(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The recall cache key encodes the query as ASCII: a query of any other character fails inside."""
+    def wrong(request: Any, version: str, grant: Any) -> dict[str, Any]:
+        query = request.get("query") if isinstance(request, dict) else None
+        if isinstance(query, str):
+            query.encode("ascii")  # UnicodeEncodeError: the server's own failure, answered internal
+        return original(request, version, grant)
+    return wrong
+
+
+def successor_indexed_as_prior(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """revise copies the prior's search-index entry to the successor: the successor's own text is not
+    searchable, the prior's words find it."""
+    def wrong(request: Any, version: str, grant: Any) -> dict[str, Any]:
+        rid = request.get("id") if isinstance(request, dict) else None
+        prior = service._store.get(version, rid) if isinstance(rid, str) else None
+        out = original(request, version, grant)
+        succ = service._store.get(version, out.get("id")) if prior is not None else None
+        text = (prior.record.get("body") or {}).get("text") if prior is not None else None
+        if succ is not None and isinstance(text, str):
+            with service._store.transaction():
+                service._store._unindex(succ.rowid)
+                service._store._index(succ.rowid, text)
+        return out
+    return wrong
+
+
 def without_evidence(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """get-drops-provenance-evidence: the record served without provenance.evidence, re-signed
     with the owner's key (unchanged when the server holds none)."""

@@ -745,20 +745,30 @@ def recall_ranked(ctx: CheckContext) -> None:
 @check("ump/l1/recall-finds-remembered", spec="ump", requirements=("ump/recall-finds-remembered",),
        bindings=LIVE, title="a record just remembered is found by a recall for its text in its owner's scope (§3.2)")
 def recall_finds_remembered(ctx: CheckContext) -> None:
-    rec = _full_record(ctx, "procedural", text=f"{marker('rf')} run the release checklist before tagging")
-    rid = _remember(ctx, rec)
-    request = {"query": rec["body"]["text"], "scope": _scope()}
-    reply = _recall(ctx, request)
-    _internal(reply)
-    if reply.ok and rid in _recall_ids(reply):
-        return
-    word_reply = _recall(ctx, {"query": _word(rec), "scope": _scope()})
-    also = (" (a recall for its marker word alone finds it)" if rid in _recall_ids(word_reply)
-            else " (a recall for its marker word alone does not find it either)")
-    ctx.violation("ump/recall-finds-remembered", f"record {rid} was remembered, then recall for its exact "
-                  f"body text in its owner's scope answered {reply.describe()} without it{also}; "
-                  f"{_spec('ump/recall-finds-remembered')}", sent=request, received=reply.body or reply.raw,
-                  where=rid)
+    """An ASCII text, and one of accents, a symbol and an astral emoji: recall is asked the exact text
+    (a query encoded as ASCII for a cache key failed inside the server; a blind red team, round 22)."""
+    for n, text in enumerate(("run the release checklist before tagging", "le café ouvre à 8 h ☕ 😀 naïve")):
+        rec = _full_record(ctx, "procedural", text=f"{marker('rf')} {text}")
+        rid = _remember(ctx, rec)
+        request = {"query": rec["body"]["text"], "scope": _scope()}
+        reply = _recall(ctx, request)
+        if n and (reply.error_code == "internal" or (reply.status or 0) >= 500):
+            # the ASCII recall just before was answered: this failure is the text's, not the target's state
+            ctx.violation("ump/recall-finds-remembered", f"recall for the exact text {rec['body']['text']!r} of the "
+                          f"record {rid} failed inside the server ({reply.describe()}), while a recall for ASCII text "
+                          f"was answered; {_spec('ump/recall-finds-remembered')}", sent=request,
+                          received=reply.body or reply.raw, where=rid)
+            continue
+        _internal(reply)
+        if reply.ok and rid in _recall_ids(reply):
+            continue
+        word_reply = _recall(ctx, {"query": _word(rec), "scope": _scope()})
+        also = (" (a recall for its marker word alone finds it)" if rid in _recall_ids(word_reply)
+                else " (a recall for its marker word alone does not find it either)")
+        ctx.violation("ump/recall-finds-remembered", f"record {rid} was remembered, then recall for its exact "
+                      f"body text {rec['body']['text']!r} in its owner's scope answered {reply.describe()} without "
+                      f"it{also}; {_spec('ump/recall-finds-remembered')}", sent=request,
+                      received=reply.body or reply.raw, where=rid)
 
 
 @check("ump/l1/recall-filter-kind", spec="ump", requirements=("ump/recall-filter-kind",), bindings=LIVE,

@@ -207,14 +207,17 @@ def _text(rec: dict[str, Any]) -> str:
 
 # -- §3.5 revise -------------------------------------------------------------------------------------
 
-@check("ump/l2/revise-creates-successor", spec=SPEC, requirements=("ump/revise-creates-successor",),
+@check("ump/l2/revise-creates-successor", spec=SPEC,
+       requirements=("ump/revise-creates-successor", "ump/recall-finds-remembered"),
        bindings=LIVE, title="revise creates a successor with a new id that supersedes the prior")
 def revise_creates_successor(ctx: CheckContext) -> None:
     """revise answers {id: <new>, supersedes: [<prior>]}; get of the new id returns a record with
-    that id whose `supersedes` lists the prior."""
+    that id whose `supersedes` lists the prior; a recall for a word only the successor's text holds
+    finds it (a search index left with the prior's text did not; a blind red team, round 22)."""
     m = marker("rev")
+    fresh = marker("rvn")
     prior = remember_new(ctx.client, sample_record(text=f"{m} use pnpm in this repo"))
-    req = {"id": prior, "patch": {"body": {"text": f"{m} use bun, not pnpm"}}, "actor": did(OWNER_A)}
+    req = {"id": prior, "patch": {"body": {"text": f"{m} use bun, not pnpm {fresh}"}}, "actor": did(OWNER_A)}
     reply = ctx.client.revise(req)
     R = "ump/revise-creates-successor"
     if not reply.ok:
@@ -238,6 +241,11 @@ def revise_creates_successor(ctx: CheckContext) -> None:
         return
     if succ.get("id") != new:
         _fail(ctx, R, f"get of the successor {new} returned a record with id {succ.get('id')!r}", got)
+    found = ctx.client.recall({"query": fresh, "scope": {"owner": did(OWNER_A)}, "limit": 10})
+    if not found.ok or new not in recalled_ids(found):
+        _fail(ctx, "ump/recall-finds-remembered", f"recall for {fresh!r}, a word only the successor {new}'s text "
+                                                  "holds, did not return it: the successor is a record like any other",
+              found)
     if not isinstance(succ.get("supersedes"), list) or prior not in succ["supersedes"]:
         _fail(ctx, R, f"the successor {new} carries supersedes {succ.get('supersedes')!r}; expected a list "
                       f"holding the prior id {prior}", got)
