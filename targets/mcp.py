@@ -1103,15 +1103,49 @@ class McpUmpClient:
         except MCPError:
             return []
 
-    def read_resource(self, uri: str) -> str | None:
-        """The text of one resource (resources/read), None when it has none or cannot be read."""
+    def resource_templates(self) -> list[str]:
+        """The URI templates of the server's MCP resources (resources/templates/list); empty when it
+        offers none."""
+        import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
         session = self.session
 
+        async def go() -> list[str]:
+            found: list[str] = []
+            cursor = None
+            for _ in range(100):
+                params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                result = await session.session.list_resource_templates(params=params)
+                found.extend(t.uri_template for t in result.resource_templates if isinstance(t.uri_template, str))
+                cursor = result.next_cursor
+                if not cursor:
+                    break
+            return found
+
+        try:
+            return session.run(go, "resources/templates/list")
+        except MCPError:
+            return []
+
+    def read_resource(self, uri: str, auth: Auth | None = None) -> str | None:
+        """The text of one resource (resources/read), None when it has none or cannot be read. With
+        `auth`, its token travels in the read's `_meta["ump/capability"]`, as for a tool call."""
+        from mcp.shared.exceptions import MCPError
+
+        session = self.session
+        meta: dict[str, Any] = {}
+        if auth is not None:
+            token, _ = self._token(auth)
+            if token is not None:
+                meta[CAPABILITY_META] = token
+        if session.modern:
+            meta[VERSION_META] = self.version
+
         async def go() -> str | None:
-            result = await session.session.read_resource(uri)
-            texts = [c.text for c in result.contents if isinstance(getattr(c, "text", None), str)]
+            result = await session.session.read_resource(uri, meta=meta or None)
+            texts = [c.text for c in getattr(result, "contents", None) or []
+                     if isinstance(getattr(c, "text", None), str)]
             return "\n".join(texts) if texts else None
 
         try:

@@ -80,6 +80,13 @@ BINDING_FAULTS = (
     Fault("capabilities-remembers-client", "ump", "a capabilities call announcing a client stores a public identity "
           "memory \"client <name> connected\" owned by the server's DID", ("ump/capabilities-no-side-effects",),
           bindings=("mcp",), wraps={"_capabilities": server_faulty.capabilities_remembers_client}),
+    # a blind red team's bug (round 22): a resource is one more way a record leaves the store
+    Fault("resource-unredacted", "ump", "an ump:// resource read serves another owner's public record without its "
+          "consent.redact paths stripped", ("ump/consent-redact-boundary",), bindings=("mcp",),
+          wraps={"mcp.resource_record": w.resource_unredacted}),
+    Fault("resource-skips-visibility", "ump", "an ump:// resource read serves any record it holds, another owner's "
+          "private one too", ("ump/visibility-private", "ump/consent-redact-boundary"), bindings=("mcp",),
+          wraps={"mcp.resource_record": w.resource_skips_visibility}),
     Fault("mcp-errors-codeless", "ump",
           "get of an id never stored fails as a tool error whose text names no §3.7 code",
           ("ump/mcp-errors",), bindings=("mcp",),

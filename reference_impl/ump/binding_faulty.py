@@ -114,6 +114,24 @@ def tool_renamed(name: str, wrong_name: str) -> Wrap:
     return wrap
 
 
+def resource_unredacted(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """resource-unredacted: a resource read is authorized as get is, then serves the record as stored
+    (the redaction of get's answer is skipped)."""
+    def wrong(version: str, rid: str, token: Any) -> Any:
+        original(version, rid, token)
+        stored = binding.service._store.get(version, rid)
+        return stored.record if stored is not None else original(version, rid, token)
+    return wrong
+
+
+def resource_skips_visibility(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """resource-skips-visibility: a resource read asks only whether the record exists."""
+    def wrong(version: str, rid: str, token: Any) -> Any:
+        stored = binding.service._store.get(version, rid)
+        return stored.record if stored is not None else original(version, rid, token)
+    return wrong
+
+
 def error_not_iserror(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """mcp-errors-not-iserror: failures are ordinary results (isError false) carrying the envelope."""
     return lambda code, message: original(code, message).model_copy(update={"is_error": False})

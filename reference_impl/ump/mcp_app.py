@@ -39,6 +39,7 @@ import contextlib
 import json
 import logging
 import sys
+import urllib.parse
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from importlib import resources
@@ -60,6 +61,10 @@ from memconform.reference_impl.ump.engine import UmpError
 
 log = logging.getLogger("memconform.reference_impl.ump.mcp")
 
+#: The resource template of stored records (§4.1 `ump://{project}/{id}`).
+RESOURCE_TEMPLATE = "ump://{project}/{id}"
+#: MCP's "resource not found" error code.
+RESOURCE_NOT_FOUND = -32002
 #: `_meta` key of a `tools/call` request that carries the capability token.
 CAPABILITY_META = "ump/capability"
 #: Tool argument that carries the token for clients that cannot set `_meta`.
@@ -296,6 +301,37 @@ class _Binding:
             return wanted
         return version
 
+    def resource_record(self, version: str, rid: str, token: str | None) -> dict[str, Any]:
+        """The record `rid` as get serves it to this token's holder (redacted across the boundary,
+        withheld when not visible), or UmpError."""
+        response = self.service.handle("get", {"id": rid}, version=version, token=token)
+        return response["record"]
+
+    def add_resources(self, server: MCPServer) -> None:
+        """Stored records as read-only `ump://{project}/{id}` resources (§4.1, MAY): a template, the
+        project percent-encoded (`_` for none), read with the token in `_meta` like a tool call."""
+        binding = self
+
+        @server.resource(RESOURCE_TEMPLATE, name="ump-record", mime_type="application/json",
+                         description="a stored UMP record, read as get serves it to the token in _meta")
+        async def ump_record(project: str, id: str, ctx: Context) -> str:
+            from mcp.shared.exceptions import MCPError
+
+            token = _meta(ctx).get(CAPABILITY_META)
+            rid = urllib.parse.unquote(id)
+            try:
+                version = binding.version(ctx)
+                rec = await anyio.to_thread.run_sync(
+                    lambda: binding.resource_record(version, rid, token if isinstance(token, str) else None))
+            except UmpError as exc:
+                raise MCPError(RESOURCE_NOT_FOUND, f"{exc.code}: {exc.message}",
+                               data={"error": {"code": exc.code, "message": exc.message}}) from None
+            scope = rec.get("scope") if isinstance(rec.get("scope"), dict) else {}
+            if urllib.parse.unquote(project) != (scope.get("project") or "_"):
+                raise MCPError(RESOURCE_NOT_FOUND, f"not_found: no record {rid} in project {urllib.parse.unquote(project)!r}",
+                               data={"error": {"code": "not_found", "message": f"no record {rid} in that project"}})
+            return json.dumps(rec, ensure_ascii=False)
+
     async def _subscribe(self, arguments: dict[str, Any], ctx: Context) -> types.CallToolResult:
         try:
             arguments = dict(arguments)
@@ -434,9 +470,11 @@ def build_mcp_server(service: Any, *, name: str = "memconform-reference") -> MCP
         version = _dist_version("memconform")
     except Exception:  # pragma: no cover - an uninstalled checkout
         version = "0"
-    return MCPServer(name, version=version, tools=tools, log_level="WARNING",
-                     middleware=[_arguments_not_an_object(binding)],
-                     instructions="UMP (Universal Memory Protocol) over MCP: the ump.* tools.")
+    server = MCPServer(name, version=version, tools=tools, log_level="WARNING",
+                       middleware=[_arguments_not_an_object(binding)],
+                       instructions="UMP (Universal Memory Protocol) over MCP: the ump.* tools.")
+    binding.add_resources(server)
+    return server
 
 
 def _local_security() -> TransportSecuritySettings:

@@ -6,7 +6,9 @@ Every check runs against one shared store, so each makes its own records with a 
 
 from __future__ import annotations
 
+import json
 import secrets
+import urllib.parse
 from typing import Any
 
 from memconform.suite.outcomes import NotApplicable
@@ -125,3 +127,42 @@ def results_of(reply: Reply) -> list[dict[str, Any]]:
 
 def recalled_ids(reply: Reply) -> list[str]:
     return [r["record"].get("id") for r in results_of(reply) if isinstance(r.get("record"), dict)]
+
+
+# -- records as MCP resources (§4.1: `ump://{project}/{id}`, MAY) ----------------------------------
+
+def read_record(client: Any, uri: str, auth: Auth) -> dict[str, Any] | None:
+    """The record a resources/read of `uri` answers `auth`'s holder, or None (refused, not JSON, no record)."""
+    try:
+        text = client.read_resource(uri, auth=auth)
+    except TypeError:  # a driver reading resources without a token cannot read as an owner
+        return None
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def record_resource(ctx: Any, rid: str, project: str | None) -> str | None:
+    """The ump:// URI by which owner-a reads its record `rid` as an MCP resource: listed, or expanded
+    from the server's `ump://{project}/{id}` template (RFC 6570: each value percent-encoded; the id
+    also as it is). None where the binding offers no such resource, or owner-a's own read of every
+    candidate fails: then no read across the boundary can be judged (absence is no evidence)."""
+    client = ctx.client
+    if ctx.binding != "mcp" or project is None or getattr(client, "read_resource", None) is None:
+        return None
+    quoted = urllib.parse.quote(rid, safe="")
+    listed = [r.get("uri") for r in (client.resources() or []) if isinstance(r, dict)]
+    candidates = [u for u in listed if isinstance(u, str) and u.startswith("ump://") and u.endswith((rid, quoted))]
+    templates = getattr(client, "resource_templates", None)
+    for template in (templates() if templates is not None else []):
+        if template.startswith("ump://") and "{id}" in template:
+            for value in (quoted, rid):
+                candidates.append(template.replace("{project}", urllib.parse.quote(project, safe=""))
+                                  .replace("{id}", value))
+    for uri in dict.fromkeys(candidates):
+        rec = read_record(client, uri, Auth.as_owner(OWNER_A))
+        if rec is not None and rec.get("id") == rid:
+            return uri
+    return None

@@ -46,7 +46,8 @@ from memconform.suite.ump import ids as ump_ids
 from memconform.suite.ump import integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.checks._live import (
-    KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, refused_for_token, results_of, sample_record, which_refusal,
+    KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, record_resource, refused_for_token, results_of, sample_record,
+    which_refusal,
 )
 from memconform.suite.ump.canonical import without_integrity
 from memconform.suite.ump.client import Auth, Reply
@@ -2313,6 +2314,23 @@ def mcp_resources(ctx: CheckContext) -> None:
     if listing is None:
         raise NotApplicable("the MCP driver cannot list resources")
     ump = [r for r in listing if isinstance(r, dict) and str(r.get("uri", "")).startswith("ump://")]
+    templates = [t for t in (getattr(ctx.client, "resource_templates", lambda: [])() or []) if t.startswith("ump://")]
+    if not ump and templates:
+        # offered as a template (resources/templates/list): read a record just stored through it
+        rec = _full_record(ctx, "semantic", text=f"{marker('res')} a record read as a resource")
+        rid = _remember(ctx, rec)
+        uri = record_resource(ctx, rid, rec["scope"].get("project"))
+        if uri is None:
+            ctx.violation("ump/mcp-resources", f"the server offers the resource template(s) {templates}, but owner-a's "
+                          f"resources/read of its record {rid} through them (project and id percent-encoded, the id "
+                          f"also as it is; owner-a's token in _meta) returned no such record; "
+                          f"{_spec('ump/mcp-resources')}", received=templates)
+            return
+        problems = _resource_problems(ctx.client.read_resource(uri, auth=Auth.as_owner(OWNER_A)), ctx.version)
+        if problems:
+            ctx.violation("ump/mcp-resources", f"resource {uri} does not read as a §2 record: " + "; ".join(problems[:4])
+                          + f"; {_spec('ump/mcp-resources')}", received=uri)
+        return
     if not ump:
         ctx.violation("ump/mcp-resources", "the server exposes no ump:// resources (stored memories as "
                       f"read-only MCP resources are optional); {_spec('ump/mcp-resources')}",

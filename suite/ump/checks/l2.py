@@ -50,7 +50,8 @@ from memconform.suite.ump import revise
 from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump.canonical import CanonicalizationError, canonical_bytes, without_integrity
 from memconform.suite.ump.checks._live import (
-    LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, need, recalled_ids, remember_new, results_of,
+    LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, need, read_record, recalled_ids, record_resource, remember_new,
+    results_of,
     sample_record, which_refusal,
 )
 from memconform.suite.ump.client import Auth, Reply
@@ -1006,6 +1007,10 @@ def _withheld(ctx: CheckContext, m: str, rid: str, which: str = "") -> None:
         leaked = _leaks(reply, rid, m)
         if leaked:
             _fail(ctx, R, f"owner-b's {label} returned owner-a's private record{which} ({', '.join(leaked)})", reply)
+    uri = record_resource(ctx, rid, PROJECT) if "no project" not in which else None
+    if uri and read_record(ctx.client, uri, AS_B) is not None:
+        _fail(ctx, R, f"owner-b's resources/read of {uri} (owner-b's token in _meta) returned owner-a's private "
+                      f"record{which} {rid}, which owner-a reads there too")
     got = ctx.client.get(rid, auth=AS_B)
     if got.ok:
         _fail(ctx, R, f"owner-b's get of owner-a's private record{which} {rid} returned it", got)
@@ -1233,7 +1238,16 @@ def _served_to_b(ctx: CheckContext, rid: str, m: str, label: str) -> tuple[list[
         found = [(f"owner-b's recall for {m!r} in owner-a's scope ({label})", r["record"], scoped)
                  for r in results_of(scoped) if isinstance(r.get("record"), dict) and r["record"].get("id") == rid]
         rreply = scoped if found else rreply
-    return views + found, got, rreply
+    return views + found + _resource_view(ctx, rid, label), got, rreply
+
+
+def _resource_view(ctx: CheckContext, rid: str, label: str) -> list[tuple[str, dict[str, Any], Any]]:
+    """What owner-b reads of owner-a's record `rid` as an MCP resource (§4.1 `ump://{project}/{id}`),
+    where owner-a reads it so: a resource is one more way a record is emitted (a blind red team's server,
+    round 22, skipped redaction there)."""
+    uri = record_resource(ctx, rid, PROJECT)
+    view = read_record(ctx.client, uri, AS_B) if uri else None
+    return [(f"owner-b's resources/read of {uri} ({label}, owner-b's token in _meta)", view, None)] if view else []
 
 
 def _carries_value(view: dict[str, Any], path: str, secret: str) -> bool:
