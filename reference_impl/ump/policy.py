@@ -120,6 +120,10 @@ class UmpPolicy:
     #: not change is refused forbidden_scope. Other reading: not_found, as for an id it does not hold
     #: (§3.7 ties no code to it; a blind red team's server, round 22)
     foreign_write_code: str = "forbidden_scope"
+    #: ump/consent-retention-tombstone: a record whose retention ran out before it arrived is stored and
+    #: tombstoned when read ("keep"). Other reading: it is refused consent_violation ("refuse"; §3.3
+    #: "reject (not silently store) records that fail consent/policy"; a blind red team's server, round 22)
+    expired_on_arrival: str = "keep"
     #: ump/remember-may-merge, ump/remember-reports-result: a remember whose text, kind and owner
     #: equal an active record's is merged into it. Other reading: the server never merges (§3.3
     #: "MAY merge ... per its own dedup policy") and creates a record each time.

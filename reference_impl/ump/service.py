@@ -704,6 +704,7 @@ class UmpService:
             raise _invalid(f"/id: {rec['id']} is already in use; an id names one record once")
         self._validate(rec, effective)
         self._check_l2(rec)
+        self._check_not_expired(rec, now)
         owner = _owner_of(rec)
         if grant is not None:
             self._check_may_remember(self._who(grant, owner), rec)
@@ -832,6 +833,17 @@ class UmpService:
         self._check_owner(rec)
         self._check_consent(rec)
         self._check_redact_keeps_record(rec)
+
+    def _check_not_expired(self, rec: dict[str, Any], now: datetime) -> None:
+        """Policy expired_on_arrival "refuse": a record whose consent.retention ran out (counted from
+        its time.created) before it arrived is refused, not stored."""
+        if self.policy.expired_on_arrival != "refuse":
+            return
+        expires = self._store._columns(rec, 0)["expires"]  # the store's own reading of the retention
+        if expires is not None and expires <= to_us(now):
+            retention = (rec.get("consent") or {}).get("retention")
+            raise UmpError("consent_violation", f"consent.retention {retention!r} ran out before the record arrived "
+                                                "(counted from time.created); it is not stored (§2.7, §3.3)")
 
     def _check_provenance(self, rec: dict[str, Any]) -> None:
         if "provenance" not in rec:

@@ -130,6 +130,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "for an id it does not hold, instead of forbidden_scope (§3.7 ties no code to it; a blind red team's "
             "server, round 22)", ("ump/forget-hard-owner-only", "ump/cap-token-scope"),
             {"foreign_write_code": "not_found"}, bindings=("http", "mcp")),
+    Variant("expired-on-arrival-refused", "ump",
+            "a record whose consent.retention ran out before it arrived is refused consent_violation instead of stored "
+            "and tombstoned (§3.3 rejects what fails consent/policy; a blind red team's server, round 22)",
+            ("ump/consent-retention-tombstone",), {"expired_on_arrival": "refuse"}, bindings=("http", "mcp")),
     Variant("records-need-ump", "ump",
             "a remembered record without `ump` is refused invalid_record: §2 marks it REQUIRED and §3.3's \"server "
             "fills id/time/integrity if omitted\" leaves it out, though §3.3's example has none (a blind red team's "

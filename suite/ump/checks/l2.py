@@ -1069,6 +1069,9 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
         _time.sleep(2.5)
         expiry = "PT1S after time.created (read 2.5 s later)"
         _judge_expired(ctx, rec, rid, m, expiry)
+        # a server refusing what arrives expired must refuse these too: one it takes, it took for unexpired
+        # (round 22: PT10M read as ten months was taken where P1D ten days old was refused)
+        _backdated_probes(ctx, created, first_kept=False)
         return
     problems: list[tuple[str, Any, Any]] = []
     _judge_expired(ctx, rec, rid, m, expiry, collect=problems)
@@ -1093,22 +1096,28 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
                      "ran out 2.5 s after they were stored: retention is counted from receipt (§2.7 names no start); "
                      "the back-dated records (PT1H, P1W) were not judged")
         return
+    _backdated_probes(ctx, created)
+
+
+def _backdated_probes(ctx: CheckContext, created: _dt.datetime, *, first_kept: bool = True) -> None:
+    """More back-dated records whose retention elapsed, each judged like the first."""
     # the same retention on a procedural record: §2.7's rule knows no kind (found by the blind red team)
     _also_expired(ctx, "procedural", "a temporary procedure", "P1D", created, _days(1),
-                  "P1D after time.created (a procedural record)")
+                  "P1D after time.created (a procedural record)", first_kept=first_kept)
     # a retention given in hours (a reader of the date part only keeps it) and in weeks (a reader
     # without weeks keeps it): both found by blind red teams
     _also_expired(ctx, "semantic", "an hour-long note", "PT1H", _now() - _dt.timedelta(hours=12),
-                  _dt.timedelta(hours=1), "PT1H after time.created (authored twelve hours ago)")
+                  _dt.timedelta(hours=1), "PT1H after time.created (authored twelve hours ago)", first_kept=first_kept)
     _also_expired(ctx, "semantic", "a week-long note", "P1W", created, _days(7),
-                  "P1W after time.created (authored ten days ago)")
+                  "P1W after time.created (authored ten days ago)", first_kept=first_kept)
     # and in minutes: M after T is minutes, not months (round 22)
     _also_expired(ctx, "semantic", "a ten-minute note", "PT10M", _now() - _dt.timedelta(hours=12),
-                  _dt.timedelta(minutes=10), "PT10M after time.created (authored twelve hours ago)")
+                  _dt.timedelta(minutes=10), "PT10M after time.created (authored twelve hours ago)",
+                  first_kept=first_kept)
 
 
 def _also_expired(ctx: CheckContext, kind: str, text: str, retention: str, created: _dt.datetime,
-                  span: _dt.timedelta, expiry: str) -> None:
+                  span: _dt.timedelta, expiry: str, *, first_kept: bool = True) -> None:
     """One more back-dated record whose retention elapsed, judged like the first; not judged (a
     note says why) where the server refuses it or stamps its own time.created, though it kept the
     first."""
@@ -1118,7 +1127,8 @@ def _also_expired(ctx: CheckContext, kind: str, text: str, retention: str, creat
     rid = _backdated(ctx, rec, created, span)
     if rid is None:
         ctx.note(f"a {kind} record with retention {retention} authored at {_ts(created)} was refused or stamped with "
-                 "the server's own time.created, though the first back-dated record was kept; it was not judged")
+                 "the server's own time.created" + (", though the first back-dated record was kept" if first_kept
+                                                    else ", as the first back-dated record was") + "; it was not judged")
         return
     try:
         _judge_expired(ctx, rec, rid, m, expiry)
