@@ -45,7 +45,7 @@ BINDING_FAULTS = (
           "ump/revise-creates-successor"),
     _http("forget", "ump/http-route-forget", "ump/cap-token-expiry", "ump/cap-token-not-before",
           "ump/cap-token-required", "ump/cap-token-signature", "ump/cap-token-verbs", "ump/forget-hard-erases",
-          "ump/forget-hard-owner-only", "ump/forget-tombstones"),
+          "ump/forget-tombstones"),
     _http("feedback", "ump/http-route-feedback", "ump/cap-token-required", "ump/cap-token-verbs",
           "ump/feedback-accepts-outcome"),
     _http("subscribe", "ump/http-route-subscribe", "ump/subscribe-stream"),

@@ -1081,6 +1081,23 @@ def _scenario(env: Env) -> dict[str, Any]:
     env.remember(rec("scopedq shared", visibility="shared"))
     attempt("b-recalls-a-shared", lambda: len(c("recall", {"query": "scopedq", "scope": {"owner": A}},
                                                  who="owner-b")["results"]))
+    # round 22: ids matched whole and never reused, §2 types, versions by their major, any text recalled,
+    # a successor searchable by its own words
+    short = env.remember(rec("prefixq probe"))
+    attempt("get-prefix", lambda: c("get", {"id": short[:-1]})["record"]["id"])
+    chosen = "urn:ump:" + "q" * 26
+    attempt("id-first", lambda: c("remember", {"record": rec("collideq first", id=chosen)})["result"])
+    attempt("id-second", lambda: c("remember", {"record": rec("collideq second", id=chosen)})["result"])
+    attempt("id-kept", lambda: env.get(chosen)["body"]["text"])
+    attempt("major-ten", lambda: c("remember", {"record": rec("majorq ten", ump="10.0")})["result"])
+    survive("recall-accents", lambda: len(c("recall", {"query": "café ☕ 😀"})["results"]))
+    attempt("relation-no-target", lambda: c("remember", {"record": rec("relq probe", relations=[{"type": "about"}])})
+            ["result"])
+    attempt("structured-array", lambda: c("remember", {"record": rec("structq probe", body={
+        "text": "structq probe", "structured": [1, 2]})})["result"])
+    prior = env.remember(rec("succq prior words"))
+    successor = c("revise", {"id": prior, "patch": {"body": {"text": "succq fresherword"}}})["id"]
+    attempt("successor-found", lambda: successor in env.recall_ids("fresherword"))
     return out
 
 
