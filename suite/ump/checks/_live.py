@@ -131,8 +131,9 @@ def recalled_ids(reply: Reply) -> list[str]:
 
 # -- records as MCP resources (§4.1: `ump://{project}/{id}`, MAY) ----------------------------------
 
-def read_record(client: Any, uri: str, auth: Auth) -> dict[str, Any] | None:
-    """The record a resources/read of `uri` answers `auth`'s holder, or None (refused, not JSON, no record)."""
+def read_record(client: Any, uri: str, auth: Auth, rid: str) -> dict[str, Any] | None:
+    """The record `rid` a resources/read of `uri` answers `auth`'s holder (as it is, or as `{record}`),
+    or None: refused, not JSON, or anything else (an error envelope sent as content is no record)."""
     try:
         text = client.read_resource(uri, auth=auth)
     except TypeError:  # a driver reading resources without a token cannot read as an owner
@@ -141,7 +142,9 @@ def read_record(client: Any, uri: str, auth: Auth) -> dict[str, Any] | None:
         value = json.loads(text) if isinstance(text, str) else None
     except ValueError:
         return None
-    return value if isinstance(value, dict) else None
+    if isinstance(value, dict) and isinstance(value.get("record"), dict):
+        value = value["record"]
+    return value if isinstance(value, dict) and value.get("id") == rid else None
 
 
 def record_resource(ctx: Any, rid: str, project: str | None) -> str | None:
@@ -162,7 +165,6 @@ def record_resource(ctx: Any, rid: str, project: str | None) -> str | None:
                 candidates.append(template.replace("{project}", urllib.parse.quote(project, safe=""))
                                   .replace("{id}", value))
     for uri in dict.fromkeys(candidates):
-        rec = read_record(client, uri, Auth.as_owner(OWNER_A))
-        if rec is not None and rec.get("id") == rid:
+        if read_record(client, uri, Auth.as_owner(OWNER_A), rid) is not None:
             return uri
     return None

@@ -1008,7 +1008,7 @@ def _withheld(ctx: CheckContext, m: str, rid: str, which: str = "") -> None:
         if leaked:
             _fail(ctx, R, f"owner-b's {label} returned owner-a's private record{which} ({', '.join(leaked)})", reply)
     uri = record_resource(ctx, rid, PROJECT) if "no project" not in which else None
-    if uri and read_record(ctx.client, uri, AS_B) is not None:
+    if uri and read_record(ctx.client, uri, AS_B, rid) is not None:
         _fail(ctx, R, f"owner-b's resources/read of {uri} (owner-b's token in _meta) returned owner-a's private "
                       f"record{which} {rid}, which owner-a reads there too")
     got = ctx.client.get(rid, auth=AS_B)
@@ -1256,7 +1256,7 @@ def _resource_view(ctx: CheckContext, rid: str, label: str) -> list[tuple[str, d
     where owner-a reads it so: a resource is one more way a record is emitted (a blind red team's server,
     round 22, skipped redaction there)."""
     uri = record_resource(ctx, rid, PROJECT)
-    view = read_record(ctx.client, uri, AS_B) if uri else None
+    view = read_record(ctx.client, uri, AS_B, rid) if uri else None
     return [(f"owner-b's resources/read of {uri} ({label}, owner-b's token in _meta)", view, None)] if view else []
 
 
