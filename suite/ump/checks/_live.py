@@ -131,13 +131,16 @@ def recalled_ids(reply: Reply) -> list[str]:
 
 # -- records as MCP resources (§4.1: `ump://{project}/{id}`, MAY) ----------------------------------
 
+def ump_templates(client: Any) -> list[str]:
+    """The server's `ump://` resource templates (resources/templates/list); none where the driver lists none."""
+    templates = getattr(client, "resource_templates", None)
+    return [t for t in (templates() if templates is not None else []) if t.startswith("ump://")]
+
+
 def read_record(client: Any, uri: str, auth: Auth, rid: str) -> dict[str, Any] | None:
     """The record `rid` a resources/read of `uri` answers `auth`'s holder (as it is, or as `{record}`),
     or None: refused, not JSON, or anything else (an error envelope sent as content is no record)."""
-    try:
-        text = client.read_resource(uri, auth=auth)
-    except TypeError:  # a driver reading resources without a token cannot read as an owner
-        return None
+    text = client.read_resource(uri, auth=auth)
     try:
         value = json.loads(text) if isinstance(text, str) else None
     except ValueError:
@@ -158,9 +161,8 @@ def record_resource(ctx: Any, rid: str, project: str | None) -> str | None:
     quoted = urllib.parse.quote(rid, safe="")
     listed = [r.get("uri") for r in (client.resources() or []) if isinstance(r, dict)]
     candidates = [u for u in listed if isinstance(u, str) and u.startswith("ump://") and u.endswith((rid, quoted))]
-    templates = getattr(client, "resource_templates", None)
-    for template in (templates() if templates is not None else []):
-        if template.startswith("ump://") and "{id}" in template:
+    for template in ump_templates(client):
+        if "{id}" in template:
             for value in (quoted, rid):
                 candidates.append(template.replace("{project}", urllib.parse.quote(project, safe=""))
                                   .replace("{id}", value))

@@ -47,7 +47,7 @@ from memconform.suite.ump import integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.checks._live import (
     KINDS, LIVE, OWNER_A, OWNER_B, did, marker, need, record_resource, refused_for_token, results_of, sample_record,
-    which_refusal,
+    ump_templates, which_refusal,
 )
 from memconform.suite.ump.canonical import without_integrity
 from memconform.suite.ump.client import Auth, Reply
@@ -2314,7 +2314,7 @@ def mcp_resources(ctx: CheckContext) -> None:
     if listing is None:
         raise NotApplicable("the MCP driver cannot list resources")
     ump = [r for r in listing if isinstance(r, dict) and str(r.get("uri", "")).startswith("ump://")]
-    templates = [t for t in (getattr(ctx.client, "resource_templates", lambda: [])() or []) if t.startswith("ump://")]
+    templates = ump_templates(ctx.client)
     if not ump and templates:
         # offered as a template (resources/templates/list): read a record just stored through it
         rec = _full_record(ctx, "semantic", text=f"{marker('res')} a record read as a resource")
