@@ -143,6 +143,21 @@ def _parse_specs(values: list[str]) -> dict[str, set[str] | None]:
     return out
 
 
+def _check_report_path(config: pytest.Config, report: str) -> None:
+    """A report that cannot be written is a usage error before the run, not a traceback after it."""
+    if report == "-":
+        return
+    path = Path(report)
+    if not path.is_absolute():
+        path = Path(config.invocation_params.dir) / path
+    if path.is_dir():
+        raise pytest.UsageError(f"--report {report}: {path} is a folder; name the report file")
+    if not path.parent.is_dir():
+        raise pytest.UsageError(f"--report {report}: the folder {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise pytest.UsageError(f"--report {report}: the folder {path.parent} is not writable")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "memconform_must: checks a MUST requirement")
     config.addinivalue_line("markers", "memconform_should: checks a SHOULD requirement")
@@ -150,6 +165,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("target"):
         return
     report = config.getoption("report")
+    _check_report_path(config, report)
     baseline = None
     if config.getoption("baseline"):
         from memconform.reports.baseline import BaselineError, load_baseline

@@ -144,6 +144,17 @@ def test_bad_target_string_is_a_usage_error(pytester):
     assert "known faults" in result.stderr.str()
 
 
+def test_a_report_that_cannot_be_written_is_a_usage_error_before_the_run(pytester):
+    # it was a traceback after the whole run, and the run's verdict was lost
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--target=reference", "--spec=ump@1.0",
+                                          "--binding=file", "--report=no-such-folder/report.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "does not exist" in result.stderr.str() and "no-such-folder" in result.stderr.str()
+    pytester.mkdir("a-folder")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--target=reference", "--report=a-folder")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "is a folder" in result.stderr.str()
+
+
 def test_spec_and_level_filters(pytester):
     _, report = run_suite(pytester, "--target=reference", "--spec=ump@1.0", "--level=L0")
     assert {r["version"] for r in report["results"]} == {"1.0"}
