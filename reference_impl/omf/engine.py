@@ -140,6 +140,7 @@ class _Pass:
     pending: list[dict[str, Any]] = field(default_factory=list)   # rows held back until the walk ends
     edges: list[tuple[str, str]] = field(default_factory=list)    # (new target id, source id it supersedes)
     fuzzy_cache: dict[Any, list[frozenset[str]]] = field(default_factory=dict)
+    duplicate_of: dict[str, str] = field(default_factory=dict)    # a duplicate's source chunk_id → the row it matched
 
     def scope(self, project_id: str | None) -> Any:
         # "*" never collides with a project name: the cache keys are None, a str, or this tuple.
@@ -341,6 +342,8 @@ class OmfEngine:
                                       "(a lone surrogate)") from None
         for row in run.pending:
             self.store.insert(row)
+        for source_id, matched in run.duplicate_of.items():  # policy edges_to_duplicates
+            run.id_map.setdefault(source_id, matched)
         self._replay_edges(run.tenant, run.id_map, run.edges)
 
     def _land(self, run: _Pass, index: int, item: Any) -> None:
@@ -353,6 +356,10 @@ class OmfEngine:
             return
         if self._is_duplicate(run, r):
             result.duplicates += 1
+            if self.policy.edges_to_duplicates and r.source_id and not run.preview:
+                matched = self._matched_row(run, r)
+                if matched is not None:
+                    run.duplicate_of.setdefault(r.source_id, matched)
             return
         if filtered:
             result.skipped += 1
@@ -394,7 +401,23 @@ class OmfEngine:
             old_id = id_map.get(old_source_id)
             if old_id is not None:
                 self.store.link_supersedes(tenant, new_id, old_id)
+                if self.policy.supersede_marks_status:
+                    self.store.mark_superseded(tenant, old_id)
             # else: the other side is not in the document: the edge is dropped, the status kept.
+
+    def _matched_row(self, run: _Pass, r: _Resolved) -> str | None:
+        """The first row of the item's scope it is a duplicate of (policy edges_to_duplicates): the
+        exact canonical match, else the first near-copy."""
+        rows = list(self.store.canonical_rows_in_scope(run.tenant, r.project_id))
+        exact = next((chunk_id for chunk_id, canonical in rows if canonical == r.canonical), None)
+        if exact is not None or run.fuzzy_threshold is None:
+            return exact
+        mine = trigrams(r.canonical, self.policy.trigrams)
+        for chunk_id, canonical in rows:
+            similarity = jaccard(mine, trigrams(canonical, self.policy.trigrams))
+            if similarity > run.fuzzy_threshold or (similarity == run.fuzzy_threshold and not self.policy.fuzzy_strict):
+                return chunk_id
+        return None
 
     def _is_duplicate(self, run: _Pass, r: _Resolved) -> bool:
         if self.store.has_canonical(run.tenant, r.canonical, r.project_id, any_project=run.any_project):

@@ -71,6 +71,17 @@ class OmfPolicy:
     #: CURRENT_TIMESTAMP does (1000), ties rows written within a second, and lists ties by descending chunk_id.
     created_resolution_ms: int | None = None
 
+    #: omf/supersedes-replayed, omf/lifecycle-honoured: the text names MetadataStore::atomic_supersede
+    #: and the superseded_by pointer it writes, no more; the reference writes the two pointers and
+    #: leaves the older row's parsed status (False); marking that row superseded is the other reading
+    #: (True: a blind red team's).
+    supersede_marks_status: bool = False
+    #: omf/supersedes-replayed: pass 2's source → target map holds the items written in pass 1 (False);
+    #: mapping a duplicate's source chunk_id to the row it matched (True), so an edge to an item
+    #: deduplicated away lands on that row, is the other reading: the text drops an edge only "whose
+    #: other side is NOT in the document".
+    edges_to_duplicates: bool = False
+
     # -- fixed by the text: only a fault sets these another way ---------------------------------------
     #: omf/dedup-scope-project, omf/dedup-scope-null: "dedup compares against rows in that project
     #: only", and an unscoped item "against project_id IS NULL rows only" ("project"); any wider

@@ -94,6 +94,17 @@ class OmfStore:
         self._conn.execute("UPDATE chunks SET superseded_by = ? WHERE tenant = ? AND chunk_id = ?",
                            (new_id, tenant, old_id))
 
+    def mark_superseded(self, tenant: str, chunk_id: str) -> None:
+        """The older side of an edge marked superseded (policy supersede_marks_status)."""
+        self._conn.execute("UPDATE chunks SET status = 'superseded' WHERE tenant = ? AND chunk_id = ?",
+                           (tenant, chunk_id))
+
+    def canonical_rows_in_scope(self, tenant: str, project_id: str | None) -> Iterator[tuple[str, str]]:
+        """(chunk_id, canonical) of the scope's rows in the order they were written."""
+        cur = self._conn.execute("SELECT chunk_id, canonical FROM chunks WHERE tenant = ? AND project_id IS ? "
+                                 "AND status != 'deleted' ORDER BY rowid", (tenant, project_id))
+        yield from ((chunk_id, canonical) for chunk_id, canonical in cur)
+
     def set_supersedes_raw(self, tenant: str, new_id: str, value: str) -> None:
         """A supersedes pointer with no row behind it: the reference drops such an edge
         (omf/orphan-edge-dropped); only the fault omf-dangling-edges (faulty.py) writes one."""

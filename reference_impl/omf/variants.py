@@ -27,6 +27,10 @@ OMF_VARIANTS: tuple[Variant, ...] = (
        "trigrams of the whole text", ("dedup-fuzzy",), trigrams="words"),
     _v("fuzzy-strict-threshold", "a near-copy is a duplicate only when its similarity exceeds fuzzy_threshold, "
        "not when it equals it", ("dedup-fuzzy",), fuzzy_strict=True),
+    _v("supersede-marks-status", "pass 2's atomic_supersede marks the older row superseded besides writing the "
+       "two pointers", ("supersedes-replayed", "lifecycle-honoured"), supersede_marks_status=True),
+    _v("edges-to-duplicates", "an edge to an item deduplicated away lands on the stored row that item matched "
+       "(its source chunk_id maps to that row)", ("supersedes-replayed",), edges_to_duplicates=True),
     _v("dedup-before-filter", "an archived item that duplicates a stored row is counted a duplicate, not "
        "skipped (dedup before the include_archived filter)", ("import-buckets", "archived-skipped"),
        filter_before_dedup=False),

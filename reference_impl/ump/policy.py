@@ -59,6 +59,12 @@ class UmpPolicy:
     #: Other reading: it is stamped with the revise's own time ("restamp"): §2.3 makes
     #: created/observed the transaction time, "when the system learned it".
     revise_observed: str = "carry"
+    #: ump/revise-applies-patch: a patch's scope is applied like any other member ("patch").
+    #: Other reading: scope (owner, project, visibility) is set at remember and a revise keeps the
+    #: prior's, leaving a scope member of the patch unapplied ("keep"): §3.5 calls revise an
+    #: update, names no patchable members, and patches body and time in its example; the public
+    #: implementation patches body, lifecycle, relations and time only.
+    revise_scope: str = "patch"
     #: ump/revise-forget-stamp-provenance (§9 MAY): the successor's provenance is the prior's with
     #: the acting principal stamped in ("carry": source and evidence kept). Other reading: the
     #: successor's provenance is the revise's own ("own": actor, actor_kind, method revise,

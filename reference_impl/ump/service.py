@@ -1170,7 +1170,10 @@ class UmpService:
         return {"id": succ["id"], "supersedes": [rid]}
 
     def _patched(self, base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-        """The successor's members: the prior's with the patch applied (policy revise_patch)."""
+        """The successor's members: the prior's with the patch applied (policies revise_patch and
+        revise_scope)."""
+        if self.policy.revise_scope == "keep":
+            patch = {k: v for k, v in patch.items() if k != "scope"}
         if self.policy.revise_patch == "replace":
             return dict(copy.deepcopy(base), **copy.deepcopy(patch))
         return _merge_patch(base, patch)

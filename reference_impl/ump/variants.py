@@ -62,6 +62,10 @@ UMP_VARIANTS: tuple[Variant, ...] = (
     Variant("revise-patch-replaces", "ump", "each top-level member a revise patch names replaces the prior's "
             "whole member (a body.text patch drops body.structured) instead of being merged into it",
             ("ump/revise-applies-patch",), {"revise_patch": "replace"}, bindings=("http", "mcp")),
+    Variant("revise-keeps-scope", "ump", "a revise keeps the prior's scope (owner, project, visibility) and leaves "
+            "a scope member of the patch unapplied, as the public implementation does: §3.5 calls revise an update "
+            "and names no patchable members", ("ump/revise-applies-patch",), {"revise_scope": "keep"},
+            bindings=("http", "mcp")),
     Variant("revise-restamps-observed", "ump", "a revise stamps the successor's time.observed with the revise's "
             "own time (when the revised fact was learned: §2.3's transaction time) instead of carrying the "
             "prior's over", ("ump/revise-applies-patch",), {"revise_observed": "restamp"}, bindings=("http", "mcp")),

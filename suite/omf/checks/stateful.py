@@ -106,9 +106,17 @@ class Reading:
     # (strict False) or not
     trigrams: str | None = None
     strict: bool | None = None
+    # pass 2 (the text names MetadataStore::atomic_supersede and the superseded_by pointer it writes, no
+    # more): the older row keeps its parsed status (False) or atomic_supersede marks it superseded (True)
+    marks_status: bool = False
+    # pass 2's source → target map holds the written items only (False), or also a duplicate's source id
+    # mapped to the existing row it matched (True): the text does not say whether an edge to an item
+    # deduplicated away is dropped or lands on the row that item is a duplicate of
+    maps_duplicates: bool = False
 
 
-READINGS = tuple(Reading(f, w, ff) for f, w, ff in itertools.product(FORMS, (True, False), (True, False)))
+READINGS = tuple(Reading(f, w, ff, marks_status=m, maps_duplicates=d) for f, w, ff, m, d in
+                 itertools.product(FORMS, (True, False), (True, False), (False, True), (False, True)))
 
 
 @dataclass
@@ -138,20 +146,26 @@ def _simulate(state: State, items: list[dict[str, Any]], include_archived: bool,
     """Import `items` into `state` under its reading; the counts {imported, duplicates, skipped}."""
     r = state.reading
     got = {"imported": 0, "duplicates": 0, "skipped": 0}
-    existing = {(_canonical(x.content, r.form), x.project) for x in state.rows}
-    near: dict[str | None, list[frozenset[str]]] = {}  # the trigrams of each scope's rows, for fuzzy dedup
+    existing: dict[tuple[str, str | None], int] = {}  # canonical form and project -> the first such row
+    for x in state.rows:
+        existing.setdefault((_canonical(x.content, r.form), x.project), x.key)
+    # the trigrams of each scope's rows (with the row), for fuzzy dedup
+    near: dict[str | None, list[tuple[frozenset[str], int]]] = {}
     if fuzzy is not None:
         for x in state.rows:
-            near.setdefault(x.project, []).append(_trigrams(_canonical(x.content, r.form), r.trigrams or "characters"))
+            near.setdefault(x.project, []).append((_trigrams(_canonical(x.content, r.form), r.trigrams or "characters"),
+                                                   x.key))
 
-    def similar(canon: str, project: str | None) -> bool:
+    def similar(canon: str, project: str | None) -> int | None:
+        """The first row of the scope the text is a fuzzy duplicate of."""
         if fuzzy is None:
-            return False
+            return None
         mine = _trigrams(canon, r.trigrams or "characters")
-        return any(_similarity(mine, other) > fuzzy if r.strict else _similarity(mine, other) >= fuzzy
-                   for other in near.get(project, ()))
+        return next((key for other, key in near.get(project, ())
+                     if (_similarity(mine, other) > fuzzy if r.strict else _similarity(mine, other) >= fuzzy)), None)
     pending: list[Row] = []
     id_map: dict[str, int] = {}
+    duplicate_of: dict[str, int] = {}  # a duplicate's source chunk id -> the row it matched
     edges: list[tuple[int, str]] = []
     for it in items:
         memd = it["extensions"]["memd"]
@@ -160,8 +174,12 @@ def _simulate(state: State, items: list[dict[str, Any]], include_archived: bool,
         if filtered and r.filter_first:
             got["skipped"] += 1
             continue
-        if canon in existing or similar(*canon):
+        matched = existing.get(canon)
+        if matched is None:
+            matched = similar(*canon)
+        if matched is not None:
             got["duplicates"] += 1
+            duplicate_of.setdefault(memd["chunk_id"], matched)
             continue
         if filtered:
             got["skipped"] += 1
@@ -170,14 +188,17 @@ def _simulate(state: State, items: list[dict[str, Any]], include_archived: bool,
         row = Row(it["content"], memd.get("project_id"), tuple(it.get("tags") or ()),
                   lc["status"], next(keys), tier=lc.get("tier") or "long_term", expires=lc.get("expires_at_ms"))
         if r.within:
-            existing.add(canon)
+            existing.setdefault(canon, row.key)
             if fuzzy is not None:
-                near.setdefault(canon[1], []).append(_trigrams(canon[0], r.trigrams or "characters"))
+                near.setdefault(canon[1], []).append((_trigrams(canon[0], r.trigrams or "characters"), row.key))
         pending.append(row)
         id_map[memd["chunk_id"]] = row.key
         if memd["lifecycle"].get("supersedes"):
             edges.append((row.key, memd["lifecycle"]["supersedes"]))
         got["imported"] += 1
+    if r.maps_duplicates:
+        for source, key in duplicate_of.items():
+            id_map.setdefault(source, key)
     state.rows.extend(pending)
     by_key = {x.key: x for x in state.rows}
     for new, old_source in edges:
@@ -185,6 +206,8 @@ def _simulate(state: State, items: list[dict[str, Any]], include_archived: bool,
         if old is not None:
             by_key[new].supersedes = old
             by_key[old].superseded_by = new
+            if r.marks_status:
+                by_key[old].status = "superseded"
     return got
 
 
@@ -649,7 +672,9 @@ def _edges(pairs: list[Any]) -> str:
 
 def _say(r: Reading) -> str:
     return (f"canonical {r.form}, {'dedup within the document' if r.within else 'dedup against stored rows only'}, "
-            f"{'archived duplicates skipped' if r.filter_first else 'archived duplicates counted duplicates'}")
+            f"{'archived duplicates skipped' if r.filter_first else 'archived duplicates counted duplicates'}"
+            f"{', a superseded row marked superseded' if r.marks_status else ''}"
+            f"{', edges to a deduplicated item land on the row it matched' if r.maps_duplicates else ''}")
 
 
 def _machine() -> type:

@@ -181,6 +181,9 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         self.touched: list[str] = []
         self.no_revise = self.no_forget = self.no_hard = False
         self.no_feedback = self.no_rehydrate = False
+        #: "patch" or "keep": whether this server's revise applies a patch's scope, as its first
+        #: answer showed (variant revise-keeps-scope: §3.5 names no patchable members)
+        self.scope_reading: str | None = None
 
     # -- calling the target ------------------------------------------------------------------
 
@@ -519,7 +522,8 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         elif change == "text+structured":
             text, word, vis, structured_options = new_text, new_word, rec.visibility, [structured]
         else:
-            text, word, vis, structured_options = rec.text, rec.word, visibility, list(rec.structured)
+            text, word, vis, structured_options = (rec.text, rec.word, self._scope_reading(rec, new_id, visibility),
+                                                   list(rec.structured))
         options = [v for i, v in enumerate(structured_options)
                    if v is not _ABSENT or _ABSENT not in structured_options[:i]]
         succ = Rec(new_id, rec.owner, rec.kind, text, word, vis, "revise", options, supersedes=rec.id)
@@ -527,6 +531,36 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
         self.recs[new_id] = succ
         self.order.append(new_id)
         return succ
+
+    def _scope_reading(self, rec: Rec, new_id: str, visibility: str) -> str:
+        """The successor's visibility after a revise whose patch named `visibility`: the patched one,
+        or the prior's where the server keeps scope across a revise (a reading: §3.5 calls revise an
+        update, names no patchable members and patches body and time in its example; the public
+        implementation keeps scope). The owner's get of the successor shows which; the first answer
+        fixes the reading for the sequence, and a server that applies a scope patch once and keeps
+        the prior's another time fails revise-applies-patch. A get showing neither is left to the
+        invariants, which judge the patched visibility."""
+        if visibility == rec.visibility:
+            return visibility
+        reply = self._send(f"get {new_id} as {rec.owner}", self.client.get, new_id, auth=Auth.as_owner(rec.owner))
+        served = reply.body.get("record") if reply.ok and isinstance(reply.body, dict) else None
+        shown = (served.get("scope") or {}).get("visibility") if isinstance(served, dict) else None
+        if shown not in (visibility, rec.visibility):
+            return visibility
+        reading = "patch" if shown == visibility else "keep"
+        if self.scope_reading is None:
+            self.scope_reading = reading
+            if reading == "keep":
+                self.note(f"revise keeps the prior's scope (a patch of scope.visibility {rec.visibility} → "
+                          f"{visibility} left {new_id} {shown}): judged as that reading")
+        elif reading != self.scope_reading:
+            self.judged("ump/revise-applies-patch")
+            self.fail("ump/revise-applies-patch", f"revise of {rec.id} with a patch of scope.visibility "
+                                                  f"{rec.visibility} → {visibility} left the successor {new_id} "
+                                                  f"{shown}, where an earlier revise of this sequence "
+                                                  f"{'applied' if self.scope_reading == 'patch' else 'kept'} "
+                                                  "the scope it was sent", reply)
+        return shown
 
     def _forget(self, rec: Rec, hard: bool) -> None:
         request: dict[str, Any] = {"id": rec.id, "reason": "memconform state machine"}
