@@ -154,6 +154,10 @@ OMF_FAULTS = (
        wraps={"export": faulty.project_filter_ignored}),
     _f("fuzzy-ignored", "fuzzy_threshold is accepted but ignored: only exact duplicates are found", "dedup-fuzzy",
        wraps={"_walk": faulty.fuzzy_ignored}),
+    # found by the blind red team (round 24): the gate's v is each item's own
+    _f("v-of-first-item", "the trust gate reads extensions.memd.v of a document's first item only and applies "
+       "it to every item: an item of v 2 after one of v 1 is trusted", "memd-v-gated", "lifecycle-honoured",
+       wraps={"resolve_item": faulty.v_of_first_item}),
     _f("tags-lowercased", "imported tags are stored lower-cased, not verbatim", "tags-verbatim",
        wraps={"resolve_item": faulty.tags_lowercased}),
     # found by the blind red team (round 13): "verbatim" is the array, its order and repeats too

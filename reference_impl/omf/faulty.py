@@ -177,6 +177,22 @@ def tags_sorted_unique(r: _Resolved, item: dict[str, Any]) -> None:
     r.tags = sorted(set(r.tags))
 
 
+def v_of_first_item(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The gate's v read once per document, from its first item, and reused for every later one (a
+    blind red team's memd, round 24): a v 2 item after a v 1 item is trusted, a v 1 item after a v 2
+    one is not."""
+    first: dict[str, Any] = {}
+
+    def resolve_item(index: int, item: Any, source_trusted: bool, now_ms: int) -> _Resolved:
+        memd = ((item.get("extensions") or {}).get("memd") if isinstance(item, dict) else None)
+        if index == 0 or "v" not in first:
+            first["v"] = memd.get("v") if isinstance(memd, dict) else None
+        elif isinstance(memd, dict):
+            item = dict(item, extensions=dict(item["extensions"], memd=dict(memd, v=first["v"])))
+        return original(index, item, source_trusted, now_ms)
+    return resolve_item
+
+
 def _refuses_unknown(member: str, vocabulary: Any) -> Wrap:
     """A strict parser: an item whose extensions.memd.<member> is a string outside the vocabulary fails
     validation, instead of falling back to the default."""

@@ -551,7 +551,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 66 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 67 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -615,6 +615,17 @@ def test_fault_missing_v_trusted() -> None:
     e.import_document("t", doc(it))
     assert lifecycles(e)[0]["tier"] == "history"
     assert engine("omf-missing-v-trusted").import_document("t", doc(item("b", lifecycle=CLAIM, v=2)))["imported"] == 1
+
+
+def test_fault_v_of_first_item() -> None:
+    e = engine("omf-v-of-first-item")
+    e.import_document("t", doc(item("a", lifecycle=CLAIM), item("b", lifecycle=CLAIM, v=2)))
+    assert [lc["tier"] for lc in lifecycles(e)] == ["history", "history"]  # b trusted with a's v
+    e.import_document("u", doc(item("c", lifecycle=CLAIM, v=2), item("d", lifecycle=CLAIM)))
+    assert [lc["tier"] for lc in lifecycles(e, "u")] == ["long_term", "long_term"]  # d untrusted with c's v
+    clean = engine()
+    clean.import_document("t", doc(item("a", lifecycle=CLAIM), item("b", lifecycle=CLAIM, v=2)))
+    assert [lc["tier"] for lc in lifecycles(clean)] == ["history", "long_term"]
 
 
 def test_fault_restamps_lifecycle() -> None:

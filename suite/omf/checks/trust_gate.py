@@ -76,6 +76,43 @@ def untrusted_defaults(ctx) -> None:
                      "not seen")
 
 
+@check("omf/trust/v-per-item", spec="omf", requirements=("omf/memd-v-gated", "omf/lifecycle-honoured"),
+       bindings=LIVE, title="The gate reads each item's own extensions.memd.v: items of v 1 and v 2 in one document")
+def v_per_item(ctx) -> None:
+    """extensions.memd.v is a member of each item: one document mixing v 1 and v 2 items, in both orders,
+    honours the lifecycle of the v 1 items and gives the v 2 items the defaults (a blind red team's
+    memd read v from the first item and applied it to the whole document, round 24)."""
+    if not is_memd(ctx):
+        raise NotApplicable("a plain OMF consumer keeps no lifecycle: the gate's v is memd's")
+    tenant = fresh_tenant("vmix")
+    honoured = {"status": "draft", "tier": "working"}
+    order = [("trusted first", [("one", honoured, 1), ("two", CLAIMS, 2)]),
+             ("untrusted first", [("three", CLAIMS, 2), ("four", honoured, 1)])]
+    sent = []
+    for why, items in order:
+        doc = model.document([model.item(own(tenant, f"mcf vmix {n}"), lifecycle=lc, v=v) for n, lc, v in items])
+        run = send(ctx, tenant, doc)
+        if not run.ok:
+            fail(ctx, "omf/memd-v-gated", f"A document of items of v 1 and v 2 ({why}) was refused", run,
+                 "it imports: each item's v decides whether its lifecycle is honoured", sent_doc=doc)
+            continue
+        sent.append((why, items, doc))
+    after, held = read_back(ctx, tenant)
+    for why, items, doc in sent:
+        for n, lc, v in items:
+            content = own(tenant, f"mcf vmix {n}")
+            if v == 1:
+                got = {k: lc_field(held.get(content), k) for k in honoured}
+                if got != honoured:
+                    fail(ctx, "omf/lifecycle-honoured", f"The v 1 item {content!r} of a document mixing v 1 and v 2 "
+                         f"items ({why}) was read back with lifecycle {got}", after,
+                         f"its own lifecycle {honoured}: its extensions.memd.v is 1", sent_doc=doc)
+            else:
+                _defaults(ctx, "omf/memd-v-gated", held.get(content), after,
+                          f"of extensions.memd.v 2 in a document whose other item is v 1 ({why}), claiming {CLAIMS}",
+                          doc)
+
+
 @check("omf/trust/lifecycle-honoured", spec="omf", requirements=("omf/trust-gate", "omf/lifecycle-honoured"),
        bindings=LIVE, title="A trusted import keeps status, tier, expiry, review and lifecycle_updated_at_ms")
 def lifecycle_honoured(ctx) -> None:
