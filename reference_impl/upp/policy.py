@@ -20,6 +20,10 @@ class UppPolicy:
     # upp/params-may-be-omitted: info and get_labels answer a request without `params` (JSON-RPC
     # 2.0 lets a client omit it). Other reading: 05 §2 marks `params` Required, so -32602.
     params_required: bool = False
+    # upp/error-invalid-params: params given as an array are -32602 (05 §2: params is an object, by
+    # name). Other reading: JSON-RPC 2.0's by-position params (05 §1 makes every message JSON-RPC 2.0)
+    # taken in the order of the operation's parameter table (True; a blind red team's, round 23).
+    params_by_position: bool = False
     # upp/unknown-params-ignored: a member the server does not know is ignored ("ignore"). Other
     # reading: a strict server refuses it with -32602 ("reject"); 08 §5 tells clients not to rely
     # on extensions, so a strict server breaks no conforming client.

@@ -217,6 +217,12 @@ class UppService:
 
     def _take(self, raw: Any, method: str, required: dict[str, Callable[[Any], bool]],
               optional: dict[str, Callable[[Any], bool]] | None = None) -> dict[str, Any]:
+        if self.policy.params_by_position and isinstance(raw, list):
+            names = [*required, *(optional or {})]
+            if len(raw) > len(names):
+                raise RpcError(INVALID_PARAMS, f"Invalid params: {method} takes at most {len(names)} by position",
+                               {"invalid_params": ["params"]})
+            raw = dict(zip(names, raw))
         if self.policy.unknown_params == "reject":
             extra = sorted(set(params.params_object(raw, method)) - set(required) - set(optional or {}))
             if extra:

@@ -20,6 +20,9 @@ UPP_VARIANTS: tuple[Variant, ...] = (
             {"http_error_status": "by-code"}, since="1.0.0", bindings=("http",)),
     _v("params-required", "upp/info and upp/get_labels refuse a request without a `params` member (-32602), "
        "as 05 §2 marks params Required", ("params-may-be-omitted",), params_required=True),
+    _v("params-by-position", "params given as a JSON array are taken by position, in the order of the "
+       "operation's parameter table, as JSON-RPC 2.0 allows (05 §1), instead of refused with -32602",
+       ("error-invalid-params",), params_by_position=True),
     _v("unknown-params-rejected", "a request carrying a parameter the server does not know is refused with -32602 "
        "(a strict server; 08 §5 tells clients not to rely on extensions)", ("unknown-params-ignored",),
        unknown_params="reject"),

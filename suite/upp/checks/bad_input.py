@@ -281,6 +281,8 @@ def params_array(ctx: CheckContext) -> None:
     ctx.credit_only_observed()  # a rule about errors is judged only on an answer that shows one
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
+    if _reads_by_position(ctx, entity, before):
+        return
     cases = [
         ("upp/ingest", "params [entity_key, text]", [entity, INTRUDER_TEXT], None),
         ("upp/retrieve", "params [entity_key, query]", [entity, "name"], None),
@@ -292,6 +294,28 @@ def params_array(ctx: CheckContext) -> None:
     _calls(ctx, cases, refusals)
     refusals.report("error -32602 Invalid Params (params are an object, by name)")
     _judge_state(ctx, "upp/error-invalid-params", entity, before, "requests with params as an array")
+
+
+def _reads_by_position(ctx: CheckContext, entity: str, before: Any) -> bool:
+    """Whether the server takes JSON-RPC 2.0's by-position params as the operation's parameters in
+    the order of its table: 05 §1 makes every message JSON-RPC 2.0, which allows them, and 05 §2's
+    `params: object` describes the requests a client sends, not a refusal of the other form (a blind
+    red team's server, round 23). Seen on a read: upp/get_events [entity_key] answered with exactly
+    what the call by name lists. Such a server is not sent the writes by position (each would do what
+    it says); a positional read answered otherwise is judged below with the rest."""
+    if not served(ctx, "upp/get_events") or not isinstance(before, list) or not before:
+        return False
+    reply = call_op(ctx, "upp/get_events", [entity])
+    if not reply.ok or not isinstance(reply.result, list):
+        return False
+    listed = sorted((str(e.get("id")), str(e.get("status")), fold(e.get("value")))
+                    for e in reply.result if isinstance(e, dict))
+    if listed != before:
+        return False
+    ctx.note("upp/get_events with params [entity_key] (by position) answered what the call by name lists: this "
+             "server takes JSON-RPC 2.0's by-position params in the order of the operation's table, a reading 05 §1 "
+             "allows; the writes were not sent by position, and nothing is judged here")
+    return True
 
 
 # =============================================================================================
