@@ -59,8 +59,14 @@ class UppPolicy:
     export_layout: str = "flat"
     # upp/import-ontology-mismatch: a package of another ontology is refused with -32002
     # ("refuse"). Other reading: import it under the label rule, skipping events whose labels are
-    # not in this server's ontology ("by-labels"); 03 §4 names only that rule.
+    # not in this server's ontology ("by-labels"); 03 §4 names only that rule. Or: a label is its
+    # ontology's, so no event of another ontology carries a label of this one, and all are skipped
+    # and counted ("skip-all"; a blind red team's, round 23).
     foreign_ontology: str = "refuse"
+    # upp/export-writes-package: export answers the file's absolute path ("absolute"). Other reading:
+    # the path relative to the server's working folder ("relative"; 03 §4 says only "Path to the
+    # generated export file"; a blind red team's, round 23), and import reads a relative path from there.
+    export_path_form: str = "absolute"
     # upp/import-bad-file: a file that cannot be read or is no ExportPackage is -32602. Other
     # reading: an implementation error code of -32000..-32099 (05 §4 allows them).
     bad_file_code: int = -32602

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import sqlite3
 import threading
 import uuid
@@ -472,7 +473,8 @@ class UppService:
         except OSError as exc:
             log.error("cannot write an export into %s: %s", self.export_dir, exc)
             raise RpcError(INTERNAL_ERROR, "Internal error: the export file could not be written") from None
-        return {"file": str(path), "event_count": len(package["events"]), "exported_at": package["exported_at"]}
+        shown = os.path.relpath(path) if self.policy.export_path_form == "relative" else str(path)
+        return {"file": shown, "event_count": len(package["events"]), "exported_at": package["exported_at"]}
 
     def _package(self, entity_key: str, now: datetime) -> dict[str, Any]:
         """The user's ExportPackage (upp/02 §5): every event, whatever its status."""
@@ -492,12 +494,16 @@ class UppService:
         p = self._take(raw, "upp/import_events", {"entity_key": self._key, "file": params.nonempty_string})
         package = self._read_import(p["file"])
         foreign = package["ontology"] != self.ontology.id
+        if foreign and self.policy.foreign_ontology == "skip-all":
+            return {"imported_count": 0, "skipped_count": len(package["events"])}
         if not (foreign and self.policy.foreign_ontology == "by-labels"):
             exports.check_ontology(package, self.ontology.id)  # every refusal happens before a write
         return self._store_imported(p["entity_key"], package["events"])
 
     def _read_import(self, file: str) -> dict[str, Any]:
         """The ExportPackage at `file`, read only from the export and import folders."""
+        if self.policy.export_path_form == "relative" and not os.path.isabs(file):
+            file = os.path.abspath(file)  # relative to the working folder, as this server's exports are named
         try:
             return exports.read_package(exports.resolve_import(file, self.export_dir, self.import_dirs))
         except RpcError as exc:

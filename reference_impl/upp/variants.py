@@ -54,6 +54,12 @@ UPP_VARIANTS: tuple[Variant, ...] = (
     _v("import-foreign-ontology", "a package of another ontology is imported under the label rule: events whose "
        "labels this server's ontology defines are imported, the rest skipped (no -32002)",
        ("import-ontology-mismatch",), foreign_ontology="by-labels"),
+    _v("import-foreign-ontology-skipped", "a package of another ontology is imported with every event skipped and "
+       "counted (imported_count 0): a label is its ontology's, so none of that package's is this server's",
+       ("import-ontology-mismatch",), foreign_ontology="skip-all"),
+    _v("export-relative-path", "export answers the file's path relative to the server's working folder (03 §4: "
+       "\"Path to the generated export file\"), and import reads a relative path from there",
+       ("export-writes-package",), export_path_form="relative"),
     _v("import-bad-file-own-code", "a file that cannot be read or is no ExportPackage is refused with the "
        "implementation code -32010 (05 §4: -32000..-32099) instead of -32602",
        ("import-bad-file", "import-confined-paths"), bad_file_code=-32010),

@@ -126,5 +126,7 @@ ALONE = {"upp": ("upp-newest-first", "upp-times-without-offset", "upp-import-ski
          "omf": ("omf-canonical-verbatim", "omf-dedup-stored-rows-only")}
 #: Variants that set a decision point another variant sets too (the canonical form), run alone only.
 ONLY_ALONE = {"omf": ("omf-canonical-trimmed",),
-              # each sets a decision point another UPP variant sets too (export_layout, stricter_sensitivity)
-              "upp": ("upp-export-nested-user-folders", "upp-retrieve-hides-sensitive")}
+              # each sets a decision point another UPP variant sets too (export_layout, stricter_sensitivity,
+              # foreign_ontology)
+              "upp": ("upp-export-nested-user-folders", "upp-retrieve-hides-sensitive",
+                      "upp-import-foreign-ontology-skipped")}

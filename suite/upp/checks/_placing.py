@@ -148,9 +148,22 @@ def _export_folder(ctx: Any) -> Path | None:
 
 def _folder_of(reply: RpcReply) -> Path | None:
     file = reply.result.get("file") if reply.ok and isinstance(reply.result, dict) else None
-    if isinstance(file, str) and Path(file).is_absolute() and Path(file).parent.is_dir():
-        return Path(file).parent
-    return None
+    path = export_path(file)
+    return path.parent if path is not None and path.parent.is_dir() else None
+
+
+def export_path(file: Any) -> Path | None:
+    """The file an export answer names, absolute. 03 §4 says only "Path to the generated export
+    file": a relative one is taken relative to the working folder the suite and the servers it
+    starts share, where such a file is (a blind red team's server answered paths relative to its
+    own, round 23); elsewhere it names nothing the suite can find."""
+    if not isinstance(file, str) or not file or "\x00" in file:
+        return None
+    path = Path(file)
+    if path.is_absolute():
+        return path
+    here = Path.cwd() / path
+    return here if here.is_file() else None
 
 
 def _contextualized(ctx: Any, entity: str, text: str) -> None:
@@ -196,9 +209,10 @@ def read_export_file(file: Any) -> tuple[Any, str | None]:
 
     if not isinstance(file, str) or not file:
         return None, f"`file` is {compact(file)}, not a path"
-    path = Path(file)
-    if not path.is_absolute():
-        return None, f"{file!r} is not an absolute path on the server's machine"
+    path = export_path(file)
+    if path is None:
+        return None, (f"{file!r} is a relative path that names no file in the suite's working folder "
+                      f"({Path.cwd()}), so the suite cannot tell where it is on the server's machine")
     try:
         size = path.stat().st_size
         if size > MAX_EXPORT_BYTES:

@@ -43,8 +43,8 @@ from memconform.suite.upp.checks._common import (
     LIVE, METHOD_NOT_FOUND, USER_NOT_FOUND, compact, fresh_entity, known_labels, require_offered, served,
     server_ontology, spec_ref,
 )
-from memconform.suite.upp.checks._placing import (FINISHED, client_timeout, import_folder, package_file,
-                                                  read_export_file)
+from memconform.suite.upp.checks._placing import (FINISHED, client_timeout, folder_learned, import_folder,
+                                                  package_file, read_export_file)
 
 SINGULAR = ("who_name", "where_home", "when_timezone")
 PLURAL = ("what_interests_hobbies", "who_languages", "what_skills")
@@ -237,6 +237,12 @@ class UppEventsMachine(SpecMachine):
         with package_file(self.ctx, content, "sm") as path:
             reply = self.call(f"upp/import_events for {user.key!r} of {what}: [{'; '.join(sent)}]",
                               self.client.import_events, user.key, str(path))
+        if reply.error_code is not None and not folder_learned(self.ctx):
+            # as upp/l3/import: a package the suite could write only where it guessed, refused, says
+            # nothing of the server (its export folder was not learned); the model holds nothing of it
+            self.note(f"upp/import_events refused a package the suite wrote to {str(import_folder(self.ctx).path)!r} "
+                      f"({reply.describe()}): the server's export folder was not learned, so no import was judged")
+            return
         result = reply.result if reply.ok else None
         if isinstance(result, dict):
             self.judged("upp/import-persists")  # the count compared with the package's
