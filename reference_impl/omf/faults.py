@@ -154,7 +154,22 @@ OMF_FAULTS = (
        wraps={"export": faulty.project_filter_ignored}),
     _f("fuzzy-ignored", "fuzzy_threshold is accepted but ignored: only exact duplicates are found", "dedup-fuzzy",
        wraps={"_walk": faulty.fuzzy_ignored}),
-    # found by the blind red team (round 24): the gate's v is each item's own
+    # found by the blind red team (round 24)
+    _f("export-project-prefix", "export's project filter matches by prefix: --project-id p1 also exports p10's "
+       "rows", "export-project-filter", wraps={"_rows": faulty.export_project_prefix}),
+    _f("untrusted-edges-replayed", "pass 2 reads supersedes from the raw extension, so an untrusted item's edge "
+       "is replayed onto fresh rows", "untrusted-defaults", wraps={"resolve_item": faulty.untrusted_edges_replayed}),
+    _f("supersede-chain-clobber", "atomic_supersede clears the older row's own supersedes when it writes its "
+       "superseded_by: the middle of a chain A <- B <- C loses its edge to A", "supersedes-replayed",
+       wraps={"_replay_edges": faulty.supersede_chain_clobber}),
+    _f("ms-through-float", "lifecycle *_ms values pass through a double: an integer past 2^53 comes back rounded",
+       "lifecycle-honoured", wraps={"_lifecycle": faulty.ms_through_float}),
+    _f("fuzzy-skips-exact-short", "with fuzzy_threshold only similarity decides: a text too short for a trigram "
+       "is never a duplicate, even of its exact copy", "dedup-fuzzy", wraps={"_is_duplicate": faulty.fuzzy_skips_exact_short}),
+    _f("fuzzy-overlap-coefficient", "fuzzy dedup measures |A∩B| / min(|A|, |B|), not Jaccard: a short text whose "
+       "trigrams all occur in a long stored one counts as its duplicate", "dedup-fuzzy",
+       wraps={"_is_duplicate": faulty.fuzzy_overlap_coefficient}),
+    # the gate's v is each item's own
     _f("v-of-first-item", "the trust gate reads extensions.memd.v of a document's first item only and applies "
        "it to every item: an item of v 2 after one of v 1 is trusted", "memd-v-gated", "lifecycle-honoured",
        wraps={"resolve_item": faulty.v_of_first_item}),

@@ -94,6 +94,10 @@ class OmfStore:
         self._conn.execute("UPDATE chunks SET superseded_by = ? WHERE tenant = ? AND chunk_id = ?",
                            (new_id, tenant, old_id))
 
+    def clear_supersedes(self, tenant: str, chunk_id: str) -> None:
+        """A row's own supersedes pointer cleared: only the fault omf-supersede-chain-clobber does."""
+        self._conn.execute("UPDATE chunks SET supersedes = NULL WHERE tenant = ? AND chunk_id = ?", (tenant, chunk_id))
+
     def mark_superseded(self, tenant: str, chunk_id: str) -> None:
         """The older side of an edge marked superseded (policy supersede_marks_status)."""
         self._conn.execute("UPDATE chunks SET status = 'superseded' WHERE tenant = ? AND chunk_id = ?",

@@ -551,7 +551,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 67 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 73 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -1022,3 +1022,55 @@ def test_variant_created_whole_seconds_lists_ties_by_descending_chunk_id_and_sec
     ties = sorted(out[:3], key=lambda i: i["extensions"]["memd"]["chunk_id"], reverse=True)
     assert [i["content"] for i in out[:3]] == [i["content"] for i in ties] == ["third", "second", "first"]
     assert out[3]["content"] == "next second"
+
+
+# -- round 24's misses (a blind memd CLI), each a fault shown here ----------------------------------
+
+def test_fault_export_project_prefix() -> None:
+    for name, want in (("omf-export-project-prefix", ["a", "b"]), (None, ["a"])):
+        e = engine(name) if name else engine()
+        e.import_document("t", doc(item("a", project="p1"), item("b", project="p10"), item("c", project="p2")))
+        assert [i["content"] for i in e.export_document("t", project_id="p1")["memories"]] == want
+
+
+def test_fault_untrusted_edges_replayed() -> None:
+    for name, edge in (("omf-untrusted-edges-replayed", True), (None, False)):
+        e = engine(name) if name else engine()
+        e.import_document("t", doc(item("old", chunk_id="s-old"), item("new", lifecycle={"supersedes": "s-old"}),
+                                   app="someone-else"))
+        new = [i for i in exported(e) if i["content"] == "new"][0]
+        assert (new["extensions"]["memd"]["lifecycle"]["supersedes"] is not None) is edge
+
+
+def test_fault_supersede_chain_clobber() -> None:
+    chain = doc(item("a", chunk_id="s-a"), item("b", chunk_id="s-b", lifecycle={"supersedes": "s-a"}),
+                item("c", chunk_id="s-c", lifecycle={"supersedes": "s-b"}))
+    for name, kept in (("omf-supersede-chain-clobber", False), (None, True)):
+        e = engine(name) if name else engine()
+        e.import_document("t", chain)
+        by = {i["content"]: i["extensions"]["memd"] for i in exported(e)}
+        assert (by["b"]["lifecycle"]["supersedes"] == by["a"]["chunk_id"]) is kept
+
+
+def test_fault_ms_through_float() -> None:
+    big = 2**53 + 1
+    for name, want in (("omf-ms-through-float", 2**53), (None, big)):
+        e = engine(name) if name else engine()
+        e.import_document("t", doc(item("a", lifecycle={"review_after_ms": big})))
+        assert lifecycles(e)[0]["review_after_ms"] == want
+
+
+def test_fault_fuzzy_skips_exact_short() -> None:
+    for name, imported in (("omf-fuzzy-skips-exact-short", 1), (None, 0)):
+        e = engine(name) if name else engine()
+        e.import_document("t", doc(item("ok")))
+        assert e.import_document("t", doc(item("ok")), fuzzy_threshold=0.5)["imported"] == imported
+
+
+def test_fault_fuzzy_overlap_coefficient() -> None:
+    short = "the storage engine"
+    long = short + " ships on the first friday of june with the new planner"
+    for name, imported in (("omf-fuzzy-overlap-coefficient", 0), (None, 1)):
+        e = engine(name) if name else engine()
+        e.import_document("t", doc(item(long)))
+        assert e.import_document("t", doc(item(short)), fuzzy_threshold=0.9)["imported"] == imported

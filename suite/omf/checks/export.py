@@ -148,7 +148,9 @@ def _written_and_exported(ctx: Any, tag: str, *, pause: float) -> tuple[Any, lis
 def project_filter(ctx) -> None:
     tenant = fresh_tenant("projfilter")
     in_p1 = own(tenant, "mcf filter: in p1")
+    # p10 begins with p1: a prefix match (round 24's memd) takes it for p1
     seed(ctx, tenant, [model.item(in_p1, project="p1"), model.item(own(tenant, "mcf filter: in p2"), project="p2"),
+                       model.item(own(tenant, "mcf filter: in p10"), project="p10"),
                        model.item(own(tenant, "mcf filter: unscoped"), memd=False)])
     run, items = export_doc(ctx, tenant, project="p1")
     if contents(items) != [in_p1]:

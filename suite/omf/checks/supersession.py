@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from memconform.suite.omf import model
 from memconform.suite.omf.checks._common import (
-    LIVE, cite, fail, fresh_tenant, lc_field, memd_field, own, read_back, seed,
+    LIVE, cite, fail, fresh_tenant, is_memd, lc_field, memd_field, own, read_back, seed,
 )
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -90,3 +90,62 @@ def orphans(ctx) -> None:
     if got != want:
         fail(ctx, "omf/orphan-edge-dropped", f"Edges to ids outside the document came back as {got}", after,
              f"{want}: the edges dropped, the parsed status kept", sent_doc=doc)
+
+
+@check("omf/supersession/chain", spec="omf", requirements=("omf/supersedes-replayed", "omf/superseded-by-derived"),
+       bindings=LIVE, title="A chain of three (A <- B <- C) keeps both of B's edges")
+def chain(ctx) -> None:
+    """The middle of a chain is the older side of one edge and the newer side of another: replaying
+    C's edge must not clear B's own supersedes (round 24's memd rewrote the older row's edge pair
+    from scratch and lost B -> A)."""
+    ctx.credit_only_observed()  # a chain the export does not show is no evidence of its edges
+    tenant = fresh_tenant("chain")
+    texts = [own(tenant, f"mcf chain: version {n}") for n in (1, 2, 3)]
+    ids = [model.uuid7() for _ in texts]
+    items = [model.item(texts[0], chunk_id=ids[0], lifecycle={"status": "superseded"}),
+             model.item(texts[1], chunk_id=ids[1], lifecycle={"status": "superseded", "supersedes": ids[0]}),
+             model.item(texts[2], chunk_id=ids[2], lifecycle={"supersedes": ids[1]})]
+    doc = model.document(items)
+    seed(ctx, tenant, items)
+    after, held = read_back(ctx, tenant)
+    rows = [held.get(t) for t in texts]
+    now = [memd_field(r, "chunk_id") for r in rows]
+    if not all(isinstance(n, str) for n in now):
+        raise NotApplicable(f"the export does not show the chain's three chunk_ids ({after.describe()}): its edges "
+                            f"cannot be followed; the spec: {cite('omf/supersedes-replayed')}")
+    ctx.observed("omf/supersedes-replayed", "omf/superseded-by-derived")
+    got = {"B supersedes": lc_field(rows[1], "supersedes"), "C supersedes": lc_field(rows[2], "supersedes"),
+           "A superseded_by": lc_field(rows[0], "superseded_by"), "B superseded_by": lc_field(rows[1], "superseded_by")}
+    want = {"B supersedes": now[0], "C supersedes": now[1], "A superseded_by": now[1], "B superseded_by": now[2]}
+    for edge in got:
+        if got[edge] != want[edge]:
+            rid = "omf/supersedes-replayed" if edge.endswith(" supersedes") else "omf/superseded-by-derived"
+            fail(ctx, rid, f"In the chain A <- B <- C (A, B, C the new ids {now}), {edge} came back {got[edge]!r}",
+                 after, f"{want[edge]!r}: each edge replayed onto the fresh ids, B keeping both", sent_doc=doc)
+
+
+@check("omf/supersession/untrusted", spec="omf", requirements=("omf/untrusted-defaults",), bindings=LIVE,
+       title="An untrusted document's supersedes edges are not replayed")
+def untrusted(ctx) -> None:
+    """supersedes lives in the lifecycle block, the one thing the gate withholds from an untrusted
+    producer ("only the extensions.memd.lifecycle block"): its edges land nowhere (round 24's memd read
+    them from the raw extension and replayed them)."""
+    if not is_memd(ctx):
+        raise NotApplicable("a plain OMF consumer keeps no lifecycle: the gate is memd's")
+    ctx.credit_only_observed()  # an item missing from the export shows no edge either way
+    tenant = fresh_tenant("untrusted-edge")
+    older, newer = own(tenant, OLDER), own(tenant, NEWER)
+    old_id = model.uuid7()
+    items = [model.item(older, chunk_id=old_id), model.item(newer, lifecycle={"supersedes": old_id})]
+    doc = model.document(items, trusted=False)
+    seed(ctx, tenant, items, trusted=False)
+    after, held = read_back(ctx, tenant)
+    if older not in held or newer not in held:
+        raise NotApplicable(f"the export lists {list(held)}, not both items: the edge cannot be looked for")
+    ctx.observed("omf/untrusted-defaults")
+    got = {"newer supersedes": lc_field(held[newer], "supersedes"), "older superseded_by": lc_field(held[older],
+                                                                                                    "superseded_by")}
+    if any(v is not None for v in got.values()):
+        fail(ctx, "omf/untrusted-defaults", f"An untrusted document's edge came back as {got}", after,
+             "no edge: supersedes is part of the lifecycle block, which an untrusted item's import does not honour "
+             "(memd defaults: no supersedes, no superseded_by)", sent_doc=doc)
