@@ -187,6 +187,13 @@ UPP_FAULTS = (
     _f("entity-key-folded", "every entity_key is NFKC-normalized and case-folded as it is read, so keys that differ "
        "only in case or Unicode form (Alice-x, alice-x) name one user", "entity-isolation",
        wraps={"_take": w.entity_key_folded}),
+    # found by the blind red team (round 23)
+    _f("nan-parsed", "messages are read by a parser taking NaN and Infinity and reading them, as any number past "
+       "a double's range (1e400), as null: a request whose id is NaN is run instead of answered -32700, one whose id "
+       "is 1e400 runs as a request of id null", "jsonrpc-parse-error", "jsonrpc-id-unreadable",
+       wraps=within("_endpoint", _handle=w.non_finite_read_as_null)),
+    _f("entity-key-stripped", "every entity_key is trimmed of white space as it is read, so ' bob' and 'bob' name "
+       "one user", "entity-isolation", wraps={"_take": w.entity_key_stripped}),
     _f("superseded-value-rewritten", "a superseded event's value is shown rewritten as \"[superseded] <value>\"",
        "event-immutable",
        wraps=each("_present", w.superseded_value_rewritten)),
@@ -342,6 +349,9 @@ UPP_FAULTS = (
     _f("delete-ignores-ids", "upp/delete_events deletes all the user's events even when event_ids names some",
        "delete-by-ids",
        wraps=before("_delete", lambda entity_key, ids: ((entity_key, None), {}))),
+    # found by the blind red team (round 23): abbreviated ids
+    _f("delete-ids-by-prefix", "upp/delete_events deletes every event whose id begins with an id it is given",
+       "delete-by-ids", wraps={"_delete": w.delete_ids_by_prefix}),
     _f("delete-all-needs-ids", "upp/delete_events without event_ids (or with []) deletes nothing",
        "delete-all",
        wraps={"_delete": w.all_needs_ids}),

@@ -842,3 +842,50 @@ def result_handed_out_once(service: Any, original: Callable[[Any], Any]) -> Call
             found.append(status)
         return found
     return get_tasks
+
+
+# -- found by the blind red team, round 23 (a UPP stdio server written from the spec alone) -----------
+
+def entity_key_stripped(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-entity-key-stripped: every entity_key is trimmed as it is read, so ` bob` and `bob` are one user."""
+    def take(raw: Any, method: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> Any:
+        taken = original(raw, method, required, optional)
+        if isinstance(taken.get("entity_key"), str):
+            taken["entity_key"] = taken["entity_key"].strip()
+        return taken
+    return take
+
+
+def delete_ids_by_prefix(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-delete-ids-by-prefix: an id in event_ids names every event whose id begins with it (abbreviated
+    ids), so a cut-short id deletes events it does not name."""
+    def delete(entity_key: str, ids: list[str] | None) -> int:
+        if ids is not None:
+            stored = [r.id for r in service._store.events(entity_key)]
+            ids = sorted({s for s in stored for i in ids if s.startswith(i)} | set(ids))
+        return original(entity_key, ids)
+    return delete
+
+
+def non_finite_read_as_null(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-nan-parsed: messages are read by a JSON parser that takes NaN and Infinity (Python's default),
+    each read as null: `"id": NaN` is a request with id null, not text that is no JSON."""
+    import json as _json
+    import math
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    def handle(text: Any) -> Any:
+        try:
+            readable = bytes(text).decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+            return original(_json.dumps(clean(_json.loads(readable))))
+        except (ValueError, RecursionError, TypeError):
+            return original(text)
+    return handle

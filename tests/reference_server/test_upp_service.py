@@ -1019,6 +1019,10 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     # an entity_key is an opaque string: "Kay" and "kay" are two users
     s.call("upp/ingest", {"entity_key": "Kay", "text": "My name is Kay."})
     s.call("upp/get_events", {"entity_key": "kay"})
+    s.call("upp/get_events", {"entity_key": "Kay "})  # white space too (round 23)
+    # an id is whole: "evt_" names no event (round 23's server matched ids by prefix)
+    s.call("upp/delete_events", {"entity_key": "Kay", "event_ids": ["evt_"]})
+    s.call("upp/get_events", {"entity_key": "Kay"})
     # import: staged, bad labels, supersession order, another ontology, not a package
     pkg = package([event("User lives in Oslo", ["where_home"], 0.82, "2025-01-02T00:00:00Z",
                          valid_from="2024-06-01T00:00:00Z"),

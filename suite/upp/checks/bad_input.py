@@ -326,16 +326,18 @@ def _reads_by_position(ctx: CheckContext, entity: str, before: Any) -> bool:
        requirements=("upp/jsonrpc-parse-error", "upp/no-internal-details"), bindings=LIVE,
        title="a body that is not JSON gets -32700 and executes nothing")
 def non_json(ctx: CheckContext) -> None:
-    """A truncated upp/ingest for the subject, a bare word, bytes that are not UTF-8, NUL bytes
-    and (over HTTP) an empty body: each gets -32700 (never an HTTP 5xx), and the truncated ingest
-    stores nothing."""
+    """A truncated upp/ingest for the subject, a bare word, bytes that are not UTF-8, NUL bytes, the
+    ingest with the id NaN, and (over HTTP) an empty body: each gets -32700 (never an HTTP 5xx), and
+    neither ingest stores anything."""
     ctx.credit_only_observed()  # a rule about errors is judged only on an answer that shows one
     entity = _subject(ctx)
     before = _snapshot(ctx, entity)
     request = {"jsonrpc": "2.0", "method": "upp/ingest", "params": {"entity_key": entity, "text": INTRUDER_TEXT},
                "id": 1}
     texts: list[str | bytes] = [json.dumps(request)[:-1], "ingest please", b"\xff\xfe{\"jsonrpc\": \"2.0\"}",
-                                "\x00\x00\x00"]
+                                "\x00\x00\x00",
+                                # NaN is no JSON (RFC 8259 §6), whatever a parser's default (round 23)
+                                json.dumps(request)[:-1].replace('"id": 1', '"id": NaN') + "}"]
     if ctx.binding == "http":
         texts.append("")
     wrong: list[tuple[str, RpcExchange]] = []

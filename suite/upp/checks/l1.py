@@ -485,11 +485,14 @@ KEY_TAIL = "-Zo\u00eb-\ufb01"
 
 def key_forms(key: str) -> list[tuple[str, str]]:
     """(how it was made, the key) for each string a server that folds keys would read as `key`: lower-
-    and upper-cased, NFD, NFKC and NFKC case-folded; each differs from `key` and from the others."""
+    and upper-cased, NFD, NFKC and NFKC case-folded, a space before or after; each differs from `key`
+    and from the others."""
     made = [("lower-cased", key.lower()), ("upper-cased", key.upper()),
             ("in NFD (ë decomposed)", unicodedata.normalize("NFD", key)),
             ("in NFKC (the ligature ﬁ as fi)", unicodedata.normalize("NFKC", key)),
-            ("in NFKC and case-folded", unicodedata.normalize("NFKC", key).casefold())]
+            ("in NFKC and case-folded", unicodedata.normalize("NFKC", key).casefold()),
+            # white space is part of an opaque string (round 23's server trimmed keys)
+            ("with a space before it", " " + key), ("with a space after it", key + " ")]
     out: list[tuple[str, str]] = []
     for how, form in made:
         if form != key and all(form != f for _, f in out):

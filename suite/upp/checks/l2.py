@@ -1196,6 +1196,17 @@ def delete_by_ids(ctx: CheckContext) -> None:
              f"user: {'; '.join(_brief(e) for e in kept)}", listing, "only the named events deleted")
     _gone_from_retrieve(ctx, entity, home)
     _gone_from_export(ctx, entity, home)
+    # an id cut short names no event: an id is whole (round 23's server matched ids by prefix)
+    prefix = name["id"][:max(1, len(name["id"]) // 2)] if isinstance(name.get("id"), str) else ""
+    if prefix and prefix != name["id"]:
+        before_ids = by_id(listed(ctx, entity))
+        cut = ctx.client.delete_events(entity, [prefix])
+        listing, events = _get_events(ctx, entity)
+        lost = [e for eid, e in before_ids.items() if eid not in events]
+        if lost:
+            fail(ctx, "upp/delete-by-ids", f"delete_events naming {prefix!r} (the first half of {name['id']!r}, no "
+                 f"event's id) deleted {len(lost)} event(s): {'; '.join(_brief(e) for e in lost)}", cut,
+                 "nothing deleted: an id in event_ids names the one event with exactly that id")
     for eid, why in ((home["id"], "was already deleted"), (f"evt_mcf_never_{secrets.token_hex(6)}", "never existed")):
         before = set(by_id(listed(ctx, entity)))
         again = ctx.client.delete_events(entity, [eid])
