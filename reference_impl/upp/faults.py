@@ -192,6 +192,9 @@ UPP_FAULTS = (
        "a double's range (1e400), as null: a request whose id is NaN is run instead of answered -32700, one whose id "
        "is 1e400 runs as a request of id null", "jsonrpc-parse-error", "jsonrpc-id-unreadable",
        wraps=within("_endpoint", _handle=w.non_finite_read_as_null)),
+    _f("import-empty-refused", "upp/import_events refuses a package whose events are [] with -32602 instead of "
+       "answering {imported_count: 0, skipped_count: 0}", "import-result-shape",
+       wraps={"_store_imported": w.empty_package_refused}),
     _f("entity-key-stripped", "every entity_key is trimmed of white space as it is read, so ' bob' and 'bob' name "
        "one user", "entity-isolation", wraps={"_take": w.entity_key_stripped}),
     _f("superseded-value-rewritten", "a superseded event's value is shown rewritten as \"[superseded] <value>\"",

@@ -889,3 +889,13 @@ def non_finite_read_as_null(endpoint: Any, original: Callable[..., Any]) -> Call
         except (ValueError, RecursionError, TypeError):
             return original(text)
     return handle
+
+
+def empty_package_refused(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-import-empty-refused: a package whose events are [] is refused -32602 ("nothing to import")
+    instead of answered {imported_count: 0, skipped_count: 0}."""
+    def store_imported(key: str, events: list[Any]) -> Any:
+        if not events:
+            raise RpcError(INVALID_PARAMS, "Invalid params: the package holds no events")
+        return original(key, events)
+    return store_imported

@@ -1038,6 +1038,7 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     s.log.append(Path(file_c).read_text("utf-8") if file_c and Path(file_c).exists() else "no file")
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p2.json", package(pkg["events"], "user/v9"))})
     s.call("upp/import_events", {"entity_key": "c", "file": s.file("p3.json", "{}")})
+    s.call("upp/import_events", {"entity_key": "c", "file": s.file("p0.json", package([]))})  # no events: 0 and 0
     s.call("upp/get_events", {"entity_key": "c"})
     # a staged name supersedes nothing; a staged language is reinforced by the same fact ingested
     s.call("upp/import_events", {"entity_key": "a", "file": s.file("p4.json", package(

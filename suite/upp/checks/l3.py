@@ -384,6 +384,13 @@ def import_events(ctx: CheckContext) -> None:
         fail(ctx, "upp/import-persists", f"the events were stored for the package's entity_key {source!r} (it now "
              f"holds {len(elsewhere)}), not only for the requested {entity!r}", reply,
              "the events persisted for the entity_key of the request")
+    # a package of no events is a package too (an export of a user whose events were all deleted):
+    # answered with its counts, 0 and 0 (round 23's server refused it)
+    empty = package(fresh_entity("pkg-empty"), [], ontology_id=server_ontology(ctx))
+    none = _import(ctx, fresh_entity("import-empty"), empty, "empty")
+    if _counts(none) != (0, 0):
+        fail(ctx, "upp/import-result-shape", "a well-formed package whose events are [] was answered "
+             f"{none.describe()}", none, "{imported_count: 0, skipped_count: 0}")
 
 
 def _counts(reply: RpcReply) -> tuple[int, int] | None:
