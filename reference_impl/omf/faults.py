@@ -162,8 +162,6 @@ OMF_FAULTS = (
     _f("supersede-chain-clobber", "atomic_supersede clears the older row's own supersedes when it writes its "
        "superseded_by: the middle of a chain A <- B <- C loses its edge to A", "supersedes-replayed",
        wraps={"_replay_edges": faulty.supersede_chain_clobber}),
-    _f("ms-through-float", "lifecycle *_ms values pass through a double: an integer past 2^53 comes back rounded",
-       "lifecycle-honoured", wraps={"_lifecycle": faulty.ms_through_float}),
     _f("fuzzy-skips-exact-short", "with fuzzy_threshold only similarity decides: a text too short for a trigram "
        "is never a duplicate, even of its exact copy", "dedup-fuzzy", wraps={"_is_duplicate": faulty.fuzzy_skips_exact_short}),
     _f("fuzzy-overlap-coefficient", "fuzzy dedup measures |A∩B| / min(|A|, |B|), not Jaccard: a short text whose "

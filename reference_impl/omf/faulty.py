@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from memconform.reference_impl.omf.engine import (MEMD_APP, MS_FIELDS, LifecycleError, ValidationError, _is_int, _Resolved,
+from memconform.reference_impl.omf.engine import (MEMD_APP, LifecycleError, ValidationError, _is_int, _Resolved,
                                                   trigrams)
 from memconform.suite.omf.vocabulary import CHUNK_TYPES, INGESTION_MODES, MEMD_EXT_VERSION, STATUSES, VERSION
 
@@ -659,14 +659,6 @@ def supersede_chain_clobber(engine: Any, original: Callable[..., Any]) -> Callab
             if old_id is not None:
                 engine.store.clear_supersedes(tenant, old_id)
     return replay_edges
-
-
-def ms_through_float(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    """The lifecycle's *_ms values pass through a double: integers past 2^53 come back rounded."""
-    def lifecycle(where: str, block: Any, now_ms: int) -> dict[str, Any]:
-        out = original(where, block, now_ms)
-        return {k: int(float(v)) if k in MS_FIELDS and _is_int(v) else v for k, v in out.items()}
-    return lifecycle
 
 
 def fuzzy_skips_exact_short(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
