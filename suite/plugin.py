@@ -97,7 +97,7 @@ class RunState:
     level: str | None
     bindings: set[str]
     strict: bool
-    report_path: str | None
+    report_path: Path | None
     timeout: float
     mcp_protocol: str = "2025-11-25"
     baseline: Any = None  # a reports.baseline.Baseline, loaded once per process (xdist workers too)
@@ -143,10 +143,11 @@ def _parse_specs(values: list[str]) -> dict[str, set[str] | None]:
     return out
 
 
-def _check_report_path(config: pytest.Config, report: str) -> None:
-    """A report that cannot be written is a usage error before the run, not a traceback after it."""
+def _report_path(config: pytest.Config, report: str) -> Path | None:
+    """Where the report goes (None for "-"), resolved against the folder pytest was started in. One
+    that cannot be written is a usage error before the run, not a traceback after it."""
     if report == "-":
-        return
+        return None
     path = Path(report)
     if not path.is_absolute():
         path = Path(config.invocation_params.dir) / path
@@ -156,6 +157,7 @@ def _check_report_path(config: pytest.Config, report: str) -> None:
         raise pytest.UsageError(f"--report {report}: the folder {path.parent} does not exist")
     if not os.access(path.parent, os.W_OK):
         raise pytest.UsageError(f"--report {report}: the folder {path.parent} is not writable")
+    return path
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -164,8 +166,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "memconform_may: checks a MAY requirement")
     if not config.getoption("target"):
         return
-    report = config.getoption("report")
-    _check_report_path(config, report)
+    report_path = _report_path(config, config.getoption("report"))
     baseline = None
     if config.getoption("baseline"):
         from memconform.reports.baseline import BaselineError, load_baseline
@@ -184,7 +185,7 @@ def pytest_configure(config: pytest.Config) -> None:
         level=config.getoption("level"),
         bindings={b.lower() for b in config.getoption("binding")},
         strict=config.getoption("memconform_strict") or _pytest_strict(config),
-        report_path=None if report == "-" else report,
+        report_path=report_path,
         timeout=config.getoption("timeout"),
         mcp_protocol=config.getoption("mcp_protocol"),
         baseline=baseline,
@@ -730,10 +731,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         options["known_deviations"] = {label: b.to_json()["entries"] for label, b in sorted(state.deviations.items())}
     state.report = build_report(list(state.results.values()), targets, run_info(options),
                                 interop=list(state.interop.values()))
-    if state.report_path:
-        path = Path(state.report_path)
-        if not path.is_absolute():
-            path = Path(config.invocation_params.dir) / path
+    if state.report_path is not None:
+        path = state.report_path
         path.write_text(json.dumps(state.report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         state.report["_written_to"] = str(path)
 

@@ -448,15 +448,14 @@ class StdioTransport:
         key = _id_key(value["id"])
         if self.forgive_late and key in self._given_up or key in self._fence_ids:
             return LATE_ANSWER
-        answered_before = key in self._earlier and key not in self._given_up
-        takes_any_id = isinstance(value.get("error"), dict) and not (isinstance(sent, dict) and readable_id(sent)[0])
-        if key in self._earlier and not (answered_before and takes_any_id):
-            return f"it carries \"id\": {json.dumps(value['id'])} of an earlier request"
         # An error answer to what carries no id of its own (text that is no JSON, a batch, a request
         # whose id is unreadable) is that message's answer even under the id of an earlier request
         # that was answered already (a request gets one answer): a server answering such errors with
         # "id": 0 instead of null is judged for that id, not waited out (the public UPP TypeScript
         # server did: three waits of the timeout declared its binding dead, 48 checks unjudged)
+        takes_any_id = isinstance(value.get("error"), dict) and not (isinstance(sent, dict) and readable_id(sent)[0])
+        if key in self._earlier and (key in self._given_up or not takes_any_id):
+            return f"it carries \"id\": {json.dumps(value['id'])} of an earlier request"
         return None
 
     @staticmethod

@@ -413,11 +413,13 @@ class OmfEngine:
         if exact is not None or run.fuzzy_threshold is None:
             return exact
         mine = trigrams(r.canonical, self.policy.trigrams)
-        for chunk_id, canonical in rows:
-            similarity = jaccard(mine, trigrams(canonical, self.policy.trigrams))
-            if similarity > run.fuzzy_threshold or (similarity == run.fuzzy_threshold and not self.policy.fuzzy_strict):
-                return chunk_id
-        return None
+        return next((chunk_id for chunk_id, canonical in rows
+                     if self._near(mine, trigrams(canonical, self.policy.trigrams), run.fuzzy_threshold)), None)
+
+    def _near(self, mine: frozenset[str], other: frozenset[str], threshold: float) -> bool:
+        """omf/dedup-fuzzy: a near-copy by trigram Jaccard (at the threshold too, unless fuzzy_strict)."""
+        similarity = jaccard(mine, other)
+        return similarity > threshold if self.policy.fuzzy_strict else similarity >= threshold
 
     def _is_duplicate(self, run: _Pass, r: _Resolved) -> bool:
         if self.store.has_canonical(run.tenant, r.canonical, r.project_id, any_project=run.any_project):
@@ -429,9 +431,7 @@ class OmfEngine:
             run.fuzzy_cache[key] = [trigrams(c, self.policy.trigrams) for c in self.store.canonicals_in_scope(
                 run.tenant, r.project_id, any_project=run.any_project)]
         mine = trigrams(r.canonical, self.policy.trigrams)
-        if self.policy.fuzzy_strict:
-            return any(jaccard(mine, other) > run.fuzzy_threshold for other in run.fuzzy_cache[key])
-        return any(jaccard(mine, other) >= run.fuzzy_threshold for other in run.fuzzy_cache[key])
+        return any(self._near(mine, other, run.fuzzy_threshold) for other in run.fuzzy_cache[key])
 
     # -- export ------------------------------------------------------------------------------------
 

@@ -135,13 +135,11 @@ class OmfStore:
         return self._conn.execute(sql, args).fetchone() is not None
 
     def canonicals_in_scope(self, tenant: str, project_id: str | None, *, any_project: bool = False) -> Iterator[str]:
-        if any_project:
-            cur = self._conn.execute("SELECT canonical FROM chunks WHERE tenant = ? AND status != 'deleted'",
-                                     (tenant,))
-        else:
-            cur = self._conn.execute("SELECT canonical FROM chunks WHERE tenant = ? AND project_id IS ? "
-                                     "AND status != 'deleted'", (tenant, project_id))
-        for (canonical,) in cur:
+        if not any_project:
+            yield from (canonical for _, canonical in self.canonical_rows_in_scope(tenant, project_id))
+            return
+        for (canonical,) in self._conn.execute("SELECT canonical FROM chunks WHERE tenant = ? AND status != 'deleted'",
+                                               (tenant,)):
             yield canonical
 
     def rows_for_export(self, tenant: str, project_id: str | None, *, include_history: bool) -> Iterator[sqlite3.Row]:

@@ -553,8 +553,9 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
             if reading == "keep":
                 self.note(f"revise keeps the prior's scope (a patch of scope.visibility {rec.visibility} → "
                           f"{visibility} left {new_id} {shown}): judged as that reading")
-        elif reading != self.scope_reading:
-            self.judged("ump/revise-applies-patch")
+            return shown
+        self.judged("ump/revise-applies-patch")  # a later scope revise compared with the reading pinned
+        if reading != self.scope_reading:
             self.fail("ump/revise-applies-patch", f"revise of {rec.id} with a patch of scope.visibility "
                                                   f"{rec.visibility} → {visibility} left the successor {new_id} "
                                                   f"{shown}, where an earlier revise of this sequence "

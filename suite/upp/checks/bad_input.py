@@ -56,12 +56,16 @@ def _snapshot(ctx: CheckContext, entity: str) -> Any:
     if served(ctx, "upp/get_events"):
         reply = ctx.client.get_events(entity)
         if reply.ok and isinstance(reply.result, list):
-            return sorted((str(e.get("id")), str(e.get("status")), fold(e.get("value")))
-                          for e in reply.result if isinstance(e, dict))
+            return _events_key(reply.result)
     reply = ctx.client.retrieve(entity, "name home lives loves hiking Ada Lovelace Lisbon Mallory Intruder Nowhere")
     if reply.ok and isinstance(reply.result, list):
         return sorted(fold(e.get("value")) for e in reply.result if isinstance(e, dict))
     return None
+
+
+def _events_key(events: list[Any]) -> list[tuple[str, str, str]]:
+    """(id, status, value) of each event listed, sorted: what two listings are compared by."""
+    return sorted((str(e.get("id")), str(e.get("status")), fold(e.get("value"))) for e in events if isinstance(e, dict))
 
 
 def _judge_state(ctx: CheckContext, rid: str, entity: str, before: Any, what: str) -> bool:
@@ -308,9 +312,7 @@ def _reads_by_position(ctx: CheckContext, entity: str, before: Any) -> bool:
     reply = call_op(ctx, "upp/get_events", [entity])
     if not reply.ok or not isinstance(reply.result, list):
         return False
-    listed = sorted((str(e.get("id")), str(e.get("status")), fold(e.get("value")))
-                    for e in reply.result if isinstance(e, dict))
-    if listed != before:
+    if _events_key(reply.result) != before:
         return False
     ctx.note("upp/get_events with params [entity_key] (by position) answered what the call by name lists: this "
              "server takes JSON-RPC 2.0's by-position params in the order of the operation's table, a reading 05 §1 "
@@ -337,7 +339,7 @@ def non_json(ctx: CheckContext) -> None:
     texts: list[str | bytes] = [json.dumps(request)[:-1], "ingest please", b"\xff\xfe{\"jsonrpc\": \"2.0\"}",
                                 "\x00\x00\x00",
                                 # NaN is no JSON (RFC 8259 §6), whatever a parser's default (round 23)
-                                json.dumps(request)[:-1].replace('"id": 1', '"id": NaN') + "}"]
+                                json.dumps({**request, "id": float("nan")})]
     if ctx.binding == "http":
         texts.append("")
     wrong: list[tuple[str, RpcExchange]] = []
