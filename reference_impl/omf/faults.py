@@ -41,6 +41,10 @@ OMF_FAULTS = (
     # round 19: a file's "18/04/2026" reached the claim
     _f("export-dates-day-first", "export writes created_at / updated_at / expires_at as DD/MM/YYYY", "item-date-format",
        wraps={"_export_item": faulty.dates_day_first}),
+    # round 24: the informational date of an expiry past year 9999 ended the export
+    _f("far-expiry-export-fails", "export writes the informational expires_at through a datetime with no range "
+       "guard: a trusted expires_at_ms past the year 9999 (10^15 ms, within 2^53) fails the whole export",
+       "export-every-eligible", wraps={"_export_item": faulty.far_expiry_unguarded}),
     # round 19: a superseded_by that the sibling's supersedes does not answer
     _f("export-superseded-by-dropped", "export writes superseded_by null on every item, while the sibling's supersedes "
        "names it (so a replayed edge reads back without its superseded_by too)", "export-edges-agree",

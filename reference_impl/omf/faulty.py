@@ -684,3 +684,18 @@ def fuzzy_overlap_coefficient(engine: Any, original: Callable[..., Any]) -> Call
                 return True
         return False
     return is_duplicate
+
+
+def far_expiry_unguarded(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """omf-far-expiry-export-fails: the informational expires_at is written through a datetime with
+    no range guard, so an expiry past the year 9999 fails the whole export."""
+    import datetime as _dt
+
+    def item(row: Any, now_ms: int) -> dict[str, Any]:
+        out = original(row, now_ms)
+        expires = row["expires_at_ms"]
+        if expires is not None:
+            out["expires_at"] = _dt.datetime.fromtimestamp(expires / 1000, _dt.timezone.utc).strftime(
+                "%Y-%m-%dT%H:%M:%SZ")
+        return out
+    return item

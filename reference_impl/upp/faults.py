@@ -195,6 +195,26 @@ UPP_FAULTS = (
     _f("import-empty-refused", "upp/import_events refuses a package whose events are [] with -32602 instead of "
        "answering {imported_count: 0, skipped_count: 0}", "import-result-shape",
        wraps={"_store_imported": w.empty_package_refused}),
+    _f("refused-value-written-raw", "an Invalid params message quotes the string it refused as sent, and answers "
+       "are written with ensure_ascii=False and no fallback: a text or entity_key holding an unpaired surrogate "
+       "(\\ud800) makes an answer no UTF-8 can carry (over stdio the process exits, over HTTP a 500)",
+       "jsonrpc-unpaired-surrogate",
+       wraps={"_take": w.quotes_refused_value, **within("_endpoint", render=w.raw_dumps)}),
+    _f("import-uncounted-skips", "upp/import_events drops the package's entries that are no Event (a number, an "
+       "unknown source_type) before counting: they are in neither imported_count nor skipped_count",
+       "import-counts", wraps={"_store_imported": w.malformed_dropped_uncounted}),
+    _f("import-partial-on-error", "upp/import_events stores entries one by one, each in its own transaction: an "
+       "entry that is not an object fails the import with -32603 after the events before it were stored",
+       "import-counts", wraps={"_store_imported": w.imports_one_by_one}),
+    _f("task-dropped-when-empty", "a contextualize task whose background ingest stored no event is forgotten when "
+       "it completes: upp/get_tasks stops reporting it", "contextualize-task-pollable",
+       wraps=within("_tasks", _complete=w.drops_empty_tasks)),
+    _f("task-result-snapshot", "a completed task's result is the events as they were when it completed, kept in "
+       "the task: after upp/delete_events, upp/get_tasks still returns the deleted events", "delete-physical",
+       wraps={"_ingest_later": w.result_snapshot}),
+    _f("delete-revalidates-predecessor", "deleting an event makes the events it superseded valid again "
+       "(superseded → valid)", "lifecycle-transitions",
+       wraps={"_delete": w.delete_revalidates}),
     _f("entity-key-stripped", "every entity_key is trimmed of white space as it is read, so ' bob' and 'bob' name "
        "one user", "entity-isolation", wraps={"_take": w.entity_key_stripped}),
     _f("superseded-value-rewritten", "a superseded event's value is shown rewritten as \"[superseded] <value>\"",

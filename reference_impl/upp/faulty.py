@@ -899,3 +899,91 @@ def empty_package_refused(service: Any, original: Callable[..., Any]) -> Callabl
             raise RpcError(INVALID_PARAMS, "Invalid params: the package holds no events")
         return original(key, events)
     return store_imported
+
+
+def quotes_refused_value(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-refused-value-written-raw (with `raw_dumps`): an Invalid params message quotes the string
+    it refused, as sent (an unpaired surrogate included)."""
+    def take(raw: Any, method: str, required: Any, optional: Any = None) -> Any:
+        try:
+            return original(raw, method, required, optional)
+        except RpcError as exc:
+            named = (exc.data or {}).get("invalid_params") if isinstance(exc.data, dict) else None
+            quoted = [raw[n] for n in named or () if isinstance(raw, dict) and isinstance(raw.get(n), str)]
+            if exc.code != INVALID_PARAMS or not quoted:
+                raise
+            raise RpcError(exc.code, f"{exc.message} (got {quoted[0][:80]})", exc.data) from None
+    return take
+
+
+def raw_dumps(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-refused-value-written-raw: answers rendered with ensure_ascii=False and no fallback, so a
+    string no UTF-8 can hold reaches the encoder, which fails on it."""
+    import json as _json
+
+    return lambda response: _json.dumps(response, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def malformed_dropped_uncounted(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-import-uncounted-skips: a schema pass drops the package's entries that are no Event (a
+    number, an unknown source_type) before the import counts anything; only label skips are counted."""
+    from memconform.reference_impl.upp import exports
+
+    def store_imported(key: str, events: list[Any]) -> Any:
+        return original(key, [e for e in events
+                              if exports.event_problem(e, service.ontology.names, check_labels=False) is None])
+    return store_imported
+
+
+def imports_one_by_one(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-import-partial-on-error: each entry is imported in a transaction of its own, and an entry
+    that is not an object fails the import (-32603) after the ones before it were stored."""
+    def store_imported(key: str, events: list[Any]) -> Any:
+        imported = skipped = 0
+        for entry in events:
+            if not isinstance(entry, dict):
+                raise RpcError(INTERNAL_ERROR, "Internal error: 'int' object has no attribute 'get'")
+            counts = original(key, [entry])
+            imported, skipped = imported + counts["imported_count"], skipped + counts["skipped_count"]
+        return {"imported_count": imported, "skipped_count": skipped}
+    return store_imported
+
+
+def drops_empty_tasks(runner: Any, original: Callable[..., None]) -> Callable[..., None]:
+    """upp-task-dropped-when-empty: a task whose ingest stored no event is forgotten when it completes."""
+    def complete(task: Any, render: Callable[[], list[Any]]) -> None:
+        if render():
+            original(task, render)
+        else:
+            runner.forget(task.task_id)
+    return complete
+
+
+def result_snapshot(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-task-result-snapshot: a task's result is the events as they were when it completed, kept
+    in the task: events deleted since are still reported."""
+    def ingest_later(entity_key: str, text: str) -> Callable[[], Callable[[], list[Any]]]:
+        job = original(entity_key, text)
+
+        def snapshot() -> Callable[[], list[Any]]:
+            events = job()()
+            return lambda: events
+        return snapshot
+    return ingest_later
+
+
+def delete_revalidates(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-delete-revalidates-predecessor: deleting an event makes the events it superseded valid
+    again (superseded → valid is no state change 02 §6 allows; this store has no trigger refusing it)."""
+    def delete(entity_key: str, ids: list[str] | None) -> int:
+        service._store._db.execute("DROP TRIGGER IF EXISTS events_status_transitions")
+        gone_ids = {r.id for r in service._store.events(entity_key) if ids is None or r.id in ids}
+        orphans = [r.seq for r in service._store.events(entity_key, statuses=("superseded",))
+                   if r.superseded_by in gone_ids]
+        count = original(entity_key, ids)
+        with service._store.transaction():
+            for seq in orphans:
+                service._store._db.execute("UPDATE events SET status = 'valid', superseded_by = NULL WHERE seq = ?",
+                                           (seq,))
+        return count
+    return delete

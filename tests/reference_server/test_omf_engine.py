@@ -551,7 +551,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 72 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 73 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -626,6 +626,18 @@ def test_fault_v_of_first_item() -> None:
     clean = engine()
     clean.import_document("t", doc(item("a", lifecycle=CLAIM), item("b", lifecycle=CLAIM, v=2)))
     assert [lc["tier"] for lc in lifecycles(clean)] == ["history", "long_term"]
+
+
+def test_fault_far_expiry_export_fails() -> None:
+    far = {"expires_at_ms": 10 ** 15}  # the year 33658, within 2^53
+    clean = engine()
+    clean.import_document("t", doc(item("a", lifecycle=far)))
+    (exported,) = clean.export_document("t")["memories"]
+    assert exported["extensions"]["memd"]["lifecycle"]["expires_at_ms"] == 10 ** 15 and "expires_at" not in exported
+    e = engine("omf-far-expiry-export-fails")
+    e.import_document("t", doc(item("a", lifecycle=far)))
+    with pytest.raises(ValueError):
+        e.export_document("t")
 
 
 def test_fault_restamps_lifecycle() -> None:

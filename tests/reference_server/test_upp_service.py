@@ -1113,6 +1113,35 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     s.call("upp/get_tasks", {"task_ids": [task or "t", "task_unknown", task or "t"]})
     s.call("upp/get_tasks", {"task_ids": [task or "t"]})
     s.call("upp/get_events", {"entity_key": "a"})
+    # round 23: a task whose ingest stores nothing is still a task; deleted events leave a task's result
+    quiet = s.call("upp/contextualize", {"entity_key": "q", "text": "Hello there, how are you today?"})
+    quiet_task = quiet.get("task_id") if isinstance(quiet, dict) else None
+    deadline = time.monotonic() + 0.5
+    while quiet_task and time.monotonic() < deadline:
+        found = s.call("upp/get_tasks", {"task_ids": [quiet_task]})
+        s.log.pop()
+        if not (isinstance(found, list) and found and found[0].get("status") not in ("completed", "failed")):
+            break
+        time.sleep(0.01)
+    s.call("upp/get_tasks", {"task_ids": [quiet_task or "t"]})
+    s.call("upp/delete_events", {"entity_key": "a"})
+    s.call("upp/get_tasks", {"task_ids": [task or "t"]})
+    # round 23: every entry of a package counted once, none stored beside an error
+    s.call("upp/import_events", {"entity_key": "acct", "file": s.file("p7.json", package(
+        [event("User's name is Ada", ["who_name"]), 42, event("User loves go", ["what_interests_hobbies"],
+                                                              source_type="mcf_guess")]))})
+    s.call("upp/get_events", {"entity_key": "acct"})
+    # round 23: the superseded event stays superseded when its successor is deleted
+    s.call("upp/ingest", {"entity_key": "rv", "text": "My name is Ida."})
+    later = s.call("upp/ingest", {"entity_key": "rv", "text": "My name is Ivy."}) or []
+    s.call("upp/delete_events", {"entity_key": "rv", "event_ids": [e["id"] for e in later if isinstance(e, dict)]})
+    s.call("upp/get_events", {"entity_key": "rv"})
+    # round 23: an unpaired surrogate refused in UTF-8 JSON
+    s.send('{"jsonrpc":"2.0","method":"upp/ingest","params":{"entity_key":"s","text":"I am \\ud800"},"id":1}')
+    try:
+        s.log[-1] = service.encode(s.log[-1]) if isinstance(s.log[-1], str) else s.log[-1]
+    except UnicodeEncodeError:  # the fault's answer: no UTF-8 holds it (a binding would fail on it)
+        s.log[-1] = "no UTF-8 answer"
     # the bindings' own framing and encoding (stdio.run closes the service)
     import io
 

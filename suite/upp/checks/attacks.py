@@ -10,6 +10,9 @@ never a whole hostile answer.
   within a modest multiple of its size.
 * upp/body-bounded (SHOULD, security): one request of 2 MiB (a long unknown param of upp/info) is
   answered (a refusal or its result), never a crash, and the server goes on.
+* upp/jsonrpc-unpaired-surrogate (MUST, derived): an ingest whose text holds `\\ud800`, and a
+  get_events whose entity_key holds `\\udc00`, each get a JSON-RPC response that is UTF-8 JSON, the
+  server answers on, and a user whose text was taken is listed in UTF-8 JSON too.
 
 Path confinement of export and import (06 §7) is judged in l3.py (upp/l3/export-confined-paths,
 upp/l3/import-confined-paths), beside the operations.
@@ -239,3 +242,67 @@ def body_bounded(ctx: CheckContext) -> None:
         if failed is not None:
             _violation(ctx, rid, f"{what} got {failed}", text, ex.received_text, expected, ex.http_status)
     _answers_after(ctx, rid, what, text, expected)
+
+
+#: The unpaired surrogates: a high one in an ingest's text (stored where the server takes it), a low
+#: one in an entity_key. Written as escapes: the message itself is ASCII, so UTF-8 JSON by the grammar.
+SURROGATE_TEXT = "My name is \\ud800 Ada Lovelace and I love hiking."
+SURROGATE_KEY = "mcf-surrogate-\\udc00"
+
+
+@check("upp/attacks/unpaired-surrogate", spec="upp", requirements=("upp/jsonrpc-unpaired-surrogate",),
+       bindings=LIVE, title="strings holding an unpaired surrogate escape get a UTF-8 JSON answer, and the server goes on")
+def unpaired_surrogate(ctx: CheckContext) -> None:
+    """upp/ingest for a fresh user whose text holds `\\ud800`, then upp/get_events for an entity_key
+    holding `\\udc00`: each must get a JSON-RPC response (an error refusing it, or a result) that is
+    UTF-8 JSON, and upp/info must still be answered after each. Where the ingest was taken,
+    upp/get_events for that user must answer UTF-8 JSON as well (the text, if stored, escaped or
+    replaced: never written as a raw surrogate)."""
+    from memconform.suite.upp.checks._common import fresh_entity
+
+    rid = "upp/jsonrpc-unpaired-surrogate"
+    expected = ("a JSON-RPC response in UTF-8 JSON (refusing the string, -32700/-32600/-32602 or an implementation "
+                "code, or serving it with the surrogate escaped or replaced), the server answering on afterwards")
+    entity = fresh_entity("surrogate")
+    ingest, get_events = (aliases(ctx).get(op, op) for op in ("upp/ingest", "upp/get_events"))
+    probes = [(f'{{"jsonrpc": "2.0", "method": "{ingest}", "params": {{"entity_key": "{entity}", '
+               f'"text": "{SURROGATE_TEXT}"}}, "id": "mcf-surrogate-ingest"}}', f"{ingest} of a text holding \\ud800"),
+              (f'{{"jsonrpc": "2.0", "method": "{get_events}", "params": {{"entity_key": "{SURROGATE_KEY}"}}, '
+               f'"id": "mcf-surrogate-key"}}', f"{get_events} for an entity_key holding \\udc00")]
+    taken = False
+    for text, what in probes:
+        ex, broke = _send(ctx, text)
+        if ex is None:
+            _violation(ctx, rid, f"{what} got no answer the harness could read", text, None, expected, unread=broke)
+        else:
+            problem = _unreadable(ex)
+            if problem is not None:
+                _violation(ctx, rid, f"{what}: {problem}", text, ex.received_text, expected, ex.http_status)
+            answer = answer_of(ex)
+            taken = taken or (text is probes[0][0] and isinstance(answer, dict) and "result" in answer)
+        if not _answers_after(ctx, rid, what, text, expected):
+            return
+    if taken:
+        listing = json.dumps({"jsonrpc": "2.0", "method": get_events, "params": {"entity_key": entity},
+                              "id": "mcf-surrogate-listing"})
+        ex, broke = _send(ctx, listing)
+        what = f"{get_events} for the user whose text holding \\ud800 was ingested"
+        if ex is None:
+            _violation(ctx, rid, f"{what} got no answer the harness could read", listing, None, expected, unread=broke)
+        elif (problem := _unreadable(ex)) is not None:
+            _violation(ctx, rid, f"{what}: {problem}", listing, ex.received_text, expected, ex.http_status)
+        _answers_after(ctx, rid, what, listing, expected)
+
+
+def _unreadable(ex: RpcExchange) -> str | None:
+    """Why the answer is no UTF-8 JSON-RPC response (its bytes, its JSON, a 5xx), or None."""
+    if ex.received_text is None:
+        return "no answer: " + ("; ".join(p.message for p in ex.wire_problems) or "nothing came back")
+    unjson = [p.message for p in ex.wire_problems if p.requirement in (jsonrpc.UTF8_JSON, jsonrpc.PARSE_ERROR)]
+    if unjson:
+        return f"an answer that is not UTF-8 JSON: {unjson[0]}"
+    status = server_error_status(ex)
+    answer = answer_of(ex)
+    if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
+        return status or "no JSON-RPC response object"
+    return status

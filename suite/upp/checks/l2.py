@@ -145,6 +145,36 @@ def contextualize(ctx: CheckContext) -> None:
              f"task_id {task_id!r}, does not report that task", tasks,
              "a TaskStatus with that task_id (pending, running, completed or failed)")
     poll_task(ctx, task_id)  # let the background ingest finish before the check ends
+    _judge_quiet_task(ctx)
+
+
+#: A contextualize text holding no personal fact: its background ingest may store nothing, and its
+#: task is a task all the same (round 23's server forgot such tasks when they completed).
+QUIET_TEXT = "Hello there, how are you today?"
+
+
+def _judge_quiet_task(ctx: CheckContext) -> None:
+    """contextualize of QUIET_TEXT for a fresh user: its task_id must be reported by upp/get_tasks on
+    every poll until it is seen finished, and once more right after."""
+    entity = fresh_entity("ctx-quiet")
+    reply = ctx.client.contextualize(entity, QUIET_TEXT)
+    task_id = reply.result.get("task_id") if reply.ok and isinstance(reply.result, dict) else None
+    if not isinstance(task_id, str) or not task_id:
+        return  # the result's shape is judged above, on the first call
+    poll = poll_task(ctx, task_id)
+    if not all(r.ok and isinstance(r.result, list) for r in poll.replies):
+        return  # get_tasks' own answers are judged by upp/l2/contextualize-task
+    again = ctx.client.get_tasks([task_id]) if poll.final is not None else None
+    omitted = [i for i, s in enumerate(poll.statuses) if s is None]
+    if again is not None and again.ok and isinstance(again.result, list) and status_of(again, task_id) is None:
+        omitted.append(len(poll.statuses))
+    if omitted:
+        fail(ctx, "upp/contextualize-task-pollable", f"upp/contextualize of {QUIET_TEXT!r} (no personal fact) for "
+             f"{entity!r} returned task_id {task_id!r}; polling upp/get_tasks saw: {poll.seen()}"
+             f"{', then omitted when asked again' if again is not None and len(poll.statuses) in omitted else ''}",
+             again if again is not None and len(poll.statuses) in omitted else poll.last,
+             "the task reported on every poll (pending, running, then completed with an empty result, or failed), "
+             "whether or not its ingest stored anything")
 
 
 def _judge_owner(ctx: CheckContext, rid: str, events: list[dict[str, Any]], entity: str, where: str,
@@ -163,7 +193,7 @@ def _judge_owner(ctx: CheckContext, rid: str, events: list[dict[str, Any]], enti
 @check("upp/l2/contextualize-task", spec="upp",
        requirements=("upp/contextualize-background-ingest", "upp/get-tasks-returns-statuses",
                      "upp/get-tasks-one-per-id", "upp/get-tasks-result-by-status", "upp/get-tasks-retained",
-                     *STORED_EVENT_RULES),
+                     "upp/delete-physical", *STORED_EVENT_RULES),
        bindings=LIVE,
        title="contextualize's task goes pending/running → completed with its events, and stays reported")
 def contextualize_task(ctx: CheckContext) -> None:
@@ -199,6 +229,7 @@ def contextualize_task(ctx: CheckContext) -> None:
     empty = False
     if poll.final.get("status") == "completed":
         empty = _judge_completed(ctx, entity, task_id, poll.final, poll.replies[-1])
+        _judge_result_after_delete(ctx, entity, task_id, poll.final)
     if empty and not ctx.findings:
         # As for a level-1 server fed text: no event from the text is nothing to judge, not a pass
         # of the background ingest and the stored-event rules.
@@ -233,6 +264,30 @@ def _judge_retained(ctx: CheckContext, task_id: str, final: dict[str, Any], agai
              f"{compact(then_ids, 300)}; asked again {after:.1f} s later, it is still completed but its result is "
              f"{compact(now, 300) if now_ids is None else compact(now_ids, 300)}", again,
              "the completed task's result retained: the same events while the task is still reported")
+
+
+def _judge_result_after_delete(ctx: CheckContext, entity: str, task_id: str, final: dict[str, Any]) -> None:
+    """The user's events deleted (delete_events without ids), the completed task asked again: its
+    result holds none of the deleted events' values (physical deletion; the task may also be gone,
+    or its result empty or null). Judged when the task completed with events, delete_events is
+    served and get_events then lists none of them."""
+    result = final.get("result")
+    values = {fold(e.get("value")) for e in result or () if isinstance(e, dict) and isinstance(e.get("value"), str)}
+    if not values or not served(ctx, "upp/delete_events"):
+        return
+    deleted = ctx.client.delete_events(entity)
+    if not deleted.ok or any(fold(e.get("value")) in values for e in listed(ctx, entity)):
+        return  # the delete itself is judged by upp/l2/delete-all
+    again = ctx.client.get_tasks([task_id])
+    later = status_of(again, task_id)
+    kept = [e for e in (later or {}).get("result") or () if isinstance(e, dict) and fold(e.get("value")) in values] \
+        if isinstance(later, dict) and isinstance(later.get("result"), list) else []
+    observe(ctx, "upp/delete-physical")
+    if kept:
+        fail(ctx, "upp/delete-physical", f"after upp/delete_events deleted every event of {entity!r}, upp/get_tasks "
+             f"still returns {len(kept)} of them in task {task_id!r}'s result: {compact(kept, 300)}", again,
+             "deleted events gone from storage, task results included (the task's result may then be empty, or the "
+             "task forgotten)")
 
 
 def _poll_after(ctx: CheckContext, task_id: str, first: RpcReply) -> TaskPoll:
@@ -621,7 +676,7 @@ def get_events_unknown_user(ctx: CheckContext) -> None:
 
 @check("upp/l2/supersession", spec="upp",
        requirements=("upp/supersession-singular", "upp/supersession-superseded-by", "upp/supersession-new-valid",
-                     "upp/one-valid-per-singular", "upp/superseded-by-existing"),
+                     "upp/one-valid-per-singular", "upp/superseded-by-existing", "upp/lifecycle-transitions"),
        bindings=LIVE, title="a new event of a singular label supersedes the valid one, naming its successor")
 def supersession(ctx: CheckContext) -> None:
     """A bystander user holds a valid who_name event (singular); then a fresh user gets a who_name
@@ -670,6 +725,24 @@ def supersession(ctx: CheckContext) -> None:
     if dangling:
         fail(ctx, "upp/superseded-by-existing", f"{len(dangling)} event(s) name a superseded_by that is no event of "
              f"{entity!r}: {_brief(dangling[0])}", reply, "superseded_by naming an existing event of the same user")
+    if before is not None and before.get("status") == "superseded" and served(ctx, "upp/delete_events"):
+        _judge_orphan(ctx, entity, old, new)
+
+
+def _judge_orphan(ctx: CheckContext, entity: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """The successor deleted by its id: the superseded event stays superseded (02 §6 allows no
+    superseded → valid; its pointer may be null, or still name the deleted event)."""
+    deleted = ctx.client.delete_events(entity, [new["id"]])
+    reply, events = _get_events(ctx, entity)
+    if not deleted.ok or new["id"] in events or old["id"] not in events:
+        return  # the delete itself is judged by upp/l2/delete-by-ids
+    observe(ctx, "upp/lifecycle-transitions")
+    status = events[old["id"]].get("status")
+    if status != "superseded":
+        fail(ctx, "upp/lifecycle-transitions", f"{old['id']!r} ({old.get('value')!r}) was superseded by {new['id']!r}; "
+             f"after upp/delete_events deleted {new['id']!r}, upp/get_events lists it {status!r}: "
+             f"{_brief(events[old['id']])}", reply,
+             "the event still superseded: the only state changes are staged → valid and valid → superseded")
 
 
 #: One text telling a singular label twice, in the extractor subset ("My name is …", "Call me …").

@@ -34,7 +34,7 @@ from memconform.suite.upp.checks._common import (
     report_problems, require_offered, served, server_ontology,
 )
 from memconform.suite.upp.checks._placing import (
-    PLURAL_LABEL, SINGULAR_LABEL, by_id, event, export_path, export_root, folder_learned, import_folder, imports, listed,
+    PLURAL_LABEL, SECOND_SINGULAR_LABEL, SINGULAR_LABEL, by_id, event, export_path, export_root, folder_learned, import_folder, imports, listed,
     package, package_file, place_events, read_export_file, saying,
 )
 from memconform.suite.upp.checks.l2 import STORED_EVENT_RULES
@@ -391,6 +391,65 @@ def import_events(ctx: CheckContext) -> None:
     if _counts(none) != (0, 0):
         fail(ctx, "upp/import-result-shape", "a well-formed package whose events are [] was answered "
              f"{none.describe()}", none, "{imported_count: 0, skipped_count: 0}")
+
+
+#: upp/l3/import-accounting's packages: (what they hold, their entries). The entries that are no
+#: Event (a number, an unknown source_type) may be skipped, or the file refused whole as no
+#: ExportPackage; the U+0000 inside a value is a JSON string like any other, which some stores
+#: cannot hold. Each package begins with a good event, so a failure half way shows.
+def _accounting_packages(ontology_id: str | None) -> list[tuple[str, dict[str, Any]]]:
+    odd = package(fresh_entity("pkg-odd"), [saying(SINGULAR_LABEL), saying(PLURAL_LABEL, source_type="mcf_guess"),
+                                            saying(SECOND_SINGULAR_LABEL)], ontology_id=ontology_id)
+    odd["events"].insert(1, 42)
+    nul = package(fresh_entity("pkg-nul"), [saying(SINGULAR_LABEL, 1),
+                                            event("I love ka\u0000rate.", PLURAL_LABEL)], ontology_id=ontology_id)
+    return [("a good event, the number 42, an event whose source_type is 'mcf_guess', and a good event", odd),
+            ("a good event and one whose value holds U+0000", nul)]
+
+
+@check("upp/l3/import-accounting", spec="upp", requirements=("upp/import-counts",), bindings=LIVE,
+       title="import_events counts every entry of a package once, and an import answered with an error stores none")
+def import_accounting(ctx: CheckContext) -> None:
+    """Two packages, each imported for a fresh user: [a good who_name event, the number 42, a hobby
+    whose source_type is no source_type, a good where_home event], and [a good who_name event, a
+    hobby whose value holds U+0000]. Taken, the counts must add up to the package's entries and
+    imported_count must be the number of the package's events get_events lists for the user;
+    refused, the user must hold none of them. Which entries are skipped, and the refusal's code,
+    are other rules' (upp/import-bad-file, upp/l3/import)."""
+    ctx.credit_only_observed()
+    for op in ("upp/import_events", "upp/get_events"):
+        require_offered(ctx, op)
+    _need_files(ctx)
+    for what, content in _accounting_packages(server_ontology(ctx)):
+        entity = fresh_entity("import-count")
+        reply = _import(ctx, entity, content, "accounting")
+        _readable(ctx, reply)
+        if reply.error_code == ONTOLOGY_NOT_FOUND:
+            raise NotApplicable(f"the server refuses a package of the ontology its upp/info reports "
+                                f"({content['ontology']!r}) with -32002 (judged by upp/info-ontology)")
+        values = {fold(e["value"]) for e in content["events"] if isinstance(e, dict)}
+        stored = [e for e in listed(ctx, entity) if fold(e.get("value")) in values]
+        entries = len(content["events"])
+        if not reply.ok:
+            observe(ctx, "upp/import-counts")
+            if stored:
+                fail(ctx, "upp/import-counts", f"importing a package of {what} was answered with an error, yet "
+                     f"upp/get_events lists {len(stored)} of its events for {entity!r}: "
+                     f"{compact([e.get('value') for e in stored], 300)}", reply,
+                     "an import answered with an error stores none of the package's events (or, taken, the stored "
+                     "ones counted in imported_count)")
+            continue
+        counts = _counts(reply)
+        if counts is None:
+            continue  # the result's shape is upp/l3/import's
+        observe(ctx, "upp/import-counts")
+        imported, skipped = counts
+        if imported + skipped != entries or imported != len(stored):
+            fail(ctx, "upp/import-counts", f"importing a package of {entries} entries ({what}) was answered "
+                 f"{compact(reply.result)}, and upp/get_events lists {len(stored)} of them for {entity!r}: "
+                 f"{compact([e.get('value') for e in stored], 300)}", reply,
+                 f"imported_count = the entries stored ({len(stored)}), and imported_count + skipped_count = "
+                 f"{entries}: each entry imported or skipped, counted once")
 
 
 def _counts(reply: RpcReply) -> tuple[int, int] | None:

@@ -58,7 +58,8 @@ REQUIREMENTS = ("upp/import-persists", "upp/get-events-complete", "upp/events-re
                 "upp/delete-by-ids", "upp/delete-count", "upp/delete-other-users-untouched",
                 "upp/export-all-events", "upp/ingest-persists", "upp/contextualize-retrieves-existing",
                 "upp/contextualize-task-pollable", "upp/contextualize-background-ingest", "upp/get-tasks-one-per-id",
-                "upp/get-tasks-unknown-omitted", "upp/get-tasks-retained")
+                "upp/get-tasks-unknown-omitted", "upp/get-tasks-retained", "upp/lifecycle-transitions",
+                "upp/delete-physical")
 
 #: Texts scenarios never send: combining marks (NFD), astral characters, right-to-left script, the
 #: JSON-unsafe line separators, a long text.
@@ -168,7 +169,7 @@ class Ev:
     id: str | None = None          # the server's id, once listed
     status: str = "valid"
     by: "Ev | None" = None         # what superseded it
-    orphan: bool = False           # superseded by an event deleted since: a reading is free
+    orphan: bool = False           # superseded by an event deleted since: stays superseded, any pointer
     gone_by: frozenset[str] = frozenset()  # ids of deleted events that superseded it (its pointer may still name one)
     seen: bool = False
     origin: str = "import"         # "import", "ingest" or "task" (a contextualize's background ingest)
@@ -311,7 +312,7 @@ class UppEventsMachine(SpecMachine):
         """`new` stored after every event the user holds; `together`: the events stored by the same
         ingest (their order is the server's: an event they supersede may name any of them)."""
         singular = {x for x in new.labels if x in SINGULARS}
-        for old in user.events:  # an orphan stays one: superseded (pointer null) or valid again, then superseded
+        for old in user.events:  # an orphan stays superseded (02 §6): nothing supersedes it again
             if old.status == "valid" and not old.orphan and singular & set(old.labels):
                 old.status, old.by = "superseded", new
                 if together:
@@ -502,11 +503,18 @@ class UppEventsMachine(SpecMachine):
         for ev in user.events:
             got = by_id[ev.id]
             status, pointer = got.get("status"), got.get("superseded_by")
+            if ev.orphan and not ev.loose:
+                self.judged("upp/lifecycle-transitions")  # it was superseded: it stays so
+                if status != "superseded":
+                    self.broken("upp/lifecycle-transitions", f"{ev.brief()} of {user.key!r} was superseded by an event "
+                                f"deleted since, and is now listed with status {status!r}; expected superseded (02 "
+                                f"§6 allows no superseded → valid). The spec: {spec_ref('upp/lifecycle-transitions')}",
+                                received=got)
+            elif ev.loose and status not in ("valid", "superseded", "staged"):
+                self.broken("upp/supersession-singular", f"{ev.brief()} of {user.key!r}, told in one text with another "
+                            f"of its singular label, is listed with status {status!r}; expected superseded or valid",
+                            received=got)
             if ev.orphan or ev.loose:
-                if status not in ("valid", "superseded") + (("staged",) if ev.loose else ()):
-                    self.broken("upp/supersession-singular", f"{ev.brief()} of {user.key!r}, superseded by an event "
-                                f"deleted since (or told in one text with another of its singular label), is listed "
-                                f"with status {status!r}; expected superseded or valid", received=got)
                 if ev.orphan:
                     self.judged("upp/superseded-by-existing")  # its superseder was deleted
                 if pointer is not None and pointer not in ids and pointer not in ev.gone_by:
@@ -810,7 +818,8 @@ class UppEventsMachine(SpecMachine):
 
     def _judge_tasks(self, reply: Any, tasks: list[Task]) -> None:
         """Every finished task asked for: reported once, still finished as before; a completed one's
-        result still holds the events it held that the user still holds, and no other."""
+        result still holds the events it held that the user still holds, and no other: none deleted
+        since (physical deletion reaches a task's copy too)."""
         for t in tasks:
             self.judged("upp/get-tasks-one-per-id", "upp/get-tasks-retained")
             mine = [x for x in reply.result if isinstance(x, dict) and x.get("task_id") == t.id]
@@ -829,6 +838,15 @@ class UppEventsMachine(SpecMachine):
                 continue
             shown = {e.get("id") for e in got["result"] if isinstance(e, dict)}
             still = {ev.id for ev in t.user.events if ev.id in t.ids}
+            gone = set(t.ids) - still  # deleted since the task completed (the only way out of the model)
+            if gone:
+                self.judged("upp/delete-physical")
+            if shown & gone:
+                self.broken("upp/delete-physical",
+                            f"task {t.id!r} (upp/contextualize for {t.user.key!r} of {quote(t.text, 80)}) completed "
+                            f"with the events {t.ids}; {sorted(map(str, gone))} were deleted since, yet its result "
+                            f"still holds {sorted(map(str, shown & gone))}. The spec: {spec_ref('upp/delete-physical')}",
+                            received=got)
             if not still <= shown or not shown <= set(t.ids):
                 self.broken("upp/get-tasks-retained",
                             f"task {t.id!r} (upp/contextualize for {t.user.key!r} of {quote(t.text, 80)}) completed "
