@@ -930,6 +930,175 @@ def _cap_envelope_nested(binding: Any, original: Callable[..., Any]) -> Callable
     return error
 
 
+# -- found missing by a blind red team (round 26) ------------------------------------------------------
+
+def _not_found_nested(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The not-found answer comes from its own handler, with its own error shape."""
+    from starlette.responses import JSONResponse
+
+    def error(exc: Any, headers: Any = None) -> Any:
+        if exc.code == "not_found":
+            return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status,
+                                headers=headers)
+        return original(exc, headers)
+    return error
+
+
+def _summary_stripped_unchecked(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def validate_memory(m: Any) -> dict[str, Any]:
+        if isinstance(m, dict) and "summary" in m:
+            m = {**m, "summary": m["summary"].strip() or m["summary"]}  # before its type is checked
+        return original(m)
+    return validate_memory
+
+
+def _embedding_floated_first(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def check_embedding(value: Any, name: str) -> Any:
+        if isinstance(value, list):
+            value = [float(x) for x in value]  # a non-numeric string raises ValueError: 500
+        return original(value, name)
+    return check_embedding
+
+
+def _k_through_range(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def recall_params(body: Any) -> dict[str, Any]:
+        if isinstance(body, dict) and isinstance(body.get("k"), float):
+            body = {**body, "k": len(range(body["k"]))}  # range() of a float: TypeError, 500
+        return original(body)
+    return recall_params
+
+
+def _cosine_unguarded(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def vector_channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        scale = 1.0 / sum(x * x for x in p["embedding"]) ** 0.5  # a zero query vector: ZeroDivisionError
+        return original(where, params, {**p, "embedding": [x * scale for x in p["embedding"]]}, depth)
+    return vector_channel
+
+
+def _fts_query_raw(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    import sqlite3
+
+    def keyword_channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        if service.fts:  # the query handed to FTS5 as written: its syntax errors escape
+            service._db.execute("SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1",
+                                (p["query"],)).fetchall()
+        elif p["query"].count('"') % 2:
+            raise sqlite3.OperationalError('fts5: syntax error near ""')
+        return original(where, params, p, depth)
+    return keyword_channel
+
+
+def _k_clamped_at(cap: int) -> Callable[..., Any]:
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def recall_params(body: Any) -> dict[str, Any]:
+            p = original(body)
+            return {**p, "k": min(p["k"], cap)}
+        return recall_params
+    return wrap
+
+
+def _summary_first_line(memory: dict[str, Any]) -> dict[str, Any]:
+    """A "one-line" summary enforced by keeping its first line: str.splitlines() also splits on U+2028."""
+    lines = memory["summary"].splitlines()
+    return {**memory, "summary": lines[0] if lines else memory["summary"]}
+
+
+def _source_lowercased(memory: dict[str, Any]) -> dict[str, Any]:
+    """Sources "normalized" to lower case on the way in (claude-code and Claude-Code read as one agent)."""
+    return {**memory, "source": memory["source"].lower() if isinstance(memory["source"], str) else None}
+
+
+def _vector_only_hit_bare(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A hit the vector channel alone found is built from the vector table's columns: no source."""
+    def hit(row: dict[str, Any], score: float, channels: list[str]) -> dict[str, Any]:
+        return original({**row, "source": None} if channels == ["vector"] else row, score, channels)
+    return hit
+
+
+def _revive_displaces_last_created(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A revive marks the topic's most recently *created* row superseded (when active), not its active row."""
+    def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+        mid = service._memory_id(memory)
+        existing = service._row(ns, profile, mid)
+        if existing is None or existing["superseded_by"] is None or not memory["topic_key"]:
+            return original(ns, profile, memory, now)
+        service._db.execute("UPDATE memories SET superseded_by=NULL, superseded_at=NULL WHERE rid=?", (existing["rid"],))
+        last = service._rows("ns=? AND profile=? AND type=? AND topic_key=? ORDER BY created_at DESC, rid DESC LIMIT 1",
+                             (ns, profile, memory["type"], memory["topic_key"]))
+        displaced = [r for r in last if r["id"] != mid and r["superseded_by"] is None]
+        for r in displaced:
+            service._db.execute("UPDATE memories SET superseded_by=?, superseded_at=? WHERE rid=?", (mid, now, r["rid"]))
+        return {"id": mid, "status": "revived", "superseded": [r["id"] for r in displaced]}
+    return ingest_one
+
+
+def _seen_in_batch_is_duplicate() -> dict[str, Any]:
+    """An id already seen earlier in the batch is answered duplicate (a per-batch dedup set), whatever
+    became of it since."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def validate_batch(body: Any) -> list[dict[str, Any]]:
+            service._batch_seen = set()
+            return original(body)
+        return validate_batch
+
+    def one(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+            mid = service._memory_id(memory)
+            seen = getattr(service, "_batch_seen", set())
+            if mid in seen:
+                return {"id": mid, "status": "duplicate", "superseded": []}
+            seen.add(mid)
+            return original(ns, profile, memory, now)
+        return ingest_one
+    return {"_validate_batch": wrap, "_ingest_one": one}
+
+
+def _topic_head_index(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A (type, topic_key) → active id index beside the table, which forget does not clear: the next memory
+    of the topic reports the forgotten row as superseded."""
+    heads: dict[tuple[str, ...], str] = {}
+
+    def supersede(ns: str, profile: str, memory: dict[str, Any], by: str, now: int) -> list[str]:
+        out = original(ns, profile, memory, by, now)
+        if memory["type"] in model.SUPERSEDING and memory["topic_key"]:
+            key = (ns, profile, memory["type"], memory["topic_key"])
+            head = heads.get(key)
+            if not out and head is not None and head != by and service._row(ns, profile, head) is None:
+                out = [head]
+            heads[key] = by
+        return out
+    return supersede
+
+
+def _dangling_successor_active(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A row whose superseded_by names a row no longer there is read as active: re-ingested, it answers
+    duplicate and is written nothing (so it stays superseded, hidden from recall)."""
+    def ingest_one(ns: str, profile: str, memory: dict[str, Any], now: int) -> dict[str, Any]:
+        mid = service._memory_id(memory)
+        row = service._row(ns, profile, mid)
+        if row is not None and row["superseded_by"] is not None and service._row(ns, profile, row["superseded_by"]) is None:
+            return {"id": mid, "status": "duplicate", "superseded": []}
+        return original(ns, profile, memory, now)
+    return ingest_one
+
+
+def _duplicate_task_rewrites_expiry(service: Any, ns: str, profile: str, memory: dict[str, Any],
+                                    result: dict[str, Any]) -> dict[str, Any]:
+    if memory["type"] == "task" and memory["ttl"] is not None:  # "refresh the TTL on re-ingest"
+        service._db.execute("UPDATE memories SET expires_at=? WHERE ns=? AND profile=? AND id=?",
+                            (service._expiry(memory, service.now_ms()), ns, profile, result["id"]))
+    return result
+
+
+def _revive_unindexed(service: Any, ns: str, profile: str, memory: dict[str, Any],
+                      result: dict[str, Any]) -> dict[str, Any]:
+    # the revive path rewrites the row through a statement that drops its FTS entry and does not add it back
+    if service.fts:
+        rid = service._row(ns, profile, result["id"])["rid"]
+        service._db.execute("DELETE FROM memories_fts WHERE rowid=?", (rid,))
+    return result
+
+
 MEMOTURN_FAULTS: tuple[Fault, ...] = (
     # -- Core: ids -----------------------------------------------------------------------------------------
     _f("id-hashes-summary", "the id hashes the summary and keywords with the content: the same memory told in other "
@@ -1171,4 +1340,41 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "them, so a recall made again serves the forgotten memory", "forget-hard", wraps=_recall_cache_kept_by_forget()),
     _f("topic-case-folded", "supersession matches topic_keys case-insensitively: \"User.Diet\" replaces \"user.diet\"",
        "fact-supersedes", "instruction-supersedes", wraps={"_supersede": _topic_case_folded}, stateful=True),
+    # -- found missing by a blind red team (round 26) ----------------------------------------------------
+    _f("not-found-envelope-nested", "GET of an unknown id answers a nested {\"error\": {code, message}} 404; every "
+       "other refusal errors.md's envelope", "error-envelope", bindings=("http",), wraps={"http.error": _not_found_nested}),
+    _f("summary-nonstring-500", "the summary is stripped before its type is checked: a numeric summary answers 500",
+       "no-server-error", bindings=("http",), wraps={"_validate_memory": _summary_stripped_unchecked}),
+    _f("embedding-string-500", "an embedding's members go through float() before they are checked: [\"a\", \"b\"] "
+       "answers 500", "no-server-error", bindings=("http",), wraps={"_check_embedding": _embedding_floated_first}),
+    _f("k-float-500", "a fractional k reaches range() unchecked: k 2.5 answers 500", "no-server-error",
+       bindings=("http",), wraps={"_recall_params": _k_through_range}),
+    _f("zero-query-vector-500", "the query embedding is normalised without a guard: an all-zero one divides by zero, "
+       "500", "no-server-error", bindings=("http",), wraps={"_vector_channel": _cosine_unguarded}),
+    _f("fts-query-raw-500", "the recall query is handed to FTS5 as written: an unbalanced double quote is a syntax "
+       "error, 500", "no-server-error", bindings=("http",), wraps={"_keyword_channel": _fts_query_raw}),
+    _f("k-capped-100", "recall clamps k at 100, not at 1,000", "recall-k", wraps={"_recall_params": _k_clamped_at(100)}),
+    _f("k-clamped-999", "recall clamps k with an off-by-one: k 1,000 answers 999 hits", "recall-k",
+       wraps={"_recall_params": _k_clamped_at(model.BATCH_CAP - 1)}),
+    _f("empty-content-null", "a falsy content ({}, [], 0, \"\", false) is answered null: the record is built with "
+       "`content or None`", "content-returned", wraps=each("_record", keep(content=lambda c: c or None))),
+    _f("summary-first-line", "the summary is kept to its first line as str.splitlines() cuts it, U+2028 included",
+       "record-fields", wraps=_stored_as(_summary_first_line)),
+    _f("source-lowercased", "the source is lowercased at ingest", "source-returned",
+       wraps=_stored_as(_source_lowercased)),
+    _f("vector-hit-no-source", "a hit found by the vector channel alone carries no source", "source-returned",
+       wraps={"_hit": _vector_only_hit_bare}),
+    _f("revive-displaces-last-created", "a revive displaces the topic's most recently created row, not its active "
+       "row: in A, B, A, B the fourth leaves A active beside B", "revive-superseded",
+       wraps={"_ingest_one": _revive_displaces_last_created}),
+    _f("in-batch-revive-duplicate", "a memory already seen earlier in its batch is answered duplicate: A, B, A in one "
+       "batch leaves B active", "revive-superseded", wraps=_seen_in_batch_is_duplicate()),
+    _f("supersede-forgotten", "forget leaves the topic's active-row index naming the forgotten row: the next fact of "
+       "the topic reports it superseded", "forget-hard", wraps={"_supersede": _topic_head_index}),
+    _f("dangling-successor-active", "a row whose successor was forgotten is read as active: re-ingested it answers "
+       "duplicate and stays hidden", "revive-superseded", wraps={"_ingest_one": _dangling_successor_active}),
+    _f("duplicate-refreshes-ttl", "a duplicate task carrying a ttl rewrites its expires_at", "duplicate-no-write",
+       wraps=_on_status("duplicate", _duplicate_task_rewrites_expiry)),
+    _f("revive-unindexed", "a revived row is dropped from the keyword index: a word of its summary no longer finds "
+       "it", "revive-superseded", wraps=_on_status("revived", _revive_unindexed)),
 )

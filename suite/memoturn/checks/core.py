@@ -7,6 +7,7 @@ from the engine's (memoturn/id-construction is a SHOULD) is still judged on ever
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from memconform.suite.jsonvalue import json_equal
@@ -140,6 +141,29 @@ def ingest_statuses(ctx: Any) -> None:
         if now != old:
             say(ctx, "memoturn/duplicate-no-write", f"a duplicate ingest changed the record {id!r}: before "
                                                     f"{shown(old)}, after {shown(now)}", reply)
+    if len(repeated) == len(batch):
+        _duplicate_task_keeps_expiry(ctx, prof)
+
+
+def _duplicate_task_keeps_expiry(ctx: Any, prof: str) -> None:
+    """A task sent again with another ttl is a duplicate (the ttl is not hashed): no write, so its expires_at
+    stays (a blind red team, round 26: the duplicate's ttl rewrote it). Not judged where a task with a ttl is
+    not taken (task-ttl-explicit's)."""
+    task = model.new_memory("task", "call back", {"who": word()}, ttl=600)
+    first = ctx.client.ingest(prof, [task])
+    tid = first.result().get("id") if first.ok else None
+    _, before = got(ctx, prof, tid) if isinstance(tid, str) else (None, None)
+    if before is None or before.get("expires_at") is None:
+        ctx.note("a task with ttl 600 was not taken, or shows no expires_at: a duplicate with another ttl was not tried")
+        return
+    again = ctx.client.ingest(prof, [dict(task, ttl=7200)])
+    if not again.ok or again.result().get("id") != tid or _status(again, 0) != "duplicate":
+        return  # the status of the repeat is judged above, on the batch
+    reply, after = got(ctx, prof, tid)
+    if after is not None and after.get("expires_at") != before.get("expires_at"):
+        say(ctx, "memoturn/duplicate-no-write", f"a task ingested with ttl 600 had expires_at "
+            f"{shown(before.get('expires_at'))}; the same task again with ttl 7200 answered duplicate, and GET now "
+            f"shows expires_at {shown(after.get('expires_at'))}: a duplicate writes nothing", reply)
 
 
 @check("memoturn/content-addressed-ids", spec="memoturn", bindings=LIVE,
@@ -246,15 +270,49 @@ def record_shape(ctx: Any) -> None:
                                                    f"{shown(memory.get(name))}, not null", got_reply)
     # an embedding, on a memory of its own (a node that embeds for itself may refuse one: not this
     # check's to judge); GET need not echo it, but an echo holds what an f32 keeps
+    # its source in capitals ("Free-form"): kept as written, on GET and on the hit the vector channel
+    # alone finds (a blind red team, round 26: a source lowercased at ingest; vector-only hits without one)
     vector = [0.123456789, 0.987654321]
     placed = ctx.client.ingest(prof, [model.new_memory("event", "an event with its embedding", {"v": word()},
-                                                       embedding=vector)])
+                                                       embedding=vector, source="Claude-Code")])
     mid = placed.result().get("id") if placed.ok else None
     if isinstance(mid, str):
         got_reply, memory = got(ctx, prof, mid)
         problem = _embedding_problem(vector, (memory or {}).get("embedding"))
         if problem:
             say(ctx, "memoturn/record-fields", problem, got_reply)
+        if memory is not None:
+            ctx.observed("memoturn/source-returned")
+            if memory.get("source") != "Claude-Code":
+                say(ctx, "memoturn/source-returned", f"source was sent 'Claude-Code' (free-form), GET answered "
+                                                     f"{shown(memory.get('source'))}", got_reply)
+        by_vector = ctx.client.recall(prof, {"embedding": vector})
+        vhit = next((h for h in by_vector.memories() or [] if isinstance(h, dict) and h.get("id") == mid),
+                    None) if by_vector.ok else None
+        if vhit is not None:
+            ctx.observed("memoturn/source-returned")
+            if vhit.get("source") != "Claude-Code":
+                say(ctx, "memoturn/source-returned", f"source was sent 'Claude-Code', and the hit a recall by the "
+                                                     f"memory's own embedding alone answered has source "
+                                                     f"{shown(vhit.get('source'))}", by_vector)
+    # values a "falsy" or "one line" shortcut loses (a blind red team, round 26): an empty content object,
+    # and a summary holding U+2028 (a server may refuse a summary that is not one line; one it takes is kept)
+    for what, sent, name in (("an event whose content is {}", model.new_memory("event", f"{word()} empty content", {}),
+                              "content"),
+                             ("an event whose summary holds U+2028",
+                              model.new_memory("event", "first part\u2028second part", {"w": word()}), "summary")):
+        placed = ctx.client.ingest(prof, [sent])
+        mid = placed.result().get("id") if placed.ok else None
+        if not isinstance(mid, str):
+            ctx.note(f"{what} was not taken ({placed.describe()}): it was not read back")
+            continue
+        got_reply, memory = got(ctx, prof, mid)
+        if memory is None or (name == "content" and "content" not in memory):
+            continue
+        rule = "memoturn/content-returned" if name == "content" else "memoturn/record-fields"
+        ctx.observed(rule)
+        if not json_equal(memory.get(name), sent[name]) or (name == "summary" and memory.get(name) != sent[name]):
+            say(ctx, rule, f"{name} was sent {shown(sent[name])}, GET answered {shown(memory.get(name))}", got_reply)
     # "returned on every memory": recall's hits too (a recall that is not served is Recall's finding)
     hits_reply = ctx.client.recall(prof, {"topic_key": full["topic_key"]})
     hit = next((h for h in hits_reply.memories() or [] if isinstance(h, dict)
@@ -568,7 +626,8 @@ def no_supersession_across(ctx: Any) -> None:
 def revive(ctx: Any) -> None:
     prof = profile("revive")
     topic = f"user.{word('diet')}"
-    a_m, b_m = fact(topic, {"diet": "vegetarian"}), fact(topic, {"diet": "vegan"})
+    wa = word("rev")
+    a_m, b_m = fact(topic, {"diet": "vegetarian"}, f"{wa} vegetarian"), fact(topic, {"diet": "vegan"})
     a = ingest(ctx, prof, [a_m], "fact A").result().get("id")
     b_reply = ingest(ctx, prof, [b_m], "fact B of the same topic_key")
     b = b_reply.result().get("id")
@@ -608,6 +667,76 @@ def revive(ctx: Any) -> None:
         if not isinstance(sup, list) or b not in sup:
             say(ctx, "memoturn/supersedes-listed", f"after the revive, B ({b!r}) is superseded by A ({a!r}), yet GET "
                                                    f"of A lists supersedes {shown(sup)}", ra)
+    if rec_a is None or rec_a.get("superseded_by") is not None or rec_b is None or rec_b.get("superseded_by") != a:
+        return  # the revive did not go as the page says: found above; what follows builds on it
+    _revived_is_recalled(ctx, prof, a, wa)
+    # A→B→A→B: the fourth revives B and displaces the active row, A (a blind red team, round 26: the row
+    # displaced was the topic's last created one, leaving A and B both active)
+    fourth = ingest(ctx, prof, [b_m], "fact B again, after A was revived")
+    if _expect_status(ctx, "memoturn/revive-superseded", fourth, 0, "revived", "B, superseded by the revived A, "
+                                                                               "re-ingested"):
+        ra, rec_a = got(ctx, prof, a)
+        if _superseded(fourth) != [a] or rec_a is None or rec_a.get("superseded_by") != b:
+            say(ctx, "memoturn/revive-superseded", f"after A, B, A, B under one topic_key, the fourth ingest reported "
+                f"superseded {shown(_superseded(fourth))} and A's superseded_by is "
+                f"{shown(rec_a.get('superseded_by') if rec_a else 'no record')}: the active row, A ({a!r}), is the one "
+                f"the pointer moves from", fourth, received={"ingest": fourth.received, "GET A": ra.received})
+    _revive_within_a_batch(ctx)
+    _revive_after_forget(ctx)
+
+
+def _revived_is_recalled(ctx: Any, prof: str, a: str, wa: str) -> None:
+    """"The old row becomes active again": found like any active row, by a word of its summary (a blind
+    red team, round 26: the revive rewrote the row but not its FTS entry)."""
+    reply = ctx.client.recall(prof, {"query": wa})
+    if reply.ok and reply.memories() is not None and a not in ids_of([h for h in reply.memories() if isinstance(h, dict)]):
+        say(ctx, "memoturn/revive-superseded", f"the revived fact {a!r} holds {wa!r} in its summary, and a recall of "
+                                               f"{wa!r} does not return it: the old row is active again", reply)
+
+
+def _revive_within_a_batch(ctx: Any) -> None:
+    """A, B, A in one batch: the third finds A superseded by B, so it is revived, and A is the active row
+    after the batch (a blind red team, round 26: an id already seen in the batch was answered duplicate)."""
+    prof = profile("revive-batch")
+    topic = f"user.{word('diet')}"
+    a_m, b_m = fact(topic, {"diet": "vegetarian", "w": word()}), fact(topic, {"diet": "vegan", "w": word()})
+    reply = ingest(ctx, prof, [a_m, b_m, a_m], "facts A, B, A of one topic_key in one batch")
+    a, b = reply.result(0).get("id"), reply.result(1).get("id")
+    statuses = [_status(reply, i) for i in range(3)]
+    if statuses[:2] != ["created", "created"] or _superseded(reply, 1) != [a]:
+        ctx.note(f"A, B, A in one batch answered {statuses}, B superseding {shown(_superseded(reply, 1))}: B did not "
+                 "supersede A within the batch, so the third was not judged")
+        return
+    rb, rec_b = got(ctx, prof, b)
+    if statuses[2] != "revived" or rec_b is None or rec_b.get("superseded_by") != a:
+        say(ctx, "memoturn/revive-superseded", f"A, B, A of one topic_key in one batch: B superseded A, then the "
+            f"third answered {shown(statuses[2])} superseding {shown(_superseded(reply, 2))}, and B's superseded_by is "
+            f"{shown(rec_b.get('superseded_by') if rec_b else 'no record')}: A re-asserted is revived and B displaced",
+            reply, received={"ingest": reply.received, "GET B": rb.received})
+
+
+def _revive_after_forget(ctx: Any) -> None:
+    """A, then B superseding A, then B forgotten: A re-ingested (revived, or duplicate where forgetting B made A
+    active again) is active, so a topic recall returns it (a blind red team, round 26: a row whose successor was
+    forgotten was taken as active, answered duplicate and stayed hidden)."""
+    prof = profile("revive-forget")
+    topic = f"user.{word('diet')}"
+    a_m, b_m = fact(topic, {"diet": "vegetarian", "w": word()}), fact(topic, {"diet": "vegan", "w": word()})
+    a = ingest(ctx, prof, [a_m], "fact A").result().get("id")
+    second = ingest(ctx, prof, [b_m], "fact B of the same topic_key")
+    b = second.result().get("id")
+    gone = ctx.client.forget(prof, b) if _superseded(second) == [a] else None
+    if gone is None or not gone.ok:
+        ctx.note("B did not supersede A, or its forget was not accepted: A re-ingested after it was not judged")
+        return
+    again = ingest(ctx, prof, [a_m], "fact A again, after B was forgotten")
+    if _status(again, 0) not in ("revived", "duplicate"):
+        return  # created: a forget that took A too; not this rule's to judge
+    reply = ctx.client.recall(prof, {"topic_key": topic})
+    if reply.ok and reply.memories() is not None and a not in ids_of([h for h in reply.memories() if isinstance(h, dict)]):
+        say(ctx, "memoturn/revive-superseded", f"A ({a!r}), then B superseding it, then B forgotten, then A re-ingested "
+            f"(answered {shown(_status(again, 0))}): a recall by the topic_key does not return A; re-asserting an old "
+            f"fact reinstates it", reply, received={"ingest A again": again.received, "recall": reply.received})
 
 
 @check("memoturn/in-batch-duplicate", spec="memoturn", bindings=LIVE, requirements=("memoturn/in-batch-duplicate",),
@@ -690,8 +819,9 @@ def batch_atomic(ctx: Any) -> None:
 
 
 @check("memoturn/batch-cap", spec="memoturn", bindings=LIVE,
-       requirements=("memoturn/batch-cap", "memoturn/error-envelope"),
-       title="A batch of 1,000 memories is accepted, one of 1,001 refused whole, in the error envelope")
+       requirements=("memoturn/batch-cap", "memoturn/error-envelope", "memoturn/recall-k"),
+       title="A batch of 1,000 memories is accepted (and recalled whole with k 1,000), one of 1,001 refused whole, "
+             "in the error envelope")
 def batch_cap(ctx: Any) -> None:
     ctx.credit_only_observed()  # the envelope is judged on an HTTP refusal other than 413 (errors.md)
     http_only(ctx)
@@ -709,11 +839,33 @@ def batch_cap(ctx: Any) -> None:
                 ctx.note(f"the over-cap batch was refused 413, which errors.md lets come without the envelope "
                          f"({reply.describe()}): the envelope was not judged")
         _stored_alone(ctx, prof, over[-1], "memoturn/batch-cap", "one memory of the refused batch, alone")
-    full = served(ctx.client.ingest(profile("cap"), over[:model.BATCH_CAP]))
+    whole = profile("cap")
+    full = served(ctx.client.ingest(whole, over[:model.BATCH_CAP]))
     if not full.ok:
         say(ctx, "memoturn/batch-cap", f"a batch of exactly {model.BATCH_CAP} memories was refused", full)
     elif len(full.results() or []) != model.BATCH_CAP:
         say(ctx, "memoturn/batch-cap", f"a batch of {model.BATCH_CAP} answered {len(full.results() or [])} results", full)
+    else:
+        _k_up_to_the_cap(ctx, whole)
+
+
+def _k_up_to_the_cap(ctx: Any, prof: str) -> None:
+    """The 1,000 memories just written, each summary holding "cap": a recall of "cap" with k 1,000 answers all
+    of them (api-rest.md: k clamps to 1,000, so every k up to it is honoured; a blind red team, round 26: k
+    clamped at 100, and at 999)."""
+    rule = "memoturn/recall-k"
+    reply = served(ctx.client.recall(prof, {"query": "cap", "k": model.BATCH_CAP}))
+    hits = reply.memories() if reply.ok else None
+    if hits is None:
+        ctx.note(f"the recall of the 1,000 memories with k 1,000 was not answered with hits ({reply.describe()}): k up "
+                 f"to the cap was not judged (recall is memoturn/recall-k's own check's)")
+        return
+    ctx.observed(rule)
+    if len(hits) < model.BATCH_CAP:
+        say(ctx, rule, f"{model.BATCH_CAP} memories of this profile hold the word \"cap\" in their summary, and the "
+                       f"recall of \"cap\" with k {model.BATCH_CAP} answered {len(hits)} hits: k is honoured up to "
+                       f"1,000 (api-rest.md: k clamps to 1,000)", reply,
+            received={"hits": len(hits), "ids (first 3)": ids_of([h for h in hits[:3] if isinstance(h, dict)])})
 
 
 @check("memoturn/forget", spec="memoturn", bindings=LIVE,
@@ -759,6 +911,15 @@ def forget(ctx: Any) -> None:
         if left:
             say(ctx, "memoturn/forget-hard", f"after forget of {left} was accepted, recall (include_superseded) still "
                                              f"returns them (the same recall, made before the forget too)", hits)
+    # a fact of the topic after both were forgotten supersedes neither: the rows are gone (a blind red team,
+    # round 26: the topic's active-row index still named the forgotten row)
+    if forgotten:
+        third = ctx.client.ingest(prof, [fact(topic, {"v": 3}, f"{w} third")])
+        named = [i for i in _superseded(third) or [] if i in forgotten] if third.ok and isinstance(
+            _superseded(third), list) else []
+        if named:
+            say(ctx, "memoturn/forget-hard", f"after forget of {forgotten} was accepted, a new fact under topic_key "
+                                             f"{topic!r} reported superseding {named}: a forgotten row is gone", third)
 
 
 @check("memoturn/profile-isolation", spec="memoturn", bindings=LIVE, requirements=("memoturn/profile-isolation",),
@@ -845,8 +1006,13 @@ def errors(ctx: Any) -> None:
         judge_refused(ctx, ctx.client.send_raw("ingest", prof, payload), rule="memoturn/error-codes", what=what)
     judge_refused(ctx, ctx.client.send_raw("recall", prof, b"not json"), rule="memoturn/error-codes",
                   what="a recall body that is not JSON")
-    reply = served(ctx.client.get(prof, "mem_" + "f" * 32))
-    judge_refused(ctx, reply, rule="memoturn/error-codes", what="GET of an id never ingested", code="not_found", status=404)
+    reply = ctx.client.get(prof, "mem_" + "f" * 32)
+    if reply.not_served and reply.status == 404 and _get_route_served(ctx, prof):
+        # the route answers a known id's record, so this 404 is the not-found refusal, whatever its body
+        # (a blind red team, round 26: a nested {"error": {"code", "message"}} read as a route not served)
+        reply = replace(reply, not_served=False)
+    judge_refused(ctx, served(reply), rule="memoturn/error-codes", what="GET of an id never ingested",
+                  code="not_found", status=404)
     # lookups that miss in other places: a profile never written is a lookup miss too
     # (a bare 404 reads as a route not served: noted, never a verdict, and the rest still judged)
     nobody = profile("never-written")
@@ -861,6 +1027,44 @@ def errors(ctx: Any) -> None:
     for what, reply in (("DELETE of an id never ingested", ctx.client.forget(prof, "mem_" + "d" * 32)),
                         ("a recall whose types filter names an unknown type",
                          ctx.client.recall(prof, {"query": "anything", "types": ["opinion"]}))):
+        if reply.ok:
+            observe(ctx, "memoturn/no-server-error")
+        elif reply.not_served:
+            ctx.note(f"{what} answered {reply.describe()}: no envelope to judge")
+        else:
+            judge_refused(ctx, reply, rule="memoturn/error-codes", what=what, code=None)
+    _bad_input_never_5xx(ctx, prof)
+
+
+def _get_route_served(ctx: Any, prof: str) -> bool:
+    """Whether GET of a memory the profile holds answers its record (the route is there)."""
+    placed = ctx.client.ingest(prof, [model.new_memory("event", "a memory to read back", {"w": word()})])
+    mid = placed.result().get("id") if placed.ok else None
+    if not isinstance(mid, str):
+        return False
+    reply = ctx.client.get(prof, mid)
+    return reply.ok and reply.memory() is not None
+
+
+def _bad_input_never_5xx(ctx: Any, prof: str) -> None:
+    """Values of the wrong type, or that a naive engine chokes on, where the page leaves open whether they
+    are refused or read: only a server error (5xx) is judged, and a refusal's envelope (a blind red team,
+    round 26: a numeric summary, an embedding of strings, k 2.5, an all-zero query embedding and an
+    unbalanced double quote in a query each answered 500)."""
+    placed = ctx.client.ingest(prof, [model.new_memory("event", 'say "hi" to Dana', {"w": word()},
+                                                       embedding=[1.0, 0.0])])
+    if not placed.ok:
+        ctx.note(f"an event with a 2-dim embedding was not taken ({placed.describe()}): the recalls below meet "
+                 "no vector and no quoted summary")
+    cases = (("an ingest whose summary is the number 42", "ingest",
+              [model.new_memory("event", "x", {"x": word()}) | {"summary": 42}]),
+             ("an ingest whose embedding is [\"a\", \"b\"]", "ingest",
+              [model.new_memory("event", "vec", {"x": word()}) | {"embedding": ["a", "b"]}]),
+             ("a recall with k 2.5", "recall", {"query": "say", "k": 2.5}),
+             ("a recall by the all-zero embedding [0.0, 0.0]", "recall", {"embedding": [0.0, 0.0]}),
+             ('a recall by the query `say "hi` (an unbalanced double quote)', "recall", {"query": 'say "hi'}))
+    for what, op, payload in cases:
+        reply = ctx.client.ingest(prof, payload) if op == "ingest" else ctx.client.recall(prof, payload)
         if reply.ok:
             observe(ctx, "memoturn/no-server-error")
         elif reply.not_served:
