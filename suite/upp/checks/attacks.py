@@ -295,14 +295,14 @@ def unpaired_surrogate(ctx: CheckContext) -> None:
 
 
 def _unreadable(ex: RpcExchange) -> str | None:
-    """Why the answer is no UTF-8 JSON-RPC response (its bytes, its JSON, a 5xx), or None."""
+    """Why the answer is no UTF-8 JSON-RPC response (its bytes, its JSON, a 5xx without one), or None."""
     if ex.received_text is None:
         return "no answer: " + ("; ".join(p.message for p in ex.wire_problems) or "nothing came back")
     unjson = [p.message for p in ex.wire_problems if p.requirement in (jsonrpc.UTF8_JSON, jsonrpc.PARSE_ERROR)]
     if unjson:
         return f"an answer that is not UTF-8 JSON: {unjson[0]}"
-    status = server_error_status(ex)
+    # a right JSON-RPC answer stands whatever HTTP status carries it (variant upp-http-status-by-code)
     answer = answer_of(ex)
     if not isinstance(answer, dict) or answer.get("jsonrpc") != "2.0":
-        return status or "no JSON-RPC response object"
-    return status
+        return server_error_status(ex) or "no JSON-RPC response object"
+    return None
