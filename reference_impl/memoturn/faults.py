@@ -1099,6 +1099,240 @@ def _revive_unindexed(service: Any, ns: str, profile: str, memory: dict[str, Any
     return result
 
 
+def _chunked_commit(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A batch over 500 memories is validated and committed 500 at a time (one transaction per chunk):
+    an invalid memory after the first chunk refuses the request with the first chunk already stored."""
+    def ingest(ns: Any, profile: Any, body: Any) -> dict[str, Any]:
+        memories = body.get("memories") if isinstance(body, dict) else None
+        if not isinstance(memories, list) or not 500 < len(memories) <= model.BATCH_CAP:
+            return original(ns, profile, body)
+        results: list[Any] = []
+        out: dict[str, Any] = {}
+        for start in range(0, len(memories), 500):
+            out = original(ns, profile, {**body, "memories": memories[start:start + 500]})
+            results += out["results"]
+        return {**out, "results": results}
+    return ingest
+
+
+def _validate_first_999(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The validation loop runs `for i in range(min(len(memories), 999))`: in a batch of exactly 1,000 the
+    last memory is normalised but never checked, so a type outside the four is stored."""
+    def validate_batch(body: Any) -> list[dict[str, Any]]:
+        memories = body.get("memories") if isinstance(body, dict) else None
+        if not isinstance(memories, list) or len(memories) != model.BATCH_CAP or not isinstance(memories[-1], dict):
+            return original(body)
+        checked = original({**body, "memories": memories[:-1]})
+        last = memories[-1]
+        unchecked = service._validate_memory({**last, "type": "event", "topic_key": None})
+        return [*checked, {**unchecked, "type": last.get("type"), "topic_key": last.get("topic_key")}]
+    return validate_batch
+
+
+def _profile_created_first(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The profile is created (INSERT … ON CONFLICT DO NOTHING, committed) before the batch is validated."""
+    def ingest(ns: Any, profile: Any, body: Any) -> dict[str, Any]:
+        ns, profile = service._profile(ns, profile)
+        with service._lock:
+            service._db.execute("INSERT INTO profiles (ns, profile, txid) VALUES (?, ?, 0) ON CONFLICT DO NOTHING",
+                                (ns, profile))
+        return original(ns, profile, body)
+    return ingest
+
+
+def _superseded_in_vector_channel(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The vector channel builds its own candidate condition and leaves out the supersession test."""
+    def vector_channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        return original(where.replace(" AND m.superseded_by IS NULL", ""), params, p, depth)
+    return vector_channel
+
+
+def _vector_zip(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Cosine over zip(query, stored): a vector of another dimension is compared over the common prefix."""
+    import math
+
+    def vector_channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        query = p["embedding"]
+        rows = service._db.execute(f"SELECT m.rid, v.vector, m.created_at FROM memories m JOIN vectors v ON "
+                                   f"v.rid = m.rid WHERE {where} AND m.type <> 'task'", tuple(params)).fetchall()
+        scored = []
+        for rid, text, created in rows:
+            vec = json.loads(text)
+            pairs = list(zip(query, vec))
+            qn, vn = math.sqrt(sum(a * a for a, _ in pairs)), math.sqrt(sum(b * b for _, b in pairs))
+            if qn and vn:
+                scored.append((sum(a * b for a, b in pairs) / (qn * vn), created, rid))
+        scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
+        return [rid for _, _, rid in scored[:depth]]
+    return vector_channel
+
+
+def _source_nocase(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+        where, params = original(ns, profile, p, now)
+        return where.replace("m.source=?", "m.source=? COLLATE NOCASE"), params
+    return candidates
+
+
+def _ordered_by_best_rank() -> dict[str, Any]:
+    """Hits are emitted channel by channel (topic, then keyword, then vector; the first channel to find a
+    memory places it) while each reports its fused score."""
+    def fuse(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(ranked: dict[str, list[int]]) -> list[tuple[int, float, list[str]]]:
+            out = original(ranked)  # in the order first seen, channel by channel
+            service._fused_scores = {rid: score for rid, score, _ in out}
+            return [(rid, 1.0 / (1 + i), channels) for i, (rid, _, channels) in enumerate(out)]
+        return wrapped
+
+    def hit(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(row: dict[str, Any], score: float, channels: list[str]) -> dict[str, Any]:
+            return original(row, getattr(service, "_fused_scores", {}).get(row["rid"], score), channels)
+        return wrapped
+    return {"_fuse": fuse, "_hit": hit}
+
+
+def _keywords_first_term(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The FTS entry gets the first keyword only (keywords.split()[0], as a tag column)."""
+    def insert(ns: str, profile: str, mid: str, memory: dict[str, Any], now: int) -> None:
+        original(ns, profile, mid, memory, now)
+        if service.fts and memory["keywords"]:
+            first = (memory["keywords"].split() or [""])[0]
+            service._db.execute("UPDATE memories_fts SET keywords=? WHERE rowid=?",
+                                (first, service._row(ns, profile, mid)["rid"]))
+    return insert
+
+
+def _forget_fts_by_topic(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Forget removes the FTS entries of the memory's (type, topic_key), not of its row: the other rows of
+    the topic, the active one included, drop out of the keyword index."""
+    def forget(ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
+        row = service._row(ns, profile, mid) if isinstance(mid, str) else None
+        out = original(ns, profile, mid)
+        if row is not None and row["topic_key"] and service.fts:
+            with service._lock:
+                for r in service._rows("ns=? AND profile=? AND type=? AND topic_key=?",
+                                       (ns, profile, row["type"], row["topic_key"])):
+                    service._db.execute("DELETE FROM memories_fts WHERE rowid=?", (r["rid"],))
+        return out
+    return forget
+
+
+def _vector_index_kept_by_forget() -> dict[str, Any]:
+    """The vector index keeps each memory's payload beside its vector (as a vector store keeps metadata);
+    forget deletes the row and its FTS entry, not the index entry, so a recall by embedding still answers
+    the forgotten memory from the index."""
+    import math
+
+    def delete(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(rid: int) -> None:
+            row = service._db.execute(f"SELECT ns, profile, {service._COLUMNS} FROM memories WHERE rid=?",
+                                      (rid,)).fetchone()
+            vec = service._db.execute("SELECT vector FROM vectors WHERE rid=?", (rid,)).fetchone()
+            original(rid)
+            if row is not None and vec is not None and row[4] != "task":
+                names = ["ns", "profile", *(c.strip() for c in service._COLUMNS.split(","))]
+                service.__dict__.setdefault("_index_left", {})[rid] = (dict(zip(names, row)), json.loads(vec[0]))
+        return wrapped
+
+    def channel(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+            out = original(where, params, p, depth)
+            query = p["embedding"]
+            qn = math.sqrt(sum(x * x for x in query))
+            left = [(sum(a * b for a, b in zip(query, vec)) / (qn * math.sqrt(sum(x * x for x in vec))), rid)
+                    for rid, (row, vec) in service.__dict__.get("_index_left", {}).items()
+                    if (row["ns"], row["profile"]) == tuple(params[:2]) and len(vec) == len(query) and qn
+                    and any(vec)]
+            return [rid for _, rid in sorted(left, reverse=True)] + out
+        return wrapped
+
+    def rows(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(sql: str, params: Any) -> list[dict[str, Any]]:
+            out = original(sql, params)
+            left = service.__dict__.get("_index_left", {})
+            if sql.startswith("rid IN ("):
+                out += [{k: v for k, v in left[rid][0].items() if k not in ("ns", "profile")}
+                        for rid in params if rid in left]
+            return out
+        return wrapped
+    return {"_delete": delete, "_vector_channel": channel, "_rows": rows}
+
+
+def _ttl_int32(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The ttl goes through a signed 32-bit field: past 2^31 s it wraps negative, and the task is born expired."""
+    def expiry(memory: dict[str, Any], now: int) -> int | None:
+        ttl = memory["ttl"]
+        if ttl is not None:
+            memory = {**memory, "ttl": (ttl + 2 ** 31) % 2 ** 32 - 2 ** 31}
+        return original(memory, now)
+    return expiry
+
+
+def _ttl_zero_is_default(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """`ttl = m.get("ttl") or None`: a ttl of 0 is falsy, read as no ttl, and the task gets the 24 h default."""
+    def validate_memory(m: Any) -> dict[str, Any]:
+        if isinstance(m, dict) and m.get("ttl") == 0 and not isinstance(m.get("ttl"), bool):
+            m = {**m, "ttl": None}
+        return original(m)
+    return validate_memory
+
+
+def _id_from(data: Callable[[dict[str, Any]], bytes]) -> dict[str, Any]:
+    """The id as mem_ + 16 bytes of SHA-256 over `data(memory)`, another construction than the engine's."""
+    import hashlib
+
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def memory_id(memory: dict[str, Any]) -> str:
+            return "mem_" + hashlib.sha256(data(memory)).digest()[:16].hex()
+        return memory_id
+    return {"_memory_id": wrap}
+
+
+def _canonical_with(content: Any, *, arrays: bool = False, utf16: bool = False, nfc: bool = False) -> str:
+    import unicodedata
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, dict):
+            items = [(unicodedata.normalize("NFC", k) if nfc else k, norm(x)) for k, x in v.items()]
+            items.sort(key=lambda kv: kv[0].encode("utf-16-be") if utf16 else kv[0])
+            return dict(items)
+        if isinstance(v, list):
+            out = [norm(x) for x in v]
+            return sorted(out, key=lambda x: json.dumps(x, sort_keys=True)) if arrays else out
+        return unicodedata.normalize("NFC", v) if nfc and isinstance(v, str) else v
+    # keys already in the order wanted: dumped as they stand
+    return json.dumps(norm(content), separators=(",", ":"), ensure_ascii=False)
+
+
+def _engine_bytes(memory: dict[str, Any], canonical: str, *, topic: bool = True) -> bytes:
+    head = memory["type"].encode() + b"\0"
+    if topic or memory["topic_key"]:
+        head += (memory["topic_key"] or "").encode() + b"\0"
+    return head + canonical.encode()
+
+
+def _names_taken_as(transform: Callable[[str], str]) -> Callable[..., Any]:
+    """Any non-blank name is taken (the page gives names no rule), but through `transform` on its way to the
+    store: every read and write of the name agrees, only the listing shows what it became."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def check_segment(value: Any, name: str) -> str:
+            if isinstance(value, str) and value.strip() and "/" not in value and "--" not in value:
+                return transform(value)
+            return original(value, name)
+        return check_segment
+    return wrap
+
+
+def _decoded_again(value: str) -> str:
+    import urllib.parse
+
+    return urllib.parse.unquote(value)  # the router decoded it already: "p%41" becomes "pA"
+
+
+def _latin1_column(value: str) -> str:
+    return value.encode("utf-8").decode("latin-1")  # a name column of charset latin1: "café" becomes "cafÃ©"
+
+
 MEMOTURN_FAULTS: tuple[Fault, ...] = (
     # -- Core: ids -----------------------------------------------------------------------------------------
     _f("id-hashes-summary", "the id hashes the summary and keywords with the content: the same memory told in other "
@@ -1360,8 +1594,8 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "`content or None`", "content-returned", wraps=each("_record", keep(content=lambda c: c or None))),
     _f("summary-first-line", "the summary is kept to its first line as str.splitlines() cuts it, U+2028 included",
        "record-fields", wraps=_stored_as(_summary_first_line)),
-    _f("source-lowercased", "the source is lowercased at ingest", "source-returned",
-       wraps=_stored_as(_source_lowercased)),
+    _f("source-lowercased", "the source is lowercased at ingest (so a source differing only in case is filtered "
+       "as the other)", "source-returned", "recall-source-filter", wraps=_stored_as(_source_lowercased)),
     _f("vector-hit-no-source", "a hit found by the vector channel alone carries no source", "source-returned",
        wraps={"_hit": _vector_only_hit_bare}),
     _f("revive-displaces-last-created", "a revive displaces the topic's most recently created row, not its active "
@@ -1377,4 +1611,47 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        wraps=_on_status("duplicate", _duplicate_task_rewrites_expiry)),
     _f("revive-unindexed", "a revived row is dropped from the keyword index: a word of its summary no longer finds "
        "it", "revive-superseded", wraps=_on_status("revived", _revive_unindexed)),
+    _f("batch-chunked-commit", "a batch over 500 memories is committed 500 at a time: an invalid memory after the "
+       "first 500 refuses the request with those 500 stored", "batch-atomic", wraps={"ingest": _chunked_commit}),
+    _f("batch-validate-first-999", "the validation loop stops at index 998: the last memory of a batch of exactly "
+       "1,000 is not checked, and a type outside the four is stored", "type-enum",
+       wraps={"_validate_batch": _validate_first_999}),
+    _f("failed-batch-creates-profile", "the profile is created before the batch is validated: a refused batch into "
+       "a new profile leaves it listed", "batch-atomic", wraps={"ingest": _profile_created_first}),
+    _f("superseded-leak-vector", "the vector channel does not drop superseded rows: a recall by embedding answers the "
+       "replaced fact", "recall-hides-superseded", wraps={"_vector_channel": _superseded_in_vector_channel}),
+    _f("vector-dim-mismatch-zip", "vectors of another dimension are compared over their common prefix instead of "
+       "skipped", "recall-vector-channel", wraps={"_vector_channel": _vector_zip}),
+    _f("source-filter-nocase", "the source filter compares case-insensitively: source 'cursor' also answers "
+       "'Cursor''s memories", "recall-source-filter", wraps={"_candidates": _source_nocase}),
+    _f("order-by-best-rank", "hits are ordered channel by channel (first channel to find a memory places it) while "
+       "the fused score is reported: scores are not descending", "recall-channels-attribution",
+       wraps=_ordered_by_best_rank()),
+    _f("keywords-first-term-only", "only the first of the space-separated keywords is indexed", "keywords-indexed",
+       wraps={"_insert": _keywords_first_term}),
+    _f("forget-fts-by-topic", "forget deletes the FTS entries of the memory's (type, topic_key), not its own: "
+       "forgetting a superseded fact unindexes the active one", "forget-hard", wraps={"forget": _forget_fts_by_topic}),
+    _f("forget-leaves-vector", "forget deletes the row and its FTS entry but not its vector-index entry (which "
+       "holds the memory's payload): a recall by embedding still answers the forgotten memory", "forget-hard",
+       wraps=_vector_index_kept_by_forget()),
+    _f("ttl-int32-wrap", "the ttl is stored in a signed 32-bit field: ttl 3,000,000,000 wraps negative and the task "
+       "is born expired", "task-ttl-explicit", wraps={"_expiry": _ttl_int32}),
+    _f("ttl-zero-as-default", "a ttl of 0 is falsy and becomes the 24 h default", "task-ttl-explicit",
+       wraps={"_validate_memory": _ttl_zero_is_default}),
+    _f("id-arrays-sorted", "the canonicaliser also sorts arrays: content differing only in array order gets one id",
+       "id-content-addressed", "id-construction",
+       wraps=_id_from(lambda m: _engine_bytes(m, _canonical_with(m["content"], arrays=True)))),
+    _f("id-key-sort-utf16", "content keys are sorted by UTF-16 code units (a JavaScript sort): keys mixing astral "
+       "characters and U+E000–U+FFFF hash in another order", "id-construction",
+       wraps=_id_from(lambda m: _engine_bytes(m, _canonical_with(m["content"], utf16=True)))),
+    _f("id-absent-topic-one-nul", "without a topic_key the hash input drops the empty topic and its separator "
+       "(type ‖ 0x00 ‖ content)", "id-construction",
+       wraps=_id_from(lambda m: _engine_bytes(m, _canonical_with(m["content"]), topic=False))),
+    _f("id-nfc-normalized", "content strings are NFC-normalised before hashing (the stored content is as sent): NFD "
+       "and NFC content get one id", "id-construction",
+       wraps=_id_from(lambda m: _engine_bytes(m, _canonical_with(m["content"], nfc=True)))),
+    _f("path-double-decode", "profile names are percent-decoded a second time: the profile 'p%41' is created as "
+       "'pA'", "profile-auto-create", wraps={"_check_segment": _names_taken_as(_decoded_again)}),
+    _f("path-latin1-decode", "profile names are stored as Latin-1 text of their UTF-8 bytes: 'café' is created as "
+       "'cafÃ©'", "profile-auto-create", wraps={"_check_segment": _names_taken_as(_latin1_column)}),
 )

@@ -13,8 +13,9 @@ from typing import Any
 from memconform.suite.jsonvalue import json_equal
 from memconform.suite.memoturn import model
 from memconform.suite.memoturn.checks._common import (HTTP, LIVE, envelope_problem, got, http_only, ids_of, ingest,
-                                                      ingest_answer, judge_refused, precondition, profile,
-                                                      ready_profile, record, say, served, source_problem, word)
+                                                      ingest_answer, judge_refused, mentions, precondition,
+                                                      profile, ready_profile, record, say, served, source_problem,
+                                                      word)
 from memconform.suite.memoturn.client import shown
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
@@ -80,6 +81,7 @@ def ingest_statuses(ctx: Any) -> None:
         ctx.note("the first ingest was refused: the statuses, ids and txid could not be seen")
         return
     ctx.observed("memoturn/profile-auto-create")
+    _names_kept(ctx, prof)
     problems = model.ingest_problems(first.body, len(batch))
     ctx.observed("memoturn/batch-one-txid")  # an object's txid is always judged; a non-object is a finding on it
     for p in problems:
@@ -145,6 +147,49 @@ def ingest_statuses(ctx: Any) -> None:
         _duplicate_task_keeps_expiry(ctx, prof)
 
 
+def _names_kept(ctx: Any, control: str) -> None:
+    """The profile an ingest creates is the one it names: a name holding "%41" (sent percent-encoded, "%2541",
+    over REST) and one holding "é" are listed as written (a blind red team, round 26: segments decoded twice,
+    "p%41" becoming "pA", and decoded as Latin-1, "café" becoming "cafÃ©"). The page gives names no rule, so
+    a server may refuse either (noted); judged where the namespace's listing names `control`, written before."""
+    pct, cafe = profile("pct"), word("n")
+    names = {f"{pct}%41": pct, f"café-{cafe}": cafe}  # each name, and a part of it no other name holds
+    taken = []
+    for name in names:
+        reply = ctx.client.ingest(name, [model.new_memory("event", "deployed v2 to prod", {"version": word()})])
+        if reply.ok:
+            taken.append(name)
+        else:
+            ctx.note(f"an ingest into the profile {name!r} was not taken ({reply.describe()}): the page gives names no "
+                     "rule, so whether it is kept as written was not judged")
+    if not taken:
+        return
+    listing = ctx.client.profiles()
+    if not listing.ok or not mentions(listing.body, control):
+        ctx.note(f"the namespace's profiles were not listed, or the listing does not name {control!r}, written before "
+                 f"({listing.describe()}): whether {taken} were created under their own names was not seen")
+        return
+    listed = _strings(listing.body)
+    for name in taken:
+        # judged on what the listing shows: a name holding the unique part, and not the name sent
+        others = sorted(x for x in listed if names[name] in x and x != name)
+        if others and name not in listed:
+            say(ctx, "memoturn/profile-auto-create", f"an ingest into the profile {name!r} was taken, and the "
+                                                     f"namespace's profile listing names {others}, not {name!r}: the "
+                                                     f"profile created is the one the ingest names", listing)
+
+
+def _strings(value: Any) -> set[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set(value) | set().union(*map(_strings, value.values()))
+    if isinstance(value, list):
+        return set().union(*map(_strings, value))
+    return set()
+
+
 def _duplicate_task_keeps_expiry(ctx: Any, prof: str) -> None:
     """A task sent again with another ttl is a duplicate (the ttl is not hashed): no write, so its expires_at
     stays (a blind red team, round 26: the duplicate's ttl rewrote it). Not judged where a task with a ttl is
@@ -205,6 +250,38 @@ def content_addressed_ids(ctx: Any) -> None:
     if id0 != want:
         say(ctx, "memoturn/id-construction", f"the id is {id0!r}; the engine's construction gives {want!r} for type "
             f"'fact', topic_key {topic!r}, content {model.canonical_content(content)!r}", base)
+    _id_probes(ctx, prof)
+
+
+def _id_probes(ctx: Any, prof: str) -> None:
+    """Memories whose ids the suite computes itself, in one batch (a blind red team, round 26): content that
+    differs only in the order of an array's members is different content, so a different id (the MUST);
+    and where an id is not the engine's construction, the SHOULD warns: keys sorted by code point, not by
+    UTF-16 code units ("\ue000" before "😀"); an event without topic_key hashed with its empty topic and
+    both separators; a string in NFD hashed as sent, not normalised to NFC."""
+    w = word()
+    probes = [("content {\"xs\": [1, 2]}", model.new_memory("event", "order a", {"xs": [1, 2], "w": w})),
+              ("content {\"xs\": [2, 1]}", model.new_memory("event", "order b", {"xs": [2, 1], "w": w})),
+              ("content keys \"\\ue000\" and \"😀\"", model.new_memory("event", "keys", {"\ue000": 1, "😀": 2, "w": w})),
+              ("an event without topic_key", model.new_memory("event", "deployed v2 to prod", {"version": w})),
+              ("content \"cafe\\u0301\" (NFD)", model.new_memory("event", "nfd", {"name": "cafe\u0301", "w": w}))]
+    reply = ctx.client.ingest(prof, [m for _, m in probes])
+    if not reply.ok or model.ingest_problems(reply.body, len(probes)):
+        ctx.note(f"the batch of id probes was not taken ({reply.describe()}): arrays in order and the exact "
+                 "construction on them were not judged")
+        return
+    ids = [reply.result(i).get("id") for i in range(len(probes))]
+    if ids[0] == ids[1]:
+        say(ctx, "memoturn/id-content-addressed", f"two events whose content differs only in the order of an array's "
+            f"members ({probes[0][0]} and {probes[1][0]}) got one id {ids[0]!r}: an array's order is content "
+            f"(canonical JSON sorts object members, not arrays)", reply)
+    off = [(what, got, model.memory_id(m["type"], m.get("topic_key"), m["content"]))
+           for (what, m), got in zip(probes, ids)]
+    off = [(what, got, want) for what, got, want in off if got != want]
+    if off:
+        say(ctx, "memoturn/id-construction", "ids that are not the engine's construction (SHA-256 of type, 0x00, "
+            "topic_key or \"\", 0x00, compact JSON with keys sorted by code point and raw UTF-8): "
+            + "; ".join(f"{what}: {got!r}, the engine's {want!r}" for what, got, want in off), reply)
 
 
 @check("memoturn/record-shape", spec="memoturn", bindings=LIVE,
@@ -819,9 +896,10 @@ def batch_atomic(ctx: Any) -> None:
 
 
 @check("memoturn/batch-cap", spec="memoturn", bindings=LIVE,
-       requirements=("memoturn/batch-cap", "memoturn/error-envelope", "memoturn/recall-k"),
+       requirements=("memoturn/batch-cap", "memoturn/error-envelope", "memoturn/recall-k", "memoturn/type-enum",
+                     "memoturn/batch-atomic"),
        title="A batch of 1,000 memories is accepted (and recalled whole with k 1,000), one of 1,001 refused whole, "
-             "in the error envelope")
+             "in the error envelope; 1,000 whose last is of no type of the four refused whole, storing nothing")
 def batch_cap(ctx: Any) -> None:
     ctx.credit_only_observed()  # the envelope is judged on an HTTP refusal other than 413 (errors.md)
     http_only(ctx)
@@ -840,13 +918,51 @@ def batch_cap(ctx: Any) -> None:
                          f"({reply.describe()}): the envelope was not judged")
         _stored_alone(ctx, prof, over[-1], "memoturn/batch-cap", "one memory of the refused batch, alone")
     whole = profile("cap")
+    refused = _bad_last_of_the_cap(ctx, prof, whole, over[:model.BATCH_CAP - 1])
     full = served(ctx.client.ingest(whole, over[:model.BATCH_CAP]))
     if not full.ok:
         say(ctx, "memoturn/batch-cap", f"a batch of exactly {model.BATCH_CAP} memories was refused", full)
     elif len(full.results() or []) != model.BATCH_CAP:
         say(ctx, "memoturn/batch-cap", f"a batch of {model.BATCH_CAP} answered {len(full.results() or [])} results", full)
     else:
+        if refused:
+            # the refused batch held these 999 memories: none of them was stored, so each is new here
+            stored = [i for i in range(model.BATCH_CAP - 1) if _status(full, i) == "duplicate"]
+            ctx.observed("memoturn/batch-atomic")
+            if stored:
+                say(ctx, "memoturn/batch-atomic", f"a batch of {model.BATCH_CAP} memories whose last had type 'bogus' "
+                    f"was refused; the same {model.BATCH_CAP - 1} memories then sent with a valid last one answered "
+                    f"'duplicate' for {len(stored)} of them (results[{stored[0]}] to results[{stored[-1]}]): the "
+                    f"refused batch stored them", full,
+                    received={"statuses": {str(i): _status(full, i) for i in (0, stored[0], stored[-1],
+                                                                              model.BATCH_CAP - 1)}})
         _k_up_to_the_cap(ctx, whole)
+
+
+def _bad_last_of_the_cap(ctx: Any, control: str, fresh: str, memories: list[dict[str, Any]]) -> bool:
+    """A batch of exactly 1,000 whose last memory has type 'bogus', into a profile never written: refused
+    whole (a blind red team, round 26: the validation loop stopped at index 998, and batches over 500 were
+    validated and committed in chunks of 500), and, refused, it creates no profile: where the namespace's
+    profiles are listed and the listing names `control` (written before), it does not name `fresh`.
+    True when it was refused (what it stored is judged on the same memories sent next, by the caller)."""
+    bad = model.new_memory("event", "the one of no known type", {"w": word()}) | {"type": "bogus"}
+    reply = ctx.client.ingest(fresh, [*memories, bad])
+    if not judge_refused(ctx, reply, rule="memoturn/type-enum", code=None,
+                         what=f"a batch of {len(memories) + 1} memories whose last has type 'bogus'"):
+        return False
+    listing = ctx.client.profiles()
+    if not listing.ok or not mentions(listing.body, control):
+        ctx.note(f"the namespace's profiles were not listed, or the listing does not name {control!r}, written before "
+                 f"({listing.describe()}): whether the refused batch created its profile was not seen")
+        return True
+    ctx.observed("memoturn/batch-atomic")
+    if mentions(listing.body, fresh):
+        say(ctx, "memoturn/batch-atomic", f"a batch into the profile {fresh!r}, never written, was refused whole, and the "
+                                          f"namespace's profile listing then names {fresh!r}: a refused batch leaves "
+                                          f"nothing behind, its profile included (the profile auto-creates on first "
+                                          f"ingest)", listing, sent={"ingest": f"{len(memories) + 1} memories, the "
+                                                                               f"last of type 'bogus'"})
+    return True
 
 
 def _k_up_to_the_cap(ctx: Any, prof: str) -> None:
@@ -920,6 +1036,49 @@ def forget(ctx: Any) -> None:
         if named:
             say(ctx, "memoturn/forget-hard", f"after forget of {forgotten} was accepted, a new fact under topic_key "
                                              f"{topic!r} reported superseding {named}: a forgotten row is gone", third)
+    _forget_takes_its_own_entries(ctx)
+
+
+def _forget_takes_its_own_entries(ctx: Any) -> None:
+    """Forget removes the row, its FTS entry and its vector, and nothing of another row (a blind red team,
+    round 26: the vector stayed, and a recall by it answered the forgotten memory; FTS entries were deleted by
+    (type, topic_key), so forgetting a replaced fact unindexed the active one)."""
+    rule = "memoturn/forget-hard"
+    prof = profile("forget-own")
+    vector = [0.6, 0.8]
+    placed = ctx.client.ingest(prof, [model.new_memory("event", f"{word()} an event with its vector", {"w": word()},
+                                                       embedding=vector)])
+    vid = placed.result().get("id") if placed.ok else None
+    gone = ctx.client.forget(prof, vid) if isinstance(vid, str) else None
+    if gone is None or not gone.ok:
+        ctx.note(f"an event with an embedding was not taken, or its forget not accepted "
+                 f"({(gone or placed).describe()}): its vector after the forget was not judged")
+    else:
+        reply = ctx.client.recall(prof, {"embedding": vector, "include_superseded": True})
+        hits = reply.memories() if reply.ok else None
+        if hits is not None and vid in ids_of([h for h in hits if isinstance(h, dict)]):
+            say(ctx, rule, f"after forget of {vid!r} was accepted, a recall by the very embedding it was ingested with "
+                           f"answers it: forget deletes its vector", reply)
+    topic = f"user.{word('k')}"
+    wa, wb = word("old"), word("new")
+    a = ingest(ctx, prof, [fact(topic, {"v": 1}, f"{wa} first")], "a fact").result().get("id")
+    second = ingest(ctx, prof, [fact(topic, {"v": 2}, f"{wb} second")], "its successor")
+    b = second.result().get("id")
+    before = ctx.client.recall(prof, {"query": wb})
+    if _superseded(second) != [a] or not before.ok or b not in ids_of([h for h in before.memories() or []
+                                                                       if isinstance(h, dict)]):
+        ctx.note(f"the successor did not supersede the fact, or a recall of {wb!r} did not find it before any forget "
+                 f"({before.describe()}): forgetting the replaced fact was not judged against it")
+        return
+    gone = ctx.client.forget(prof, a)
+    if not gone.ok:
+        return  # a refused forget of a superseded fact is the forget check's, above
+    reply = ctx.client.recall(prof, {"query": wb})
+    hits = reply.memories() if reply.ok else None
+    if hits is not None and b not in ids_of([h for h in hits if isinstance(h, dict)]):
+        say(ctx, rule, f"a fact {a!r} and its successor {b!r} under topic_key {topic!r}: a recall of {wb!r}, a word of "
+                       f"the successor's summary, found it; after forget of {a!r} (the replaced one) was accepted, the "
+                       f"same recall does not: forget removes its own row's FTS entry, no other", reply)
 
 
 @check("memoturn/profile-isolation", spec="memoturn", bindings=LIVE, requirements=("memoturn/profile-isolation",),

@@ -235,6 +235,49 @@ def task_ttl_explicit(ctx: Any) -> None:
     mid = str(placed.result(0).get("id"))
     reply, rec = fetched(ctx, prof, mid, "reading back the task")
     lifetime(ctx, "memoturn/task-ttl-explicit", reply, rec, ttl, f"the task {mid}, ingested with ttl: {ttl},", sent)
+    _ttl_edges(ctx, prof)
+
+
+#: A ttl past 2^31 seconds (95 years): a signed 32-bit field wraps it negative.
+HUGE_TTL = 3_000_000_000
+
+
+def _ttl_edges(ctx: Any, prof: str) -> None:
+    """Two ttls a server may refuse (the page bounds neither), judged only where taken (a blind red team,
+    round 26): ttl 3,000,000,000 s, taken, leaves the task there with expires_at after its creation (a
+    governance policy may clamp it, never wrap it into the past); ttl 0, taken, expires at once, never
+    the 24 h default (its falsy value read as no ttl)."""
+    rule = "memoturn/task-ttl-explicit"
+    for ttl in (HUGE_TTL, 0):
+        task = mem("task", f"{word()} a task with ttl {ttl}", ttl=ttl)
+        before = Sent.now()
+        reply = served(ctx.client.ingest(prof, [task]))
+        sent = Sent(before, Sent.now())
+        mid = reply.result().get("id") if reply.ok else None
+        if not isinstance(mid, str):
+            ctx.note(f"a task with ttl {ttl} was not taken ({reply.describe()}): the page bounds no ttl, so that "
+                     "is not judged")
+            continue
+        got_reply, rec = got(ctx, prof, mid)
+        what = f"the task {mid}, taken with ttl: {ttl},"
+        if rec is None:
+            if ttl == HUGE_TTL and got_reply.missing:
+                say(ctx, rule, f"{what} is not found by GET right after the ingest: a ttl of 95 years does not "
+                               f"expire it at once", got_reply, received={"ingest": reply.received,
+                                                                         "GET": got_reply.received})
+            continue  # ttl 0: expired at once, hidden from GET (a reading)
+        expires_ms, created_ms = model.instant_ms(rec.get("expires_at")), model.instant_ms(rec.get("created_at"))
+        if expires_ms is None:
+            continue  # no expiry to compare: the ttl checks' own findings
+        start, late = (created_ms, created_ms) if created_ms is not None else (sent.before_ms, sent.after_ms)
+        if ttl == HUGE_TTL and expires_ms <= start:
+            say(ctx, rule, f"{what} has expires_at {shown(rec.get('expires_at'))}, not after its creation "
+                           f"({shown(rec.get('created_at')) if created_ms is not None else 'by the suite clock'}): "
+                           f"a long ttl may be clamped, never turned into the past", got_reply)
+        elif ttl == 0 and expires_ms > late + SLACK_S * 1000:
+            say(ctx, rule, f"{what} has expires_at {shown(rec.get('expires_at'))}, "
+                           f"{(expires_ms - late) / 1000:g} s after its creation: a ttl of 0 s taken expires at "
+                           f"once (or is refused), it is not read as no ttl (the 24 h default)", got_reply)
 
 
 @check("memoturn/recall-drops-expired", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-drops-expired",),

@@ -194,18 +194,21 @@ def recall_keyword_channel(ctx: Any) -> None:
 def keywords_indexed(ctx: Any) -> None:
     rule = "memoturn/keywords-indexed"
     prof = profile("kwi")
-    k = word("k")
-    (a,) = place(ctx, prof, [mem("fact", "prefers tabs over spaces", keywords=f"{k} indentation")])
-    reply, hits = judged_recall(ctx, prof, {"query": k}, rule, f"a recall by query {k!r}")
-    if hits is None:
-        return
-    found = by_id(hits)
-    if a not in found:
-        say(ctx, rule, f"the query {k!r}, one of the memory's keywords (its summary does not hold it), did not find "
-                       f"it ({a})", reply)
-    elif "keyword" not in channels(found[a]):
-        say(ctx, rule, f"the memory found by its keyword lists channels {shown(found[a].get('channels'))}, without "
-                       f"\"keyword\"", reply)
+    k, k2 = word("k"), word("k")
+    # every space-separated term is indexed, the second as the first (a blind red team, round 26: only the
+    # first keyword was)
+    (a,) = place(ctx, prof, [mem("fact", "prefers tabs over spaces", keywords=f"{k} {k2}")])
+    for which, term in (("first", k), ("second", k2)):
+        reply, hits = judged_recall(ctx, prof, {"query": term}, rule, f"a recall by query {term!r}")
+        if hits is None:
+            continue
+        found = by_id(hits)
+        if a not in found:
+            say(ctx, rule, f"the query {term!r}, the {which} of the memory's keywords {k + ' ' + k2!r} (its summary "
+                           f"does not hold it), did not find it ({a})", reply)
+        elif "keyword" not in channels(found[a]):
+            say(ctx, rule, f"the memory found by its keyword lists channels {shown(found[a].get('channels'))}, without "
+                           f"\"keyword\"", reply)
 
 
 @check("memoturn/recall-topic-channel", spec="memoturn", bindings=LIVE, requirements=("memoturn/recall-topic-channel",),
@@ -271,6 +274,17 @@ def recall_vector_channel(ctx: Any) -> None:
     if hits is not None and a not in ids_of(hits):
         say(ctx, rule, f"a recall by an embedding of another dimension and the query {wa!r} did not find the fact "
                        f"whose summary holds it ({a}): a dimension mismatch degrades recall to keyword + topic", reply)
+    # degraded means the vector channel matches nothing: an embedding alone, the first DIM - 1 members of the
+    # fact's own, finds no memory (a blind red team, round 26: vectors compared over their common prefix).
+    # Refusing it is not judged here (the mismatch with a query, above, is what must be answered).
+    prefix = unit(0)[:DIM - 1]
+    reply = served(ctx.client.recall(prof, {"embedding": prefix}))
+    hits = reply.memories() if reply.ok else None
+    if hits:
+        say(ctx, rule, f"a recall by the embedding {prefix} alone, of dimension {DIM - 1} (every vector of the profile "
+                       f"has {DIM}), answered {shown(ids_of([h for h in hits if isinstance(h, dict)]))}: a vector of "
+                       f"another dimension is no match (a dimension mismatch degrades recall to keyword + topic, and "
+                       f"this recall drove no other channel)", reply)
 
 
 @check("memoturn/task-no-vector", spec="memoturn", bindings=LIVE, requirements=("memoturn/task-no-vector",),
@@ -309,9 +323,15 @@ def recall_channels_attribution(ctx: Any) -> None:
     # the event, written after the fact, holds both words of a two-word query and the fact one: where
     # the scores tell them apart, the order is seen (a server answering rows in the order written
     # puts the lower score first)
-    a, b, _ = place(ctx, prof, [mem("fact", f"{w} vegan since 2026", topic_key=topic, embedding=unit(3)),
-                                mem("event", f"{w} {x} ordered the tasting menu", embedding=unit(4)),
-                                mem("event", f"{word()} booked a table", embedding=unit(5))])
+    # and two events a query and an embedding rank apart: the one word alone, which the keyword channel ranks
+    # first, and the word among others with an embedding, second by keyword but first by vector, so first
+    # fused (a blind red team, round 26: hits emitted channel by channel, each with its fused score)
+    y = word()
+    a, b, _, _, _ = place(ctx, prof, [mem("fact", f"{w} vegan since 2026", topic_key=topic, embedding=unit(3)),
+                                      mem("event", f"{w} {x} ordered the tasting menu", embedding=unit(4)),
+                                      mem("event", f"{word()} booked a table", embedding=unit(5)),
+                                      mem("event", y),
+                                      mem("event", f"{y} {word()} {word()} paid the bill", embedding=unit(6))])
     # (what, the request, the channels it drives, the channels that find the fact by construction: its
     # exact topic_key, a word of its summary, its own embedding)
     requests = (
@@ -322,6 +342,8 @@ def recall_channels_attribution(ctx: Any) -> None:
         ("a two-word query", {"query": f"{w} {x}"}, {"keyword", "vector"}, {"keyword"}),
         ("query, topic_key and embedding", {"query": w, "topic_key": topic, "embedding": unit(3)},
          {"topic", "keyword", "vector"}, {"topic", "keyword", "vector"}),
+        ("a query and an embedding that rank two events apart", {"query": y, "embedding": unit(6)},
+         {"keyword", "vector"}, set()),
     )
     observed = False
     for what, params, driven, finding_fact in requests:
@@ -396,6 +418,24 @@ def recall_hides_superseded(ctx: Any) -> None:
         if old in ids_of(hits):
             say(ctx, rule, f"the recall by {what} answered the superseded fact {old} (superseded by {new})", reply)
         seen_new = seen_new or new in ids_of(hits)
+    # every channel hides it: a chain whose facts carry embeddings, recalled by the replaced fact's own
+    # embedding alone (a blind red team, round 26: the vector channel did not drop superseded rows)
+    vtopic = f"user.{word('t')}"
+    first = ctx.client.ingest(prof, [mem("fact", f"{word()} drinks coffee", topic_key=vtopic, embedding=unit(6))])
+    second = ctx.client.ingest(prof, [mem("fact", f"{word()} drinks tea", topic_key=vtopic,
+                                          embedding=unit(7))]) if first.ok else first
+    vold = first.result().get("id") if first.ok else None
+    if not second.ok:
+        ctx.note(f"a fact with an embedding, or its successor with another, was not taken ({second.describe()}): the "
+                 "vector channel's hiding was not judged (embeddings are memoturn/recall-vector-channel's)")
+    if second.ok and vold in (second.result().get("superseded") or []):
+        reply, hits = judged_recall(ctx, prof, {"embedding": unit(6)}, rule,
+                                    "a recall by the replaced fact's own embedding alone")
+        if hits is not None:
+            seen_new = seen_new or bool(hits)
+            if vold in ids_of(hits):
+                say(ctx, rule, f"the recall by embedding alone answered the superseded fact {vold} (superseded by "
+                               f"{second.result().get('id')}), whose own embedding it was", reply)
     if not seen_new and no_findings(ctx):
         raise NotApplicable("neither recall found the active fact either, so hiding was not observed (judged by "
                             "memoturn/recall-topic-channel and memoturn/recall-keyword-channel)")
@@ -636,12 +676,16 @@ def recall_source_filter(ctx: Any) -> None:
     w, a, b = word(), f"agent-{word('a')}", f"agent-{word('b')}"
     # a source whose name begins with a's ("claude" and "claude-code"): matched as written, never by prefix
     longer = f"{a}-code"
-    mine, theirs, unsourced, prefixed = place(ctx, prof, [mem("fact", f"{w} prefers tabs", source=a),
-                                                          mem("event", f"{w} reformatted the repo", source=b),
-                                                          mem("event", f"{w} opened the project"),
-                                                          mem("event", f"{w} ran the linter", source=longer)])
+    # and a source that differs from a's in case only: free-form, so another agent (a blind red team,
+    # round 26: the filter compared case-insensitively)
+    cased = a.capitalize()
+    mine, theirs, unsourced, prefixed, upper = place(ctx, prof, [mem("fact", f"{w} prefers tabs", source=a),
+                                                                 mem("event", f"{w} reformatted the repo", source=b),
+                                                                 mem("event", f"{w} opened the project"),
+                                                                 mem("event", f"{w} ran the linter", source=longer),
+                                                                 mem("event", f"{w} closed the editor", source=cased)])
     names = {mine: f"the memory from {a!r}", theirs: f"the memory from {b!r}", unsourced: "the memory without a source",
-             prefixed: f"the memory from {longer!r}"}
+             prefixed: f"the memory from {longer!r}", upper: f"the memory from {cased!r}"}
     baseline(ctx, prof, {"query": w}, names, "the unfiltered recall")
     reply, hits = judged_recall(ctx, prof, {"query": w, "source": a}, rule, f"a recall with source {a!r}")
     if hits is None:
