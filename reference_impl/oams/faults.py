@@ -11,6 +11,7 @@ in its description. `bindings` None: every live binding (http, jsonrpc, stdio)."
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import struct
@@ -923,6 +924,117 @@ def _no_manifest(folder: Any) -> Any:
     return folder
 
 
+# -- round 25 (a blind red team's server): well-formed input that breaks the server -------------------
+
+def _tags_lowercased_unchecked(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Tags lowercased before they are validated: a null among them raises AttributeError (a 500)."""
+    def validate(memory: Any, where: str = "memory") -> Any:
+        if isinstance(memory, dict) and isinstance(memory.get("tags"), list):
+            memory = {**memory, "tags": [t.lower() for t in memory["tags"]]}
+        return original(memory, where)
+    return validate
+
+
+def _cursor_decoded_unchecked(cursor: Any) -> Any:
+    """The cursor decoded with nothing caught: one the server never gave raises (a 500)."""
+    if cursor in (None, ""):
+        return None
+    value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8"))
+    return value[0], value[1]
+
+
+def _surrogate_unchecked(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The validator measures strings without encoding them: a lone surrogate passes, and the write
+    to sqlite raises UnicodeEncodeError (a 500)."""
+    def validate(memory: Any, where: str = "memory") -> Any:
+        if isinstance(memory, dict) and isinstance(memory.get("value"), str):
+            checked = original({**memory, "value": memory["value"].encode("utf-8", "replace").decode("utf-8")}, where)
+            return {**checked, "value": memory["value"]}
+        return original(memory, where)
+    return validate
+
+
+def _depth_asserted(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A recursive sanitizer asserting a nesting depth under 64 instead of refusing deeper input."""
+    def depth(value: Any, level: int = 0) -> None:
+        if level >= 64:
+            raise RuntimeError("metadata too deep")
+        for v in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+            depth(v, level + 1)
+
+    def validate(memory: Any, where: str = "memory") -> Any:
+        depth(memory)
+        return original(memory, where)
+    return validate
+
+
+def _finite_only(value: Any) -> Any:
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return 0.0
+    if isinstance(value, dict):
+        return {k: _finite_only(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite_only(v) for v in value]
+    return value
+
+
+def _nan_body(rest: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The REST body parsed with the JSON library's defaults: NaN and Infinity taken."""
+    async def body(request: Any) -> Any:
+        data = await request.body()
+        try:
+            return json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            raise OamsError(-32700, "parse error: the body is not JSON") from None
+    return body
+
+
+def _nan_validated(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Validation by type alone: a non-finite number is a float."""
+    def validate(memory: Any, where: str = "memory") -> Any:
+        original(_finite_only(memory), where)
+        return memory
+    return validate
+
+
+def _nan_answered(rest: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    from starlette.responses import Response
+
+    def answer(value: Any, status: int = 200) -> Any:
+        return Response(json.dumps(value, ensure_ascii=False), status_code=status, media_type="application/json")
+    return answer
+
+
+def _nfc_keys(memory: Any, namespace: Any = None, key: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """STORE normalizes keys to NFC (the path's and the body's): a decomposed key becomes another key."""
+    if isinstance(memory, dict) and isinstance(memory.get("key"), str):
+        memory = {**memory, "key": unicodedata.normalize("NFC", memory["key"])}
+    if isinstance(key, str):
+        key = unicodedata.normalize("NFC", key)
+    return (memory, namespace, key), {}
+
+
+def _path_key_decoded_again(memory: Any, namespace: Any = None, key: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The REST router percent-decodes the key's path segment a second time: '%2525' becomes '%'."""
+    import urllib.parse
+
+    if isinstance(key, str):
+        key = urllib.parse.unquote(key)
+    return (memory, namespace, key), {}
+
+
+def _stamped_cut(member: str, limit: int) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
+    """A column of `limit` characters: the member written is cut to it, silently."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+            doc = original(memory, existing, now)
+            if isinstance(doc.get(member), str) and len(doc[member]) > limit:
+                doc[member] = doc[member][:limit]
+            return doc
+        return stamp
+    return wrap
+
+
 OAMS_FAULTS: tuple[Fault, ...] = (
     # -- §3 operations -------------------------------------------------------------------------------
     _f("no-batch-store", "BATCH_STORE is not served (-32601 / 404): only four of the five operations",
@@ -1204,6 +1316,32 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     _f("forget-falls-back-to-owner", "FORGET of a key its namespace does not hold deletes the memory with that key "
        "in another namespace of the same owner (a lookup by owner and key), answering success", "forget-gone",
        wraps=_wrap("forget", _forget_falls_back_to_owner)),
+    # -- found by the blind red team (round 25): well-formed input answered with an internal error ----------
+    _f("tags-null-internal-error", "STORE lowercases tags before validating them: tags holding a null raise, "
+       "answered -32603 (HTTP 500) instead of taken or refused -32003", "error-codes",
+       wraps=_wrap("_validate", _tags_lowercased_unchecked)),
+    _f("cursor-garbage-internal-error", "LIST decodes its cursor with nothing caught: a cursor the server never gave "
+       "is answered -32603 (HTTP 500) instead of refused -32003", "error-codes",
+       wraps=instead("_cursor", _cursor_decoded_unchecked)),
+    _f("surrogate-internal-error", "the validator never encodes the value: a lone surrogate (\\ud800, sent as the "
+       "escape) passes, and the write fails, answered -32603 (HTTP 500)", "error-codes",
+       wraps=_wrap("_validate", _surrogate_unchecked)),
+    _f("deep-nesting-internal-error", "a recursive sanitizer asserts a nesting depth under 64: deeper metadata is "
+       "answered -32603 (HTTP 500) instead of taken or refused -32003", "error-codes",
+       wraps=_wrap("_validate", _depth_asserted)),
+    _f("nan-accepted", "the REST body is parsed with the JSON library's defaults and validated by type: a body "
+       "holding a bare NaN (not JSON) is stored and echoed with NaN", "error-shape", bindings=("http",),
+       wraps={"rest._body": _nan_body, "rest.answer": _nan_answered, "_validate": _nan_validated}),
+    # -- found by the blind red team (round 25): what STORE keeps is not what was sent ----------------------
+    _f("key-nfc", "STORE normalizes keys to NFC: a key in decomposed form (e + U+0301) is stored and answered "
+       "as another key", "store-returns-stored", wraps=before("store", _nfc_keys)),
+    _f("key-double-decode", "the REST router percent-decodes the key's path segment twice: a key holding '%25' "
+       "(sent as %2525) is stored with '%'", "store-returns-stored", bindings=("http",),
+       wraps=before("store", _path_key_decoded_again)),
+    _f("value-truncated", "values are written to a column of 65,535 characters: a longer value is cut, silently",
+       "store-returns-stored", wraps=_wrap("_stamp", _stamped_cut("value", 65_535))),
+    _f("source-id-truncated", "source_id is written to a VARCHAR(255): a longer one is cut, silently",
+       "store-returns-stored", wraps=_wrap("_stamp", _stamped_cut("source_id", 255))),
     # -- operations not served (what the other checks cannot observe is skipped, never passed) ------------------
     _f("no-store", "STORE is not served (-32601 / 404)", "five-operations", "store-endpoint",
        wraps=instead("store", _unserved("store"))),

@@ -4,6 +4,7 @@ atomic batch, and §3's error shape on every binding."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, NoReturn
 
 from memconform.suite.oams import model
@@ -587,6 +588,11 @@ def error_shape(ctx: Any) -> None:
         (c.recall({"namespace": ns, "query": "q", "k": "eight"}), "a RECALL whose k is a string",
          model.VALIDATION_FAILED),
         (c.batch_store("not an array"), "a BATCH_STORE whose memories is a string", model.VALIDATION_FAILED),
+        # a bare NaN is no JSON (RFC 8259 §6): a parser that takes it stores what no client can read back
+        # (round 25: stored, and echoed with a bare NaN); refused with any code, as a cut-off body
+        (c.send_raw("store", _as_store_params(ctx, '{"key": "nan", "namespace": ' + json.dumps(ns)
+                                              + ', "value": "v", "metadata": {"x": NaN}}'), namespace=ns, key="nan"),
+         "a STORE whose body holds a bare NaN (not JSON)", None),
     ]
     for reply, what, code in sends:
         if reply.not_served:
@@ -608,3 +614,58 @@ def error_shape(ctx: Any) -> None:
                                          f"({model.RESERVED_CODES[code]})"
                                          + (f" or JSON-RPC's {INVALID_PARAMS} (Invalid params)" if len(allowed) > 1 else ""),
                 reply)
+    _taken_or_refused(ctx, ns)
+
+
+INTERNAL_ERROR = -32603
+
+
+def _as_store_params(ctx: Any, memory_text: str) -> str:
+    """A memory written as text, as STORE's body (REST) or its params (JSON-RPC: {"memory": …})."""
+    return memory_text if ctx.binding == "http" else '{"memory": ' + memory_text + "}"
+
+
+def _taken_or_refused(ctx: Any, ns: str) -> None:
+    """Well-formed JSON a careless server breaks on (round 25: each answered HTTP 500, -32603): tags
+    holding a null, a cursor the server never gave, a value holding a lone surrogate (the escape
+    \\ud800: valid JSON text, not a Unicode string), metadata nested 100 levels deep. Each may be taken,
+    or refused (-32003, a quota's -32004, a parser's -32700 for the surrogate, JSON-RPC's -32602): only
+    an internal error (-32603, or a 5xx status) fails, for §3 names what a refused input is (-32003
+    validation failed), and a 5xx says the server broke, not that it refused."""
+    c = ctx.client
+    deep: dict[str, Any] = {}
+    inner = deep
+    for _ in range(99):
+        inner["n"] = {}
+        inner = inner["n"]
+    surrogate = key("surrogate")
+    cases = (
+        (c.store(model.new_memory(ns, key("tagnull"), "tags with a null", tags=["ok", None])),
+         'a STORE whose tags hold a null (["ok", null])'),
+        (c.list(ns, cursor="!!not-a-cursor"), "a LIST with the cursor '!!not-a-cursor', one the server never gave"),
+        (c.send_raw("store", _as_store_params(ctx, json.dumps({"key": surrogate, "namespace": ns})[:-1]
+                                              + ', "value": "a\\ud800b"}'), namespace=ns, key=surrogate),
+         'a STORE whose value holds a lone surrogate ("a\\ud800b", sent as the escape)'),
+        (c.store(model.new_memory(ns, key("deep"), "deep metadata", metadata={"n": deep})),
+         "a STORE whose metadata nests 100 levels deep"),
+    )
+    for reply, what in cases:
+        if reply.not_served:
+            ctx.note(f"{reply.request} is not served (oams/operations-served's): {what} was not sent")
+            continue
+        if reply.ok:
+            continue  # taken: what it stored is the other checks' (a refusal was as right)
+        problem = error_shape_problem(reply)
+        if problem is not None:
+            say(ctx, "oams/error-shape", f"{what} was refused, but {problem}", reply)
+        elif reply.error_code == INTERNAL_ERROR:
+            say(ctx, "oams/error-codes", f"{what} was answered {INTERNAL_ERROR} (internal error)"
+                                         + (f" with HTTP {reply.status}" if reply.status else "")
+                                         + ": the input is well-formed JSON, to be taken or refused as "
+                                           f"{model.VALIDATION_FAILED} (validation failed), not break the server",
+                reply)
+        elif reply.status is not None and reply.status >= 500:
+            say(ctx, "oams/error-shape", f"{what} was answered HTTP {reply.status} (a server error): a refusal of "
+                                         "the input is a 4xx with §3's error body", reply)
+        else:
+            ctx.observed("oams/error-shape", "oams/error-codes")
