@@ -1035,6 +1035,154 @@ def _stamped_cut(member: str, limit: int) -> Callable[[Any, Callable[..., Any]],
     return wrap
 
 
+# -- round 25 (a blind red team's server), second pass: writes that do not replace, scopes that leak ----
+
+def _same_value_skipped(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """An upsert written `UPDATE … WHERE value <> ?`: a re-STORE whose value is unchanged writes nothing,
+    its new tags and metadata lost (the old row answered)."""
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        if existing is not None and existing.get("value") == memory.get("value") \
+                and "created_at" not in memory and "updated_at" not in memory:
+            return dict(existing)
+        return original(memory, existing, now)
+    return stamp
+
+
+def _stale_recall_index() -> dict[str, Any]:
+    """A recall index filled on insert only (`INSERT OR IGNORE` into the search table): RECALL answers
+    a memory with the value it was first written with; FORGET removes the entry."""
+    def index(service: Any) -> dict[tuple[str, str], str]:
+        return service.__dict__.setdefault("_recall_index", {})
+
+    def put(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def put_(doc: dict[str, Any]) -> None:
+            index(service).setdefault((doc["namespace"], doc["key"]), doc["value"])
+            return original(doc)
+        return put_
+
+    def forget(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def forget_(namespace: Any, key: Any) -> None:
+            out = original(namespace, key)
+            index(service).pop((namespace, key), None)
+            return out
+        return forget_
+
+    def recall(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def recall_(params: Any) -> Any:
+            answer = original(params)
+            for m in answer.get("memories", []) if isinstance(answer, dict) else answer:
+                m["value"] = index(service).get((m["namespace"], m["key"]), m["value"])
+            return answer
+        return recall_
+    return {"_put": put, "forget": forget, "recall": recall}
+
+
+def _confidence_open_below(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The confidence range check written `0 < c <= 1`: confidence 0.0, the lower bound, is refused."""
+    def validate(memory: Any, where: str = "memory") -> Any:
+        checked = original(memory, where)
+        meta = checked.get("metadata")
+        conf = meta.get("confidence") if isinstance(meta, dict) else None
+        if isinstance(conf, (int, float)) and not isinstance(conf, bool) and conf <= 0:
+            raise invalid(f"{where}.metadata.confidence must be in (0, 1]", field="metadata")
+        return checked
+    return validate
+
+
+def _tags_unscoped(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """RECALL with a tags filter is answered by a tag index queried without the namespace: every
+    namespace holding the tag is searched, other owners' too."""
+    def scope(params: dict[str, Any]) -> list[str]:
+        spaces = original(params)
+        if params.get("tags") is None:
+            return spaces
+        rows = service._db.execute("SELECT DISTINCT namespace FROM memories").fetchall()
+        return sorted({r[0] for r in rows} | set(spaces))
+    return scope
+
+
+def _k_per_namespace(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A cross-namespace RECALL answered namespace by namespace, each with k, and the answers joined."""
+    def recall(params: Any) -> Any:
+        spaces = params.get("namespaces") if isinstance(params, dict) else None
+        if not isinstance(spaces, list) or len(spaces) < 2 or not all(isinstance(s, str) for s in spaces):
+            return original(params)
+        service._scope(params)  # the refusals (owners, bounds) as before
+        answers = [original({**{k: v for k, v in params.items() if k != "namespaces"}, "namespace": s})
+                   for s in dict.fromkeys(spaces)]
+        if all(isinstance(a, dict) for a in answers):
+            return {"memories": [m for a in answers for m in a["memories"]]}
+        return [m for a in answers for m in a]
+    return recall
+
+
+def _restored_from_deleted(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """FORGET is a soft delete, and a STORE of the pair merges the deleted row under what it sends
+    (`INSERT … ON CONFLICT DO UPDATE SET value = …, deleted = 0`): tags, metadata, source_id and
+    created_at of the forgotten memory come back."""
+    def stamp(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+        if existing is None:
+            dead = service._row(memory["namespace"], memory["key"], with_deleted=True)
+            if dead is not None:
+                memory = {**{k: v for k, v in dead.items() if k != "updated_at"}, **memory}
+        return original(memory, existing, now)
+    return stamp
+
+
+def _list_by_prefix() -> dict[str, Any]:
+    """LIST selects `WHERE namespace LIKE ? || '%'`: a namespace whose name begins with the one listed
+    is listed too."""
+    def list_(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def listed(*args: Any, **kwargs: Any) -> Any:
+            service.__dict__["_listing"] = True
+            try:
+                return original(*args, **kwargs)
+            finally:
+                service.__dict__["_listing"] = False
+        return listed
+
+    def live(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def live_(namespaces: list[str]) -> list[dict[str, Any]]:
+            if not service.__dict__.get("_listing"):
+                return original(namespaces)
+            rows = service._db.execute("SELECT DISTINCT namespace FROM memories").fetchall()
+            return original(sorted({r[0] for r in rows if any(r[0].startswith(n) for n in namespaces)}
+                                   | set(namespaces)))
+        return live_
+    return {"list": list_, "_live": live}
+
+
+def _list_first_tag(namespace: Any, cursor: Any = None, limit: Any = None, since: Any = None,
+                    tags: Any = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """LIST's tags parameter read as one tag: of tags=a,b only a filters."""
+    if isinstance(tags, str):
+        tags = tags.split(",")[0]
+    elif isinstance(tags, list) and tags:
+        tags = tags[:1]
+    return (namespace, cursor, limit, since, tags), {}
+
+
+def _batch_scope_unchecked() -> dict[str, Any]:
+    """BATCH_STORE validates its memories with a path of its own that leaves the scope check out: a
+    scope holding / or : is written."""
+    def batch(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def batch_store(memories: Any) -> Any:
+            service.__dict__["_batching"] = True
+            try:
+                return original(memories)
+            finally:
+                service.__dict__["_batching"] = False
+        return batch_store
+
+    def check_namespace(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def check(namespace: Any, field: str = "namespace") -> str:
+            if service.__dict__.get("_batching") and isinstance(namespace, str) and namespace:
+                return namespace
+            return original(namespace, field)
+        return check
+    return {"batch_store": batch, "_check_namespace": check_namespace}
+
+
 OAMS_FAULTS: tuple[Fault, ...] = (
     # -- §3 operations -------------------------------------------------------------------------------
     _f("no-batch-store", "BATCH_STORE is not served (-32601 / 404): only four of the five operations",
@@ -1342,6 +1490,29 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "store-returns-stored", wraps=_wrap("_stamp", _stamped_cut("value", 65_535))),
     _f("source-id-truncated", "source_id is written to a VARCHAR(255): a longer one is cut, silently",
        "store-returns-stored", wraps=_wrap("_stamp", _stamped_cut("source_id", 255))),
+    # -- found by the blind red team (round 25, second pass) -----------------------------------------------
+    _f("upsert-same-value-skip", "the upsert is written UPDATE … WHERE value <> ?: a re-STORE of the same value "
+       "with new tags and metadata writes nothing, the old ones kept", "store-upsert",
+       wraps=_wrap("_stamp", _same_value_skipped)),
+    _f("recall-stale-after-update", "the recall index is filled on insert only: after an update RECALL answers the "
+       "memory with the value first written", "store-upsert", wraps=_stale_recall_index()),
+    _f("confidence-zero-rejected", "the confidence range check is written 0 < c <= 1: metadata.confidence 0.0, the "
+       "lower bound of (0.0–1.0), is refused with -32003", "metadata-object",
+       wraps=_wrap("_validate", _confidence_open_below)),
+    _f("recall-tags-unscoped", "RECALL with a tags filter is answered from a tag index queried without the "
+       "namespace: another owner's memory with the tag is answered", "recall-single-namespace",
+       wraps=_wrap("_scope", _tags_unscoped)),
+    _f("k-per-namespace", "a cross-namespace RECALL is answered namespace by namespace, each with k, and the "
+       "answers joined: up to k per namespace", "recall-k", wraps=_wrap("recall", _k_per_namespace)),
+    _f("resurrect-after-forget", "FORGET is a soft delete, and a STORE of the forgotten pair merges the deleted row "
+       "under what it sends: the forgotten tags, metadata and source_id come back", "forget-gone",
+       overrides={"forget_mode": "soft"}, wraps=_wrap("_stamp", _restored_from_deleted)),
+    _f("list-ns-prefix", "LIST selects its namespace with LIKE 'ns%': a namespace whose name begins with the one "
+       "listed is listed too", "list-paging", wraps=_list_by_prefix()),
+    _f("tags-filter-first-only", "LIST reads its tags parameter as one tag: of tags=a,b only a filters",
+       "list-filters", wraps=before("list", _list_first_tag)),
+    _f("batch-scope-unchecked", "BATCH_STORE validates its memories without the scope check: a scope holding / or : "
+       "is written", "scope-no-slash-colon", wraps=_batch_scope_unchecked()),
     # -- operations not served (what the other checks cannot observe is skipped, never passed) ------------------
     _f("no-store", "STORE is not served (-32601 / 404)", "five-operations", "store-endpoint",
        wraps=instead("store", _unserved("store"))),

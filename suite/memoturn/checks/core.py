@@ -1186,13 +1186,18 @@ def errors(ctx: Any) -> None:
     for what, reply in (("DELETE of an id never ingested", ctx.client.forget(prof, "mem_" + "d" * 32)),
                         ("a recall whose types filter names an unknown type",
                          ctx.client.recall(prof, {"query": "anything", "types": ["opinion"]}))):
-        if reply.ok:
-            observe(ctx, "memoturn/no-server-error")
-        elif reply.not_served:
-            ctx.note(f"{what} answered {reply.describe()}: no envelope to judge")
-        else:
-            judge_refused(ctx, reply, rule="memoturn/error-codes", what=what, code=None)
+        _answered_or_refused(ctx, what, reply)
     _bad_input_never_5xx(ctx, prof)
+
+
+def _answered_or_refused(ctx: Any, what: str, reply: Any) -> None:
+    """An answer the page leaves open: taken, or refused in the envelope; never a server error."""
+    if reply.ok:
+        observe(ctx, "memoturn/no-server-error")
+    elif reply.not_served:
+        ctx.note(f"{what} answered {reply.describe()}: no envelope to judge")
+    else:
+        judge_refused(ctx, reply, rule="memoturn/error-codes", what=what, code=None)
 
 
 def _get_route_served(ctx: Any, prof: str) -> bool:
@@ -1224,9 +1229,4 @@ def _bad_input_never_5xx(ctx: Any, prof: str) -> None:
              ('a recall by the query `say "hi` (an unbalanced double quote)', "recall", {"query": 'say "hi'}))
     for what, op, payload in cases:
         reply = ctx.client.ingest(prof, payload) if op == "ingest" else ctx.client.recall(prof, payload)
-        if reply.ok:
-            observe(ctx, "memoturn/no-server-error")
-        elif reply.not_served:
-            ctx.note(f"{what} answered {reply.describe()}: no envelope to judge")
-        else:
-            judge_refused(ctx, reply, rule="memoturn/error-codes", what=what, code=None)
+        _answered_or_refused(ctx, what, reply)

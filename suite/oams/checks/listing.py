@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 
 from memconform.suite.oams import model
 from memconform.suite.oams.checks._common import (LIVE, error_shape_problem, judge_error, key, keys_of, listed,
-                                                  namespace, precondition, recalled, say,
+                                                  find, namespace, precondition, recalled, say,
                                                   seed_as_given, served)
 from memconform.suite.oams.checks.recall import seed
 from memconform.suite.oams.client import list_every, shown
@@ -232,10 +232,14 @@ def list_paging(ctx: Any) -> None:
     ns_bulk = namespace(ctx, tag="bulk")
     stored_bulk = seed_as_given(ctx, _with_provenance(_dated(ns_bulk, BULK, "bulk")))
 
+    # a namespace that begins with ns's name: LIST of ns lists ns's memories only (round 25: a LIKE 'ns%')
+    sibling = model.new_memory(ns + "2", "page-sibling", "a memory of the namespace one character longer")
+    precondition(ctx.client.store(sibling), f"storing {sibling['key']!r} in {sibling['namespace']!r}")
     want = [f"page-{d:02d}" for d in range(7, 0, -1)]
     replies: list[Any] = []
     if _walked_in_order(ctx, ns, 3, want, replies):
         _compare_listed(ctx, stored, replies, f"{ns!r} listed with limit 3, the cursor followed")
+    _listed_alone(ctx, ns, sibling)
     # limit 1, the smallest: a server whose own pages are short (two a page, whatever the limit) honours a
     # limit of 3 by itself; only a limit below its page size shows whether the limit is read at all
     _walked_in_order(ctx, ns, 1, want, [])
@@ -273,6 +277,20 @@ def list_paging(ctx: Any) -> None:
             ctx.note(f"with limit {BULK_LIMIT}, LIST of {ns_bulk!r} answered pages of at most {fullest} memories (its own "
                      f"page size): how a page fuller than that would keep its cursor to the rest (a page cut after "
                      f"its cursor was made) was not seen")
+
+
+def _listed_alone(ctx: Any, ns: str, sibling: dict[str, Any]) -> None:
+    """LIST of `ns` answers none of the memories of `ns` + "2", a namespace its name begins."""
+    paged = _every_page(ctx, ns, "oams/list-paging", f"LIST of {ns!r}")
+    if paged is None:
+        return
+    items, reply = paged
+    strays = [m for m in items if isinstance(m, dict) and (m.get("namespace", ns) != ns or m.get("key") == sibling["key"])]
+    if strays:
+        say(ctx, "oams/list-paging", f"LIST of {ns!r} answered " + ", ".join(
+            f"({m.get('namespace')!r}, {m.get('key')!r})" for m in strays[:3]) + f", of {sibling['namespace']!r}, a "
+            "namespace whose name begins with the one listed: LIST of a namespace lists that namespace's memories "
+            "only (a namespace is matched whole)", reply)
 
 
 def _not_each_once(got: list[Any], want: list[Any], lost: str = "never listed") -> str:
@@ -338,6 +356,29 @@ def list_filters(ctx: Any) -> None:
                 say(ctx, "oams/list-filters", f"LIST with {what} and limit 1, the cursor followed over "
                                               f"{len(replies)} page(s), answered {sorted(got, key=str)}, expected "
                                               f"{sorted(want)}", reply)
+    _two_tags(ctx)
+
+
+def _two_tags(ctx: Any) -> None:
+    """LIST with two tags uses both (round 25: only the first was read). §3 does not say whether several
+    tags are all-of or any-of: with memories tagged [a], [b] and [a, b], both readings are accepted
+    (only [a, b]; or all three), anything else fails."""
+    ns = namespace(ctx, tag="lfilter2")
+    tagged = {"ta": ["ta"], "tb": ["tb"], "tab": ["ta", "tb"]}
+    seed_as_given(ctx, [model.new_memory(ns, k, f"tagged {t}", tags=t) for k, t in tagged.items()])
+    paged = _every_page(ctx, ns, "oams/list-filters", "LIST with tags ta,tb", unserved_skips=True, tags=["ta", "tb"])
+    if paged is None:
+        return
+    items, reply = paged
+    got = set(keys_of(items))
+    if not got and ctx.binding == "http":
+        ctx.note(f"LIST of {ns!r} with tags=ta,tb (comma-joined in the query) answered nothing: a server reading the "
+                 "parameter as one tag 'ta,tb' (§3 does not say how REST spells several) was not judged")
+    elif got not in ({"tab"}, {"ta", "tb", "tab"}):
+        say(ctx, "oams/list-filters", f"{ns!r} holds 'ta' tagged ['ta'], 'tb' tagged ['tb'] and 'tab' tagged "
+                                      f"['ta', 'tb']; LIST with tags ta,tb answered {sorted(got, key=str)}: expected "
+                                      "['tab'] (every tag) or ['ta', 'tab', 'tb'] (any tag), a filter using both tags",
+            reply)
 
 
 @check("oams/forget", spec="oams", bindings=LIVE,
@@ -408,6 +449,44 @@ def forget(ctx: Any) -> None:
     if any(m.get("key") == gone["key"] for m in found if m not in strays):
         for rule in ("oams/forget-gone", "oams/soft-deleted-hidden"):
             say(ctx, rule, f"after FORGET of ({ns!r}, {gone['key']!r}), RECALL on {ns!r} still finds it", rec)
+    _stored_again_after_forget(ctx, ns)
+
+
+def _stored_again_after_forget(ctx: Any, ns: str) -> None:
+    """A STORE of a forgotten pair makes a new memory holding what it sent, nothing of the forgotten
+    one (round 25: a soft delete whose re-STORE merged the deleted row's tags, metadata and source_id
+    back in). Whether its created_at is the old one is left open (docs/catalogue-oams.md)."""
+    k = key("again")
+    old = model.new_memory(ns, k, "axolotl forgotten for good", tags=["forgotten"], metadata={"forgotten": True},
+                           source_id="https://a.example/forgotten")
+    forgot = ctx.client.forget(ns, k) if ctx.client.store(old).ok else None
+    if forgot is None or not (forgot.ok or (forgot.status is not None and 200 <= forgot.status < 300
+                                            and forgot.error is None)):
+        ctx.note(f"STORE then FORGET of ({ns!r}, {k!r}) was refused: a STORE after FORGET was not tried")
+        return
+    memory = model.new_memory(ns, k, "axolotl written anew")
+    reply = ctx.client.store(memory)
+    if not reply.ok:
+        ctx.note(f"STORE of the forgotten pair ({ns!r}, {k!r}) was refused ({reply.describe()[:200]}): not judged")
+        return
+    for where, got in (("STORE's answer", reply.result), (f"LIST of {ns!r}", find(listed(ctx, ns), k))):
+        if not isinstance(got, dict):
+            continue
+        meta = got.get("metadata")
+        back = []
+        if isinstance(got.get("tags"), list) and "forgotten" in got["tags"]:
+            back.append(f"tags {got['tags']!r}")
+        if isinstance(meta, dict) and "forgotten" in meta:
+            back.append(f"metadata {meta!r}")
+        if got.get("source_id") == old["source_id"]:
+            back.append(f"source_id {got['source_id']!r}")
+        if back:
+            say(ctx, "oams/forget-gone", f"({ns!r}, {k!r}) was stored with tags ['forgotten'], metadata "
+                                         "{'forgotten': true} and a source_id, then forgotten, then stored again with "
+                                         f"a value alone; {where} holds " + ", ".join(back) + ": the forgotten memory "
+                                         "came back into the new one, which holds only what was sent", reply,
+                received=got)
+            return
 
 
 #: the tag both memories of the forget check carry: LIST filtered by it is a listing of its own

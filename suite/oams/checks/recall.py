@@ -67,6 +67,23 @@ def recall_k(ctx: Any) -> None:
         reply, items = _recall(ctx, {"namespace": ns, "query": "numbat", "k": k}, "oams/recall-k")
         if items is not None and not 1 <= len(items) <= k:
             say(ctx, "oams/recall-k", f"k={k} with five matching memories: {len(items)} came back", reply)
+    _k_across_namespaces(ctx)
+
+
+def _k_across_namespaces(ctx: Any) -> None:
+    """k bounds the whole answer of a cross-namespace RECALL, not each namespace's share (round 25: k
+    applied per namespace answered 2k). Such a RECALL is a MAY (§4): a refusal is noted, not judged."""
+    spaces = [namespace(ctx, tag="k-across"), namespace(ctx, tag="k-across")]
+    seed(ctx, [model.new_memory(ns, key(f"kx-{i}"), f"bilby note {i}") for ns in spaces for i in range(2)])
+    reply = served(ctx.client.recall({"namespaces": spaces, "query": "bilby", "k": 2}))
+    items = recalled(reply) if reply.ok else None
+    if items is None:
+        ctx.note(f"RECALL over two namespaces of one owner was refused or not an array ({reply.describe()[:200]}): "
+                 "k across namespaces was not judged (cross-namespace retrieval is a MAY)")
+    elif len(items) > 2:
+        say(ctx, "oams/recall-k", f"RECALL over two namespaces of one owner ({spaces}), each holding two matching "
+                                  f"memories, with k=2 answered {len(items)} memories: k is the result count of the "
+                                  "RECALL, not of each namespace", reply)
 
 
 @check("oams/recall-score", spec="oams", bindings=LIVE, requirements=("oams/recall-score",),
@@ -241,6 +258,7 @@ def recall_single_namespace(ctx: Any) -> None:
             say(ctx, "oams/recall-single-namespace", f"RECALL on {ns_a!r} answered memories of {ns_b!r}", reply)
         if a["key"] not in keys_of(items):
             say(ctx, "oams/recall-single-namespace", f"RECALL on {ns_a!r} did not find its own memory", reply)
+    _tagged_stays_scoped(ctx)
     unknown = namespace(ctx, tag="never")
     reply = served(ctx.client.recall({"namespace": unknown, "query": "wombat"}))
     ctx.observed("oams/recall-single-namespace")  # the unknown namespace's answer is compared, whatever it is
@@ -252,6 +270,28 @@ def recall_single_namespace(ctx: Any) -> None:
     else:
         judge_error(ctx, reply, code=model.NAMESPACE_NOT_FOUND, refused_rule=None,
                     what=f"RECALL on a namespace never written ({unknown!r})", shape_rule="oams/error-codes")
+
+
+def _tagged_stays_scoped(ctx: Any) -> None:
+    """A tags filter narrows the namespace's memories, it does not widen the scope (round 25: with tags,
+    RECALL searched every namespace, another owner's too): the other owner holds a memory with the tag
+    and the query word, and RECALL on the first owner's namespace with that tag answers only its own."""
+    mine, theirs = namespace(ctx, tag="one-tagged"), namespace(ctx, owner=1, tag="other-tagged")
+    own = model.new_memory(mine, key("mine"), "quoll sighting", tags=["spotted"])
+    other = model.new_memory(theirs, key("theirs"), "quoll secret plan", tags=["spotted"])
+    seed(ctx, [own])
+    precondition(ctx.client.store(other), f"storing {other['key']!r} in {theirs!r}")
+    reply, items = _recall(ctx, {"namespace": mine, "query": "quoll", "tags": ["spotted"]},
+                           "oams/recall-single-namespace")
+    if items is None:
+        return
+    strays = [m for m in items if isinstance(m, dict) and (m.get("namespace", mine) != mine
+                                                            or m.get("key") == other["key"])]
+    if strays:
+        say(ctx, "oams/recall-single-namespace", f"RECALL on {mine!r} with tags [\"spotted\"] answered "
+                                                 + ", ".join(f"({m.get('namespace')!r}, {m.get('key')!r})" for m in strays)
+                                                 + f", of another owner's namespace {theirs!r}: RECALL is scoped to "
+                                                   "the one namespace asked, with a tags filter too", reply)
 
 
 @check("oams/cross-owner-refused", spec="oams", bindings=LIVE,

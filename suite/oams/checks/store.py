@@ -9,8 +9,8 @@ from typing import Any
 
 from memconform.suite.oams import model
 from memconform.suite.oams.checks._common import (LIVE, MEMORY_ABOUT, find, judge_error, key, listed,
-                                                  memory_rules_held, namespace, precondition, same_instant, say,
-                                                  unjudged)
+                                                  memory_rules_held, namespace, precondition, recalled,
+                                                  same_instant, say, unjudged)
 from memconform.suite.oams.client import OPERATIONS
 from memconform.suite.registry import check
 
@@ -120,6 +120,7 @@ def store_returns_memory(ctx: Any) -> None:
                                                       + "; ".join(diffs), sent=memory, received=back)
     _awkward_round_trips(ctx)
     _kept_whole(ctx)
+    _confidence_zero(ctx, ns)
     unjudged(ctx, "STORE's answers", {**MEMORY_ABOUT, "oams/updated-equals-created": "memory with both timestamps "
                                                                                    "valid"})
 
@@ -187,6 +188,23 @@ def _awkward_round_trips(ctx: Any) -> None:
         if diffs:
             say(ctx, "oams/store-returns-stored", f"STORE of {what}: LIST reads back another memory: "
                                                   + "; ".join(diffs), sent=memory, received=back)
+
+
+def _confidence_zero(ctx: Any, ns: str) -> None:
+    """metadata.confidence 0.0 is the lower bound of §2's "(0.0–1.0)", inside the range (round 25: a range
+    check written 0 < c <= 1 refused it with -32003). STORE takes it and answers it."""
+    memory = model.new_memory(ns, key("conf0"), "a memory held with no confidence", metadata={"confidence": 0.0})
+    reply = ctx.client.store(memory)
+    if not reply.ok:
+        say(ctx, "oams/metadata-object", "STORE of a memory whose metadata.confidence is 0.0 was refused: §2 gives "
+                                         "confidence the range (0.0–1.0), and 0.0 is its lower bound, inside it",
+            reply)
+        return
+    ctx.observed("oams/metadata-object")
+    got = reply.result.get("metadata") if isinstance(reply.result, dict) else None
+    if not isinstance(got, dict) or got.get("confidence") != 0:
+        say(ctx, "oams/metadata-object", f"STORE of metadata {{\"confidence\": 0.0}} answered metadata {got!r}: "
+                                         "0.0 is inside §2's range (0.0–1.0), to be kept", reply)
 
 
 #: A value past 65,535 characters (a TEXT column of 64 KiB) and a source_id past 255 (a VARCHAR(255)).
@@ -364,7 +382,56 @@ def store_upsert(ctx: Any) -> None:
             say(ctx, "oams/store-upsert", f"updated_at went back from {a.get('updated_at')} to "
                                           f"{same[0].get('updated_at')}", second)
         _judge_last_write(ctx, ns, k, a, b, same[0], second)
+        _recalled_after_update(ctx, ns, k, memory)
+    _same_value_new_tags(ctx, ns)
     _pairs_that_concatenate_alike(ctx, ns)
+
+
+def _recalled_after_update(ctx: Any, ns: str, k: str, memory: dict[str, Any]) -> None:
+    """The upsert replaced the memory for RECALL too (round 25: a recall index refreshed on insert
+    only answered the value from before the update). Both values hold the query word "value"; which
+    memories RECALL finds is implementation-defined, so only a memory it answers under the key is judged."""
+    rec = ctx.client.recall({"namespace": ns, "query": "value"})
+    items = recalled(rec) if rec.ok else None
+    if items is None:
+        ctx.note(f"RECALL after the upsert was not served, refused or not an array ({rec.describe()[:200]}): what it "
+                 "answers for the updated memory was not judged")
+        return
+    hit = find([m for m in items if isinstance(m, dict) and m.get("namespace", ns) == ns], k)
+    if hit is None:
+        ctx.note(f"RECALL of 'value' on {ns!r} after the upsert did not answer {k!r}: its value there was not judged")
+    elif hit.get("value") != memory["value"]:
+        say(ctx, "oams/store-upsert", f"({ns!r}, {k!r}) was updated from 'old value' to {memory['value']!r}, and "
+                                      f"RECALL of 'value' then answered it with the value {hit.get('value')!r}: the "
+                                      "STORE replaced the memory, RECALL answers the memory as last written",
+            rec, sent=memory)
+
+
+def _same_value_new_tags(ctx: Any, ns: str) -> None:
+    """A re-STORE of the same value with other tags and metadata replaces them (round 25: a STORE
+    skipped when the value was unchanged kept the first write's tags): the memory is the one last written."""
+    k = key("retag")
+    first = model.new_memory(ns, k, "same value", tags=["first"], metadata={"round": 1})
+    if not ctx.client.store(first).ok:
+        ctx.note(f"STORE of ({ns!r}, {k!r}) was refused: a re-STORE with the same value and new tags was not tried")
+        return
+    memory = model.new_memory(ns, k, "same value", tags=["second"], metadata={"round": 2})
+    reply = ctx.client.store(memory)
+    if not reply.ok:
+        say(ctx, "oams/store-upsert", "a re-STORE of the same value with new tags and metadata was refused", reply)
+        return
+    back = find(listed(ctx, ns), k)
+    if back is None:
+        say(ctx, "oams/store-upsert", f"after two STOREs of ({ns!r}, {k!r}) LIST of {ns!r} holds no memory with the "
+                                      "key", sent=memory)
+        return
+    wrong = [f"`{f}` {back.get(f, '<missing>')!r} (sent {memory[f]!r}; the first STORE sent {first[f]!r})"
+             for f in ("tags", "metadata") if model.same_memory_fields(memory, back, (f,), read=True)]
+    if wrong:
+        say(ctx, "oams/store-upsert", f"({ns!r}, {k!r}) was stored with tags ['first'], then STORE sent the same value "
+                                      "with tags ['second'] and other metadata; LIST reads " + " and ".join(wrong)
+            + ": STORE upserts, and the memory is the one last written, whether or not its value changed",
+            reply, sent=memory, received=back)
 
 
 def _pairs_that_concatenate_alike(ctx: Any, ns: str) -> None:
@@ -547,4 +614,9 @@ def scope_refused(ctx: Any) -> None:
         reply = ctx.client.store(model.new_memory(bad, key("scope"), "scoped"))
         judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/scope-no-slash-colon",
                     what=f"STORE into namespace {bad!r}")
+    # BATCH_STORE writes memories as STORE does, under the same rule (round 25: a batch skipped the scope check)
+    bad = f"{owner}:bad/scope"
+    reply = ctx.client.batch_store([model.new_memory(bad, key("scope.b"), "scoped in a batch")])
+    judge_error(ctx, reply, code=model.VALIDATION_FAILED, refused_rule="oams/scope-no-slash-colon",
+                what=f"BATCH_STORE of one memory into namespace {bad!r}")
 
