@@ -171,23 +171,7 @@ def _awkward_round_trips(ctx: Any) -> None:
             ctx.note(f"STORE of {what} was refused ({reply.describe()}); not judged: a server may restrict keys and "
                      f"scopes")
             continue
-        ctx.observed("oams/store-returns-stored")
-        diffs = model.same_memory_fields(memory, reply.result, ("key", "namespace", "value"))
-        if diffs:
-            say(ctx, "oams/store-returns-stored", f"STORE of {what}: the answer is not the memory as sent: "
-                                                  + "; ".join(diffs), reply)
-        items = listed(ctx, memory["namespace"])
-        back = find(items, memory["key"])
-        if back is None:
-            say(ctx, "oams/store-returns-stored", f"STORE of {what} answered success, but LIST of "
-                                                  f"{memory['namespace']!r} holds no memory with the key "
-                                                  f"{memory['key']!r} (keys listed: {[m.get('key') for m in items if isinstance(m, dict)]})",
-                sent=memory, received=items)
-            continue
-        diffs = model.same_memory_fields(memory, back, ("key", "namespace", "value"))
-        if diffs:
-            say(ctx, "oams/store-returns-stored", f"STORE of {what}: LIST reads back another memory: "
-                                                  + "; ".join(diffs), sent=memory, received=back)
+        _read_back(ctx, what, memory, reply, ("key", "namespace", "value"), sent=memory)
 
 
 def _confidence_zero(ctx: Any, ns: str) -> None:
@@ -240,23 +224,30 @@ def _kept_whole(ctx: Any) -> None:
             ctx.note(f"STORE of {what} was refused ({reply.describe()[:300]}); not judged: a server may bound keys, "
                      "values and source_ids, or want the key in the body")
             continue
-        ctx.observed("oams/store-returns-stored")
-        diffs = _with_lengths(model.same_memory_fields(memory, reply.result, fields), memory, reply.result, fields)
-        if diffs:
-            say(ctx, "oams/store-returns-stored", f"STORE of {what}: the answer is not the memory as sent: "
-                                                  + "; ".join(diffs), reply)
-        items = listed(ctx, ns)
-        back = find(items, memory["key"])
-        if back is None:
-            say(ctx, "oams/store-returns-stored", f"STORE of {what} answered success, but LIST of {ns!r} holds no "
-                                                  f"memory with the key {memory['key']!r} (keys listed: "
-                                                  f"{[m.get('key') for m in items if isinstance(m, dict)]})",
-                sent=body, received=items)
-            continue
-        diffs = _with_lengths(model.same_memory_fields(memory, back, fields), memory, back, fields)
-        if diffs:
-            say(ctx, "oams/store-returns-stored", f"STORE of {what}: LIST reads back another memory: "
-                                                  + "; ".join(diffs), sent=body, received=back)
+        _read_back(ctx, what, memory, reply, fields, sent=body)
+
+
+def _read_back(ctx: Any, what: str, memory: dict[str, Any], reply: Any, fields: tuple[str, ...], *,
+               sent: Any) -> None:
+    """A STORE taken: its answer, and LIST of the memory's namespace, show `fields` as sent."""
+    ctx.observed("oams/store-returns-stored")
+    diffs = _with_lengths(model.same_memory_fields(memory, reply.result, fields), memory, reply.result, fields)
+    if diffs:
+        say(ctx, "oams/store-returns-stored", f"STORE of {what}: the answer is not the memory as sent: "
+                                              + "; ".join(diffs), reply)
+    ns = memory["namespace"]
+    items = listed(ctx, ns)
+    back = find(items, memory["key"])
+    if back is None:
+        say(ctx, "oams/store-returns-stored", f"STORE of {what} answered success, but LIST of {ns!r} holds no "
+                                              f"memory with the key {memory['key']!r} (keys listed: "
+                                              f"{[m.get('key') for m in items if isinstance(m, dict)]})",
+            sent=sent, received=items)
+        return
+    diffs = _with_lengths(model.same_memory_fields(memory, back, fields), memory, back, fields)
+    if diffs:
+        say(ctx, "oams/store-returns-stored", f"STORE of {what}: LIST reads back another memory: "
+                                              + "; ".join(diffs), sent=sent, received=back)
 
 
 def _with_lengths(diffs: list[str], sent: dict[str, Any], got: Any, fields: tuple[str, ...]) -> list[str]:
