@@ -114,6 +114,8 @@ ALLOWED = {
                                  "answered after",
     "omf/attacks/large-document": "observed the preview of 10,000 items answered (counts or a refusal), no crash",
     "upp/attacks/body-bounded": "observed the 2 MiB request answered (refused or served), and upp/info answered after",
+    "upp/attacks/unpaired-surrogate": "observed the ingest and the get_events holding an unpaired surrogate answered "
+                                      "in UTF-8 JSON, and upp/info answered after each",
     "upp/wire/batch": "observed the batch's responses",
     "upp/wire/batch-empty": "observed the answer to []",
     "upp/wire/batch-notifications": "observed the mixed batch answered without a response to its notification, and "

@@ -81,7 +81,7 @@ SWITCHES = {
     "export_valid_only", "export_drops_staged", "export_returns_events", "export_no_file", "export_no_ontology", "import_keeps_ids",
     "import_result_renamed", "import_to_package_user", "import_no_supersession", "import_any_ontology",
     "bad_file_internal", "bad_file_own_code", "export_path_from_key", "foreign_ontology_internal", "import_keeps_superseded_by",
-    "import_drops_confidence", "import_skips_superseded", "read_anywhere",
+    "import_malformed_uncounted", "import_drops_confidence", "import_skips_superseded", "read_anywhere",
     # extraction
     "extracts_nothing",
 }
@@ -254,7 +254,11 @@ class Mini:
             if task is None:
                 continue
             self._advance(task)
-            out.append(self._public(task))
+            shown = self._public(task)
+            if isinstance(shown["result"], list):  # deleted events leave a task's result too (06 §4)
+                held = {e["id"] for e in self.events}
+                shown["result"] = [e for e in shown["result"] if e["id"] in held]
+            out.append(shown)
             if "forget_finished" in self.on and task["status"] == "completed":
                 del self.tasks[task_id]
         return out[:1] if "first_task_only" in self.on else out
@@ -367,6 +371,8 @@ class Mini:
                 stored["status"], stored["superseded_by"] = "superseded", e["superseded_by"]
         self.users.add(key)
         counts = (len(good), len(package["events"]) - len(good))
+        if "import_malformed_uncounted" in self.on:  # entries that are no object dropped before counting
+            counts = (counts[0], sum(isinstance(e, dict) for e in package["events"]) - len(good))
         if "import_result_renamed" in self.on:
             return {"imported": counts[0], "skipped": counts[1]}
         return {"imported_count": counts[0], "skipped_count": counts[1]}
@@ -572,6 +578,7 @@ BROKEN = [
     ({"unknown_user_error": True}, 3, "upp/l3/export-unknown-user", {"upp/export-unknown-user"}),
     # import_events
     ({"import_keeps_ids": True}, 3, "upp/l3/import", {"upp/import-new-ids"}),
+    ({"import_malformed_uncounted": True}, 3, "upp/l3/import-accounting", {"upp/import-counts"}),
     ({"import_result_renamed": True}, 3, "upp/l3/import", {"upp/import-result-shape"}),
     ({"import_to_package_user": True}, 3, "upp/l3/import", {"upp/import-persists"}),
     ({"import_drops_confidence": True}, 3, "upp/l3/import", {"upp/import-persists"}),

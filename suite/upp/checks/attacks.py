@@ -29,7 +29,8 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc
 from memconform.suite.upp.checks._common import (
-    INTERNAL_ERROR, INVALID_REQUEST, LIVE, aliases, answer_of, compact, server_error_status, spec_ref, served,
+    INTERNAL_ERROR, INVALID_REQUEST, LIVE, METHOD_NOT_FOUND, aliases, answer_of, compact, server_error_status,
+    spec_ref, served,
 )
 from memconform.suite.upp.client import RpcExchange
 
@@ -258,8 +259,13 @@ def unpaired_surrogate(ctx: CheckContext) -> None:
     UTF-8 JSON, and upp/info must still be answered after each. Where the ingest was taken,
     upp/get_events for that user must answer UTF-8 JSON as well (the text, if stored, escaped or
     replaced: never written as a raw surrogate)."""
-    from memconform.suite.upp.checks._common import fresh_entity
+    from memconform.suite.upp.checks._common import fresh_entity, observe, require_offered
 
+    # an error answer of a method the server does not serve shows nothing about the string (nothing passes
+    # on an empty server): judged where upp/ingest and upp/get_events are offered
+    ctx.credit_only_observed()
+    for op in ("upp/ingest", "upp/get_events"):
+        require_offered(ctx, op)
     rid = "upp/jsonrpc-unpaired-surrogate"
     expected = ("a JSON-RPC response in UTF-8 JSON (refusing the string, -32700/-32600/-32602 or an implementation "
                 "code, or serving it with the surrogate escaped or replaced), the server answering on afterwards")
@@ -273,12 +279,16 @@ def unpaired_surrogate(ctx: CheckContext) -> None:
     for text, what in probes:
         ex, broke = _send(ctx, text)
         if ex is None:
+            observe(ctx, rid)
             _violation(ctx, rid, f"{what} got no answer the harness could read", text, None, expected, unread=broke)
         else:
             problem = _unreadable(ex)
             if problem is not None:
                 _violation(ctx, rid, f"{what}: {problem}", text, ex.received_text, expected, ex.http_status)
             answer = answer_of(ex)
+            error = answer.get("error") if isinstance(answer, dict) else None
+            if not (isinstance(error, dict) and error.get("code") == METHOD_NOT_FOUND):
+                observe(ctx, rid)  # an answer (or none) to a method the server serves
             taken = taken or (text is probes[0][0] and isinstance(answer, dict) and "result" in answer)
         if not _answers_after(ctx, rid, what, text, expected):
             return
