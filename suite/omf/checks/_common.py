@@ -127,11 +127,16 @@ def seed(ctx: Any, tenant: str, items: list[dict[str, Any]], *, trusted: bool = 
 def export_doc(ctx: Any, tenant: str, **flags: Any) -> tuple[OmfRun, list[dict[str, Any]]]:
     """Export as a precondition: the run and its items (skip when it gives no usable document)."""
     run = ctx.client.export(tenant, **flags)
+    return run, exported_items(run)
+
+
+def exported_items(run: OmfRun) -> list[dict[str, Any]]:
+    """The items of an export run as a precondition (skip when it gives no usable document)."""
     doc = run.parsed_document()
     if not run.ok or not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
         raise NotApplicable(f"precondition failed: export did not give a document with a memories array "
                             f"({run.describe()}); the export is judged by its own checks")
-    return run, [it for it in doc["memories"] if isinstance(it, dict)]
+    return [it for it in doc["memories"] if isinstance(it, dict)]
 
 
 def read_back(ctx: Any, tenant: str) -> tuple[OmfRun, dict[str, dict[str, Any]]]:

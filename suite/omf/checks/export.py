@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from memconform.suite.omf import model
-from memconform.suite.omf.checks._common import LIVE, contents, export_doc, fail, fresh_tenant, own, seed
+from memconform.suite.omf.checks._common import LIVE, contents, export_doc, exported_items, fail, fresh_tenant, own, seed
 from memconform.suite.outcomes import NotApplicable
 from memconform.suite.registry import check
 
@@ -86,11 +86,7 @@ def exclusions(ctx) -> None:
                      f"(one expiring at {FAR_MS} ms, in the year 33658). The export with {shown} failed", run,
                      f"a document listing the {eligible} eligible rows")
                 continue
-            doc = run.parsed_document()
-            if not isinstance(doc, dict) or not isinstance(doc.get("memories"), list):
-                raise NotApplicable(f"precondition failed: export did not give a document with a memories array "
-                                    f"({run.describe()}); the export's shape is judged by omf/export/shape")
-            listed = contents([it for it in doc["memories"] if isinstance(it, dict)])
+            listed = contents(exported_items(run))
             for content, (lc, rule) in rows.items():
                 want = _expected(rule, flags)
                 n = listed.count(content)
