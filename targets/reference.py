@@ -98,9 +98,10 @@ def _variant_args(variants: tuple[str, ...]) -> list[str]:
     return [arg for v in variants for arg in ("--variant", v)]
 
 
-def upp_stdio_command(fault: str | None, variants: tuple[str, ...] = ()) -> list[str]:
+def upp_stdio_command(fault: str | None, variants: tuple[str, ...] = (), export_dir: Path | None = None) -> list[str]:
     """The reference UPP server over stdio, as a child of this interpreter."""
     return [sys.executable, "-m", "memconform.suite.cli", "serve", "--upp-stdio",
+            *(["--upp-export-dir", str(export_dir)] if export_dir is not None else []),
             *(["--fault", fault] if fault else []), *_variant_args(variants)]
 
 
@@ -166,6 +167,9 @@ class ReferenceDriver:
         self._omf_missing: str | None = None  # why the in-thread server has no /omf
         self._live: dict[str, Any] = {}
         self._parts: dict[str, Any] | None = None  # the specs that plug in their own piece (suite/specs.py)
+        # UPP's exports go to a folder of this run's, removed on close: the server's default folder
+        # is kept across runs (it is the user's), and a run of the suite writes thousands of files
+        self._upp_exports: tempfile.TemporaryDirectory[str] | None = None
 
     def subjects(self) -> list[Subject]:
         # UPP stays last: its subjects were listed last before OMF came, and callers rely on it
@@ -208,10 +212,18 @@ class ReferenceDriver:
         try:
             from memconform.reference_impl.upp.service import UppService
 
-            return UppService(fault=_fault_shows_on(self.target.fault, "http", "upp"), variants=self.target.variants)
+            return UppService(fault=_fault_shows_on(self.target.fault, "http", "upp"), variants=self.target.variants,
+                              export_dir=self._upp_export_dir())
         except Exception as exc:  # noqa: BLE001 - reported to the UPP subjects, not raised
             self._upp_missing = f"{type(exc).__name__}: {exc}"
             return None
+
+    def _upp_export_dir(self) -> Path:
+        """One folder for both UPP bindings, as one server's default folder was: a package
+        exported over one is importable over the other."""
+        if self._upp_exports is None:
+            self._upp_exports = tempfile.TemporaryDirectory(prefix="memconform-ref-upp-")
+        return Path(self._upp_exports.name)
 
     def _new_omf_engine(self) -> Any:
         """The OMF engine behind the in-thread server's /omf (in memory); None, with the reason
@@ -267,7 +279,8 @@ class ReferenceDriver:
             if spec == "upp" and binding == "stdio":
                 from memconform.targets.jsonrpc import JsonRpcDriver
 
-                command = upp_stdio_command(_fault_shows_on(self.target.fault, "stdio", "upp"), self.target.variants)
+                command = upp_stdio_command(_fault_shows_on(self.target.fault, "stdio", "upp"), self.target.variants,
+                                            self._upp_export_dir())
                 self._live[key] = JsonRpcDriver("stdio", command, label=self.label, timeout=self.timeout)
                 return self._live[key]
             self._start()
@@ -371,3 +384,6 @@ class ReferenceDriver:
         if self._omf_engine is not None:
             self._omf_engine.close()
             self._omf_engine = None
+        if self._upp_exports is not None:  # after the servers writing into it have stopped
+            self._upp_exports.cleanup()
+            self._upp_exports = None

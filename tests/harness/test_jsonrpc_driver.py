@@ -11,6 +11,7 @@ import socket
 import sys
 import threading
 import time
+from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -773,8 +774,9 @@ def test_reference_upp_stdio_is_a_child_given_its_fault(monkeypatch, script):
 
     fake_faults(monkeypatch)
     asked: list[str | None] = []
-    monkeypatch.setattr(reference, "upp_stdio_command",
-                        lambda fault, variants=(): asked.append(fault) or command(script, "good"))
+    folders: list[Path] = []
+    monkeypatch.setattr(reference, "upp_stdio_command", lambda fault, variants=(), export_dir=None:
+                        asked.append(fault) or folders.append(export_dir) or command(script, "good"))
     assert reference.upp_stdio_command.__name__ == "<lambda>"
     driver = reference.ReferenceDriver(ReferenceTarget(fault="upp-fake-stdio"), timeout=3)
     try:
@@ -782,9 +784,12 @@ def test_reference_upp_stdio_is_a_child_given_its_fault(monkeypatch, script):
         client = driver.client(subject)
         assert client.binding == "stdio" and client.info().ok and driver.advertised_level(subject) == "L2"
         assert asked == ["upp-fake-stdio"] and driver._server is None  # no HTTP server for stdio
+        # the child writes its exports into a folder of the run's, not the shared default one
+        assert folders[0].is_dir() and folders[0].name.startswith("memconform-ref-upp-")
     finally:
         driver.close()
     assert not client.transport.alive
+    assert not folders[0].exists()
 
 
 def test_reference_upp_stdio_command_runs_the_cli():
@@ -792,6 +797,7 @@ def test_reference_upp_stdio_command_runs_the_cli():
 
     assert upp_stdio_command(None) == [sys.executable, "-m", "memconform.suite.cli", "serve", "--upp-stdio"]
     assert upp_stdio_command("upp-x")[-2:] == ["--fault", "upp-x"]
+    assert upp_stdio_command(None, (), Path("/x/y"))[-2:] == ["--upp-export-dir", str(Path("/x/y"))]
 
 
 def test_reference_upp_http_is_the_in_thread_servers_upp(monkeypatch, serve):
@@ -807,8 +813,8 @@ def test_reference_upp_http_is_the_in_thread_servers_upp(monkeypatch, serve):
     seen: dict[str, Any] = {}
 
     class StandInUppService:
-        def __init__(self, *, fault: str | None = None, variants: tuple[str, ...] = ()):
-            seen["upp_fault"] = fault
+        def __init__(self, *, fault: str | None = None, variants: tuple[str, ...] = (), export_dir: Path):
+            seen["upp_fault"], seen["export_dir"] = fault, export_dir
 
         def close(self) -> None:
             seen["upp_closed"] = True
@@ -831,10 +837,10 @@ def test_reference_upp_http_is_the_in_thread_servers_upp(monkeypatch, serve):
         assert client.transport.url == url + "/upp" and client.info().ok
         assert driver.advertised_level(subject) == "L2"
         assert seen["upp_fault"] == "upp-fake-both" and seen["ump_fault"] is None
-        assert isinstance(seen["upp"], StandInUppService)
+        assert isinstance(seen["upp"], StandInUppService) and seen["export_dir"].is_dir()
     finally:
         driver.close()
-    assert seen["stopped"] and seen["upp_closed"]
+    assert seen["stopped"] and seen["upp_closed"] and not seen["export_dir"].exists()
 
 
 def test_reference_ump_still_works_when_the_upp_engine_cannot_be_made(monkeypatch):

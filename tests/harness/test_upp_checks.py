@@ -10,13 +10,10 @@ process (a script of a few lines) through the stdio driver.
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import json
 import re
-import shutil
 import sys
-import tempfile
 import textwrap
 import unicodedata
 from collections.abc import Iterator
@@ -90,9 +87,9 @@ class Miniature:
         self.flags: dict[str, Any] = {}
         self.events: dict[str, list[dict[str, Any]]] = {}
         self.ids = itertools.count(1)
-        self.folder = Path(tempfile.mkdtemp(prefix="mcf-mini-upp-"))
-        # made when the module is imported, by every xdist worker: gone with the process
-        atexit.register(shutil.rmtree, self.folder, True)
+        # the `url` fixture gives it a folder under pytest's own temporary folders: one made here at
+        # import, by every xdist worker, outlived workers that end without running atexit
+        self.folder: Path | None = None
         self.info_calls = 0
 
     def reset(self, **flags: Any) -> None:
@@ -270,6 +267,7 @@ class Miniature:
 
     def export_events(self, p: dict) -> Any:
         events = self.events.get(p["entity_key"], [])
+        assert self.folder is not None, "the miniature is served through the `url` fixture"
         path = self.folder / f"export-{next(self.ids)}.json"
         path.write_text(json.dumps({"entity_key": p["entity_key"], "ontology": "user/v1", "events": events,
                                     "exported_at": _now()}))
@@ -380,7 +378,8 @@ async def _endpoint(request: Request) -> Response:
 
 
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    MINI.folder = tmp_path_factory.mktemp("mini-upp")
     server = serve.start_in_thread(None, app=Starlette(routes=[Route("/upp", _endpoint, methods=["POST"])]))
     try:
         yield server.base_url + "/upp"
