@@ -1183,6 +1183,114 @@ def _batch_scope_unchecked() -> dict[str, Any]:
     return {"batch_store": batch, "_check_namespace": check_namespace}
 
 
+# -- round 25, third pass: what a blind red team's server hid from the suite ---------------------------
+
+def _offset_read_as_utc_on_store(memory: Any, where: str = "memory") -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A created_at / updated_at with a non-zero offset has its offset cut off before validation (the
+    wall clock kept, 'Z' written): taken, at another instant."""
+    if isinstance(memory, dict):
+        memory = {k: re.sub(r"[+-](?!00:00)\d{2}:\d{2}$", "Z", v) if k in ("created_at", "updated_at")
+                  and isinstance(v, str) else v for k, v in memory.items()}
+    return (memory, where), {}
+
+
+def _list_since_as_text() -> dict[str, Any]:
+    """LIST's since, once parsed to validate it, goes into the query as the text sent (`WHERE updated_at
+    >= ?` on the column as written): a bound with an offset is compared by its characters."""
+    def list_wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def list_(namespace: Any, cursor: Any = None, limit: Any = None, since: Any = None, tags: Any = None) -> Any:
+            service.__dict__["_list_since"] = since
+            try:
+                return original(namespace, cursor, limit, since, tags)
+            finally:
+                service.__dict__["_list_since"] = None
+        return list_
+
+    def filtered(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(docs: list[dict[str, Any]], params: dict[str, Any]) -> Any:
+            since = service.__dict__.get("_list_since")
+            if isinstance(since, str) and model.parse_time(_in_utc(since)) is not None:
+                docs = [d for d in docs if d["updated_at"] >= since]
+                params = {**params, "since": None}
+            return original(docs, params)
+        return wrong
+    return {"list": list_wrap, "_filtered": filtered}
+
+
+def _list_negative_limit_sliced(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """limit is checked to be an integer, not to be positive: a negative one slices the page,
+    `docs[:limit]`, and the last memories are dropped, no cursor to them."""
+    def list_(namespace: Any, cursor: Any = None, limit: Any = None, since: Any = None, tags: Any = None) -> Any:
+        try:
+            n = int(limit) if limit not in (None, "") and not isinstance(limit, bool) else None
+        except (TypeError, ValueError):
+            n = None
+        if n is None or n >= 0:
+            return original(namespace, cursor, limit, since, tags)
+        page = original(namespace, cursor, None, since, tags)
+        items = _page_items(page)
+        return {**page, items: page[items][:n]}
+    return list_
+
+
+def _batch_stamps_as_new() -> dict[str, Any]:
+    """BATCH_STORE stamps each member as a new memory (`INSERT OR REPLACE` of the batch's rows): a
+    pair STORE wrote first gets the batch's time as created_at."""
+    def batch(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def batch_store(memories: Any) -> Any:
+            service.__dict__["_batching"] = True
+            try:
+                return original(memories)
+            finally:
+                service.__dict__["_batching"] = False
+        return batch_store
+
+    def stamp(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
+            return original(memory, None if service.__dict__.get("_batching") else existing, now)
+        return wrong
+    return {"batch_store": batch, "_stamp": stamp}
+
+
+def _single_input_no_parent(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """parent_id is set by the step that ranks several inputs to pick the strongest: a pass over one
+    memory skips it, and its output's parent_id is null."""
+    def consolidate(namespace: Any, strategy: Any = "synthesize") -> Any:
+        made = []
+        for m in original(namespace, strategy):
+            if len((m.get("metadata") or {}).get("dream_inputs") or ()) == 1:
+                m = {**m, "parent_id": None}
+                with service._lock:
+                    service._put(m)
+            made.append(m)
+        return made
+    return consolidate
+
+
+def _consolidation_reads_deleted() -> dict[str, Any]:
+    """FORGET is a soft delete, and the consolidation pass selects its inputs without `deleted = 0`:
+    a forgotten memory is read as an input (its pair in dream_inputs, its value in the output)."""
+    def consolidate(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def dream(namespace: Any, strategy: Any = "synthesize") -> Any:
+            service.__dict__["_dreaming"] = True
+            try:
+                return original(namespace, strategy)
+            finally:
+                service.__dict__["_dreaming"] = False
+        return dream
+
+    def live(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def rows(namespaces: list[str]) -> list[dict[str, Any]]:
+            if not service.__dict__.get("_dreaming"):
+                return original(namespaces)
+            marks = ",".join("?" * len(namespaces))
+            found = service._db.execute(f"SELECT doc FROM memories WHERE namespace IN ({marks}) "
+                                        "ORDER BY updated DESC, key", namespaces).fetchall()
+            return [json.loads(r[0]) for r in found]
+        return rows
+    return {"consolidate": consolidate, "_live": live}
+
+
 OAMS_FAULTS: tuple[Fault, ...] = (
     # -- §3 operations -------------------------------------------------------------------------------
     _f("no-batch-store", "BATCH_STORE is not served (-32601 / 404): only four of the five operations",
@@ -1285,7 +1393,7 @@ OAMS_FAULTS: tuple[Fault, ...] = (
     # -- RECALL --------------------------------------------------------------------------------------
     # found by the blind red team (round 5): a bound with an offset read by its digits
     _f("since-offset-read-as-utc", "RECALL and LIST take since/until with an offset, but read its wall-clock digits "
-       "as UTC (the offset dropped)", "recall-filters", overrides={"offset_times": "normalize"},
+       "as UTC (the offset dropped)", "recall-filters", "list-filters", overrides={"offset_times": "normalize"},
        wraps=_wrap("_time_param", _offset_dropped)),
     _f("recall-k-default-10", "RECALL without k answers up to 10", "recall-k-default",
        wraps=after("_k", lambda k: 10 if k == model.RECALL_DEFAULT_K else k)),
@@ -1513,6 +1621,22 @@ OAMS_FAULTS: tuple[Fault, ...] = (
        "list-filters", wraps=before("list", _list_first_tag)),
     _f("batch-scope-unchecked", "BATCH_STORE validates its memories without the scope check: a scope holding / or : "
        "is written", "scope-no-slash-colon", wraps=_batch_scope_unchecked()),
+    # -- found by the blind red team (round 25, third pass) ------------------------------------------------
+    _f("offset-wall-clock-as-utc", "a created_at / updated_at with a non-zero offset is taken with its offset cut "
+       "off: 2026-01-01T12:00:00+02:00 is stored as 2026-01-01T12:00:00Z, two hours later",
+       "store-keeps-given-timestamps", wraps=before("_validate", _offset_read_as_utc_on_store)),
+    _f("list-since-compared-as-text", "LIST's since is compared with updated_at as text: a bound with an offset "
+       "(…T12:00:00+05:00) filters by its characters, not its instant", "list-filters", wraps=_list_since_as_text()),
+    _f("list-negative-limit-sliced", "LIST takes a negative limit and slices the page with it (docs[:-1]): the last "
+       "memory is dropped, no cursor leads to it", "list-paging", wraps=_wrap("list", _list_negative_limit_sliced)),
+    _f("batch-resets-created", "BATCH_STORE stamps every member as a new memory: a pair STORE wrote first gets the "
+       "batch's time as created_at", "store-upsert", wraps=_batch_stamps_as_new()),
+    _f("consolidation-single-input-no-parent", "a consolidation of one memory leaves parent_id null (it is set by "
+       "the step ranking several inputs)", "consolidated-parent-id",
+       wraps=_wrap("consolidate", _single_input_no_parent)),
+    _f("consolidation-reads-forgotten", "FORGET is a soft delete and the consolidation pass selects its inputs "
+       "without deleted = 0: a forgotten memory is read, named in dream_inputs and carried into the output",
+       "forget-gone-from-consolidation", overrides={"forget_mode": "soft"}, wraps=_consolidation_reads_deleted()),
     # -- operations not served (what the other checks cannot observe is skipped, never passed) ------------------
     _f("no-store", "STORE is not served (-32601 / 404)", "five-operations", "store-endpoint",
        wraps=instead("store", _unserved("store"))),

@@ -240,6 +240,7 @@ def list_paging(ctx: Any) -> None:
     if _walked_in_order(ctx, ns, 3, want, replies):
         _compare_listed(ctx, stored, replies, f"{ns!r} listed with limit 3, the cursor followed")
     _listed_alone(ctx, ns, sibling)
+    _negative_limit(ctx, ns, want)
     # limit 1, the smallest: a server whose own pages are short (two a page, whatever the limit) honours a
     # limit of 3 by itself; only a limit below its page size shows whether the limit is read at all
     _walked_in_order(ctx, ns, 1, want, [])
@@ -277,6 +278,39 @@ def list_paging(ctx: Any) -> None:
             ctx.note(f"with limit {BULK_LIMIT}, LIST of {ns_bulk!r} answered pages of at most {fullest} memories (its own "
                      f"page size): how a page fuller than that would keep its cursor to the rest (a page cut after "
                      f"its cursor was made) was not seen")
+
+
+def _negative_limit(ctx: Any, ns: str, want: list[str], max_pages: int = 10) -> None:
+    """LIST with limit -1 is no page size: a server refuses it (-32003, "validation failed", the honest
+    answer), or reads it some way of its own, but a listing it takes still leads, by its cursor, to every
+    memory (round 25: a negative limit sliced the list from the end, `[:-1]`, and the last memory was lost)."""
+    got: list[Any] = []
+    cursor, seen, reply = None, set(), None
+    for n in range(1, max_pages + 1):
+        reply = served(ctx.client.list(ns, cursor=cursor, limit=-1))
+        page = reply.memories()[0] if reply.ok else None
+        if page is None:
+            if n == 1:
+                ctx.note(f"LIST of {ns!r} with limit -1 was refused or no page ({reply.describe()[:200]}): a limit "
+                         "below 1 refused is the text's -32003 (validation failed)")
+            else:
+                ctx.note(f"LIST of {ns!r} with limit -1 was taken, but page {n} (with the cursor given) was refused "
+                         f"({reply.describe()[:200]}): not judged")
+            return
+        got.extend(keys_of(page))
+        cursor = reply.cursor()
+        if not cursor or str(cursor) in seen:
+            break
+        seen.add(str(cursor))
+    else:
+        ctx.note(f"LIST of {ns!r} with limit -1, the cursor followed, had not ended after {max_pages} pages: not judged")
+        return
+    missing = [k for k in want if k not in got]
+    if missing:
+        say(ctx, "oams/list-paging", f"LIST of {ns!r} (seven memories) with limit -1 was taken, and following its "
+                                     f"cursor yielded {got}; never listed: {missing}. A limit below 1 is refused "
+                                     "(-32003, validation failed), or, taken, its listing still leads to every "
+                                     "memory", reply)
 
 
 def _listed_alone(ctx: Any, ns: str, sibling: dict[str, Any]) -> None:
@@ -356,7 +390,34 @@ def list_filters(ctx: Any) -> None:
                 say(ctx, "oams/list-filters", f"LIST with {what} and limit 1, the cursor followed over "
                                               f"{len(replies)} page(s), answered {sorted(got, key=str)}, expected "
                                               f"{sorted(want)}", reply)
+    _since_with_offset(ctx, ns)
     _two_tags(ctx)
+
+
+#: A since bound with an offset: 2026-03-02T07:00Z, three hours before lf-02's updated_at (10:00Z). As text
+#: it sorts after "2026-03-02T10:00:00Z", and its wall clock read as UTC (12:00Z) is after it too.
+SINCE_OFFSET = "2026-03-02T12:00:00+05:00"
+
+
+def _since_with_offset(ctx: Any, ns: str) -> None:
+    """since is a time, compared as the instant it names (round 25: LIST compared it with updated_at as
+    text). §2 asks times in UTC, so a server may refuse a bound with an offset: noted, not judged."""
+    what = f"since {SINCE_OFFSET} (2026-03-02T07:00:00Z, before lf-02's updated_at 2026-03-02T10:00:00Z)"
+    replies: list[Any] = []
+    reply = served(ctx.client.list(ns, since=SINCE_OFFSET))
+    if not reply.ok or reply.memories()[0] is None:
+        ctx.note(f"LIST with {what} was refused or no page ({reply.describe()[:200]}): a bound with an offset was not "
+                 "judged (§2 asks times in UTC)")
+        return
+    paged = _every_page(ctx, ns, "oams/list-filters", f"LIST with {what}", replies=replies, since=SINCE_OFFSET)
+    if paged is None:
+        return
+    items, last = paged
+    got, want = set(keys_of(items)), {"lf-02", "lf-03", "lf-04"}
+    if got != want:
+        say(ctx, "oams/list-filters", f"LIST with {what} answered {sorted(got, key=str)}, expected {sorted(want)}: "
+                                      "since is the instant it names, its offset applied (not compared as text, "
+                                      "nor its wall clock read as UTC)", last)
 
 
 def _two_tags(ctx: Any) -> None:

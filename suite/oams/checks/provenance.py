@@ -117,6 +117,7 @@ def vendor_strategy(ctx: Any) -> None:
 
 CONSOLIDATION_RULES = ("oams/consolidated-parent-id", "oams/consolidated-source-id", "oams/dream-strategy",
                        "oams/dream-inputs", "oams/dream-run-id")
+FORGOTTEN_RULE = "oams/forget-gone-from-consolidation"
 
 
 def judge_consolidated(ctx: Any, made: list[Any], inputs: dict[tuple[str, str], dict[str, Any]] | None,
@@ -142,7 +143,7 @@ def judge_consolidated(ctx: Any, made: list[Any], inputs: dict[tuple[str, str], 
                                                         f"{sorted(k for (_n, k) in inputs)}", reply, received=m, where=at)
 
 
-@check("oams/consolidation", spec="oams", bindings=LIVE, requirements=CONSOLIDATION_RULES,
+@check("oams/consolidation", spec="oams", bindings=LIVE, requirements=(*CONSOLIDATION_RULES, FORGOTTEN_RULE),
        title="The consolidation hook's outputs carry parent_id, source_id and the dream_* metadata")
 def consolidation(ctx: Any) -> None:
     """Needs a consolidation hook (an operation §3 allows a server to add: the reference's
@@ -166,6 +167,75 @@ def consolidation(ctx: Any) -> None:
     if not made:
         raise NotApplicable(f"the consolidation pass made no memory from three inputs ({reply.describe()})")
     judge_consolidated(ctx, made, {(m["namespace"], m["key"]): m for m in inputs}, "consolidated", reply)
+    _single_input(ctx)
+    _forgotten_not_read(ctx)
     unjudged(ctx, "the consolidation's outputs", {
         "oams/consolidated-source-id": "output with a UUID dream_run_id and a dream_inputs array (its source_id is "
-                                       "compared with those inputs')"})
+                                       "compared with those inputs')",
+        FORGOTTEN_RULE: "consolidation after a FORGET that was taken"})
+
+
+def _made(ctx: Any, ns: str, reply: Any) -> list[Any]:
+    """The memories a consolidation of `ns` made: its answer, or the consolidated memories LIST shows."""
+    made, _how = reply.memories()
+    return made or [m for m in listed(ctx, ns) if model.is_consolidated(m)]
+
+
+def _single_input(ctx: Any) -> None:
+    """A consolidation of one memory sets parent_id to it too: §5's "MUST set parent_id to the input
+    memory key" names no number of inputs (round 25: parent_id was set only where a strongest of several
+    was picked). A hook that makes nothing of one memory is noted."""
+    ns = namespace(ctx, tag="dream1")
+    only = model.new_memory(ns, key("in"), "the one dream input", source_id="https://example.com/only")
+    stored = ctx.client.store(only)
+    if not stored.ok:
+        ctx.note(f"STORE of ({ns!r}, {only['key']!r}) was refused ({stored.describe()[:200]}): a consolidation of one "
+                 "memory was not tried")
+        return
+    reply = ctx.client.consolidate(ns)
+    made = _made(ctx, ns, reply) if reply.ok else []
+    if not made:
+        ctx.note(f"the consolidation of {ns!r}, holding one memory, made nothing ({reply.describe()[:200]}): a "
+                 "single input's parent_id was not judged")
+        return
+    judge_consolidated(ctx, made, {(ns, only["key"]): only}, "consolidated from one input", reply)
+
+
+def _forgotten_not_read(ctx: Any) -> None:
+    """A memory FORGET deleted is no input of a later consolidation: neither its (namespace, key) in an
+    output's dream_inputs or parent_id nor its value in the output, which LIST then shows (round 25: a
+    consolidation read the soft-deleted rows)."""
+    ns = namespace(ctx, tag="dream-forget")
+    token = f"narwhal-{key('gone')}"
+    kept = model.new_memory(ns, key("kept"), "a dream input that stays")
+    gone = model.new_memory(ns, key("gone"), f"a dream input forgotten before the pass: {token}")
+    seed(ctx, [kept, gone])
+    forgot = ctx.client.forget(ns, gone["key"])
+    if not (forgot.ok or forgot.status == 204):
+        ctx.note(f"FORGET of ({ns!r}, {gone['key']!r}) was refused ({forgot.describe()[:200]}): a consolidation "
+                 "after it was not tried (oams/forget judges FORGET)")
+        return
+    reply = ctx.client.consolidate(ns)
+    made = _made(ctx, ns, reply) if reply.ok else []
+    if not made:
+        ctx.note(f"the consolidation of {ns!r} after a FORGET made nothing ({reply.describe()[:200]}): whether it "
+                 "read the forgotten memory was not judged")
+        return
+    ctx.observed(FORGOTTEN_RULE)
+    names = {gone["key"], f"{ns}/{gone['key']}", f"{ns}:{gone['key']}"}
+    for m in made:
+        if not isinstance(m, dict):
+            continue
+        meta = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+        pairs = meta.get("dream_inputs") if isinstance(meta.get("dream_inputs"), list) else []
+        shows = ([f"metadata.dream_inputs {model.describe(pairs)} names it"] if (ns, gone["key"]) in
+                 {model._pair(p) for p in pairs} else []) \
+            + ([f"parent_id is {m.get('parent_id')!r}"] if isinstance(m.get("parent_id"), str)
+               and m["parent_id"] in names else []) \
+            + (["its value holds the forgotten value's text"] if isinstance(m.get("value"), str)
+               and token in m["value"] else [])
+        if shows:
+            say(ctx, FORGOTTEN_RULE, f"({ns!r}, {gone['key']!r}) was forgotten (FORGET answered success), then a "
+                                     f"consolidation of {ns!r} made {m.get('key')!r}, and " + "; ".join(shows)
+                + ": the forgotten memory was read as an input, and LIST shows it again through the output",
+                reply, received=m)

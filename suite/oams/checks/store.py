@@ -293,6 +293,36 @@ def store_given_timestamps(ctx: Any) -> None:
         if wrong:
             say(ctx, "oams/store-keeps-given-timestamps", f"BATCH_STORE of {m['key']!r}: " + "; ".join(wrong), reply,
                 received=back)
+    _offset_times_kept_as_instant(ctx, ns)
+
+
+#: Times given with a +02:00 offset, and the instant they name (round 25: a server dropping the offset
+#: stored the wall clock with 'Z', 2026-01-01T12:00:00Z, two hours later)
+OFFSET_TIME, OFFSET_INSTANT = "2026-01-01T12:00:00+02:00", "2026-01-01T10:00:00Z"
+
+
+def _offset_times_kept_as_instant(ctx: Any, ns: str) -> None:
+    """§2 asks times "RFC 3339 timestamp, UTC": a STORE giving them with an offset may be refused
+    (oams/invalid-memory-refused judges that, and a time kept with its offset); one taken and stored in
+    UTC keeps the instant given, here and in LIST. A UTC time at another instant is not the time provided."""
+    memory = model.new_memory(ns, key("times.o"), "dated with an offset", created_at=OFFSET_TIME,
+                              updated_at=OFFSET_TIME)
+    reply = ctx.client.store(memory)
+    if not reply.ok:
+        ctx.note(f"STORE of times given as {OFFSET_TIME} was refused ({reply.describe()[:200]}): §2 asks UTC, so a "
+                 "refusal is a reading (its code is oams/invalid-memory-refused's)")
+        return
+    back = find(listed(ctx, ns), memory["key"])
+    want = model.parse_time(OFFSET_INSTANT)
+    wrong = [f"{where} has {name} {got[name]}" for where, got in (("the answer", reply.result), ("LIST", back))
+             if isinstance(got, dict) for name in ("created_at", "updated_at")
+             if (t := model.parse_time(got.get(name))) is not None and t != want]
+    if wrong:
+        say(ctx, "oams/store-keeps-given-timestamps", f"STORE gave created_at and updated_at {OFFSET_TIME} (the "
+                                                      f"instant {OFFSET_INSTANT}) and was taken; " + "; ".join(wrong)
+            + f": a time provided with an offset is refused, or kept as its instant ({OFFSET_INSTANT} in UTC), never "
+              "moved (its wall clock read as UTC is another instant)", reply, received={"answer": reply.result,
+                                                                                        "listed": back})
 
 
 @check("oams/store-idempotent", spec="oams", bindings=LIVE, requirements=("oams/store-idempotent", "oams/ns-key-unique"),
@@ -376,6 +406,41 @@ def store_upsert(ctx: Any) -> None:
         _recalled_after_update(ctx, ns, k, memory)
     _same_value_new_tags(ctx, ns)
     _pairs_that_concatenate_alike(ctx, ns)
+    _batch_update_keeps_created(ctx, ns)
+
+
+def _batch_update_keeps_created(ctx: Any, ns: str) -> None:
+    """BATCH_STORE writes memories as STORE does: a batch bringing a new value for a pair STORE wrote
+    first, giving no times, keeps its created_at, "When the memory was first written" (§2) (round 25: a
+    batch path stamping every member as new reset it)."""
+    k = key("upsert.b")
+    if not ctx.client.store(model.new_memory(ns, k, "first written by STORE", created_at=FIRST_WRITE,
+                                             updated_at=FIRST_WRITE)).ok:
+        ctx.note(f"STORE of ({ns!r}, {k!r}) was refused: an update of it by BATCH_STORE was not tried")
+        return
+    before = find(listed(ctx, ns), k) or {}
+    if not same_instant(before.get("created_at"), FIRST_WRITE):
+        ctx.note(f"({ns!r}, {k!r}) was stored with created_at {FIRST_WRITE} and LIST read "
+                 f"{before.get('created_at')!r}: whether a BATCH_STORE update keeps it was not judged (keeping given "
+                 "timestamps is oams/store-keeps-given-timestamps')")
+        return
+    memory = model.new_memory(ns, k, "updated by BATCH_STORE")
+    reply = ctx.client.batch_store([memory])
+    if not reply.ok:
+        ctx.note(f"BATCH_STORE of a new value for ({ns!r}, {k!r}) was refused ({reply.describe()[:200]}): judged by "
+                 "oams/batch-returns, not here")
+        return
+    back = find(listed(ctx, ns), k)
+    if back is None or back.get("value") != memory["value"]:
+        ctx.note(f"after BATCH_STORE of a new value for ({ns!r}, {k!r}) LIST reads "
+                 f"{'no memory' if back is None else repr(back.get('value'))}: its created_at was not judged")
+        return
+    if not same_instant(back.get("created_at"), FIRST_WRITE):
+        say(ctx, "oams/store-upsert", f"({ns!r}, {k!r}) was first written by STORE with created_at {FIRST_WRITE}; a "
+                                      f"BATCH_STORE then brought a new value and no times, and LIST reads created_at "
+                                      f"{back.get('created_at')!r}: created_at is \"When the memory was first written\" "
+                                      "(§2), and a batch updates the pair as STORE does", reply, sent=memory,
+            received=back)
 
 
 def _recalled_after_update(ctx: Any, ns: str, k: str, memory: dict[str, Any]) -> None:
