@@ -50,7 +50,8 @@ class UppPolicy:
     # upp/import-persists: every valid event of a package is stored ("store"). Other reading: an event
     # repeating, value and labels, one the user holds valid is skipped and counted in skipped_count
     # ("skip"); 08 §6 "Implementations handle duplicate detection internally", and 03 §4's
-    # skipped_count names invalid labels only as an example ("e.g.").
+    # skipped_count names invalid labels only as an example ("e.g."); or the same with values compared
+    # but for case, whitespace and compatibility forms ("skip-folded").
     import_duplicates: str = "store"
     # upp/export-confined-paths, upp/import-confined-paths: export files go straight into the export
     # folder ("flat"). Other readings: each user's into a folder of its own under it ("per-user"), or

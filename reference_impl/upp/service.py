@@ -55,6 +55,7 @@ import logging
 import os
 import sqlite3
 import threading
+import unicodedata
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
@@ -531,12 +532,20 @@ class UppService:
     def _duplicate(self, key: str, event: dict[str, Any]) -> bool:
         """Under duplicate detection (policy import_duplicates "skip"): whether the user holds a
         valid event with the event's value and labels, as the store stands now (an earlier event
-        of the same package may have superseded it)."""
-        if self.policy.import_duplicates != "skip":
+        of the same package may have superseded it). "skip-folded": whether the user holds any
+        event, whatever its status, with its labels and its value but for case, runs of whitespace
+        and compatibility forms."""
+        if self.policy.import_duplicates not in ("skip", "skip-folded"):
             return False
-        labels = set(event["labels"])
-        return any(r.value == event["value"] and set(r.labels) == labels
-                   for r in self._store.events(key, statuses=("valid",)))
+
+        def same(value: str) -> str:
+            if self.policy.import_duplicates == "skip":
+                return value
+            return " ".join(unicodedata.normalize("NFKC", value).split()).casefold()
+
+        labels, value = set(event["labels"]), same(event["value"])
+        held = self._store.events(key, statuses=("valid",) if self.policy.import_duplicates == "skip" else None)
+        return any(same(r.value) == value and set(r.labels) == labels for r in held)
 
     def _import_problem(self, event: Any) -> str | None:
         """upp/import-skips-invalid-labels: why a package's event is skipped (not an Event, or a

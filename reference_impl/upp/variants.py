@@ -45,6 +45,12 @@ UPP_VARIANTS: tuple[Variant, ...] = (
        "already holds valid and counts it in skipped_count (08 §6: \"Implementations handle duplicate detection "
        "internally\"; 03 §4 skipped_count \"e.g., invalid labels\")", ("import-persists",),
        import_duplicates="skip"),
+    _v("import-skips-folded-duplicates", "upp/import_events skips an event repeating, labels and value but for case, "
+       "runs of whitespace and Unicode compatibility forms, one the user already holds, whatever its status (\"User "
+       "enjoys CHESS\" beside a held \"User enjoys chess\"; a superseded name imported again), and counts it in "
+       "skipped_count (08 §6 leaves what a duplicate is to "
+       "the implementation; a blind red team's reading, round 27)", ("import-persists",),
+       import_duplicates="skip-folded"),
     _v("export-per-user-folders", "each user's export file goes into a folder of its own under the export folder "
        "(named by a hash of the entity_key)", ("export-confined-paths", "import-confined-paths"),
        export_layout="per-user"),

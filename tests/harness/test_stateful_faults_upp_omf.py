@@ -131,4 +131,4 @@ ONLY_ALONE = {"omf": ("omf-canonical-trimmed",),
               # each sets a decision point another UPP variant sets too (export_layout, stricter_sensitivity,
               # foreign_ontology)
               "upp": ("upp-export-nested-user-folders", "upp-retrieve-hides-sensitive",
-                      "upp-import-foreign-ontology-skipped")}
+                      "upp-import-foreign-ontology-skipped", "upp-import-skips-folded-duplicates")}

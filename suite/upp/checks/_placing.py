@@ -248,6 +248,12 @@ def by_id(events: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 # -- placing ----------------------------------------------------------------------------------------
 
+def placed_with(ctx: Any) -> str:
+    """How `place_events` stores each event, for a finding's story: a vendor must know whether an
+    import or an ingest made the state that was judged."""
+    return "upp/import_events of a package of one event" if imports(ctx) else "upp/ingest of a sentence"
+
+
 def place_events(ctx: Any, entity_key: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Store `events` for `entity_key`, one after the other, and return for each the StoredEvent it
     became, as upp/get_events read it back right after it was placed (its status may have changed

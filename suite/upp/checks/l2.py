@@ -35,7 +35,8 @@ from memconform.suite.upp.checks._common import (
 )
 from memconform.suite.upp.checks._placing import (
     FINISHED, PLURAL_LABEL, SAYINGS, SECOND_SINGULAR_LABEL, SINGULAR_LABEL, TaskPoll, by_id, event, imports, listed,
-    _ingest_one, package, package_file, place_events, poll_task, read_export_file, saying, status_of, store_events,
+    _ingest_one, package, package_file, place_events, placed_with, poll_task, read_export_file, saying, status_of,
+    store_events,
 )
 from memconform.suite.upp.client import RpcReply
 
@@ -694,7 +695,8 @@ def supersession(ctx: CheckContext) -> None:
     _judge_bystander(ctx, bystander, theirs, entity, (old, new))
     reply, events = _get_events(ctx, entity)
     before, after = events.get(old["id"]), events.get(new["id"])
-    story = (f"{SINGULAR_LABEL} (singular) was stored as {old['id']!r} ({old.get('value')!r}), then as "
+    story = (f"{SINGULAR_LABEL} (singular) was stored, each time by {placed_with(ctx)}, as {old['id']!r} "
+             f"({old.get('value')!r}), then as "
              f"{new['id']!r} ({new.get('value')!r}); upp/get_events now lists the first as {_brief(before)} and the "
              f"second as {_brief(after)}")
     # A first event that is not listed at all is upp/get-events-all-statuses' (or events-retained's)
