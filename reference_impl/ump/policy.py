@@ -42,7 +42,8 @@ class UmpPolicy:
     #: ump/capabilities-open: capabilities (HTTP and MCP) and /.well-known/ump.json answer without a
     #: token ("open"), as the public implementation serves them. Other reading: §4.2's "Auth via
     #: capability tokens (§5.2) in Authorization: Bearer" covers every route it lists, and no
-    #: sentence exempts capabilities, so they ask for a valid token ("token"; any verb).
+    #: sentence exempts capabilities, so they ask for a valid token ("token"; any verb); or only the
+    #: capabilities route §4.2 lists does, the well-known document staying open ("capabilities-token").
     discovery_auth: str = "open"
 
     # -- records and operations, L0-L2 (§2, §3.2-§3.6, §6.2, §8) --------------------------------

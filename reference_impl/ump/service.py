@@ -433,14 +433,15 @@ class UmpService:
         return now.astimezone(timezone.utc)
 
     def admit_discovery(self, token: str | None) -> None:
-        """capabilities and the well-known document behind a token (policy discovery_auth "token"):
-        any valid capability token is enough, whatever its verbs; UmpError unauthorized otherwise."""
-        if self.policy.discovery_auth == "token":  # the open reading takes no lock
+        """The well-known document behind a token (policy discovery_auth "token"): any valid
+        capability token is enough, whatever its verbs; UmpError unauthorized otherwise."""
+        if self.policy.discovery_auth == "token":  # the open readings take no lock
             with self._lock:
                 self._admit_discovery(token)
 
     def _admit_discovery(self, token: Any) -> None:
-        if self.policy.discovery_auth != "token":
+        """capabilities behind a token (policy discovery_auth "token" or "capabilities-token")."""
+        if self.policy.discovery_auth not in ("token", "capabilities-token"):
             return
         if not isinstance(token, str):
             raise UmpError("unauthorized", "this server answers capabilities only with a capability token "

@@ -55,6 +55,12 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "capability tokens (§5.2) in Authorization: Bearer\" as covering every operation; the public "
             "implementation serves them open",
             ("ump/capabilities-open",), {"discovery_auth": "token"}, bindings=("http", "mcp")),
+    Variant("capabilities-need-token-well-known-open", "ump",
+            "capabilities (GET /ump/capabilities, the tool ump.capabilities) answers only a request carrying a valid "
+            "capability token, as §4.2 lists its route beside the others \"Auth via capability tokens\" covers, "
+            "while GET /.well-known/ump.json, a route §4.2 does not list, stays open (a blind red team's reading, "
+            "round 28: discovery found the open document and the checks then asked capabilities without a token)",
+            ("ump/capabilities-open",), {"discovery_auth": "capabilities-token"}, bindings=("http", "mcp")),
     # -- records and operations, L0-L2 (issue 13: readings of §2, §3.2-§3.6, §6.2, §8) -----------
     Variant("valid-to-inclusive", "ump", "a record is still valid at its valid_to instant (the closed interval "
             "[valid_from, valid_to] instead of the half-open one)", ("ump/recall-honors-valid-at",),

@@ -861,6 +861,28 @@ def test_a_server_that_asks_a_token_at_discovery_is_told_as_such_not_as_no_ump()
         server.stop()
 
 
+def test_capabilities_behind_a_token_beside_an_open_well_known_document_is_asked_with_the_token():
+    """Round 28: the well-known document answered without a token, so discovery found the server, and the
+    checks then asked capabilities without one and failed every L1 capabilities MUST on its 401. §4.2 lists
+    capabilities among the routes its tokens cover (variant capabilities-need-token-well-known-open)."""
+    from memconform.reference_impl.ump.http_app import build_app
+    from memconform.reference_impl.ump.service import UmpService
+
+    service = UmpService(variants=("capabilities-need-token-well-known-open",))
+    server = start_in_thread(service, app=build_app(service, mcp=False))
+    try:
+        with client(server.base_url, owner=None) as c:
+            assert c.get("/ump/capabilities").status_code == 401 and c.get("/.well-known/ump.json").status_code == 200
+        driver = HttpDriver(server.base_url, timeout=5)
+        subject = next(s for s in driver.subjects() if s.spec == "ump" and s.version == "1.0")
+        reply = driver.client(subject).capabilities()
+        assert reply.ok and reply.body["ump"] == "1.0", reply.describe()
+        assert driver.describe()["discovery"] == "answered only with a capability token (owner-a's)"
+        driver.close()
+    finally:
+        server.stop()
+
+
 def test_a_server_refusing_the_suites_tokens_is_a_target_error_not_a_verdict():
     """Round 20: a server verifying another signing input answered every owner's request unauthorized and
     lost L0 on every record rule. §5.2 gives tokens no encoding: the client is an error saying so."""
