@@ -348,6 +348,9 @@ def _upp_route(upp: Any) -> Route:
         except HttpError:
             return answer(rpc.error_response(None, rpc.INVALID_REQUEST, f"Invalid Request: the message exceeds "
                                               f"the limit of {MAX_BODY} bytes"), 413)
+        if getattr(getattr(upp, "policy", None), "http_chunked_bodies", "read") == "ignored" \
+                and "content-length" not in request.headers:
+            raw = b""  # fault upp-chunked-body-ignored: only a Content-Length body is read
         try:
             text = await run_in_threadpool(upp.handle_text, raw)
         except Exception:  # handle_text never raises; if it ever does, still no 500 and no traceback

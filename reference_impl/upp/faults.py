@@ -68,6 +68,9 @@ UPP_FAULTS = (
     # Only a response holding non-ASCII text shows it (an event value with an accent, say).
     _f("responses-latin1", "responses are encoded in Latin-1, not UTF-8", "jsonrpc-utf8-json",
        wraps=within("_endpoint", encode=lambda endpoint, original: lambda text: text.encode("latin-1", "replace"))),
+    _f("chunked-body-ignored", "over HTTP, a request body sent with Transfer-Encoding: chunked (no Content-Length) "
+       "is read as empty and answered -32700", "http-chunked-body", bindings=("http",),
+       overrides={"http_chunked_bodies": "ignored"}),
     _f("stdio-split-lines", "over stdio, each response has a raw newline after its opening bracket (two lines)",
        "stdio-line-framing", bindings=("stdio",),
        wraps=within("_endpoint", line=w.split_line)),
@@ -558,4 +561,31 @@ UPP_FAULTS = (
        "query (valid events only): once a later event supersedes one of the task's events, the task's result "
        "loses it", "get-tasks-retained", stateful=True,
        wraps={"_current": w.task_result_valid_only}),
+    # -- found by the blind red team (round 27) ----------------------------------------------------
+    # JSON-RPC 2.0 §4.1: a notification leaves out the response, not the work.
+    _f("notification-not-executed", "a notification (no id) is acknowledged and never carried out: the handler "
+       "returns before dispatching it, so an upp/ingest sent as one stores nothing", "jsonrpc-notification-executed",
+       wraps=within("_endpoint", _handle_request=w.notification_dropped)),
+    _f("reinforce-restamps", "reinforcing a staged event writes it again stamped with the reinforcing event's "
+       "created_at (an upsert): the event's created_at changes as it becomes valid", "event-immutable",
+       wraps=w.reinforce_restamps()),
+    _f("entity-key-cut", "every entity_key is cut to 64 characters as it is read (a VARCHAR(64) column), so two "
+       "keys sharing their first 64 characters name one user", "entity-isolation",
+       wraps={"_take": w.entity_key_cut}),
+    _f("retrieve-cache-stale", "upp/retrieve answers are cached per user and query; storing an event clears the "
+       "user's, upp/delete_events does not: a query asked before a delete still returns the deleted events",
+       "delete-physical", wraps=w.retrieve_cache_kept_by_delete()),
+    _f("labels-mutated-by-retrieve", "upp/retrieve appends the query's words to the examples of the labels it "
+       "found, in the server's ontology itself: upp/get_labels answers other definitions after every retrieve",
+       "get-labels-stable", wraps={"_retrieved": w.labels_grown_by_retrieve}),
+    _f("delete-all-keeps-superseded", "upp/delete_events without event_ids deletes the user's valid and staged "
+       "events and keeps the superseded ones (an audit trail)", "delete-all",
+       wraps={"_delete": w.delete_all_keeps_superseded}),
+    _f("import-labels-any-case", "upp/import_events checks an event's labels ignoring case and stores them as "
+       "given: an event labelled WHO_LANGUAGES is imported", "import-skips-invalid-labels",
+       wraps={"_import_problem": w.labels_any_case}),
+    _f("export-raw-filename", "upp/export_events names its file after the entity_key as given, inside the export "
+       "folder (a key leading out of it refused), making no folder for a \"/\" in the key: the export of a user "
+       "keyed \"team/a\" fails with -32603", "export-writes-package",
+       wraps={"_write_export": w.raw_file_name}),
 )

@@ -987,3 +987,136 @@ def delete_revalidates(service: Any, original: Callable[..., Any]) -> Callable[.
                                            (seq,))
         return count
     return delete
+
+
+# -- found by the blind red team (round 27) --------------------------------------------------------
+
+def notification_dropped(endpoint: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-notification-not-executed: nobody waits for a notification's answer, so the handler returns
+    before dispatching it: a valid notification is acknowledged (no response, as it should be) and never
+    carried out."""
+    def handle(message: Any, *, in_batch: bool = False) -> dict[str, Any] | None:
+        if isinstance(message, dict) and "id" not in message and request_problem(message, endpoint._valid_id) is None:
+            return None
+        return original(message, in_batch=in_batch)
+    return handle
+
+
+def reinforce_restamps() -> dict[str, Wrap]:
+    """upp-reinforce-restamps: reinforcing a staged event writes it again as an upsert would, stamped
+    with the reinforcing event's created_at: the event is listed with that created_at from then on."""
+    def store_event(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(entity_key: str, **kw: Any) -> Any:
+            staged = {r.seq for r in service._store.events(entity_key, statuses=("staged",))}
+            row = original(entity_key, **kw)
+            if row.seq in staged and row.status == "valid":
+                service.__dict__.setdefault("_restamped", {})[row.id] = kw["created_at"]
+            return row
+        return wrong
+
+    def present(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(row: Any) -> dict[str, Any]:
+            shown = original(row)
+            stamp = service.__dict__.get("_restamped", {}).get(shown.get("id"))
+            return shown | {"created_at": stamp} if stamp is not None else shown
+        return wrong
+    return {"_store_event": store_event, "_present": present}
+
+
+def entity_key_cut(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-entity-key-cut: every entity_key is cut to 64 characters as it is read (a VARCHAR(64) user
+    column), so two keys sharing their first 64 characters name one user."""
+    def take(raw: Any, method: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> Any:
+        taken = original(raw, method, required, optional)
+        if isinstance(taken.get("entity_key"), str):
+            taken["entity_key"] = taken["entity_key"][:64]
+        return taken
+    return take
+
+
+def retrieve_cache_kept_by_delete() -> dict[str, Wrap]:
+    """upp-retrieve-cache-stale: retrieve answers are cached per (user, query, limit) and the cache is
+    cleared when an event is stored for the user, but not by upp/delete_events: a query asked before a
+    delete keeps answering the deleted events."""
+    def cache(service: Any) -> dict[tuple[str, str, int], Any]:
+        return service.__dict__.setdefault("_retrieve_cache", {})
+
+    def retrieved(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(entity_key: str, query: str, limit: int) -> Any:
+            key = (entity_key, query, limit)
+            if key not in cache(service):
+                cache(service)[key] = original(entity_key, query, limit)
+            return cache(service)[key]
+        return wrong
+
+    def store_event(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrong(entity_key: str, **kw: Any) -> Any:
+            for key in [k for k in cache(service) if k[0] == entity_key]:
+                del cache(service)[key]
+            return original(entity_key, **kw)
+        return wrong
+    return {"_retrieved": retrieved, "_store_event": store_event}
+
+
+def labels_grown_by_retrieve(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-labels-mutated-by-retrieve: retrieve's keyword expansion appends the query's words to the
+    `examples` of the labels of the events it found, in the ontology's own definitions (not a copy), so
+    upp/get_labels answers them grown after every retrieve."""
+    import copy
+    import re
+
+    from memconform.reference_impl.upp.labels import Ontology
+
+    # the server's own copy: user_v1() is shared by every service of the process
+    service.ontology = Ontology(service.ontology.id, tuple(copy.deepcopy(list(service.ontology.definitions))))
+
+    def wrong(entity_key: str, query: str, limit: int) -> Any:
+        events = original(entity_key, query, limit)
+        for label in {x for e in events for x in e.get("labels", ())}:
+            definition = service.ontology.definition(label)
+            if definition is not None:
+                definition.setdefault("examples", []).extend(re.findall(r"\w+", query))
+        return events
+    return wrong
+
+
+def delete_all_keeps_superseded(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-delete-all-keeps-superseded: delete_events without ids deletes the user's current events (valid
+    and staged), keeping the superseded ones as an audit trail."""
+    def delete(entity_key: str, ids: list[str] | None) -> int:
+        if ids is None:
+            ids = [r.id for r in service._store.events(entity_key, statuses=("valid", "staged"))]
+            if not ids:
+                return 0
+        return original(entity_key, ids)
+    return delete
+
+
+def labels_any_case(service: Any, original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """upp-import-labels-any-case: an imported event's labels are checked against the ontology ignoring
+    case, and the event is stored with its labels as given (WHO_NAME)."""
+    from memconform.reference_impl.upp import exports
+
+    def problem(event: Any) -> str | None:
+        if isinstance(event, dict) and isinstance(event.get("labels"), list):
+            lowered = [x.lower() if isinstance(x, str) else x for x in event["labels"]]
+            return exports.event_problem({**event, "labels": lowered}, service.ontology.names)
+        return original(event)
+    return problem
+
+
+def raw_file_name(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """upp-export-raw-filename: the export file is named `<entity_key>-<time>.json` in the export folder,
+    the key as given; a path leading out of the folder is refused, but no folder is made for a "/" in
+    the key, so the write fails and the export answers -32603."""
+    def write(package: dict[str, Any], entity_key: str, now: Any) -> Any:
+        import json
+
+        folder = service.export_dir.resolve()
+        path = (folder / f"{entity_key}-{now:%Y%m%dT%H%M%S%fZ}.json").resolve()
+        if not path.is_relative_to(folder):
+            raise RpcError(INVALID_PARAMS, "Invalid params: entity_key", {"invalid_params": ["entity_key"]})
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(package), encoding="utf-8")
+        return path
+    return write

@@ -86,6 +86,9 @@ class UppPolicy:
     # upp/jsonrpc-batch: batches are answered with an array (JSON-RPC 2.0 §6). Other reading: 05 §1
     # says "All messages are JSON objects", so a batch is one invalid request (-32600).
     batches: bool = True
+    # upp/http-chunked-body: a POST body without Content-Length (Transfer-Encoding: chunked) is read
+    # whole ("read"). No other reading: RFC 9112 §7.1; "ignored" (read as empty) is a fault's.
+    http_chunked_bodies: str = "read"
     # upp/get-events-complete, upp/export-all-events: get_events and exports list events in the
     # order stored ("stored"). Other reading: newest first ("newest-first"); 03 §2 fixes no order
     # ("a raw listing"), only that nothing is left out.

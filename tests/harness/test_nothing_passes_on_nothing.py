@@ -132,6 +132,8 @@ ALLOWED = {
     "upp/wire/result-xor-error": "observed result or error, never both, in every response",
     "upp/wire/utf8-json": "observed every response UTF-8 JSON",
     "upp/wire/stdio-line-framing": "observed the stdio framing of every response line",
+    "upp/wire/http-chunked-body": "observed upp/info and upp/retrieve POSTed chunked answered as when sent with a "
+                                  "Content-Length",
     # -- OMF: refusals and empty documents are what was asked for ----------------------------------------
     "omf/validation/omf-version": "observed each document with a wrong omf refused",
     "omf/validation/bad-input": "observed each malformed document refused",

@@ -71,17 +71,18 @@ SWITCHES = {
     # the lifecycle
     "singular_accumulates", "superseded_by_null", "plural_supersedes", "rewrite_superseded_value",
     "stage_below_085", "stage_all", "never_stage", "ingest_not_persisted", "ingest_status_stored",
-    "staged_supersedes", "supersedes_staged", "no_reinforce", "retrieve_top_then_user", "supersede_any_user", "same_call_accumulates",
+    "staged_supersedes", "supersedes_staged", "no_reinforce", "reinforce_restamps", "retrieve_top_then_user", "supersede_any_user", "same_call_accumulates",
     # delete_events
     "soft_delete", "delete_ignores_ids", "count_asked", "delete_result_number", "delete_any_owner",
-    "empty_list_noop", "delete_all_by_prefix",
+    "empty_list_noop", "delete_all_by_prefix", "retrieve_cache", "delete_all_keeps_superseded",
     # get_labels
-    "who_name_plural", "drop_label", "labels_missing_durability",
+    "who_name_plural", "drop_label", "labels_missing_durability", "labels_grow",
     # export and import
     "export_valid_only", "export_drops_staged", "export_returns_events", "export_no_file", "export_no_ontology", "import_keeps_ids",
     "import_result_renamed", "import_to_package_user", "import_no_supersession", "import_any_ontology",
     "bad_file_internal", "bad_file_own_code", "export_path_from_key", "foreign_ontology_internal", "import_keeps_superseded_by",
     "import_malformed_uncounted", "import_drops_confidence", "import_skips_superseded", "read_anywhere",
+    "export_raw_key",
     # extraction
     "extracts_nothing",
 }
@@ -104,6 +105,7 @@ class Mini:
         self.labels = ontology.raw_user_v1()["labels"]
         self.cardinality = {d["name"]: d["cardinality"] for d in self.labels}
         self._before_call: set[str] = set()  # same_call_accumulates: what an ingest's supersession sees
+        self._cache: dict[tuple[str, str], list[dict[str, Any]]] = {}  # retrieve_cache
 
     # -- plumbing -----------------------------------------------------------------------------------
 
@@ -143,10 +145,13 @@ class Mini:
                 if old["status"] == "staged" and sorted(old["labels"]) == sorted(labels) \
                         and old["value"].casefold() == value.casefold():
                     old["status"] = "valid"
+                    if "reinforce_restamps" in self.on:  # an upsert stamping the row with the new event's time
+                        old["created_at"] = now()
                     for label in labels:
                         if self.cardinality[label] == "singular" and supersede:
                             self._supersede(key, label, old["id"], but=old["id"])
                     return old
+        self._cache = {k: v for k, v in self._cache.items() if k[0] != key}  # a write clears the user's answers
         event = {"id": eid or f"evt_{uuid.uuid4().hex}", "entity_key": key, "value": value, "labels": list(labels),
                  "confidence": confidence, "source_type": source_type,
                  "status": "valid" if confidence >= threshold else "staged", "created_at": created_at or now(),
@@ -212,9 +217,17 @@ class Mini:
 
     def retrieve(self, p: dict[str, Any]) -> Any:
         key = self._key(p)
+        if "retrieve_cache" in self.on and (key, str(p.get("query"))) in self._cache:
+            return self._cache[key, str(p.get("query"))]  # cleared by writes, never by delete_events
         self._known(key)
-        return [{k: e[k] for k in ("value", "labels", "confidence", "source_type")}
-                for e in self._relevant(key, str(p.get("query")))]
+        found = [{k: e[k] for k in ("value", "labels", "confidence", "source_type")}
+                 for e in self._relevant(key, str(p.get("query")))]
+        if "labels_grow" in self.on:  # the query's words appended to the examples of the labels it found
+            for d in self.labels:  # the engine's own copy of the file
+                if any(d["name"] in e["labels"] for e in found):
+                    d.setdefault("examples", []).extend(re.findall(r"\w+", str(p.get("query"))))
+        self._cache[key, str(p.get("query"))] = found
+        return found
 
     # -- level 2 ------------------------------------------------------------------------------------
 
@@ -288,7 +301,8 @@ class Mini:
         doomed = [e for e in self.events if (e["entity_key"] == key or "delete_any_owner" in self.on
                                              or (ids is None and "delete_all_by_prefix" in self.on
                                                  and e["entity_key"].startswith(key)))
-                  and (ids is None or e["id"] in ids) and not e.get("_hidden")]
+                  and (ids is None or e["id"] in ids) and not e.get("_hidden")
+                  and not (ids is None and "delete_all_keeps_superseded" in self.on and e["status"] == "superseded")]
         for e in doomed:
             if "soft_delete" in self.on:
                 e["_hidden"] = True
@@ -322,9 +336,14 @@ class Mini:
         if "export_no_ontology" in self.on:
             del package["ontology"]
         stem = key if "export_path_from_key" in self.on else re.sub(r"[^A-Za-z0-9_-]", "_", key)
+        if "export_raw_key" in self.on:
+            stem = key  # no folder made for a "/" in it
         file = self.export_dir / f"{stem}-{uuid.uuid4().hex}.json"
         if "export_no_file" not in self.on:
-            file.write_text(json.dumps(package), encoding="utf-8")
+            try:
+                file.write_text(json.dumps(package), encoding="utf-8")
+            except OSError:
+                raise Err(-32603, "Internal error") from None
         result = {"file": str(file), "event_count": len(rows), "exported_at": package["exported_at"]}
         return dict(result, events=rows) if "export_returns_events" in self.on else result
 
@@ -550,6 +569,7 @@ BROKEN = [
     ({"supersedes_staged": True}, 3, "upp/l2/staged-not-superseded", {"upp/lifecycle-transitions"}),
     ({"retrieve_top_then_user": True}, 3, "upp/l2/retrieve-among-many", {"upp/retrieve-finds-stored"}),
     ({"no_reinforce": True}, 3, "upp/l2/staged-reinforcement", {"upp/staged-reinforcement"}),
+    ({"reinforce_restamps": True}, 3, "upp/l2/staged-reinforcement", {"upp/event-immutable"}),
     ({"ingest_not_persisted": True}, 3, "upp/l2/event-lifecycle", {"upp/events-retained"}),
     ({"ingest_status_stored": True}, 3, "upp/l2/event-lifecycle", {"upp/lifecycle-transitions"}),
     # delete_events
@@ -562,10 +582,15 @@ BROKEN = [
     ({"delete_any_owner": True}, 3, "upp/l2/delete-all", {"upp/delete-other-users-untouched"}),
     ({"empty_list_noop": True}, 3, "upp/l2/delete-all", {"upp/delete-all"}),
     ({"delete_all_by_prefix": True}, 3, "upp/l2/delete-all", {"upp/delete-other-users-untouched"}),
+    ({"delete_all_keeps_superseded": True}, 3, "upp/l2/delete-all", {"upp/delete-all"}),
+    ({"delete_all_keeps_superseded": True}, 2, "upp/l2/delete-all", {"upp/delete-all"}),
+    ({"retrieve_cache": True}, 3, "upp/l2/delete-by-ids", {"upp/delete-physical"}),
+    ({"retrieve_cache": True}, 3, "upp/l2/delete-all", {"upp/delete-physical"}),
     # get_labels
     ({"who_name_plural": True}, 3, "upp/l2/get-labels", {"upp/ontology-major-stable"}),
     ({"drop_label": True}, 3, "upp/l2/get-labels", {"upp/get-labels-complete", "upp/ontology-major-stable"}),
     ({"labels_missing_durability": True}, 3, "upp/l2/get-labels", {"upp/label-definition-required-fields"}),
+    ({"labels_grow": True}, 3, "upp/l2/get-labels-stable", {"upp/get-labels-stable"}),
     # export_events
     ({"export_valid_only": True}, 3, "upp/l3/export", {"upp/export-all-events"}),
     ({"export_valid_only": True}, 3, "upp/l3/export-file", {"upp/export-all-events"}),
@@ -573,6 +598,7 @@ BROKEN = [
     ({"export_drops_staged": True}, 3, "upp/l3/export-file", {"upp/export-all-events"}),
     ({"export_returns_events": True}, 3, "upp/l3/export", {"upp/export-result-shape"}),
     ({"export_no_file": True}, 3, "upp/l3/export-file", {"upp/export-writes-package"}),
+    ({"export_raw_key": True}, 3, "upp/l3/export-file", {"upp/export-writes-package"}),
     ({"export_no_ontology": True}, 3, "upp/l3/export-file",
      {"upp/export-package-fields", "upp/export-writes-package"}),
     ({"unknown_user_error": True}, 3, "upp/l3/export-unknown-user", {"upp/export-unknown-user"}),

@@ -242,3 +242,23 @@ def test_serve_help_describes_the_upp_options() -> None:
         assert option in text, option
     result = CliRunner().invoke(cli, ["serve", "--stdio", "--upp-stdio"])
     assert result.exit_code == 2 and "at most one" in result.output
+
+
+@pytest.mark.parametrize("fault", [None, "upp-chunked-body-ignored"])
+def test_a_chunked_body_is_read_whole_unless_the_fault_drops_it(fault, tmp_path):
+    """RFC 9112 §7.1 (upp/http-chunked-body): a body sent with Transfer-Encoding: chunked is the
+    request; fault upp-chunked-body-ignored reads only a Content-Length body (blind red team, round 27)."""
+    message = json.dumps({"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": 5}).encode()
+
+    def chunks():
+        yield from (message[:10], message[10:30], message[30:])
+
+    with serving(UmpService(require_capability=False), upp=UppService(export_dir=tmp_path, fault=fault)) as running:
+        with httpx.Client(base_url=running.base_url, timeout=10) as c:
+            r = c.post("/upp", content=chunks(), headers={"Content-Type": "application/json"})
+    assert r.request.headers.get("transfer-encoding") == "chunked" and "content-length" not in r.request.headers
+    answer = r.json()
+    if fault is None:
+        assert answer["id"] == 5 and answer["result"]["protocol_version"] == "1.0.0", answer
+    else:
+        assert answer["error"]["code"] == -32700 and answer["id"] is None, answer

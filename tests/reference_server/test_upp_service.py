@@ -989,7 +989,8 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
     incoming = tmp_path / f"incoming-{fault}"
     exports_dir.mkdir()
     incoming.mkdir()
-    service = UppService(export_dir=exports_dir, import_dirs=[incoming], fault=fault, clock=Clock())
+    clock = Clock()
+    service = UppService(export_dir=exports_dir, import_dirs=[incoming], fault=fault, clock=clock)
     s = Scenario(service, incoming, [])
     # the wire
     for text in ("{oops", "[]", "[1]", '{"jsonrpc":"2.0","method":"upp/nope","id":3}',
@@ -1142,6 +1143,39 @@ def run_scenario(fault: str | None, tmp_path: Path) -> list[str]:
         s.log[-1] = service.encode(s.log[-1]) if isinstance(s.log[-1], str) else s.log[-1]
     except UnicodeEncodeError:  # the fault's answer: no UTF-8 holds it (a binding would fail on it)
         s.log[-1] = "no UTF-8 answer"
+    # round 27: a notification is carried out, only its response left out
+    s.send('{"jsonrpc":"2.0","method":"upp/ingest","params":{"entity_key":"nt","text":"My name is Noa."}}')
+    s.call("upp/get_events", {"entity_key": "nt"})
+    # round 27: a reinforced event keeps its created_at (the clock moved on in between)
+    s.call("upp/import_events", {"entity_key": "rc", "file": s.file("p8.json", package(
+        [event("User speaks Ainu", ["who_languages"], 0.05)]))})
+    clock.now = clock.now + timedelta(seconds=1)
+    s.call("upp/ingest", {"entity_key": "rc", "text": "I speak Ainu"})
+    s.call("upp/get_events", {"entity_key": "rc"})
+    # round 27: keys of 80 characters sharing their first 79 are two users
+    s.call("upp/ingest", {"entity_key": "k" * 79 + "A", "text": "My name is Lu."})
+    s.call("upp/get_events", {"entity_key": "k" * 79 + "B"})
+    # round 27: a retrieve asked before a delete does not answer the deleted event after it
+    made = s.call("upp/ingest", {"entity_key": "rd", "text": "I love kites. I love tea."})
+    made = made if isinstance(made, list) else []
+    s.call("upp/retrieve", {"entity_key": "rd", "query": "kites"})
+    s.call("upp/delete_events", {"entity_key": "rd", "event_ids": [e["id"] for e in made[:1] if isinstance(e, dict)]})
+    s.call("upp/retrieve", {"entity_key": "rd", "query": "kites"})
+    # round 27: delete-all deletes the superseded event too
+    s.call("upp/ingest", {"entity_key": "da", "text": "My name is Dee."})
+    s.call("upp/ingest", {"entity_key": "da", "text": "My name is Dot."})
+    s.call("upp/delete_events", {"entity_key": "da"})
+    s.call("upp/get_events", {"entity_key": "da"})
+    # round 27: a label in another case is no label of user/v1
+    s.call("upp/import_events", {"entity_key": "lc", "file": s.file("p9.json", package(
+        [event("User speaks Cree", ["WHO_LANGUAGES"])]))})
+    # round 27: a user keyed "team/a" is exported like any other
+    s.call("upp/ingest", {"entity_key": "team/a", "text": "My name is Tam."})
+    result = s.call("upp/export_events", {"entity_key": "team/a"})
+    file = result.get("file") if isinstance(result, dict) else None
+    s.log.append(json.loads(Path(file).read_text("utf-8"))["entity_key"] if file and Path(file).exists() else "no file")
+    # round 27: the labels after all those retrieves are the ontology's, as at the start
+    s.call("upp/get_labels", {})
     # the bindings' own framing and encoding (stdio.run closes the service)
     import io
 
@@ -1185,8 +1219,12 @@ def test_the_scenario_is_deterministic_without_a_fault(clean_run: list[str], tmp
     assert run_scenario(None, tmp_path) == clean_run
 
 
+#: faults of the HTTP app in front of the engine, which no engine call shows: proven in test_upp_http.py
+HTTP_APP_FAULTS = ("upp-chunked-body-ignored",)
+
+
 # the faults only a sequence of operations shows are proven by tests/harness/test_stateful_faults_upp_omf.py
-@pytest.mark.parametrize("fault", [f.name for f in UPP_FAULTS if not f.stateful])
+@pytest.mark.parametrize("fault", [f.name for f in UPP_FAULTS if not f.stateful and f.name not in HTTP_APP_FAULTS])
 def test_every_fault_changes_observable_behaviour(fault: str, clean_run: list[str], tmp_path: Path) -> None:
     faulty = run_scenario(fault, tmp_path)
     differences = [i for i, (a, b) in enumerate(zip(clean_run, faulty)) if a != b]

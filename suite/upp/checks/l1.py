@@ -500,20 +500,48 @@ def key_forms(key: str) -> list[tuple[str, str]]:
     return out
 
 
+#: The lengths of the long keys upp/l1/entity-key-exact gives a user: past 64 and past 255 characters, where
+#: a store's column or a cache's key is often cut (blind red team round 27: keys cut to 64 characters).
+LONG_KEYS = (80, 300)
+
+
+def long_key(length: int) -> tuple[str, str]:
+    """A fresh key of `length` characters ending in "A", and the same key ending in "B"."""
+    key = (fresh_entity("Long") + "-").ljust(length - 1, "k") + "A"
+    return key, key[:-1] + "B"
+
+
 @check("upp/l1/entity-key-exact", spec="upp", requirements=("upp/entity-isolation",), bindings=LIVE,
-       title="an entity_key is matched exactly: keys differing only in case or Unicode form are other users")
+       title="an entity_key is matched exactly: keys differing only in case, Unicode form or a last character "
+             "are other users")
 def entity_key_exact(ctx: CheckContext) -> None:
     """A fresh user keyed `mcf-Key-<hex>-Zoë-ﬁ` (capitals, a composed ë, the ligature ﬁ) ingests a name
     and a home of its own. The same key lower-cased, upper-cased, in NFD, in NFKC and NFKC case-folded are
     other strings, so other users: the User Key is "An opaque string that identifies a user" (01 §7), and
     06 §7 "Users can only access their own data" (blind red team round 11: keys NFKC-folded and
     lower-cased before lookup). upp/retrieve for each other key, asked for the profile's values, and
-    upp/get_events when served, must return none of its events. A value upp/retrieve does not find for
-    the key itself judges nothing through retrieve (noted); credited only with what was compared."""
+    upp/get_events when served, must return none of its events. The same for users keyed with 80 and
+    300 characters, each against the key differing only in its last character (blind red team round 27:
+    keys cut to 64 characters, so two keys sharing their first 64 name one user); a server refusing so
+    long a key is noted, not judged. A value upp/retrieve does not find for the key itself judges
+    nothing through retrieve (noted); credited only with what was compared."""
     ctx.credit_only_observed()
     require_offered(ctx, "upp/ingest")
     require_offered(ctx, "upp/retrieve")
     key = fresh_entity("Key") + KEY_TAIL
+    _judge_key(ctx, key, key_forms(key))
+    for length in LONG_KEYS:
+        key, other = long_key(length)
+        try:
+            _judge_key(ctx, key, [(f"with its last character changed (both {length} characters long, the first "
+                                   f"{length - 1} shared)", other)])
+        except (Inconclusive, NotApplicable) as exc:
+            ctx.note(f"a user keyed with {length} characters was not judged: {exc}")
+
+
+def _judge_key(ctx: CheckContext, key: str, forms: list[tuple[str, str]]) -> None:
+    """`key` ingests a name and a home; each of `forms` (how it was made, another key) must see none
+    of them through upp/retrieve and upp/get_events."""
     town = "".join(secrets.choice("bcdfghjklmnprstvwz") + secrets.choice("aeiou") for _ in range(4)).title()
     _, events = ingested(ctx, key, f"My name is Ada Lovelace. I live in {town}.")
     values = sorted({e["value"] for e in events if isinstance(e.get("value"), str)})[:2]
@@ -532,13 +560,14 @@ def entity_key_exact(ctx: CheckContext) -> None:
         ctx.note(f"upp/get_events for {key!r} itself does not list its events ({listing.describe()}): not judged "
                  "through get_events")
     theirs = {fold(v) for v in values}
-    forms = key_forms(key)
     if found_by_owner:
         _judge_forms(ctx, key, theirs, [(how, other, ctx.client.retrieve(other, found_by_owner[0])) for how, other in forms],
                      f"upp/retrieve asked for {found_by_owner[0]!r}")
     if listed_by_owner:
         _judge_forms(ctx, key, theirs, [(how, other, ctx.client.get_events(other)) for how, other in forms],
                      "upp/get_events")
+    if served(ctx, "upp/delete_events"):
+        ctx.client.delete_events(key)  # leave nothing behind in the shared server
 
 
 def _retrieved(reply: RpcReply, values: set[str], key: str) -> list[Any]:
@@ -568,8 +597,8 @@ def _judge_forms(ctx: CheckContext, key: str, theirs: set[str], answers: list[tu
     fail(ctx, "upp/entity-isolation", f"{asked} for {other!r} — the key {key!r} {how}, another string and so another "
          f"user — returned {len(leaked)} event(s) of {key!r}: {compact(leaked[:2], 300)}{also}", reply,
          f"none of the events of {key!r}: an entity_key is an opaque string (01 §7 \"User Key: An opaque string "
-         "that identifies a user\"), matched exactly, never case-folded or Unicode-normalized; 06 §7 \"Users can "
-         "only access their own data\"")
+         "that identifies a user\"), matched exactly and whole, never case-folded, Unicode-normalized or cut "
+         "short; 06 §7 \"Users can only access their own data\"")
 
 
 # =============================================================================================

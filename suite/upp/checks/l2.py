@@ -43,6 +43,9 @@ from memconform.suite.upp.client import RpcReply
 #: What a stored event keeps for life (02 §6 "Events are never modified after creation"); only
 #: status and superseded_by change.
 CONTENT = ("id", "entity_key", "value", "labels", "confidence", "source_type", "created_at")
+#: Seconds between placing a staged event and reinforcing it: past a whole second, so a server that stamps
+#: the reinforced event anew shows a created_at of its own even on a clock of whole seconds.
+REINFORCE_PAUSE = 1.1
 #: The status changes 02 §6 allows (besides none).
 TRANSITIONS = {("staged", "valid"), ("valid", "superseded")}
 #: Where "high" and "low" begin is the server's (02 §6 defines neither): the checks judge only what
@@ -1120,8 +1123,10 @@ def staged_not_superseded(ctx: CheckContext) -> None:
              "valid (reinforcement), valid → superseded (contradiction)\"; supersession replaces the valid event")
 
 
-@check("upp/l2/staged-reinforcement", spec="upp", requirements=("upp/staged-reinforcement",), bindings=LIVE,
-       title="a staged event is reinforced to valid by the same fact stored valid, not left staged beside it")
+@check("upp/l2/staged-reinforcement", spec="upp", requirements=("upp/staged-reinforcement", "upp/event-immutable"),
+       bindings=LIVE,
+       title="a staged event is reinforced to valid by the same fact stored valid, not left staged beside it, and "
+             "keeps its content")
 def staged_reinforcement(ctx: CheckContext) -> None:
     """upp/ingest of "I speak Finnish." for a throwaway user shows the event the server itself makes of that
     sentence (its value and labels). A fresh user is given that very event staged (imported with confidence
@@ -1132,7 +1137,11 @@ def staged_reinforcement(ctx: CheckContext) -> None:
     staged one never promoted). Only that is judged: a staged event promoted passes; a server that stores no
     valid event of the same value and labels (a wording of its own, an extraction that differs, a duplicate
     dropped) showed no matching event, which is inconclusive. Inconclusive too without upp/import_events (or
-    shared files), or when the imported event is not stored staged."""
+    shared files), or when the imported event is not stored staged. The staged event as listed before the
+    ingest (made a little over a second later, so a clock of whole seconds moves too) and as listed after it
+    must have the same id, entity_key, value, labels, confidence, source_type and created_at: reinforcement
+    changes the status only (02 §6 "Events are **never modified** after creation. The only state changes
+    are: …"; blind red team round 27: reinforcing rewrote created_at)."""
     ctx.credit_only_observed()
     for op in ("upp/get_events", "upp/ingest"):
         require_offered(ctx, op)
@@ -1153,12 +1162,21 @@ def staged_reinforcement(ctx: CheckContext) -> None:
     staged = _import_staged(ctx, entity, event(own["value"], own["labels"][0]) | {"labels": list(own["labels"])})
     if staged.get("status") != "staged":
         raise _not_staged(staged)
+    time.sleep(REINFORCE_PAUSE)  # a server stamping the reinforced event anew shows it even on a clock of seconds
     reply = ctx.client.ingest(entity, sentence)
     listing, events = _get_events(ctx, entity)
     now = events.get(staged.get("id"))
     if now is None:
         raise NotApplicable(f"the staged event {staged.get('id')!r} is no longer listed after the ingest of "
                             f"{sentence!r} (judged by upp/events-retained)")
+    observe(ctx, "upp/event-immutable")
+    changed = {k: (staged.get(k), now.get(k)) for k in CONTENT if staged.get(k) != now.get(k)}
+    if changed:
+        fail(ctx, "upp/event-immutable", f"{entity!r} held the staged event {_brief(staged)}; after upp/ingest of "
+             f"{sentence!r} ({reply.describe()}), upp/get_events lists it as {now.get('status')!r} with "
+             + "; ".join(f"{k} {compact(a, 120)} → {compact(b, 120)}" for k, (a, b) in changed.items()), listing,
+             "the event's content as first stored, whatever its status becomes: 02 §6 \"Events are never modified "
+             "after creation. The only state changes are: staged → valid (reinforcement), valid → superseded\"")
 
     def same(e: dict[str, Any]) -> bool:
         return fold(e.get("value")) == fold(own["value"]) and sorted(map(str, e.get("labels") or [])) == sorted(
@@ -1245,8 +1263,8 @@ def _unique_home() -> dict[str, Any]:
 def delete_by_ids(ctx: CheckContext) -> None:
     """A fresh user holds a name, a home and a hobby; delete_events with the home's id answers
     {deleted_count} equal to the events that disappeared (1); the home is then gone from
-    get_events, from retrieve (asked with its value) and from a later export (when offered and
-    readable); name and hobby remain. Deleting it again, or an id that never existed, counts 0.
+    get_events, from retrieve (asked with its value, once before the delete too, so an answer a server
+    cached is asked for again) and from a later export (when offered and readable); name and hobby remain. Deleting it again, or an id that never existed, counts 0.
     Then event_ids naming the hobby twice counts 1 (one event deleted, however often it is named),
     and the name with the home (already deleted) counts 1: deleted_count counts events, not ids
     (03 §2: "the count of events that were actually deleted"). A server refusing a list that
@@ -1257,6 +1275,9 @@ def delete_by_ids(ctx: CheckContext) -> None:
     entity = fresh_entity("delete")
     name, home, hobby = place_events(ctx, entity, [saying(SINGULAR_LABEL), _unique_home(), saying(PLURAL_LABEL)])
     held = by_id(listed(ctx, entity))
+    # asked once before the delete, so a server caching retrieve answers holds this very answer (blind red
+    # team round 27: a retrieve cache delete_events did not clear brought deleted events back)
+    ctx.client.retrieve(entity, str(home.get("value")))
     reply = ctx.client.delete_events(entity, [home["id"]])
     count = _deleted_count(ctx, reply, "upp/delete_events")
     listing, events = _get_events(ctx, entity)
@@ -1303,6 +1324,8 @@ def delete_by_ids(ctx: CheckContext) -> None:
 def _gone_from_retrieve(ctx: CheckContext, entity: str, deleted: dict[str, Any]) -> None:
     value = str(deleted.get("value"))
     reply = ctx.client.retrieve(entity, value)
+    if reply.ok and isinstance(reply.result, list):
+        observe(ctx, "upp/delete-physical")  # compared (-32001 for a user deleted whole says nothing)
     found = [e for e in reply.result if isinstance(e, dict) and fold(e.get("value")) == fold(value)] \
         if reply.ok and isinstance(reply.result, list) else []
     if found:
@@ -1362,24 +1385,37 @@ def delete_other_user(ctx: CheckContext) -> None:
 
 
 @check("upp/l2/delete-all", spec="upp",
-       requirements=("upp/delete-all", "upp/delete-count", "upp/delete-other-users-untouched"),
+       requirements=("upp/delete-all", "upp/delete-count", "upp/delete-other-users-untouched", "upp/delete-physical"),
        bindings=LIVE, title="delete_events without ids, or with [], deletes all of the user's events and only those")
 def delete_all(ctx: CheckContext) -> None:
-    """Two users hold two events each, the second keyed as the first with "-2" after it (keys
-    sharing a prefix: found by the blind red team, round 11, a delete-all matching the key as a
-    prefix, SQL `LIKE 'key%'`). delete_events for the first with event_ids omitted, then for the
-    second with event_ids []: afterwards get_events for that user is empty (or -32001), the other
-    user's events are untouched, and deleted_count is the number that disappeared."""
+    """Two users hold three events each, two names (the first superseded by the second) and a hobby,
+    the second user keyed as the first with "-2" after it (keys sharing a prefix: found by the blind
+    red team, round 11, a delete-all matching the key as a prefix, SQL `LIKE 'key%'`). delete_events
+    for the first with event_ids omitted, then for the second with event_ids []: afterwards
+    get_events for that user is empty (or -32001) — the superseded name gone too (06 §4 "Complete
+    erasure — When no `event_ids` are specified, all events for the user are deleted"; blind red team
+    round 27: delete-all kept superseded events) —, the other user's events are untouched, and
+    deleted_count is the number that disappeared. upp/retrieve asked for the hobby before the delete
+    and after it must not return the deleted hobby (upp/delete-physical; an answer a server cached
+    before the delete is asked for again)."""
     ctx.credit_only_observed()  # deleted_count is judged only where the server answered one
     for op in ("upp/delete_events", "upp/get_events"):
         require_offered(ctx, op)
     first = fresh_entity("wipe")
     second = f"{first}-2"  # an entity_key is an opaque string (01 §7): another user, however alike
+    hobbies = {}
     for entity in (first, second):
-        place_events(ctx, entity, [saying(SINGULAR_LABEL), saying(PLURAL_LABEL)])
+        placed = place_events(ctx, entity, [saying(SINGULAR_LABEL, 0), saying(SINGULAR_LABEL, 1),
+                                            saying(PLURAL_LABEL)])
+        hobbies[entity] = placed[-1]
+        if not any(e.get("status") == "superseded" for e in listed(ctx, entity)):
+            ctx.note(f"{entity!r} holds no superseded event after two {SINGULAR_LABEL} events: whether delete-all "
+                     "removes superseded events was not seen for it")
     for entity, bystander, how in ((first, second, "omitted"), (second, None, "[]")):
         held = set(_ids(listed(ctx, entity)))
         spared = set(_ids(listed(ctx, bystander))) if bystander else set()
+        hobby = str(hobbies[entity].get("value"))
+        ctx.client.retrieve(entity, hobby)  # before the delete: an answer a server may cache
         reply = ctx.client.delete_events(entity) if how == "omitted" else ctx.client.delete_events(entity, [])
         count = _deleted_count(ctx, reply, "upp/delete_events")
         after = ctx.client.get_events(entity)
@@ -1408,6 +1444,9 @@ def delete_all(ctx: CheckContext) -> None:
                      f"of other users ({compact(sorted({e['entity_key'] for e in theirs}))}): not charged to the "
                      "delete (judged by upp/l2/get-events-own-user)")
         left = [e for e in left if e not in theirs]
+        if reply.ok and hobbies[entity].get("id") not in set(_ids(left)):
+            # gone from the listing: then gone from retrieve too (one left listed is upp/delete-all's finding)
+            _gone_from_retrieve(ctx, entity, hobbies[entity])
         if left:
             fail(ctx, "upp/delete-all", f"after delete_events for {entity!r} with event_ids {how}, upp/get_events "
                  f"still lists {len(left)} of its {len(held)} events: {'; '.join(_owned(e) for e in left[:3])}",
@@ -1504,3 +1543,52 @@ def _judge_user_v1(ctx: CheckContext, served_defs: dict[str, dict[str, Any]], re
         fail(ctx, "upp/ontology-major-stable", f"{len(changed)} differences from the official {ontology.USER_V1} file: "
              + "; ".join(changed[:8]) + (f"; and {len(changed) - 8} more" if len(changed) > 8 else ""), reply,
              "the official category and cardinality of every user/v1 label")
+
+
+@check("upp/l2/get-labels-stable", spec="upp", requirements=("upp/get-labels-stable",), bindings=LIVE,
+       title="upp/get_labels answers the same definitions after ingests and retrieves")
+def get_labels_stable(ctx: CheckContext) -> None:
+    """upp/get_labels is asked; a fresh user ingests a short profile and retrieves twice (its name, its
+    hobby); upp/get_labels asked again must list the same names with the same definitions, member by
+    member (the order of the list aside). The labels are those "defined in the server's configured
+    ontology" (03 §3): configured, not grown by use (blind red team round 27: retrieve appended its
+    keywords to the labels' examples in place). Inconclusive when the first upp/get_labels answers no
+    array or an empty one (judged by upp/l2/get-labels)."""
+    require_offered(ctx, "upp/get_labels")
+    before = ctx.client.get_labels()
+    if not before.ok or not isinstance(before.result, list):
+        raise Inconclusive(f"upp/get_labels answered no array ({before.describe()}): judged by upp/l2/get-labels")
+    if not before.result:
+        raise Inconclusive("upp/get_labels answered no label: there is no definition whose stability could be seen "
+                           "(an empty list is judged by upp/l2/get-labels)")
+    if served(ctx, "upp/ingest"):
+        entity = fresh_entity("labels-use")
+        ctx.client.ingest(entity, PROFILE_TEXT)
+        if served(ctx, "upp/retrieve"):
+            for query in ("name", "What does the user love to do?"):
+                ctx.client.retrieve(entity, query)
+        if served(ctx, "upp/delete_events"):
+            ctx.client.delete_events(entity)
+    after = ctx.client.get_labels()
+    if not after.ok or not isinstance(after.result, list):
+        fail(ctx, "upp/get-labels-stable", f"upp/get_labels answered an array of {len(before.result)} definitions "
+             f"before an ingest and two retrieves, and then {after.describe()}", after,
+             "the same array of LabelDefinitions")
+        return
+
+    def by_name(items: list[Any]) -> dict[str, Any]:
+        return {str(d.get("name")): d for d in items if isinstance(d, dict)}
+
+    then, now = by_name(before.result), by_name(after.result)
+    changed = [f"{n}: " + "; ".join(f"{k} {compact(then[n].get(k), 150)} → {compact(now[n].get(k), 150)}"
+                                     for k in sorted(set(then[n]) | set(now[n])) if then[n].get(k) != now[n].get(k))
+               for n in sorted(set(then) & set(now)) if then[n] != now[n]]
+    gone, new = sorted(set(then) - set(now)), sorted(set(now) - set(then))
+    problems = changed[:3] + ([f"no longer listed: {compact(gone)}"] if gone else []) \
+        + ([f"newly listed: {compact(new)}"] if new else [])
+    if problems:
+        fail(ctx, "upp/get-labels-stable", f"upp/get_labels answered otherwise after upp/ingest of {PROFILE_TEXT!r} "
+             f"and two upp/retrieve calls for a fresh user than before them ({len(changed)} definition(s) changed): "
+             + " — ".join(problems), after,
+             "the same LabelDefinitions before and after: the labels defined in the server's configured ontology "
+             "(03 §3), which requests do not change")

@@ -248,25 +248,38 @@ def export_file(ctx: CheckContext) -> None:
 
 
 def _awkward_user_export(ctx: CheckContext) -> None:
-    """The package names its user as the user is keyed, even where the key is no safe file name (found
-    by the blind red team: an entity_key written in its file-name-safe form). The file's own name is
-    the server's to choose. A server that refuses such a key is noted, not judged."""
-    entity = f"{fresh_entity('export-file')}.maría@example.com"
-    try:
-        place_events(ctx, entity, [saying(PLURAL_LABEL, 0)])
-    except NotApplicable as exc:
-        ctx.note(f"a user keyed {entity!r} could not be given an event ({exc}); its export was not judged")
-        return
-    reply = ctx.client.export_events(entity)
-    result = reply.result if reply.ok and isinstance(reply.result, dict) else {}
-    content, why = read_export_file(result.get("file"))
-    if why is not None or not isinstance(content, dict):
-        ctx.note(f"the export of {entity!r} could not be read ({why or reply.describe()}); not judged")
-        return
-    if content.get("entity_key") != entity:
-        fail(ctx, "upp/export-writes-package", f"the export of the user {entity!r} names entity_key "
-             f"{compact(content.get('entity_key'))} in its file {result.get('file')!r}", reply,
-             "entity_key = the exported user, as keyed (the file's name may differ)")
+    """Users keyed as no safe file name is: with a dot and an e-mail address, and with a "/" ("team/a"
+    style). The package names its user as the user is keyed (found by the blind red team: an entity_key
+    written in its file-name-safe form); the file's own name is the server's to choose. A server that
+    refuses such a key when it is written is noted, not judged; but once the user holds events, the
+    export is owed like any other user's: an error for it fails (blind red team round 27: a file name
+    made of the entity_key as given, so a "/" in the key answered -32603). Keys that climb out of the
+    export folder ("../") are upp/l3/export-confined-paths' business, not these."""
+    for entity in (f"{fresh_entity('export-file')}.maría@example.com", f"{fresh_entity('export-team')}/a"):
+        try:
+            place_events(ctx, entity, [saying(PLURAL_LABEL, 0)])
+        except NotApplicable as exc:
+            ctx.note(f"a user keyed {entity!r} could not be given an event ({exc}); its export was not judged")
+            continue
+        reply = ctx.client.export_events(entity)
+        result = reply.result if reply.ok and isinstance(reply.result, dict) else {}
+        if not reply.ok:
+            fail(ctx, "upp/export-writes-package", f"upp/export_events for {entity!r}, a user holding an event "
+                 f"(placed just before), answered no result", reply,
+                 "the user's ExportPackage written and its path answered: an entity_key is an opaque string (01 §7), "
+                 "so a key holding \"/\", \".\" or \"@\" names a user like any other; the file's name is the "
+                 "server's to choose")
+            continue
+        content, why = read_export_file(result.get("file"))
+        if why is not None or not isinstance(content, dict):
+            ctx.note(f"the export of {entity!r} could not be read ({why or reply.describe()}); not judged")
+            continue
+        if content.get("entity_key") != entity:
+            fail(ctx, "upp/export-writes-package", f"the export of the user {entity!r} names entity_key "
+                 f"{compact(content.get('entity_key'))} in its file {result.get('file')!r}", reply,
+                 "entity_key = the exported user, as keyed (the file's name may differ)")
+        if served(ctx, "upp/delete_events"):
+            ctx.client.delete_events(entity)
 
 
 def judge_pointers(ctx: CheckContext, events: list[dict[str, Any]], where: str, reply: RpcReply) -> None:

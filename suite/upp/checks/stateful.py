@@ -67,7 +67,7 @@ REQUIREMENTS = ("upp/import-persists", "upp/get-events-complete", "upp/events-re
                 "upp/export-all-events", "upp/ingest-persists", "upp/contextualize-retrieves-existing",
                 "upp/contextualize-task-pollable", "upp/contextualize-background-ingest", "upp/get-tasks-one-per-id",
                 "upp/get-tasks-unknown-omitted", "upp/get-tasks-retained", "upp/lifecycle-transitions",
-                "upp/delete-physical")
+                "upp/delete-physical", "upp/delete-all")
 
 #: Texts scenarios never send: combining marks (NFD), astral characters, right-to-left script, the
 #: JSON-unsafe line separators, a long text.
@@ -666,7 +666,9 @@ class UppEventsMachine(SpecMachine):
         elif reply.error_code == METHOD_NOT_FOUND:
             self.deletes = False
             self.note(f"upp/delete_events answered {reply.describe()}: not judged here")
-        if count != len(gone) and reply.ok:
+        # deleting all: the count is judged once the listing shows what actually went (a delete-all that
+        # keeps some events is upp/delete-all's finding, its truthful count no miscount; red team round 27)
+        if count != len(gone) and reply.ok and not everything:
             self.broken("upp/delete-count", f"upp/delete_events for {u.key!r} with "
                         f"{'no event_ids' if everything else f'event_ids {ids}'} answered deleted_count {count!r}; "
                         f"{len(gone)} of them are that user's events. The spec: {spec_ref('upp/delete-count')}",
@@ -681,6 +683,19 @@ class UppEventsMachine(SpecMachine):
                 ev.gone_by = ev.gone_by | ({ev.by.id} if ev.by.id else set())
                 ev.orphan, ev.by = True, None
         _, listed = self._listing(u)
+        if everything:
+            kept = [e for e in listed or [] if e.get("id") in {g.id for g in gone if g.id}]
+            if listed is not None and any(g.id for g in gone):
+                self.judged("upp/delete-all")
+            if kept:
+                self.broken("upp/delete-all", f"upp/delete_events for {u.key!r} without event_ids answered "
+                            f"deleted_count {count!r}, but upp/get_events still lists {len(kept)} of the user's "
+                            f"{len(gone)} events: {compact(kept, 400)}. The spec: {spec_ref('upp/delete-all')}",
+                            received=listed)
+            if count != len(gone):
+                self.broken("upp/delete-count", f"upp/delete_events for {u.key!r} without event_ids answered "
+                            f"deleted_count {count!r}; the user's {len(gone)} events are gone. The spec: "
+                            f"{spec_ref('upp/delete-count')}", received=reply.response)
         if listed is not None:
             if not everything and (gone or any(ev.id for ev in u.events)):
                 self.judged("upp/delete-by-ids")  # events it named gone, or events it did not name kept

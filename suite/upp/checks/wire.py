@@ -16,15 +16,18 @@ Two sources of evidence, both judged by `memconform.suite.upp.jsonrpc`:
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
+from memconform.suite.outcomes import Inconclusive, NotApplicable
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.upp import jsonrpc
 from memconform.suite.upp.checks._common import (
-    LIVE, answer_of, client_state, fail, fail_exchange, fresh_entity, server_error_status, still_answers,
-    wire_problems,
+    LIVE, answer_of, client_state, compact, fail, fail_exchange, fold, fresh_entity, require_offered, served,
+    server_error_status, still_answers, wire_problems,
 )
+from memconform.suite.upp.checks._placing import client_timeout
 from memconform.suite.upp.client import RpcExchange
 
 HTTP = ("http",)
@@ -349,3 +352,150 @@ def batch_notifications(ctx: CheckContext) -> None:
         problems = [p for p in jsonrpc.expect_batch(sent, answer_of(ex), takes_batches=takes_batches)
                     if p.requirement == jsonrpc.BATCH_NOTIFICATIONS]
         _judge_provoked(ctx, "upp/jsonrpc-batch-notifications", ex, problems, expected)
+
+
+# =============================================================================================
+# a notification is carried out (JSON-RPC 2.0 §4.1)
+# =============================================================================================
+
+#: What the notification and its control ingest: two facts of the extractor subset.
+NOTIFIED_TEXT = "My name is Ada Lovelace. I love chess."
+
+
+def _holds(ctx: CheckContext, entity: str, value: str | None) -> tuple[Any, list[dict[str, Any]]]:
+    """The events `entity` holds as far as the suite can see: upp/get_events when served, else
+    upp/retrieve asked for `value`. Returns (the reply, its events)."""
+    if served(ctx, "upp/get_events"):
+        reply = ctx.client.get_events(entity)
+    else:
+        reply = ctx.client.retrieve(entity, value or NOTIFIED_TEXT)
+    events = [e for e in reply.result if isinstance(e, dict)] if reply.ok and isinstance(reply.result, list) else []
+    return reply, events
+
+
+@check("upp/wire/notification-executed", spec="upp", requirements=("upp/jsonrpc-notification-executed",),
+       bindings=LIVE, title="a notification is carried out: only its response is left out")
+def notification_executed(ctx: CheckContext) -> None:
+    """upp/ingest of a name and a hobby sent as a request for a fresh user (the control) must make
+    events, or the check is inconclusive. The same text sent as a notification (no id) for another
+    fresh user must make events too: upp/get_events for that user (upp/retrieve asked for the
+    control's value, without get_events) is polled for up to the client's timeout, so a server that
+    runs notifications in the background passes. JSON-RPC 2.0 §4.1, adopted by 05 §1: a
+    notification signals the client's lack of interest in the *response*; the request is still
+    carried out (blind red team round 27: notifications acknowledged, never executed). Whether the
+    notification got an answer is upp/wire/notification-no-reply's business."""
+    require_offered(ctx, "upp/ingest")
+    if not (served(ctx, "upp/get_events") or served(ctx, "upp/retrieve")):
+        raise NotApplicable("neither upp/get_events nor upp/retrieve is offered: what a notification stored "
+                            "cannot be seen")
+    control = fresh_entity("notify-control")
+    made = ctx.client.ingest(control, NOTIFIED_TEXT)
+    values = [e["value"] for e in made.result if isinstance(e, dict) and isinstance(e.get("value"), str)] \
+        if made.ok and isinstance(made.result, list) else []
+    if not values:
+        raise Inconclusive(f"the control, upp/ingest of {NOTIFIED_TEXT!r} sent as a request for {control!r}, made no "
+                           f"event ({made.describe()}): there is nothing a notification of the same text should make")
+    _, seen = _holds(ctx, control, values[0])
+    if not any(fold(e.get("value")) in {fold(v) for v in values} for e in seen):
+        raise Inconclusive(f"the control's events ({compact(values)}) are not shown by "
+                           f"{'upp/get_events' if served(ctx, 'upp/get_events') else 'upp/retrieve'} for {control!r}: "
+                           "how a notification's events would show is not seen")
+    entity = fresh_entity("notify")
+    sent = ctx.client.notify("upp/ingest", {"entity_key": entity, "text": NOTIFIED_TEXT})
+    still_answers(ctx, "after the notification upp/ingest")
+    bound = min(client_timeout(ctx.client), 10.0)
+    deadline = time.monotonic() + bound
+    pause, polls = 0.05, 0
+    while True:
+        reply, events = _holds(ctx, entity, values[0])
+        polls += 1
+        if events:
+            return
+        if time.monotonic() + pause > deadline:
+            break
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+    if served(ctx, "upp/delete_events"):
+        ctx.client.delete_events(control)
+    how = "upp/get_events" if served(ctx, "upp/get_events") else f"upp/retrieve asked for {values[0]!r}"
+    fail_exchange(ctx, "upp/jsonrpc-notification-executed",
+                  f"upp/ingest of {NOTIFIED_TEXT!r} sent as a notification (no id) for {entity!r} stored nothing: "
+                  f"{how} for that user, asked {polls} time(s) over {bound:g} s, answered "
+                  f"{reply.describe()}; the same text sent as a request for {control!r} made {len(values)} event(s) "
+                  f"({compact(values, 200)})", sent,
+                  "the notification carried out like the request (its events stored), only its response left out: "
+                  "JSON-RPC 2.0 §4.1, a notification signals the client's lack of interest in the response")
+
+
+# =============================================================================================
+# HTTP: a chunked request body (RFC 9112 §7.1)
+# =============================================================================================
+
+def _chunked(ctx: CheckContext, message: dict[str, Any]) -> RpcExchange | None:
+    """`message` POSTed with Transfer-Encoding: chunked (the body in three chunks, no Content-Length),
+    through the client's own HTTP session; None when the client has none the suite can use."""
+    transport = getattr(ctx.client, "transport", None)
+    url, session = getattr(transport, "url", None), getattr(transport, "_http", None)
+    if not isinstance(url, str) or not callable(getattr(session, "request", None)) \
+            or not callable(getattr(session, "send", None)):
+        return None
+    data = json.dumps(message).encode("utf-8")
+    third = max(1, len(data) // 3)
+    # a list, not a generator: httpx sends an iterable body chunked and may send it again on a fresh
+    # connection (a generator could not be read twice)
+    chunks = [data[:third], data[third:2 * third], data[2 * third:]]
+    request = session.request("POST", url, content=chunks, headers={"Content-Type": "application/json"})
+    response = session.send(request, f"POST {url} of {jsonrpc.excerpt(data)} (Transfer-Encoding: chunked)")
+    body = response.content
+    sent_text = f"(Transfer-Encoding: chunked, 3 chunks) {data.decode('utf-8')}"
+    if not body.strip():
+        return RpcExchange(sent_text, None, None, response.status_code, response.headers.get("content-type"))
+    answer = jsonrpc.read_message(body, f"the HTTP {response.status_code} response body")
+    return RpcExchange(sent_text, answer.text, answer.value if answer.is_json else None, response.status_code,
+                       response.headers.get("content-type"))
+
+
+@check("upp/wire/http-chunked-body", spec="upp", requirements=("upp/http-chunked-body",), bindings=HTTP,
+       title="over HTTP, a request body sent with Transfer-Encoding: chunked is read whole")
+def http_chunked_body(ctx: CheckContext) -> None:
+    """upp/info (id 41) and upp/retrieve for a user nobody wrote (id "c-42") are each POSTed with
+    Transfer-Encoding: chunked (three chunks, no Content-Length), as any HTTP/1.1 client may send a
+    body: each must get the response object for its id that the same request sent plainly gets (a
+    result, or for the retrieve -32001 User Not Found) — not -32700 or -32600 for a body read as
+    empty. RFC 9112 §7.1 "A recipient MUST be able to parse the chunked transfer coding"; 05 §5
+    names HTTP as a transport (blind red team round 27: a chunked body read as empty, -32700). A 411
+    Length Required is the refusal RFC 9112 §6.3 allows: the check is then not applicable."""
+    probes = [({"jsonrpc": "2.0", "method": "upp/info", "params": {}, "id": 41}, "upp/info"),
+              ({"jsonrpc": "2.0", "method": "upp/retrieve", "params": {"entity_key": fresh_entity("chunked"),
+                                                                        "query": "name"}, "id": "c-42"},
+               "upp/retrieve for a user nobody wrote")]
+    for message, what in probes:
+        plain = ctx.client.send_raw(json.dumps(message))
+        expected = answer_of(plain)
+        if not (isinstance(expected, dict) and ("result" in expected or "error" in expected)
+                and jsonrpc.same_id(expected.get("id"), message["id"])):
+            continue  # the plain request is not answered right: the other checks judge that
+        exchange = _chunked(ctx, message)
+        if exchange is None:
+            raise NotApplicable("the client's HTTP transport offers no session the suite can send a chunked body "
+                                "through")
+        if exchange.http_status == 411:
+            # RFC 9112 §6.3: "A server MAY reject a request that contains a message body but not a
+            # Content-Length by responding with 411 (Length Required)": a refusal it may make
+            raise NotApplicable(f"{what} POSTed with Transfer-Encoding: chunked was answered 411 Length Required, "
+                                "which RFC 9112 §6.3 lets a server answer a body without a Content-Length: no "
+                                "chunked body is read here, so none is judged")
+        got = answer_of(exchange)
+        kind = "result" if "result" in expected else "error"
+        same = isinstance(got, dict) and jsonrpc.same_id(got.get("id"), message["id"]) and kind in got and (
+            kind == "result" or (isinstance(got.get("error"), dict) and isinstance(expected.get("error"), dict)
+                                 and got["error"].get("code") == expected["error"].get("code")))
+        if not same:
+            shown = (f"HTTP {exchange.http_status} with no body" if exchange.received_text is None
+                     else f"HTTP {exchange.http_status}: {jsonrpc.excerpt(exchange.received_text)}")
+            fail_exchange(ctx, "upp/http-chunked-body",
+                          f"{what} POSTed with Transfer-Encoding: chunked (no Content-Length) was answered {shown}, "
+                          f"while the same request sent with a Content-Length got {jsonrpc.excerpt(plain.received_text)}",
+                          exchange, f"the same answer as the plain request (a {kind} with \"id\": "
+                                    f"{json.dumps(message['id'])}): the chunked body read whole — RFC 9112 §7.1 "
+                                    "\"A recipient MUST be able to parse the chunked transfer coding\"")
