@@ -790,6 +790,10 @@ HTTP_PROBES = (
            "POST", "/ump/remember",
            lambda w: _json({"record": _record(w)}).replace(b"a record sent by", b"a record \\ud800 sent by"),
            _JSON, stores=True, invalid_record=True),
+    # RFC 8259 §8.1: JSON between systems is UTF-8; a byte no UTF-8 text holds must not crash the decoder
+    # (round 28: a body decoded without handling UnicodeDecodeError answered 500)
+    _Probe("non-utf8-recall", "a recall whose body holds the byte 0xFF, which no UTF-8 text holds", "POST",
+           "/ump/recall", lambda w: b'{"query": "' + w.encode() + b' \xff"}', _JSON, must_fail=False),
     _Probe("limit-string", "a recall whose limit is the string \"ten\"", "POST", "/ump/recall",
            lambda w: _json({"query": w, "limit": "ten"}), _JSON, must_fail=False),
     _Probe("query-object", "a recall whose query is an object", "POST", "/ump/recall",
