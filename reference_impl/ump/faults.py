@@ -14,17 +14,19 @@ longer ones are named in `faulty.py`. The file faults (engine.py) are still bran
 """
 
 import copy
+import json
 import re
 from typing import Any
 
 from memconform.reference_impl.faults import Fault
 from memconform.reference_impl.ump import faulty as w
-from memconform.reference_impl.ump.engine import _SERVICE_KEY
+from memconform.reference_impl.ump.engine import _SERVICE_KEY, UmpError
 from memconform.reference_impl.ump.faulty import (after, before, called_with, completed, drop, each, every_result,
                                                   instead, keep, served, skipped)
 from memconform.reference_impl.wraps import within
 from memconform.reference_impl.ump.service import MAX_RECALL
 from memconform.suite.ump import integrity
+from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.canonical import without_integrity
 
 
@@ -155,6 +157,95 @@ def _major_by_prefix(service: Any, original: Any) -> Any:
     return complete
 
 
+def _unknown_minor_as_known(rec: Any) -> Any:
+    """An unknown minor of a known major ("1.7") is validated as the version known of that major
+    (minors are additive, §8); the record is then stored with the label it arrived with."""
+    declared = rec.get("ump") if isinstance(rec, dict) else None
+    known = ump_record.known_minor(declared) if isinstance(declared, str) else None
+    if known is not None:
+        rec["ump"] = known
+    return rec
+
+
+def _merge_into_tombstones(service: Any, original: Any) -> Any:
+    """§3.3's dedup query leaves out superseded records but not forgotten ones: a memory remembered
+    again after its forget is answered merged into its tombstone (round 28)."""
+    def target(version: str, owner: str, kind: str, text: str) -> Any:
+        from memconform.reference_impl.ump.store import Stored, text_hash
+
+        found = original(version, owner, kind, text)
+        if found is not None:
+            return found
+        for row in service._store.db.execute(
+                "SELECT rowid, version, json FROM records WHERE version = ? AND owner = ? AND kind = ? "
+                "AND text_hash = ? AND superseded = 0 ORDER BY rowid", (version, owner, kind, text_hash(text))):
+            rec = json.loads(row["json"])
+            if (rec.get("body") or {}).get("text") == text:
+                return Stored(row["rowid"], row["version"], rec, row["json"])
+        return None
+    return target
+
+
+def _filtered_after_limit(service: Any, original: Any) -> Any:
+    """Recall ranks every record that matches and cuts the page to `limit` first; the requester's
+    visibility filter then runs on that page, so records the requester may see are crowded out by
+    ones it may not (round 28). Rehydration (which passes no `visible`) is left as it is."""
+    def wrong(*a: Any, limit: int, visible: Any = None, **k: Any) -> Any:
+        if visible is None:
+            return original(*a, limit=limit, visible=visible, **k)
+        where, params = visible
+        page = original(*a, limit=limit, visible=("1", []), **k)
+        return [hit for hit in page if service._store.visible(hit[0].rowid, where, params)]
+    return wrong
+
+
+_DATE_MONTHS = re.compile(r"P(?:\d+Y)?(\d+)M")
+
+
+def _months_as_minutes(store: Any, original: Any) -> Any:
+    """The duration reader reads M with one table, minutes, whether it stands in the date part or
+    after the T: P1M keeps a record one minute (round 28)."""
+    def columns(rec: Any, depth: int) -> dict[str, Any]:
+        cols = original(rec, depth)
+        cons = rec.get("consent") if isinstance(rec.get("consent"), dict) else {}
+        text = cons.get("retention")
+        found = _DATE_MONTHS.match(text.strip()) if isinstance(text, str) else None
+        if found and cols.get("expires") is not None:
+            months = int(found.group(1)) * 30 * 86_400_000_000
+            return dict(cols, expires=cols["expires"] - months + int(found.group(1)) * 60_000_000)
+        return cols
+    return columns
+
+
+def _weeks_unread(service: Any, original: Any) -> Any:
+    """The consent check's duration pattern has no W designator: P2W is refused as no ISO-8601
+    duration (round 28)."""
+    def check(rec: dict[str, Any]) -> None:
+        cons = rec.get("consent")
+        text = cons.get("retention") if isinstance(cons, dict) else None
+        if isinstance(text, str) and "W" in text.upper():
+            raise UmpError("consent_violation", f"/consent/retention is {text!r}, not an ISO-8601 duration")
+        return original(rec)
+    return check
+
+
+def _grants_by_claims(service: Any, original: Any) -> Any:
+    """Verified tokens are cached by their claims segment, not by the whole token: a token whose
+    claims were verified once is granted from the cache whatever its signature (round 28)."""
+    cache: dict[str, Any] = {}
+
+    def verify(token: str) -> Any:
+        head = token.rpartition(".")[0]
+        now = service._now().timestamp()
+        grant = cache.get(head)
+        if grant is not None and (grant.not_before is None or now >= grant.not_before) and now < grant.expires:
+            return grant
+        grant = original(token)
+        cache[head] = grant
+        return grant
+    return verify
+
+
 FILE = ("file",)
 
 
@@ -280,6 +371,10 @@ SERVER_FAULTS = (
     Fault("merge-across-owners", "ump", "remember merges a record into another owner's public record of the same text "
           "(answered merged with that record's id: the writer's memory is stored as someone else's)",
           ("ump/remember-persists",), wraps={"_merge_target": w.merge_across_owners}),
+    # A blind red team's server (round 28): its dedup matched tombstoned records too.
+    Fault("merge-into-tombstoned", "ump", "remember merges a record into a tombstoned one of the same owner, kind "
+          "and text: a memory remembered again after its forget is answered merged with the tombstone's id, and "
+          "nothing of it is recallable", ("ump/remember-persists",), wraps={"_merge_target": _merge_into_tombstones}),
     Fault("capabilities-side-effect", "ump", "every capabilities call snapshots the newest memory into a new "
           "working memory", ("ump/capabilities-no-side-effects",),
           wraps={"_capabilities": w.capabilities_side_effect}),
@@ -398,6 +493,10 @@ SERVER_FAULTS = (
           wraps=_validated_as(_relation_target_optional)),
     Fault("major-by-prefix", "ump", "the version test is a prefix test: a record declaring ump \"10.0\" is taken "
           "as 1.0", ("ump/reject-unknown-major",), since="1.0", wraps={"_complete": _major_by_prefix}),
+    # A blind red team's server (round 28): a record sent as "1.3" was served as "1.3" by a 1.0 server.
+    Fault("minor-version-echoed", "ump", "a record declaring an unknown minor of a known major (\"1.7\") is "
+          "validated as the known version but stored and served with the label it arrived with",
+          ("ump/emit-advertised-version",), since="1.0", wraps=_validated_as(_unknown_minor_as_known)),
     Fault("lifecycle-bools-as-numbers", "ump", "lifecycle.confidence true is taken for the number 1",
           ("ump/reject-invalid-record",), wraps=_validated_as(_lifecycle_bools_as_numbers)),
     Fault("accepts-bad-consent", "ump", "remember takes a consent block the store cannot honour (a retention "
@@ -536,6 +635,13 @@ SERVER_FAULTS = (
     Fault("retention-minutes-as-months", "ump", "a consent.retention in minutes (PT10M) keeps the record ten "
           "months (the duration reader takes the M after T for months)", ("ump/consent-retention-tombstone",),
           wraps=within("_store", _columns=w.retention_minutes_as_months)),
+    # A blind red team's server (round 28): the date part's M read as minutes, and no W in the pattern.
+    Fault("retention-month-as-minute", "ump", "a consent.retention in months (P1M) keeps the record one minute "
+          "(the duration reader reads every M as minutes): one authored an hour ago is refused as expired",
+          ("ump/consent-retention-tombstone",), wraps=within("_store", _columns=_months_as_minutes)),
+    Fault("retention-week-unparsed", "ump", "a consent.retention in weeks (P2W) is refused as no ISO-8601 "
+          "duration (the consent check's pattern has no W designator)", ("ump/consent-retention-tombstone",),
+          wraps={"_check_consent": _weeks_unread}),
     Fault("retention-dropped-for-procedural", "ump", "remember of an unsigned procedural record drops its "
           "consent.retention", ("ump/consent-retention-tombstone",),
           wraps=before("_op_remember", w.retention_dropped_for_procedural)),
@@ -551,6 +657,10 @@ SERVER_FAULTS = (
     Fault("redact-skips-successor", "ump", "consent.redact is applied from a table remember fills; revise stores "
           "the successor without a row there, so a revised record crosses to other owners unredacted",
           ("ump/consent-redact-boundary",), wraps=w.redact_skips_successor()),
+    # A blind red team's server (round 28): the visibility filter ran on the page after the limit.
+    Fault("filter-after-limit", "ump", "recall ranks every matching record and cuts the page to `limit` before the "
+          "requester's visibility filter, so records the requester may see are crowded out by ones it may not",
+          ("ump/recall-limit",), wraps={"_search": _filtered_after_limit}),
     # visibility
     Fault("visibility-default-public", "ump", "a record sent without scope.visibility is stored as public (the "
           "server's default), so anyone reads it", ("ump/visibility-private",),
@@ -587,6 +697,10 @@ SERVER_FAULTS = (
     Fault("consent-refused-but-stored", "ump", "remember of a record whose consent.retention elapsed before it "
           "arrived answers consent_violation, but stores it anyway, as authored on arrival, active and recallable "
           "(round 17)", ("ump/consent-retention-tombstone",), wraps={"_op_remember": w.refused_after_storing}),
+    # A blind red team's server (round 28): verified tokens cached by their claims segment.
+    Fault("token-cache-payload", "ump", "verified tokens are cached by their claims segment: once a token was "
+          "granted, the same claims with any signature are granted from the cache", ("ump/cap-token-signature",),
+          wraps={"_verify_token": _grants_by_claims}),
     Fault("token-empty-signature-accepted", "ump", "a token whose signature part is empty (umpcap.<claims>. or "
           "umpcap.<claims>.ed25519:) is accepted: only a signature that is there is verified (round 17)",
           ("ump/cap-token-signature",), wraps={"_verify_token_fully": w.empty_signature_skipped}),

@@ -936,7 +936,8 @@ def _scenario(env: Env) -> dict[str, Any]:
     rt = env.remember(rec("retq", consent={"retention": "PT1M"}))
     env.clock.advance(minutes=5)
     attempt("retention", lambda: (env.recall_ids("retq"), env.get(rt)["lifecycle"]["status"]))
-    rw = env.remember(rec("retwq", consent={"retention": "P1W"}))
+    attempt("retention-weeks-remember", lambda: env.remember(rec("retwq", consent={"retention": "P1W"})))
+    rw = out["retention-weeks-remember"]  # its id, or ("error", code) where weeks are refused
     env.clock.advance(days=8)
     attempt("retention-weeks", lambda: (env.recall_ids("retwq"), env.get(rw)["lifecycle"]["status"]))
     rp = env.remember(rec("retpq", kind="procedural", consent={"retention": "PT1M"}))
@@ -1098,6 +1099,27 @@ def _scenario(env: Env) -> dict[str, Any]:
     prior = env.remember(rec("succq prior words"))
     successor = c("revise", {"id": prior, "patch": {"body": {"text": "succq fresherword"}}})["id"]
     attempt("successor-found", lambda: successor in env.recall_ids("fresherword"))
+    # round 28: an unknown minor kept as sent, a merge into a tombstone, the limit cut before the
+    # visibility filter, retention in months and weeks, a token granted by its claims alone
+    attempt("minor-seven", lambda: env.get(c("remember", {"record": rec("minorq seven", ump="1.7")})["id"])["ump"])
+    gone = env.remember(rec("mtombq probe"))
+    c("forget", {"id": gone, "reason": "x"})
+    attempt("remember-after-forget", lambda: env.get(c("remember", {"record": rec("mtombq probe")})["id"])
+            ["lifecycle"]["status"])
+    env.remember(rec("fallq public", visibility="public", lifecycle={"status": "active", "salience": 0.1}))
+    env.clock.advance(minutes=1)
+    for n in ("one", "two", "three"):
+        env.remember(rec(f"fallq private {n}", lifecycle={"status": "active", "salience": 0.9}))
+    attempt("limit-before-filter", lambda: len(c("recall", {"query": "fallq", "limit": 1}, "owner-b")["results"]))
+    monthly = env.remember(rec("retmq monthly", consent={"retention": "P1M"}))
+    env.clock.advance(hours=1)
+    attempt("retention-months", lambda: env.get(monthly)["lifecycle"]["status"])
+    attempt("retention-two-weeks", lambda: c("remember", {"record": rec("retw2q", consent={"retention": "P2W"})})
+            ["result"])
+    used = env.token()
+    svc.handle("get", {"id": tid}, version="1.0", token=used)
+    attempt("tok-forged-after-use", lambda: svc.handle("get", {"id": tid}, version="1.0",
+                                                       token=_forged(*used.split("."))) is not None)
     return out
 
 

@@ -637,6 +637,52 @@ def forget_retained(ctx: CheckContext) -> None:
                       f"{_text(rec)!r}; the retained record should keep its content", got)
 
 
+@check("ump/l2/remember-after-forget", spec=SPEC, requirements=("ump/remember-persists",), bindings=LIVE,
+       title="a memory remembered again after its forget is stored live: recallable, not merged into the tombstone")
+def remember_after_forget(ctx: CheckContext) -> None:
+    """owner-a remembers a record, forgets it (soft) and remembers the same record again. The
+    answer's id must name a record get serves active (not tombstoned) and a recall for its text
+    finds: created anew (or merged into a live record) both are right, and so is a content-addressed
+    server answering the same id when that record is active again. Merged into the tombstone (a
+    blind red team's server, round 28: its dedup matched forgotten records), the second write is
+    lost: nothing is recallable."""
+    R = "ump/remember-persists"
+    m = marker("raf")
+    text = f"{m} the deploy key moved to the new vault"
+    first = remember_new(ctx.client, sample_record(text=text), what="remember of the record to forget")
+    _, before = _recall(ctx, m, what="recall before forget")
+    if first not in before:
+        raise NotApplicable(f"precondition failed: recall for {m!r} did not return {first} before forget; "
+                            "finding a remembered record is ump/l1's recall check")
+    _forget(ctx, first)
+    again = sample_record(text=text)
+    reply = ctx.client.remember(again)
+    rid = reply.body.get("id") if reply.ok and isinstance(reply.body, dict) \
+        and reply.body.get("result") in ("created", "merged") else None
+    if not isinstance(rid, str):
+        raise NotApplicable(f"remember of the forgotten memory's text again answered {reply.describe()}; what remember "
+                            "answers is ump/l1/remember-result's to judge")
+    answer = f"remember of the same record again after forget of {first} answered {reply.body.get('result')!r} {rid}"
+    got = ctx.client.get(rid)
+    stored = _record_of(got)
+    status = (stored.get("lifecycle") or {}).get("status") if stored and isinstance(stored.get("lifecycle"), dict) \
+        else None
+    if stored is None:
+        _fail(ctx, R, f"{answer}, but get of {rid} serves no record", got,
+              sent={"remembered": again, "forgotten": first, "get": rid})
+        return
+    if status == "tombstoned":
+        _fail(ctx, R, f"{answer}, and get of {rid} serves it with lifecycle.status \"tombstoned\": the new write was "
+                      "merged into the forgotten record and is lost (a merge answers a live record, or the record is "
+                      "created anew)", got, sent={"remembered": again, "forgotten": first, "get": rid})
+        return
+    after = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50})
+    if after.ok and rid not in recalled_ids(after):
+        _fail(ctx, R, f"{answer} (get serves it with lifecycle.status {status!r}), but a default recall for {m!r} does "
+                      f"not return it, as it returned {first} before the forget: the memory written again is not "
+                      "stored live", after, sent={"remembered": again, "forgotten": first, "recall": after.sent})
+
+
 @check("ump/l2/forget-hard-erases", spec=SPEC, requirements=("ump/forget-hard-erases",), bindings=LIVE,
        title="forget with hard: true by the owner erases the record")
 def forget_hard_erases(ctx: CheckContext) -> None:
@@ -1019,11 +1065,12 @@ def _withheld(ctx: CheckContext, m: str, rid: str, which: str = "") -> None:
                       "its text", got)
 
 
-@check("ump/l2/visibility-public", spec=SPEC, requirements=("ump/visibility-public",), bindings=LIVE,
-       title="a public record is served to other owners (MAY)")
+@check("ump/l2/visibility-public", spec=SPEC, requirements=("ump/visibility-public", "ump/recall-limit"),
+       bindings=LIVE, title="a public record is served to other owners (MAY), and counts within their recall's limit")
 def visibility_public(ctx: CheckContext) -> None:
     """owner-a stores a public record; owner-b's get returns it. Info when it does not (serving
-    public records to others is allowed, not required)."""
+    public records to others is allowed, not required). Then the limit of owner-b's recall counts
+    what owner-b may see (`_public_within_limit`)."""
     m = marker("pub")
     rid = remember_new(ctx.client, sample_record(text=f"{m} this OSS repo builds with make", visibility="public"))
     got = ctx.client.get(rid, auth=AS_B)
@@ -1031,6 +1078,47 @@ def visibility_public(ctx: CheckContext) -> None:
     if rec is None or rec.get("id") != rid:
         _fail(ctx, "ump/visibility-public", f"owner-b's get of owner-a's public record {rid} did not return it "
                                             "(optional)", got)
+    _public_within_limit(ctx)
+
+
+def _public_within_limit(ctx: CheckContext) -> None:
+    """owner-a stores one public record (authored two days ago, salience 0.1) and three private ones
+    (newer, salience 0.9), all matching one word. owner-b's recall for that word naming owner-a's
+    scope (or, refused, naming none) with limit 50 returns the public one; not judged when it does
+    not (serving public records to others is a MAY). With limit 1 it then answers a result: the limit
+    counts the records owner-b may see, so the privates, which outrank the public one but are never
+    owner-b's to see, take no place (§5.3 "Filter by scope/consent/visibility *before* ranking").
+    A server that cuts the ranking to `limit` before its visibility filter answers none (a blind red
+    team's server, round 28)."""
+    R = "ump/recall-limit"
+    m = marker("lpv")
+    old = _now() - _days(2)
+    pub = sample_record(text=f"{m} the public build note", visibility="public",
+                        time={"created": _ts(old), "valid_from": _ts(old)},
+                        lifecycle={"status": "active", "salience": 0.1})
+    pid = remember_new(ctx.client, pub, what="remember of owner-a's public record")
+    for n in ("one", "two", "three"):
+        remember_new(ctx.client, sample_record(text=f"{m} private note {n}", visibility="private",
+                                               lifecycle={"status": "active", "salience": 0.9}),
+                     what="remember of owner-a's private record")
+    wide: Reply | None = None
+    for scope in ({"scope": {"owner": did(OWNER_A)}}, {}):
+        reply = ctx.client.recall({"query": m, "limit": 50, **scope}, auth=AS_B)
+        if reply.ok and pid in recalled_ids(reply):
+            wide = reply
+            break
+    if wide is None:
+        ctx.note(f"owner-b's recall for {m!r} (naming owner-a's scope, or none) with limit 50 did not return owner-a's "
+                 f"public record {pid}: the limit of a recall among records owner-b may not see was not judged")
+        return
+    request = {**wide.sent, "limit": 1} if isinstance(wide.sent, dict) else {"query": m, "limit": 1}
+    narrow = ctx.client.recall(request, auth=AS_B)
+    if narrow.ok and not results_of(narrow):
+        _fail(ctx, R, f"owner-a holds one public record ({pid}, older, salience 0.1) and three private ones (newer, "
+                      f"salience 0.9) matching {m!r}; owner-b's recall {_short(request)} answered no results, while "
+                      f"the same recall with limit 50 returned the public one: the limit counts the results owner-b may "
+                      "see, not a ranking cut before the visibility filter (§5.3: filter by scope/consent/visibility "
+                      "before ranking)", narrow, sent={"recall": request, "with limit 50": wide.sent})
 
 
 # -- §2.7 consent ------------------------------------------------------------------------------------
@@ -1056,6 +1144,7 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
                             f"remembered just before, answered {seen.describe()}; a server that does not serve what "
                             "it keeps shows no difference for a record whose retention elapsed (get is judged by "
                             "ump/l1/get)")
+    _unexpired_kept(ctx)
     m = marker("rtn")
     created = _now() - _days(10)
     rec = sample_record(text=f"{m} a temporary note", consent={"retention": "P1D", "exportable": True},
@@ -1097,6 +1186,63 @@ def consent_retention_tombstone(ctx: CheckContext) -> None:
                      "the back-dated records (PT1H, P1W) were not judged")
         return
     _backdated_probes(ctx, created)
+
+
+def _unexpired_kept(ctx: CheckContext) -> None:
+    """Records authored an hour ago whose retention has not run out, in the duration's month and week
+    forms (P1M, P2W): accepted, served active by get and found by recall, as one with P365D is. A
+    store honours the retention it is given, any ISO-8601 duration (§2.7): a reader that takes the
+    date part's M for minutes tombstones (or refuses as expired) a record it must keep for a month,
+    and one without the W designator refuses two weeks as no duration (both a blind red team's
+    server, round 28). Not judged when the P365D record itself is refused or not served active."""
+    R = "ump/consent-retention-tombstone"
+    hour_ago = _now() - _dt.timedelta(hours=1)
+
+    def probe(retention: str) -> tuple[str, dict[str, Any], Reply, str | None]:
+        m = marker("rtk")
+        rec = sample_record(text=f"{m} a note to keep for {retention}",
+                            consent={"retention": retention, "exportable": True},
+                            time={"created": _ts(hour_ago), "valid_from": _ts(hour_ago)})
+        reply = ctx.client.remember(rec)
+        rid = reply.body.get("id") if reply.ok and isinstance(reply.body, dict) \
+            and reply.body.get("result") in ("created", "merged") else None
+        return m, rec, reply, rid if isinstance(rid, str) else None
+
+    def status_of(rec: dict[str, Any] | None) -> Any:
+        life = rec.get("lifecycle") if isinstance(rec, dict) else None
+        return life.get("status") if isinstance(life, dict) else None
+
+    bm, _, made, bid = probe("P365D")
+    base = _record_of(ctx.client.get(bid)) if bid else None
+    if base is None or status_of(base) == "tombstoned":
+        ctx.note(f"a record authored an hour ago with consent.retention P365D was refused or not served active "
+                 f"({made.describe()}); records with retention P1M and P2W were not judged")
+        return
+    recalls = bid in recalled_ids(ctx.client.recall({"query": bm, "scope": {"owner": did(OWNER_A)}, "limit": 50}))
+    for retention, reading in (("P1M", "one month: M in the date part (before any T) is months"),
+                               ("P2W", "two weeks: the ISO-8601 week form")):
+        m, rec, reply, rid = probe(retention)
+        said = f"a record authored at {_ts(hour_ago)} (an hour ago) with consent.retention {retention} ({reading})"
+        if rid is None:
+            _fail(ctx, R, f"remember of {said} was refused, while the same record with retention P365D was taken: "
+                          "the retention is any ISO-8601 duration, and this one has not run out, so the record is "
+                          "kept (tombstoned on expiry, not before)", reply, sent=rec)
+            continue
+        got = ctx.client.get(rid)
+        stored = _record_of(got)
+        if stored is None or status_of(stored) == "tombstoned":
+            shown = got.describe() if stored is None else "lifecycle.status \"tombstoned\""
+            _fail(ctx, R, f"remember of {said} answered {rid}, and get of it answers {shown}: its retention has not "
+                          "run out, so the record stays active (tombstoned on expiry, not before)", got,
+                  sent={"remembered": rec, "get": rid})
+            continue
+        if recalls:
+            found = ctx.client.recall({"query": m, "scope": {"owner": did(OWNER_A)}, "limit": 50})
+            if found.ok and rid not in recalled_ids(found):
+                _fail(ctx, R, f"remember of {said} answered {rid}, but a default recall for {m!r} does not return it "
+                              "(as the same recall returns the record with retention P365D): its retention has not "
+                              "run out, so the record is not left out of recall", found,
+                      sent={"remembered": rec, "recall": found.sent})
 
 
 def _backdated_probes(ctx: CheckContext, created: _dt.datetime, *, first_kept: bool = True) -> None:

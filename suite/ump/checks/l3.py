@@ -797,8 +797,11 @@ def cap_token_signature(ctx: CheckContext) -> None:
     """owner-a's token with one signature byte flipped, and with its signature left out (nothing after
     the last dot, or nothing after "ed25519:"; a server that verifies only a signature that is there
     takes it, round 17): recall, get, remember, forget answer unauthorized; nothing is stored or
-    changed."""
+    changed. Last, a token used (and granted) once, then sent again with a signature byte flipped: a
+    server that caches verified tokens by their claims takes the forgery from its cache (a blind red
+    team's server, round 28)."""
     _refused_everywhere(ctx, "ump/cap-token-signature", _forge(_token(OWNER_A)), "a forged token (a signature byte flipped)")
+    _forged_after_use(ctx)
     head, _, sig = _token(OWNER_A).rpartition(".")
     if head:
         for empty, what in (("", "nothing after its last dot"), ("ed25519:" if sig.startswith("ed25519:") else None,
@@ -806,6 +809,22 @@ def cap_token_signature(ctx: CheckContext) -> None:
             if empty is not None:
                 _refused_everywhere(ctx, "ump/cap-token-signature", f"{head}.{empty}",
                                     f"owner-a's token with its signature left out ({what})")
+
+
+def _forged_after_use(ctx: CheckContext) -> None:
+    """owner-a's token, used for a recall that is granted, then sent with one signature byte flipped
+    (the same claims): refused everywhere like any forgery. Not judged when the valid token's recall
+    is refused."""
+    token = _token(OWNER_A)
+    used = ctx.client.recall({"query": marker("tku"), "scope": {"owner": did(OWNER_A)}, "limit": 5},
+                             auth=_bearer(token))
+    if not used.ok:
+        ctx.note(f"owner-a's valid token was refused for a recall ({used.describe()}); the same token forged after "
+                 "use was not judged")
+        return
+    _refused_everywhere(ctx, "ump/cap-token-signature", _forge(token),
+                        "owner-a's token, granted a moment before, sent again with a signature byte flipped (the "
+                        "same claims; a verified token is not a verified claims segment)")
 
 
 @check("ump/l3/cap-token-expiry", spec=SPEC, requirements=("ump/cap-token-expiry",), bindings=LIVE,
