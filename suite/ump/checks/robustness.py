@@ -794,6 +794,10 @@ HTTP_PROBES = (
     # (round 28: a body decoded without handling UnicodeDecodeError answered 500)
     _Probe("non-utf8-recall", "a recall whose body holds the byte 0xFF, which no UTF-8 text holds", "POST",
            "/ump/recall", lambda w: b'{"query": "' + w.encode() + b' \xff"}', _JSON, must_fail=False),
+    # round 28: a valid_at without an offset parsed to a naive time, whose comparison crashed (500)
+    _Probe("valid-at-no-offset", "a recall whose filter.valid_at is a date-time without an offset", "POST",
+           "/ump/recall", lambda w: _json({"query": w, "filter": {"valid_at": "2026-01-01T00:00:00"}}), _JSON,
+           must_fail=False),
     _Probe("limit-string", "a recall whose limit is the string \"ten\"", "POST", "/ump/recall",
            lambda w: _json({"query": w, "limit": "ten"}), _JSON, must_fail=False),
     _Probe("query-object", "a recall whose query is an object", "POST", "/ump/recall",
