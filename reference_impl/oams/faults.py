@@ -1162,25 +1162,28 @@ def _list_first_tag(namespace: Any, cursor: Any = None, limit: Any = None, since
     return (namespace, cursor, limit, since, tags), {}
 
 
+def _marks_batching(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """BATCH_STORE with the service marked as batching while it runs: the wraps of a fault whose bug
+    lies on the batch's own path read the mark."""
+    def batch_store(memories: Any) -> Any:
+        service.__dict__["_batching"] = True
+        try:
+            return original(memories)
+        finally:
+            service.__dict__["_batching"] = False
+    return batch_store
+
+
 def _batch_scope_unchecked() -> dict[str, Any]:
     """BATCH_STORE validates its memories with a path of its own that leaves the scope check out: a
     scope holding / or : is written."""
-    def batch(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-        def batch_store(memories: Any) -> Any:
-            service.__dict__["_batching"] = True
-            try:
-                return original(memories)
-            finally:
-                service.__dict__["_batching"] = False
-        return batch_store
-
     def check_namespace(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
         def check(namespace: Any, field: str = "namespace") -> str:
             if service.__dict__.get("_batching") and isinstance(namespace, str) and namespace:
                 return namespace
             return original(namespace, field)
         return check
-    return {"batch_store": batch, "_check_namespace": check_namespace}
+    return {"batch_store": _marks_batching, "_check_namespace": check_namespace}
 
 
 # -- round 25, third pass: what a blind red team's server hid from the suite ---------------------------
@@ -1236,20 +1239,11 @@ def _list_negative_limit_sliced(service: Any, original: Callable[..., Any]) -> C
 def _batch_stamps_as_new() -> dict[str, Any]:
     """BATCH_STORE stamps each member as a new memory (`INSERT OR REPLACE` of the batch's rows): a
     pair STORE wrote first gets the batch's time as created_at."""
-    def batch(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-        def batch_store(memories: Any) -> Any:
-            service.__dict__["_batching"] = True
-            try:
-                return original(memories)
-            finally:
-                service.__dict__["_batching"] = False
-        return batch_store
-
     def stamp(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
         def wrong(memory: dict[str, Any], existing: Any, now: str) -> dict[str, Any]:
             return original(memory, None if service.__dict__.get("_batching") else existing, now)
         return wrong
-    return {"batch_store": batch, "_stamp": stamp}
+    return {"batch_store": _marks_batching, "_stamp": stamp}
 
 
 def _single_input_no_parent(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:

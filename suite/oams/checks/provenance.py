@@ -192,13 +192,20 @@ def _single_input(ctx: Any) -> None:
         ctx.note(f"STORE of ({ns!r}, {only['key']!r}) was refused ({stored.describe()[:200]}): a consolidation of one "
                  "memory was not tried")
         return
+    reply, made = _consolidated(ctx, ns, "holding one memory", "a single input's parent_id was not judged")
+    if not made:
+        return
+    judge_consolidated(ctx, made, {(ns, only["key"]): only}, "consolidated from one input", reply)
+
+
+def _consolidated(ctx: Any, ns: str, which: str, unjudged: str) -> tuple[Any, list[Any]]:
+    """A consolidation of `ns` and the memories it made; when it made none, a note saying what was
+    therefore not judged."""
     reply = ctx.client.consolidate(ns)
     made = _made(ctx, ns, reply) if reply.ok else []
     if not made:
-        ctx.note(f"the consolidation of {ns!r}, holding one memory, made nothing ({reply.describe()[:200]}): a "
-                 "single input's parent_id was not judged")
-        return
-    judge_consolidated(ctx, made, {(ns, only["key"]): only}, "consolidated from one input", reply)
+        ctx.note(f"the consolidation of {ns!r} {which} made nothing ({reply.describe()[:200]}): {unjudged}")
+    return reply, made
 
 
 def _forgotten_not_read(ctx: Any) -> None:
@@ -215,11 +222,8 @@ def _forgotten_not_read(ctx: Any) -> None:
         ctx.note(f"FORGET of ({ns!r}, {gone['key']!r}) was refused ({forgot.describe()[:200]}): a consolidation "
                  "after it was not tried (oams/forget judges FORGET)")
         return
-    reply = ctx.client.consolidate(ns)
-    made = _made(ctx, ns, reply) if reply.ok else []
+    reply, made = _consolidated(ctx, ns, "after a FORGET", "whether it read the forgotten memory was not judged")
     if not made:
-        ctx.note(f"the consolidation of {ns!r} after a FORGET made nothing ({reply.describe()[:200]}): whether it "
-                 "read the forgotten memory was not judged")
         return
     ctx.observed(FORGOTTEN_RULE)
     names = {gone["key"], f"{ns}/{gone['key']}", f"{ns}:{gone['key']}"}
