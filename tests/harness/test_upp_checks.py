@@ -547,8 +547,8 @@ def test_fails_on_the_switch_that_breaks_it(url, check_id, flags, requirement):
 
 
 def test_a_chunked_body_read_as_empty_fails(url):
-    """upp/http-chunked-body (RFC 9112 §7.1) has no reference fault: the reference's HTTP binding reads the
-    body before its UPP engine sees it. A server reading a body by Content-Length only, so a chunked one as
+    """upp/http-chunked-body (RFC 9112 §7.1; the reference's fault upp-chunked-body-ignored, proven in
+    tests/reference_server/test_upp_http.py): a server reading a body by Content-Length only, so a chunked one as
     empty (blind red team round 27), fails it with -32700 named; the right miniature passes (over TCP)."""
     assert judge(url, "upp/wire/http-chunked-body").outcome is Outcome.PASSED
     result = judge(url, "upp/wire/http-chunked-body", chunked_empty=True)

@@ -415,8 +415,6 @@ def notification_executed(ctx: CheckContext) -> None:
             break
         time.sleep(pause)
         pause = min(pause * 2, 1.0)
-    if served(ctx, "upp/delete_events"):
-        ctx.client.delete_events(control)
     how = "upp/get_events" if served(ctx, "upp/get_events") else f"upp/retrieve asked for {values[0]!r}"
     fail_exchange(ctx, "upp/jsonrpc-notification-executed",
                   f"upp/ingest of {NOTIFIED_TEXT!r} sent as a notification (no id) for {entity!r} stored nothing: "
@@ -435,17 +433,15 @@ def _chunked(ctx: CheckContext, message: dict[str, Any]) -> RpcExchange | None:
     """`message` POSTed with Transfer-Encoding: chunked (the body in three chunks, no Content-Length),
     through the client's own HTTP session; None when the client has none the suite can use."""
     transport = getattr(ctx.client, "transport", None)
-    url, session = getattr(transport, "url", None), getattr(transport, "_http", None)
-    if not isinstance(url, str) or not callable(getattr(session, "request", None)) \
-            or not callable(getattr(session, "send", None)):
+    post_raw = getattr(transport, "post_raw", None)
+    if not callable(post_raw):
         return None
     data = json.dumps(message).encode("utf-8")
     third = max(1, len(data) // 3)
     # a list, not a generator: httpx sends an iterable body chunked and may send it again on a fresh
     # connection (a generator could not be read twice)
     chunks = [data[:third], data[third:2 * third], data[2 * third:]]
-    request = session.request("POST", url, content=chunks, headers={"Content-Type": "application/json"})
-    response = session.send(request, f"POST {url} of {jsonrpc.excerpt(data)} (Transfer-Encoding: chunked)")
+    response = post_raw(chunks, f"POST {transport.url} of {jsonrpc.excerpt(data)} (Transfer-Encoding: chunked)")
     body = response.content
     sent_text = f"(Transfer-Encoding: chunked, 3 chunks) {data.decode('utf-8')}"
     if not body.strip():
