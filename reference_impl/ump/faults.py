@@ -691,6 +691,9 @@ SERVER_FAULTS = (
           "but the second revise sets its superseded_by to the newest successor alone (round 17)",
           ("ump/revise-sets-superseded-by",), overrides={"revise_superseded": "branch"},
           wraps={"_superseded": w.superseded_by_overwritten}),
+    Fault("revise-valid-from-before-prior", "ump", "revise takes a patch whose time.valid_from lies before the "
+          "prior's own valid_from and ends the prior there: the prior is left valid_to < valid_from (round 28)",
+          ("ump/record-time",), wraps=skipped("_check_prior_interval")),
     Fault("revise-refused-closes-prior", "ump", "a revise refused for an invalid successor (a patch of an unknown "
           "kind) has already closed the prior's valid time, left closed and no longer matching its signature "
           "(round 17)", ("ump/revise-non-destructive",), wraps={"_op_revise": w.prior_closed_before_validating}),
@@ -775,6 +778,10 @@ SERVER_FAULTS = (
           "a U+2028 or U+2029 in a body starts a line of its own inside the frame",
           ("ump/rehydrate-frame-structurally",),
           wraps=instead("_frame", w.ascii_collapse_frame)),
+    Fault("rehydrate-close-tag-exact", "ump", "rehydrate closes each record with its own </ump:memory> and "
+          "removes the body's copies of the tags by exact match instead of escaping them: `</ump:memory >` or "
+          "`</UMP:MEMORY>` in a body ends its record early", ("ump/rehydrate-frame-structurally",),
+          wraps=instead("_frame", w.elements_close_tag_exact)),
     Fault("rehydrate-procedural-first", "ump", "rehydrate renders procedural records before the frame, as steps "
           "to follow", ("ump/client-procedural-not-authoritative",),
           wraps=instead("_frame", w.procedural_first)),

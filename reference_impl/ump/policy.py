@@ -231,8 +231,14 @@ class UmpPolicy:
     #: block tagged as untrusted memory)". The reference frames a tag, one escaped line per record
     #: ("tag"); a tilde fence tagged untrusted, one JSON object per line, closed by a fence longer
     #: than any run of tildes inside, is §5.3's own example ("fence"); one JSON document typed as
-    #: untrusted memory with the records as members is typed data too ("json").
+    #: untrusted memory with the records as members is typed data too ("json"); each record in an
+    #: element of its own closed by its own end tag, inside one element tagged untrusted ("elements").
     rehydrate_frame: str = "tag"
+    #: ump/rehydrate-*: the helper answers memconform's form, {text, included, dropped} for {ids},
+    #: {records} or {query, scope} ("helper"), or a form of its own (a blind red team, round 28):
+    #: {context, included, dropped, framing}, taking the records themselves or a query and no `ids`
+    #: ("context"). §5.3 gives a helper no form.
+    rehydrate_answer: str = "helper"
     #: ump/visibility-private, ump/consent-redact-boundary on a stream: a subscription naming another
     #: owner's scope is refused ("refused", forbidden_scope), or served only what the subscriber may
     #: see, public records redacted, as recall would ("visible"). §3.8 says only "a scope".

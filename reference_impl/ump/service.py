@@ -67,7 +67,7 @@ from memconform.suite.ump import captoken, consent, ids, integrity
 from memconform.suite.ump import record as ump_record
 from memconform.suite.ump.canonical import CanonicalizationError, without_integrity
 from memconform.suite.ump.did import is_did
-from memconform.suite.ump.rehydrate import render, render_fenced, render_json
+from memconform.suite.ump.rehydrate import render, render_elements, render_fenced, render_json
 
 __all__ = ["UmpService", "Subscription", "HTTP_STATUS", "ERROR_CODES", "OPERATIONS", "MAX_RECALL"]
 
@@ -1157,11 +1157,7 @@ class UmpService:
         self._check_successor_writable(who, succ, grant)
 
         new_prior = self._superseded(prior, succ, valid_from)
-        bad = [v for v in ump_record.validate(new_prior, version) if v.pointer.startswith("/time")]
-        if bad:
-            raise _invalid(f"revise: /patch/time/valid_from {valid_from!r} lies before the prior's valid_from "
-                           f"{(prior.get('time') or {}).get('valid_from')!r}; the prior's validity would end before "
-                           "it began")
+        self._check_prior_interval(prior, new_prior, valid_from, version)
         succ = self._sign(succ)
         new_prior = self._sign(new_prior)
         with self._store.transaction():
@@ -1169,6 +1165,16 @@ class UmpService:
             self._store.update(stored.rowid, new_prior)
         self._publish("revised", version, rowid, succ)
         return {"id": succ["id"], "supersedes": [rid]}
+
+    def _check_prior_interval(self, prior: Mapping[str, Any], new_prior: Mapping[str, Any], valid_from: str,
+                              version: str) -> None:
+        """A successor valid from before the prior began would leave the prior's validity ending before
+        it began (ump/record-time): refused."""
+        bad = [v for v in ump_record.validate(new_prior, version) if v.pointer.startswith("/time")]
+        if bad:
+            raise _invalid(f"revise: /patch/time/valid_from {valid_from!r} lies before the prior's valid_from "
+                           f"{(prior.get('time') or {}).get('valid_from')!r}; the prior's validity would end before "
+                           "it began")
 
     def _patched(self, base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
         """The successor's members: the prior's with the patch applied (policies revise_patch and
@@ -1327,7 +1333,7 @@ class UmpService:
             raise UmpError("unsupported", "this server offers no rehydration helper (§5.3 binds the consumer)")
         request = _request_object(request, "rehydrate", "{ids?, records?, query?, scope?, limit?}")
         _refuse_nulls(request, "rehydrate", "ids", "records", "query")
-        wanted = request.get("ids")
+        wanted = request.get("ids") if self.policy.rehydrate_answer == "helper" else None
         if wanted is not None and (not isinstance(wanted, list) or not all(isinstance(i, str) for i in wanted)):
             raise _invalid("rehydrate: `ids` must be a list of record ids")
         given = request.get("records")
@@ -1385,6 +1391,9 @@ class UmpService:
                 elif rec["id"] not in seen:
                     take(rec)
         text = self._frame(included)
+        if self.policy.rehydrate_answer == "context":
+            return {"context": text, "included": included_ids, "dropped": dropped,
+                    "framing": "ump:memory/untrusted-data"}
         return {"text": text, "included": included_ids, "dropped": dropped}
 
     def _outcomes(self) -> list[str]:
@@ -1408,6 +1417,8 @@ class UmpService:
             return render_fenced(included)
         if self.policy.rehydrate_frame == "json":
             return render_json(included)
+        if self.policy.rehydrate_frame == "elements":
+            return render_elements(included)
         return render(included)
 
     def _drop_reason(self, rec: Mapping[str, Any], version: str) -> str | None:

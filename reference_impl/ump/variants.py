@@ -203,6 +203,13 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "clearly delimited, typed data as a structure", ("ump/rehydrate-frame-structurally",
                                                              "ump/client-procedural-not-authoritative"),
             {"rehydrate_frame": "json"}, bindings=("http", "mcp")),
+    Variant("rehydrate-own-answer", "ump", "rehydrate answers a form of its own, {context, included, dropped, "
+            "framing}, takes the records themselves or a query and no `ids`, and closes each record in its own "
+            "<ump:memory id kind> element inside one tagged untrusted (a blind red team's helper, round 28): "
+            "§5.3 gives a helper no form", ("ump/rehydrate-verify", "ump/rehydrate-filter-before-ranking",
+                                            "ump/rehydrate-frame-structurally", "ump/rehydrate-never-execute",
+                                            "ump/client-procedural-not-authoritative"),
+            {"rehydrate_frame": "elements", "rehydrate_answer": "context"}, bindings=("http", "mcp")),
     Variant("subscribe-other-owners-public", "ump", "a subscription naming another owner's scope is served what "
             "the subscriber may see (that owner's public records, redacted) instead of being refused",
             ("ump/visibility-private", "ump/consent-redact-boundary"), {"subscribe_foreign_owner": "visible"}),

@@ -24,7 +24,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["OPEN", "CLOSE", "WARNING", "render", "render_fenced", "clean", "parse"]
+__all__ = ["OPEN", "CLOSE", "WARNING", "render", "render_fenced", "render_json", "render_elements", "clean", "parse"]
 
 OPEN = '<ump:memory trust="untrusted-data">'
 CLOSE = "</ump:memory>"
@@ -83,6 +83,26 @@ def render_json(records: Iterable[Mapping[str, Any]]) -> str:
                                     "text": (rec.get("body") or {}).get("text", "")
                                     if isinstance(rec.get("body"), Mapping) else ""}
                                    for rec in records if isinstance(rec, Mapping)]}, ensure_ascii=True)
+
+
+def _attr(value: Any) -> str:
+    return clean(value).replace('"', "&quot;")
+
+
+def render_elements(records: Iterable[Mapping[str, Any]]) -> str:
+    """Each record in an element of its own, closed by its own end tag, inside one element tagged
+    untrusted (a blind red team's frame, round 28):
+    ``<ump:memory id=".." kind="..">escaped text</ump:memory>`` per record. The body is escaped as
+    in :func:`render`, so no end tag written in it closes its record."""
+    lines = ['<ump:memories trust="untrusted-data">', WARNING]
+    for rec in records:
+        if not isinstance(rec, Mapping):
+            continue
+        body = rec.get("body")
+        text = body.get("text", "") if isinstance(body, Mapping) else ""
+        lines.append(f'<ump:memory id="{_attr(rec.get("id"))}" kind="{_attr(rec.get("kind"))}">{clean(text)}</ump:memory>')
+    lines.append("</ump:memories>")
+    return "\n".join(lines) + "\n"
 
 
 def parse(text: str) -> list[dict[str, str]] | None:

@@ -1120,6 +1120,9 @@ def _scenario(env: Env) -> dict[str, Any]:
     svc.handle("get", {"id": tid}, version="1.0", token=used)
     attempt("tok-forged-after-use", lambda: svc.handle("get", {"id": tid}, version="1.0",
                                                        token=_forged(*used.split("."))) is not None)
+    early = env.remember(rec("earlyq prior", time={"valid_from": "2026-06-01T00:00:00Z"}))
+    attempt("revise-before-prior", lambda: sorted(c("revise", {"id": early, "patch": {
+        "time": {"valid_from": "2026-05-01T00:00:00Z"}}})))
     return out
 
 

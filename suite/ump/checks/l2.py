@@ -252,7 +252,7 @@ def revise_creates_successor(ctx: CheckContext) -> None:
                       f"holding the prior id {prior}", got)
 
 
-@check("ump/l2/revise-sets-valid-to", spec=SPEC, requirements=("ump/revise-sets-valid-to",),
+@check("ump/l2/revise-sets-valid-to", spec=SPEC, requirements=("ump/revise-sets-valid-to", "ump/record-time"),
        bindings=LIVE, title="revise closes the prior's valid time (time.valid_to set)")
 def revise_sets_valid_to(ctx: CheckContext) -> None:
     """After revise, get of the prior shows a non-null time.valid_to (no earlier than its
@@ -273,6 +273,32 @@ def revise_sets_valid_to(ctx: CheckContext) -> None:
                       f"{_short((rec.get('time') or {}).get('valid_to'))} (expected the end of its validity)", got)
     elif revise.parse_time(vt) is None:
         _fail(ctx, R, f"after revise, the prior's time.valid_to is {vt!r}, not an RFC 3339 timestamp", got)
+    _revise_before_prior(ctx, m)
+
+
+def _revise_before_prior(ctx: CheckContext, m: str) -> None:
+    """A successor valid from before the prior began: refusing the patch is right, and so is taking it
+    with the prior's validity ended anywhere from its own start on; ending it at the successor's
+    valid_from leaves an interval that ends before it begins (a blind red team's server, round 28)."""
+    began = _now() - _days(2)
+    prior = remember_new(ctx.client, sample_record(text=f"{m} the office is in Leeds", time={"valid_from": _ts(began)}))
+    earlier = _ts(began - _days(8))
+    request = {"id": prior, "patch": {"body": {"text": f"{m} the office is in York"}, "time": {"valid_from": earlier}},
+               "actor": did(OWNER_A)}
+    reply = ctx.client.revise(request)
+    if not reply.ok:
+        return  # refusing a successor that would end the prior before it began is the other right answer
+    got = ctx.client.get(prior)
+    rec = _record_of(got)
+    t = rec.get("time") if rec is not None and isinstance(rec.get("time"), dict) else {}
+    start, end = revise.parse_time(t.get("valid_from")), revise.parse_time(t.get("valid_to"))
+    if start is not None and end is not None and end < start:
+        _fail(ctx, "ump/record-time",
+              f"revise {prior} with patch.time.valid_from {earlier} (before the prior's valid_from "
+              f"{t.get('valid_from')}) was taken ({reply.describe()}), and get of the prior now shows valid_from "
+              f"{t.get('valid_from')} with valid_to {t.get('valid_to')}: its validity ends before it begins. §2.3 makes "
+              "valid_from/valid_to an interval of valid time; refuse such a patch, or end the prior no earlier than "
+              "it began", got)
 
 
 @check("ump/l2/revise-sets-superseded-by", spec=SPEC, requirements=("ump/revise-sets-superseded-by",),
