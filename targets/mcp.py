@@ -23,6 +23,8 @@ sends the tool argument `capability` instead). Subscribe is the tool `ump.subscr
 event; §3.8 fixes neither, so an event object naming a record counts under any logger, a
 subscription without the acknowledgement is triggered after ACK_GRACE_S, and a call that answers
 a subscription handle at once (no events list) has its events read from the notifications after it.
+A `notifications/resources/updated` whose URI names a record is an event about it too
+(`resource_notice`).
 """
 
 from __future__ import annotations
@@ -40,13 +42,14 @@ import shlex
 import signal
 import subprocess
 import tempfile
+import urllib.parse
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from memconform.suite.outcomes import NotApplicable, SentRequest, TargetError
-from memconform.suite.ump.client import DEFAULT_AUTH, Auth, Reply, SubscribeOutcome
+from memconform.suite.ump.client import DEFAULT_AUTH, RESOURCE_NOTICE, Auth, Reply, SubscribeOutcome
 from memconform.targets.answers import NotTheProtocol
 from memconform.targets.base import Subject
 from memconform.suite.ump.token_probe import refused_tokens
@@ -93,10 +96,15 @@ def _describe_exc(exc: BaseException) -> str:
 
 
 def _is_connection_closed(exc: BaseException) -> bool:
+    """The SDK's own word that the connection closed: MCPError CONNECTION_CLOSED (-32000), "Connection
+    closed", no data. A server may answer -32000 itself (JSON-RPC's implementation-defined server
+    errors start there; a blind red team's server, round 29, carried its §3 envelope in `data`):
+    that is an answer, never a closed connection."""
     from mcp.shared.exceptions import MCPError
     from mcp_types import CONNECTION_CLOSED
 
-    return any(isinstance(e, MCPError) and e.code == CONNECTION_CLOSED for e in _flatten(exc))
+    return any(isinstance(e, MCPError) and e.code == CONNECTION_CLOSED and e.message == "Connection closed"
+               and e.data is None for e in _flatten(exc))
 
 
 class _LoopThread:
@@ -145,6 +153,21 @@ def _subscription_handle(future: concurrent.futures.Future) -> dict[str, Any] | 
             and not isinstance(reply.body.get("events"), list)):
         return reply.body
     return None
+
+
+_RECORD_ID = re.compile(r"urn:ump:[A-Za-z0-9]+=*")
+
+
+def resource_notice(uri: Any) -> dict[str, Any] | None:
+    """A `notifications/resources/updated` whose URI names a record (§4.1's `ump://{project}/{id}`,
+    the id percent-encoded or not) as an event about that record: MCP's own notice that a resource
+    changed, which §3.8's "MCP notifications" admits as the carrier (a blind red team's server,
+    round 29). It says *that* the record changed, not how: the client reads the record to learn it.
+    None for a URI naming no record."""
+    if not isinstance(uri, str):
+        return None
+    found = _RECORD_ID.search(urllib.parse.unquote(uri))
+    return {"type": RESOURCE_NOTICE, "id": found.group(0), "uri": uri} if found else None
 
 
 def _handle_id(handle: dict[str, Any]) -> str | None:
@@ -498,6 +521,14 @@ class _Session:
                                          ttl_ms=0, cache_scope="public"))
 
     async def _on_message(self, message: Any) -> None:
+        import mcp.types as types
+
+        if isinstance(message, types.ResourceUpdatedNotification):
+            event = resource_notice(message.params.uri)
+            if event is not None:
+                for listener in list(self.listeners):
+                    listener.feed(event)
+            return
         if isinstance(message, Exception):  # something on the wire that is not JSON-RPC
             lines = [ln.strip() for ln in _describe_exc(message).splitlines() if ln.strip()]
             self.garbage.append(" ".join(lines[:2])[:300])

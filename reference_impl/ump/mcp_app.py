@@ -353,8 +353,10 @@ class _Binding:
         events: list[Any] = []
         policy = getattr(self.service, "policy", None)
         logger = getattr(policy, "mcp_subscribe_logger", SUBSCRIBE_LOGGER)
-        if getattr(policy, "mcp_subscribe_delivery", "in-call") == "after-call" and _may_notify_later(ctx):
-            return _deliver_after_call(ctx, subscription, logger, max_events, timeout_ms)
+        delivery = getattr(policy, "mcp_subscribe_delivery", "in-call")
+        if delivery in ("after-call", "resource-updated") and _may_notify_later(ctx):
+            return _deliver_after_call(ctx, subscription, logger, max_events, timeout_ms,
+                                       notice=delivery == "resource-updated")
         try:
             if logger == SUBSCRIBE_LOGGER:  # the acknowledgement is part of memconform's convention only
                 await _notify(ctx, {"type": "subscribed"}, logger)
@@ -389,10 +391,12 @@ def _may_notify_later(ctx: Context) -> bool:
 
 
 def _deliver_after_call(ctx: Context, subscription: Any, logger: str, max_events: int,
-                        timeout_ms: float) -> types.CallToolResult:
+                        timeout_ms: float, *, notice: bool = False) -> types.CallToolResult:
     """Variant mcp-subscribe-after-call: answer a subscription handle at once and push each change
     as a `notifications/message` after the call, bounded as the in-call delivery is (max_events,
-    timeout_ms), from a thread that ends with the subscription."""
+    timeout_ms), from a thread that ends with the subscription. With `notice` (variant
+    mcp-subscribe-resource-updated), each change is a `notifications/resources/updated` naming the
+    record's resource instead."""
     import asyncio
     import secrets
     import threading
@@ -408,10 +412,13 @@ def _deliver_after_call(ctx: Context, subscription: Any, logger: str, max_events
                 event = subscription.next(_POLL)
                 if event is None:
                     continue
-                # each event names its subscription: a client holding several tells them apart
-                data = {**event, "subscription": sid} if isinstance(event, dict) else event
-                note = types.LoggingMessageNotification(
-                    params=types.LoggingMessageNotificationParams(level="info", data=data, logger=logger))
+                if notice:
+                    note = _resource_updated(event)
+                else:
+                    # each event names its subscription: a client holding several tells them apart
+                    data = {**event, "subscription": sid} if isinstance(event, dict) else event
+                    note = types.LoggingMessageNotification(
+                        params=types.LoggingMessageNotificationParams(level="info", data=data, logger=logger))
                 asyncio.run_coroutine_threadsafe(session.send_notification(note), loop).result(timeout=5)
                 sent += 1
         except Exception:  # the session ended: nobody to tell
@@ -421,7 +428,20 @@ def _deliver_after_call(ctx: Context, subscription: Any, logger: str, max_events
                 subscription.close()
 
     threading.Thread(target=pump, name="ump-subscribe-after-call", daemon=True).start()
+    if notice:
+        return ok_result({"subscription": sid, "delivery": "notifications/resources/updated",
+                          "uri": RESOURCE_TEMPLATE})
     return ok_result({"subscription": sid, "delivery": "notifications/message", "logger": logger})
+
+
+def _resource_updated(event: Any) -> types.ResourceUpdatedNotification:
+    """The change `event` ({type, id, record}) as MCP's notice that the record's resource changed."""
+    record = event.get("record") if isinstance(event, dict) and isinstance(event.get("record"), dict) else {}
+    scope = record.get("scope") if isinstance(record.get("scope"), dict) else {}
+    project = urllib.parse.quote(str(scope.get("project") or "_"), safe="")
+    rid = event.get("id") if isinstance(event, dict) else None
+    return types.ResourceUpdatedNotification(params=types.ResourceUpdatedNotificationParams(
+        uri=RESOURCE_TEMPLATE.format(project=project, id=rid)))
 
 
 async def _notify(ctx: Context, data: Any, logger: str = SUBSCRIBE_LOGGER) -> None:

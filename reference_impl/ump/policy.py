@@ -102,7 +102,9 @@ class UmpPolicy:
     retention_from: str = "created"
     #: ump/cap-token-verbs: a valid token lacking the operation's verb is refused forbidden_scope (the
     #: public implementation's code). Other reading: unauthorized (§3.7 defines neither code; a blind red
-    #: team's server, round 20)
+    #: team's server, round 20), or not_found for an operation naming one record (get, revise, forget,
+    #: feedback), which hides the record from a token that may not touch it (round 29's server), as
+    #: foreign_write_code does for another owner's
     verb_mismatch_code: str = "forbidden_scope"
     #: ump/cap-token-required: at L3 every memory operation without a token is refused unauthorized
     #: (False). Other reading: recall, get and subscribe without a token are served as an anonymous
@@ -251,7 +253,9 @@ class UmpPolicy:
     #: ump/subscribe-stream over MCP: the ump.subscribe call stays open and its notifications are the
     #: events ("in-call"). Other reading: the call answers a subscription handle at once and each change
     #: follows as a notification after it ("after-call"), where the protocol lets a server notify
-    #: outside a request (the handshake-era ones; 2026-07-28 does not, so there it stays in-call).
+    #: outside a request (the handshake-era ones; 2026-07-28 does not, so there it stays in-call), or
+    #: as MCP's own `notifications/resources/updated` naming the record's §4.1 resource URI, which says
+    #: that it changed and not how ("resource-updated"; a blind red team's server, round 29).
     mcp_subscribe_delivery: str = "in-call"
     #: ump/runner-rules: the HTTP status of invalid_record raised by the service (a record the
     #: operation refuses): 400, the public implementation's. The text fixes none; any other 4xx

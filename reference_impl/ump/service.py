@@ -160,6 +160,10 @@ class Subscription:
 # request checking helpers (every failure is invalid_record)
 
 
+#: The operations that name one stored record: a token that may not touch it may be told it is not there.
+_NAMES_A_RECORD = frozenset({"get", "revise", "forget", "feedback"})
+
+
 def _invalid(message: str) -> UmpError:
     return UmpError("invalid_record", message)
 
@@ -472,8 +476,10 @@ class UmpService:
     def _check_verb(self, operation: str, grant: captoken.Grant) -> None:
         verb = self.policy.feedback_verb if operation == "feedback" else captoken.VERB_FOR_OPERATION.get(operation)
         if not grant.allows_verb(verb):
-            raise UmpError(self.policy.verb_mismatch_code, f"{operation} needs the verb {verb!r}; the token grants "
-                                                           f"{', '.join(sorted(grant.verbs))}")
+            code = self.policy.verb_mismatch_code
+            if code == "not_found" and operation not in _NAMES_A_RECORD:
+                code = "forbidden_scope"
+            raise UmpError(code, f"{operation} needs the verb {verb!r}; the token grants {', '.join(sorted(grant.verbs))}")
 
     def _verify_token(self, token: str) -> captoken.Grant:
         now = self._now().timestamp()

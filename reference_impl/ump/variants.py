@@ -116,6 +116,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "a valid capability token lacking the operation's verb is refused unauthorized instead of forbidden_scope "
             "(§3.7 lists both codes and defines neither; a blind red team's server, round 20)",
             ("ump/cap-token-verbs",), {"verb_mismatch_code": "unauthorized"}, bindings=("http", "mcp")),
+    Variant("verb-mismatch-hides-record", "ump",
+            "a valid capability token lacking the verb of an operation naming one record (get, revise, forget, "
+            "feedback) is answered not_found, hiding the record from a token that may not touch it (§3.4: "
+            "\"error not_found\"; a blind red team's UMP 0.1 server, round 29)",
+            ("ump/cap-token-verbs",), {"verb_mismatch_code": "not_found"}, bindings=("http", "mcp")),
     Variant("anonymous-public-reads", "ump",
             "recall, get and subscribe without a capability token are served to an anonymous requester, who sees "
             "public records only (§2.2: public is \"anyone\"); writes still need a token (a blind red team's server, "
@@ -221,6 +226,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "(§3.8: \"Binding-specific (MCP notifications / SSE)\"), where the protocol lets a server notify "
             "outside a request (found by the blind MCP red team, round 14)", ("ump/subscribe-stream",),
             {"mcp_subscribe_delivery": "after-call"}, bindings=("mcp",)),
+    Variant("mcp-subscribe-resource-updated", "ump", "ump.subscribe answers a subscription handle at once and "
+            "tells each change as MCP's own notifications/resources/updated naming the record's resource "
+            "(ump://{project}/{id}, §4.1), which says that the record changed and not how: the client reads it "
+            "(a blind red team's UMP 0.1 server, round 29)", ("ump/subscribe-stream",),
+            {"mcp_subscribe_delivery": "resource-updated"}, bindings=("mcp",)),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),

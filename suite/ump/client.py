@@ -115,6 +115,11 @@ class Reply:
         return f"{head} {text}"
 
 
+#: The `type` of an event a driver makes of MCP's `notifications/resources/updated` naming a record
+#: (`{type, id, uri}`): it says that the record changed, not how; the client reads the record.
+RESOURCE_NOTICE = "notifications/resources/updated"
+
+
 @dataclass(frozen=True)
 class SubscribeOutcome:
     """What a subscription delivered while `trigger` ran."""

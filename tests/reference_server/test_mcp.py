@@ -726,6 +726,50 @@ def test_a_subscription_answered_at_once_is_read_from_the_notifications_that_fol
         d.close()
 
 
+def test_a_resource_notice_naming_a_record_is_an_event_about_it():
+    """§3.8 "MCP notifications" and §4.1's record resources: a blind red team's UMP 0.1 server (round
+    29) told each change as `notifications/resources/updated` for `ump://{project}/{id}`, which the
+    driver did not read, and its honest server lost L3."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from mcp import types
+
+    from memconform.suite.ump.client import RESOURCE_NOTICE
+    from memconform.targets.mcp import _Session, _Subscription, resource_notice
+
+    assert resource_notice("ump://github.com%2Fexample%2Fp/urn%3Aump%3Aabcd") == {
+        "type": RESOURCE_NOTICE, "id": "urn:ump:abcd", "uri": "ump://github.com%2Fexample%2Fp/urn%3Aump%3Aabcd"}
+    assert resource_notice("ump://_/urn:ump:ABCD==")["id"] == "urn:ump:ABCD=="
+    assert resource_notice("file:///tmp/notes.txt") is None and resource_notice(None) is None
+    sub = _Subscription()
+    session = SimpleNamespace(listeners=[sub], garbage=[], _pending=[])
+    for uri in ("ump://_/urn:ump:aaaa", "ump://_/readme", "ump://_/urn:ump:bbbb"):
+        note = types.ResourceUpdatedNotification(params=types.ResourceUpdatedNotificationParams(uri=uri))
+        asyncio.run(_Session._on_message(session, note))
+    assert [e["id"] for e in sub.events] == ["urn:ump:aaaa", "urn:ump:bbbb"]
+
+
+def test_a_subscription_told_as_resource_notices_is_read_and_its_forget_read_back():
+    target = "mcp+stdio:" + shlex.join([PY, "-m", "memconform.reference_impl.ump.serve", "--stdio",
+                                        "--variant", "mcp-subscribe-resource-updated"])
+    d = McpDriver(target, timeout=20, protocol="2025-11-25")
+    try:
+        c = d.client(subject(d, "1.0"))
+        made: list[str] = []
+
+        def trigger() -> None:
+            made.append(c.remember(record("told by a resource notice")).body["id"])
+            c.forget({"id": made[0], "reason": "memconform-test", "actor": OWNER_A})
+
+        out = c.subscribe(trigger, expect=2, request={"scope": {"owner": OWNER_A}})
+        assert out.error_code is None, out
+        assert [(e["type"], e["id"]) for e in out.events] == [("notifications/resources/updated", made[0])] * 2
+        assert all(e["uri"].startswith("ump://") for e in out.events)
+    finally:
+        d.close()
+
+
 def test_events_of_an_earlier_subscription_still_notifying_are_left_out_or_said_to_be_unattributable():
     from memconform.suite.ump.client import SubscribeOutcome
     from memconform.targets.mcp import McpUmpClient

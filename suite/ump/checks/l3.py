@@ -44,7 +44,7 @@ from memconform.suite.ump.checks.l2 import (
     AS_A, AS_B, _fail, _forget, _full_record, _leaks, _not_stored, _record_of, _revise,
     _served_sample, _short, _sign, _text,
 )
-from memconform.suite.ump.client import Auth, Reply
+from memconform.suite.ump.client import RESOURCE_NOTICE, Auth, Reply
 
 SPEC = "ump"
 HTTP = ("http",)
@@ -468,7 +468,8 @@ def _subscribed_writes(ctx: CheckContext, m: str, project: str) -> tuple[Any, di
             break
         events = [e for e in outcome.events if isinstance(e, dict)]
         if all(i in ids for i in ("created", "revised", "tombstoned")) and ids["created"] in set().union(
-                *map(_event_ids, events)) and any(_says_tombstoned(e, ids["tombstoned"]) for e in events):
+                *map(_event_ids, events)) and (any(_says_tombstoned(e, ids["tombstoned"]) for e in events)
+                                               or _notices(events, ids["tombstoned"]) >= 2):
             break
         if len(outcome.events) < expect:
             break
@@ -512,6 +513,17 @@ def subscribe_stream(ctx: CheckContext) -> None:
             raise NotApplicable(f"precondition failed: the {op} write of the trigger did not succeed ({ids})")
     events = [e for e in outcome.events if isinstance(e, dict)]
     received = {"events": events, "problems": list(outcome.problems)}
+    listed = [sorted(_event_ids(e)) for e in events]
+    for what, rid in (("the remembered record", ids["created"]), ("the revise successor", ids["revised"])):
+        if not any(rid in _event_ids(e) for e in events):
+            _fail(ctx, R, f"no event naming {what} {rid} arrived within the driver's timeout ({len(events)} event(s), "
+                          f"naming {listed})", sent=sent, received=received)
+    if not any(ids["tombstoned"] in _event_ids(e) and _says_tombstoned(e, ids["tombstoned"]) for e in events) \
+            and not _noticed_forget(ctx, events, ids["tombstoned"]):
+        _fail(ctx, R, f"no event says that {ids['tombstoned']} was forgotten (tombstoned) within the driver's timeout "
+                      f"({len(events)} event(s), naming {listed})", sent=sent, received=received)
+    # leaks last: an event that may be an earlier subscription's stops the check, after what it has
+    # already found for certain
     for kind in ("outside-project", "outside-owner"):
         leaked = [e for e in events if ids.get(kind) in _event_ids(e)]
         if leaked and outcome.shared:
@@ -522,14 +534,22 @@ def subscribe_stream(ctx: CheckContext) -> None:
             _fail(ctx, R, f"the subscription to {{owner: owner-a, project: {project}}} delivered an event about "
                           f"{ids[kind]}, a record outside it ({'another project' if kind == 'outside-project' else 'owner-b, private'})",
                   sent=sent, received=received)
-    listed = [sorted(_event_ids(e)) for e in events]
-    for what, rid in (("the remembered record", ids["created"]), ("the revise successor", ids["revised"])):
-        if not any(rid in _event_ids(e) for e in events):
-            _fail(ctx, R, f"no event naming {what} {rid} arrived within the driver's timeout ({len(events)} event(s), "
-                          f"naming {listed})", sent=sent, received=received)
-    if not any(ids["tombstoned"] in _event_ids(e) and _says_tombstoned(e, ids["tombstoned"]) for e in events):
-        _fail(ctx, R, f"no event says that {ids['tombstoned']} was forgotten (tombstoned) within the driver's timeout "
-                      f"({len(events)} event(s), naming {listed})", sent=sent, received=received)
+
+
+def _notices(events: list[dict[str, Any]], rid: str) -> int:
+    return sum(1 for e in events if e.get("type") == RESOURCE_NOTICE and rid in _event_ids(e))
+
+
+def _noticed_forget(ctx: CheckContext, events: list[dict[str, Any]], rid: str) -> bool:
+    """A stream of MCP's own change notices (`notifications/resources/updated` naming the record,
+    RESOURCE_NOTICE) says that a record changed, not how; its client reads the record to learn it.
+    The forget of the successor was noticed when a notice named it after the one its creation
+    gave (two in all), and the record then reads as forgotten (tombstoned, or gone)."""
+    if _notices(events, rid) < 2:
+        return False
+    got = ctx.client.get(rid)
+    rec = _record_of(got)
+    return got.error_code == "not_found" or (rec is not None and _status(rec) == "tombstoned")
 
 
 @check("ump/l3/subscribe-boundary", spec=SPEC, requirements=("ump/visibility-private", "ump/consent-redact-boundary"),
@@ -588,6 +608,11 @@ def subscribe_boundary(ctx: CheckContext) -> None:
     if not public_events:
         ctx.note("owner-b's subscription delivered no event about owner-a's public record within the driver's "
                  "timeout: what it withholds (the private record, the redacted value) was not seen")
+        return
+    if all(e.get("type") == RESOURCE_NOTICE and not _event_records(e) for e in public_events):
+        ctx.observed("ump/visibility-private")
+        ctx.note("owner-b's subscription was told that owner-a's public record changed (MCP resource notices), and "
+                 "no event carried a record: what a reader is served of it is judged where it is read (get, recall)")
         return
     ctx.observed("ump/visibility-private", "ump/consent-redact-boundary")
     if any(secret in json.dumps(e, ensure_ascii=False) for e in public_events):
@@ -1052,15 +1077,22 @@ def cap_token_verbs(ctx: CheckContext) -> None:
     # forbidden_scope is the public implementation's code for a verb the token lacks; §3.7 lists it and
     # unauthorized without defining either, so both refuse rightly (variant verb-mismatch-unauthorized;
     # a blind red team's server, round 20, answered unauthorized)
+    # an operation naming the record may also answer not_found, hiding it from a token that may not
+    # touch it (variant verb-mismatch-hides-record; a blind red team's server, round 29): nothing was
+    # done either way, which the reads below confirm
+    hidden = {label.split()[0] for label, reply in refused if reply.error_code == "not_found"}
     for label, reply in refused:
-        if reply.error_code not in VERB_REFUSALS:
+        if reply.error_code not in VERB_REFUSALS + (() if label.startswith(("remember", "recall")) else ("not_found",)):
             which_refusal(reply, f"{label} (expected forbidden_scope or unauthorized)")
-            _fail(ctx, R, f"{label} was not refused with forbidden_scope (or unauthorized)", reply)
+            _fail(ctx, R, f"{label} was not refused with forbidden_scope (or unauthorized"
+                          f"{'' if label.startswith(('remember', 'recall')) else ', or not_found'})", reply)
     fb = ctx.client.feedback({"id": rid, "outcome": "followed", "actor": did(OWNER_A)}, auth=export_only)
-    if fb.error_code != "unsupported" and fb.error_code not in VERB_REFUSALS:
+    if fb.error_code == "not_found":
+        hidden.add("feedback")
+    if fb.error_code not in ("unsupported", "not_found") and fb.error_code not in VERB_REFUSALS:
         which_refusal(fb, "feedback with a token whose verbs are [export] (expected forbidden_scope or unauthorized)")
         _fail(ctx, R, "feedback with a token whose verbs are [export] (none of read, write, derive) was not refused "
-                      "with forbidden_scope (or unauthorized)", fb)
+                      "with forbidden_scope (or unauthorized, or not_found)", fb)
     m3 = marker("vrb")
     ok = ctx.client.remember(sample_record(text=f"{m3} write-only write"), auth=write)
     if not ok.ok:
@@ -1071,6 +1103,25 @@ def cap_token_verbs(ctx: CheckContext) -> None:
     problem = _unchanged_problem(ctx, rid, text)
     if problem:
         _fail(ctx, R, f"after revise/forget with a read-only token, {problem}")
+    _hidden_reached(ctx, R, rid, m, hidden - {"get"})  # the get with the read token reached it, or failed above
+
+
+def _hidden_reached(ctx: CheckContext, R: str, rid: str, m: str, hidden: set[str]) -> None:
+    """not_found refuses a token only where the record is there to hide: the same operation with
+    the owner's full token must reach it (a route or tool the server does not serve answers
+    not_found to every token). Made last, in the order that keeps the record there."""
+    controls = {"feedback": lambda: ctx.client.feedback({"id": rid, "outcome": "followed", "actor": did(OWNER_A)}),
+                "revise": lambda: ctx.client.revise({"id": rid, "patch": {"body": {"text": f"{m} revised by its owner"}},
+                                                     "actor": did(OWNER_A)}),
+                "forget": lambda: ctx.client.forget({"id": rid, "reason": "memconform-check", "actor": did(OWNER_A)})}
+    for op in ("feedback", "revise", "forget"):
+        if op not in hidden:
+            continue
+        reply = controls[op]()
+        if reply.error_code == "not_found":
+            _fail(ctx, R, f"{op} of {rid} with a token lacking its verb answered not_found, and so does {op} with the "
+                          "owner's token holding every verb: not_found hid nothing from the first token (the operation "
+                          "does not reach the record at all), so the verb was never seen refused", reply)
 
 
 @check("ump/l3/cap-token-scope", spec=SPEC, requirements=("ump/cap-token-scope",), bindings=LIVE,
