@@ -803,3 +803,19 @@ def test_a_second_subscription_answered_at_once_gets_only_its_own_named_events()
         assert {e["subscription"] for e in second.events} != {first.events[0]["subscription"]}
     finally:
         d.close()
+
+
+def test_a_servers_own_error_minus_32000_is_an_answer_not_a_closed_connection():
+    """JSON-RPC leaves -32000..-32099 to servers; the SDK also raises -32000 "Connection closed" when
+    the connection ends. A blind red team's server (round 29) answered its §3 errors as -32000 with
+    the envelope in `data`, and every call was read as the server hanging up: 146 errors."""
+    from mcp.shared.exceptions import MCPError
+
+    from memconform.targets.mcp import _is_connection_closed
+
+    assert _is_connection_closed(MCPError(code=-32000, message="Connection closed"))
+    assert not _is_connection_closed(MCPError(code=-32000, message="not_found: no record urn:ump:aaaa",
+                                              data={"error": {"code": "not_found", "message": "no record"}}))
+    reply = reply_from_result("get", {"id": "urn:ump:aaaa"}, MCPError(
+        code=-32000, message="not_found: no record", data={"error": {"code": "not_found", "message": "no record"}}), None)
+    assert reply.error_code == "not_found"
