@@ -170,6 +170,26 @@ def resource_notice(uri: Any) -> dict[str, Any] | None:
     return {"type": RESOURCE_NOTICE, "id": found.group(0), "uri": uri} if found else None
 
 
+_UMP_VERSION = re.compile(r"\bUMP[ /-]?v?(\d+\.\d+)\b", re.IGNORECASE)
+
+
+def _named_version(session: Any, tools: list[dict[str, Any]] | None) -> str | None:
+    """The UMP version a server without a usable ump.capabilities tool names of itself, where it
+    names exactly one the suite knows: in its instructions, its server name or its tools'
+    descriptions ("UMP 0.1 §3.2: …"). UMP 0.1 §3.1 lets a peer read capabilities "from MCP
+    tool/Resource listing"; a blind red team's 0.1 server without the tool (round 29) was judged
+    as 1.0 and failed on every 1.0 rule. None when it names none, or several (the newest version
+    is then judged, as before)."""
+    from memconform.suite.ump.record import VERSIONS
+
+    info = getattr(session, "server_info", None)
+    texts = [getattr(session, "instructions", None), getattr(info, "name", None), getattr(info, "title", None),
+             *(t.get("description") for t in tools or [] if isinstance(t, dict))]
+    named = {m.group(1) for text in texts if isinstance(text, str) for m in _UMP_VERSION.finditer(text)}
+    known = named & set(VERSIONS)
+    return known.pop() if len(known) == 1 else None
+
+
 def _handle_id(handle: dict[str, Any]) -> str | None:
     """The id a subscription handle names (`subscription`, or `id`), if any."""
     for key in ("subscription", "subscription_id", "id"):
@@ -314,6 +334,7 @@ class _Session:
         self.session: Any = None
         self.protocol_version: str | None = None
         self.server_info: Any = None
+        self.instructions: str | None = None
         self.stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") \
             if driver.transport == "stdio" else None
         self.listeners: list[_Subscription] = []
@@ -443,6 +464,8 @@ class _Session:
                     self.session = session
                     self.protocol_version = session.protocol_version
                     self.server_info = session.server_info
+                    opened = session.initialize_result or getattr(session, "discover_result", None)
+                    self.instructions = getattr(opened, "instructions", None)
                     ready.set_result(session)
                     await self._stop.wait()
         except BaseException as exc:
@@ -1303,6 +1326,8 @@ class McpDriver:
                     advertised = [v for v in caps["versions"] if isinstance(v, str)]
                 if default and default not in advertised:
                     advertised.insert(0, default)
+            if default is None and caps is None:
+                default = _named_version(session, self._tools)
             self._default_version = default
             if default is not None:
                 self._caps_per_version[default] = caps

@@ -819,3 +819,22 @@ def test_a_servers_own_error_minus_32000_is_an_answer_not_a_closed_connection():
     reply = reply_from_result("get", {"id": "urn:ump:aaaa"}, MCPError(
         code=-32000, message="not_found: no record", data={"error": {"code": "not_found", "message": "no record"}}), None)
     assert reply.error_code == "not_found"
+
+
+def test_a_server_without_the_capabilities_tool_is_judged_in_the_one_version_it_names():
+    """UMP 0.1 §3.1: capabilities may be read "from MCP tool/Resource listing". A blind red team's 0.1
+    server without ump.capabilities (round 29) was judged as 1.0 and failed every 1.0 rule."""
+    from types import SimpleNamespace
+
+    from memconform.targets.mcp import _named_version
+
+    zero_one = SimpleNamespace(instructions="UMP 0.1 (MCP profile).", server_info=SimpleNamespace(name="acme"))
+    tools = [{"name": "ump.recall", "description": "UMP 0.1 §3.2: search"}, {"name": "ump.get"}]
+    assert _named_version(zero_one, tools) == "0.1"
+    assert _named_version(SimpleNamespace(instructions=None, server_info=None),
+                          [{"name": "ump.get", "description": "UMP/1.0 get"}]) == "1.0"
+    # none named, several named, or one the suite does not know: the newest is judged, as before
+    silent = SimpleNamespace(instructions="memory server", server_info=None)
+    assert _named_version(silent, [{"name": "ump.get", "description": "UMP §3.4: get"}]) is None
+    assert _named_version(SimpleNamespace(instructions="UMP 0.1 and UMP 1.0", server_info=None), []) is None
+    assert _named_version(SimpleNamespace(instructions="UMP 2.0", server_info=None), []) is None
