@@ -691,6 +691,15 @@ SERVER_FAULTS = (
           "but the second revise sets its superseded_by to the newest successor alone (round 17)",
           ("ump/revise-sets-superseded-by",), overrides={"revise_superseded": "branch"},
           wraps={"_superseded": w.superseded_by_overwritten}),
+    Fault("redact-mutates-store", "ump", "consent.redact is applied to the stored record itself when another "
+          "owner reads it: from then on the owner's own get lacks the redacted values (round 29)",
+          ("ump/consent-redact-boundary",), wraps={"_present": w.redact_mutates_store}),
+    Fault("remember-token-owner-unchecked", "ump", "remember compares the record's scope with the token's project "
+          "and agent only: owner-a's token writes a record owned by owner-b (round 29)",
+          ("ump/remember-reject-policy",),
+          wraps={"_check_may_remember": lambda service, original: lambda who, rec: original(
+              who, {**rec, "scope": {**(rec.get("scope") or {}), "owner": who.grant.issuer}})
+              if who.grant is not None else original(who, rec)}),
     Fault("revise-valid-from-before-prior", "ump", "revise takes a patch whose time.valid_from lies before the "
           "prior's own valid_from and ends the prior there: the prior is left valid_to < valid_from (round 28)",
           ("ump/record-time",), wraps=skipped("_check_prior_interval")),

@@ -913,6 +913,22 @@ def ascii_collapse_frame(included: list[dict[str, Any]]) -> str:
                       CLOSE]) + "\n"
 
 
+def redact_mutates_store(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """redact-mutates-store: the redacted view served to another owner is written back over the
+    stored record (re-signed), so the owner's own copy loses the redacted values from then on."""
+    from memconform.suite.ump import record as ump_record
+
+    def wrong(rec: dict[str, Any], who: Any) -> dict[str, Any]:
+        out = original(rec, who)
+        if out is not rec and isinstance(rec.get("id"), str):
+            for version in ump_record.VERSIONS:
+                stored = service._store.get(version, rec["id"])
+                if stored is not None:
+                    service._store.update(stored.rowid, service._sign(copy.deepcopy(out)))
+        return out
+    return wrong
+
+
 def elements_close_tag_exact(included: list[dict[str, Any]]) -> str:
     """rehydrate-close-tag-exact: each record in its own <ump:memory> element, the body's copies of
     the tags removed by exact match instead of escaped: `</ump:memory >` or `</UMP:MEMORY>` stays

@@ -1120,6 +1120,13 @@ def _scenario(env: Env) -> dict[str, Any]:
     svc.handle("get", {"id": tid}, version="1.0", token=used)
     attempt("tok-forged-after-use", lambda: svc.handle("get", {"id": tid}, version="1.0",
                                                        token=_forged(*used.split("."))) is not None)
+    # round 29: a redacted read by owner-b leaving owner-a's own copy whole; owner-a's token writing a
+    # record of owner-b's
+    red = env.remember(rec("redq probe", visibility="public", consent={"redact": ["body.structured.k"]},
+                           body={"text": "redq probe", "structured": {"k": "v"}}))
+    c("get", {"id": red}, "owner-b")
+    attempt("redact-owner-copy", lambda: env.get(red)["body"])
+    attempt("remember-for-b", lambda: c("remember", {"record": rec("forbq probe", owner=B)})["result"])
     early = env.remember(rec("earlyq prior", time={"valid_from": "2026-06-01T00:00:00Z"}))
     attempt("revise-before-prior", lambda: sorted(c("revise", {"id": early, "patch": {
         "time": {"valid_from": "2026-05-01T00:00:00Z"}}})))

@@ -144,13 +144,19 @@ def _forget(ctx: CheckContext, rid: str, *, hard: bool = False, what: str = "for
 
 def _takes_tokens(ctx: CheckContext) -> bool:
     """Whether the server reads capability tokens: an anonymous recall is refused as unauthorized,
-    or capabilities says so (the extension member auth.capability_tokens)."""
-    reply = ctx.client.recall({"query": marker("probe"), "limit": 1}, auth=Auth.anonymous())
+    capabilities says so (the extension member auth.capability_tokens), or a recall carrying a
+    token that is no token at all is refused as unauthorized (a server serving anonymous requests
+    public records only still reads the tokens it is sent: a blind red team's server, round 29,
+    took owner-b's records written with owner-a's token, and this probe had not seen it read any)."""
+    probe = {"query": marker("probe"), "limit": 1}
+    reply = ctx.client.recall(probe, auth=Auth.anonymous())
     if reply.error_code == "unauthorized":
         return True
     caps = ctx.client.capabilities()
     auth = caps.body.get("auth") if caps.ok else None
-    return isinstance(auth, dict) and auth.get("capability_tokens") is True
+    if isinstance(auth, dict) and auth.get("capability_tokens") is True:
+        return True
+    return ctx.client.recall(probe, auth=Auth.bearer("umpcap.not-a-token.memconform")).error_code == "unauthorized"
 
 
 def _full_record(ctx: CheckContext, *, owner: str = OWNER_A, text: str | None = None,
@@ -1401,7 +1407,24 @@ def consent_redact_boundary(ctx: CheckContext) -> None:
                 _fail(ctx, R, f"{where} (another owner) still carries the value at consent.redact path {path} "
                               f"({_short((view.get('body') or {}).get('structured'))})", reply, received=view,
                       where=where)
+    _owner_keeps_redacted(ctx, R, rid, paths, [where for where, _, _ in views])
     _redact_boundary_successor(ctx, rid, m, secret)
+
+
+def _owner_keeps_redacted(ctx: CheckContext, R: str, rid: str, paths: dict[str, str], crossed: list[str]) -> None:
+    """Redaction is applied to what crosses the boundary, not to the record: after owner-b was served
+    it, the owner's own get still carries every value (a blind red team's server, round 29, redacted
+    the stored record in place)."""
+    got = ctx.client.get(rid, auth=AS_A)
+    own = _record_of(got)
+    if own is None:
+        return  # the owner's reads are judged by their own checks
+    lost = [p for p in paths if p not in ump_consent.redacted_paths_present(own, list(paths))]
+    if lost:
+        _fail(ctx, R, f"after {', '.join(crossed)}, owner-a's own get of {rid} no longer carries the value at "
+                      f"{', '.join(lost)} ({_short(own.get('body'))}): redact was applied to the stored record "
+                      "itself, so the owner lost data by another owner's read (§2.7 applies redact to a record "
+                      "emitted across a visibility boundary, not to the record kept)", got)
 
 
 def _served_to_b(ctx: CheckContext, rid: str, m: str, label: str) -> tuple[list[tuple[str, dict[str, Any], Reply]],
