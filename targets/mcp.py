@@ -42,9 +42,9 @@ import shlex
 import signal
 import subprocess
 import tempfile
-import urllib.parse
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
