@@ -24,7 +24,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["OPEN", "CLOSE", "WARNING", "render", "render_fenced", "render_json", "render_elements", "clean", "parse"]
+__all__ = ["OPEN", "CLOSE", "WARNING", "render", "render_fenced", "render_json", "render_elements", "clean", "parse",
+           "frame_text", "included_ids"]
 
 OPEN = '<ump:memory trust="untrusted-data">'
 CLOSE = "</ump:memory>"
@@ -103,6 +104,34 @@ def render_elements(records: Iterable[Mapping[str, Any]]) -> str:
         lines.append(f'<ump:memory id="{_attr(rec.get("id"))}" kind="{_attr(rec.get("kind"))}">{clean(text)}</ump:memory>')
     lines.append("</ump:memories>")
     return "\n".join(lines) + "\n"
+
+
+#: Members an answer of a helper's own form may carry its rendered frame in (memconform's helper
+#: answers `text`); an answer with none of them is read when exactly one of its members is a string.
+TEXT_MEMBERS = ("text", "context", "rendered", "prompt")
+
+
+def frame_text(body: Any) -> str | None:
+    """The rendered frame of a rehydration answer, or None when it cannot be read: the answer lists
+    what it `included` (ids, or records with an id) and carries the rendered text in `text`, else
+    in one of `context`, `rendered`, `prompt` (a blind red team's helper, round 28: {context,
+    included, dropped, framing}), else in its only string member."""
+    if not isinstance(body, dict) or not isinstance(body.get("included"), list):
+        return None
+    for name in TEXT_MEMBERS:
+        if isinstance(body.get(name), str):
+            return body[name]
+    strings = [v for v in body.values() if isinstance(v, str)]
+    return strings[0] if len(strings) == 1 else None
+
+
+def included_ids(body: Any) -> list[str]:
+    """The ids a rehydration answer lists as `included`: ids, or records carrying one."""
+    inc = body.get("included") if isinstance(body, dict) else None
+    if not isinstance(inc, list):
+        return []
+    return [i if isinstance(i, str) else i["id"] for i in inc
+            if isinstance(i, str) or (isinstance(i, dict) and isinstance(i.get("id"), str))]
 
 
 def parse(text: str) -> list[dict[str, str]] | None:

@@ -36,6 +36,7 @@ from memconform.suite.ump import captoken
 from memconform.suite.ump import ids as ump_ids
 from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump import owners as ump_owners
+from memconform.suite.ump import rehydrate as ump_rehydrate
 from memconform.suite.ump.checks._live import (
     LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, recalled_ids, remember_new, results_of, sample_record,
     shown_records, which_refusal,
@@ -114,28 +115,12 @@ def _without_helper(reply: Reply) -> None:
                      "injects recalled memory into a model context, and no UMP binding exposes one")
 
 
-#: Members an answer of a route's own form may carry its rendered frame in (memconform's helper
-#: answers `text`); an answer with none of them is read when exactly one of its members is a string.
-_TEXT_MEMBERS = ("text", "context", "rendered", "prompt")
-
-
 def _own_form(body: Any) -> bool:
     """memconform's helper form: {text, included, dropped} (docs/live-ump.md)."""
     return isinstance(body, dict) and isinstance(body.get("text"), str) and isinstance(body.get("included"), list)
 
 
-def _frame_text(body: Any) -> str | None:
-    """The rendered frame of a rehydration answer, or None when the suite cannot read one: the
-    answer must list what it `included` (ids, or records with an id) and carry the rendered text in
-    `text`, else in one of the well-known members `context`, `rendered`, `prompt` (a blind red team,
-    round 28: {context, included, dropped, framing}), else in its only string member."""
-    if not isinstance(body, dict) or not isinstance(body.get("included"), list):
-        return None
-    for name in _TEXT_MEMBERS:
-        if isinstance(body.get(name), str):
-            return body[name]
-    strings = [v for v in body.values() if isinstance(v, str)]
-    return strings[0] if len(strings) == 1 else None
+_frame_text = ump_rehydrate.frame_text
 
 
 def _text_of(reply: Reply) -> str:
@@ -199,11 +184,7 @@ def _rehydrate_ids(ctx: CheckContext, ids: list[str], what: str, auth: Auth | No
 
 
 def _included(reply: Reply) -> list[str]:
-    inc = reply.body.get("included") if isinstance(reply.body, dict) else None
-    if not isinstance(inc, list):
-        return []
-    return [i if isinstance(i, str) else i.get("id") for i in inc
-            if isinstance(i, str) or (isinstance(i, dict) and isinstance(i.get("id"), str))]
+    return ump_rehydrate.included_ids(reply.body)
 
 
 def _dropped(reply: Reply) -> dict[str, str]:

@@ -53,6 +53,7 @@ from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
 from memconform.suite.stateful import SpecMachine, asks, quote, run_machine
 from memconform.suite.ump.checks._live import LIVE, OWNER_A, OWNER_B, PROJECT, did, marker, results_of, sample_record
+from memconform.suite.ump import rehydrate as ump_rehydrate
 from memconform.suite.ump.client import Auth, Reply
 
 SPEC = "ump"
@@ -441,12 +442,12 @@ class _UmpMachine(SpecMachine, RuleBasedStateMachine):
             self.no_rehydrate = True  # no helper: the scripted checks say so
             self.note(f"rehydrate answered {reply.describe()}: not judged here")
             return
-        body = reply.body if isinstance(reply.body, dict) else {}
-        text = body.get("text")
-        if not reply.ok or not isinstance(text, str):
-            return  # refused or another shape: judged by the scripted rehydrate checks
-        listed = body.get("included")
-        included = [i for i in listed if isinstance(i, str)] if isinstance(listed, list) else []
+        text = ump_rehydrate.frame_text(reply.body)
+        if not reply.ok or text is None:
+            return  # refused or a shape the suite cannot read: judged by the scripted rehydrate checks
+        # a helper of its own form may take no ids and answer a search instead: what it includes is
+        # judged all the same
+        included = ump_rehydrate.included_ids(reply.body)
         who = f"{asker}'s rehydrate"
         if any(rid in self.recs for rid in included):
             self.judged("ump/rehydrate-never-execute")
