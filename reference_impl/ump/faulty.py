@@ -933,16 +933,13 @@ def elements_close_tag_exact(included: list[dict[str, Any]]) -> str:
     """rehydrate-close-tag-exact: each record in its own <ump:memory> element, the body's copies of
     the tags removed by exact match instead of escaped: `</ump:memory >` or `</UMP:MEMORY>` stays
     markup an XML reader takes for the record's end tag."""
-    from memconform.suite.ump.rehydrate import WARNING, _attr
+    from memconform.suite.ump.rehydrate import render_elements
 
     def strip(text: Any) -> str:
         text = re.sub(r"[\r\n\u2028\u2029]+", " ", text if isinstance(text, str) else "")
         return text.replace("</ump:memory>", "").replace("<ump:memory", "")
 
-    return "\n".join(['<ump:memories trust="untrusted-data">', WARNING,
-                      *(f'<ump:memory id="{_attr(r.get("id"))}" kind="{_attr(r.get("kind"))}">'
-                        f'{strip((r.get("body") or {}).get("text"))}</ump:memory>' for r in included),
-                      "</ump:memories>"]) + "\n"
+    return render_elements(included, body=strip)
 
 
 def procedural_first(included: list[dict[str, Any]]) -> str:

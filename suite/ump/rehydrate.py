@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["OPEN", "CLOSE", "WARNING", "render", "render_fenced", "render_json", "render_elements", "clean", "parse",
@@ -90,18 +90,18 @@ def _attr(value: Any) -> str:
     return clean(value).replace('"', "&quot;")
 
 
-def render_elements(records: Iterable[Mapping[str, Any]]) -> str:
+def render_elements(records: Iterable[Mapping[str, Any]], body: Callable[[Any], str] = clean) -> str:
     """Each record in an element of its own, closed by its own end tag, inside one element tagged
     untrusted (a blind red team's frame, round 28):
     ``<ump:memory id=".." kind="..">escaped text</ump:memory>`` per record. The body is escaped as
-    in :func:`render`, so no end tag written in it closes its record."""
+    in :func:`render` (`body`), so no end tag written in it closes its record."""
     lines = ['<ump:memories trust="untrusted-data">', WARNING]
     for rec in records:
         if not isinstance(rec, Mapping):
             continue
-        body = rec.get("body")
-        text = body.get("text", "") if isinstance(body, Mapping) else ""
-        lines.append(f'<ump:memory id="{_attr(rec.get("id"))}" kind="{_attr(rec.get("kind"))}">{clean(text)}</ump:memory>')
+        held = rec.get("body")
+        text = held.get("text", "") if isinstance(held, Mapping) else ""
+        lines.append(f'<ump:memory id="{_attr(rec.get("id"))}" kind="{_attr(rec.get("kind"))}">{body(text)}</ump:memory>')
     lines.append("</ump:memories>")
     return "\n".join(lines) + "\n"
 
