@@ -49,7 +49,8 @@ from collections.abc import Callable
 from typing import Any
 
 from memconform.suite.outcomes import NotApplicable, SentRequest, TargetError
-from memconform.suite.ump.client import DEFAULT_AUTH, RESOURCE_NOTICE, Auth, Reply, SubscribeOutcome
+from memconform.suite.ump.client import (DEFAULT_AUTH, RESOURCE_NOTICE, Auth, OpenSubscription, Reply,
+                                         SubscribeOutcome)
 from memconform.targets.answers import NotTheProtocol
 from memconform.targets.base import Subject
 from memconform.suite.ump.token_probe import refused_tokens
@@ -870,7 +871,7 @@ class McpUmpClient:
         self._subscribe_lock = threading.Lock()
         #: the subscriptions of this session that answered a handle (their id, when they gave one):
         #: nothing says when they end, so they may still be notifying
-        self._handles: list[str | None] = []
+        self._handles: list[OpenSubscription] = []
 
     def activate(self) -> None:
         """Before each check: the checks' owner-a and owner-b are this target's."""
@@ -997,7 +998,7 @@ class McpUmpClient:
                    timeout: float) -> SubscribeOutcome:
         session = self.session
         arguments, meta, _ = self._prepare(sent, auth, session)
-        sub = _Subscription(frozenset(h for h in self._handles if h is not None))
+        sub = _Subscription(frozenset(h.handle for h in self._handles if h.handle is not None))
         session.listeners.append(sub)
         if session.closed or session.session is None:
             raise TargetError(f"{self.driver.name}: the MCP session is closed")
@@ -1036,7 +1037,7 @@ class McpUmpClient:
             if handle is not None:
                 outcome = self._finish(session, sent, sub, future, problems, subscribed=True, handle=True)
                 own = _handle_id(handle)
-                self._handles.append(own)
+                self._handles.append(OpenSubscription(own, sent, auth))
                 return self._attributed(outcome, earlier, own)
             # a server returns at max_events: then give the result a moment to arrive
             with sub.cond:
@@ -1053,17 +1054,19 @@ class McpUmpClient:
                 session.listeners.remove(sub)
 
     @staticmethod
-    def _attributed(outcome: SubscribeOutcome, earlier: list[str | None], own: str | None) -> SubscribeOutcome:
+    def _attributed(outcome: SubscribeOutcome, earlier: list[OpenSubscription], own: str | None) -> SubscribeOutcome:
         """The events of this subscription only. Subscriptions of this session that answered a handle
         earlier may still be notifying: an event naming another subscription is theirs and left out;
-        one naming none cannot be told apart, which `shared` says (so a check judges no leak on it)."""
+        one naming none cannot be told apart, which `shared` says, with those subscriptions
+        (`open_before`: a check judges a leak only where none of them could rightly be told of it)."""
         if not earlier:
             return outcome
+        handles = {h.handle for h in earlier}
         kept, unnamed = [], 0
         for event in outcome.events:
             sid = event.get("subscription") if isinstance(event, dict) else None
             if isinstance(sid, str):
-                if (sid == own) if own is not None else (sid not in earlier):
+                if (sid == own) if own is not None else (sid not in handles):
                     kept.append(event)
                 continue
             kept.append(event)
@@ -1071,7 +1074,8 @@ class McpUmpClient:
         shared = (f"{len(earlier)} earlier subscription(s) of this session answered a handle and may still be "
                   f"notifying, and {unnamed} event(s) here name no subscription: any of them may be theirs"
                   if unnamed else None)
-        return dataclasses.replace(outcome, events=tuple(kept), shared=shared)
+        return dataclasses.replace(outcome, events=tuple(kept), shared=shared,
+                                   open_before=tuple(earlier) if unnamed else ())
 
     def _finish(self, session: _Session, sent: dict[str, Any], sub: _Subscription,
                 future: concurrent.futures.Future, problems: list[str], *, subscribed: bool,

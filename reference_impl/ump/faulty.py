@@ -866,6 +866,21 @@ def tombstone_deleted(service: Any, original: Callable[..., Any]) -> Callable[..
 
 # -- subscribe, feedback (§3.8) and rehydrate (§5.3) -----------------------------------------------
 
+def every_change_to_every_subscriber(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """subscribe-every-change: each change goes to every open subscription of its version, neither
+    the subscription's scope nor what its subscriber may read consulted (the record still served
+    as that subscriber would be)."""
+    def wrong(kind: str, version: str, rowid: int | None, rec: dict[str, Any]) -> None:
+        for sub in list(service._subscriptions):
+            if sub.closed or sub.version != version:
+                continue
+            event: dict[str, Any] = {"type": kind, "id": rec["id"]}
+            if kind != "erased":
+                event["record"] = service._streamed(rec, sub.who)
+            sub._push(event)
+    return wrong
+
+
 def drops_created(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     return lambda kind, *a, **k: None if kind == "created" else original(kind, *a, **k)
 

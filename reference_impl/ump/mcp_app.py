@@ -103,6 +103,8 @@ OPERATIONS: dict[str, tuple[str, str, str, str]] = {
 DEFAULT_MAX_EVENTS = 100
 DEFAULT_TIMEOUT_MS = 30_000
 MAX_TIMEOUT_MS = 600_000
+#: variant mcp-subscribe-for-session: a subscription's ceiling (a session of the suite ends long before)
+SESSION_SUBSCRIPTION_MS = 3_600_000
 _POLL = 0.2  # seconds a worker thread waits on Subscription.next before looking again
 
 
@@ -354,9 +356,10 @@ class _Binding:
         policy = getattr(self.service, "policy", None)
         logger = getattr(policy, "mcp_subscribe_logger", SUBSCRIBE_LOGGER)
         delivery = getattr(policy, "mcp_subscribe_delivery", "in-call")
-        if delivery in ("after-call", "resource-updated") and _may_notify_later(ctx):
+        if delivery in ("after-call", "resource-updated", "resource-updated-session") and _may_notify_later(ctx):
             return _deliver_after_call(ctx, subscription, logger, max_events, timeout_ms,
-                                       notice=delivery == "resource-updated")
+                                       notice=delivery.startswith("resource-updated"),
+                                       session_long=delivery == "resource-updated-session")
         try:
             if logger == SUBSCRIBE_LOGGER:  # the acknowledgement is part of memconform's convention only
                 await _notify(ctx, {"type": "subscribed"}, logger)
@@ -391,24 +394,27 @@ def _may_notify_later(ctx: Context) -> bool:
 
 
 def _deliver_after_call(ctx: Context, subscription: Any, logger: str, max_events: int,
-                        timeout_ms: float, *, notice: bool = False) -> types.CallToolResult:
+                        timeout_ms: float, *, notice: bool = False, session_long: bool = False) -> types.CallToolResult:
     """Variant mcp-subscribe-after-call: answer a subscription handle at once and push each change
     as a `notifications/message` after the call, bounded as the in-call delivery is (max_events,
     timeout_ms), from a thread that ends with the subscription. With `notice` (variant
     mcp-subscribe-resource-updated), each change is a `notifications/resources/updated` naming the
-    record's resource instead."""
+    record's resource instead; with `session_long` too (variant mcp-subscribe-for-session), the
+    subscription takes no bound from the call and lasts as long as the session does."""
     import asyncio
     import secrets
     import threading
 
     session, loop = ctx.request_context.session, asyncio.get_running_loop()
-    deadline = loop.time() + min(float(timeout_ms), MAX_TIMEOUT_MS) / 1000.0
+    if session_long:
+        max_events, timeout_ms = sys.maxsize, SESSION_SUBSCRIPTION_MS
+    deadline = loop.time() + (SESSION_SUBSCRIPTION_MS if session_long else min(float(timeout_ms), MAX_TIMEOUT_MS)) / 1000.0
     sid = f"sub_{secrets.token_hex(6)}"
 
     def pump() -> None:
         sent = 0
         try:
-            while sent < max_events and loop.time() < deadline:
+            while sent < max_events and loop.time() < deadline and not loop.is_closed():
                 event = subscription.next(_POLL)
                 if event is None:
                     continue

@@ -255,7 +255,9 @@ class UmpPolicy:
     #: follows as a notification after it ("after-call"), where the protocol lets a server notify
     #: outside a request (the handshake-era ones; 2026-07-28 does not, so there it stays in-call), or
     #: as MCP's own `notifications/resources/updated` naming the record's §4.1 resource URI, which says
-    #: that it changed and not how ("resource-updated"; a blind red team's server, round 29).
+    #: that it changed and not how ("resource-updated"; a blind red team's server, round 29), and
+    #: those notices for as long as the session lasts, not bounded by the call
+    #: ("resource-updated-session", the same server).
     mcp_subscribe_delivery: str = "in-call"
     #: ump/runner-rules: the HTTP status of invalid_record raised by the service (a record the
     #: operation refuses): 400, the public implementation's. The text fixes none; any other 4xx

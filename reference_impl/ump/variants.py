@@ -231,6 +231,11 @@ UMP_VARIANTS: tuple[Variant, ...] = (
             "(ump://{project}/{id}, §4.1), which says that the record changed and not how: the client reads it "
             "(a blind red team's UMP 0.1 server, round 29)", ("ump/subscribe-stream",),
             {"mcp_subscribe_delivery": "resource-updated"}, bindings=("mcp",)),
+    Variant("mcp-subscribe-for-session", "ump", "ump.subscribe answers a subscription handle at once, tells each "
+            "change as notifications/resources/updated (which names no subscription) and keeps the subscription for "
+            "as long as the MCP session lasts: the events of every subscription the session opened arrive mixed "
+            "(a blind red team's UMP 0.1 server, round 29)", ("ump/subscribe-stream",),
+            {"mcp_subscribe_delivery": "resource-updated-session"}, bindings=("mcp",)),
     Variant("import-keeps-valid-records", "ump", "a file import holding an invalid record stores the valid "
             "records and reports the invalid one refused, instead of refusing the whole file",
             ("ump/reject-invalid-record",), {"import_batch": "per-record"}, bindings=("file",)),

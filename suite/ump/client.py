@@ -121,6 +121,17 @@ RESOURCE_NOTICE = "notifications/resources/updated"
 
 
 @dataclass(frozen=True)
+class OpenSubscription:
+    """An earlier subscription of the same session that answered a handle and may still be
+    notifying: what it asked for (`request`, its scope) and as whom (`auth`), so a check can tell
+    whether it could rightly be told of a record."""
+
+    handle: str | None
+    request: Any
+    auth: Auth
+
+
+@dataclass(frozen=True)
 class SubscribeOutcome:
     """What a subscription delivered while `trigger` ran."""
 
@@ -135,6 +146,8 @@ class SubscribeOutcome:
     #: why the events cannot all be told to be this subscription's (None: they can): over MCP, an
     #: earlier subscription of the session that answered a handle may still be notifying
     shared: str | None = None
+    #: those earlier subscriptions (set with `shared`)
+    open_before: tuple[OpenSubscription, ...] = ()
 
 
 class UmpClient(Protocol):

@@ -53,6 +53,9 @@ FAULT_UNDER_VARIANT: dict[tuple[str, str], set[str]] = {
     ("upp-retrieve-top-then-user", "upp-import-skips-duplicates"): {"upp/retrieve-finds-stored"},
     # imports keeping the package's status decide nothing: the events are also ingested
     ("upp-supersedes-as-staged", "upp-import-keeps-status"): {"upp/supersession-new-valid", "upp/high-confidence-valid"},
+    # every subscription kept for the session, its notices naming none: the leaks are told apart by what
+    # each open subscription asked for and as whom (round 29)
+    ("subscribe-every-change", "mcp-subscribe-for-session"): {"ump/subscribe-stream", "ump/cap-token-scope"},
     # a forgotten record whose valid time ended too is left out of a recall at now by that alone: the
     # multi-kind recall is also made at an instant it was valid
     ("forget-visible-multi-kind-recall", "forget-ends-valid-time"): {"ump/forget-excluded-from-recall"},

@@ -771,21 +771,24 @@ def test_a_subscription_told_as_resource_notices_is_read_and_its_forget_read_bac
 
 
 def test_events_of_an_earlier_subscription_still_notifying_are_left_out_or_said_to_be_unattributable():
-    from memconform.suite.ump.client import SubscribeOutcome
+    from memconform.suite.ump.client import DEFAULT_AUTH, OpenSubscription, SubscribeOutcome
     from memconform.targets.mcp import McpUmpClient
 
     mine = {"type": "created", "id": "urn:ump:a", "subscription": "sub_2"}
     theirs = {"type": "created", "id": "urn:ump:b", "subscription": "sub_1"}
     unnamed = {"type": "created", "id": "urn:ump:c"}
+    first, anonymous = OpenSubscription("sub_1", {}, DEFAULT_AUTH), OpenSubscription(None, {"scope": {}}, DEFAULT_AUTH)
     out = SubscribeOutcome(sent={}, events=(mine, theirs))
     assert McpUmpClient._attributed(out, [], "sub_2") is out  # the first subscription: all its own
-    named = McpUmpClient._attributed(out, ["sub_1"], "sub_2")
-    assert named.events == (mine,) and named.shared is None
+    named = McpUmpClient._attributed(out, [first], "sub_2")
+    assert named.events == (mine,) and named.shared is None and named.open_before == ()
     # an in-call subscription (no handle of its own) after a handle: what names the handle is not its
-    assert McpUmpClient._attributed(out, ["sub_1"], None).events == (mine,)
-    shared = McpUmpClient._attributed(SubscribeOutcome(sent={}, events=(unnamed, mine)), [None], "sub_2")
+    assert McpUmpClient._attributed(out, [first], None).events == (mine,)
+    shared = McpUmpClient._attributed(SubscribeOutcome(sent={}, events=(unnamed, mine)), [anonymous], "sub_2")
     assert shared.events == (unnamed, mine)
     assert shared.shared and "1 earlier subscription" in shared.shared and "1 event(s) here name no subscription" in shared.shared
+    # the check is told which subscriptions those were, to ask which could rightly be told of a record
+    assert shared.open_before == (anonymous,)
 
 
 def test_a_second_subscription_answered_at_once_gets_only_its_own_named_events():

@@ -558,12 +558,18 @@ def capabilities_no_side_effects(ctx: CheckContext) -> None:
 
     * a fresh record read with get and recall before and after must not change, nor may a record
       appear or vanish for its marker;
-    * where the server offers subscribe, a subscription is open while the calls run, followed by
+    * where the server offers subscribe, a subscription to the check's own project is open while
+      the calls run (the fresh record lives there), followed by
       a remember of a sentinel record: the first change the stream delivers must be the
       sentinel's. A change delivered before it happened during the capabilities calls (were
       another client writing to the same server at that moment, rerun the check)."""
     _without_capabilities_tool(ctx)
+    # A project of the check's own, outside every other check's: a server whose subscriptions
+    # outlive their call keeps this one open for the session, and the subscribe checks can then
+    # tell its rightful events from their own (suite/ump/attribution.py)
+    project = f"github.com/example/memconform-caps-{marker('p')}"
     rec = _full_record(ctx, "semantic")
+    rec["scope"]["project"] = project
     rid = _remember(ctx, rec)
     query = {"query": _word(rec), "scope": _scope(), "limit": 20}
     _, before = _get(ctx, rid)
@@ -578,6 +584,7 @@ def capabilities_no_side_effects(ctx: CheckContext) -> None:
     requests = [None, {"client": client}, {"client": client, "x-memconform-probe": True}]
     calls: list[Reply] = []
     sentinel = _full_record(ctx, "semantic", text=f"{marker('cs')} sentinel written after three capabilities calls")
+    sentinel["scope"]["project"] = project
     written: list[Reply] = []
 
     def trigger() -> None:
@@ -586,7 +593,8 @@ def capabilities_no_side_effects(ctx: CheckContext) -> None:
 
     outcome = None
     if _offers(ctx, "subscribe"):
-        outcome = ctx.client.subscribe(trigger, auth=Auth.as_owner(OWNER_A), expect=1)
+        outcome = ctx.client.subscribe(trigger, auth=Auth.as_owner(OWNER_A), expect=1,
+                                       request={"scope": {"owner": did(OWNER_A), "project": project}})
     if not calls:
         trigger()
     sent = [c.sent for c in calls]

@@ -32,7 +32,7 @@ from typing import Any
 from memconform.suite.outcomes import NotApplicable, Waived
 from memconform.suite.registry import check
 from memconform.suite.runner import CheckContext
-from memconform.suite.ump import captoken
+from memconform.suite.ump import attribution, captoken
 from memconform.suite.ump import ids as ump_ids
 from memconform.suite.ump import integrity as ump_integrity
 from memconform.suite.ump import owners as ump_owners
@@ -45,6 +45,7 @@ from memconform.suite.ump.checks.l2 import (
     AS_A, AS_B, _fail, _forget, _full_record, _leaks, _not_stored, _record_of, _revise,
     _served_sample, _short, _sign, _text,
 )
+from memconform.suite.ump.attribution import Written
 from memconform.suite.ump.client import RESOURCE_NOTICE, Auth, Reply
 
 SPEC = "ump"
@@ -503,18 +504,54 @@ def subscribe_stream(ctx: CheckContext) -> None:
             and not _noticed_forget(ctx, events, ids["tombstoned"]):
         _fail(ctx, R, f"no event says that {ids['tombstoned']} was forgotten (tombstoned) within the driver's timeout "
                       f"({len(events)} event(s), naming {listed})", sent=sent, received=received)
-    # leaks last: an event that may be an earlier subscription's stops the check, after what it has
-    # already found for certain
-    for kind in ("outside-project", "outside-owner"):
-        leaked = [e for e in events if ids.get(kind) in _event_ids(e)]
-        if leaked and outcome.shared:
-            raise NotApplicable(f"an event about {ids[kind]}, outside the scope, arrived, but it cannot be told to be "
-                                f"this subscription's: {outcome.shared} (name the subscription in each event, or end "
-                                f"a subscription when its call ends)")
-        if leaked:
-            _fail(ctx, R, f"the subscription to {{owner: owner-a, project: {project}}} delivered an event about "
-                          f"{ids[kind]}, a record outside it ({'another project' if kind == 'outside-project' else 'owner-b, private'})",
-                  sent=sent, received=received)
+    # leaks last, after what the check has already found for certain
+    outside = {"outside-project": Written(ids.get("outside-project", "?"), did(OWNER_A), f"{PROJECT}/elsewhere-{m}",
+                                          "private"),
+               "outside-owner": Written(ids.get("outside-owner", "?"), did(OWNER_B), project, "private")}
+    unattributed = []
+    for kind, rec in outside.items():
+        leaked = [e for e in events if rec.id in _event_ids(e)]
+        if not leaked:
+            continue
+        others = _rightful_others(outcome, rec)
+        if others:
+            unattributed.append(f"an event about {rec.id} ({kind}) arrived, and {others}")
+            continue
+        _fail(ctx, R, f"the subscription to {{owner: owner-a, project: {project}}} delivered an event about "
+                      f"{rec.id}, a record outside it ({'another project' if kind == 'outside-project' else 'owner-b, private'})"
+                      f"{_no_other_may(outcome)}", sent=sent, received=received)
+    if ctx.findings:
+        return
+    # an event that arrived proves delivery only if it is this subscription's (its absence above
+    # proved the lack whoever else was listening)
+    inside = _rightful_others(outcome, Written(ids["created"], did(OWNER_A), project, "private"))
+    if inside:
+        raise NotApplicable(f"the events about the subscribed records cannot be told to be this subscription's: "
+                            f"{inside} (name the subscription in each event, or end a subscription when its call ends)")
+    if unattributed and len(unattributed) == len(outside):
+        raise NotApplicable(f"no record outside the scope could be judged: {'; '.join(unattributed)} (name the "
+                            f"subscription in each event, or end a subscription when its call ends)")
+    for text in unattributed:
+        ctx.note(f"not judged: {text}")
+
+
+def _rightful_others(outcome: Any, rec: Written) -> str | None:
+    """Why an event about `rec` may be another open subscription's own, rightly (None: none of
+    them could be told of it, so the event is a leak whichever subscription it belongs to)."""
+    if not outcome.shared:
+        return None
+    who = attribution.rightful(outcome.open_before, rec)
+    if not who:
+        return None
+    return (f"it cannot be told to be this subscription's: {outcome.shared}, and "
+            f"{', '.join(map(attribution.describe, who))} may rightly be told of it")
+
+
+def _no_other_may(outcome: Any) -> str:
+    if not outcome.shared:
+        return ""
+    return (f" ({outcome.shared}; none of them asked for that record or may read it, so whichever subscription the "
+            f"event belongs to was sent a change outside its scope)")
 
 
 def _notices(events: list[dict[str, Any]], rid: str) -> int:
@@ -577,18 +614,38 @@ def subscribe_boundary(ctx: CheckContext) -> None:
         raise NotApplicable(f"precondition failed: owner-a's writes while owner-b was subscribed ({ids})")
     events = [e for e in outcome.events if isinstance(e, dict)]
     received = {"events": events, "problems": list(outcome.problems)}
-    if outcome.shared:
-        raise NotApplicable(f"owner-b's subscription cannot be judged for leaks: {outcome.shared} (owner-a's own "
-                            f"subscriptions among them)")
-    if any(ids["private"] in _event_ids(e) for e in events):
-        ctx.observed("ump/visibility-private")
-        _fail(ctx, "ump/visibility-private", f"owner-b's subscription to {{owner: owner-a, project: {project}}} was "
-                                             f"sent an event about {ids['private']}, owner-a's private record",
-              sent=sent, received=received)
+    private = Written(ids["private"], did(OWNER_A), project, "private")
+    if any(private.id in _event_ids(e) for e in events):
+        others = _rightful_others(outcome, private)
+        if others:
+            ctx.note(f"not judged: an event about {private.id}, owner-a's private record, arrived, and {others}")
+        else:
+            ctx.observed("ump/visibility-private")
+            _fail(ctx, "ump/visibility-private", f"owner-b's subscription to {{owner: owner-a, project: {project}}} "
+                                                 f"was sent an event about {private.id}, owner-a's private record"
+                                                 f"{_no_other_may(outcome)}", sent=sent, received=received)
     public_events = [e for e in events if ids["public"] in _event_ids(e)]
     if not public_events:
         ctx.note("owner-b's subscription delivered no event about owner-a's public record within the driver's "
                  "timeout: what it withholds (the private record, the redacted value) was not seen")
+        return
+    # who may be sent the public record whole (unredacted) is who may read it as its owner does
+    whole = Written(ids["public"], did(OWNER_A), project, "private")
+    if any(secret in json.dumps(e, ensure_ascii=False) for e in public_events):
+        others = _rightful_others(outcome, whole)
+        if others:
+            ctx.note(f"not judged: an event carrying owner-a's public record {whole.id} unredacted arrived, and "
+                     f"{others}")
+        else:
+            ctx.observed("ump/consent-redact-boundary")
+            _fail(ctx, "ump/consent-redact-boundary", f"owner-b's subscription was sent owner-a's public record "
+                                                      f"{whole.id} with the value at consent.redact path "
+                                                      f"body.structured.token{_no_other_may(outcome)}",
+                  sent=sent, received=received)
+    others = _rightful_others(outcome, Written(ids["public"], did(OWNER_A), project, "public"))
+    if others:
+        ctx.note(f"what owner-b's subscription withholds was not seen: the event about owner-a's public record "
+                 f"{ids['public']} may not be its own ({others})")
         return
     if all(e.get("type") == RESOURCE_NOTICE and not _event_records(e) for e in public_events):
         ctx.observed("ump/visibility-private")
@@ -596,10 +653,6 @@ def subscribe_boundary(ctx: CheckContext) -> None:
                  "no event carried a record: what a reader is served of it is judged where it is read (get, recall)")
         return
     ctx.observed("ump/visibility-private", "ump/consent-redact-boundary")
-    if any(secret in json.dumps(e, ensure_ascii=False) for e in public_events):
-        _fail(ctx, "ump/consent-redact-boundary", f"owner-b's subscription was sent owner-a's public record "
-                                                  f"{ids['public']} with the value at consent.redact path "
-                                                  "body.structured.token", sent=sent, received=received)
 
 
 @check("ump/l3/subscribe-event-form", spec=SPEC, requirements=("ump/subscribe-event-form",), bindings=HTTP,
@@ -1235,16 +1288,23 @@ def _token_scope_on_stream(ctx: CheckContext, p1: str, p2: str, auth: Auth) -> N
         return
     events = [e for e in outcome.events if isinstance(e, dict)]
     sent = {"subscribe": outcome.sent, "token scope": {"owner": "owner-a", "project": p1}, "writes by owner-a": ids}
-    if outcome.shared:
-        ctx.note(f"the subscription with a token scoped to {{owner-a, {p1}}} was not judged: {outcome.shared}")
-        return
-    if any(ids["outside"] in _event_ids(e) for e in events):
+    outside = Written(ids["outside"], did(OWNER_A), p2, "private")
+    if any(outside.id in _event_ids(e) for e in events):
+        others = _rightful_others(outcome, outside)
+        if others:
+            ctx.note(f"the subscription with a token scoped to {{owner-a, {p1}}} was not judged: an event about "
+                     f"{outside.id}, in {p2}, arrived, and {others}")
+            return
         _fail(ctx, R, f"a subscription to {{owner: owner-a}} with a token scoped to {{owner-a, {p1}}} was sent an "
-                      f"event about {ids['outside']}, a record of project {p2}, outside the token's scope", sent=sent,
+                      f"event about {outside.id}, a record of project {p2}, outside the token's scope"
+                      f"{_no_other_may(outcome)}", sent=sent,
               received={"events": events, "problems": list(outcome.problems)})
     elif not any(ids["inside"] in _event_ids(e) for e in events):
         ctx.note(f"the subscription with a token scoped to {{owner-a, {p1}}} delivered no event about {ids['inside']} "
                  "(in the token's project) within the driver's timeout: what it withholds was not seen")
+    elif others := _rightful_others(outcome, Written(ids["inside"], did(OWNER_A), p1, "private")):
+        ctx.note(f"what the subscription with a token scoped to {{owner-a, {p1}}} withholds was not seen: the event "
+                 f"about {ids['inside']} may not be its own ({others})")
 
 
 @check("ump/l3/cap-token-issuer-owner", spec=SPEC, requirements=("ump/cap-token-issuer-owner",), bindings=LIVE,
