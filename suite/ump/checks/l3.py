@@ -412,11 +412,13 @@ def _subscribe_scoped(ctx: CheckContext, trigger: Any, *, auth: Auth | None = No
     return ctx.client.subscribe(trigger, request=request, expect=expect, **({"auth": auth} if auth else {}))
 
 
-def _subscribed_writes(ctx: CheckContext, m: str, project: str) -> tuple[Any, dict[str, str]]:
+def _subscribed_writes(ctx: CheckContext, m: str, base: str) -> tuple[Any, dict[str, str], str]:
     """owner-a subscribes to {owner: owner-a, project}; while subscribed: owner-a writes a record in
     another project and owner-b a private record in the project (both outside the scope, first),
-    then owner-a remembers R in the project, revises it and forgets the successor."""
+    then owner-a remembers R in the project, revises it and forgets the successor. A second try
+    takes a project of its own, so a first subscription still notifying covers none of its records."""
     ids: dict[str, str] = {}
+    project = base
 
     def trigger() -> None:
         outside_a = sample_record(text=f"{m} owner-a elsewhere")
@@ -445,6 +447,7 @@ def _subscribed_writes(ctx: CheckContext, m: str, project: str) -> tuple[Any, di
     outcome = None
     for expect in (3, 6):
         ids.clear()
+        project = base if expect == 3 else f"{base}-again"
         outcome = _subscribe_scoped(ctx, trigger, scope={"owner": did(OWNER_A), "project": project}, expect=expect)
         if outcome.error_code is not None or outcome.status not in (None, 200) and not outcome.events:
             break
@@ -458,7 +461,7 @@ def _subscribed_writes(ctx: CheckContext, m: str, project: str) -> tuple[Any, di
     assert outcome is not None
     if outcome.error_code == "unsupported" and ctx.binding == "mcp":
         raise NotApplicable(f"the server offers no subscribe over MCP ({outcome.error_message})")
-    return outcome, ids
+    return outcome, ids, project
 
 
 def _trigger_ran(outcome: Any, ids: dict[str, str]) -> None:
@@ -482,8 +485,7 @@ def subscribe_stream(ctx: CheckContext) -> None:
     subscribe is skipped (§3.8: MCP notifications; the public implementation has none)."""
     R = "ump/subscribe-stream"
     m = marker("sub")
-    project = f"{PROJECT}/sub-{m}"
-    outcome, ids = _subscribed_writes(ctx, m, project)
+    outcome, ids, project = _subscribed_writes(ctx, m, f"{PROJECT}/sub-{m}")
     sent = {"subscribe": outcome.sent, "writes": ids}
     if outcome.error_code is not None or (outcome.status not in (None, 200)):
         _fail(ctx, R, f"subscribe {outcome.sent} by owner-a was refused: status {outcome.status}, error "
@@ -665,7 +667,7 @@ def subscribe_event_form(ctx: CheckContext) -> None:
     whose record is the record written (the tombstone's lifecycle.status tombstoned)."""
     R = "ump/subscribe-event-form"
     m = marker("sef")
-    outcome, ids = _subscribed_writes(ctx, m, f"{PROJECT}/sef-{m}")
+    outcome, ids, _ = _subscribed_writes(ctx, m, f"{PROJECT}/sef-{m}")
     if outcome.error_code is not None or outcome.status not in (None, 200):
         raise NotApplicable(f"precondition failed: subscribe did not stream ({outcome.status}, "
                             f"{outcome.error_code!r}); judged by ump/l3/subscribe-stream")
