@@ -295,6 +295,21 @@ def _not_found_is_error(binding: Any, original: Callable[..., Any]) -> Callable[
     return get
 
 
+def _unknown_profile_is_error(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The profile is looked up before the id, and a profile never written is refused."""
+    from memconform.reference_impl.memoturn.engine import not_found
+
+    def get(ns: Any, profile: Any, mid: Any) -> dict[str, Any]:
+        answer = original(ns, profile, mid)
+        service = binding.service
+        with service._lock:
+            known = service._known(ns, profile)
+        if answer.get("found") is False and not known:
+            raise not_found(f"no profile {profile}")
+        return answer
+    return get
+
+
 def _without_tool(name: str) -> dict[str, Any]:
     def wrap(binding: Any, original: Callable[..., Any]) -> Callable[..., Any]:
         return lambda table: {fn: d for fn, d in original(table).items() if fn.__name__ != name}
@@ -373,6 +388,20 @@ def _expiry_seconds_as_ms(service: Any, original: Callable[..., Any]) -> Callabl
 def _sessions_keep_tasks(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def end_session(ns: Any, profile: Any, session_id: Any) -> dict[str, Any]:
         return {"session_id": session_id, "deleted": 0, "txid": service.txid(ns, profile)}  # acknowledged, not done
+    return end_session
+
+
+def _session_end_namespace_wide(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The session's tasks are looked up by namespace and session_id: every profile's go."""
+    def end_session(ns: Any, profile: Any, session_id: Any) -> dict[str, Any]:
+        answer = original(ns, profile, session_id)
+
+        def work() -> None:
+            for (rid,) in service._db.execute("SELECT rid FROM memories WHERE ns=? AND session_id=? AND type='task'",
+                                              (ns, session_id)).fetchall():
+                service._delete(rid)
+        service._transaction(work)
+        return answer
     return end_session
 
 
@@ -1422,6 +1451,9 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        wraps=_without_tool("memory_forget")),
     _f("mcp-get-errors", "memory_get of an unknown id is a tool error, not a not-found result", "mcp-get-not-found",
        bindings=("mcp",), wraps={"mcp.get": _not_found_is_error}),
+    _f("mcp-get-unknown-profile-errors", "memory_get in a profile never written is a tool error (the profile is "
+       "looked up first), not a not-found result", "mcp-get-not-found", bindings=("mcp",),
+       wraps={"mcp.get": _unknown_profile_is_error}),
     _f("mcp-get-no-txid", "memory_get's result carries no txid", "mcp-txid", bindings=("mcp",),
        wraps={"mcp.get": lambda b, original: lambda *a: {k: v for k, v in original(*a).items() if k != "txid"}}),
     # -- Recall ------------------------------------------------------------------------------------------
@@ -1510,6 +1542,10 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "engine's own reading)", "expired-task-reingest", wraps={"_ingest_one": _expired_reingest_duplicate}),
     _f("session-end-noop", "ending a session answers success and deletes nothing", "session-end-tasks",
        wraps={"end_session": _sessions_keep_tasks}),
+    # a blind red team's memoturn MCP server (round 30)
+    _f("session-end-every-profile", "ending a session removes the tasks of that session_id in every profile of the "
+       "namespace, not only the profile's own", "session-end-tasks",
+       wraps={"end_session": _session_end_namespace_wide}),
     _f("sessions-empty", "the sessions listing is always empty", "sessions-listed",
        wraps={"sessions": _sessions_listed_empty}),
     # -- only a longer sequence shows (issue 16: the state machine's) ---------------------------------------

@@ -424,6 +424,10 @@ def session_end_tasks(ctx: Any) -> None:
                                                      mem("task", f"{w} check the logs", session_id=other)])
     names = {task: f"the task of session {s!r}", event: f"the event of session {s!r}",
              fact: f"the fact of session {s!r}", elsewhere: f"the task of session {other!r}"}
+    # a session is ended in its profile (DELETE …/{profile}/sessions/{sid}): the same session id in another
+    # profile is another session (a blind red team's server, round 30, ended it namespace-wide)
+    neighbour = profile("end-other")
+    (twin,) = place(ctx, neighbour, [mem("task", f"{w} the same session id in another profile", session_id=s)])
     reply, hits = recall(ctx, prof, {"query": w}, f"a recall by {w!r} before the session ends")
     missing = [n for i, n in names.items() if i not in ids_of(hits)]
     if missing:
@@ -452,6 +456,11 @@ def session_end_tasks(ctx: Any) -> None:
         if rec is None:
             say(ctx, rule, f"after session {s!r} ended, GET no longer answers {names[mid]} ({mid}): durable "
                            f"memories survive", reply)
+    reply, rec = got(ctx, neighbour, twin)
+    if rec is None or expired(rec):
+        say(ctx, rule, f"after session {s!r} ended in profile {prof!r}, GET of {twin}, a task of the same session id "
+                       f"in profile {neighbour!r}, answers {'no record' if rec is None else 'it expired'}: a session "
+                       f"is ended in its own profile (DELETE …/{{profile}}/sessions/{{sid}})", reply)
 
 
 def expired(rec: dict[str, Any]) -> bool:

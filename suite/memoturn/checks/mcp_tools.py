@@ -73,6 +73,16 @@ def mcp_get_not_found(ctx: Any) -> None:
     elif not says_not_found(reply):
         say(ctx, rule, f"memory_get of {unknown}, never ingested, answered a result that does not say the memory "
                        f"was not found", reply)
+    # a profile never written holds no id either: the lookup misses the same way (a blind red team's
+    # server, round 30, answered a tool error there)
+    nobody = profile("never-written")
+    reply = ctx.client.get(nobody, unknown)
+    if not reply.ok:
+        say(ctx, rule, f"memory_get of {unknown} in the profile {nobody!r}, never written, answered a tool error; "
+                       f"mcp.md: it reports not-found rather than erroring", reply)
+    elif reply.memory() is not None or not says_not_found(reply):
+        say(ctx, rule, f"memory_get of {unknown} in the profile {nobody!r}, never written, answered a result that "
+                       f"does not say the memory was not found", reply)
 
 
 def says_not_found(reply: MemoturnReply) -> bool:
