@@ -43,3 +43,34 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
     return type(a) is type(b) and a == b
+
+
+def json_differences(sent: Any, back: Any, path: str = "", limit: int = 4) -> list[str]:
+    """Where two JSON values differ (by `json_equal`), as "path: sent X, came back Y", the first
+    `limit` of them: a message naming the member that changed, not two long values to compare."""
+    out: list[str] = []
+
+    def walk(a: Any, b: Any, at: str) -> None:
+        if len(out) >= limit or json_equal(a, b):
+            return
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            for key in list(a) + [k for k in b if k not in a]:
+                member = f"{at}.{key}" if at else str(key)
+                if key not in b:
+                    out.append(f"{member}: sent, not returned")
+                elif key not in a:
+                    out.append(f"{member}: not sent, returned")
+                else:
+                    walk(a[key], b[key], member)
+            return
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b)):
+                walk(x, y, f"{at}[{i}]")
+            return
+        import json
+
+        out.append(f"{at or '(the value)'}: sent {json.dumps(a, ensure_ascii=False)[:120]}, came back "
+                   f"{json.dumps(b, ensure_ascii=False, default=repr)[:120]}")
+
+    walk(sent, back, path)
+    return out[:limit]

@@ -457,6 +457,11 @@ def _bools_as_ints(memory: dict[str, Any]) -> dict[str, Any]:
     return {**memory, "content": _json_map(memory["content"], lambda v: int(v) if isinstance(v, bool) else v)}
 
 
+def _content_strings_trimmed(memory: dict[str, Any]) -> dict[str, Any]:
+    """Input "cleaned": the string values of content trimmed before the id is computed and the row stored."""
+    return {**memory, "content": _json_map(memory["content"], lambda v: v.strip() if isinstance(v, str) else v)}
+
+
 def _text_nfc(memory: dict[str, Any]) -> dict[str, Any]:
     """Text normalized to NFC on the way in (a "clean the input" step), before the id is computed."""
     import unicodedata
@@ -1525,6 +1530,9 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("content-bools-as-ints", "booleans in content are kept as integers: true comes back 1", "content-returned",
        "id-construction",
        wraps=_stored_as(_bools_as_ints)),
+    # a blind red team's memoturn MCP server (round 30)
+    _f("content-strings-trimmed", "the string values of content are trimmed on the way in (\" a \" is stored, and "
+       "hashed, as \"a\")", "content-returned", wraps=_stored_as(_content_strings_trimmed)),
     _f("text-nfc-normalized", "summary and content strings are normalized to NFC before they are kept and hashed",
        "content-returned", "record-fields", wraps=_stored_as(_text_nfc)),
     # the profile left out of a lookup (a blind red team: ids repeat across profiles)

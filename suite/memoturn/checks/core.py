@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from memconform.suite.jsonvalue import json_equal
+from memconform.suite.jsonvalue import json_differences, json_equal
 from memconform.suite.memoturn import model
 from memconform.suite.memoturn.checks._common import (HTTP, LIVE, envelope_problem, got, http_only, ids_of, ingest,
                                                       ingest_answer, judge_refused, mentions, precondition,
@@ -297,10 +297,11 @@ def record_shape(ctx: Any) -> None:
     # `true` beside numbers: a server that stores booleans as integers shows 1
     # a float of thirteen digits: content is returned as ingested (only its id is implementation-
     # defined); a summary with spaces around it: returned as sent, not "cleaned"; an embedding of
-    # more digits than f32 keeps: where GET echoes it, it holds f32's precision ("optional f32 vector")
+    # more digits than f32 keeps: where GET echoes it, it holds f32's precision ("optional f32 vector");
+    # a content string with spaces around it: kept (a blind red team, round 30, trimmed every one)
     full = fact(f"user.{word('k')}", {"nested": {"list": [1, "two", None, {"deep": True}]}, "text": "ünïcödé ✓ 🦀",
                                       "n": 9007199254740991, "nfd": "Rene\u0301e", "flags": [True, False, 0, 1],
-                                      "x": 0.1234567891234},
+                                      "x": 0.1234567891234, "padded": "  spaces around, kept  "},
                 "  one-line gist for Rene\u0301e  ", keywords="food preference", session_id=word("s"),
                 source="claude-code")
     bare = model.new_memory("event", "deployed v2 to prod", {"version": word("v")})
@@ -332,8 +333,10 @@ def record_shape(ctx: Any) -> None:
         if memory.get("id") != id:
             say(ctx, "memoturn/record-fields", f"GET answered id {shown(memory.get('id'))} for {id!r}", got_reply)
         if "content" in memory and not json_equal(memory.get("content"), sent["content"]):
-            say(ctx, "memoturn/content-returned", f"content was sent {shown(sent['content'])}, GET answered "
-                                                  f"{shown(memory.get('content'))}", got_reply)
+            say(ctx, "memoturn/content-returned", f"content came back changed on GET "
+                                                  f"({'; '.join(json_differences(sent['content'], memory.get('content'), 'content'))}): "
+                                                  f"sent {shown(sent['content'])}, GET answered {shown(memory.get('content'))}",
+                got_reply)
         problem = source_problem(ctx, sent, memory.get("source"))
         if problem:
             say(ctx, "memoturn/source-returned", f"{problem}, GET answered {shown(memory.get('source'))}", got_reply)
@@ -400,8 +403,10 @@ def record_shape(ctx: Any) -> None:
             say(ctx, "memoturn/source-returned", f"source was sent {full['source']!r}, recall's hit answered "
                                                  f"{shown(hit.get('source'))}", hits_reply)
         if "content" in hit and not json_equal(hit.get("content"), full["content"]):
-            say(ctx, "memoturn/content-returned", f"content was sent {shown(full['content'])}, recall's hit answered "
-                                                  f"{shown(hit.get('content'))}", hits_reply)
+            say(ctx, "memoturn/content-returned", f"content came back changed on recall's hit "
+                                                  f"({'; '.join(json_differences(full['content'], hit.get('content'), 'content'))}): "
+                                                  f"sent {shown(full['content'])}, recall's hit answered {shown(hit.get('content'))}",
+                hits_reply)
     if "memoturn/content-returned" not in ctx.judged:
         ctx.note("neither GET nor recall showed a record's content")
 
