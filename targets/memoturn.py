@@ -114,6 +114,11 @@ class MemoturnRestClient:
             return self._send(op, "POST", routes[op], raw=raw, provoked=True)
         return self._send(op, "POST", routes[op], payload, provoked=True)
 
+    def in_namespace(self, namespace: str) -> MemoturnRestClient:
+        """The same node under another namespace, on this client's connection (closing it closes nothing)."""
+        return MemoturnRestClient(self.base_url, self.timeout, namespace=namespace, session=self._http,
+                                  token=self._token)
+
     def close(self) -> None:
         if self._own_session:
             self._http.close()
@@ -195,6 +200,10 @@ class MemoturnMcpClient:
         tool = next((t for t in tools if t.get("name") == TOOLS[op]), None)
         props = ((tool or {}).get("inputSchema") or {}).get("properties")
         return set(props) if isinstance(props, dict) else None
+
+    def in_namespace(self, namespace: str) -> MemoturnMcpClient:
+        """The same server under another namespace, on this session."""
+        return MemoturnMcpClient(self.session, namespace=namespace)
 
     def close(self) -> None:
         pass  # the session belongs to the part

@@ -405,6 +405,23 @@ def _session_end_namespace_wide(service: Any, original: Callable[..., Any]) -> C
     return end_session
 
 
+def _row_any_namespace(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """A lookup keyed by profile name alone: the namespace is left out."""
+    def row(ns: str, profile: str, mid: str) -> dict[str, Any] | None:
+        cur = service._db.execute(f"SELECT {service._COLUMNS} FROM memories WHERE profile=? AND id=? ORDER BY ns = ? DESC",
+                                  (profile, mid, ns))
+        found = cur.fetchone()
+        return None if found is None else dict(zip([d[0] for d in cur.description], found))
+    return row
+
+
+def _candidates_any_namespace(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+        sql, params = original(ns, profile, p, now)
+        return sql.replace("m.ns=?", "(m.ns=? OR 1)", 1), params
+    return candidates
+
+
 def _sessions_listed_empty(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def sessions(ns: Any, profile: Any, limit: Any = None) -> dict[str, Any]:
         answer = original(ns, profile, limit)
@@ -1551,6 +1568,9 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
     _f("session-end-noop", "ending a session answers success and deletes nothing", "session-end-tasks",
        wraps={"end_session": _sessions_keep_tasks}),
     # a blind red team's memoturn MCP server (round 30)
+    _f("namespace-ignored-on-read", "GET and recall find a profile's rows by the profile's name alone: the same "
+       "profile name in another namespace reads them", "profile-isolation",
+       wraps={"_row": _row_any_namespace, "_candidates": _candidates_any_namespace}),
     _f("session-end-every-profile", "ending a session removes the tasks of that session_id in every profile of the "
        "namespace, not only the profile's own", "session-end-tasks",
        wraps={"end_session": _session_end_namespace_wide}),

@@ -132,6 +132,9 @@ class MemoturnClient(Protocol):
 
     def end_session(self, profile: str, session_id: str) -> MemoturnReply: ...
 
+    def in_namespace(self, namespace: str) -> MemoturnClient:
+        """The same node under another namespace (a node whose token covers one namespace refuses it)."""
+
     def profiles(self) -> MemoturnReply:
         """The namespace's profiles (api-rest.md GET /v1/memory/{ns}, mcp.md memory_profiles_list): a
         namespace token's route, so a node may answer it 401/403 or not serve it."""

@@ -1114,6 +1114,7 @@ def profile_isolation(ctx: Any) -> None:
     reply = ctx.client.recall(bob, {"query": w})
     if reply.ok and private in ids_of([h for h in reply.memories() or [] if isinstance(h, dict)]):
         say(ctx, rule, f"recall in {bob!r} by {w!r} answers {private}, ingested into {alice!r} only", reply)
+    _namespace_apart(ctx, alice, private, w)
     # the topic and vector channels too: a fact with a topic_key and an embedding, in the first only
     t2, vec = f"user.{word('k')}", [0.0, 0.0, 0.6, 0.8]
     lone = ctx.client.ingest(alice, [fact(t2, {"w": word()}, f"{word()} private fact", embedding=vec)])
@@ -1144,6 +1145,30 @@ def profile_isolation(ctx: Any) -> None:
                         f"forgetting {shared_event} in {bob!r}")
     if ctx.binding == "http":
         _kept_elsewhere(ctx, ctx.client.end_session(alice, s), bob, task_id, f"ending session {s!r} in {alice!r}")
+
+
+def _namespace_apart(ctx: Any, prof: str, id: str, w: str) -> None:
+    """The profile of the same name in another namespace is another database: GET and recall there find
+    nothing of `prof`'s (a blind red team's server, round 30, kept its stores by profile name alone). A
+    node whose credential covers one namespace may refuse the other: then nothing is seen."""
+    here = ctx.client.namespace
+    there = f"{here}-elsewhere"
+    other = ctx.client.in_namespace(there)
+    reply = other.get(prof, id)
+    rec = reply.memory() if reply.ok else None
+    if not reply.ok and not reply.missing:
+        ctx.note(f"GET in namespace {there!r} was not served ({reply.describe()}): whether namespaces are kept "
+                 f"apart was not seen")
+        return
+    ctx.observed("memoturn/profile-isolation")
+    if rec is not None:
+        say(ctx, "memoturn/profile-isolation", f"GET of {id} in {there}/{prof} answers the memory ingested into "
+                                               f"{here}/{prof} only: a profile of the same name in another namespace "
+                                               "is another database", reply)
+    reply = other.recall(prof, {"query": w})
+    if reply.ok and id in ids_of([h for h in reply.memories() or [] if isinstance(h, dict)]):
+        say(ctx, "memoturn/profile-isolation", f"recall in {there}/{prof} by {w!r} answers {id}, ingested into "
+                                               f"{here}/{prof} only", reply)
 
 
 def _kept_elsewhere(ctx: Any, done: Any, other: str, id: str, what: str) -> None:
