@@ -1225,6 +1225,30 @@ def _source_nocase(service: Any, original: Callable[..., Any]) -> Callable[..., 
     return candidates
 
 
+def _session_nocase(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+        where, params = original(ns, profile, p, now)
+        return where.replace("m.session_id=?", "m.session_id=? COLLATE NOCASE"), params
+    return candidates
+
+
+def _keyword_case_sensitive(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The keyword channel's terms are matched as written: what the index found is kept only where a query
+    word appears in the summary or keywords in the same case."""
+    import re
+
+    def keyword_channel(where: str, params: list[Any], p: dict[str, Any], depth: int) -> list[int]:
+        words = set(re.findall(r"\w+", p["query"]))
+        kept = []
+        for rid in original(where, params, p, depth):
+            summary, keywords = service._db.execute("SELECT summary, keywords FROM memories WHERE rid=?",
+                                                    (rid,)).fetchone()
+            if words & set(re.findall(r"\w+", f"{summary} {keywords or ''}")):
+                kept.append(rid)
+        return kept
+    return keyword_channel
+
+
 def _ordered_by_best_rank() -> dict[str, Any]:
     """Hits are emitted channel by channel (topic, then keyword, then vector; the first channel to find a
     memory places it) while each reports its fused score."""
@@ -1688,6 +1712,11 @@ MEMOTURN_FAULTS: tuple[Fault, ...] = (
        "skipped", "recall-vector-channel", wraps={"_vector_channel": _vector_zip}),
     _f("source-filter-nocase", "the source filter compares case-insensitively: source 'cursor' also answers "
        "'Cursor''s memories", "recall-source-filter", wraps={"_candidates": _source_nocase}),
+    # a blind red team's memoturn MCP server (round 30)
+    _f("keyword-case-sensitive", "the keyword channel matches terms in the case they were written: 'Vegan' is not "
+       "found by 'vegan'", "recall-keyword-channel", wraps={"_keyword_channel": _keyword_case_sensitive}),
+    _f("session-filter-nocase", "the session_id filter compares case-insensitively: session 's-1' also answers "
+       "'S-1''s memories", "recall-session-filter", wraps={"_candidates": _session_nocase}),
     _f("order-by-best-rank", "hits are ordered channel by channel (first channel to find a memory places it) while "
        "the fused score is reported: scores are not descending", "recall-channels-attribution",
        wraps=_ordered_by_best_rank()),

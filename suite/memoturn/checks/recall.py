@@ -177,6 +177,14 @@ def recall_keyword_channel(ctx: Any) -> None:
     if b in found and "keyword" in channels(found[b]):
         say(ctx, rule, f"the event {b}, whose summary does not hold {wa!r}, was attributed to the keyword channel",
             reply)
+    # a full-text index folds case (the summary is "FTS-indexed" natural language): the word in capitals
+    # finds it too (a blind red team, round 30: terms matched as written)
+    if a in found:
+        loud = wa.upper()
+        reply, hits = judged_recall(ctx, prof, {"query": loud}, rule, f"a recall by query {loud!r}")
+        if hits is not None and a not in ids_of(hits):
+            say(ctx, rule, f"the query {loud!r} did not find the fact whose summary holds {wa!r} ({a}), which the "
+                           f"query {wa!r} found: a full-text index matches words whatever their case", reply)
     # more rows than a scenario places: one memory among 150 written in one batch, the 130th, holds a word
     # of its own (a blind red team, round 21: the keyword scan read the profile's first 100 rows only)
     u = word()
@@ -636,11 +644,15 @@ def recall_session_filter(ctx: Any) -> None:
                          f"mcp.md's memory_recall takes none, so a server may leave the filter to REST")
     prof = profile("sess")
     w, s1, s2 = word(), f"s-{word('s')}", f"s-{word('s')}"
-    one, two, none = place(ctx, prof, [mem("event", f"{w} deployed v2", session_id=s1),
-                                       mem("event", f"{w} rolled back v2", session_id=s2),
-                                       mem("fact", f"{w} prefers staging first")])
+    # a session id differing from s1 in case only is another session (a blind red team, round 30: the
+    # filter compared case-insensitively)
+    cased = s1.upper()
+    one, two, none, upper = place(ctx, prof, [mem("event", f"{w} deployed v2", session_id=s1),
+                                              mem("event", f"{w} rolled back v2", session_id=s2),
+                                              mem("fact", f"{w} prefers staging first"),
+                                              mem("event", f"{w} paused the deploy", session_id=cased)])
     names = {one: f"the event of session {s1!r}", two: f"the event of session {s2!r}",
-             none: "the fact without a session"}
+             none: "the fact without a session", upper: f"the event of session {cased!r}"}
     baseline(ctx, prof, {"query": w}, names, "the unfiltered recall")
     reply, hits = judged_recall(ctx, prof, {"query": w, "session_id": s1}, rule, f"a recall with session_id {s1!r}")
     if hits is None:
