@@ -374,7 +374,7 @@ class OmfEngine:
             "expires_at_ms": lc["expires_at_ms"], "review_after_ms": lc["review_after_ms"],
             "lifecycle_updated_at_ms": lc["lifecycle_updated_at_ms"], "created_at_ms": run.now_ms,
         }
-        if self.policy.dedup_within_document:
+        if self.policy.dedup_within_document and (self.policy.preview_dedup_within_document or not run.preview):
             self.store.insert(row)
             if run.fuzzy_threshold is not None:  # later items of this document dedupe against this one too
                 run.fuzzy_cache.setdefault(run.scope(r.project_id), []).append(

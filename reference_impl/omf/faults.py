@@ -130,11 +130,6 @@ OMF_FAULTS = (
     _f("preview-writes", "preview (--dry-run true) writes the items like an import",
        "preview-matches-import", "preview-no-write",
        wraps={"preview": faulty.preview_writes}),
-    # found by the blind red team (round 13): seen by the state machine over HTTP only (the command
-    # line, slower, ran out of its budget first) until omf/preview/matches-import repeated an item
-    _f("preview-stored-rows-only", "preview looks duplicates up in the store only: an item repeating an earlier "
-       "item of the same document is counted to_import, where the import counts it a duplicate",
-       "preview-matches-import", wraps={"preview": faulty.preview_stored_rows_only}),
     # Shows where the previewed document holds duplicates (of stored rows or of its own items).
     _f("preview-miscounts", "preview skips the dedup lookup: duplicates are counted as to_import",
        "preview-matches-import", "preview-unscoped-counter",

@@ -331,20 +331,6 @@ def preview_writes(engine: Any, original: Callable[..., Any]) -> Callable[..., A
     return preview
 
 
-def preview_stored_rows_only(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    """A preview that only looks rows up in the store: it writes nothing, so an item repeating an
-    earlier item of the same document is counted to_import, where the import (which has written the
-    first copy by then) counts it a duplicate."""
-    def preview(*args: Any, **kwargs: Any) -> Any:
-        kept = engine.policy
-        engine.policy = dataclasses.replace(kept, dedup_within_document=False)
-        try:
-            return original(*args, **kwargs)
-        finally:
-            engine.policy = kept
-    return preview
-
-
 def preview_no_by_project(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     def preview(tenant: str, document: Any, **flags: Any) -> dict[str, Any]:
         counts = original(tenant, document, **flags)

@@ -24,6 +24,12 @@ class OmfPolicy:
     #: earlier in the same document as existing (True). The other reading dedups against the rows
     #: stored before this import only, so the same text twice in one document lands twice (False).
     dedup_within_document: bool = True
+    #: omf/preview-matches-import: the preview "walks the same dedup + filter + trust-gate path as
+    #: import_omf but never writes"; the reference's preview sees the document's earlier items as the
+    #: import does (True). The other reading, that of two blind red teams (rounds 13 and 31): writing
+    #: nothing, it looks duplicates up among the stored rows only, so an item repeating an earlier one
+    #: of the document is counted to_import where the import counts it a duplicate (False).
+    preview_dedup_within_document: bool = True
     #: omf/dedup-exact: the canonical form is not defined; the reference collapses whitespace and
     #: casefolds ("folded"); the text as given is canonical too ("verbatim"), and so is the text trimmed
     #: ("trimmed"; a blind red team's form).

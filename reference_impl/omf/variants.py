@@ -19,6 +19,10 @@ OMF_VARIANTS: tuple[Variant, ...] = (
        lifecycle_error_keeps_earlier=True),
     _v("dedup-stored-rows-only", "dedup compares against the rows stored before the import only: the same "
        "text twice in one document lands twice", ("dedup-exact", "import-buckets"), dedup_within_document=False),
+    _v("preview-stored-rows-only", "the preview, writing nothing, looks duplicates up among the stored rows only: "
+       "an item repeating an earlier item of the same document is counted to_import, where the import counts it "
+       "a duplicate (two blind red teams' reading of \"walks the same … path … but never writes\")",
+       ("preview-matches-import",), preview_dedup_within_document=False),
     _v("canonical-verbatim", "the dedup canonical form is the text as given (no case or whitespace folding)",
        ("dedup-exact",), canonical_form="verbatim"),
     _v("canonical-trimmed", "the dedup canonical form is the text without leading and trailing white space "

@@ -82,8 +82,6 @@ INHERENT: dict[tuple[str, str], str] = {
         "FORGET of an unknown pair succeeds under that reading: there is no error code to be wrong",
     ("oams-list-limit-capped", "oams-list-short-pages"):
         "pages of two are never cut at twenty: the bug cannot occur below the server's own page size",
-    ("omf-preview-stored-rows-only", "omf-dedup-stored-rows-only"):
-        "an import deduplicating against stored rows only counts as such a preview does: they agree",
     ("omf-trust-v-truthy", "omf-v-typed"):
         "a reader typing v refuses v true before comparing it: whether true would be trusted never shows",
     ("upp-bad-input-changes-state", "upp-import-foreign-ontology"):

@@ -511,14 +511,6 @@ def test_fault_preview_writes() -> None:
     assert e.store.count() == 1
 
 
-def test_fault_preview_stored_rows_only() -> None:
-    twice = doc(item("a"), item("b"), item("a"))
-    assert engine().preview("t", twice)["to_import"] == 2
-    e = engine("omf-preview-stored-rows-only")
-    assert (e.preview("t", twice)["to_import"], e.import_document("t", twice)["imported"]) == (3, 2)
-    assert e.preview("t", doc(item("a")))["duplicates"] == 1  # stored rows are still looked up
-
-
 def test_fault_dedup_across_tenants() -> None:
     both = doc(item("a", project="p"), item("b"))
     right = engine()
@@ -551,7 +543,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 73 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 72 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 
@@ -925,6 +917,15 @@ def test_fault_tags_sorted_unique() -> None:
     e = engine("omf-tags-sorted-unique")
     e.import_document("t", doc(item("a", tags=["Z", "a", "M", "a"])))
     assert exported(e)[0]["tags"] == ["M", "Z", "a"]
+
+
+def test_variant_preview_stored_rows_only() -> None:
+    twice = doc(item("a"), item("b"), item("a"))
+    assert engine().preview("t", twice)["to_import"] == 2
+    e = variant("omf-preview-stored-rows-only")
+    assert (e.preview("t", twice)["to_import"], e.import_document("t", twice)["imported"]) == (3, 2)
+    assert e.preview("t", doc(item("a")))["duplicates"] == 1  # stored rows are still looked up
+    assert e.store.count() == 2  # and the preview wrote nothing
 
 
 def test_variant_lifecycle_error_keeps_earlier_items_only_for_lifecycle_errors() -> None:

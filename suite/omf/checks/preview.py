@@ -16,8 +16,8 @@ FIELDS = ("total", "to_import", "duplicates", "filtered", "unscoped")
 def _doc(tenant: str):
     """Two items in p1, one in a project named "_", one unscoped, one the tenant already holds, one
     archived, and the first item again: whether that repeat is a duplicate of the copy just written or
-    imported (omf-dedup-stored-rows-only), the preview must count it as the import does (found by the
-    blind red team, round 13: a preview looking duplicates up in the store only)."""
+    imported (omf-dedup-stored-rows-only), the preview counts it as the import does, or, writing nothing,
+    as a new item (omf-preview-stored-rows-only); any other difference is the preview's."""
     return model.document([
         model.item(own(tenant, "mcf preview: p1 a"), project="p1"),
         model.item(own(tenant, "mcf preview: p1 b"), project="p1"),
@@ -83,7 +83,16 @@ def matches_import(ctx) -> None:
     real = send(ctx, tenant, doc, include_archived=False)
     got = counts(real)
     want = {"imported": r["to_import"], "duplicates": r["duplicates"], "skipped": r["filtered"]}
-    if got != want:
+    # "walks the same … path … but never writes": a preview that writes nothing may see only the stored
+    # rows, and count the document's repeat of its first item to_import where the import, having written
+    # the first copy, counts it a duplicate (variant omf-preview-stored-rows-only: two blind red teams'
+    # reading, rounds 13 and 31)
+    unwritten = dict(want, imported=want["imported"] - 1, duplicates=want["duplicates"] + 1)
+    if got == unwritten and by.get("p1") == 3:
+        ctx.note("the preview counted the document's repeat of its first item to_import and the import a duplicate: "
+                 "a preview that writes nothing looks duplicates up among the stored rows only (a reading of "
+                 "\"never writes\"); every other count matched")
+    elif got != want:
         fail(ctx, "omf/preview-matches-import", f"The preview (include_archived=false) said {want} (as to_import/"
              f"duplicates/filtered) but the import that followed, same tenant and flags, answered {got}; the document "
              "repeats its first item as its last", real, "the same counts", sent_doc=doc)
