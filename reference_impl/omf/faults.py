@@ -6,7 +6,8 @@ text forbids; `wraps` replace an operation of `engine.OmfEngine` by a small wron
 `faulty.py`, named after the fault (operation name -> wrap(engine, original)). `OmfEngine.__init__`
 applies both (reference_impl/faults.py: `deviate`, `install_wraps`); the engine itself never tests
 a fault's name. The engine serves both live bindings (cli and http), so `bindings` is None: every
-fault shows through either.
+fault shows through either, but for a server's state kept between calls (a cache), which only the
+long-lived HTTP server has: those faults name ("http",).
 
 `breaks` are the requirements the checks are expected to report failed against each fault; the
 calibration against the real checks is the lead's.
@@ -30,6 +31,19 @@ OMF_FAULTS = (
        "from the command line), as an importer that runs out of memory", "large-document-answered",
        wraps={"preview": faulty.fails_on_large_documents, "import_document": faulty.fails_on_large_documents}),
     # -- envelope and items ------------------------------------------------------------------------
+    # a blind red team (round 31): what an export loses on its way out, and a preview that forgets a flag
+    _f("project-export-cached", "a project's export is answered from the rows of its first export: a later import "
+       "into the project is not listed (a server's cache: each command line starts without one)",
+       "export-every-eligible", bindings=("http",), wraps={"_rows": faulty.project_export_cached}),
+    _f("export-page-drops-last", "export reads rows in pages of 1,000 and loses the last row of each full page",
+       "export-every-eligible", wraps={"_rows": faulty.export_page_drops_last}),
+    _f("preview-ignores-fuzzy", "preview walks the dedup path without the fuzzy_threshold it was given: a near-copy "
+       "the import counts a duplicate is previewed to_import", "preview-matches-import",
+       wraps={"preview": faulty.preview_drops_fuzzy}),
+    # a blind red team (round 31): a crash is no validation error
+    _f("non-object-item-crash", "an item that is a number or null makes the import fail unexpectedly (HTTP 500, a "
+       "traceback from the command line) instead of failing validation", "malformed-document-refused",
+       wraps={"resolve_item": faulty.item_read_before_typed}),
     _f("accepts-other-version", "import accepts any string \"omf\" version, not only \"1.0\"", "omf-version-gated",
        wraps={"validate_envelope": faulty.accepts_other_version}),
     _f("accepts-blank-content", "an item whose content is empty or whitespace-only is imported",

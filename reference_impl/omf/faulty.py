@@ -516,6 +516,17 @@ def export_truncates_content(item: dict[str, Any], memd: dict[str, Any]) -> None
     item["content"] = item["content"][:256]
 
 
+def item_read_before_typed(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """omf-non-object-item-crash: the item's content is looked up before the item is known to be an
+    object, so a number or null item raises what the engine never foresees (HTTP 500, a traceback);
+    a string item still reaches the type test."""
+    def resolve(index: int, item: Any, source_trusted: bool, now_ms: int) -> Any:
+        if item is None or isinstance(item, (int, float)):
+            item.get("content")  # AttributeError, as in an importer that trusts its input's shape
+        return original(index, item, source_trusted, now_ms)
+    return resolve
+
+
 def fails_on_large_documents(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
     """omf-large-document-crash: more than 5,000 items raise what the engine never foresees."""
     def wrong(tenant: str, document: Any, **flags: Any) -> Any:
@@ -544,6 +555,37 @@ def replay_skips_chained(engine: Any, original: Any) -> Any:
             engine.store.link_supersedes(tenant, new_id, old_id)
             linked.add(new_id)
     return replay
+
+
+def preview_drops_fuzzy(engine: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+    """omf-preview-ignores-fuzzy: the preview's own call of the walk forgets fuzzy_threshold."""
+    def preview(tenant: str, document: Any, **flags: Any) -> Any:
+        return original(tenant, document, **{k: v for k, v in flags.items() if k != "fuzzy_threshold"})
+    return preview
+
+
+def project_export_cached(engine: Any, original: Any) -> Any:
+    """omf-project-export-cached: the rows of a project's export are kept from its first export,
+    and no later import clears them."""
+    cache: dict[tuple[str, Any, bool], list[Any]] = {}
+
+    def rows(tenant: str, project_id: Any, include_history: bool) -> Any:
+        if project_id is None:
+            return original(tenant, project_id, include_history)
+        key = (tenant, project_id, include_history)
+        if key not in cache:
+            cache[key] = list(original(tenant, project_id, include_history))
+        return list(cache[key])
+    return rows
+
+
+def export_page_drops_last(engine: Any, original: Any) -> Any:
+    """omf-export-page-drops-last: the export reads rows in pages of 1,000 and loses the last row of each
+    full page (a `< 999` where `< 1000` was meant)."""
+    def rows(tenant: str, project_id: Any, include_history: bool) -> Any:
+        found = list(original(tenant, project_id, include_history))
+        return [row for n, row in enumerate(found) if n % 1000 != 999 or n == len(found) - 1 and len(found) % 1000]
+    return rows
 
 
 def export_page_seam(engine: Any, original: Any) -> Any:

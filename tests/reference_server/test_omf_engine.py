@@ -511,6 +511,46 @@ def test_fault_preview_writes() -> None:
     assert e.store.count() == 1
 
 
+def test_fault_project_export_cached() -> None:
+    for name, listed in ((None, ["a", "b"]), ("omf-project-export-cached", ["a"])):
+        e = engine(name)
+        e.import_document("t", doc(item("a", project="p")))
+        exported(e, project_id="p")
+        e.import_document("t", doc(item("b", project="p")))
+        assert [it["content"] for it in exported(e, project_id="p")] == listed
+        assert len(exported(e)) == 2  # the whole tenant's export is not cached
+
+
+def test_fault_export_page_drops_last() -> None:
+    many = doc(*(item(f"m{n}") for n in range(1_001)))
+    for name, count in ((None, 1_001), ("omf-export-page-drops-last", 1_000)):
+        e = engine(name)
+        e.import_document("t", many)
+        contents = [it["content"] for it in exported(e)]
+        assert len(contents) == count
+    assert "m999" not in contents and "m1000" in contents
+
+
+def test_fault_preview_ignores_fuzzy() -> None:
+    base = "the quarterly release of the storage engine ships on the first friday"
+    for name, duplicates in ((None, 1), ("omf-preview-ignores-fuzzy", 0)):
+        e = engine(name)
+        e.import_document("t", doc(item(base)))
+        assert e.preview("t", doc(item(base + " again")), fuzzy_threshold=0.5)["duplicates"] == duplicates
+        assert e.import_document("t", doc(item(base + " again")), fuzzy_threshold=0.5)["duplicates"] == 1
+
+
+def test_fault_non_object_item_crash() -> None:
+    for bad in (1, None, "text"):
+        with pytest.raises(ValidationError):
+            engine().import_document("t", doc(item("a"), bad))
+    e = engine("omf-non-object-item-crash")
+    with pytest.raises(AttributeError):
+        e.import_document("t", doc(item("a"), 1))
+    with pytest.raises(ValidationError):  # a string item still reaches the type test
+        e.import_document("t", doc(item("a"), "text"))
+
+
 def test_fault_dedup_across_tenants() -> None:
     both = doc(item("a", project="p"), item("b"))
     right = engine()
@@ -543,7 +583,7 @@ def test_self_roundtrip() -> None:
 
 def test_every_omf_fault_is_registered() -> None:
     names = {n for n, f in FAULTS.items() if f.spec == "omf" and not f.stateful}
-    assert len(names) == 72 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
+    assert len(names) == 76 and all(n.startswith("omf-") for n in FAULTS if FAULTS[n].spec == "omf")
     assert all(FAULTS[n].since == "1.0" and FAULTS[n].breaks for n in names)
 
 

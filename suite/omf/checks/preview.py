@@ -101,3 +101,35 @@ def matches_import(ctx) -> None:
                  "stored before the import only): a preview that looks duplicates up in the store alone counts "
                  "the same, so whether this preview would follow an import deduplicating within the document was "
                  "not seen")
+
+
+@check("omf/preview/fuzzy", spec="omf", requirements=("omf/preview-matches-import",), bindings=LIVE,
+       title="A preview with fuzzy_threshold counts a near-copy as the import with it then does")
+def fuzzy(ctx) -> None:
+    """A stored row, then a near-copy of it previewed and imported with fuzzy_threshold 0.5: the preview walks
+    the same dedup path, the fuzzy lookup included (a blind red team, round 31: a preview that dropped the
+    threshold counted the near-copy to_import). Whether the near-copy is a duplicate is omf/dedup-fuzzy's."""
+    ctx.credit_only_observed()
+    tenant = fresh_tenant("prevfz")
+    base = own(tenant, "mcf preview fuzzy: the quarterly release of the storage engine ships on the first friday")
+    seed(ctx, tenant, [model.item(base)])
+    doc = model.document([model.item(base + " again")])
+    prev = send(ctx, tenant, doc, dry_run=True, fuzzy_threshold=0.5)
+    r = prev.result if prev.ok and isinstance(prev.result, dict) else {}
+    if not all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) for k in ("to_import", "duplicates")):
+        ctx.note(f"the preview with fuzzy_threshold 0.5 answered no counts ({prev.describe()}): judged by "
+                 "omf/preview/matches-import")
+        return
+    real = send(ctx, tenant, doc, fuzzy_threshold=0.5)
+    got = counts(real)
+    if got is None:
+        ctx.note(f"the import with fuzzy_threshold 0.5 answered no counts ({real.describe()}): judged by "
+                 "omf/import/fuzzy")
+        return
+    ctx.observed("omf/preview-matches-import")
+    want = {"imported": r["to_import"], "duplicates": r["duplicates"], "skipped": r.get("filtered")}
+    if got != want:
+        fail(ctx, "omf/preview-matches-import", f"The preview with fuzzy_threshold 0.5 of a near-copy of a stored row "
+             f"said {want} (as to_import/duplicates/filtered) but the import that followed, same tenant and flags, "
+             f"answered {got}", real, "the same counts: the preview walks the import's dedup path, fuzzy lookup "
+             "included", sent_doc=doc)

@@ -55,6 +55,11 @@ def _bad_inputs(good_text: str) -> list[tuple[str, Any, str]]:
         ("omf/malformed-document-refused", model.document([good, model.item("t", tags=["a", 7])]),
          "has a tag that is a number"),
         ("omf/malformed-document-refused", model.document([good, "just text"]), "has an item that is a string"),
+        # and the other JSON values an item cannot be (a blind red team, round 31: a number answered 500)
+        ("omf/malformed-document-refused", model.document([good, 1]), "has an item that is a number"),
+        ("omf/malformed-document-refused", model.document([good, None]), "has an item that is null"),
+        ("omf/malformed-document-refused", model.dumps(model.document([good, model.item("caf\u00e9")])).replace(
+            "caf\u00e9", "caf\udce9").encode("utf-8", "surrogateescape"), "is not UTF-8 (a Latin-1 byte 0xE9)"),
     ]
 
 
