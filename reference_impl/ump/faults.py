@@ -677,7 +677,7 @@ SERVER_FAULTS = (
     # A blind red team's UMP 0.1 MCP server (round 29): "notifications are sent for every change of every owner"
     Fault("subscribe-every-change", "ump", "every change is sent to every open subscription: the subscription's "
           "scope and what its subscriber may read are not consulted", ("ump/subscribe-stream", "ump/cap-token-scope"),
-          bindings=("http", "mcp"), wraps={"_publish": w.every_change_to_every_subscriber}),
+          wraps={"_publish": w.every_change_to_every_subscriber}),
     Fault("subscribe-drops-events", "ump", "subscribe delivers no `created` events", ("ump/subscribe-stream",),
           wraps={"_publish": w.drops_created}),
     # capability tokens (§5.2)
