@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,8 +68,6 @@ def json_differences(sent: Any, back: Any, path: str = "", limit: int = 4) -> li
             for i, (x, y) in enumerate(zip(a, b)):
                 walk(x, y, f"{at}[{i}]")
             return
-        import json
-
         out.append(f"{at or '(the value)'}: sent {json.dumps(a, ensure_ascii=False)[:120]}, came back "
                    f"{json.dumps(b, ensure_ascii=False, default=repr)[:120]}")
 

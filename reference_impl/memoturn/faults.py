@@ -415,11 +415,18 @@ def _row_any_namespace(service: Any, original: Callable[..., Any]) -> Callable[.
     return row
 
 
-def _candidates_any_namespace(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
-        sql, params = original(ns, profile, p, now)
-        return sql.replace("m.ns=?", "(m.ns=? OR 1)", 1), params
-    return candidates
+def _candidates_rewritten(right: str, wrong: str) -> Callable[[Any, Callable[..., Any]], Callable[..., Any]]:
+    """A wrap of recall's candidate condition (`_candidates`) with one of its terms written wrong: the
+    placeholders stay, so the parameters still line up."""
+    def wrap(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
+        def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
+            where, params = original(ns, profile, p, now)
+            return where.replace(right, wrong, 1), params
+        return candidates
+    return wrap
+
+
+_candidates_any_namespace = _candidates_rewritten("m.ns=?", "(m.ns=? OR 1)")
 
 
 def _sessions_listed_empty(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -605,11 +612,7 @@ def _supersede_first_row(service: Any, original: Callable[..., Any]) -> Callable
     return supersede
 
 
-def _source_like(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
-        where, params = original(ns, profile, p, now)
-        return where.replace("m.source=?", "m.source LIKE ?"), params
-    return candidates
+_source_like = _candidates_rewritten("m.source=?", "m.source LIKE ?")
 
 
 def _source_prefix(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -1218,18 +1221,8 @@ def _vector_zip(service: Any, original: Callable[..., Any]) -> Callable[..., Any
     return vector_channel
 
 
-def _source_nocase(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
-        where, params = original(ns, profile, p, now)
-        return where.replace("m.source=?", "m.source=? COLLATE NOCASE"), params
-    return candidates
-
-
-def _session_nocase(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:
-    def candidates(ns: str, profile: str, p: dict[str, Any], now: int) -> tuple[str, list[Any]]:
-        where, params = original(ns, profile, p, now)
-        return where.replace("m.session_id=?", "m.session_id=? COLLATE NOCASE"), params
-    return candidates
+_source_nocase = _candidates_rewritten("m.source=?", "m.source=? COLLATE NOCASE")
+_session_nocase = _candidates_rewritten("m.session_id=?", "m.session_id=? COLLATE NOCASE")
 
 
 def _keyword_case_sensitive(service: Any, original: Callable[..., Any]) -> Callable[..., Any]:

@@ -407,8 +407,9 @@ def _deliver_after_call(ctx: Context, subscription: Any, logger: str, max_events
 
     session, loop = ctx.request_context.session, asyncio.get_running_loop()
     if session_long:
-        max_events, timeout_ms = sys.maxsize, SESSION_SUBSCRIPTION_MS
-    deadline = loop.time() + (SESSION_SUBSCRIPTION_MS if session_long else min(float(timeout_ms), MAX_TIMEOUT_MS)) / 1000.0
+        max_events = sys.maxsize
+    lasts_ms = SESSION_SUBSCRIPTION_MS if session_long else min(float(timeout_ms), MAX_TIMEOUT_MS)
+    deadline = loop.time() + lasts_ms / 1000.0
     sid = f"sub_{secrets.token_hex(6)}"
 
     def pump() -> None:

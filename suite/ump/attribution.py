@@ -31,7 +31,7 @@ class Written:
 
 
 def _within(project: str, wanted: Any) -> bool:
-    # a server may read projects as path prefixes (variant-free, but seen): count the broader match
+    # a server may read a project as a path prefix of its children: count the broader match
     return not isinstance(wanted, str) or project == wanted or project.startswith(wanted.rstrip("/") + "/")
 
 

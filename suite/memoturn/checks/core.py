@@ -999,7 +999,7 @@ def _k_up_to_the_cap(ctx: Any, prof: str, full: Any, tag: str) -> None:
     ctx.observed(rule)
     say(ctx, rule, f"{model.BATCH_CAP} memories of this profile hold the word \"cap\" in their summary, and the "
                    f"recall of \"cap\" with k {model.BATCH_CAP} answered {len(hits)} hits, leaving out {mid} "
-                   f"(results[{left_out}]), which a recall of its own word {tag}x{left_out!s} finds: k is honoured up "
+                   f"(results[{left_out}]), which a recall of its own word {tag}x{left_out} finds: k is honoured up "
                    f"to 1,000 (api-rest.md: k clamps to 1,000)", reply,
         received={"hits": len(hits), "ids (first 3)": ids_of([h for h in hits[:3] if isinstance(h, dict)])})
 

@@ -484,8 +484,7 @@ class OmfMachine(SpecMachine):
                        if fuzzy is not None and state.reading.trigrams is None
                        else [(state.reading.trigrams, state.reading.strict)])
             for kind, strict in choices:
-                trial = state.copy()
-                trial = State(replace(trial.reading, within=False, trigrams=kind, strict=strict), trial.rows)
+                trial = State(replace(state.reading, within=False, trigrams=kind, strict=strict), state.copy().rows)
                 if _simulate(trial, items, include_archived, itertools.count(10 ** 9), fuzzy) == shown:
                     return True
         return False
